@@ -1,0 +1,60 @@
+// Typed parameter axes. A benchmark declares axes; the cartesian product of their values gives the
+// configurations the runner measures. Values come from code defaults, then a suite file, then `-a`.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace infrabench {
+
+enum class axis_kind { int64, float64, string };
+
+using axis_value = std::variant<std::int64_t, double, std::string>;
+
+// How an int64 axis is parsed and printed. `bytes` accepts `64KiB`, `1MiB`, `4k`, `2G` (binary
+// multiples) and prints with binary suffixes; `pow2` lets `lo:hi` expand to the powers of two between.
+struct axis_options {
+  std::string description;
+  bool bytes = false;
+  bool pow2 = false;
+  std::optional<double> min;           // inclusive bound checked on every value
+  std::optional<double> max;           // inclusive bound checked on every value
+  std::vector<std::string> choices;    // string axes: the allowed values (empty = any)
+};
+
+struct axis {
+  std::string name;
+  axis_kind kind = axis_kind::int64;
+  std::vector<axis_value> values;  // the values in effect (defaults until overridden)
+  axis_options options;
+};
+
+// One configuration: the value of every axis of a benchmark, in declaration order.
+using config = std::vector<std::pair<std::string, axis_value>>;
+
+[[nodiscard]] std::string_view to_string(axis_kind k);
+
+// Parses "64KiB", "1M", "4096", "1.5GiB" into bytes. Throws user_error on malformed input.
+[[nodiscard]] std::int64_t parse_bytes(std::string_view text);
+// Formats a byte count with binary suffixes when exact: 65536 -> "64KiB", 1000 -> "1000".
+[[nodiscard]] std::string format_bytes(std::int64_t bytes);
+
+// Parses one value for `ax` ("64KiB", "0.5", "triad"); throws user_error naming the axis.
+[[nodiscard]] axis_value parse_axis_value(const axis& ax, std::string_view text);
+// Parses a comma list with ranges: "1,2,4", "16KiB:1GiB" (pow2 axes: doubling), "1:8:1" (step).
+[[nodiscard]] std::vector<axis_value> parse_axis_values(const axis& ax, std::string_view text);
+// Checks bounds and choices; throws user_error naming the axis and the value.
+void validate_axis_value(const axis& ax, const axis_value& v);
+
+// Human form of a value: bytes axes as "64KiB", floats without trailing zeros.
+[[nodiscard]] std::string format_axis_value(const axis& ax, const axis_value& v);
+
+// All configurations of the cartesian product, the first axis varying slowest.
+[[nodiscard]] std::vector<config> cartesian_product(const std::vector<axis>& axes);
+
+}  // namespace infrabench

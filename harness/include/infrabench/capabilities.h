@@ -1,0 +1,67 @@
+// What was compiled in and what this machine has: probed once, in one place, after argument
+// parsing (and after MPI init). Benchmarks state requirements against it; the runner skips a
+// benchmark whose requirements are unmet with the reason recorded here.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace infrabench {
+
+struct feature {
+  bool available = false;
+  std::string reason;   // why not, when !available ("not compiled in", the OS/driver error)
+  std::string version;  // library/runtime version when known
+};
+
+struct cpu_isa {
+  bool sse42 = false, avx = false, avx2 = false, fma = false;
+  bool avx512f = false, avx512bw = false, avx512vl = false, avx512dq = false;
+  bool avx512_vnni = false, avx512_bf16 = false, avx512_fp16 = false;
+  bool amx_tile = false, amx_bf16 = false;
+  bool os_saves_avx = false, os_saves_avx512 = false;  // XCR0: the OS saves the wide registers
+};
+
+struct capabilities {
+  cpu_isa isa;
+  int logical_cpus = 1;  // CPUs this process may run on (sched_getaffinity)
+  std::int64_t memory_available_bytes = 0;  // MemAvailable from /proc/meminfo
+
+  feature cuda;      // available = at least one device; version = runtime version
+  int cuda_device_count = 0;
+  std::string cuda_driver_version;
+  feature cublas;
+  feature nccl;
+  feature io_uring;  // available = rings can be set up and the read opcodes are supported
+  feature mpi;       // available = built with MPI and launched under a launcher
+  int world_size = 1;
+
+  [[nodiscard]] nlohmann::json to_json() const;
+};
+
+// Runs every probe. Cheap (milliseconds); call once and pass the result around.
+[[nodiscard]] capabilities probe_capabilities(int world_size);
+
+// A named requirement: returns an empty string when met, else the reason it is not.
+struct requirement {
+  std::string name;
+  std::string (*check)(const capabilities&);
+};
+
+namespace req {
+extern const requirement avx2;
+extern const requirement avx512f;
+extern const requirement avx512bw;
+extern const requirement avx512_bf16;
+extern const requirement avx512_fp16;
+extern const requirement cuda;
+extern const requirement nccl;
+extern const requirement io_uring;
+extern const requirement mpi;
+extern const requirement multi_rank;  // at least two ranks in the world
+}  // namespace req
+
+}  // namespace infrabench

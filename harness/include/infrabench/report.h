@@ -1,0 +1,48 @@
+// The JSON report and the console table.
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "infrabench/result.h"
+
+namespace infrabench {
+
+inline constexpr const char* report_schema_version = "1.0.0";
+
+struct report_context {
+  std::vector<std::string> command_line;
+  std::string started_utc, finished_utc;
+  nlohmann::json effective_suite;
+  nlohmann::json settings;
+  nlohmann::json capabilities;
+  nlohmann::json hosts;  // array: one inventory per host (or per rank)
+  std::string launcher = "single";
+  int world_size = 1;
+  bool interrupted = false;
+  std::string interrupted_reason;
+};
+
+// `results`: an array of result::to_json() objects, from every rank.
+[[nodiscard]] nlohmann::json make_report(const report_context& ctx, const nlohmann::json& results);
+
+// Writes `content` to `path` atomically: a temporary file in the same directory, fsync, rename.
+void write_file_atomic(const std::string& path, const std::string& content);
+// Throws user_error unless a file can be created at `path` (directory exists and is writable).
+void check_output_path(const std::string& path);
+
+// ISO 8601 UTC with milliseconds: 2026-11-22T02:33:10.123Z
+[[nodiscard]] std::string utc_now_iso8601();
+
+// The console table of a report's results (JSON, as written): one block per benchmark, a column
+// per axis and per metric.
+void print_table(std::ostream& out, const nlohmann::json& results, bool show_host);
+
+// "1.23 ms", "456 ns", "12.3 GB/s": value scaled to a readable unit.
+[[nodiscard]] std::string format_time(double seconds);
+[[nodiscard]] std::string format_scaled(double value, const std::string& unit);
+
+}  // namespace infrabench

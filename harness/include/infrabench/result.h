@@ -1,0 +1,64 @@
+// The outcome of one configuration of one benchmark on one rank.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "infrabench/axis.h"
+#include "infrabench/stats.h"
+
+namespace infrabench {
+
+enum class status { passed, skipped, failed };
+[[nodiscard]] std::string_view to_string(status s);
+
+// A derived quantity with its unit. `value` is computed from the median sample time; `best` from
+// the fastest sample (STREAM reports best), `samples` from each sample, so reports can be compared
+// statistically later.
+struct metric {
+  std::string name;   // with its unit in the name: bandwidth_gbps, latency_ns
+  std::string unit;   // "GB/s", "ns", "GFLOP/s", ...
+  double value = 0;
+  double best = 0;
+  bool higher_is_better = true;
+  std::string method;  // one line: how it was derived
+  std::vector<double> samples;
+};
+
+// The work one iteration does, as declared by the benchmark.
+struct work_counts {
+  double bytes_read = 0;
+  double bytes_written = 0;
+  double flops = 0;
+  double items = 0;
+  std::string item_name = "item";
+};
+
+struct result {
+  std::string benchmark;  // group/name
+  std::vector<std::pair<std::string, nlohmann::json>> axes;  // axis -> value, declaration order
+  std::vector<std::string> axis_display;                     // human form of each axis value
+  status st = status::passed;
+  std::string reason;  // for skipped/failed
+  bool valid = true;
+  std::vector<std::string> invalid_reasons;
+  std::vector<std::string> warnings;
+
+  int rank = 0;
+  std::string host;
+  std::string timer = "cpu_steady_clock";
+  std::int64_t iterations_per_sample = 1;
+  std::vector<double> samples_s;  // seconds per iteration, one entry per sample
+  summary time;
+  std::string stop_reason;
+  double elapsed_s = 0;  // wall time spent on this configuration, set-up included
+  work_counts work;
+  std::vector<metric> metrics;
+
+  [[nodiscard]] nlohmann::json to_json() const;
+};
+
+}  // namespace infrabench

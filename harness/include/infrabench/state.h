@@ -1,0 +1,88 @@
+// The per-configuration object a benchmark body receives: axis values, a timer, and the place to
+// declare the work done so the harness derives throughput (no hand-computed GB/s in benchmarks).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "infrabench/axis.h"
+#include "infrabench/capabilities.h"
+#include "infrabench/result.h"
+#include "infrabench/stats.h"
+
+namespace infrabench {
+
+class communicator;
+
+// Thrown by state::skip/fail to leave the benchmark body; caught by the runner.
+struct state_exit {};
+
+struct exec_settings {
+  stopping_rule rule;
+  double min_sample_time_s = 1e-3;  // batch iterations until one sample takes at least this long
+  double timeout_s = 60;            // the configuration fails once it has run this long
+  double max_cv = 0.10;             // samples noisier than this mark the result suspect
+  const std::atomic<bool>* interrupted = nullptr;  // set by SIGINT/SIGTERM; sampling stops
+};
+
+class state {
+ public:
+  state(const config& cfg, const capabilities& caps, communicator& comm, exec_settings settings);
+  state(const state&) = delete;
+  state& operator=(const state&) = delete;
+
+  [[nodiscard]] std::int64_t get_int64(std::string_view axis) const;
+  [[nodiscard]] double get_float64(std::string_view axis) const;
+  [[nodiscard]] const std::string& get_string(std::string_view axis) const;
+  [[nodiscard]] const config& get_config() const { return m_config; }
+  [[nodiscard]] const capabilities& caps() const { return m_caps; }
+  [[nodiscard]] communicator& comm() const { return m_comm; }
+
+  // Work done by one iteration of the timed function. Throughput is derived from these.
+  void add_bytes_read(double bytes) { m_work.bytes_read += bytes; }
+  void add_bytes_written(double bytes) { m_work.bytes_written += bytes; }
+  void add_flops(double flops) { m_work.flops += flops; }
+  // Items (loads, images, I/Os): gives `<item>s_per_s` and `ns_per_<item>` metrics.
+  void add_items(double items, std::string item_name = "item");
+
+  // Times `fn` with the CPU steady clock: one warm-up call, then samples until the stopping rule
+  // is met. Calls are batched so one sample lasts at least min_sample_time_s.
+  void exec(const std::function<void()>& fn);
+  // For benchmarks that time themselves (a CUDA event timer, a multi-rank max): `fn` runs one
+  // iteration and returns its duration in seconds; `timer_name` is recorded in the report.
+  void exec_timed(const std::function<double()>& fn, std::string timer_name);
+
+  // Leave the benchmark: the configuration is skipped (hardware missing) or failed (an error).
+  [[noreturn]] void skip(std::string reason);
+  [[noreturn]] void fail(std::string reason);
+  // Result verification: when !ok the result stays but is marked invalid with the reason.
+  void check(bool ok, std::string reason);
+  void add_warning(std::string text) { m_result.warnings.push_back(std::move(text)); }
+  // A metric the harness cannot derive from work counts (e.g. accelerator utilisation).
+  void add_metric(std::string name, std::string unit, double value, bool higher_is_better,
+                  std::string method);
+
+  // Used by the runner once the body returned: derives metrics and returns the result.
+  [[nodiscard]] result finish(double elapsed_s);
+  [[nodiscard]] result& partial_result() { return m_result; }
+
+ private:
+  void sample_loop(const std::function<double(std::int64_t)>& run_batch, std::string timer_name);
+  [[nodiscard]] const axis_value& find(std::string_view axis) const;
+
+  std::chrono::steady_clock::time_point m_start;
+  std::vector<metric> m_custom_metrics;
+  config m_config;
+  const capabilities& m_caps;
+  communicator& m_comm;
+  exec_settings m_settings;
+  work_counts m_work;
+  bool m_executed = false;
+  result m_result;
+};
+
+}  // namespace infrabench

@@ -1,0 +1,256 @@
+#include "infrabench/axis.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <sstream>
+
+#include "infrabench/error.h"
+
+namespace infrabench {
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+std::vector<std::string_view> split(std::string_view s, char sep) {
+  std::vector<std::string_view> out;
+  std::size_t start = 0;
+  while (true) {
+    const auto pos = s.find(sep, start);
+    out.push_back(s.substr(start, pos == std::string_view::npos ? std::string_view::npos : pos - start));
+    if (pos == std::string_view::npos) break;
+    start = pos + 1;
+  }
+  return out;
+}
+
+bool parse_double(std::string_view text, double& out) {
+  // std::from_chars for double is in libstdc++ 11+, and does not accept a leading '+'.
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+  return ec == std::errc() && ptr == text.data() + text.size() && std::isfinite(out);
+}
+
+std::int64_t parse_int_or_bytes(const axis& ax, std::string_view text) {
+  text = trim(text);
+  if (ax.options.bytes) {
+    try {
+      return parse_bytes(text);
+    } catch (const user_error& e) {
+      throw user_error("axis '" + ax.name + "': " + e.what());
+    }
+  }
+  std::int64_t v = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || ptr != text.data() + text.size() || text.empty()) {
+    throw user_error("axis '" + ax.name + "': '" + std::string(text) + "' is not an integer");
+  }
+  return v;
+}
+
+std::string format_double(double v) {
+  std::ostringstream os;
+  os.precision(10);
+  os << v;
+  return os.str();
+}
+
+}  // namespace
+
+std::string_view to_string(axis_kind k) {
+  switch (k) {
+    case axis_kind::int64: return "int64";
+    case axis_kind::float64: return "float64";
+    case axis_kind::string: return "string";
+  }
+  return "?";
+}
+
+std::int64_t parse_bytes(std::string_view text) {
+  const std::string_view original = text;
+  text = trim(text);
+  std::size_t i = 0;
+  while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.' ||
+                             text[i] == '-' || text[i] == '+')) {
+    ++i;
+  }
+  const std::string_view number = text.substr(0, i);
+  std::string_view suffix = trim(text.substr(i));
+  double value = 0;
+  if (number.empty() || !parse_double(number, value)) {
+    throw user_error("'" + std::string(original) + "' is not a size (examples: 4096, 64KiB, 1MiB, 2G)");
+  }
+  // Sizes are binary multiples, as memory and block sizes are: 1K = 1KiB = 1024.
+  double mult = 1;
+  if (!suffix.empty() && (suffix.back() == 'B' || suffix.back() == 'b')) suffix.remove_suffix(1);
+  if (!suffix.empty() && (suffix.back() == 'i')) suffix.remove_suffix(1);
+  if (suffix.size() == 1) {
+    switch (suffix[0]) {
+      case 'k': case 'K': mult = 1024.0; break;
+      case 'm': case 'M': mult = 1024.0 * 1024; break;
+      case 'g': case 'G': mult = 1024.0 * 1024 * 1024; break;
+      case 't': case 'T': mult = 1024.0 * 1024 * 1024 * 1024; break;
+      default:
+        throw user_error("'" + std::string(original) + "': unknown size suffix (use KiB, MiB, GiB, TiB)");
+    }
+  } else if (!suffix.empty()) {
+    throw user_error("'" + std::string(original) + "': unknown size suffix (use KiB, MiB, GiB, TiB)");
+  }
+  const double bytes = value * mult;
+  if (bytes > static_cast<double>(std::numeric_limits<std::int64_t>::max()) / 2) {
+    throw user_error("'" + std::string(original) + "' is too large");
+  }
+  if (bytes != std::floor(bytes)) {
+    throw user_error("'" + std::string(original) + "' is not a whole number of bytes");
+  }
+  return static_cast<std::int64_t>(bytes);
+}
+
+std::string format_bytes(std::int64_t bytes) {
+  static constexpr const char* suffixes[] = {"TiB", "GiB", "MiB", "KiB"};
+  static constexpr std::int64_t mults[] = {1LL << 40, 1LL << 30, 1LL << 20, 1LL << 10};
+  for (int i = 0; i < 4; ++i) {
+    if (bytes != 0 && bytes % mults[i] == 0) return std::to_string(bytes / mults[i]) + suffixes[i];
+  }
+  return std::to_string(bytes);
+}
+
+axis_value parse_axis_value(const axis& ax, std::string_view text) {
+  text = trim(text);
+  axis_value v;
+  switch (ax.kind) {
+    case axis_kind::int64: v = parse_int_or_bytes(ax, text); break;
+    case axis_kind::float64: {
+      double d = 0;
+      if (!parse_double(text, d)) {
+        throw user_error("axis '" + ax.name + "': '" + std::string(text) + "' is not a number");
+      }
+      v = d;
+      break;
+    }
+    case axis_kind::string:
+      if (text.empty()) throw user_error("axis '" + ax.name + "': empty value");
+      v = std::string(text);
+      break;
+  }
+  validate_axis_value(ax, v);
+  return v;
+}
+
+std::vector<axis_value> parse_axis_values(const axis& ax, std::string_view text) {
+  std::vector<axis_value> out;
+  if (trim(text).empty()) throw user_error("axis '" + ax.name + "': no values given");
+  for (auto item : split(text, ',')) {
+    item = trim(item);
+    if (item.empty()) throw user_error("axis '" + ax.name + "': empty value in '" + std::string(text) + "'");
+    const auto parts = split(item, ':');
+    if (parts.size() == 1 || ax.kind == axis_kind::string) {
+      out.push_back(parse_axis_value(ax, item));
+      continue;
+    }
+    if (parts.size() > 3) {
+      throw user_error("axis '" + ax.name + "': range '" + std::string(item) + "' must be lo:hi or lo:hi:step");
+    }
+    if (ax.kind == axis_kind::int64) {
+      const std::int64_t lo = std::get<std::int64_t>(parse_axis_value(ax, parts[0]));
+      const std::int64_t hi = std::get<std::int64_t>(parse_axis_value(ax, parts[1]));
+      if (lo > hi) {
+        throw user_error("axis '" + ax.name + "': range '" + std::string(item) + "' has its bounds inverted");
+      }
+      if (parts.size() == 2 && !ax.options.pow2) {
+        throw user_error("axis '" + ax.name + "': range '" + std::string(item) + "' needs a step (lo:hi:step)");
+      }
+      if (parts.size() == 2) {
+        // Powers of two: doubling from lo. lo must be positive or doubling never moves.
+        if (lo <= 0) throw user_error("axis '" + ax.name + "': a doubling range must start above 0");
+        for (std::int64_t v = lo; v <= hi; v *= 2) {
+          out.emplace_back(v);
+          if (v > std::numeric_limits<std::int64_t>::max() / 2) break;
+        }
+      } else {
+        const std::int64_t step = parse_int_or_bytes(ax, parts[2]);
+        if (step <= 0) throw user_error("axis '" + ax.name + "': range step must be positive");
+        for (std::int64_t v = lo; v <= hi; v += step) out.emplace_back(v);
+      }
+    } else {
+      const double lo = std::get<double>(parse_axis_value(ax, parts[0]));
+      const double hi = std::get<double>(parse_axis_value(ax, parts[1]));
+      if (lo > hi) {
+        throw user_error("axis '" + ax.name + "': range '" + std::string(item) + "' has its bounds inverted");
+      }
+      if (parts.size() != 3) throw user_error("axis '" + ax.name + "': a float range needs a step (lo:hi:step)");
+      double step = 0;
+      if (!parse_double(trim(parts[2]), step) || step <= 0) {
+        throw user_error("axis '" + ax.name + "': range step must be a positive number");
+      }
+      // Count steps rather than accumulate, so 0:1:0.1 gives 11 values and not 10.
+      const auto count = static_cast<std::int64_t>(std::floor((hi - lo) / step + 1e-9)) + 1;
+      for (std::int64_t i = 0; i < count; ++i) out.emplace_back(lo + static_cast<double>(i) * step);
+    }
+  }
+  if (out.size() > 100000) throw user_error("axis '" + ax.name + "': too many values (" + std::to_string(out.size()) + ")");
+  for (const auto& v : out) validate_axis_value(ax, v);
+  return out;
+}
+
+void validate_axis_value(const axis& ax, const axis_value& v) {
+  const auto& o = ax.options;
+  if (ax.kind == axis_kind::string) {
+    const auto& s = std::get<std::string>(v);
+    if (!o.choices.empty() && std::find(o.choices.begin(), o.choices.end(), s) == o.choices.end()) {
+      std::string list;
+      for (const auto& c : o.choices) list += (list.empty() ? "" : ", ") + c;
+      throw user_error("axis '" + ax.name + "': '" + s + "' is not one of: " + list);
+    }
+    return;
+  }
+  const double d = ax.kind == axis_kind::int64 ? static_cast<double>(std::get<std::int64_t>(v))
+                                               : std::get<double>(v);
+  if (o.min && d < *o.min) {
+    throw user_error("axis '" + ax.name + "': " + format_axis_value(ax, v) + " is below the minimum " +
+                     (ax.options.bytes ? format_bytes(static_cast<std::int64_t>(*o.min)) : format_double(*o.min)));
+  }
+  if (o.max && d > *o.max) {
+    throw user_error("axis '" + ax.name + "': " + format_axis_value(ax, v) + " is above the maximum " +
+                     (ax.options.bytes ? format_bytes(static_cast<std::int64_t>(*o.max)) : format_double(*o.max)));
+  }
+}
+
+std::string format_axis_value(const axis& ax, const axis_value& v) {
+  switch (ax.kind) {
+    case axis_kind::int64: {
+      const auto i = std::get<std::int64_t>(v);
+      return ax.options.bytes ? format_bytes(i) : std::to_string(i);
+    }
+    case axis_kind::float64: return format_double(std::get<double>(v));
+    case axis_kind::string: return std::get<std::string>(v);
+  }
+  return {};
+}
+
+std::vector<config> cartesian_product(const std::vector<axis>& axes) {
+  std::vector<config> out;
+  std::size_t total = 1;
+  for (const auto& ax : axes) total *= ax.values.size();
+  if (total == 0) return out;
+  out.reserve(total);
+  std::vector<std::size_t> idx(axes.size(), 0);
+  for (std::size_t n = 0; n < total; ++n) {
+    config cfg;
+    for (std::size_t a = 0; a < axes.size(); ++a) cfg.emplace_back(axes[a].name, axes[a].values[idx[a]]);
+    out.push_back(std::move(cfg));
+    // Odometer increment, last axis fastest.
+    for (std::size_t a = axes.size(); a-- > 0;) {
+      if (++idx[a] < axes[a].values.size()) break;
+      idx[a] = 0;
+    }
+  }
+  return out;
+}
+
+}  // namespace infrabench

@@ -1,0 +1,109 @@
+#include "infrabench/benchmark.h"
+
+#include <algorithm>
+
+#include "infrabench/error.h"
+
+namespace infrabench {
+
+benchmark::benchmark(std::string name, body_fn body)
+    : m_name(std::move(name)), m_body(std::move(body)) {}
+
+benchmark& benchmark::describe(std::string text) {
+  m_description = std::move(text);
+  return *this;
+}
+
+benchmark& benchmark::require(const requirement& r) {
+  m_requirements.push_back(r);
+  return *this;
+}
+
+benchmark& benchmark::add_axis(axis ax) {
+  if (find_axis(ax.name)) throw std::logic_error(m_name + ": axis '" + ax.name + "' declared twice");
+  // Defaults are validated like user input so a wrong default fails loudly at start-up.
+  for (const auto& v : ax.values) validate_axis_value(ax, v);
+  m_axes.push_back(std::move(ax));
+  return *this;
+}
+
+benchmark& benchmark::add_int64_axis(std::string name, std::vector<std::int64_t> values,
+                                     axis_options opts) {
+  axis ax{std::move(name), axis_kind::int64, {}, std::move(opts)};
+  for (auto v : values) ax.values.emplace_back(v);
+  return add_axis(std::move(ax));
+}
+
+benchmark& benchmark::add_float64_axis(std::string name, std::vector<double> values,
+                                       axis_options opts) {
+  axis ax{std::move(name), axis_kind::float64, {}, std::move(opts)};
+  for (auto v : values) ax.values.emplace_back(v);
+  return add_axis(std::move(ax));
+}
+
+benchmark& benchmark::add_string_axis(std::string name, std::vector<std::string> values,
+                                      axis_options opts) {
+  axis ax{std::move(name), axis_kind::string, {}, std::move(opts)};
+  for (auto& v : values) ax.values.emplace_back(std::move(v));
+  return add_axis(std::move(ax));
+}
+
+benchmark& benchmark::memory_estimate(memory_fn fn) {
+  m_memory = std::move(fn);
+  return *this;
+}
+
+std::string benchmark::group() const {
+  const auto slash = m_name.find('/');
+  return slash == std::string::npos ? m_name : m_name.substr(0, slash);
+}
+
+const axis* benchmark::find_axis(std::string_view name) const {
+  for (const auto& ax : m_axes) {
+    if (ax.name == name) return &ax;
+  }
+  return nullptr;
+}
+
+axis* benchmark::find_axis(std::string_view name) {
+  for (auto& ax : m_axes) {
+    if (ax.name == name) return &ax;
+  }
+  return nullptr;
+}
+
+std::int64_t benchmark::memory_needed(const config& cfg) const { return m_memory ? m_memory(cfg) : 0; }
+
+std::string benchmark::unmet_requirements(const capabilities& caps) const {
+  std::string reasons;
+  for (const auto& r : m_requirements) {
+    auto why = r.check(caps);
+    if (!why.empty()) reasons += (reasons.empty() ? "" : "; ") + why;
+  }
+  return reasons;
+}
+
+registry& registry::instance() {
+  static registry reg;
+  return reg;
+}
+
+benchmark& registry::add(std::string name, benchmark::body_fn body) {
+  if (find(name)) throw std::logic_error("benchmark '" + name + "' registered twice");
+  auto owned = std::make_unique<benchmark>(std::move(name), std::move(body));
+  benchmark& added = *owned;
+  // Keep the registry sorted so `list` and runs are in a stable order, whatever the link order.
+  const auto pos = std::upper_bound(m_benchmarks.begin(), m_benchmarks.end(), added.name(),
+                                    [](const std::string& n, const auto& b) { return n < b->name(); });
+  m_benchmarks.insert(pos, std::move(owned));
+  return added;
+}
+
+const benchmark* registry::find(std::string_view name) const {
+  for (const auto& b : m_benchmarks) {
+    if (b->name() == name) return b.get();
+  }
+  return nullptr;
+}
+
+}  // namespace infrabench

@@ -1,0 +1,298 @@
+// The capabilities probe: CPU ISA (cpuid + XCR0), affinity, available memory, and the per-backend
+// probes (CUDA, NCCL, io_uring, MPI). Also the requirement objects benchmarks state.
+#include "infrabench/capabilities.h"
+
+#include <sched.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <exception>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "infrabench/build_info.h"
+#include "infrabench/probe_detail.h"
+#include "infrabench/sysinfo.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
+#if INFRABENCH_HAS_MPI
+#include <mpi.h>
+#endif
+
+namespace infrabench {
+namespace {
+
+#if defined(__x86_64__) || defined(__i386__)
+
+struct cpuid_regs {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+};
+
+// Zeroes when the leaf is beyond the CPU's maximum, so a missing leaf reads as "no features".
+cpuid_regs cpuid(unsigned leaf, unsigned subleaf) {
+  cpuid_regs r;
+  if (__get_cpuid_count(leaf, subleaf, &r.eax, &r.ebx, &r.ecx, &r.edx) == 0) return {};
+  return r;
+}
+
+bool bit(unsigned reg, int n) {
+  return ((reg >> n) & 1U) != 0;
+}
+
+// Read with inline asm rather than _xgetbv() so this file needs no -mxsave target flag.
+std::uint64_t read_xcr0() {
+  unsigned eax = 0, edx = 0;
+  __asm__ volatile("xgetbv" : "=a"(eax), "=d"(edx) : "c"(0));
+  return (static_cast<std::uint64_t>(edx) << 32) | eax;
+}
+
+cpu_isa probe_isa() {
+  cpu_isa isa;
+  const cpuid_regs l1 = cpuid(1, 0);
+  const cpuid_regs l7 = cpuid(7, 0);
+  const cpuid_regs l7s1 = cpuid(7, 1);
+
+  // A CPU can report AVX while the OS does not save the YMM/ZMM state on context switch (old
+  // kernels, some hypervisors, `noxsave`); executing AVX then corrupts registers or faults. So
+  // every AVX-family flag below counts only when XCR0 says the OS saves that state.
+  std::uint64_t xcr0 = 0;
+  if (bit(l1.ecx, 27)) xcr0 = read_xcr0();     // OSXSAVE: xgetbv is usable
+  constexpr std::uint64_t xcr0_avx = 0x6;      // SSE (bit 1) + AVX upper halves (bit 2)
+  constexpr std::uint64_t xcr0_avx512 = 0xE0;  // opmask, ZMM_Hi256, Hi16_ZMM (bits 5-7)
+  constexpr std::uint64_t xcr0_amx = 0x60000;  // XTILECFG, XTILEDATA (bits 17-18)
+  isa.os_saves_avx = (xcr0 & xcr0_avx) == xcr0_avx;
+  isa.os_saves_avx512 = isa.os_saves_avx && (xcr0 & xcr0_avx512) == xcr0_avx512;
+  const bool os_saves_amx = (xcr0 & xcr0_amx) == xcr0_amx;
+
+  isa.sse42 = bit(l1.ecx, 20);
+  isa.avx = isa.os_saves_avx && bit(l1.ecx, 28);
+  isa.fma = isa.os_saves_avx && bit(l1.ecx, 12);
+  isa.avx2 = isa.os_saves_avx && bit(l7.ebx, 5);
+
+  const bool z = isa.os_saves_avx512;
+  isa.avx512f = z && bit(l7.ebx, 16);
+  isa.avx512dq = z && bit(l7.ebx, 17);
+  isa.avx512bw = z && bit(l7.ebx, 30);
+  isa.avx512vl = z && bit(l7.ebx, 31);
+  isa.avx512_vnni = z && bit(l7.ecx, 11);
+  isa.avx512_fp16 = z && bit(l7.edx, 23);
+  isa.avx512_bf16 = z && bit(l7s1.eax, 5);
+
+  // Linux also wants arch_prctl(ARCH_REQ_XCOMP_PERM) before the first tile instruction; that is
+  // the AMX kernel's business. Here we only say the hardware and the OS state support it.
+  isa.amx_bf16 = os_saves_amx && bit(l7.edx, 22);
+  isa.amx_tile = os_saves_amx && bit(l7.edx, 24);
+  return isa;
+}
+
+#else
+
+// Not x86: there are no x86 ISA extensions to report.
+cpu_isa probe_isa() {
+  return {};
+}
+
+#endif
+
+// The number of CPUs in this process's affinity mask, which is what a benchmark's threads can
+// actually use (taskset, cgroups cpusets, mpirun --bind-to), unlike the count of online CPUs.
+int probe_logical_cpus() {
+  // cpu_set_t holds 1024 CPUs; grow the dynamic set until the kernel's mask fits.
+  for (int n = 1024; n <= (1 << 20); n *= 2) {
+    cpu_set_t* set = CPU_ALLOC(static_cast<std::size_t>(n));
+    if (set == nullptr) break;
+    const std::size_t size = CPU_ALLOC_SIZE(static_cast<std::size_t>(n));
+    CPU_ZERO_S(size, set);
+    if (sched_getaffinity(0, size, set) == 0) {
+      const int count = CPU_COUNT_S(size, set);
+      CPU_FREE(set);
+      return count > 0 ? count : 1;
+    }
+    const int err = errno;
+    CPU_FREE(set);
+    if (err != EINVAL) break;
+  }
+  const long online = sysconf(_SC_NPROCESSORS_ONLN);
+  return online > 0 ? static_cast<int>(online) : 1;
+}
+
+std::int64_t probe_memory_available() {
+  std::ifstream in("/proc/meminfo");
+  if (in) {
+    std::ostringstream text;
+    text << in.rdbuf();
+    const long long bytes = sysfs::meminfo_bytes(text.str(), "MemAvailable");
+    if (bytes >= 0) return bytes;
+  }
+  // Kernels before 3.14 lack MemAvailable; free pages undercount (no page cache) but are > 0.
+  const long pages = sysconf(_SC_AVPHYS_PAGES);
+  const long page_size = sysconf(_SC_PAGESIZE);
+  if (pages > 0 && page_size > 0) return static_cast<std::int64_t>(pages) * page_size;
+  return 0;
+}
+
+void probe_mpi(capabilities& caps, int world_size) {
+  caps.world_size = world_size;
+#if INFRABENCH_HAS_MPI
+  // MPI_Get_library_version is one of the few calls the standard allows before MPI_Init.
+  char text[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int len = 0;
+  if (MPI_Get_library_version(text, &len) == MPI_SUCCESS) {
+    // Open MPI appends ", package: ..., ident: ..., repo rev: ..., <date>"; keep the name.
+    std::string lib(text, static_cast<std::size_t>(len > 0 ? len : 0));
+    if (const auto cut = lib.find_first_of(",\n"); cut != std::string::npos) lib.resize(cut);
+    caps.mpi.version =
+        lib + " (MPI " + std::to_string(MPI_VERSION) + "." + std::to_string(MPI_SUBVERSION) + ")";
+  }
+  caps.mpi.available = world_size > 1;
+  if (!caps.mpi.available) caps.mpi.reason = "not launched by mpirun/srun (world size 1)";
+#else
+  caps.mpi.available = false;
+  caps.mpi.reason = "not compiled in (INFRABENCH_WITH_MPI=OFF)";
+#endif
+}
+
+// One failing probe must not take the others (or the run) down: it becomes the feature's reason.
+template <class F>
+void guarded(feature& f, const char* what, F&& probe) {
+  try {
+    probe();
+  } catch (const std::exception& e) {
+    f.available = false;
+    f.reason = std::string(what) + " probe failed: " + e.what();
+  } catch (...) {
+    f.available = false;
+    f.reason = std::string(what) + " probe failed with an unknown exception";
+  }
+}
+
+nlohmann::json feature_json(const feature& f) {
+  nlohmann::json j;
+  j["available"] = f.available;
+  j["version"] = f.version.empty() ? nlohmann::json() : nlohmann::json(f.version);
+  j["reason"] = f.available || f.reason.empty() ? nlohmann::json() : nlohmann::json(f.reason);
+  return j;
+}
+
+// The reason for a missing ISA extension; the probe already folded XCR0 into the flag.
+std::string need_isa(bool present, const char* pretty, const char* flag) {
+  if (present) return {};
+  return std::string("CPU lacks ") + pretty + " (" + flag + ")";
+}
+
+std::string need_feature(const feature& f, const char* name) {
+  if (f.available) return {};
+  if (!f.reason.empty()) return f.reason;
+  return std::string(name) + " not available";
+}
+
+std::string check_avx2(const capabilities& c) {
+  return need_isa(c.isa.avx2, "AVX2", "avx2");
+}
+std::string check_avx512f(const capabilities& c) {
+  return need_isa(c.isa.avx512f, "AVX-512 Foundation", "avx512f");
+}
+std::string check_avx512bw(const capabilities& c) {
+  return need_isa(c.isa.avx512bw, "AVX-512 BW", "avx512bw");
+}
+std::string check_avx512_bf16(const capabilities& c) {
+  return need_isa(c.isa.avx512_bf16, "AVX-512 BF16", "avx512_bf16");
+}
+std::string check_avx512_fp16(const capabilities& c) {
+  return need_isa(c.isa.avx512_fp16, "AVX-512 FP16", "avx512_fp16");
+}
+std::string check_cuda(const capabilities& c) {
+  return need_feature(c.cuda, "CUDA");
+}
+std::string check_nccl(const capabilities& c) {
+  return need_feature(c.nccl, "NCCL");
+}
+std::string check_io_uring(const capabilities& c) {
+  return need_feature(c.io_uring, "io_uring");
+}
+std::string check_mpi(const capabilities& c) {
+  return need_feature(c.mpi, "MPI");
+}
+std::string check_multi_rank(const capabilities& c) {
+  if (c.world_size >= 2) return {};
+  return "needs at least 2 ranks (world size " + std::to_string(c.world_size) +
+         "): launch with mpirun -np N";
+}
+
+}  // namespace
+
+nlohmann::json capabilities::to_json() const {
+  nlohmann::json j;
+  j["isa"] = {
+      {"sse4_2", isa.sse42},
+      {"avx", isa.avx},
+      {"avx2", isa.avx2},
+      {"fma", isa.fma},
+      {"avx512f", isa.avx512f},
+      {"avx512bw", isa.avx512bw},
+      {"avx512vl", isa.avx512vl},
+      {"avx512dq", isa.avx512dq},
+      {"avx512_vnni", isa.avx512_vnni},
+      {"avx512_bf16", isa.avx512_bf16},
+      {"avx512_fp16", isa.avx512_fp16},
+      {"amx_tile", isa.amx_tile},
+      {"amx_bf16", isa.amx_bf16},
+      {"os_saves_avx", isa.os_saves_avx},
+      {"os_saves_avx512", isa.os_saves_avx512},
+  };
+  j["logical_cpus"] = logical_cpus;
+  j["memory_available_bytes"] = memory_available_bytes;
+  j["cuda"] = feature_json(cuda);
+  j["cuda"]["device_count"] = cuda_device_count;
+  j["cuda"]["driver_version"] =
+      cuda_driver_version.empty() ? nlohmann::json() : nlohmann::json(cuda_driver_version);
+  j["cublas"] = feature_json(cublas);
+  j["nccl"] = feature_json(nccl);
+  j["io_uring"] = feature_json(io_uring);
+  j["mpi"] = feature_json(mpi);
+  j["world_size"] = world_size;
+  return j;
+}
+
+capabilities probe_capabilities(int world_size) {
+  capabilities caps;
+  caps.isa = probe_isa();
+  caps.logical_cpus = probe_logical_cpus();
+  caps.memory_available_bytes = probe_memory_available();
+
+  guarded(caps.cuda, "CUDA", [&] { detail::probe_cuda(caps); });
+  if (!caps.cuda.available) {
+    caps.cuda_device_count = 0;
+    if (caps.cublas.reason.empty()) caps.cublas.reason = caps.cuda.reason;
+  }
+  // NCCL needs a device, so it is probed after CUDA and reads caps.cuda.
+  guarded(caps.nccl, "NCCL", [&] { detail::probe_nccl(caps); });
+  guarded(caps.io_uring, "io_uring", [&] { detail::probe_io_uring(caps); });
+  guarded(caps.mpi, "MPI", [&] { probe_mpi(caps, world_size); });
+  caps.world_size = world_size;
+  return caps;
+}
+
+// constinit: benchmarks copy these while registering during static initialisation of other
+// translation units, so they must not depend on this file's dynamic initialisation order.
+namespace req {
+constinit const requirement avx2{"avx2", &check_avx2};
+constinit const requirement avx512f{"avx512f", &check_avx512f};
+constinit const requirement avx512bw{"avx512bw", &check_avx512bw};
+constinit const requirement avx512_bf16{"avx512_bf16", &check_avx512_bf16};
+constinit const requirement avx512_fp16{"avx512_fp16", &check_avx512_fp16};
+constinit const requirement cuda{"cuda", &check_cuda};
+constinit const requirement nccl{"nccl", &check_nccl};
+constinit const requirement io_uring{"io_uring", &check_io_uring};
+constinit const requirement mpi{"mpi", &check_mpi};
+constinit const requirement multi_rank{"multi_rank", &check_multi_rank};
+}  // namespace req
+
+}  // namespace infrabench

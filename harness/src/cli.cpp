@@ -1,0 +1,386 @@
+#include "infrabench/cli.h"
+
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <atomic>
+#include <csignal>
+#include <filesystem>
+#include <iostream>
+#include <mutex>
+#include <regex>
+#include <set>
+
+#include "infrabench/benchmark.h"
+#include "infrabench/build_info.h"
+#include "infrabench/capabilities.h"
+#include "infrabench/communicator.h"
+#include "infrabench/error.h"
+#include "infrabench/report.h"
+#include "infrabench/runner.h"
+#include "infrabench/suite.h"
+#include "infrabench/sysinfo.h"
+
+namespace infrabench {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr int exit_ok = 0;
+constexpr int exit_failures = 1;
+constexpr int exit_bad_input = 2;
+
+std::atomic<bool> g_interrupted{false};
+std::atomic<int> g_signal{0};
+
+extern "C" void on_signal(int sig) {
+  // Only lock-free atomics here. A second signal restores the default action so a stuck run can
+  // still be killed with another Ctrl-C.
+  g_signal.store(sig);
+  g_interrupted.store(true);
+  std::signal(sig, SIG_DFL);
+}
+
+void print_error(const std::string& msg) {
+  std::string one_line = msg;
+  for (auto& c : one_line) {
+    if (c == '\n') c = ' ';
+  }
+  std::cerr << "infrabench: error: " << one_line << std::endl;
+}
+
+struct run_options {
+  std::string suite_name = "quick";
+  std::string filter;
+  std::vector<std::string> axes;
+  double min_time = 0, max_time = 0, timeout = 0, target_ci = 0;
+  std::string output = "infrabench-report.json";
+  std::string format = "table";
+  bool quiet = false;
+};
+
+int cmd_list(const std::string& filter, bool as_json) {
+  const capabilities caps = probe_capabilities(1);
+  std::optional<std::regex> re;
+  if (!filter.empty()) {
+    try {
+      re.emplace(filter);
+    } catch (const std::regex_error& e) {
+      throw user_error("--filter '" + filter + "' is not a valid regular expression: " + e.what());
+    }
+  }
+  json out = json::array();
+  std::size_t shown = 0;
+  for (const auto& b : registry::instance().all()) {
+    if (re && !std::regex_search(b->name(), *re)) continue;
+    ++shown;
+    const std::string unmet = b->unmet_requirements(caps);
+    std::string reqs;
+    for (const auto& r : b->requirements()) reqs += (reqs.empty() ? "" : ",") + r.name;
+    if (as_json) {
+      json axes = json::array();
+      for (const auto& ax : b->axes()) {
+        json vals = json::array();
+        for (const auto& v : ax.values) vals.push_back(format_axis_value(ax, v));
+        axes.push_back({{"name", ax.name},
+                        {"type", std::string(to_string(ax.kind))},
+                        {"defaults", vals},
+                        {"description", ax.options.description},
+                        {"choices", ax.options.choices}});
+      }
+      out.push_back({{"name", b->name()},
+                     {"description", b->description()},
+                     {"axes", axes},
+                     {"requires", reqs},
+                     {"runnable", unmet.empty()},
+                     {"reason", unmet}});
+      continue;
+    }
+    std::cout << b->name() << "\n    " << b->description() << "\n";
+    for (const auto& ax : b->axes()) {
+      std::string vals;
+      for (const auto& v : ax.values) vals += (vals.empty() ? "" : ",") + format_axis_value(ax, v);
+      std::cout << "    -a " << ax.name << "=" << vals << "    (" << to_string(ax.kind);
+      if (!ax.options.description.empty()) std::cout << "; " << ax.options.description;
+      if (!ax.options.choices.empty()) {
+        std::string ch;
+        for (const auto& c : ax.options.choices) ch += (ch.empty() ? "" : "|") + c;
+        std::cout << "; one of " << ch;
+      }
+      std::cout << ")\n";
+    }
+    std::cout << "    requires: " << (reqs.empty() ? "nothing special" : reqs) << "\n";
+    std::cout << "    runs here: " << (unmet.empty() ? "yes" : "no, " + unmet) << "\n\n";
+  }
+  if (shown == 0) throw user_error("--filter '" + filter + "' matches no benchmark");
+  if (as_json) std::cout << out.dump(2) << std::endl;
+  return exit_ok;
+}
+
+int cmd_sysinfo(bool as_json) {
+  const capabilities caps = probe_capabilities(1);
+  json inv = collect_system_inventory(caps);
+  inv["capabilities"] = caps.to_json();
+  if (as_json) {
+    std::cout << inv.dump(2) << std::endl;
+    return exit_ok;
+  }
+  // The human form: one "key: value" line per leaf, nested keys joined with '.'.
+  std::function<void(const json&, const std::string&)> walk = [&](const json& j, const std::string& prefix) {
+    if (j.is_object()) {
+      for (const auto& [k, v] : j.items()) walk(v, prefix.empty() ? k : prefix + "." + k);
+    } else if (j.is_array() && !j.empty() && (j.front().is_object() || j.front().is_array())) {
+      for (std::size_t i = 0; i < j.size(); ++i) walk(j[i], prefix + "[" + std::to_string(i) + "]");
+    } else {
+      std::cout << prefix << ": " << (j.is_string() ? j.get<std::string>() : j.dump()) << "\n";
+    }
+  };
+  walk(inv, "");
+  return exit_ok;
+}
+
+std::string config_text(const planned_benchmark& item, const config& cfg) {
+  std::string out = item.bench->name();
+  for (const auto& [name, value] : cfg) {
+    const axis* ax = item.bench->find_axis(name);
+    out += " " + name + "=" + (ax ? format_axis_value(*ax, value) : "?");
+  }
+  return out;
+}
+
+int cmd_run(const run_options& opt, const std::vector<std::string>& command_line, int* argc, char*** argv) {
+  auto comm = make_communicator(argc, argv);
+  const bool root = comm->rank() == 0;
+  const capabilities caps = probe_capabilities(comm->size());
+
+  // Every rank checks its input; a bad one anywhere stops all ranks (not a hang at the gather).
+  run_plan plan;
+  std::string error;
+  try {
+    selection sel;
+    sel.selected_suite = load_suite(opt.suite_name);
+    sel.suite_explicit = opt.suite_name != "quick" || std::find(command_line.begin(), command_line.end(), "--suite") != command_line.end();
+    if (!opt.filter.empty()) sel.filter = opt.filter;
+    sel.axis_overrides = opt.axes;
+    if (opt.min_time > 0) sel.min_time_s = opt.min_time;
+    if (opt.max_time > 0) sel.max_time_s = opt.max_time;
+    if (opt.timeout > 0) sel.timeout_s = opt.timeout;
+    if (opt.target_ci > 0) sel.target_rel_ci = opt.target_ci;
+    plan = make_plan(registry::instance(), sel, caps);
+    if (root) check_output_path(opt.output);
+  } catch (const user_error& e) {
+    error = e.what();
+  }
+  if (comm->size() > 1) {
+    if (comm->allreduce_max(error.empty() ? 0.0 : 1.0) > 0 && error.empty()) {
+      error = "another rank refused the run (see its message)";
+    }
+    // Every rank must run the same plan, or the collective steps would pair up wrong and hang.
+    if (error.empty()) {
+      const std::string mine = plan.effective_suite.dump();
+      const bool same = comm->broadcast_string(mine) == mine;
+      if (comm->allreduce_max(same ? 0.0 : 1.0) > 0) {
+        error = "ranks disagree on the configurations to run (different binaries or arguments?)";
+      }
+    }
+  }
+  if (!error.empty()) {
+    if (root || comm->size() == 1 || error.rfind("another rank", 0) != 0) print_error(error);
+    return exit_bad_input;
+  }
+
+  report_context ctx;
+  ctx.command_line = command_line;
+  ctx.started_utc = utc_now_iso8601();
+  ctx.effective_suite = plan.effective_suite;
+  ctx.launcher = comm->backend();
+  ctx.world_size = comm->size();
+  ctx.capabilities = caps.to_json();
+  const auto& s = plan.settings;
+  ctx.settings = {{"min_samples", s.rule.min_samples},   {"min_time_s", s.rule.min_time_s},
+                  {"max_time_s", s.rule.max_time_s},     {"target_rel_ci", s.rule.target_rel_ci},
+                  {"timeout_s", s.timeout_s},            {"min_sample_time_s", s.min_sample_time_s},
+                  {"max_cv", s.max_cv}};
+  const json inventory = collect_system_inventory(caps);
+
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+
+  std::mutex results_mu;
+  std::vector<result> finished;
+  const bool progress = !opt.quiet && root;
+  const std::string out_path = std::filesystem::absolute(opt.output).string();
+
+  auto write_report = [&](const json& results, const json& hosts) {
+    ctx.finished_utc = utc_now_iso8601();
+    ctx.hosts = hosts;
+    json report = make_report(ctx, results);
+    write_file_atomic(opt.output, report.dump(2) + "\n");
+    return report;
+  };
+  auto to_json_array = [](const std::vector<result>& rs) {
+    json a = json::array();
+    for (const auto& r : rs) a.push_back(r.to_json());
+    return a;
+  };
+
+  run_callbacks cb;
+  cb.on_start = [&](const planned_benchmark& item, const config& cfg, std::size_t i, std::size_t n) {
+    if (progress) std::cerr << "[" << (i + 1) << "/" << n << "] " << config_text(item, cfg) << std::endl;
+  };
+  cb.on_result = [&](const result& r) {
+    std::lock_guard lock(results_mu);
+    finished.push_back(r);
+  };
+  cb.on_hung = [&](const planned_benchmark& item, const config& cfg, double running) {
+    // The benchmark is stuck in a call that will not return. Save what finished, name the
+    // stuck configuration, and end the process: there is no safe way to unwind that thread.
+    std::vector<result> copy;
+    {
+      std::lock_guard lock(results_mu);
+      copy = finished;
+    }
+    result hung;
+    hung.benchmark = item.bench->name();
+    for (const auto& [name, value] : cfg) {
+      hung.axes.emplace_back(name, std::visit([](const auto& x) { return json(x); }, value));
+      const axis* ax = item.bench->find_axis(name);
+      hung.axis_display.push_back(ax ? format_axis_value(*ax, value) : "?");
+    }
+    hung.rank = comm->rank();
+    hung.host = comm->hostname();
+    hung.st = status::failed;
+    hung.reason = "hung: no return after " + std::to_string(static_cast<int>(running)) +
+                  " s (timeout " + std::to_string(s.timeout_s) + " s)";
+    copy.push_back(hung);
+    ctx.interrupted = true;
+    ctx.interrupted_reason = "timeout: " + config_text(item, cfg) + " on " + comm->hostname() +
+                             " (rank " + std::to_string(comm->rank()) + ") did not return";
+    try {
+      write_report(to_json_array(copy), json::array({inventory}));
+      print_error(ctx.interrupted_reason + "; partial report written to " + out_path);
+    } catch (const std::exception& e) {
+      print_error(ctx.interrupted_reason + "; writing the partial report failed: " + e.what());
+    }
+    std::_Exit(exit_failures);
+  };
+
+  runner run(caps, *comm);
+  const std::vector<result> results = run.run(plan, cb, &g_interrupted);
+
+  // Rank 0 collects every rank's results (as JSON) and one inventory per host.
+  json all_results = to_json_array(results);
+  json hosts = json::array({inventory});
+  bool interrupted = g_interrupted.load();
+  if (comm->size() > 1) {
+    interrupted = comm->allreduce_max(interrupted ? 1.0 : 0.0) > 0;
+    const json mine = {{"inventory", inventory}, {"results", all_results}};
+    const auto gathered = comm->gather_strings(mine.dump());
+    if (!root) return exit_ok;
+    all_results = json::array();
+    hosts = json::array();
+    std::set<std::string> seen_hosts;
+    for (const auto& text : gathered) {
+      const json part = json::parse(text);
+      if (seen_hosts.insert(part["inventory"].value("hostname", "")).second) hosts.push_back(part["inventory"]);
+      for (const auto& r : part["results"]) all_results.push_back(r);
+    }
+  }
+
+  ctx.interrupted = interrupted;
+  const int sig = g_signal.load();
+  if (interrupted) {
+    ctx.interrupted_reason = std::string("signal ") + (sig ? strsignal(sig) : "on another rank") +
+                             ": results finished so far";
+  }
+  const json report = write_report(all_results, hosts);
+  if (opt.format == "json") {
+    std::cout << report.dump(2) << std::endl;
+  } else {
+    print_table(std::cout, report["results"], comm->size() > 1);
+    const auto& sum = report["summary"];
+    std::cout << sum["configurations"] << " configurations: " << sum["passed"] << " passed ("
+              << sum["invalid"] << " invalid), " << sum["skipped"] << " skipped, " << sum["failed"]
+              << " failed\n";
+  }
+  std::cerr << "report written to " << out_path << std::endl;
+  if (interrupted) {
+    print_error(ctx.interrupted_reason + "; the report is marked interrupted");
+    return 128 + (sig ? sig : SIGTERM);
+  }
+  return report["summary"]["failed"].get<std::size_t>() > 0 ? exit_failures : exit_ok;
+}
+
+}  // namespace
+
+int cli_main(int argc, char** argv) {
+  std::vector<std::string> command_line(argv, argv + argc);
+  CLI::App app{"infrabench: hardware benchmarks for machine-learning infrastructure", "infrabench"};
+  app.set_version_flag("--version", std::string("infrabench ") + INFRABENCH_VERSION + " (" +
+                                        INFRABENCH_GIT_COMMIT + ")");
+  app.require_subcommand(1);
+
+  auto* list = app.add_subcommand("list", "list every benchmark compiled in, its axes and whether it can run here");
+  std::string list_filter;
+  bool list_json = false;
+  list->add_option("--filter", list_filter, "regex on group/name");
+  list->add_flag("--json", list_json, "machine-readable output");
+
+  auto* run = app.add_subcommand("run", "run a suite (default: quick) and write a JSON report");
+  run_options ro;
+  run->add_option("--suite", ro.suite_name, "built-in suite name (" + [] {
+    std::string n;
+    for (const auto& s : builtin_suite_names()) n += (n.empty() ? "" : ", ") + s;
+    return n;
+  }() + ") or a suite JSON file")->capture_default_str();
+  run->add_option("--filter", ro.filter, "regex on group/name; without --suite, any matching benchmark");
+  run->add_option("-a,--axis", ro.axes, "axis=v1,v2 or axis=lo:hi (powers of two) or lo:hi:step; repeatable")
+      ->allow_extra_args(false);
+  run->add_option("--min-time", ro.min_time, "seconds to sample each configuration at least")->check(CLI::PositiveNumber);
+  run->add_option("--max-time", ro.max_time, "seconds after which sampling stops")->check(CLI::PositiveNumber);
+  run->add_option("--timeout", ro.timeout, "seconds after which a configuration fails")->check(CLI::PositiveNumber);
+  run->add_option("--target-ci", ro.target_ci, "stop when the median's 95% CI half-width is below this fraction")
+      ->check(CLI::PositiveNumber);
+  run->add_option("-o,--output", ro.output, "report file")->capture_default_str();
+  run->add_option("--format", ro.format, "console output")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
+  run->add_flag("-q,--quiet", ro.quiet, "no progress lines");
+
+  auto* sys = app.add_subcommand("sysinfo", "print the system inventory");
+  bool sys_json = false;
+  sys->add_flag("--json", sys_json, "machine-readable output");
+
+  // CLI11 reports a mistyped subcommand as "A subcommand is required"; name it instead.
+  if (argc > 1 && argv[1][0] != '-') {
+    const std::string sub = argv[1];
+    if (sub != "list" && sub != "run" && sub != "sysinfo") {
+      print_error("unknown subcommand '" + sub + "' (expected list, run or sysinfo; see infrabench --help)");
+      return exit_bad_input;
+    }
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    print_error(std::string(e.what()) + " (see infrabench --help)");
+    return exit_bad_input;
+  }
+
+  try {
+    if (list->parsed()) return cmd_list(list_filter, list_json);
+    if (sys->parsed()) return cmd_sysinfo(sys_json);
+    return cmd_run(ro, command_line, &argc, &argv);
+  } catch (const user_error& e) {
+    print_error(e.what());
+    return exit_bad_input;
+  } catch (const std::exception& e) {
+    print_error(e.what());
+    return exit_failures;
+  }
+}
+
+}  // namespace infrabench

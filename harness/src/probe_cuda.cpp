@@ -1,0 +1,191 @@
+// CUDA and cuBLAS probe (built with INFRABENCH_WITH_CUDA=ON), and the GPU part of the inventory.
+#include <algorithm>
+#include <cctype>
+#include <exception>
+#include <fstream>
+#include <string>
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+#include <library_types.h>
+#include <nlohmann/json.hpp>
+
+#include "infrabench/probe_detail.h"
+
+namespace infrabench::detail {
+namespace {
+
+// "cudaGetDeviceCount: CUDA driver version is insufficient ... (cudaErrorInsufficientDriver)".
+// Also clears the error: the runtime keeps the last error, and a later, unrelated
+// cudaGetLastError() in a benchmark must not report our probe's failure.
+std::string cuda_error_text(const char* call, cudaError_t err) {
+  std::string text =
+      std::string(call) + ": " + cudaGetErrorString(err) + " (" + cudaGetErrorName(err) + ")";
+  (void)cudaGetLastError();
+  return text;
+}
+
+// CUDA encodes versions as 1000 * major + 10 * minor: 13000 -> "13.0".
+std::string cuda_version_string(int v) {
+  return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
+}
+
+std::string cublas_version() {
+  int major = 0, minor = 0, patch = 0;
+  // cublasGetProperty reads compiled-in constants, so it works without a GPU or driver.
+  if (cublasGetProperty(MAJOR_VERSION, &major) != CUBLAS_STATUS_SUCCESS ||
+      cublasGetProperty(MINOR_VERSION, &minor) != CUBLAS_STATUS_SUCCESS ||
+      cublasGetProperty(PATCH_LEVEL, &patch) != CUBLAS_STATUS_SUCCESS) {
+    return {};
+  }
+  return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
+}
+
+nlohmann::json read_sysfs_value(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  if (!in || !std::getline(in, line)) return nullptr;
+  while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back()))) line.pop_back();
+  return line;
+}
+
+nlohmann::json read_sysfs_int(const std::string& path) {
+  const nlohmann::json text = read_sysfs_value(path);
+  if (text.is_null()) return nullptr;
+  try {
+    return std::stoll(text.get<std::string>());
+  } catch (const std::exception&) {
+    return nullptr;  // not a number (e.g. "Unknown" on some bridges): record as unknown
+  }
+}
+
+// "GPU-8c1a...": the form nvidia-smi -L prints, so reports can be matched to its output.
+std::string uuid_string(const cudaUUID_t& uuid) {
+  static constexpr char hex[] = "0123456789abcdef";
+  std::string s = "GPU-";
+  for (int i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) s += '-';
+    const auto b = static_cast<unsigned char>(uuid.bytes[i]);
+    s += hex[b >> 4];
+    s += hex[b & 0xF];
+  }
+  return s;
+}
+
+int device_attribute(cudaDeviceAttr attr, int device) {
+  int value = 0;
+  if (cudaDeviceGetAttribute(&value, attr, device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return -1;
+  }
+  return value;
+}
+
+nlohmann::json positive_or_null(long long v) {
+  return v > 0 ? nlohmann::json(v) : nullptr;
+}
+
+}  // namespace
+
+void probe_cuda(capabilities& caps) {
+  int runtime = 0;
+  if (cudaRuntimeGetVersion(&runtime) == cudaSuccess) {
+    caps.cuda.version = cuda_version_string(runtime);
+  } else {
+    (void)cudaGetLastError();
+  }
+  int driver = 0;
+  if (cudaDriverGetVersion(&driver) == cudaSuccess && driver > 0) {
+    caps.cuda_driver_version = cuda_version_string(driver);
+  } else {
+    (void)cudaGetLastError();
+    caps.cuda_driver_version = "none";  // cudaDriverGetVersion reports 0 when no driver is loaded
+  }
+  caps.cublas.version = cublas_version();
+
+  // Without a driver the runtime returns cudaErrorInsufficientDriver and leaves the count
+  // untouched (hence the 0); with only the toolkit's stub libcuda it is cudaErrorStubLibrary.
+  int count = 0;
+  const cudaError_t err = cudaGetDeviceCount(&count);
+  if (err != cudaSuccess) {
+    caps.cuda.available = false;
+    caps.cuda.reason = "no CUDA device: " + cuda_error_text("cudaGetDeviceCount", err);
+    caps.cuda_device_count = 0;
+  } else if (count <= 0) {
+    caps.cuda.available = false;
+    caps.cuda.reason = "no CUDA device: cudaGetDeviceCount returned 0 devices";
+    caps.cuda_device_count = 0;
+  } else {
+    caps.cuda.available = true;
+    caps.cuda.reason.clear();
+    caps.cuda_device_count = count;
+  }
+
+  caps.cublas.available = caps.cuda.available;
+  if (caps.cuda.available) {
+    caps.cublas.reason.clear();
+  } else {
+    caps.cublas.reason =
+        "cuBLAS " + (caps.cublas.version.empty() ? std::string("library") : caps.cublas.version) +
+        " present but " + caps.cuda.reason;
+  }
+}
+
+nlohmann::json describe_gpus() {
+  nlohmann::json gpus = nlohmann::json::array();
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return gpus;
+  }
+  for (int d = 0; d < count; ++d) {
+    nlohmann::json g;
+    g["index"] = d;
+    cudaDeviceProp prop{};
+    const cudaError_t err = cudaGetDeviceProperties(&prop, d);
+    if (err != cudaSuccess) {
+      g["error"] = cuda_error_text("cudaGetDeviceProperties", err);
+      gpus.push_back(std::move(g));
+      continue;
+    }
+    g["name"] = std::string(prop.name);
+    g["uuid"] = uuid_string(prop.uuid);
+    g["compute_capability"] = std::to_string(prop.major) + "." + std::to_string(prop.minor);
+    g["memory_bytes"] = static_cast<long long>(prop.totalGlobalMem);
+    g["multiprocessors"] = prop.multiProcessorCount;
+    g["l2_cache_bytes"] = prop.l2CacheSize;
+    g["memory_bus_width_bits"] = prop.memoryBusWidth;
+    // CUDA 13 dropped clockRate/memoryClockRate from cudaDeviceProp; the attributes remain (kHz).
+    const int sm_khz = device_attribute(cudaDevAttrClockRate, d);
+    const int mem_khz = device_attribute(cudaDevAttrMemoryClockRate, d);
+    g["sm_clock_mhz"] = positive_or_null(sm_khz / 1000);
+    g["memory_clock_mhz"] = positive_or_null(mem_khz / 1000);
+    const int ecc = device_attribute(cudaDevAttrEccEnabled, d);
+    g["ecc_enabled"] = ecc < 0 ? nlohmann::json() : nlohmann::json(ecc != 0);
+    g["integrated"] = prop.integrated != 0;
+
+    char bus_id[32] = {};
+    if (cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, d) == cudaSuccess) {
+      // The runtime prints "0000:3B:00.0"; sysfs names the device in lower case.
+      std::string id(bus_id);
+      std::transform(id.begin(), id.end(), id.begin(),
+                     [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+      g["pci_bus_id"] = id;
+      const std::string dir = "/sys/bus/pci/devices/" + id + "/";
+      g["pcie"] = {
+          {"current_link_speed", read_sysfs_value(dir + "current_link_speed")},
+          {"current_link_width", read_sysfs_int(dir + "current_link_width")},
+          {"max_link_speed", read_sysfs_value(dir + "max_link_speed")},
+          {"max_link_width", read_sysfs_int(dir + "max_link_width")},
+      };
+      g["numa_node"] = read_sysfs_int(dir + "numa_node");
+    } else {
+      (void)cudaGetLastError();
+      g["pci_bus_id"] = nullptr;
+    }
+    gpus.push_back(std::move(g));
+  }
+  return gpus;
+}
+
+}  // namespace infrabench::detail

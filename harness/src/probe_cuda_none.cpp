@@ -1,0 +1,20 @@
+// CUDA probe for builds without CUDA (INFRABENCH_WITH_CUDA=OFF): says so, and lists no GPUs.
+#include <nlohmann/json.hpp>
+
+#include "infrabench/probe_detail.h"
+
+namespace infrabench::detail {
+
+void probe_cuda(capabilities& caps) {
+  caps.cuda.available = false;
+  caps.cuda.reason = "not compiled in (INFRABENCH_WITH_CUDA=OFF)";
+  caps.cuda_device_count = 0;
+  caps.cublas.available = false;
+  caps.cublas.reason = "not compiled in (INFRABENCH_WITH_CUDA=OFF)";
+}
+
+nlohmann::json describe_gpus() {
+  return nlohmann::json::array();
+}
+
+}  // namespace infrabench::detail

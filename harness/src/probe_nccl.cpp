@@ -1,0 +1,43 @@
+// NCCL probe (built with INFRABENCH_WITH_NCCL=ON). Runs after the CUDA probe: NCCL is usable
+// only with a device, but its version is known either way and belongs in the report.
+#include <string>
+
+#include <nccl.h>
+
+#include "infrabench/probe_detail.h"
+
+namespace infrabench::detail {
+namespace {
+
+// NCCL changed its encoding at 2.9: 2.8.4 is 2804, 2.28.9 is 22809 (see NCCL_VERSION in nccl.h).
+std::string nccl_version_string(int v) {
+  const bool old_encoding = v < 10000;
+  const int major = old_encoding ? v / 1000 : v / 10000;
+  const int minor = old_encoding ? (v % 1000) / 100 : (v % 10000) / 100;
+  const int patch = v % 100;
+  return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
+}
+
+}  // namespace
+
+void probe_nccl(capabilities& caps) {
+  int v = 0;
+  // ncclGetVersion touches no device, so it answers on a machine without a GPU.
+  if (const ncclResult_t rc = ncclGetVersion(&v); rc == ncclSuccess) {
+    caps.nccl.version = nccl_version_string(v);
+  } else {
+    caps.nccl.available = false;
+    caps.nccl.reason = std::string("ncclGetVersion: ") + ncclGetErrorString(rc);
+    return;
+  }
+  caps.nccl.available = caps.cuda.available;
+  if (caps.nccl.available) {
+    caps.nccl.reason.clear();
+  } else {
+    caps.nccl.reason =
+        "NCCL " + caps.nccl.version + " present but " +
+        (caps.cuda.reason.empty() ? std::string("no CUDA device") : caps.cuda.reason);
+  }
+}
+
+}  // namespace infrabench::detail

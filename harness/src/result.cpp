@@ -1,0 +1,57 @@
+#include "infrabench/result.h"
+
+namespace infrabench {
+
+std::string_view to_string(status s) {
+  switch (s) {
+    case status::passed: return "passed";
+    case status::skipped: return "skipped";
+    case status::failed: return "failed";
+  }
+  return "?";
+}
+
+nlohmann::json result::to_json() const {
+  nlohmann::json j;
+  j["benchmark"] = benchmark;
+  nlohmann::json ax = nlohmann::json::object();
+  for (const auto& [name, value] : axes) ax[name] = value;
+  j["axes"] = ax;
+  nlohmann::json disp = nlohmann::json::object();
+  for (std::size_t i = 0; i < axes.size() && i < axis_display.size(); ++i) disp[axes[i].first] = axis_display[i];
+  j["axes_display"] = disp;
+  j["status"] = to_string(st);
+  if (!reason.empty()) j["reason"] = reason;
+  j["valid"] = valid;
+  j["invalid_reasons"] = invalid_reasons;
+  j["warnings"] = warnings;
+  j["rank"] = rank;
+  j["host"] = host;
+  j["elapsed_s"] = elapsed_s;
+  if (!samples_s.empty()) {
+    j["timer"] = timer;
+    j["iterations_per_sample"] = iterations_per_sample;
+    j["stop_reason"] = stop_reason;
+    j["time_s"] = time.to_json();
+    j["samples_s"] = samples_s;
+  }
+  j["work_per_iteration"] = {{"bytes_read", work.bytes_read},
+                             {"bytes_written", work.bytes_written},
+                             {"flops", work.flops},
+                             {"items", work.items},
+                             {"item_name", work.item_name}};
+  nlohmann::json ms = nlohmann::json::array();
+  for (const auto& m : metrics) {
+    ms.push_back({{"name", m.name},
+                  {"unit", m.unit},
+                  {"value", m.value},
+                  {"best", m.best},
+                  {"better", m.higher_is_better ? "higher" : "lower"},
+                  {"method", m.method},
+                  {"samples", m.samples}});
+  }
+  j["metrics"] = ms;
+  return j;
+}
+
+}  // namespace infrabench

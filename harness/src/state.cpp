@@ -1,0 +1,205 @@
+#include "infrabench/state.h"
+
+#include <chrono>
+#include <cmath>
+#include <stdexcept>
+
+#include "infrabench/error.h"
+
+namespace infrabench {
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+double seconds_since(clock_type::time_point t0) {
+  return std::chrono::duration<double>(clock_type::now() - t0).count();
+}
+
+std::string percent(double fraction) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.1f%%", fraction * 100.0);
+  return buf;
+}
+
+}  // namespace
+
+// Thrown out of the sampling loop when the configuration runs past its timeout.
+struct timeout_error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+state::state(const config& cfg, const capabilities& caps, communicator& comm,
+             exec_settings settings)
+    : m_config(cfg), m_caps(caps), m_comm(comm), m_settings(settings) {
+  m_start = clock_type::now();
+}
+
+const axis_value& state::find(std::string_view axis) const {
+  for (const auto& [name, value] : m_config) {
+    if (name == axis) return value;
+  }
+  throw std::logic_error("benchmark asked for axis '" + std::string(axis) + "' it did not declare");
+}
+
+std::int64_t state::get_int64(std::string_view axis) const {
+  return std::get<std::int64_t>(find(axis));
+}
+double state::get_float64(std::string_view axis) const { return std::get<double>(find(axis)); }
+const std::string& state::get_string(std::string_view axis) const {
+  return std::get<std::string>(find(axis));
+}
+
+void state::add_items(double items, std::string item_name) {
+  m_work.items += items;
+  m_work.item_name = std::move(item_name);
+}
+
+void state::exec(const std::function<void()>& fn) {
+  sample_loop(
+      [&](std::int64_t iters) {
+        const auto t0 = clock_type::now();
+        for (std::int64_t i = 0; i < iters; ++i) fn();
+        return seconds_since(t0) / static_cast<double>(iters);
+      },
+      "cpu_steady_clock");
+}
+
+void state::exec_timed(const std::function<double()>& fn, std::string timer_name) {
+  sample_loop(
+      [&](std::int64_t iters) {
+        double total = 0;
+        for (std::int64_t i = 0; i < iters; ++i) total += fn();
+        return total / static_cast<double>(iters);
+      },
+      std::move(timer_name));
+}
+
+void state::sample_loop(const std::function<double(std::int64_t)>& run_batch,
+                        std::string timer_name) {
+  if (m_executed) throw std::logic_error("state::exec called twice for one configuration");
+  m_executed = true;
+  m_result.timer = std::move(timer_name);
+  const auto& rule = m_settings.rule;
+
+  // Warm-up: caches, page faults, lazy initialisation. Its time also sizes the batches.
+  const double warm = run_batch(1);
+  std::int64_t iters = 1;
+  if (warm < m_settings.min_sample_time_s) {
+    const double want = m_settings.min_sample_time_s / std::max(warm, 1e-9);
+    iters = static_cast<std::int64_t>(std::min(std::ceil(want), 1e9));
+  }
+
+  auto& samples = m_result.samples_s;
+  double measured = 0;
+  stopping_rule::verdict v = stopping_rule::verdict::go_on;
+  std::size_t next_check = 1;
+  while (true) {
+    if (m_settings.interrupted && *m_settings.interrupted) {
+      m_result.stop_reason = "interrupted";
+      break;
+    }
+    if (seconds_since(m_start) > m_settings.timeout_s) {
+      throw timeout_error("timed out after " + std::to_string(m_settings.timeout_s) + " s with " +
+                          std::to_string(samples.size()) + " samples (--timeout)");
+    }
+    const double t = run_batch(iters);
+    samples.push_back(t);
+    measured += t * static_cast<double>(iters);
+    // Re-evaluating the CI costs O(n log n); past 64 samples check every n/16 samples.
+    if (samples.size() >= next_check) {
+      v = rule.decide(samples, measured);
+      if (v != stopping_rule::verdict::go_on) break;
+      next_check = samples.size() < 64 ? samples.size() + 1 : samples.size() + samples.size() / 16;
+    }
+  }
+  m_result.iterations_per_sample = iters;
+  m_result.time = summarize(samples);
+  if (m_result.stop_reason.empty()) m_result.stop_reason = to_string(v);
+  if (samples.empty()) throw std::runtime_error("interrupted before the first sample");
+}
+
+void state::skip(std::string reason) {
+  m_result.st = status::skipped;
+  m_result.reason = std::move(reason);
+  throw state_exit{};
+}
+
+void state::fail(std::string reason) {
+  m_result.st = status::failed;
+  m_result.reason = std::move(reason);
+  throw state_exit{};
+}
+
+void state::check(bool ok, std::string reason) {
+  if (ok) return;
+  m_result.valid = false;
+  m_result.invalid_reasons.push_back(std::move(reason));
+}
+
+void state::add_metric(std::string name, std::string unit, double value, bool higher_is_better,
+                       std::string method) {
+  metric m;
+  m.name = std::move(name);
+  m.unit = std::move(unit);
+  m.value = value;
+  m.best = value;
+  m.higher_is_better = higher_is_better;
+  m.method = std::move(method);
+  m_custom_metrics.push_back(std::move(m));
+}
+
+result state::finish(double elapsed_s) {
+  result r = std::move(m_result);
+  r.elapsed_s = elapsed_s;
+  r.work = m_work;
+  const auto& s = r.samples_s;
+  if (!s.empty()) {
+    const double median = r.time.median, best = r.time.min;
+    auto derive = [&](std::string name, std::string unit, double work, double scale, bool rate,
+                      std::string method) {
+      metric m;
+      m.name = std::move(name);
+      m.unit = std::move(unit);
+      m.higher_is_better = rate;
+      m.method = std::move(method);
+      // A rate is work / time (higher is better); a cost is time / work (lower is better).
+      auto f = [&](double t) { return t <= 0 ? 0.0 : rate ? work / t / scale : t / work / scale; };
+      m.value = f(median);
+      m.best = f(best);
+      m.samples.reserve(s.size());
+      for (double t : s) m.samples.push_back(f(t));
+      r.metrics.push_back(std::move(m));
+    };
+    const double bytes = m_work.bytes_read + m_work.bytes_written;
+    if (bytes > 0) {
+      derive("bandwidth_gbps", "GB/s", bytes, 1e9, true,
+             "(bytes read + bytes written per iteration) / median time per iteration, GB = 1e9 B");
+    }
+    if (m_work.flops > 0) {
+      derive("gflops", "GFLOP/s", m_work.flops, 1e9, true,
+             "floating-point operations per iteration / median time per iteration");
+    }
+    if (m_work.items > 0) {
+      const auto& item = m_work.item_name;
+      derive(item + "s_per_s", item + "s/s", m_work.items, 1, true,
+             item + "s per iteration / median time per iteration");
+      derive("ns_per_" + item, "ns", m_work.items, 1e-9, false,
+             "median time per iteration / " + item + "s per iteration");
+    }
+    if (r.time.robust_cv > m_settings.max_cv && s.size() > 2) {
+      r.valid = false;
+      r.invalid_reasons.push_back("noisy: robust CV " + percent(r.time.robust_cv) + " > " +
+                                  percent(m_settings.max_cv) + " over " + std::to_string(s.size()) +
+                                  " samples");
+    }
+    const double half = r.time.median_rel_ci_halfwidth();
+    if (r.stop_reason != "converged" && half > m_settings.rule.target_rel_ci) {
+      r.warnings.push_back("median CI95 +-" + percent(half) + " > target +-" +
+                           percent(m_settings.rule.target_rel_ci) + " (" + r.stop_reason + ")");
+    }
+  }
+  for (auto& m : m_custom_metrics) r.metrics.push_back(std::move(m));
+  return r;
+}
+
+}  // namespace infrabench

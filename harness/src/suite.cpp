@@ -1,0 +1,156 @@
+#include "infrabench/suite.h"
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "infrabench/error.h"
+
+namespace infrabench {
+namespace detail {
+const std::vector<std::pair<std::string_view, std::string_view>>& builtin_suites();
+}
+
+namespace {
+
+using json = nlohmann::json;
+
+std::string type_name(const json& j) { return j.type_name(); }
+
+double positive_number(const json& j, const std::string& where, const std::string& key) {
+  if (!j.is_number()) {
+    throw user_error(where + ": \"" + key + "\" must be a number, not " + type_name(j));
+  }
+  const double v = j.get<double>();
+  if (!(v > 0)) throw user_error(where + ": \"" + key + "\" must be positive");
+  return v;
+}
+
+void check_keys(const json& obj, std::initializer_list<std::string_view> allowed, const std::string& where) {
+  for (const auto& [key, value] : obj.items()) {
+    bool ok = false;
+    for (auto a : allowed) ok = ok || key == a;
+    if (!ok) {
+      std::string list;
+      for (auto a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
+      throw user_error(where + ": unknown key \"" + key + "\" (allowed: " + list + ")");
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> builtin_suite_names() {
+  std::vector<std::string> names;
+  for (const auto& [name, text] : detail::builtin_suites()) names.emplace_back(name);
+  return names;
+}
+
+suite parse_suite(const std::string& text, const std::string& source) {
+  json doc;
+  try {
+    doc = json::parse(text);
+  } catch (const json::parse_error& e) {
+    // nlohmann's message already says "at line L, column C"; drop its "[json.exception...]" tag.
+    std::string msg = e.what();
+    if (const auto pos = msg.find("] "); pos != std::string::npos) msg = msg.substr(pos + 2);
+    throw user_error("suite " + source + ": invalid JSON: " + msg);
+  }
+  const std::string where = "suite " + source;
+  if (!doc.is_object()) throw user_error(where + ": the top level must be an object");
+  check_keys(doc, {"$schema", "name", "description", "settings", "benchmarks"}, where);
+  suite s;
+  s.source = source;
+  if (doc.contains("name")) {
+    if (!doc["name"].is_string()) throw user_error(where + ": \"name\" must be a string");
+    s.name = doc["name"].get<std::string>();
+  }
+  if (doc.contains("description")) {
+    if (!doc["description"].is_string()) throw user_error(where + ": \"description\" must be a string");
+    s.description = doc["description"].get<std::string>();
+  }
+  if (doc.contains("settings")) {
+    const auto& st = doc["settings"];
+    if (!st.is_object()) throw user_error(where + ": \"settings\" must be an object");
+    check_keys(st, {"min_time_s", "max_time_s", "timeout_s", "target_rel_ci"}, where + " settings");
+    if (st.contains("min_time_s")) s.min_time_s = positive_number(st["min_time_s"], where, "min_time_s");
+    if (st.contains("max_time_s")) s.max_time_s = positive_number(st["max_time_s"], where, "max_time_s");
+    if (st.contains("timeout_s")) s.timeout_s = positive_number(st["timeout_s"], where, "timeout_s");
+    if (st.contains("target_rel_ci")) s.target_rel_ci = positive_number(st["target_rel_ci"], where, "target_rel_ci");
+  }
+  if (!doc.contains("benchmarks")) throw user_error(where + ": missing \"benchmarks\" (a list of {\"filter\": ...})");
+  const auto& list = doc["benchmarks"];
+  if (!list.is_array()) throw user_error(where + ": \"benchmarks\" must be an array");
+  if (list.empty()) throw user_error(where + ": \"benchmarks\" is empty");
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const auto& e = list[i];
+    const std::string ew = where + " benchmarks[" + std::to_string(i) + "]";
+    if (!e.is_object()) throw user_error(ew + ": must be an object");
+    check_keys(e, {"filter", "axes"}, ew);
+    if (!e.contains("filter") || !e["filter"].is_string()) {
+      throw user_error(ew + ": \"filter\" (a regex string) is required");
+    }
+    suite_entry entry;
+    entry.filter = e["filter"].get<std::string>();
+    if (e.contains("axes")) {
+      if (!e["axes"].is_object()) throw user_error(ew + ": \"axes\" must be an object");
+      for (const auto& [name, values] : e["axes"].items()) {
+        const bool scalar = values.is_number() || values.is_string();
+        bool list_ok = values.is_array() && !values.empty();
+        if (list_ok) {
+          for (const auto& v : values) list_ok = list_ok && (v.is_number() || v.is_string());
+        }
+        if (!scalar && !list_ok) {
+          throw user_error(ew + ": axis \"" + name + "\" must be a number, a string or a non-empty list of them");
+        }
+        entry.axes.emplace_back(name, values);
+      }
+    }
+    s.entries.push_back(std::move(entry));
+  }
+  return s;
+}
+
+suite load_suite(std::string_view name_or_path) {
+  const std::string arg(name_or_path);
+  std::error_code ec;
+  const bool looks_like_path = arg.find('/') != std::string::npos || arg.ends_with(".json");
+  if (std::filesystem::exists(arg, ec) || looks_like_path) {
+    if (!std::filesystem::exists(arg, ec)) throw user_error("suite file " + arg + ": does not exist");
+    if (std::filesystem::is_directory(arg, ec)) throw user_error("suite file " + arg + ": is a directory");
+    std::ifstream in(arg, std::ios::binary);
+    if (!in) throw user_error("suite file " + arg + ": cannot be read (" + std::strerror(errno) + ")");
+    std::ostringstream text;
+    text << in.rdbuf();
+    suite s = parse_suite(text.str(), arg);
+    if (s.name.empty()) s.name = std::filesystem::path(arg).stem().string();
+    return s;
+  }
+  for (const auto& [name, text] : detail::builtin_suites()) {
+    if (name == arg) {
+      suite s = parse_suite(std::string(text), "builtin:" + arg);
+      s.source = "builtin";
+      if (s.name.empty()) s.name = arg;
+      return s;
+    }
+  }
+  std::string names;
+  for (const auto& n : builtin_suite_names()) names += (names.empty() ? "" : ", ") + n;
+  throw user_error("no suite named '" + arg + "' (built-in: " + names + ") and no such file");
+}
+
+std::string suite_axis_text(const nlohmann::json& values) {
+  auto one = [](const json& v) -> std::string {
+    if (v.is_string()) return v.get<std::string>();
+    if (v.is_number_integer()) return std::to_string(v.get<std::int64_t>());
+    return v.dump();
+  };
+  if (!values.is_array()) return one(values);
+  std::string out;
+  for (const auto& v : values) out += (out.empty() ? "" : ",") + one(v);
+  return out;
+}
+
+}  // namespace infrabench

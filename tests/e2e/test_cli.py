@@ -1,0 +1,192 @@
+"""The CLI as a user runs it: subcommands, reports, and every bad input of issue #2."""
+import json
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+
+from conftest import BIN, FAST, load_report, run, validate
+
+SMALL = ["-a", "array_size=1MiB", "-a", "working_set=16KiB,1MiB"]
+
+
+def assert_one_line_error(proc, *needles):
+    assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
+    lines = [l for l in proc.stderr.splitlines() if l.strip()]
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("infrabench: error: "), proc.stderr
+    for n in needles:
+        assert n in lines[0], (n, lines[0])
+    assert "Traceback" not in proc.stderr and "terminate called" not in proc.stderr
+
+
+# ---- subcommands ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("args", [["--version"], ["--help"], ["run", "--help"], ["list", "--help"],
+                                  ["sysinfo", "--help"]])
+def test_help_and_version(args):
+    p = run(*args)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip()
+
+
+def test_version_names_commit():
+    p = run("--version")
+    assert p.stdout.startswith("infrabench 0.")
+
+
+def test_list_shows_bandwidth_benchmarks():
+    p = run("list")
+    assert p.returncode == 0, p.stderr
+    for name in ["bandwidth/host_memory", "bandwidth/memory_latency"]:
+        assert name in p.stdout
+    assert "runs here: yes" in p.stdout
+    assert "-a array_size=256MiB" in p.stdout
+
+
+def test_list_json():
+    p = run("list", "--json")
+    assert p.returncode == 0, p.stderr
+    items = {b["name"]: b for b in json.loads(p.stdout)}
+    assert items["bandwidth/host_memory"]["runnable"] is True
+    axes = {a["name"]: a for a in items["bandwidth/host_memory"]["axes"]}
+    assert axes["kernel"]["defaults"] == ["copy", "scale", "add", "triad"]
+
+
+def test_sysinfo():
+    p = run("sysinfo", "--json")
+    assert p.returncode == 0, p.stderr
+    inv = json.loads(p.stdout)
+    assert inv["hostname"]
+    assert inv["cpu"]["model"]
+    assert inv["memory"]["total_bytes"] > 0
+    assert "capabilities" in inv
+    text = run("sysinfo")
+    assert text.returncode == 0 and "hostname:" in text.stdout
+
+
+# ---- run -----------------------------------------------------------------------------------------
+
+def test_run_writes_valid_report_and_table(report_path):
+    p = run("run", "--filter", "bandwidth", *SMALL, *FAST, "-o", report_path)
+    assert p.returncode == 0, p.stderr
+    report = load_report(report_path)
+    names = {r["benchmark"] for r in report["results"]}
+    assert names == {"bandwidth/host_memory", "bandwidth/memory_latency"}
+    for r in report["results"]:
+        assert r["status"] == "passed", r
+        assert r["samples_s"], r
+        units = {m["name"]: m["unit"] for m in r["metrics"]}
+        if r["benchmark"] == "bandwidth/host_memory":
+            assert units["bandwidth_gbps"] == "GB/s"
+            assert r["axes"]["array_size"] == 1 << 20
+        else:
+            assert units["ns_per_load"] == "ns"
+    assert report["run"]["suite"]["axis_overrides"] == SMALL[1::2]
+    assert report["hosts"][0]["hostname"]
+    # The console: one table per benchmark, units on the numbers, and where the report went.
+    assert "bandwidth/host_memory" in p.stdout and "GB/s" in p.stdout and "ns" in p.stdout
+    assert "report written to " + report_path in p.stderr
+
+
+def test_format_json_prints_the_report(report_path):
+    p = run("run", "--filter", "memory_latency", "-a", "working_set=16KiB", *FAST,
+            "--format", "json", "-o", report_path)
+    assert p.returncode == 0, p.stderr
+    validate(json.loads(p.stdout))
+
+
+def test_suite_file_and_axis_precedence(tmp_path, report_path):
+    suite = tmp_path / "s.json"
+    suite.write_text(json.dumps({
+        "name": "mine",
+        "settings": {"min_time_s": 0.01, "max_time_s": 0.05},
+        "benchmarks": [{"filter": "^bandwidth/memory_latency$", "axes": {"working_set": ["16KiB", "32KiB"]}}],
+    }))
+    p = run("run", "--suite", str(suite), "-o", report_path, "-q")
+    assert p.returncode == 0, p.stderr
+    rep = load_report(report_path)
+    assert sorted(r["axes"]["working_set"] for r in rep["results"]) == [16384, 32768]
+    assert rep["run"]["suite"]["name"] == "mine"
+    # -a beats the suite file.
+    p = run("run", "--suite", str(suite), "-a", "working_set=64KiB", "-o", report_path, "-q")
+    assert p.returncode == 0, p.stderr
+    assert [r["axes"]["working_set"] for r in load_report(report_path)["results"]] == [65536]
+
+
+def test_sigint_keeps_finished_results(report_path):
+    proc = subprocess.Popen([BIN, "run", "--filter", "memory_latency", "-a", "working_set=16KiB:64KiB",
+                             "-a", "seed=1:50:1", "--min-time", "0.2", "--max-time", "0.3", "-o", report_path],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(2.0)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signal.SIGINT, err
+    rep = load_report(report_path)
+    assert rep["run"]["interrupted"] is True
+    assert "Interrupt" in rep["run"]["interrupted_reason"]
+    assert 1 <= len(rep["results"]) < 150
+    assert "interrupted" in err
+
+
+# ---- bad input: one line on stderr, exit 2, nothing run, no report -------------------------------
+
+@pytest.mark.parametrize("args,needles", [
+    (["frobnicate"], ["frobnicate"]),
+    (["run", "--bogus"], ["--bogus"]),
+    ([], ["subcommand"]),
+    (["run", "--filter", "^nothing$"], ["matches no benchmark"]),
+    (["run", "--filter", "(["], ["not a valid regular expression"]),
+    (["run", "--filter", "bandwidth", "-a", "nosuchaxis=1"], ["no selected benchmark has an axis 'nosuchaxis'"]),
+    (["run", "--filter", "host_memory", "-a", "array_size=abc"], ["array_size", "abc"]),
+    (["run", "--filter", "host_memory", "-a", "array_size=0"], ["array_size", "below the minimum"]),
+    (["run", "--filter", "host_memory", "-a", "array_size=-4KiB"], ["array_size", "below the minimum"]),
+    (["run", "--filter", "host_memory", "-a", "array_size=4TiB"], ["needs", "is available"]),
+    (["run", "--filter", "host_memory", "-a", "threads=-1"], ["threads"]),
+    (["run", "--filter", "host_memory", "-a", "kernel=copy,bogus"], ["kernel", "not one of"]),
+    (["run", "--filter", "memory_latency", "-a", "working_set=1MiB:4KiB"], ["inverted"]),
+    (["run", "--filter", "host_memory", "-a", "array_size"], ["expected axis=value"]),
+    (["run", "--min-time", "-1"], ["min-time"]),
+    (["run", "--min-time", "5", "--max-time", "1"], ["above --max-time"]),
+    (["run", "--format", "xml"], ["format"]),
+    (["run", "--suite", "nosuchsuite"], ["no suite named 'nosuchsuite'", "quick"]),
+    (["run", "--suite", "/nonexistent/suite.json"], ["/nonexistent/suite.json", "does not exist"]),
+    (["run", "-o", "/nonexistent-dir/r.json"], ["/nonexistent-dir", "does not exist"]),
+    (["run", "-o", "/proc/r.json"], ["cannot write the report"]),
+    (["list", "--filter", "^zzz$"], ["matches no benchmark"]),
+])
+def test_bad_input(tmp_path, args, needles):
+    p = run(*args, cwd=str(tmp_path))
+    assert_one_line_error(p, *needles)
+    assert not os.path.exists(tmp_path / "infrabench-report.json")
+
+
+@pytest.mark.parametrize("text,needles", [
+    ('{\n  "benchmarks": [\n    {"filter": }\n  ]\n}', ["bad.json", "invalid JSON", "line 3"]),
+    ('{"benchmarks": [{"filter": "."}], "colour": 1}', ["unknown key \"colour\""]),
+    ('{"benchmarks": [{"filter": ".", "axes": {"threads": {"a": 1}}}]}', ["axis \"threads\""]),
+    ('{"benchmarks": [{"filter": 3}]}', ["filter"]),
+    ('{"benchmarks": [{"filter": "."}], "settings": {"max_time_s": "long"}}', ["max_time_s", "number"]),
+    ('{"benchmarks": [{"filter": "memory_latency", "axes": {"working_sett": [1]}}]}', ["working_sett"]),
+    ('{"benchmarks": [{"filter": "memory_latency", "axes": {"working_set": ["huge"]}}]}', ["working_set", "huge"]),
+])
+def test_bad_suite_file(tmp_path, text, needles):
+    bad = tmp_path / "bad.json"
+    bad.write_text(text)
+    p = run("run", "--suite", str(bad), cwd=str(tmp_path))
+    assert_one_line_error(p, *needles)
+    assert not os.path.exists(tmp_path / "infrabench-report.json")
+
+
+def test_unwritable_directory_as_user(tmp_path):
+    if os.geteuid() == 0:
+        pytest.skip("root writes anywhere; /proc covers the unwritable case")
+    d = tmp_path / "ro"
+    d.mkdir()
+    d.chmod(0o555)
+    try:
+        assert_one_line_error(run("run", "-o", str(d / "r.json")), "cannot write")
+    finally:
+        d.chmod(0o755)

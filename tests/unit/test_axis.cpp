@@ -1,0 +1,120 @@
+#include <gtest/gtest.h>
+
+#include "infrabench/axis.h"
+#include "infrabench/error.h"
+
+using namespace infrabench;
+
+namespace {
+
+axis bytes_axis() {
+  axis ax;
+  ax.name = "size";
+  ax.kind = axis_kind::int64;
+  ax.options.bytes = true;
+  ax.options.pow2 = true;
+  ax.options.min = 1;
+  return ax;
+}
+
+axis int_axis(std::optional<double> min = std::nullopt) {
+  axis ax;
+  ax.name = "threads";
+  ax.kind = axis_kind::int64;
+  ax.options.min = min;
+  return ax;
+}
+
+std::vector<std::int64_t> ints(const std::vector<axis_value>& v) {
+  std::vector<std::int64_t> out;
+  for (const auto& x : v) out.push_back(std::get<std::int64_t>(x));
+  return out;
+}
+
+}  // namespace
+
+TEST(Axis, ParseBytesSuffixes) {
+  EXPECT_EQ(parse_bytes("4096"), 4096);
+  EXPECT_EQ(parse_bytes("64KiB"), 64 * 1024);
+  EXPECT_EQ(parse_bytes("64k"), 64 * 1024);
+  EXPECT_EQ(parse_bytes("1MiB"), 1 << 20);
+  EXPECT_EQ(parse_bytes("2G"), 2LL << 30);
+  EXPECT_EQ(parse_bytes("1.5KiB"), 1536);
+  EXPECT_EQ(parse_bytes(" 8 MiB "), 8 << 20);
+  EXPECT_THROW((void)parse_bytes("abc"), user_error);
+  EXPECT_THROW((void)parse_bytes("12XB"), user_error);
+  EXPECT_THROW((void)parse_bytes(""), user_error);
+  EXPECT_THROW((void)parse_bytes("0.3"), user_error);  // not whole bytes
+  EXPECT_THROW((void)parse_bytes("99999999TiB"), user_error);
+}
+
+TEST(Axis, FormatBytes) {
+  EXPECT_EQ(format_bytes(65536), "64KiB");
+  EXPECT_EQ(format_bytes(1000), "1000");
+  EXPECT_EQ(format_bytes(3LL << 30), "3GiB");
+  EXPECT_EQ(format_bytes(0), "0");
+}
+
+TEST(Axis, Pow2Range) {
+  EXPECT_EQ(ints(parse_axis_values(bytes_axis(), "16KiB:128KiB")),
+            (std::vector<std::int64_t>{16384, 32768, 65536, 131072}));
+}
+
+TEST(Axis, StepRangeAndList) {
+  EXPECT_EQ(ints(parse_axis_values(int_axis(), "1:7:2")), (std::vector<std::int64_t>{1, 3, 5, 7}));
+  EXPECT_EQ(ints(parse_axis_values(int_axis(), "1, 2,4")), (std::vector<std::int64_t>{1, 2, 4}));
+}
+
+TEST(Axis, BadValuesAreUserErrors) {
+  EXPECT_THROW((void)parse_axis_values(bytes_axis(), "abc"), user_error);
+  EXPECT_THROW((void)parse_axis_values(bytes_axis(), "0"), user_error);       // below min 1
+  EXPECT_THROW((void)parse_axis_values(bytes_axis(), "-4KiB"), user_error);   // negative
+  EXPECT_THROW((void)parse_axis_values(bytes_axis(), "1MiB:4KiB"), user_error);  // inverted
+  EXPECT_THROW((void)parse_axis_values(int_axis(), "1:8"), user_error);       // not pow2: needs step
+  EXPECT_THROW((void)parse_axis_values(int_axis(), "1,,2"), user_error);
+  EXPECT_THROW((void)parse_axis_values(int_axis(), ""), user_error);
+  EXPECT_THROW((void)parse_axis_values(int_axis(), "1.5"), user_error);
+  EXPECT_THROW((void)parse_axis_values(int_axis(0), "-1"), user_error);
+}
+
+TEST(Axis, StringChoices) {
+  axis ax;
+  ax.name = "kernel";
+  ax.kind = axis_kind::string;
+  ax.options.choices = {"copy", "triad"};
+  const auto v = parse_axis_values(ax, "copy,triad");
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_EQ(std::get<std::string>(v[1]), "triad");
+  try {
+    (void)parse_axis_values(ax, "scale");
+    FAIL() << "no exception";
+  } catch (const user_error& e) {
+    EXPECT_NE(std::string(e.what()).find("not one of: copy, triad"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Axis, FloatRangeCountsSteps) {
+  axis ax;
+  ax.name = "f";
+  ax.kind = axis_kind::float64;
+  EXPECT_EQ(parse_axis_values(ax, "0:1:0.1").size(), 11u);
+  EXPECT_THROW((void)parse_axis_values(ax, "x"), user_error);
+  EXPECT_THROW((void)parse_axis_values(ax, "nan"), user_error);
+}
+
+TEST(Axis, CartesianProductLastAxisFastest) {
+  axis a = int_axis();
+  a.name = "a";
+  a.values = {std::int64_t{1}, std::int64_t{2}};
+  axis b;
+  b.name = "b";
+  b.kind = axis_kind::string;
+  b.values = {std::string("x"), std::string("y"), std::string("z")};
+  const auto configs = cartesian_product({a, b});
+  ASSERT_EQ(configs.size(), 6u);
+  EXPECT_EQ(std::get<std::int64_t>(configs[0][0].second), 1);
+  EXPECT_EQ(std::get<std::string>(configs[1][1].second), "y");
+  EXPECT_EQ(std::get<std::int64_t>(configs[3][0].second), 2);
+  EXPECT_EQ(std::get<std::string>(configs[3][1].second), "x");
+  EXPECT_TRUE(cartesian_product({}).size() == 1u);  // no axes: one configuration
+}

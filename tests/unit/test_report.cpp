@@ -1,0 +1,120 @@
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "infrabench/error.h"
+#include "infrabench/report.h"
+
+using namespace infrabench;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path temp_dir() {
+  auto p = fs::temp_directory_path() / ("ib_report_test_" + std::to_string(::getpid()));
+  fs::create_directories(p);
+  return p;
+}
+
+result sample_result(status st) {
+  result r;
+  r.benchmark = "bandwidth/host_memory";
+  r.axes = {{"kernel", "triad"}, {"array_size", 268435456}};
+  r.axis_display = {"triad", "256MiB"};
+  r.st = st;
+  if (st == status::passed) {
+    r.samples_s = {0.010, 0.011, 0.012};
+    r.time = summarize(r.samples_s);
+    metric m;
+    m.name = "bandwidth_gbps";
+    m.unit = "GB/s";
+    m.value = 20.5;
+    m.best = 22;
+    m.samples = {22, 20.5, 19};
+    r.metrics.push_back(m);
+  } else {
+    r.reason = "no CUDA device: test";
+  }
+  return r;
+}
+
+}  // namespace
+
+TEST(Report, AtomicWriteLeavesNoTemporaries) {
+  const auto dir = temp_dir();
+  const auto path = (dir / "r.json").string();
+  write_file_atomic(path, "{\"a\":1}\n");
+  write_file_atomic(path, "{\"a\":2}\n");  // replaces
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  EXPECT_EQ(ss.str(), "{\"a\":2}\n");
+  std::size_t files = 0;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    (void)e;
+    ++files;
+  }
+  EXPECT_EQ(files, 1u);
+  fs::remove_all(dir);
+}
+
+TEST(Report, OutputPathChecks) {
+  const auto dir = temp_dir();
+  EXPECT_NO_THROW(check_output_path((dir / "ok.json").string()));
+  EXPECT_THROW(check_output_path((dir / "missing" / "r.json").string()), user_error);
+  EXPECT_THROW(check_output_path(dir.string()), user_error);  // a directory
+  EXPECT_THROW(check_output_path("/proc/infrabench.json"), user_error);  // not writable, even as root
+  EXPECT_THROW(check_output_path(""), user_error);
+  if (::geteuid() != 0) {
+    const auto ro = dir / "ro";
+    fs::create_directories(ro);
+    ::chmod(ro.c_str(), 0555);
+    EXPECT_THROW(check_output_path((ro / "r.json").string()), user_error);
+    ::chmod(ro.c_str(), 0755);
+  }
+  fs::remove_all(dir);
+}
+
+TEST(Report, SummaryCountsAndFields) {
+  report_context ctx;
+  ctx.command_line = {"infrabench", "run"};
+  nlohmann::json results = nlohmann::json::array();
+  results.push_back(sample_result(status::passed).to_json());
+  results.push_back(sample_result(status::skipped).to_json());
+  const auto rep = make_report(ctx, results);
+  EXPECT_EQ(rep["schema_version"], report_schema_version);
+  EXPECT_EQ(rep["summary"]["passed"], 1);
+  EXPECT_EQ(rep["summary"]["skipped"], 1);
+  EXPECT_EQ(rep["results"][0]["samples_s"].size(), 3u);
+  EXPECT_EQ(rep["results"][0]["metrics"][0]["unit"], "GB/s");
+  EXPECT_EQ(rep["results"][1]["reason"], "no CUDA device: test");
+}
+
+TEST(Report, TableShowsAxesMetricsAndReasons) {
+  nlohmann::json results = nlohmann::json::array();
+  results.push_back(sample_result(status::passed).to_json());
+  auto skipped = sample_result(status::skipped).to_json();
+  skipped["benchmark"] = "gemm/cuda";
+  results.push_back(skipped);
+  std::ostringstream out;
+  print_table(out, results, false);
+  const std::string text = out.str();
+  EXPECT_NE(text.find("bandwidth/host_memory"), std::string::npos) << text;
+  EXPECT_NE(text.find("256MiB"), std::string::npos) << text;
+  EXPECT_NE(text.find("20.5 GB/s"), std::string::npos) << text;
+  EXPECT_NE(text.find("gemm/cuda: skipped (1 configuration): no CUDA device: test"), std::string::npos) << text;
+}
+
+TEST(Report, UnitScaling) {
+  EXPECT_EQ(format_time(1.5e-9), "1.50 ns");
+  EXPECT_EQ(format_time(2.5e-5), "25.0 us");
+  EXPECT_EQ(format_time(0.25), "250 ms");
+  EXPECT_EQ(format_scaled(0.5, "GB/s"), "500 MB/s");
+  EXPECT_EQ(format_scaled(1500, "GFLOP/s"), "1.50 TFLOP/s");
+  EXPECT_EQ(format_scaled(2.5e6, "loads/s"), "2.50 Mloads/s");
+  EXPECT_EQ(format_scaled(85, "ns"), "85.0 ns");
+}

@@ -1,0 +1,187 @@
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+
+#include "infrabench/benchmark.h"
+#include "infrabench/communicator.h"
+#include "infrabench/error.h"
+#include "infrabench/runner.h"
+#include "infrabench/state.h"
+#include "infrabench/suite.h"
+
+using namespace infrabench;
+
+namespace {
+
+void spin_for(double seconds) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < end) {
+  }
+}
+
+void bench_spin(state& st) {
+  st.add_bytes_read(1e6);
+  st.add_items(1000, "load");
+  st.exec([] { spin_for(20e-6); });
+}
+void bench_needs_cuda(state& st) { st.exec([] {}); }
+void bench_throws(state&) { throw std::runtime_error("device on fire"); }
+void bench_invalid(state& st) {
+  st.exec([] { spin_for(5e-6); });
+  st.check(false, "checksum mismatch at 7");
+}
+void bench_skipper(state& st) { st.skip("not today"); }
+void bench_slow(state& st) {
+  st.exec([] { std::this_thread::sleep_for(std::chrono::milliseconds(50)); });
+}
+void bench_nothing(state&) {}
+
+INFRABENCH_REGISTER(bench_spin, "test/spin")
+    .describe("spins")
+    .add_int64_axis("n", {1, 2}, {.min = 1})
+    .add_int64_axis("size", {4096}, {.bytes = true, .pow2 = true, .min = 1})
+    .memory_estimate([](const config& c) { return std::get<std::int64_t>(c[1].second); });
+INFRABENCH_REGISTER(bench_needs_cuda, "test/needs_cuda").require(req::cuda);
+INFRABENCH_REGISTER(bench_throws, "test/throws");
+INFRABENCH_REGISTER(bench_invalid, "test/invalid");
+INFRABENCH_REGISTER(bench_skipper, "test/skipper");
+INFRABENCH_REGISTER(bench_slow, "test/slow");
+INFRABENCH_REGISTER(bench_nothing, "test/nothing");
+
+struct RunnerTest : ::testing::Test {
+  capabilities caps = probe_capabilities(1);
+  std::unique_ptr<communicator> comm = make_single_communicator();
+  exec_settings settings;
+  RunnerTest() {
+    settings.rule.min_time_s = 0.01;
+    settings.rule.max_time_s = 0.1;
+    settings.rule.min_samples = 3;
+    settings.timeout_s = 5;
+  }
+  result run(const std::string& name, config cfg = {}) {
+    const benchmark* b = registry::instance().find(name);
+    EXPECT_NE(b, nullptr) << name;
+    return run_one(*b, cfg, caps, *comm, settings);
+  }
+  selection sel_filter(const std::string& filter) {
+    selection sel;
+    sel.selected_suite = parse_suite(R"({"benchmarks":[{"filter":"^test/spin$"}]})", "t");
+    sel.filter = filter;
+    return sel;
+  }
+};
+
+}  // namespace
+
+TEST_F(RunnerTest, DerivesThroughputFromDeclaredWork) {
+  const result r = run("test/spin", {{"n", std::int64_t{1}}, {"size", std::int64_t{4096}}});
+  ASSERT_EQ(r.st, status::passed) << r.reason;
+  EXPECT_GE(r.samples_s.size(), 3u);
+  EXPECT_GE(r.iterations_per_sample, 2);  // batched up to min_sample_time_s (1 ms)
+  EXPECT_NEAR(r.time.median, 20e-6, 15e-6);
+  bool found = false;
+  for (const auto& m : r.metrics) {
+    if (m.name == "bandwidth_gbps") {
+      found = true;
+      EXPECT_NEAR(m.value, 1e6 / r.time.median / 1e9, 1e-9);
+      EXPECT_EQ(m.samples.size(), r.samples_s.size());
+      EXPECT_GE(m.best, m.value);
+    }
+    if (m.name == "ns_per_load") {
+      EXPECT_NEAR(m.value, r.time.median / 1000 * 1e9, 1e-6);
+    }
+  }
+  EXPECT_TRUE(found);
+  EXPECT_EQ(r.axis_display[1], "4KiB");
+}
+
+// Without a GPU, a CUDA benchmark is skipped with the probe's own reason (never run, never faked).
+TEST_F(RunnerTest, CudaBenchmarkSkippedWithProbeReason) {
+  if (caps.cuda.available) GTEST_SKIP() << "this machine has a CUDA device";
+  const result r = run("test/needs_cuda");
+  EXPECT_EQ(r.st, status::skipped);
+  ASSERT_FALSE(caps.cuda.reason.empty());
+  EXPECT_NE(r.reason.find(caps.cuda.reason), std::string::npos) << r.reason;
+  EXPECT_TRUE(r.metrics.empty());
+  EXPECT_TRUE(r.samples_s.empty());
+}
+
+TEST_F(RunnerTest, ExceptionFailsOnlyThatConfiguration) {
+  const result r = run("test/throws");
+  EXPECT_EQ(r.st, status::failed);
+  EXPECT_EQ(r.reason, "device on fire");
+}
+
+TEST_F(RunnerTest, FailedVerificationMarksInvalid) {
+  const result r = run("test/invalid");
+  EXPECT_EQ(r.st, status::passed);
+  EXPECT_FALSE(r.valid);
+  ASSERT_FALSE(r.invalid_reasons.empty());
+  EXPECT_EQ(r.invalid_reasons[0], "checksum mismatch at 7");
+}
+
+TEST_F(RunnerTest, SkipAndNothingMeasured) {
+  EXPECT_EQ(run("test/skipper").st, status::skipped);
+  const result r = run("test/nothing");
+  EXPECT_EQ(r.st, status::failed);
+  EXPECT_NE(r.reason.find("without measuring"), std::string::npos);
+}
+
+TEST_F(RunnerTest, TimeoutFailsTheConfiguration) {
+  settings.timeout_s = 0.12;
+  settings.rule.max_time_s = 100;
+  settings.rule.min_time_s = 50;
+  const result r = run("test/slow");
+  EXPECT_EQ(r.st, status::failed);
+  EXPECT_NE(r.reason.find("timed out"), std::string::npos) << r.reason;
+}
+
+TEST_F(RunnerTest, InterruptStopsSampling) {
+  std::atomic<bool> flag{true};
+  settings.interrupted = &flag;
+  settings.rule.min_time_s = 50;
+  settings.rule.max_time_s = 100;
+  const result r = run("test/slow");
+  // The warm-up call ran, then the flag stopped sampling before the first sample.
+  EXPECT_EQ(r.st, status::failed);
+}
+
+TEST_F(RunnerTest, PlanFromFilterAndOverrides) {
+  selection sel = sel_filter("^test/spin$");
+  sel.axis_overrides = {"n=1:4:1", "size=4KiB:16KiB"};
+  const run_plan plan = make_plan(registry::instance(), sel, caps);
+  ASSERT_EQ(plan.items.size(), 1u);
+  EXPECT_EQ(plan.items[0].configs.size(), 4u * 3u);
+  EXPECT_EQ(plan.effective_suite["benchmarks"][0]["axes"]["size"].size(), 3u);
+}
+
+TEST_F(RunnerTest, PlanErrors) {
+  EXPECT_THROW((void)make_plan(registry::instance(), sel_filter("^nothing-matches$"), caps), user_error);
+  EXPECT_THROW((void)make_plan(registry::instance(), sel_filter("(["), caps), user_error);
+  selection sel = sel_filter("^test/spin$");
+  sel.axis_overrides = {"bogus=1"};
+  EXPECT_THROW((void)make_plan(registry::instance(), sel, caps), user_error);
+  sel.axis_overrides = {"size=abc"};
+  EXPECT_THROW((void)make_plan(registry::instance(), sel, caps), user_error);
+  sel.axis_overrides = {"n"};
+  EXPECT_THROW((void)make_plan(registry::instance(), sel, caps), user_error);
+  sel.axis_overrides = {"size=1TiB"};  // memory_estimate says 1 TiB
+  try {
+    (void)make_plan(registry::instance(), sel, caps);
+    FAIL();
+  } catch (const user_error& e) {
+    EXPECT_NE(std::string(e.what()).find("is available"), std::string::npos) << e.what();
+  }
+  sel.axis_overrides = {};
+  sel.min_time_s = 5;
+  sel.max_time_s = 1;
+  EXPECT_THROW((void)make_plan(registry::instance(), sel, caps), user_error);
+}
+
+TEST_F(RunnerTest, SuiteAxisTypoIsAnError) {
+  selection sel;
+  sel.selected_suite = parse_suite(R"({"benchmarks":[{"filter":"^test/spin$","axes":{"nn":[1]}}]})", "t");
+  sel.suite_explicit = true;
+  EXPECT_THROW((void)make_plan(registry::instance(), sel, caps), user_error);
+}

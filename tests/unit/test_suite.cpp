@@ -1,0 +1,70 @@
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "infrabench/error.h"
+#include "infrabench/suite.h"
+
+using namespace infrabench;
+
+namespace {
+std::string error_of(const std::string& text) {
+  try {
+    (void)parse_suite(text, "t.json");
+  } catch (const user_error& e) {
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+TEST(Suite, BuiltinsParse) {
+  const auto names = builtin_suite_names();
+  ASSERT_FALSE(names.empty());
+  for (const auto& n : names) {
+    const suite s = load_suite(n);
+    EXPECT_EQ(s.name, n);
+    EXPECT_FALSE(s.entries.empty());
+  }
+  EXPECT_NO_THROW((void)load_suite("quick"));
+}
+
+TEST(Suite, ParsesEntriesAndSettings) {
+  const suite s = parse_suite(R"({"name":"x","settings":{"min_time_s":0.1,"max_time_s":2},
+    "benchmarks":[{"filter":"^a/b$","axes":{"n":[1,2],"size":"64KiB"}}]})", "t.json");
+  EXPECT_EQ(s.name, "x");
+  ASSERT_TRUE(s.min_time_s);
+  EXPECT_DOUBLE_EQ(*s.min_time_s, 0.1);
+  ASSERT_EQ(s.entries.size(), 1u);
+  EXPECT_EQ(s.entries[0].axes.size(), 2u);
+  EXPECT_EQ(suite_axis_text(s.entries[0].axes[0].second), "1,2");
+  EXPECT_EQ(suite_axis_text(s.entries[0].axes[1].second), "64KiB");
+}
+
+TEST(Suite, InvalidJsonNamesFileAndLine) {
+  const auto msg = error_of("{\n  \"benchmarks\": [\n    {\"filter\": }\n  ]\n}");
+  EXPECT_NE(msg.find("t.json"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("line 3"), std::string::npos) << msg;
+}
+
+TEST(Suite, UnknownKeysAndWrongTypes) {
+  EXPECT_NE(error_of(R"({"benchmarks":[{"filter":"a"}],"bogus":1})").find("unknown key \"bogus\""), std::string::npos);
+  EXPECT_NE(error_of(R"({"benchmarks":[{"filter":"a","axez":{}}]})").find("unknown key \"axez\""), std::string::npos);
+  EXPECT_NE(error_of(R"({"benchmarks":{}})").find("must be an array"), std::string::npos);
+  EXPECT_NE(error_of(R"({"benchmarks":[{"filter":3}]})").find("filter"), std::string::npos);
+  EXPECT_NE(error_of(R"({"benchmarks":[{"filter":"a"}],"settings":{"max_time_s":"x"}})").find("must be a number"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"benchmarks":[{"filter":"a","axes":{"n":{"x":1}}}]})").find("axis \"n\""), std::string::npos);
+  EXPECT_NE(error_of(R"([1,2])").find("top level"), std::string::npos);
+  EXPECT_NE(error_of(R"({})").find("missing \"benchmarks\""), std::string::npos);
+}
+
+TEST(Suite, MissingFileAndUnknownName) {
+  EXPECT_THROW((void)load_suite("/nonexistent/dir/suite.json"), user_error);
+  try {
+    (void)load_suite("no-such-suite");
+    FAIL();
+  } catch (const user_error& e) {
+    EXPECT_NE(std::string(e.what()).find("quick"), std::string::npos);  // lists the built-ins
+  }
+}
