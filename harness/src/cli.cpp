@@ -7,6 +7,7 @@
 #include <csignal>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <mutex>
 #include <regex>
 #include <set>
@@ -16,6 +17,7 @@
 #include "infrabench/capabilities.h"
 #include "infrabench/communicator.h"
 #include "infrabench/error.h"
+#include "infrabench/options.h"
 #include "infrabench/report.h"
 #include "infrabench/runner.h"
 #include "infrabench/suite.h"
@@ -57,6 +59,8 @@ struct run_options {
   std::string output = "infrabench-report.json";
   std::string format = "table";
   bool quiet = false;
+  std::map<std::string, std::string> option_text;  // registered run options, as given
+  std::map<std::string, bool> option_flags;
 };
 
 int cmd_list(const std::string& filter, bool as_json) {
@@ -139,6 +143,20 @@ int cmd_sysinfo(bool as_json) {
   return exit_ok;
 }
 
+option_values collect_option_values(const run_options& opt) {
+  option_values values;
+  for (const auto& o : option_registry::instance().all()) {
+    if (o->is_flag) {
+      const auto it = opt.option_flags.find(o->name);
+      values[o->name] = it != opt.option_flags.end() && it->second ? "true" : "false";
+    } else {
+      const auto it = opt.option_text.find(o->name);
+      values[o->name] = it != opt.option_text.end() ? it->second : o->default_value;
+    }
+  }
+  return values;
+}
+
 std::string config_text(const planned_benchmark& item, const config& cfg) {
   std::string out = item.bench->name();
   for (const auto& [name, value] : cfg) {
@@ -155,6 +173,7 @@ int cmd_run(const run_options& opt, const std::vector<std::string>& command_line
 
   // Every rank checks its input; a bad one anywhere stops all ranks (not a hang at the gather).
   run_plan plan;
+  option_values run_option_values;
   std::string error;
   try {
     selection sel;
@@ -167,6 +186,7 @@ int cmd_run(const run_options& opt, const std::vector<std::string>& command_line
     if (opt.timeout > 0) sel.timeout_s = opt.timeout;
     if (opt.target_ci > 0) sel.target_rel_ci = opt.target_ci;
     plan = make_plan(registry::instance(), sel, caps);
+    run_option_values = collect_option_values(opt);
     if (root) check_output_path(opt.output);
   } catch (const user_error& e) {
     error = e.what();
@@ -201,6 +221,8 @@ int cmd_run(const run_options& opt, const std::vector<std::string>& command_line
                   {"max_time_s", s.rule.max_time_s},     {"target_rel_ci", s.rule.target_rel_ci},
                   {"timeout_s", s.timeout_s},            {"min_sample_time_s", s.min_sample_time_s},
                   {"max_cv", s.max_cv}};
+  ctx.settings["options"] = run_option_values;
+  plan.settings.options = &run_option_values;
   const json inventory = collect_system_inventory(caps);
 
   std::signal(SIGINT, on_signal);
@@ -262,11 +284,13 @@ int cmd_run(const run_options& opt, const std::vector<std::string>& command_line
     } catch (const std::exception& e) {
       print_error(ctx.interrupted_reason + "; writing the partial report failed: " + e.what());
     }
+    run_cleanups();
     std::_Exit(exit_failures);
   };
 
   runner run(caps, *comm);
   const std::vector<result> results = run.run(plan, cb, &g_interrupted);
+  run_cleanups();  // scratch a benchmark registered and did not remove (it should have)
 
   // Rank 0 collects every rank's results (as JSON) and one inventory per host.
   json all_results = to_json_array(results);
@@ -344,6 +368,16 @@ int cli_main(int argc, char** argv) {
   run->add_option("-o,--output", ro.output, "report file")->capture_default_str();
   run->add_option("--format", ro.format, "console output")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
   run->add_flag("-q,--quiet", ro.quiet, "no progress lines");
+  // Options benchmark groups registered (self-describing, so --help lists them).
+  for (const auto& o : option_registry::instance().all()) {
+    if (o->is_flag) {
+      ro.option_flags[o->name] = false;
+      run->add_flag("--" + o->name, ro.option_flags[o->name], o->help);
+    } else {
+      ro.option_text[o->name] = o->default_value;
+      run->add_option("--" + o->name, ro.option_text[o->name], o->help)->capture_default_str();
+    }
+  }
 
   auto* sys = app.add_subcommand("sysinfo", "print the system inventory");
   bool sys_json = false;

@@ -247,6 +247,7 @@ std::vector<result> runner::run(const run_plan& plan, const run_callbacks& cb,
   std::vector<result> results;
   exec_settings settings = plan.settings;
   settings.interrupted = interrupted;
+  settings.earlier = &results;
 
   // The watchdog: a benchmark stuck inside one call (a hung syscall, a dead peer) never reaches
   // the cooperative timeout check between samples. Past timeout + grace it reports the hang.

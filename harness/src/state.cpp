@@ -49,6 +49,31 @@ const std::string& state::get_string(std::string_view axis) const {
   return std::get<std::string>(find(axis));
 }
 
+std::string state::option(std::string_view name) const {
+  if (m_settings.options) {
+    if (auto it = m_settings.options->find(std::string(name)); it != m_settings.options->end()) return it->second;
+  }
+  for (const auto& o : option_registry::instance().all()) {
+    if (o->name == name) return o->default_value;
+  }
+  throw std::logic_error("benchmark asked for run option --" + std::string(name) + " nobody registered");
+}
+
+const result* state::find_earlier(std::string_view benchmark, const nlohmann::json& axes) const {
+  if (!m_settings.earlier) return nullptr;
+  for (const auto& r : *m_settings.earlier) {
+    if (r.benchmark != benchmark) continue;
+    bool all = true;
+    for (const auto& [k, v] : axes.items()) {
+      bool match = false;
+      for (const auto& [name, value] : r.axes) match = match || (name == k && value == v);
+      all = all && match;
+    }
+    if (all) return &r;
+  }
+  return nullptr;
+}
+
 void state::add_items(double items, std::string item_name) {
   m_work.items += items;
   m_work.item_name = std::move(item_name);

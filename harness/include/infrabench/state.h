@@ -11,6 +11,7 @@
 
 #include "infrabench/axis.h"
 #include "infrabench/capabilities.h"
+#include "infrabench/options.h"
 #include "infrabench/result.h"
 #include "infrabench/stats.h"
 
@@ -27,6 +28,8 @@ struct exec_settings {
   double timeout_s = 60;            // the configuration fails once it has run this long
   double max_cv = 0.10;             // samples noisier than this mark the result suspect
   const std::atomic<bool>* interrupted = nullptr;  // set by SIGINT/SIGTERM; sampling stops
+  const option_values* options = nullptr;          // run options (--scratch ...), by name
+  const std::vector<result>* earlier = nullptr;    // results finished earlier in this run
 };
 
 class state {
@@ -41,6 +44,16 @@ class state {
   [[nodiscard]] const config& get_config() const { return m_config; }
   [[nodiscard]] const capabilities& caps() const { return m_caps; }
   [[nodiscard]] communicator& comm() const { return m_comm; }
+  [[nodiscard]] const std::atomic<bool>* interrupted_flag() const { return m_settings.interrupted; }
+
+  // A run option's value (see options.h); its default when the run did not set it.
+  [[nodiscard]] std::string option(std::string_view name) const;
+  [[nodiscard]] bool option_flag(std::string_view name) const { return option(name) == "true"; }
+  // A result this rank finished earlier in the run (e.g. bandwidth/host_memory as a roofline),
+  // the first whose axes include every pair in `axes` (values as in the report: numbers or
+  // strings). Null when there is none.
+  [[nodiscard]] const result* find_earlier(std::string_view benchmark,
+                                           const nlohmann::json& axes = nlohmann::json::object()) const;
 
   // Work done by one iteration of the timed function. Throughput is derived from these.
   void add_bytes_read(double bytes) { m_work.bytes_read += bytes; }
