@@ -1,6 +1,10 @@
 #include "infrabench/cli.h"
 
+#include <sys/ioctl.h>
 #include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
 
 #include <CLI/CLI.hpp>
 #include <atomic>
@@ -15,6 +19,7 @@
 #include "infrabench/benchmark.h"
 #include "infrabench/build_info.h"
 #include "infrabench/capabilities.h"
+#include "infrabench/cli_extension.h"
 #include "infrabench/communicator.h"
 #include "infrabench/error.h"
 #include "infrabench/options.h"
@@ -24,6 +29,12 @@
 #include "infrabench/sysinfo.h"
 
 namespace infrabench {
+
+cli_extensions& cli_extensions::instance() {
+  static cli_extensions ext;
+  return ext;
+}
+
 namespace {
 
 using json = nlohmann::json;
@@ -143,6 +154,46 @@ int cmd_sysinfo(bool as_json) {
   return exit_ok;
 }
 
+// Progress on stderr: on a terminal one line rewritten in place (done/total, elapsed, estimate);
+// otherwise (CI, a pipe) one plain line per configuration.
+class progress_display {
+ public:
+  explicit progress_display(bool enabled)
+      : m_enabled(enabled), m_tty(enabled && ::isatty(STDERR_FILENO) && !std::getenv("CI")),
+        m_t0(std::chrono::steady_clock::now()) {}
+  void start(const std::string& what, std::size_t index, std::size_t total) {
+    if (!m_enabled) return;
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - m_t0).count();
+    char head[96];
+    if (index > 0) {
+      const double left = elapsed / static_cast<double>(index) * static_cast<double>(total - index);
+      std::snprintf(head, sizeof(head), "[%zu/%zu] %.0f s elapsed, ~%.0f s left  ", index + 1, total, elapsed, left);
+    } else {
+      std::snprintf(head, sizeof(head), "[%zu/%zu] ", index + 1, total);
+    }
+    if (!m_tty) {
+      std::cerr << head << what << std::endl;
+      return;
+    }
+    std::string line = head + what;
+    std::size_t width = 100;
+    winsize ws{};
+    if (::ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 10) width = ws.ws_col - 1;
+    if (line.size() > width) line = line.substr(0, width);
+    std::cerr << "\r\033[K" << line << std::flush;
+    m_dirty = true;
+  }
+  void finish() {
+    if (m_dirty) std::cerr << "\r\033[K" << std::flush;
+    m_dirty = false;
+  }
+
+ private:
+  bool m_enabled, m_tty;
+  bool m_dirty = false;
+  std::chrono::steady_clock::time_point m_t0;
+};
+
 option_values collect_option_values(const run_options& opt) {
   option_values values;
   for (const auto& o : option_registry::instance().all()) {
@@ -187,6 +238,7 @@ int cmd_run(const run_options& opt, const std::vector<std::string>& command_line
     if (opt.target_ci > 0) sel.target_rel_ci = opt.target_ci;
     plan = make_plan(registry::instance(), sel, caps);
     run_option_values = collect_option_values(opt);
+    for (const auto& hook : cli_extensions::instance().pre_run_hooks) hook(run_option_values);
     if (root) check_output_path(opt.output);
   } catch (const user_error& e) {
     error = e.what();
@@ -246,9 +298,10 @@ int cmd_run(const run_options& opt, const std::vector<std::string>& command_line
     return a;
   };
 
+  progress_display prog(progress);
   run_callbacks cb;
   cb.on_start = [&](const planned_benchmark& item, const config& cfg, std::size_t i, std::size_t n) {
-    if (progress) std::cerr << "[" << (i + 1) << "/" << n << "] " << config_text(item, cfg) << std::endl;
+    prog.start(config_text(item, cfg), i, n);
   };
   cb.on_result = [&](const result& r) {
     std::lock_guard lock(results_mu);
@@ -290,6 +343,7 @@ int cmd_run(const run_options& opt, const std::vector<std::string>& command_line
 
   runner run(caps, *comm);
   const std::vector<result> results = run.run(plan, cb, &g_interrupted);
+  prog.finish();
   run_cleanups();  // scratch a benchmark registered and did not remove (it should have)
 
   // Rank 0 collects every rank's results (as JSON) and one inventory per host.
@@ -328,11 +382,15 @@ int cmd_run(const run_options& opt, const std::vector<std::string>& command_line
               << " failed\n";
   }
   std::cerr << "report written to " << out_path << std::endl;
+  int hook_code = exit_ok;
+  for (const auto& hook : cli_extensions::instance().post_run_hooks) {
+    hook_code = std::max(hook_code, hook(report, run_option_values));
+  }
   if (interrupted) {
     print_error(ctx.interrupted_reason + "; the report is marked interrupted");
     return 128 + (sig ? sig : SIGTERM);
   }
-  return report["summary"]["failed"].get<std::size_t>() > 0 ? exit_failures : exit_ok;
+  return std::max(hook_code, report["summary"]["failed"].get<std::size_t>() > 0 ? exit_failures : exit_ok);
 }
 
 }  // namespace
@@ -386,10 +444,19 @@ int cli_main(int argc, char** argv) {
   // CLI11 reports a mistyped subcommand as "A subcommand is required"; name it instead.
   if (argc > 1 && argv[1][0] != '-') {
     const std::string sub = argv[1];
-    if (sub != "list" && sub != "run" && sub != "sysinfo") {
-      print_error("unknown subcommand '" + sub + "' (expected list, run or sysinfo; see infrabench --help)");
+    std::vector<std::string> known = {"list", "run", "sysinfo"};
+    for (const auto& spec : cli_extensions::instance().subcommands) known.push_back(spec.name);
+    if (std::find(known.begin(), known.end(), sub) == known.end()) {
+      std::string names;
+      for (const auto& k : known) names += (names.empty() ? "" : ", ") + k;
+      print_error("unknown subcommand '" + sub + "' (expected one of: " + names + "; see infrabench --help)");
       return exit_bad_input;
     }
+  }
+  std::vector<std::pair<CLI::App*, std::function<int()>>> extension_actions;
+  for (const auto& spec : cli_extensions::instance().subcommands) {
+    CLI::App* sub = app.add_subcommand(spec.name, spec.description);
+    extension_actions.emplace_back(sub, spec.setup(*sub));
   }
   try {
     app.parse(argc, argv);
@@ -407,6 +474,9 @@ int cli_main(int argc, char** argv) {
   try {
     if (list->parsed()) return cmd_list(list_filter, list_json);
     if (sys->parsed()) return cmd_sysinfo(sys_json);
+    for (auto& [sub, action] : extension_actions) {
+      if (sub->parsed()) return action();
+    }
     return cmd_run(ro, command_line, &argc, &argv);
   } catch (const user_error& e) {
     print_error(e.what());

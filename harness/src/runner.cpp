@@ -160,9 +160,14 @@ run_plan make_plan(const registry& reg, const selection& sel, const capabilities
   if (sel.max_time_s) st.rule.max_time_s = *sel.max_time_s;
   if (sel.timeout_s) st.timeout_s = *sel.timeout_s;
   if (sel.target_rel_ci) st.rule.target_rel_ci = *sel.target_rel_ci;
+  // One bound given on the command line wins over the suite's other bound.
+  if (sel.max_time_s && !sel.min_time_s) st.rule.min_time_s = std::min(st.rule.min_time_s, st.rule.max_time_s);
+  if (sel.min_time_s && !sel.max_time_s) st.rule.max_time_s = std::max(st.rule.min_time_s, st.rule.max_time_s);
   if (st.rule.min_time_s > st.rule.max_time_s) {
-    throw user_error("--min-time (" + std::to_string(st.rule.min_time_s) + " s) is above --max-time (" +
-                     std::to_string(st.rule.max_time_s) + " s)");
+    char buf[160];
+    std::snprintf(buf, sizeof(buf), "--min-time (%g s) is above --max-time (%g s)", st.rule.min_time_s,
+                  st.rule.max_time_s);
+    throw user_error(buf);
   }
 
   json bench_json = json::array();

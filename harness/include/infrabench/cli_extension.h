@@ -1,0 +1,52 @@
+// Extension points of the command line, for code outside the core CLI (reports/: check, compare,
+// history, report): extra subcommands, and hooks that run after `infrabench run` wrote its report.
+// Files that register these must be linked as objects into the executable (like benchmarks).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "infrabench/options.h"
+
+namespace infrabench {
+
+struct subcommand_spec {
+  std::string name;
+  std::string description;
+  // Adds the subcommand's options to `sub` and returns the action to run when it is chosen. The
+  // action returns the exit code; it may throw user_error (printed as one line, exit 2).
+  std::function<std::function<int()>(CLI::App& sub)> setup;
+};
+
+// After `run` wrote the report (rank 0 only): e.g. `--baseline FILE` checks it. Returns an exit
+// code; the run exits with the largest code of itself and its hooks.
+using post_run_hook = std::function<int(const nlohmann::json& report, const option_values& options)>;
+
+// Before `run` measures anything (every rank): validate run options, throw user_error to refuse.
+using pre_run_hook = std::function<void(const option_values& options)>;
+
+struct cli_extensions {
+  static cli_extensions& instance();
+  std::vector<subcommand_spec> subcommands;
+  std::vector<pre_run_hook> pre_run_hooks;
+  std::vector<post_run_hook> post_run_hooks;
+};
+
+inline bool register_subcommand(subcommand_spec spec) {
+  cli_extensions::instance().subcommands.push_back(std::move(spec));
+  return true;
+}
+inline bool register_pre_run_hook(pre_run_hook hook) {
+  cli_extensions::instance().pre_run_hooks.push_back(std::move(hook));
+  return true;
+}
+inline bool register_post_run_hook(post_run_hook hook) {
+  cli_extensions::instance().post_run_hooks.push_back(std::move(hook));
+  return true;
+}
+
+}  // namespace infrabench
