@@ -23,7 +23,8 @@ std::vector<std::string_view> split(std::string_view s, char sep) {
   std::size_t start = 0;
   while (true) {
     const auto pos = s.find(sep, start);
-    out.push_back(s.substr(start, pos == std::string_view::npos ? std::string_view::npos : pos - start));
+    out.push_back(
+        s.substr(start, pos == std::string_view::npos ? std::string_view::npos : pos - start));
     if (pos == std::string_view::npos) break;
     start = pos + 1;
   }
@@ -64,9 +65,12 @@ std::string format_double(double v) {
 
 std::string_view to_string(axis_kind k) {
   switch (k) {
-    case axis_kind::int64: return "int64";
-    case axis_kind::float64: return "float64";
-    case axis_kind::string: return "string";
+    case axis_kind::int64:
+      return "int64";
+    case axis_kind::float64:
+      return "float64";
+    case axis_kind::string:
+      return "string";
   }
   return "?";
 }
@@ -83,7 +87,8 @@ std::int64_t parse_bytes(std::string_view text) {
   std::string_view suffix = trim(text.substr(i));
   double value = 0;
   if (number.empty() || !parse_double(number, value)) {
-    throw user_error("'" + std::string(original) + "' is not a size (examples: 4096, 64KiB, 1MiB, 2G)");
+    throw user_error("'" + std::string(original) +
+                     "' is not a size (examples: 4096, 64KiB, 1MiB, 2G)");
   }
   // Sizes are binary multiples, as memory and block sizes are: 1K = 1KiB = 1024.
   double mult = 1;
@@ -91,15 +96,29 @@ std::int64_t parse_bytes(std::string_view text) {
   if (!suffix.empty() && (suffix.back() == 'i')) suffix.remove_suffix(1);
   if (suffix.size() == 1) {
     switch (suffix[0]) {
-      case 'k': case 'K': mult = 1024.0; break;
-      case 'm': case 'M': mult = 1024.0 * 1024; break;
-      case 'g': case 'G': mult = 1024.0 * 1024 * 1024; break;
-      case 't': case 'T': mult = 1024.0 * 1024 * 1024 * 1024; break;
+      case 'k':
+      case 'K':
+        mult = 1024.0;
+        break;
+      case 'm':
+      case 'M':
+        mult = 1024.0 * 1024;
+        break;
+      case 'g':
+      case 'G':
+        mult = 1024.0 * 1024 * 1024;
+        break;
+      case 't':
+      case 'T':
+        mult = 1024.0 * 1024 * 1024 * 1024;
+        break;
       default:
-        throw user_error("'" + std::string(original) + "': unknown size suffix (use KiB, MiB, GiB, TiB)");
+        throw user_error("'" + std::string(original) +
+                         "': unknown size suffix (use KiB, MiB, GiB, TiB)");
     }
   } else if (!suffix.empty()) {
-    throw user_error("'" + std::string(original) + "': unknown size suffix (use KiB, MiB, GiB, TiB)");
+    throw user_error("'" + std::string(original) +
+                     "': unknown size suffix (use KiB, MiB, GiB, TiB)");
   }
   const double bytes = value * mult;
   if (bytes > static_cast<double>(std::numeric_limits<std::int64_t>::max()) / 2) {
@@ -124,7 +143,9 @@ axis_value parse_axis_value(const axis& ax, std::string_view text) {
   text = trim(text);
   axis_value v;
   switch (ax.kind) {
-    case axis_kind::int64: v = parse_int_or_bytes(ax, text); break;
+    case axis_kind::int64:
+      v = parse_int_or_bytes(ax, text);
+      break;
     case axis_kind::float64: {
       double d = 0;
       if (!parse_double(text, d)) {
@@ -147,27 +168,32 @@ std::vector<axis_value> parse_axis_values(const axis& ax, std::string_view text)
   if (trim(text).empty()) throw user_error("axis '" + ax.name + "': no values given");
   for (auto item : split(text, ',')) {
     item = trim(item);
-    if (item.empty()) throw user_error("axis '" + ax.name + "': empty value in '" + std::string(text) + "'");
+    if (item.empty())
+      throw user_error("axis '" + ax.name + "': empty value in '" + std::string(text) + "'");
     const auto parts = split(item, ':');
     if (parts.size() == 1 || ax.kind == axis_kind::string) {
       out.push_back(parse_axis_value(ax, item));
       continue;
     }
     if (parts.size() > 3) {
-      throw user_error("axis '" + ax.name + "': range '" + std::string(item) + "' must be lo:hi or lo:hi:step");
+      throw user_error("axis '" + ax.name + "': range '" + std::string(item) +
+                       "' must be lo:hi or lo:hi:step");
     }
     if (ax.kind == axis_kind::int64) {
       const std::int64_t lo = std::get<std::int64_t>(parse_axis_value(ax, parts[0]));
       const std::int64_t hi = std::get<std::int64_t>(parse_axis_value(ax, parts[1]));
       if (lo > hi) {
-        throw user_error("axis '" + ax.name + "': range '" + std::string(item) + "' has its bounds inverted");
+        throw user_error("axis '" + ax.name + "': range '" + std::string(item) +
+                         "' has its bounds inverted");
       }
       if (parts.size() == 2 && !ax.options.pow2) {
-        throw user_error("axis '" + ax.name + "': range '" + std::string(item) + "' needs a step (lo:hi:step)");
+        throw user_error("axis '" + ax.name + "': range '" + std::string(item) +
+                         "' needs a step (lo:hi:step)");
       }
       if (parts.size() == 2) {
         // Powers of two: doubling from lo. lo must be positive or doubling never moves.
-        if (lo <= 0) throw user_error("axis '" + ax.name + "': a doubling range must start above 0");
+        if (lo <= 0)
+          throw user_error("axis '" + ax.name + "': a doubling range must start above 0");
         for (std::int64_t v = lo; v <= hi; v *= 2) {
           out.emplace_back(v);
           if (v > std::numeric_limits<std::int64_t>::max() / 2) break;
@@ -181,9 +207,11 @@ std::vector<axis_value> parse_axis_values(const axis& ax, std::string_view text)
       const double lo = std::get<double>(parse_axis_value(ax, parts[0]));
       const double hi = std::get<double>(parse_axis_value(ax, parts[1]));
       if (lo > hi) {
-        throw user_error("axis '" + ax.name + "': range '" + std::string(item) + "' has its bounds inverted");
+        throw user_error("axis '" + ax.name + "': range '" + std::string(item) +
+                         "' has its bounds inverted");
       }
-      if (parts.size() != 3) throw user_error("axis '" + ax.name + "': a float range needs a step (lo:hi:step)");
+      if (parts.size() != 3)
+        throw user_error("axis '" + ax.name + "': a float range needs a step (lo:hi:step)");
       double step = 0;
       if (!parse_double(trim(parts[2]), step) || step <= 0) {
         throw user_error("axis '" + ax.name + "': range step must be a positive number");
@@ -193,7 +221,9 @@ std::vector<axis_value> parse_axis_values(const axis& ax, std::string_view text)
       for (std::int64_t i = 0; i < count; ++i) out.emplace_back(lo + static_cast<double>(i) * step);
     }
   }
-  if (out.size() > 100000) throw user_error("axis '" + ax.name + "': too many values (" + std::to_string(out.size()) + ")");
+  if (out.size() > 100000)
+    throw user_error("axis '" + ax.name + "': too many values (" + std::to_string(out.size()) +
+                     ")");
   for (const auto& v : out) validate_axis_value(ax, v);
   return out;
 }
@@ -212,12 +242,16 @@ void validate_axis_value(const axis& ax, const axis_value& v) {
   const double d = ax.kind == axis_kind::int64 ? static_cast<double>(std::get<std::int64_t>(v))
                                                : std::get<double>(v);
   if (o.min && d < *o.min) {
-    throw user_error("axis '" + ax.name + "': " + format_axis_value(ax, v) + " is below the minimum " +
-                     (ax.options.bytes ? format_bytes(static_cast<std::int64_t>(*o.min)) : format_double(*o.min)));
+    throw user_error("axis '" + ax.name + "': " + format_axis_value(ax, v) +
+                     " is below the minimum " +
+                     (ax.options.bytes ? format_bytes(static_cast<std::int64_t>(*o.min))
+                                       : format_double(*o.min)));
   }
   if (o.max && d > *o.max) {
-    throw user_error("axis '" + ax.name + "': " + format_axis_value(ax, v) + " is above the maximum " +
-                     (ax.options.bytes ? format_bytes(static_cast<std::int64_t>(*o.max)) : format_double(*o.max)));
+    throw user_error("axis '" + ax.name + "': " + format_axis_value(ax, v) +
+                     " is above the maximum " +
+                     (ax.options.bytes ? format_bytes(static_cast<std::int64_t>(*o.max))
+                                       : format_double(*o.max)));
   }
 }
 
@@ -227,8 +261,10 @@ std::string format_axis_value(const axis& ax, const axis_value& v) {
       const auto i = std::get<std::int64_t>(v);
       return ax.options.bytes ? format_bytes(i) : std::to_string(i);
     }
-    case axis_kind::float64: return format_double(std::get<double>(v));
-    case axis_kind::string: return std::get<std::string>(v);
+    case axis_kind::float64:
+      return format_double(std::get<double>(v));
+    case axis_kind::string:
+      return std::get<std::string>(v);
   }
   return {};
 }
@@ -242,7 +278,8 @@ std::vector<config> cartesian_product(const std::vector<axis>& axes) {
   std::vector<std::size_t> idx(axes.size(), 0);
   for (std::size_t n = 0; n < total; ++n) {
     config cfg;
-    for (std::size_t a = 0; a < axes.size(); ++a) cfg.emplace_back(axes[a].name, axes[a].values[idx[a]]);
+    for (std::size_t a = 0; a < axes.size(); ++a)
+      cfg.emplace_back(axes[a].name, axes[a].values[idx[a]]);
     out.push_back(std::move(cfg));
     // Odometer increment, last axis fastest.
     for (std::size_t a = axes.size(); a-- > 0;) {

@@ -20,7 +20,8 @@ benchmark& benchmark::require(const requirement& r) {
 }
 
 benchmark& benchmark::add_axis(axis ax) {
-  if (find_axis(ax.name)) throw std::logic_error(m_name + ": axis '" + ax.name + "' declared twice");
+  if (find_axis(ax.name))
+    throw std::logic_error(m_name + ": axis '" + ax.name + "' declared twice");
   // Defaults are validated like user input so a wrong default fails loudly at start-up.
   for (const auto& v : ax.values) validate_axis_value(ax, v);
   m_axes.push_back(std::move(ax));
@@ -72,7 +73,9 @@ axis* benchmark::find_axis(std::string_view name) {
   return nullptr;
 }
 
-std::int64_t benchmark::memory_needed(const config& cfg) const { return m_memory ? m_memory(cfg) : 0; }
+std::int64_t benchmark::memory_needed(const config& cfg) const {
+  return m_memory ? m_memory(cfg) : 0;
+}
 
 std::string benchmark::unmet_requirements(const capabilities& caps) const {
   std::string reasons;
@@ -93,8 +96,9 @@ benchmark& registry::add(std::string name, benchmark::body_fn body) {
   auto owned = std::make_unique<benchmark>(std::move(name), std::move(body));
   benchmark& added = *owned;
   // Keep the registry sorted so `list` and runs are in a stable order, whatever the link order.
-  const auto pos = std::upper_bound(m_benchmarks.begin(), m_benchmarks.end(), added.name(),
-                                    [](const std::string& n, const auto& b) { return n < b->name(); });
+  const auto pos =
+      std::upper_bound(m_benchmarks.begin(), m_benchmarks.end(), added.name(),
+                       [](const std::string& n, const auto& b) { return n < b->name(); });
   m_benchmarks.insert(pos, std::move(owned));
   return added;
 }

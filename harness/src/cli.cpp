@@ -141,7 +141,8 @@ int cmd_sysinfo(bool as_json) {
     return exit_ok;
   }
   // The human form: one "key: value" line per leaf, nested keys joined with '.'.
-  std::function<void(const json&, const std::string&)> walk = [&](const json& j, const std::string& prefix) {
+  std::function<void(const json&, const std::string&)> walk = [&](const json& j,
+                                                                  const std::string& prefix) {
     if (j.is_object()) {
       for (const auto& [k, v] : j.items()) walk(v, prefix.empty() ? k : prefix + "." + k);
     } else if (j.is_array() && !j.empty() && (j.front().is_object() || j.front().is_array())) {
@@ -159,15 +160,18 @@ int cmd_sysinfo(bool as_json) {
 class progress_display {
  public:
   explicit progress_display(bool enabled)
-      : m_enabled(enabled), m_tty(enabled && ::isatty(STDERR_FILENO) && !std::getenv("CI")),
+      : m_enabled(enabled),
+        m_tty(enabled && ::isatty(STDERR_FILENO) && !std::getenv("CI")),
         m_t0(std::chrono::steady_clock::now()) {}
   void start(const std::string& what, std::size_t index, std::size_t total) {
     if (!m_enabled) return;
-    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - m_t0).count();
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - m_t0).count();
     char head[96];
     if (index > 0) {
       const double left = elapsed / static_cast<double>(index) * static_cast<double>(total - index);
-      std::snprintf(head, sizeof(head), "[%zu/%zu] %.0f s elapsed, ~%.0f s left  ", index + 1, total, elapsed, left);
+      std::snprintf(head, sizeof(head), "[%zu/%zu] %.0f s elapsed, ~%.0f s left  ", index + 1,
+                    total, elapsed, left);
     } else {
       std::snprintf(head, sizeof(head), "[%zu/%zu] ", index + 1, total);
     }
@@ -217,7 +221,8 @@ std::string config_text(const planned_benchmark& item, const config& cfg) {
   return out;
 }
 
-int cmd_run(const run_options& opt, const std::vector<std::string>& command_line, int* argc, char*** argv) {
+int cmd_run(const run_options& opt, const std::vector<std::string>& command_line, int* argc,
+            char*** argv) {
   auto comm = make_communicator(argc, argv);
   const bool root = comm->rank() == 0;
   const capabilities caps = probe_capabilities(comm->size());
@@ -229,7 +234,9 @@ int cmd_run(const run_options& opt, const std::vector<std::string>& command_line
   try {
     selection sel;
     sel.selected_suite = load_suite(opt.suite_name);
-    sel.suite_explicit = opt.suite_name != "quick" || std::find(command_line.begin(), command_line.end(), "--suite") != command_line.end();
+    sel.suite_explicit =
+        opt.suite_name != "quick" ||
+        std::find(command_line.begin(), command_line.end(), "--suite") != command_line.end();
     if (!opt.filter.empty()) sel.filter = opt.filter;
     sel.axis_overrides = opt.axes;
     if (opt.min_time > 0) sel.min_time_s = opt.min_time;
@@ -269,9 +276,12 @@ int cmd_run(const run_options& opt, const std::vector<std::string>& command_line
   ctx.world_size = comm->size();
   ctx.capabilities = caps.to_json();
   const auto& s = plan.settings;
-  ctx.settings = {{"min_samples", s.rule.min_samples},   {"min_time_s", s.rule.min_time_s},
-                  {"max_time_s", s.rule.max_time_s},     {"target_rel_ci", s.rule.target_rel_ci},
-                  {"timeout_s", s.timeout_s},            {"min_sample_time_s", s.min_sample_time_s},
+  ctx.settings = {{"min_samples", s.rule.min_samples},
+                  {"min_time_s", s.rule.min_time_s},
+                  {"max_time_s", s.rule.max_time_s},
+                  {"target_rel_ci", s.rule.target_rel_ci},
+                  {"timeout_s", s.timeout_s},
+                  {"min_sample_time_s", s.min_sample_time_s},
                   {"max_cv", s.max_cv}};
   ctx.settings["options"] = run_option_values;
   plan.settings.options = &run_option_values;
@@ -300,9 +310,8 @@ int cmd_run(const run_options& opt, const std::vector<std::string>& command_line
 
   progress_display prog(progress);
   run_callbacks cb;
-  cb.on_start = [&](const planned_benchmark& item, const config& cfg, std::size_t i, std::size_t n) {
-    prog.start(config_text(item, cfg), i, n);
-  };
+  cb.on_start = [&](const planned_benchmark& item, const config& cfg, std::size_t i,
+                    std::size_t n) { prog.start(config_text(item, cfg), i, n); };
   cb.on_result = [&](const result& r) {
     std::lock_guard lock(results_mu);
     finished.push_back(r);
@@ -360,7 +369,8 @@ int cmd_run(const run_options& opt, const std::vector<std::string>& command_line
     std::set<std::string> seen_hosts;
     for (const auto& text : gathered) {
       const json part = json::parse(text);
-      if (seen_hosts.insert(part["inventory"].value("hostname", "")).second) hosts.push_back(part["inventory"]);
+      if (seen_hosts.insert(part["inventory"].value("hostname", "")).second)
+        hosts.push_back(part["inventory"]);
       for (const auto& r : part["results"]) all_results.push_back(r);
     }
   }
@@ -390,7 +400,8 @@ int cmd_run(const run_options& opt, const std::vector<std::string>& command_line
     print_error(ctx.interrupted_reason + "; the report is marked interrupted");
     return 128 + (sig ? sig : SIGTERM);
   }
-  return std::max(hook_code, report["summary"]["failed"].get<std::size_t>() > 0 ? exit_failures : exit_ok);
+  return std::max(hook_code,
+                  report["summary"]["failed"].get<std::size_t>() > 0 ? exit_failures : exit_ok);
 }
 
 }  // namespace
@@ -402,7 +413,8 @@ int cli_main(int argc, char** argv) {
                                         INFRABENCH_GIT_COMMIT + ")");
   app.require_subcommand(1);
 
-  auto* list = app.add_subcommand("list", "list every benchmark compiled in, its axes and whether it can run here");
+  auto* list = app.add_subcommand(
+      "list", "list every benchmark compiled in, its axes and whether it can run here");
   std::string list_filter;
   bool list_json = false;
   list->add_option("--filter", list_filter, "regex on group/name");
@@ -410,21 +422,34 @@ int cli_main(int argc, char** argv) {
 
   auto* run = app.add_subcommand("run", "run a suite (default: quick) and write a JSON report");
   run_options ro;
-  run->add_option("--suite", ro.suite_name, "built-in suite name (" + [] {
-    std::string n;
-    for (const auto& s : builtin_suite_names()) n += (n.empty() ? "" : ", ") + s;
-    return n;
-  }() + ") or a suite JSON file")->capture_default_str();
-  run->add_option("--filter", ro.filter, "regex on group/name; without --suite, any matching benchmark");
-  run->add_option("-a,--axis", ro.axes, "axis=v1,v2 or axis=lo:hi (powers of two) or lo:hi:step; repeatable")
+  run->add_option(
+         "--suite", ro.suite_name,
+         "built-in suite name (" +
+             [] {
+               std::string n;
+               for (const auto& s : builtin_suite_names()) n += (n.empty() ? "" : ", ") + s;
+               return n;
+             }() +
+             ") or a suite JSON file")
+      ->capture_default_str();
+  run->add_option("--filter", ro.filter,
+                  "regex on group/name; without --suite, any matching benchmark");
+  run->add_option("-a,--axis", ro.axes,
+                  "axis=v1,v2 or axis=lo:hi (powers of two) or lo:hi:step; repeatable")
       ->allow_extra_args(false);
-  run->add_option("--min-time", ro.min_time, "seconds to sample each configuration at least")->check(CLI::PositiveNumber);
-  run->add_option("--max-time", ro.max_time, "seconds after which sampling stops")->check(CLI::PositiveNumber);
-  run->add_option("--timeout", ro.timeout, "seconds after which a configuration fails")->check(CLI::PositiveNumber);
-  run->add_option("--target-ci", ro.target_ci, "stop when the median's 95% CI half-width is below this fraction")
+  run->add_option("--min-time", ro.min_time, "seconds to sample each configuration at least")
+      ->check(CLI::PositiveNumber);
+  run->add_option("--max-time", ro.max_time, "seconds after which sampling stops")
+      ->check(CLI::PositiveNumber);
+  run->add_option("--timeout", ro.timeout, "seconds after which a configuration fails")
+      ->check(CLI::PositiveNumber);
+  run->add_option("--target-ci", ro.target_ci,
+                  "stop when the median's 95% CI half-width is below this fraction")
       ->check(CLI::PositiveNumber);
   run->add_option("-o,--output", ro.output, "report file")->capture_default_str();
-  run->add_option("--format", ro.format, "console output")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
+  run->add_option("--format", ro.format, "console output")
+      ->check(CLI::IsMember({"table", "json"}))
+      ->capture_default_str();
   run->add_flag("-q,--quiet", ro.quiet, "no progress lines");
   // Options benchmark groups registered (self-describing, so --help lists them).
   for (const auto& o : option_registry::instance().all()) {
@@ -449,7 +474,8 @@ int cli_main(int argc, char** argv) {
     if (std::find(known.begin(), known.end(), sub) == known.end()) {
       std::string names;
       for (const auto& k : known) names += (names.empty() ? "" : ", ") + k;
-      print_error("unknown subcommand '" + sub + "' (expected one of: " + names + "; see infrabench --help)");
+      print_error("unknown subcommand '" + sub + "' (expected one of: " + names +
+                  "; see infrabench --help)");
       return exit_bad_input;
     }
   }

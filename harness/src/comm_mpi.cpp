@@ -32,8 +32,9 @@ class mpi_communicator final : public communicator {
     MPI_Get_processor_name(name, &len);
     m_host.assign(name, static_cast<std::size_t>(len));
     MPI_Comm local;
-    check_mpi(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, m_rank, MPI_INFO_NULL, &local),
-              "MPI_Comm_split_type");
+    check_mpi(
+        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, m_rank, MPI_INFO_NULL, &local),
+        "MPI_Comm_split_type");
     MPI_Comm_rank(local, &m_local_rank);
     MPI_Comm_free(&local);
   }
@@ -52,7 +53,8 @@ class mpi_communicator final : public communicator {
   [[nodiscard]] std::vector<std::string> gather_strings(const std::string& mine) override {
     const int len = static_cast<int>(mine.size());
     std::vector<int> lens(m_rank == 0 ? static_cast<std::size_t>(m_size) : 0);
-    check_mpi(MPI_Gather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, MPI_COMM_WORLD), "MPI_Gather");
+    check_mpi(MPI_Gather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, MPI_COMM_WORLD),
+              "MPI_Gather");
     std::vector<int> displs;
     std::string all;
     if (m_rank == 0) {
@@ -64,12 +66,13 @@ class mpi_communicator final : public communicator {
       }
       all.resize(static_cast<std::size_t>(total));
     }
-    check_mpi(MPI_Gatherv(mine.data(), len, MPI_CHAR, all.data(), lens.data(), displs.data(), MPI_CHAR,
-                          0, MPI_COMM_WORLD),
+    check_mpi(MPI_Gatherv(mine.data(), len, MPI_CHAR, all.data(), lens.data(), displs.data(),
+                          MPI_CHAR, 0, MPI_COMM_WORLD),
               "MPI_Gatherv");
     std::vector<std::string> out;
     for (std::size_t i = 0; i < lens.size(); ++i) {
-      out.push_back(all.substr(static_cast<std::size_t>(displs[i]), static_cast<std::size_t>(lens[i])));
+      out.push_back(
+          all.substr(static_cast<std::size_t>(displs[i]), static_cast<std::size_t>(lens[i])));
     }
     return out;
   }

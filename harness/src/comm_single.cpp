@@ -21,8 +21,12 @@ class single_communicator final : public communicator {
   [[nodiscard]] const std::string& hostname() const override { return m_host; }
   [[nodiscard]] std::string backend() const override { return "single"; }
   void barrier() override {}
-  [[nodiscard]] std::vector<std::string> gather_strings(const std::string& mine) override { return {mine}; }
-  [[nodiscard]] std::string broadcast_string(const std::string& from_root) override { return from_root; }
+  [[nodiscard]] std::vector<std::string> gather_strings(const std::string& mine) override {
+    return {mine};
+  }
+  [[nodiscard]] std::string broadcast_string(const std::string& from_root) override {
+    return from_root;
+  }
   [[nodiscard]] double allreduce_max(double v) override { return v; }
   void abort(int code) override { std::_Exit(code); }
 

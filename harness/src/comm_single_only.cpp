@@ -4,6 +4,8 @@
 
 namespace infrabench {
 
-std::unique_ptr<communicator> make_communicator(int*, char***) { return make_single_communicator(); }
+std::unique_ptr<communicator> make_communicator(int*, char***) {
+  return make_single_communicator();
+}
 
 }  // namespace infrabench

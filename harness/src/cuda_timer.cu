@@ -33,8 +33,9 @@ cuda_event_timer::~cuda_event_timer() {
 }
 
 void cuda_event_timer::start() {
-  check_cuda(cudaEventRecord(static_cast<cudaEvent_t>(m_start), static_cast<cudaStream_t>(m_stream)),
-             "cudaEventRecord");
+  check_cuda(
+      cudaEventRecord(static_cast<cudaEvent_t>(m_start), static_cast<cudaStream_t>(m_stream)),
+      "cudaEventRecord");
 }
 
 void cuda_event_timer::stop() {
@@ -45,7 +46,8 @@ void cuda_event_timer::stop() {
 double cuda_event_timer::seconds() {
   check_cuda(cudaEventSynchronize(static_cast<cudaEvent_t>(m_stop)), "cudaEventSynchronize");
   float ms = 0;
-  check_cuda(cudaEventElapsedTime(&ms, static_cast<cudaEvent_t>(m_start), static_cast<cudaEvent_t>(m_stop)),
+  check_cuda(cudaEventElapsedTime(&ms, static_cast<cudaEvent_t>(m_start),
+                                  static_cast<cudaEvent_t>(m_stop)),
              "cudaEventElapsedTime");
   return static_cast<double>(ms) * 1e-3;
 }

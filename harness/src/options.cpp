@@ -27,7 +27,8 @@ option_registry& option_registry::instance() {
 const run_option& option_registry::add(run_option opt) {
   for (const auto& o : m_options) {
     if (o->name == opt.name) {
-      if (o->is_flag != opt.is_flag) throw std::logic_error("run option --" + opt.name + " registered twice, differently");
+      if (o->is_flag != opt.is_flag)
+        throw std::logic_error("run option --" + opt.name + " registered twice, differently");
       return *o;
     }
   }

@@ -22,7 +22,8 @@ std::string parent_dir(const std::string& path) {
 // Creates a unique temporary file next to `path`; returns its fd and name.
 int make_temp_beside(const std::string& path, std::string& temp_name) {
   const auto p = std::filesystem::path(path);
-  temp_name = (std::filesystem::path(parent_dir(path)) / ("." + p.filename().string() + ".XXXXXX")).string();
+  temp_name = (std::filesystem::path(parent_dir(path)) / ("." + p.filename().string() + ".XXXXXX"))
+                  .string();
   return mkstemp(temp_name.data());
 }
 
@@ -31,12 +32,13 @@ int make_temp_beside(const std::string& path, std::string& temp_name) {
 std::string utc_now_iso8601() {
   const auto now = std::chrono::system_clock::now();
   const auto secs = std::chrono::system_clock::to_time_t(now);
-  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+  const auto ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
   std::tm tm{};
   gmtime_r(&secs, &tm);
   char buf[64];
-  std::snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
-                tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms));
+  std::snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms));
   return buf;
 }
 
@@ -49,18 +51,15 @@ nlohmann::json make_report(const report_context& ctx, const nlohmann::json& resu
     failed += st == "failed";
     invalid += st == "passed" && !r.at("valid").get<bool>();
   }
-  nlohmann::json run = {{"command_line", ctx.command_line},
-                        {"started_utc", ctx.started_utc},
-                        {"finished_utc", ctx.finished_utc},
-                        {"launcher", ctx.launcher},
-                        {"world_size", ctx.world_size},
-                        {"interrupted", ctx.interrupted},
-                        {"suite", ctx.effective_suite},
-                        {"settings", ctx.settings}};
+  nlohmann::json run = {{"command_line", ctx.command_line}, {"started_utc", ctx.started_utc},
+                        {"finished_utc", ctx.finished_utc}, {"launcher", ctx.launcher},
+                        {"world_size", ctx.world_size},     {"interrupted", ctx.interrupted},
+                        {"suite", ctx.effective_suite},     {"settings", ctx.settings}};
   if (ctx.interrupted) run["interrupted_reason"] = ctx.interrupted_reason;
   return {{"schema_version", report_schema_version},
           {"tool", "infrabench"},
-          {"units", "decimal: GB = 1e9 bytes, GB/s = 1e9 bytes/s; sizes in axes are binary (KiB = 1024 B)"},
+          {"units",
+           "decimal: GB = 1e9 bytes, GB/s = 1e9 bytes/s; sizes in axes are binary (KiB = 1024 B)"},
           {"run", run},
           {"capabilities", ctx.capabilities},
           {"hosts", ctx.hosts},
@@ -110,10 +109,13 @@ void write_file_atomic(const std::string& path, const std::string& content) {
 void check_output_path(const std::string& path) {
   if (path.empty()) throw user_error("output path is empty");
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw user_error("output " + path + " is a directory");
+  if (std::filesystem::is_directory(path, ec))
+    throw user_error("output " + path + " is a directory");
   const std::string dir = parent_dir(path);
-  if (!std::filesystem::exists(dir, ec)) throw user_error("output directory " + dir + " does not exist");
-  if (!std::filesystem::is_directory(dir, ec)) throw user_error("output directory " + dir + " is not a directory");
+  if (!std::filesystem::exists(dir, ec))
+    throw user_error("output directory " + dir + " does not exist");
+  if (!std::filesystem::is_directory(dir, ec))
+    throw user_error("output directory " + dir + " is not a directory");
   // Try it: permissions, read-only mounts and quotas all show up here, before anything runs.
   std::string temp;
   const int fd = make_temp_beside(path, temp);

@@ -4,9 +4,12 @@ namespace infrabench {
 
 std::string_view to_string(status s) {
   switch (s) {
-    case status::passed: return "passed";
-    case status::skipped: return "skipped";
-    case status::failed: return "failed";
+    case status::passed:
+      return "passed";
+    case status::skipped:
+      return "skipped";
+    case status::failed:
+      return "failed";
   }
   return "?";
 }
@@ -18,7 +21,8 @@ nlohmann::json result::to_json() const {
   for (const auto& [name, value] : axes) ax[name] = value;
   j["axes"] = ax;
   nlohmann::json disp = nlohmann::json::object();
-  for (std::size_t i = 0; i < axes.size() && i < axis_display.size(); ++i) disp[axes[i].first] = axis_display[i];
+  for (std::size_t i = 0; i < axes.size() && i < axis_display.size(); ++i)
+    disp[axes[i].first] = axis_display[i];
   j["axes_display"] = disp;
   j["status"] = to_string(st);
   if (!reason.empty()) j["reason"] = reason;

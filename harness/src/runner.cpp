@@ -60,7 +60,8 @@ run_plan make_plan(const registry& reg, const selection& sel, const capabilities
   if (sel.filter) filter = compile_regex(*sel.filter, "--filter");
 
   std::vector<bool> entry_axis_used;
-  for (const auto& e : su.entries) entry_axis_used.insert(entry_axis_used.end(), e.axes.size(), false);
+  for (const auto& e : su.entries)
+    entry_axis_used.insert(entry_axis_used.end(), e.axes.size(), false);
 
   for (const auto& owned : reg.all()) {
     const benchmark& bench = *owned;
@@ -106,8 +107,9 @@ run_plan make_plan(const registry& reg, const selection& sel, const capabilities
     for (const auto& e : su.entries) {
       bool entry_matches_selected = false;
       for (const auto& it : plan.items) {
-        entry_matches_selected = entry_matches_selected ||
-                                 std::regex_search(it.bench->name(), compile_regex(e.filter, "suite filter"));
+        entry_matches_selected =
+            entry_matches_selected ||
+            std::regex_search(it.bench->name(), compile_regex(e.filter, "suite filter"));
       }
       for (const auto& [name, values] : e.axes) {
         if (entry_matches_selected && !entry_axis_used[flat]) {
@@ -147,7 +149,8 @@ run_plan make_plan(const registry& reg, const selection& sel, const capabilities
     }
     if (!applied) {
       if (!known.empty()) known.pop_back();
-      throw user_error("-a " + name + ": no selected benchmark has an axis '" + name + "' (axes:" + known + ")");
+      throw user_error("-a " + name + ": no selected benchmark has an axis '" + name +
+                       "' (axes:" + known + ")");
     }
   }
 
@@ -161,12 +164,14 @@ run_plan make_plan(const registry& reg, const selection& sel, const capabilities
   if (sel.timeout_s) st.timeout_s = *sel.timeout_s;
   if (sel.target_rel_ci) st.rule.target_rel_ci = *sel.target_rel_ci;
   // One bound given on the command line wins over the suite's other bound.
-  if (sel.max_time_s && !sel.min_time_s) st.rule.min_time_s = std::min(st.rule.min_time_s, st.rule.max_time_s);
-  if (sel.min_time_s && !sel.max_time_s) st.rule.max_time_s = std::max(st.rule.min_time_s, st.rule.max_time_s);
+  if (sel.max_time_s && !sel.min_time_s)
+    st.rule.min_time_s = std::min(st.rule.min_time_s, st.rule.max_time_s);
+  if (sel.min_time_s && !sel.max_time_s)
+    st.rule.max_time_s = std::max(st.rule.min_time_s, st.rule.max_time_s);
   if (st.rule.min_time_s > st.rule.max_time_s) {
     char buf[160];
-    std::snprintf(buf, sizeof(buf), "--min-time (%g s) is above --max-time (%g s)", st.rule.min_time_s,
-                  st.rule.max_time_s);
+    std::snprintf(buf, sizeof(buf), "--min-time (%g s) is above --max-time (%g s)",
+                  st.rule.min_time_s, st.rule.max_time_s);
     throw user_error(buf);
   }
 
@@ -176,9 +181,9 @@ run_plan make_plan(const registry& reg, const selection& sel, const capabilities
     for (const auto& cfg : it.configs) {
       const auto need = it.bench->memory_needed(cfg);
       if (caps.memory_available_bytes > 0 && need > caps.memory_available_bytes) {
-        throw user_error(describe_config(*it.bench, cfg) + " needs " + gib(static_cast<double>(need)) +
-                         " of memory; " + gib(static_cast<double>(caps.memory_available_bytes)) +
-                         " is available");
+        throw user_error(describe_config(*it.bench, cfg) + " needs " +
+                         gib(static_cast<double>(need)) + " of memory; " +
+                         gib(static_cast<double>(caps.memory_available_bytes)) + " is available");
       }
     }
     json axes = json::object();
@@ -200,7 +205,9 @@ run_plan make_plan(const registry& reg, const selection& sel, const capabilities
 result run_one(const benchmark& bench, const config& cfg, const capabilities& caps,
                communicator& comm, const exec_settings& settings) {
   const auto t0 = std::chrono::steady_clock::now();
-  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
   auto fill_identity = [&](result& r) {
     r.benchmark = bench.name();
     r.axes.clear();

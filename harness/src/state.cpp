@@ -44,19 +44,23 @@ const axis_value& state::find(std::string_view axis) const {
 std::int64_t state::get_int64(std::string_view axis) const {
   return std::get<std::int64_t>(find(axis));
 }
-double state::get_float64(std::string_view axis) const { return std::get<double>(find(axis)); }
+double state::get_float64(std::string_view axis) const {
+  return std::get<double>(find(axis));
+}
 const std::string& state::get_string(std::string_view axis) const {
   return std::get<std::string>(find(axis));
 }
 
 std::string state::option(std::string_view name) const {
   if (m_settings.options) {
-    if (auto it = m_settings.options->find(std::string(name)); it != m_settings.options->end()) return it->second;
+    if (auto it = m_settings.options->find(std::string(name)); it != m_settings.options->end())
+      return it->second;
   }
   for (const auto& o : option_registry::instance().all()) {
     if (o->name == name) return o->default_value;
   }
-  throw std::logic_error("benchmark asked for run option --" + std::string(name) + " nobody registered");
+  throw std::logic_error("benchmark asked for run option --" + std::string(name) +
+                         " nobody registered");
 }
 
 const result* state::find_earlier(std::string_view benchmark, const nlohmann::json& axes) const {

@@ -21,10 +21,10 @@ double quantile_sorted(std::span<const double> sorted, double q) {
 double t_critical_95(std::size_t df) {
   // Two-sided 95% quantiles of Student's t; beyond 30 degrees of freedom the normal's 1.96 is
   // within 2% and the table stops.
-  static constexpr double table[] = {0,      12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365,
-                                     2.306,  2.262,  2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
-                                     2.120,  2.110,  2.101, 2.093, 2.086, 2.080, 2.074, 2.069,
-                                     2.064,  2.060,  2.056, 2.052, 2.048, 2.045, 2.042};
+  static constexpr double table[] = {0,     12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365,
+                                     2.306, 2.262,  2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
+                                     2.120, 2.110,  2.101, 2.093, 2.086, 2.080, 2.074, 2.069,
+                                     2.064, 2.060,  2.056, 2.052, 2.048, 2.045, 2.042};
   if (df == 0) return std::numeric_limits<double>::infinity();
   if (df <= 30) return table[df];
   if (df <= 60) return 2.000;
@@ -54,8 +54,9 @@ summary summarize(std::span<const double> samples) {
   for (std::size_t i = 0; i < sorted.size(); ++i) dev[i] = std::fabs(sorted[i] - s.median);
   std::sort(dev.begin(), dev.end());
   s.robust_cv = s.median > 0 ? 1.4826 * quantile_sorted(dev, 0.5) / s.median : 0;
-  const double half = s.n > 1 ? t_critical_95(s.n - 1) * s.stdev / std::sqrt(static_cast<double>(s.n))
-                              : std::numeric_limits<double>::infinity();
+  const double half = s.n > 1
+                          ? t_critical_95(s.n - 1) * s.stdev / std::sqrt(static_cast<double>(s.n))
+                          : std::numeric_limits<double>::infinity();
   s.mean_ci_low = s.n > 1 ? s.mean - half : s.min;
   s.mean_ci_high = s.n > 1 ? s.mean + half : s.max;
   // Median CI from order statistics: the number of samples below the true median is
@@ -65,8 +66,10 @@ summary summarize(std::span<const double> samples) {
     const double d = 1.96 * std::sqrt(nd) / 2.0;
     const auto lo = static_cast<long>(std::floor(nd / 2.0 - d));
     const auto hi = static_cast<long>(std::ceil(nd / 2.0 + d));
-    s.median_ci_low = sorted[static_cast<std::size_t>(std::clamp(lo, 1L, static_cast<long>(s.n)) - 1)];
-    s.median_ci_high = sorted[static_cast<std::size_t>(std::clamp(hi, 1L, static_cast<long>(s.n)) - 1)];
+    s.median_ci_low =
+        sorted[static_cast<std::size_t>(std::clamp(lo, 1L, static_cast<long>(s.n)) - 1)];
+    s.median_ci_high =
+        sorted[static_cast<std::size_t>(std::clamp(hi, 1L, static_cast<long>(s.n)) - 1)];
   } else {
     s.median_ci_low = s.min;
     s.median_ci_high = s.max;
@@ -80,11 +83,16 @@ double summary::median_rel_ci_halfwidth() const {
 }
 
 nlohmann::json summary::to_json() const {
-  return {{"n", n},           {"min", min},
-          {"max", max},       {"mean", mean},
-          {"median", median}, {"p90", p90},
-          {"p99", p99},       {"stdev", stdev},
-          {"cv", cv},         {"robust_cv", robust_cv},
+  return {{"n", n},
+          {"min", min},
+          {"max", max},
+          {"mean", mean},
+          {"median", median},
+          {"p90", p90},
+          {"p99", p99},
+          {"stdev", stdev},
+          {"cv", cv},
+          {"robust_cv", robust_cv},
           {"median_ci95", {median_ci_low, median_ci_high}},
           {"mean_ci95", {mean_ci_low, mean_ci_high}}};
 }
@@ -101,10 +109,14 @@ stopping_rule::verdict stopping_rule::decide(std::span<const double> samples,
 
 std::string to_string(stopping_rule::verdict v) {
   switch (v) {
-    case stopping_rule::verdict::go_on: return "running";
-    case stopping_rule::verdict::converged: return "converged";
-    case stopping_rule::verdict::max_time: return "max_time";
-    case stopping_rule::verdict::max_samples: return "max_samples";
+    case stopping_rule::verdict::go_on:
+      return "running";
+    case stopping_rule::verdict::converged:
+      return "converged";
+    case stopping_rule::verdict::max_time:
+      return "max_time";
+    case stopping_rule::verdict::max_samples:
+      return "max_samples";
   }
   return "?";
 }

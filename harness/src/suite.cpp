@@ -17,7 +17,9 @@ namespace {
 
 using json = nlohmann::json;
 
-std::string type_name(const json& j) { return j.type_name(); }
+std::string type_name(const json& j) {
+  return j.type_name();
+}
 
 double positive_number(const json& j, const std::string& where, const std::string& key) {
   if (!j.is_number()) {
@@ -28,7 +30,8 @@ double positive_number(const json& j, const std::string& where, const std::strin
   return v;
 }
 
-void check_keys(const json& obj, std::initializer_list<std::string_view> allowed, const std::string& where) {
+void check_keys(const json& obj, std::initializer_list<std::string_view> allowed,
+                const std::string& where) {
   for (const auto& [key, value] : obj.items()) {
     bool ok = false;
     for (auto a : allowed) ok = ok || key == a;
@@ -68,19 +71,25 @@ suite parse_suite(const std::string& text, const std::string& source) {
     s.name = doc["name"].get<std::string>();
   }
   if (doc.contains("description")) {
-    if (!doc["description"].is_string()) throw user_error(where + ": \"description\" must be a string");
+    if (!doc["description"].is_string())
+      throw user_error(where + ": \"description\" must be a string");
     s.description = doc["description"].get<std::string>();
   }
   if (doc.contains("settings")) {
     const auto& st = doc["settings"];
     if (!st.is_object()) throw user_error(where + ": \"settings\" must be an object");
     check_keys(st, {"min_time_s", "max_time_s", "timeout_s", "target_rel_ci"}, where + " settings");
-    if (st.contains("min_time_s")) s.min_time_s = positive_number(st["min_time_s"], where, "min_time_s");
-    if (st.contains("max_time_s")) s.max_time_s = positive_number(st["max_time_s"], where, "max_time_s");
-    if (st.contains("timeout_s")) s.timeout_s = positive_number(st["timeout_s"], where, "timeout_s");
-    if (st.contains("target_rel_ci")) s.target_rel_ci = positive_number(st["target_rel_ci"], where, "target_rel_ci");
+    if (st.contains("min_time_s"))
+      s.min_time_s = positive_number(st["min_time_s"], where, "min_time_s");
+    if (st.contains("max_time_s"))
+      s.max_time_s = positive_number(st["max_time_s"], where, "max_time_s");
+    if (st.contains("timeout_s"))
+      s.timeout_s = positive_number(st["timeout_s"], where, "timeout_s");
+    if (st.contains("target_rel_ci"))
+      s.target_rel_ci = positive_number(st["target_rel_ci"], where, "target_rel_ci");
   }
-  if (!doc.contains("benchmarks")) throw user_error(where + ": missing \"benchmarks\" (a list of {\"filter\": ...})");
+  if (!doc.contains("benchmarks"))
+    throw user_error(where + ": missing \"benchmarks\" (a list of {\"filter\": ...})");
   const auto& list = doc["benchmarks"];
   if (!list.is_array()) throw user_error(where + ": \"benchmarks\" must be an array");
   if (list.empty()) throw user_error(where + ": \"benchmarks\" is empty");
@@ -103,7 +112,8 @@ suite parse_suite(const std::string& text, const std::string& source) {
           for (const auto& v : values) list_ok = list_ok && (v.is_number() || v.is_string());
         }
         if (!scalar && !list_ok) {
-          throw user_error(ew + ": axis \"" + name + "\" must be a number, a string or a non-empty list of them");
+          throw user_error(ew + ": axis \"" + name +
+                           "\" must be a number, a string or a non-empty list of them");
         }
         entry.axes.emplace_back(name, values);
       }
@@ -118,10 +128,13 @@ suite load_suite(std::string_view name_or_path) {
   std::error_code ec;
   const bool looks_like_path = arg.find('/') != std::string::npos || arg.ends_with(".json");
   if (std::filesystem::exists(arg, ec) || looks_like_path) {
-    if (!std::filesystem::exists(arg, ec)) throw user_error("suite file " + arg + ": does not exist");
-    if (std::filesystem::is_directory(arg, ec)) throw user_error("suite file " + arg + ": is a directory");
+    if (!std::filesystem::exists(arg, ec))
+      throw user_error("suite file " + arg + ": does not exist");
+    if (std::filesystem::is_directory(arg, ec))
+      throw user_error("suite file " + arg + ": is a directory");
     std::ifstream in(arg, std::ios::binary);
-    if (!in) throw user_error("suite file " + arg + ": cannot be read (" + std::strerror(errno) + ")");
+    if (!in)
+      throw user_error("suite file " + arg + ": cannot be read (" + std::strerror(errno) + ")");
     std::ostringstream text;
     text << in.rdbuf();
     suite s = parse_suite(text.str(), arg);

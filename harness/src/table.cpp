@@ -12,10 +12,14 @@ std::string fixed3(double v) {
   // Three significant digits, without exponent notation for the ranges we print.
   char buf[64];
   const double a = std::fabs(v);
-  if (a >= 100) std::snprintf(buf, sizeof(buf), "%.0f", v);
-  else if (a >= 10) std::snprintf(buf, sizeof(buf), "%.1f", v);
-  else if (a >= 1) std::snprintf(buf, sizeof(buf), "%.2f", v);
-  else std::snprintf(buf, sizeof(buf), "%.3g", v);
+  if (a >= 100)
+    std::snprintf(buf, sizeof(buf), "%.0f", v);
+  else if (a >= 10)
+    std::snprintf(buf, sizeof(buf), "%.1f", v);
+  else if (a >= 1)
+    std::snprintf(buf, sizeof(buf), "%.2f", v);
+  else
+    std::snprintf(buf, sizeof(buf), "%.3g", v);
   return buf;
 }
 
@@ -39,14 +43,17 @@ void print_rows(std::ostream& out, const std::vector<std::vector<std::string>>& 
       const auto& cell = rows[r][c];
       const std::size_t pad = width[c] - cell.size();
       const bool last = c + 1 == rows[r].size();
-      if (c < right.size() && right[c]) line += std::string(pad, ' ') + cell;
-      else line += cell + (last ? "" : std::string(pad, ' '));
+      if (c < right.size() && right[c])
+        line += std::string(pad, ' ') + cell;
+      else
+        line += cell + (last ? "" : std::string(pad, ' '));
       if (!last) line += "  ";
     }
     out << line << '\n';
     if (r == 0) {
       std::string rule = "  ";
-      for (std::size_t c = 0; c < width.size(); ++c) rule += std::string(width[c], '-') + (c + 1 < width.size() ? "  " : "");
+      for (std::size_t c = 0; c < width.size(); ++c)
+        rule += std::string(width[c], '-') + (c + 1 < width.size() ? "  " : "");
       out << rule << '\n';
     }
   }
@@ -106,7 +113,8 @@ void print_table(std::ostream& out, const nlohmann::json& results, bool show_hos
       return r->at("status") == "skipped" && reason_of(r) == reason_of(rs.front());
     });
     if (all_skipped_alike) {
-      out << name << ": skipped (" << rs.size() << (rs.size() == 1 ? " configuration" : " configurations")
+      out << name << ": skipped (" << rs.size()
+          << (rs.size() == 1 ? " configuration" : " configurations")
           << "): " << reason_of(rs.front()) << "\n\n";
       continue;
     }
@@ -115,18 +123,28 @@ void print_table(std::ostream& out, const nlohmann::json& results, bool show_hos
     for (const auto* r : rs) {
       for (const auto& m : r->at("metrics")) {
         const auto mn = m.at("name").get<std::string>();
-        if (std::find(metric_names.begin(), metric_names.end(), mn) == metric_names.end()) metric_names.push_back(mn);
+        if (std::find(metric_names.begin(), metric_names.end(), mn) == metric_names.end())
+          metric_names.push_back(mn);
       }
     }
     std::vector<std::string> header;
     std::vector<bool> right;
-    if (show_host) { header.push_back("host"); right.push_back(false); }
-    for (const auto& [axis_name, v] : rs.front()->at("axes").items()) { header.push_back(axis_name); right.push_back(true); }
+    if (show_host) {
+      header.push_back("host");
+      right.push_back(false);
+    }
+    for (const auto& [axis_name, v] : rs.front()->at("axes").items()) {
+      header.push_back(axis_name);
+      right.push_back(true);
+    }
     for (const char* h : {"status", "time (median)", "+-CI95", "rCV", "n"}) {
       header.push_back(h);
       right.push_back(std::string(h) != "status");
     }
-    for (const auto& m : metric_names) { header.push_back(m); right.push_back(true); }
+    for (const auto& m : metric_names) {
+      header.push_back(m);
+      right.push_back(true);
+    }
     header.push_back("notes");
     right.push_back(false);
 
@@ -135,7 +153,8 @@ void print_table(std::ostream& out, const nlohmann::json& results, bool show_hos
       std::vector<std::string> row;
       if (show_host) {
         const int rank = r->value("rank", 0);
-        row.push_back(r->value("host", std::string()) + (rank ? " (rank " + std::to_string(rank) + ")" : ""));
+        row.push_back(r->value("host", std::string()) +
+                      (rank ? " (rank " + std::to_string(rank) + ")" : ""));
       }
       const json disp = r->value("axes_display", json::object());
       for (const auto& [axis_name, v] : r->at("axes").items()) {
@@ -149,7 +168,8 @@ void print_table(std::ostream& out, const nlohmann::json& results, bool show_hos
       if (timed) {
         const auto& t = r->at("time_s");
         const double median = t.at("median").get<double>();
-        const double lo = t.at("median_ci95")[0].get<double>(), hi = t.at("median_ci95")[1].get<double>();
+        const double lo = t.at("median_ci95")[0].get<double>(),
+                     hi = t.at("median_ci95")[1].get<double>();
         row.push_back(format_time(median));
         row.push_back(median > 0 ? percent1((hi - lo) / 2 / median) : "");
         row.push_back(percent1(t.value("robust_cv", t.at("cv").get<double>())));
@@ -160,13 +180,16 @@ void print_table(std::ostream& out, const nlohmann::json& results, bool show_hos
       for (const auto& mn : metric_names) {
         std::string cell;
         for (const auto& m : r->at("metrics")) {
-          if (m.at("name") == mn) cell = format_scaled(m.at("value").get<double>(), m.at("unit").get<std::string>());
+          if (m.at("name") == mn)
+            cell = format_scaled(m.at("value").get<double>(), m.at("unit").get<std::string>());
         }
         row.push_back(cell);
       }
       std::string notes = reason_of(r);
-      for (const auto& why : r->at("invalid_reasons")) notes += (notes.empty() ? "" : "; ") + why.get<std::string>();
-      for (const auto& w : r->at("warnings")) notes += (notes.empty() ? "" : "; ") + w.get<std::string>();
+      for (const auto& why : r->at("invalid_reasons"))
+        notes += (notes.empty() ? "" : "; ") + why.get<std::string>();
+      for (const auto& w : r->at("warnings"))
+        notes += (notes.empty() ? "" : "; ") + w.get<std::string>();
       row.push_back(notes);
       rows.push_back(std::move(row));
     }

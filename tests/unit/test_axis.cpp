@@ -67,10 +67,10 @@ TEST(Axis, StepRangeAndList) {
 
 TEST(Axis, BadValuesAreUserErrors) {
   EXPECT_THROW((void)parse_axis_values(bytes_axis(), "abc"), user_error);
-  EXPECT_THROW((void)parse_axis_values(bytes_axis(), "0"), user_error);       // below min 1
-  EXPECT_THROW((void)parse_axis_values(bytes_axis(), "-4KiB"), user_error);   // negative
+  EXPECT_THROW((void)parse_axis_values(bytes_axis(), "0"), user_error);          // below min 1
+  EXPECT_THROW((void)parse_axis_values(bytes_axis(), "-4KiB"), user_error);      // negative
   EXPECT_THROW((void)parse_axis_values(bytes_axis(), "1MiB:4KiB"), user_error);  // inverted
-  EXPECT_THROW((void)parse_axis_values(int_axis(), "1:8"), user_error);       // not pow2: needs step
+  EXPECT_THROW((void)parse_axis_values(int_axis(), "1:8"), user_error);  // not pow2: needs step
   EXPECT_THROW((void)parse_axis_values(int_axis(), "1,,2"), user_error);
   EXPECT_THROW((void)parse_axis_values(int_axis(), ""), user_error);
   EXPECT_THROW((void)parse_axis_values(int_axis(), "1.5"), user_error);

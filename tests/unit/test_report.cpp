@@ -67,7 +67,8 @@ TEST(Report, OutputPathChecks) {
   EXPECT_NO_THROW(check_output_path((dir / "ok.json").string()));
   EXPECT_THROW(check_output_path((dir / "missing" / "r.json").string()), user_error);
   EXPECT_THROW(check_output_path(dir.string()), user_error);  // a directory
-  EXPECT_THROW(check_output_path("/proc/infrabench.json"), user_error);  // not writable, even as root
+  EXPECT_THROW(check_output_path("/proc/infrabench.json"),
+               user_error);  // not writable, even as root
   EXPECT_THROW(check_output_path(""), user_error);
   if (::geteuid() != 0) {
     const auto ro = dir / "ro";
@@ -106,7 +107,9 @@ TEST(Report, TableShowsAxesMetricsAndReasons) {
   EXPECT_NE(text.find("bandwidth/host_memory"), std::string::npos) << text;
   EXPECT_NE(text.find("256MiB"), std::string::npos) << text;
   EXPECT_NE(text.find("20.5 GB/s"), std::string::npos) << text;
-  EXPECT_NE(text.find("gemm/cuda: skipped (1 configuration): no CUDA device: test"), std::string::npos) << text;
+  EXPECT_NE(text.find("gemm/cuda: skipped (1 configuration): no CUDA device: test"),
+            std::string::npos)
+      << text;
 }
 
 TEST(Report, UnitScaling) {

@@ -25,13 +25,19 @@ void bench_spin(state& st) {
   st.add_items(1000, "load");
   st.exec([] { spin_for(20e-6); });
 }
-void bench_needs_cuda(state& st) { st.exec([] {}); }
-void bench_throws(state&) { throw std::runtime_error("device on fire"); }
+void bench_needs_cuda(state& st) {
+  st.exec([] {});
+}
+void bench_throws(state&) {
+  throw std::runtime_error("device on fire");
+}
 void bench_invalid(state& st) {
   st.exec([] { spin_for(5e-6); });
   st.check(false, "checksum mismatch at 7");
 }
-void bench_skipper(state& st) { st.skip("not today"); }
+void bench_skipper(state& st) {
+  st.skip("not today");
+}
 void bench_slow(state& st) {
   st.exec([] { std::this_thread::sleep_for(std::chrono::milliseconds(50)); });
 }
@@ -157,7 +163,8 @@ TEST_F(RunnerTest, PlanFromFilterAndOverrides) {
 }
 
 TEST_F(RunnerTest, PlanErrors) {
-  EXPECT_THROW((void)make_plan(registry::instance(), sel_filter("^nothing-matches$"), caps), user_error);
+  EXPECT_THROW((void)make_plan(registry::instance(), sel_filter("^nothing-matches$"), caps),
+               user_error);
   EXPECT_THROW((void)make_plan(registry::instance(), sel_filter("(["), caps), user_error);
   selection sel = sel_filter("^test/spin$");
   sel.axis_overrides = {"bogus=1"};
@@ -181,7 +188,8 @@ TEST_F(RunnerTest, PlanErrors) {
 
 TEST_F(RunnerTest, SuiteAxisTypoIsAnError) {
   selection sel;
-  sel.selected_suite = parse_suite(R"({"benchmarks":[{"filter":"^test/spin$","axes":{"nn":[1]}}]})", "t");
+  sel.selected_suite =
+      parse_suite(R"({"benchmarks":[{"filter":"^test/spin$","axes":{"nn":[1]}}]})", "t");
   sel.suite_explicit = true;
   EXPECT_THROW((void)make_plan(registry::instance(), sel, caps), user_error);
 }

@@ -70,8 +70,9 @@ TEST(Stats, StoppingRule) {
   rule.max_time_s = 1.0;
   rule.target_rel_ci = 0.02;
   const std::vector<double> flat(10, 1.0);
-  EXPECT_EQ(rule.decide(std::vector<double>(3, 1.0), 0.5), stopping_rule::verdict::go_on);  // too few
-  EXPECT_EQ(rule.decide(flat, 0.05), stopping_rule::verdict::go_on);                       // too short
+  EXPECT_EQ(rule.decide(std::vector<double>(3, 1.0), 0.5),
+            stopping_rule::verdict::go_on);                           // too few
+  EXPECT_EQ(rule.decide(flat, 0.05), stopping_rule::verdict::go_on);  // too short
   EXPECT_EQ(rule.decide(flat, 0.5), stopping_rule::verdict::converged);
   std::vector<double> noisy;
   for (int i = 0; i < 10; ++i) noisy.push_back(i % 2 ? 1.0 : 2.0);

@@ -31,7 +31,8 @@ TEST(Suite, BuiltinsParse) {
 
 TEST(Suite, ParsesEntriesAndSettings) {
   const suite s = parse_suite(R"({"name":"x","settings":{"min_time_s":0.1,"max_time_s":2},
-    "benchmarks":[{"filter":"^a/b$","axes":{"n":[1,2],"size":"64KiB"}}]})", "t.json");
+    "benchmarks":[{"filter":"^a/b$","axes":{"n":[1,2],"size":"64KiB"}}]})",
+                              "t.json");
   EXPECT_EQ(s.name, "x");
   ASSERT_TRUE(s.min_time_s);
   EXPECT_DOUBLE_EQ(*s.min_time_s, 0.1);
@@ -48,13 +49,17 @@ TEST(Suite, InvalidJsonNamesFileAndLine) {
 }
 
 TEST(Suite, UnknownKeysAndWrongTypes) {
-  EXPECT_NE(error_of(R"({"benchmarks":[{"filter":"a"}],"bogus":1})").find("unknown key \"bogus\""), std::string::npos);
-  EXPECT_NE(error_of(R"({"benchmarks":[{"filter":"a","axez":{}}]})").find("unknown key \"axez\""), std::string::npos);
+  EXPECT_NE(error_of(R"({"benchmarks":[{"filter":"a"}],"bogus":1})").find("unknown key \"bogus\""),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"benchmarks":[{"filter":"a","axez":{}}]})").find("unknown key \"axez\""),
+            std::string::npos);
   EXPECT_NE(error_of(R"({"benchmarks":{}})").find("must be an array"), std::string::npos);
   EXPECT_NE(error_of(R"({"benchmarks":[{"filter":3}]})").find("filter"), std::string::npos);
-  EXPECT_NE(error_of(R"({"benchmarks":[{"filter":"a"}],"settings":{"max_time_s":"x"}})").find("must be a number"),
+  EXPECT_NE(error_of(R"({"benchmarks":[{"filter":"a"}],"settings":{"max_time_s":"x"}})")
+                .find("must be a number"),
             std::string::npos);
-  EXPECT_NE(error_of(R"({"benchmarks":[{"filter":"a","axes":{"n":{"x":1}}}]})").find("axis \"n\""), std::string::npos);
+  EXPECT_NE(error_of(R"({"benchmarks":[{"filter":"a","axes":{"n":{"x":1}}}]})").find("axis \"n\""),
+            std::string::npos);
   EXPECT_NE(error_of(R"([1,2])").find("top level"), std::string::npos);
   EXPECT_NE(error_of(R"({})").find("missing \"benchmarks\""), std::string::npos);
 }

@@ -25,8 +25,8 @@ TEST(ThreadPool, ZeroMeansAllowedCpus) {
 TEST(ThreadPool, RethrowsWorkerException) {
   thread_pool pool(2);
   EXPECT_THROW(pool.run([](std::size_t i) {
-                 if (i == 1) throw std::runtime_error("boom");
-               }),
+    if (i == 1) throw std::runtime_error("boom");
+  }),
                std::runtime_error);
   // The pool stays usable afterwards.
   std::atomic<int> n{0};

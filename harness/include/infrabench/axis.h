@@ -17,14 +17,15 @@ enum class axis_kind { int64, float64, string };
 using axis_value = std::variant<std::int64_t, double, std::string>;
 
 // How an int64 axis is parsed and printed. `bytes` accepts `64KiB`, `1MiB`, `4k`, `2G` (binary
-// multiples) and prints with binary suffixes; `pow2` lets `lo:hi` expand to the powers of two between.
+// multiples) and prints with binary suffixes; `pow2` lets `lo:hi` expand to the powers of two
+// between.
 struct axis_options {
   std::string description;
   bool bytes = false;
   bool pow2 = false;
-  std::optional<double> min;           // inclusive bound checked on every value
-  std::optional<double> max;           // inclusive bound checked on every value
-  std::vector<std::string> choices;    // string axes: the allowed values (empty = any)
+  std::optional<double> min;         // inclusive bound checked on every value
+  std::optional<double> max;         // inclusive bound checked on every value
+  std::vector<std::string> choices;  // string axes: the allowed values (empty = any)
 };
 
 struct axis {

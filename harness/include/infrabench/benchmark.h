@@ -26,8 +26,7 @@ class benchmark {
   benchmark& require(const requirement& r);
   benchmark& add_int64_axis(std::string name, std::vector<std::int64_t> values,
                             axis_options opts = {});
-  benchmark& add_float64_axis(std::string name, std::vector<double> values,
-                              axis_options opts = {});
+  benchmark& add_float64_axis(std::string name, std::vector<double> values, axis_options opts = {});
   benchmark& add_string_axis(std::string name, std::vector<std::string> values,
                              axis_options opts = {});
   benchmark& memory_estimate(memory_fn fn);
@@ -72,6 +71,6 @@ class registry {
 #define INFRABENCH_CONCAT_INNER(a, b) a##b
 #define INFRABENCH_CONCAT(a, b) INFRABENCH_CONCAT_INNER(a, b)
 // INFRABENCH_REGISTER(fn, "group/name").describe("...").add_int64_axis(...);
-#define INFRABENCH_REGISTER(fn, name)                                                  \
-  [[maybe_unused]] static ::infrabench::benchmark& INFRABENCH_CONCAT(                  \
+#define INFRABENCH_REGISTER(fn, name)                                 \
+  [[maybe_unused]] static ::infrabench::benchmark& INFRABENCH_CONCAT( \
       infrabench_registered_, __LINE__) = ::infrabench::registry::instance().add(name, fn)

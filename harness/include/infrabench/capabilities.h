@@ -27,10 +27,10 @@ struct cpu_isa {
 
 struct capabilities {
   cpu_isa isa;
-  int logical_cpus = 1;  // CPUs this process may run on (sched_getaffinity)
+  int logical_cpus = 1;                     // CPUs this process may run on (sched_getaffinity)
   std::int64_t memory_available_bytes = 0;  // MemAvailable from /proc/meminfo
 
-  feature cuda;      // available = at least one device; version = runtime version
+  feature cuda;  // available = at least one device; version = runtime version
   int cuda_device_count = 0;
   std::string cuda_driver_version;
   feature cublas;

@@ -24,7 +24,8 @@ struct subcommand_spec {
 
 // After `run` wrote the report (rank 0 only): e.g. `--baseline FILE` checks it. Returns an exit
 // code; the run exits with the largest code of itself and its hooks.
-using post_run_hook = std::function<int(const nlohmann::json& report, const option_values& options)>;
+using post_run_hook =
+    std::function<int(const nlohmann::json& report, const option_values& options)>;
 
 // Before `run` measures anything (every rank): validate run options, throw user_error to refuse.
 using pre_run_hook = std::function<void(const option_values& options)>;

@@ -41,9 +41,9 @@ void run_cleanups() noexcept;
 }  // namespace infrabench
 
 // INFRABENCH_RUN_OPTION(scratch, "scratch", ".", "directory for scratch files");
-#define INFRABENCH_RUN_OPTION(var, name, default_value, help) \
+#define INFRABENCH_RUN_OPTION(var, name, default_value, help)   \
   [[maybe_unused]] static const ::infrabench::run_option& var = \
       ::infrabench::option_registry::instance().add({name, default_value, help, false})
-#define INFRABENCH_RUN_FLAG(var, name, help) \
+#define INFRABENCH_RUN_FLAG(var, name, help)                    \
   [[maybe_unused]] static const ::infrabench::run_option& var = \
       ::infrabench::option_registry::instance().add({name, "false", help, true})

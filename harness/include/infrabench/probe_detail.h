@@ -6,8 +6,8 @@
 
 namespace infrabench::detail {
 
-void probe_cuda(capabilities& caps);     // caps.cuda, cuda_device_count, driver, cublas
-void probe_nccl(capabilities& caps);     // caps.nccl
-void probe_io_uring(capabilities& caps); // caps.io_uring
+void probe_cuda(capabilities& caps);      // caps.cuda, cuda_device_count, driver, cublas
+void probe_nccl(capabilities& caps);      // caps.nccl
+void probe_io_uring(capabilities& caps);  // caps.io_uring
 
 }  // namespace infrabench::detail

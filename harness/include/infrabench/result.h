@@ -19,8 +19,8 @@ enum class status { passed, skipped, failed };
 // the fastest sample (STREAM reports best), `samples` from each sample, so reports can be compared
 // statistically later.
 struct metric {
-  std::string name;   // with its unit in the name: bandwidth_gbps, latency_ns
-  std::string unit;   // "GB/s", "ns", "GFLOP/s", ...
+  std::string name;  // with its unit in the name: bandwidth_gbps, latency_ns
+  std::string unit;  // "GB/s", "ns", "GFLOP/s", ...
   double value = 0;
   double best = 0;
   bool higher_is_better = true;
@@ -38,7 +38,7 @@ struct work_counts {
 };
 
 struct result {
-  std::string benchmark;  // group/name
+  std::string benchmark;                                     // group/name
   std::vector<std::pair<std::string, nlohmann::json>> axes;  // axis -> value, declaration order
   std::vector<std::string> axis_display;                     // human form of each axis value
   status st = status::passed;

@@ -49,8 +49,7 @@ struct selection {
 
 struct run_callbacks {
   // Called before each configuration (index counts from 0 over the whole plan).
-  std::function<void(const planned_benchmark&, const config&, std::size_t index,
-                     std::size_t total)>
+  std::function<void(const planned_benchmark&, const config&, std::size_t index, std::size_t total)>
       on_start;
   std::function<void(const result&)> on_result;
   // Called from a watchdog thread when one configuration has run far past its timeout without

@@ -52,8 +52,8 @@ class state {
   // A result this rank finished earlier in the run (e.g. bandwidth/host_memory as a roofline),
   // the first whose axes include every pair in `axes` (values as in the report: numbers or
   // strings). Null when there is none.
-  [[nodiscard]] const result* find_earlier(std::string_view benchmark,
-                                           const nlohmann::json& axes = nlohmann::json::object()) const;
+  [[nodiscard]] const result* find_earlier(
+      std::string_view benchmark, const nlohmann::json& axes = nlohmann::json::object()) const;
 
   // Work done by one iteration of the timed function. Throughput is derived from these.
   void add_bytes_read(double bytes) { m_work.bytes_read += bytes; }
