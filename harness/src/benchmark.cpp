@@ -54,6 +54,26 @@ benchmark& benchmark::memory_estimate(memory_fn fn) {
   return *this;
 }
 
+benchmark& benchmark::scope(rank_scope s) {
+  m_scope = s;
+  return *this;
+}
+
+benchmark& benchmark::min_ranks(int n) {
+  if (n < 1) throw std::logic_error(m_name + ": min_ranks must be at least 1");
+  m_min_ranks = n;
+  return *this;
+}
+
+std::string_view to_string(rank_scope s) {
+  switch (s) {
+    case rank_scope::node: return "node";
+    case rank_scope::every_rank: return "every_rank";
+    case rank_scope::collective: return "collective";
+  }
+  return "?";
+}
+
 std::string benchmark::group() const {
   const auto slash = m_name.find('/');
   return slash == std::string::npos ? m_name : m_name.substr(0, slash);
@@ -82,6 +102,11 @@ std::string benchmark::unmet_requirements(const capabilities& caps) const {
   for (const auto& r : m_requirements) {
     auto why = r.check(caps);
     if (!why.empty()) reasons += (reasons.empty() ? "" : "; ") + why;
+  }
+  if (caps.world_size < m_min_ranks && reasons.empty()) {
+    reasons = "needs at least " + std::to_string(m_min_ranks) + " ranks (world size " +
+              std::to_string(caps.world_size) + "): launch with mpirun -np " + std::to_string(m_min_ranks) +
+              " or more";
   }
   return reasons;
 }

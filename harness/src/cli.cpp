@@ -268,6 +268,10 @@ int cmd_run(const run_options& opt, const std::vector<std::string>& command_line
     return exit_bad_input;
   }
 
+  // Multi-rank runs: a communicating operation that takes longer fails the job, naming the rank.
+  comm->set_op_timeout(op_timeout_option(run_option_values));
+  const outlier_settings outliers = outlier_options(run_option_values);
+
   report_context ctx;
   ctx.command_line = command_line;
   ctx.started_utc = utc_now_iso8601();
@@ -286,6 +290,10 @@ int cmd_run(const run_options& opt, const std::vector<std::string>& command_line
   ctx.settings["options"] = run_option_values;
   plan.settings.options = &run_option_values;
   const json inventory = collect_system_inventory(caps);
+  const bool multi = comm->size() > 1;
+  // Other ranks send rank 0 their inventory and each result as they go, so that the partial
+  // report written after a failure (a rank died, a link went down) still holds them.
+  if (multi && !root) comm->publish('I', inventory.dump());
 
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
@@ -313,9 +321,60 @@ int cmd_run(const run_options& opt, const std::vector<std::string>& command_line
   cb.on_start = [&](const planned_benchmark& item, const config& cfg, std::size_t i,
                     std::size_t n) { prog.start(config_text(item, cfg), i, n); };
   cb.on_result = [&](const result& r) {
-    std::lock_guard lock(results_mu);
-    finished.push_back(r);
+    {
+      std::lock_guard lock(results_mu);
+      finished.push_back(r);
+    }
+    if (multi && !root) comm->publish('R', r.to_json().dump());
   };
+  // The results finished so far on every rank, and one inventory per host (rank 0, after a failure).
+  auto partial_results = [&](std::vector<result> extra) {
+    std::vector<result> copy;
+    {
+      std::lock_guard lock(results_mu);
+      copy = finished;
+    }
+    for (auto& r : extra) copy.push_back(std::move(r));
+    json all = to_json_array(copy);
+    json hosts = json::array({inventory});
+    std::set<std::string> seen{inventory.value("hostname", "")};
+    for (const auto& [rank, text] : comm->published('I')) {
+      const json inv = json::parse(text, nullptr, false);
+      if (!inv.is_discarded() && seen.insert(inv.value("hostname", "")).second) hosts.push_back(inv);
+    }
+    for (const auto& [rank, text] : comm->published('R')) {
+      const json r = json::parse(text, nullptr, false);
+      if (!r.is_discarded()) all.push_back(r);
+    }
+    return std::make_pair(all, hosts);
+  };
+  std::mutex hung_mu;
+  std::vector<result> hung_results;  // the configuration the watchdog found stuck, if any
+  comm->set_failure_handler([&](const std::string& diagnosis) {
+    // A rank died, stopped answering, or an operation timed out (multi-rank runs; called from the
+    // communicator's monitor thread). Rank 0 saves what finished on every rank and names the
+    // culprit; the process then ends (the job cannot continue without that rank).
+    if (root) {
+      std::vector<result> extra;
+      {
+        std::lock_guard lock(hung_mu);
+        extra = hung_results;
+      }
+      ctx.interrupted = true;
+      ctx.interrupted_reason = diagnosis;
+      try {
+        auto [all, hosts] = partial_results(std::move(extra));
+        write_report(all, hosts);
+        print_error(diagnosis + "; partial report written to " + out_path);
+      } catch (const std::exception& e) {
+        print_error(diagnosis + "; writing the partial report failed: " + e.what());
+      }
+    } else {
+      print_error(diagnosis);
+    }
+    run_cleanups();
+    std::_Exit(exit_failures);
+  });
   cb.on_hung = [&](const planned_benchmark& item, const config& cfg, double running) {
     // The benchmark is stuck in a call that will not return. Save what finished, name the
     // stuck configuration, and end the process: there is no safe way to unwind that thread.
@@ -336,6 +395,15 @@ int cmd_run(const run_options& opt, const std::vector<std::string>& command_line
     hung.st = status::failed;
     hung.reason = "hung: no return after " + std::to_string(static_cast<int>(running)) +
                   " s (timeout " + std::to_string(s.timeout_s) + " s)";
+    if (multi) {
+      // Rank 0 writes the report for the job, naming this rank (and anything else it knows).
+      if (root) {
+        std::lock_guard lock(hung_mu);
+        hung_results.push_back(hung);
+      }
+      comm->fail_job("timeout: " + config_text(item, cfg) + " did not return after " +
+                     std::to_string(static_cast<int>(running)) + " s");
+    }
     copy.push_back(hung);
     ctx.interrupted = true;
     ctx.interrupted_reason = "timeout: " + config_text(item, cfg) + " on " + comm->hostname() +
@@ -375,6 +443,28 @@ int cmd_run(const run_options& opt, const std::vector<std::string>& command_line
     }
   }
 
+  // Multi-host runs: hosts far below the others (node-local metrics) and slow links or hosts
+  // (pairwise) are named in the report (on their host's entry, and as a warning on the result).
+  json findings = json::array();
+  if (multi) {
+    findings = find_outliers(all_results, outliers);
+    for (auto& h : hosts) {
+      json mine = json::array();
+      for (const auto& f : findings) {
+        if (f.at("host") == h.value("hostname", "") || f.value("peer", "") == h.value("hostname", "")) mine.push_back(f);
+      }
+      h["outliers"] = mine;
+    }
+    for (auto& r : all_results) {
+      for (const auto& f : findings) {
+        const bool host_match = f.at("host") == r.at("host") || f.value("peer", "") == r.at("host").get<std::string>();
+        if (host_match && f.at("benchmark") == r.at("benchmark") && f.at("axes") == r.at("axes")) {
+          r["warnings"].push_back("outlier: " + f.at("text").get<std::string>());
+        }
+      }
+    }
+  }
+
   ctx.interrupted = interrupted;
   const int sig = g_signal.load();
   if (interrupted) {
@@ -385,7 +475,26 @@ int cmd_run(const run_options& opt, const std::vector<std::string>& command_line
   if (opt.format == "json") {
     std::cout << report.dump(2) << std::endl;
   } else {
-    print_table(std::cout, report["results"], comm->size() > 1);
+    if (multi) {
+      // Ranks that left a node-local benchmark to their host's leader: not a row each.
+      json shown = json::array();
+      std::size_t left_to_leader = 0;
+      for (const auto& r : report["results"]) {
+        if (r.at("status") == "skipped" && r.value("reason", "").rfind("node-local:", 0) == 0) {
+          ++left_to_leader;
+        } else {
+          shown.push_back(r);
+        }
+      }
+      print_table(std::cout, shown, true);
+      if (left_to_leader > 0) {
+        std::cout << "(" << left_to_leader << " node-local configurations left to the one rank per host that ran them)\n\n";
+      }
+      print_cluster_summary(std::cout, report["results"], findings, outliers);
+      std::cout << "\n";
+    } else {
+      print_table(std::cout, report["results"], false);
+    }
     const auto& sum = report["summary"];
     std::cout << sum["configurations"] << " configurations: " << sum["passed"] << " passed ("
               << sum["invalid"] << " invalid), " << sum["skipped"] << " skipped, " << sum["failed"]

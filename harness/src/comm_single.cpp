@@ -1,11 +1,77 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <iostream>
 #include <memory>
+#include <thread>
 
 #include "infrabench/communicator.h"
 
 namespace infrabench {
+
+// ---- communicator: the parts every backend shares
+// ------------------------------------------------
+
+void communicator::set_activity(std::string label, double config_timeout_s) {
+  {
+    std::lock_guard lock(m_mu);
+    m_activity = std::move(label);
+  }
+  m_config_timeout_s.store(config_timeout_s);
+  m_config_start_ns.store(now_ns());
+}
+
+std::string communicator::activity() const {
+  std::lock_guard lock(m_mu);
+  return m_activity;
+}
+
+double communicator::config_elapsed() const {
+  const auto start = m_config_start_ns.load();
+  return start == 0 ? 0.0 : static_cast<double>(now_ns() - start) * 1e-9;
+}
+
+void communicator::op_begin(double limit_s) noexcept {
+  if (m_op_depth++ > 0) return;
+  m_op_limit_s.store(limit_s, std::memory_order_relaxed);
+  m_op_start_ns.store(now_ns(), std::memory_order_release);
+}
+
+void communicator::op_end() noexcept {
+  if (--m_op_depth > 0) return;
+  m_op_start_ns.store(0, std::memory_order_release);
+}
+
+double communicator::op_limit() const {
+  const double own = m_op_limit_s.load(std::memory_order_relaxed);
+  return own > 0 ? own : m_op_timeout_s.load(std::memory_order_relaxed);
+}
+
+void communicator::set_failure_handler(failure_handler fn) {
+  std::lock_guard lock(m_mu);
+  m_on_failure = std::move(fn);
+}
+
+void communicator::run_failure_handler(const std::string& diagnosis) {
+  // Only the first failure is reported; a second one (another thread) waits for the exit.
+  if (m_failing.exchange(true)) {
+    while (true) std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+  announce_failure(diagnosis);
+  failure_handler fn;
+  {
+    std::lock_guard lock(m_mu);
+    fn = m_on_failure;
+  }
+  if (fn) fn(diagnosis);
+  std::cerr << "infrabench: error: " << diagnosis << std::endl;
+  std::_Exit(1);
+}
+
+void communicator::fail_job(const std::string& why) {
+  run_failure_handler(why);
+}
+
 namespace {
 
 class single_communicator final : public communicator {

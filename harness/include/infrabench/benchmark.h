@@ -14,6 +14,18 @@ namespace infrabench {
 
 class state;
 
+// Which ranks of a multi-rank run (mpirun/srun) run a benchmark. A single process runs everything.
+enum class rank_scope {
+  // One rank per host (local rank 0) runs it, every host at the same time; the other ranks on the
+  // host record it as skipped. For what measures the host: memory, storage, preprocessing, GEMM.
+  node,
+  // Every rank runs it and records its own result (per-GPU work, the pairwise link matrix).
+  every_rank,
+  // Every rank takes part; rank 0 records the one result for the group (its time is already the
+  // slowest rank's), with any other rank's failure or failed verification folded into it.
+  collective,
+};
+
 class benchmark {
  public:
   using body_fn = std::function<void(state&)>;
@@ -30,11 +42,17 @@ class benchmark {
   benchmark& add_string_axis(std::string name, std::vector<std::string> values,
                              axis_options opts = {});
   benchmark& memory_estimate(memory_fn fn);
+  // Multi-rank runs: who runs it (default: one rank per host).
+  benchmark& scope(rank_scope s);
+  // Skipped, with the reason, when the run has fewer ranks.
+  benchmark& min_ranks(int n);
 
   [[nodiscard]] const std::string& name() const { return m_name; }
   [[nodiscard]] std::string group() const;
   [[nodiscard]] const std::string& description() const { return m_description; }
   [[nodiscard]] const std::vector<requirement>& requirements() const { return m_requirements; }
+  [[nodiscard]] rank_scope scope() const { return m_scope; }
+  [[nodiscard]] int min_ranks() const { return m_min_ranks; }
   [[nodiscard]] const std::vector<axis>& axes() const { return m_axes; }
   [[nodiscard]] std::vector<axis>& axes() { return m_axes; }
   [[nodiscard]] const axis* find_axis(std::string_view name) const;
@@ -53,7 +71,11 @@ class benchmark {
   std::vector<requirement> m_requirements;
   std::vector<axis> m_axes;
   memory_fn m_memory;
+  rank_scope m_scope = rank_scope::node;
+  int m_min_ranks = 1;
 };
+
+[[nodiscard]] std::string_view to_string(rank_scope s);
 
 class registry {
  public:

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@
 
 #include "infrabench/benchmark.h"
 #include "infrabench/capabilities.h"
+#include "infrabench/options.h"
 #include "infrabench/result.h"
 #include "infrabench/state.h"
 #include "infrabench/suite.h"
@@ -61,14 +63,48 @@ class runner {
  public:
   runner(const capabilities& caps, communicator& comm) : m_caps(caps), m_comm(comm) {}
   // Runs every configuration; a benchmark that throws fails that configuration only. Stops early
-  // when *interrupted becomes true.
+  // when *interrupted becomes true (on any rank of a multi-rank run).
+  //
+  // Multi-rank runs: all ranks start each configuration together (communicator::sync_config);
+  // node-local benchmarks run on one rank per host (the others record a skip); every-rank and
+  // collective benchmarks run only when every rank meets their requirements (else all skip, with
+  // the reasons); a collective's result is recorded once, by rank 0.
   std::vector<result> run(const run_plan& plan, const run_callbacks& cb,
                           const std::atomic<bool>* interrupted);
 
  private:
+  // One configuration of a multi-rank run; nullopt when another rank records it (collectives).
+  std::optional<result> run_multi(const benchmark& bench, const config& cfg, const exec_settings& settings);
+
   const capabilities& m_caps;
   communicator& m_comm;
 };
+
+// ---- multi-rank settings (run options) ----------------------------------------------------------
+// --op-timeout, --outlier-z, --outlier-min-dev as given to `run` (validated by a pre-run hook).
+[[nodiscard]] double op_timeout_option(const option_values& opts);
+
+// ---- cluster analysis: outliers among hosts -------------------------------------------------------
+struct outlier_settings {
+  double z_threshold = 3.5;    // |robust z| beyond this ...
+  double min_deviation = 0.2;  // ... and at least this far from the median (fraction of it)
+};
+[[nodiscard]] outlier_settings outlier_options(const option_values& opts);
+
+// Robust z-score of x among `values`: (x - median) / (1.4826 * MAD). The MAD is floored at 1% of
+// |median| so that identical values (a MAD of 0) do not make every difference infinite.
+[[nodiscard]] double robust_z(double x, const std::vector<double>& values);
+
+// Findings over the results of a multi-host run (report JSON results): a host whose node-local
+// metric lies far on the bad side of the other hosts; in collectives/pairwise, a host whose every
+// link is slow (named as the likely culprit, rather than each of its links) and single slow links.
+// Needs at least 3 hosts to say anything. Each finding: {kind, host, benchmark, axes, metric,
+// unit, value, median, robust_z, text}; links also have "peer".
+[[nodiscard]] nlohmann::json find_outliers(const nlohmann::json& results, const outlier_settings& s);
+
+// Console summary of a multi-rank run: one row per host, the findings, pairwise matrices.
+void print_cluster_summary(std::ostream& out, const nlohmann::json& results, const nlohmann::json& findings,
+                           const outlier_settings& s);
 
 // Runs one configuration (exposed for tests).
 [[nodiscard]] result run_one(const benchmark& bench, const config& cfg, const capabilities& caps,

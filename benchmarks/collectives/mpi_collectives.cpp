@@ -1,0 +1,312 @@
+// MPI collectives on host buffers: all-reduce (MPI_Allreduce next to our own ring and recursive
+// doubling), all-gather, reduce-scatter, broadcast and all-to-all. nccl-tests' method: a size
+// sweep, every iteration timed on every rank and the slowest rank's time kept, algbw = bytes /
+// time, busbw = algbw x the collective's bus factor, and the data verified afterwards from known
+// per-rank inputs.
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "algorithms.h"
+#include "cpu/reduce.h"
+#include "infrabench/benchmark.h"
+#include "infrabench/error.h"
+#include "infrabench/options.h"
+#include "infrabench/state.h"
+#include "model.h"
+#include "mpi_util.h"
+
+namespace {
+
+using namespace infrabench;
+using namespace infrabench::collectives;
+namespace kc = infrabench::kernels::cpu;
+
+// Pipelining granularity of our algorithms. `auto`: half a ring segment (two chunks in flight per
+// step), between 256 KiB and 4 MiB: large enough that per-message costs (a rendezvous round trip
+// over TCP) are amortised, small enough that transfer and addition overlap. Measured over TCP
+// between namespaces (2 hosts): fixed 256 KiB chunks reached ~80% of MPI_Allreduce at 16 MiB,
+// 1-4 MiB chunks 95-130%; 128 KiB chunks at 1 MiB ~80%, 256 KiB ~95%.
+INFRABENCH_RUN_OPTION(
+    g_chunk_option, "allreduce-chunk", "auto",
+    "collectives/mpi_allreduce: chunk size of our ring and recursive doubling (bytes, or "
+    "auto: half a ring segment, 256KiB..4MiB)");
+
+std::size_t chunk_bytes_of(state& st, std::size_t bytes, int n) {
+  const std::string text = st.option("allreduce-chunk");
+  if (text == "auto") {
+    const std::size_t half = bytes / static_cast<std::size_t>(n) / 2;
+    return std::clamp<std::size_t>(half, 256 * 1024, 4 * 1024 * 1024);
+  }
+  const std::int64_t v = parse_bytes(text);
+  if (v < 4) throw user_error("--allreduce-chunk must be at least 4 bytes or auto");
+  return static_cast<std::size_t>(v);
+}
+
+kc::reduce_dtype dtype_of(const std::string& name) {
+  return name == "float64" ? kc::reduce_dtype::float64 : kc::reduce_dtype::float32;
+}
+MPI_Datatype mpi_type(kc::reduce_dtype t) {
+  return t == kc::reduce_dtype::float64 ? MPI_DOUBLE : MPI_FLOAT;
+}
+
+template <typename T>
+void fill_typed(std::byte* buf, std::size_t count, std::size_t index_base, int rank) {
+  auto* p = reinterpret_cast<T*>(buf);
+  for (std::size_t i = 0; i < count; ++i)
+    p[i] = static_cast<T>(kernels::pattern::input(rank, index_base + i));
+}
+void fill(kc::reduce_dtype t, std::byte* buf, std::size_t count, std::size_t index_base, int rank) {
+  if (t == kc::reduce_dtype::float64) {
+    fill_typed<double>(buf, count, index_base, rank);
+  } else {
+    fill_typed<float>(buf, count, index_base, rank);
+  }
+}
+
+// Element-exact comparison with the expected result; the first mismatch, or empty.
+template <typename T>
+std::string verify_typed(const std::byte* buf, coll_op op, int me, int n, const layout& l) {
+  const auto* p = reinterpret_cast<const T*>(buf);
+  const double rs = kernels::pattern::rank_sum(n);
+  std::size_t bad = 0, first = 0;
+  for (std::size_t i = 0; i < l.recv_count; ++i) {
+    if (p[i] != static_cast<T>(expected_value(op, me, n, l.block, i, rs))) {
+      if (bad++ == 0) first = i;
+    }
+  }
+  if (bad == 0) return {};
+  return std::to_string(bad) + " of " + std::to_string(l.recv_count) + " elements wrong; element " +
+         std::to_string(first) + " = " + std::to_string(static_cast<double>(p[first])) +
+         ", expected " + std::to_string(expected_value(op, me, n, l.block, first, rs));
+}
+std::string verify(kc::reduce_dtype t, const std::byte* buf, coll_op op, int me, int n,
+                   const layout& l) {
+  return t == kc::reduce_dtype::float64 ? verify_typed<double>(buf, op, me, n, l)
+                                        : verify_typed<float>(buf, op, me, n, l);
+}
+
+// algbw, busbw and latency from the samples (each the mean over a batch of per-iteration maxima).
+void add_bandwidth_metrics(state& st, double bytes, double factor) {
+  result& r = st.partial_result();
+  auto add = [&](std::string name, std::string unit, bool higher, std::string method, auto&& f) {
+    metric m;
+    m.name = std::move(name);
+    m.unit = std::move(unit);
+    m.higher_is_better = higher;
+    m.method = std::move(method);
+    m.value = f(r.time.median);
+    m.best = f(r.time.min);
+    for (double t : r.samples_s) m.samples.push_back(f(t));
+    r.metrics.push_back(std::move(m));
+  };
+  add("algbw_gbps", "GB/s", true,
+      "bytes / time, time = slowest rank per iteration (nccl-tests algbw)",
+      [&](double t) { return t > 0 ? bytes / t / 1e9 : 0.0; });
+  char method[160];
+  std::snprintf(method, sizeof(method),
+                "algbw x %.4g, the collective's bus factor for %d ranks (nccl-tests busbw)", factor,
+                st.comm().size());
+  add("busbw_gbps", "GB/s", true, method,
+      [&](double t) { return t > 0 ? bytes / t / 1e9 * factor : 0.0; });
+  add("latency_us", "us", false, "time per operation, slowest rank per iteration, microseconds",
+      [](double t) { return t * 1e6; });
+}
+
+void run_collective(state& st, coll_op op) {
+  communicator& comm = st.comm();
+  const int n = comm.size(), me = comm.rank();
+  const std::int64_t size = st.get_int64("size");
+  const auto t = op == coll_op::allreduce || op == coll_op::reduce_scatter
+                     ? dtype_of(st.get_string("dtype"))
+                     : kc::reduce_dtype::float32;
+  const std::size_t es = kc::dtype_size(t);
+  const bool in_place = op != coll_op::broadcast && st.get_string("placement") == "in_place";
+  const std::string algorithm = op == coll_op::allreduce ? st.get_string("algorithm") : "mpi";
+
+  const auto l = make_layout(op, size, es, n);
+  if (!l)
+    st.skip("size " + std::to_string(size) + " B is less than one element per rank (" +
+            std::to_string(n) + " ranks)");
+  const std::size_t chunk_bytes = chunk_bytes_of(st, l->recv_count * es, n);
+
+  // Buffers, allocated and first-touched outside the timed region; every rank or none.
+  host_buffer send, recv, scratch;
+  std::string alloc_error;
+  try {
+    if (!in_place) send = host_buffer(l->send_count * es);
+    recv = host_buffer(std::max(l->recv_count, l->send_count) * es);
+    if (algorithm == "ring") scratch = host_buffer(ring_scratch_bytes(l->recv_count, es, n));
+    if (algorithm == "recursive_doubling")
+      scratch = host_buffer(rd_scratch_bytes(l->recv_count, es));
+  } catch (const std::bad_alloc&) {
+    alloc_error = "cannot allocate the buffers (" + std::to_string(3 * size) + " B)";
+  }
+  agree_or_fail(st, alloc_error.empty(), alloc_error);
+
+  // Inputs. In place, the input lives where MPI reads it from in the receive buffer.
+  auto set_inputs = [&] {
+    std::byte* src = in_place ? recv.data() : send.data();
+    switch (op) {
+      case coll_op::allgather:
+        fill(t, in_place ? recv.data() + static_cast<std::size_t>(me) * l->block * es : send.data(),
+             l->block, 0, me);
+        break;
+      case coll_op::broadcast:
+        if (me == 0)
+          fill(t, recv.data(), l->recv_count, 0, me);
+        else
+          std::memset(recv.data(), 0, l->recv_count * es);
+        break;
+      default:
+        fill(t, src, l->send_count, 0, me);
+        break;
+    }
+  };
+  const void* sbuf = in_place ? MPI_IN_PLACE : send.data();
+  void* rbuf = recv.data();
+  const int cnt = static_cast<int>(l->block);
+  const MPI_Datatype dt = mpi_type(t);
+  auto do_op = [&] {
+    int rc = MPI_SUCCESS;
+    switch (op) {
+      case coll_op::allreduce:
+        if (algorithm == "ring") {
+          ring_allreduce(in_place ? rbuf : sbuf, rbuf, l->recv_count, t, chunk_bytes,
+                         scratch.data(), MPI_COMM_WORLD);
+        } else if (algorithm == "recursive_doubling") {
+          recursive_doubling_allreduce(in_place ? rbuf : sbuf, rbuf, l->recv_count, t, chunk_bytes,
+                                       scratch.data(), MPI_COMM_WORLD);
+        } else {
+          rc = MPI_Allreduce(sbuf, rbuf, cnt, dt, MPI_SUM, MPI_COMM_WORLD);
+        }
+        break;
+      case coll_op::allgather:
+        rc = MPI_Allgather(sbuf, cnt, dt, rbuf, cnt, dt, MPI_COMM_WORLD);
+        break;
+      case coll_op::reduce_scatter:
+        rc = MPI_Reduce_scatter_block(sbuf, rbuf, cnt, dt, MPI_SUM, MPI_COMM_WORLD);
+        break;
+      case coll_op::broadcast:
+        rc = MPI_Bcast(rbuf, cnt, dt, 0, MPI_COMM_WORLD);
+        break;
+      case coll_op::alltoall:
+        rc = MPI_Alltoall(sbuf, cnt, dt, rbuf, cnt, dt, MPI_COMM_WORLD);
+        break;
+    }
+    check_mpi(rc, "MPI collective");
+  };
+
+  set_inputs();
+  st.exec_timed([&] { return max_over_ranks(comm, do_op); }, max_timer_name);
+  add_bandwidth_metrics(st, l->bytes, bus_factor(op, n));
+
+  // Verification: fresh inputs (in place, the timed iterations summed into them), one operation.
+  set_inputs();
+  {
+    op_scope scope(comm);
+    do_op();
+  }
+  const std::string wrong = verify(t, recv.data(), op, me, n, *l);
+  st.check(wrong.empty(), "verification failed on rank " + std::to_string(me) + ": " + wrong);
+}
+
+std::int64_t memory_for(const config& c, int buffers) {
+  for (const auto& [name, v] : c) {
+    if (name == "size") return buffers * std::get<std::int64_t>(v) + (64 << 20);
+  }
+  return 0;
+}
+
+const axis_options size_opts{
+    .description = "message size (nccl-tests convention: the larger buffer)",
+    .bytes = true,
+    .pow2 = true,
+    .min = 8,
+    .max = 8.0 * (1ll << 30)};
+const axis_options dtype_opts{.description = "element type of the sum",
+                              .choices = {"float32", "float64"}};
+const axis_options placement_opts{
+    .description = "separate send and receive buffers, or MPI_IN_PLACE",
+    .choices = {"out_of_place", "in_place"}};
+// 8 B ... 1 GiB, powers of two (nccl-tests' -b 8 -e 1G -f 2).
+std::vector<std::int64_t> sweep() {
+  std::vector<std::int64_t> v;
+  for (std::int64_t s = 8; s <= (1ll << 30); s *= 2) v.push_back(s);
+  return v;
+}
+
+void allreduce(state& st) {
+  run_collective(st, coll_op::allreduce);
+}
+void allgather(state& st) {
+  run_collective(st, coll_op::allgather);
+}
+void reduce_scatter(state& st) {
+  run_collective(st, coll_op::reduce_scatter);
+}
+void broadcast(state& st) {
+  run_collective(st, coll_op::broadcast);
+}
+void alltoall(state& st) {
+  run_collective(st, coll_op::alltoall);
+}
+
+}  // namespace
+
+INFRABENCH_REGISTER(allreduce, "collectives/mpi_allreduce")
+    .describe(
+        "sum all-reduce on host buffers: MPI_Allreduce next to our own pipelined ring and "
+        "recursive "
+        "doubling over MPI point-to-point; algbw, busbw = algbw x 2(n-1)/n, latency; data verified")
+    .scope(rank_scope::collective)
+    .min_ranks(2)
+    .add_string_axis("dtype", {"float32", "float64"}, dtype_opts)
+    .add_string_axis("placement", {"out_of_place", "in_place"}, placement_opts)
+    .add_int64_axis("size", sweep(), size_opts)
+    .add_string_axis(
+        "algorithm", {"mpi", "ring", "recursive_doubling"},
+        {.description = "MPI_Allreduce (the library's choice) or our own over MPI_Isend/Irecv",
+         .choices = {"mpi", "ring", "recursive_doubling"}})
+    .memory_estimate([](const config& c) { return memory_for(c, 3); });
+
+INFRABENCH_REGISTER(allgather, "collectives/mpi_allgather")
+    .describe(
+        "MPI_Allgather on host buffers: algbw (receive buffer / time), busbw = algbw x (n-1)/n; "
+        "verified")
+    .scope(rank_scope::collective)
+    .min_ranks(2)
+    .add_string_axis("placement", {"out_of_place"}, placement_opts)
+    .add_int64_axis("size", sweep(), size_opts)
+    .memory_estimate([](const config& c) { return memory_for(c, 2); });
+
+INFRABENCH_REGISTER(reduce_scatter, "collectives/mpi_reduce_scatter")
+    .describe(
+        "MPI_Reduce_scatter_block (sum) on host buffers: algbw (send buffer / time), busbw = algbw "
+        "x "
+        "(n-1)/n; verified")
+    .scope(rank_scope::collective)
+    .min_ranks(2)
+    .add_string_axis("dtype", {"float32"}, dtype_opts)
+    .add_string_axis("placement", {"out_of_place"}, placement_opts)
+    .add_int64_axis("size", sweep(), size_opts)
+    .memory_estimate([](const config& c) { return memory_for(c, 2); });
+
+INFRABENCH_REGISTER(broadcast, "collectives/mpi_broadcast")
+    .describe("MPI_Bcast from rank 0 on host buffers: algbw = busbw (bus factor 1); verified")
+    .scope(rank_scope::collective)
+    .min_ranks(2)
+    .add_int64_axis("size", sweep(), size_opts)
+    .memory_estimate([](const config& c) { return memory_for(c, 1); });
+
+INFRABENCH_REGISTER(alltoall, "collectives/mpi_alltoall")
+    .describe(
+        "MPI_Alltoall on host buffers: algbw (send buffer / time), busbw = algbw x (n-1)/n; "
+        "verified")
+    .scope(rank_scope::collective)
+    .min_ranks(2)
+    .add_string_axis("placement", {"out_of_place"}, placement_opts)
+    .add_int64_axis("size", sweep(), size_opts)
+    .memory_estimate([](const config& c) { return memory_for(c, 2); });

@@ -1,0 +1,210 @@
+// Point-to-point bandwidth and latency between every pair of hosts (or ranks), as a matrix, to
+// find a bad link or a bad host. Pairs meet in round-robin rounds (the circle method): every pair
+// once, each host in at most one pair per round, disjoint pairs at the same time (as mpiGraph),
+// rounds separated by a barrier so one pair's traffic never overlaps another round's.
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "infrabench/benchmark.h"
+#include "infrabench/state.h"
+#include "model.h"
+#include "mpi_util.h"
+
+namespace {
+
+using namespace infrabench;
+using namespace infrabench::collectives;
+
+// Per pair: latency from 8-byte ping-pongs (half the round trip, fastest of 3 x 9 batches); bandwidth
+// from windows of `window` messages of `size` bytes sent back to back and acknowledged by one
+// byte, each direction timed at its sender.
+constexpr int latency_warmup = 50, latency_batches = 9, latency_per_batch = 10;
+constexpr int window = 4, bandwidth_reps = 5;
+constexpr int tag_ping = 101, tag_result = 102, tag_data = 103, tag_ack = 104;
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+}
+
+// Half round trip in seconds; both sides return the leader's measurement.
+double measure_latency(communicator& comm, int peer, bool leader) {
+  char b[8] = {};
+  std::vector<double> batches;
+  auto t0 = std::chrono::steady_clock::now();
+  for (int k = 0; k < latency_warmup + latency_batches * latency_per_batch; ++k) {
+    const bool timed_start = k >= latency_warmup && (k - latency_warmup) % latency_per_batch == 0;
+    if (timed_start) t0 = std::chrono::steady_clock::now();
+    {
+      op_scope scope(comm);
+      if (leader) {
+        check_mpi(MPI_Send(b, 8, MPI_BYTE, peer, tag_ping, MPI_COMM_WORLD), "MPI_Send");
+        check_mpi(MPI_Recv(b, 8, MPI_BYTE, peer, tag_ping, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+                  "MPI_Recv");
+      } else {
+        check_mpi(MPI_Recv(b, 8, MPI_BYTE, peer, tag_ping, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+                  "MPI_Recv");
+        check_mpi(MPI_Send(b, 8, MPI_BYTE, peer, tag_ping, MPI_COMM_WORLD), "MPI_Send");
+      }
+    }
+    if (k >= latency_warmup && (k - latency_warmup) % latency_per_batch == latency_per_batch - 1) {
+      batches.push_back(seconds_since(t0) / latency_per_batch / 2);
+    }
+  }
+  // The fastest batch: interference (other processes, a busy host) only ever adds time.
+  double lat = leader ? *std::min_element(batches.begin(), batches.end()) : 0;
+  op_scope scope(comm);
+  if (leader) {
+    check_mpi(MPI_Send(&lat, 1, MPI_DOUBLE, peer, tag_result, MPI_COMM_WORLD), "MPI_Send");
+  } else {
+    check_mpi(MPI_Recv(&lat, 1, MPI_DOUBLE, peer, tag_result, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+              "MPI_Recv");
+  }
+  return lat;
+}
+
+// Bytes per second from `sender` to the other; only the sender's value is meaningful.
+double measure_bandwidth(communicator& comm, int peer, bool sender, host_buffer& buf,
+                         std::size_t size) {
+  std::vector<double> reps;
+  char ack = 0;
+  for (int rep = 0; rep < 1 + bandwidth_reps; ++rep) {  // the first is a warm-up
+    op_scope scope(comm);
+    MPI_Request req[window];
+    if (sender) {
+      const auto t0 = std::chrono::steady_clock::now();
+      for (int w = 0; w < window; ++w) {
+        check_mpi(MPI_Isend(buf.data() + static_cast<std::size_t>(w) * size, static_cast<int>(size),
+                            MPI_BYTE, peer, tag_data, MPI_COMM_WORLD, &req[w]),
+                  "MPI_Isend");
+      }
+      check_mpi(MPI_Waitall(window, req, MPI_STATUSES_IGNORE), "MPI_Waitall");
+      check_mpi(MPI_Recv(&ack, 1, MPI_BYTE, peer, tag_ack, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+                "MPI_Recv");
+      if (rep > 0) reps.push_back(seconds_since(t0));
+    } else {
+      for (int w = 0; w < window; ++w) {
+        check_mpi(MPI_Irecv(buf.data() + static_cast<std::size_t>(w) * size, static_cast<int>(size),
+                            MPI_BYTE, peer, tag_data, MPI_COMM_WORLD, &req[w]),
+                  "MPI_Irecv");
+      }
+      check_mpi(MPI_Waitall(window, req, MPI_STATUSES_IGNORE), "MPI_Waitall");
+      check_mpi(MPI_Send(&ack, 1, MPI_BYTE, peer, tag_ack, MPI_COMM_WORLD), "MPI_Send");
+    }
+  }
+  return sender ? static_cast<double>(window) * static_cast<double>(size) / median(reps) : 0;
+}
+
+void pairwise(state& st) {
+  communicator& comm = st.comm();
+  const int n = comm.size(), me = comm.rank();
+  const auto size = static_cast<std::size_t>(st.get_int64("size"));
+  const bool between_nodes = st.get_string("between") == "nodes";
+
+  // Participants: every rank, or one per host (the host's leader).
+  std::vector<int> leaders(static_cast<std::size_t>(n));
+  int mine = comm.node_leader();
+  {
+    op_scope scope(comm);
+    check_mpi(MPI_Allgather(&mine, 1, MPI_INT, leaders.data(), 1, MPI_INT, MPI_COMM_WORLD),
+              "MPI_Allgather");
+  }
+  std::vector<int> who;
+  for (int r = 0; r < n; ++r) {
+    if (!between_nodes || leaders[static_cast<std::size_t>(r)] == r) who.push_back(r);
+  }
+  const int p = static_cast<int>(who.size());
+  if (p < 2) {
+    st.skip("between=nodes needs at least 2 hosts; all " + std::to_string(n) + " ranks are on " +
+            comm.hostname() + " (use -a between=ranks)");
+  }
+  const auto pos = std::find(who.begin(), who.end(), me);
+  const int i = pos == who.end() ? -1 : static_cast<int>(pos - who.begin());
+
+  host_buffer buf;
+  std::string alloc_error;
+  try {
+    buf = host_buffer(window * size);
+  } catch (const std::bad_alloc&) {
+    alloc_error = "cannot allocate " + std::to_string(window * size) + " B";
+  }
+  agree_or_fail(st, alloc_error.empty(), alloc_error);
+
+  std::vector<std::pair<int, double>> latency, bandwidth;  // (peer rank, value)
+  const double round_limit = std::max(60.0, comm.op_timeout() * 4);
+  for (int round = 0; round < tournament_rounds(p); ++round) {
+    quiet_barrier(comm, round_limit);
+    const int j = i < 0 ? -1 : tournament_partner(p, round, i);
+    if (j < 0) continue;
+    const int peer = who[static_cast<std::size_t>(j)];
+    const bool lead = me < peer;
+    // Latency is sampled three times, spread over the pair's round (before, between and after the
+    // two bandwidth directions), and the fastest kept: on a shared or oversubscribed host a burst
+    // of interference lasting milliseconds would otherwise name a healthy link slow.
+    double lat = measure_latency(comm, peer, lead);
+    // The lower rank sends first, then the other direction.
+    const double first = measure_bandwidth(comm, peer, lead, buf, size);
+    lat = std::min(lat, measure_latency(comm, peer, lead));
+    const double second = measure_bandwidth(comm, peer, !lead, buf, size);
+    lat = std::min(lat, measure_latency(comm, peer, lead));
+    latency.emplace_back(peer, lat);
+    bandwidth.emplace_back(peer, lead ? first : second);
+  }
+  quiet_barrier(comm, round_limit);
+  if (i < 0)
+    st.skip("between=nodes: measured for host " + comm.hostname() + " by rank " +
+            std::to_string(comm.node_leader()));
+
+  double worst_bw = 0, worst_lat = 0;
+  for (const auto& [peer, v] : bandwidth) {
+    st.add_metric("bandwidth_gbps_to_rank_" + std::to_string(peer), "GB/s", v / 1e9, true,
+                  "this rank sending " + std::to_string(window) + " x " + std::to_string(size) +
+                      " B back to back, acknowledged; median of " + std::to_string(bandwidth_reps) +
+                      " windows");
+    worst_bw = worst_bw == 0 ? v : std::min(worst_bw, v);
+  }
+  for (const auto& [peer, v] : latency) {
+    st.add_metric("latency_us_to_rank_" + std::to_string(peer), "us", v * 1e6, false,
+                  "half the round trip of 8-byte MPI_Send/MPI_Recv ping-pongs; fastest of 3 x " +
+                      std::to_string(latency_batches) + " batches of " +
+                      std::to_string(latency_per_batch) + " spread over the pair's round");
+    worst_lat = std::max(worst_lat, v);
+  }
+  st.add_metric("bandwidth_gbps_min", "GB/s", worst_bw / 1e9, true,
+                "this rank's slowest outgoing link");
+  st.add_metric("latency_us_max", "us", worst_lat * 1e6, false,
+                "this rank's slowest link to answer");
+}
+
+}  // namespace
+
+INFRABENCH_REGISTER(pairwise, "collectives/pairwise")
+    .describe(
+        "point-to-point bandwidth and latency between every pair of hosts (or ranks), as a matrix; "
+        "slow links and a host whose every link is slow are named")
+    .scope(rank_scope::every_rank)
+    .min_ranks(2)
+    .add_string_axis("between", {"nodes"},
+                     {.description = "one rank per host (nodes) or every rank",
+                      .choices = {"nodes", "ranks"}})
+    .add_int64_axis("size", {1 << 20},
+                    {.description = "bandwidth message size (4 in flight)",
+                     .bytes = true,
+                     .pow2 = true,
+                     .min = 1,
+                     .max = 1 << 30})
+    .memory_estimate([](const config& c) {
+      for (const auto& [name, v] : c) {
+        if (name == "size") return 4 * std::get<std::int64_t>(v);
+      }
+      return std::int64_t{0};
+    });

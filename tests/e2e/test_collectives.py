@@ -1,0 +1,250 @@
+"""Collectives under mpirun on one host (shared memory): MPI_Allreduce next to our ring and
+recursive doubling, the other collectives, pairwise, verification, one result per collective,
+node-local scheduling, bad input, and the harness's own fault handling (a killed rank, a stopped
+rank hitting --op-timeout). The multi-host versions run in test_multinode.py (ci/multinode.sh)."""
+import os
+import shutil
+import signal
+import subprocess
+import threading
+import time
+
+import pytest
+
+from conftest import BIN, FAST, load_report, run
+
+HAS_MPI = os.environ.get("INFRABENCH_HAS_MPI") == "1" and shutil.which("mpirun")
+needs_mpi = pytest.mark.skipif(not HAS_MPI, reason="built without MPI, or no mpirun")
+
+
+def mpirun_cmd(n, args):
+    cmd = ["mpirun", "--oversubscribe", "--mca", "btl", "self,vader", "--mca", "mpi_yield_when_idle", "1",
+           "--timeout", "170", "-np", str(n), BIN, *args]
+    if os.geteuid() == 0:
+        cmd.insert(1, "--allow-run-as-root")
+    return cmd
+
+
+def mpi_env():
+    env = dict(os.environ)
+    env["ASAN_OPTIONS"] = env.get("ASAN_OPTIONS", "") + ":detect_leaks=0"
+    return env
+
+
+def mpirun(n, *args, timeout=180):
+    return subprocess.run(mpirun_cmd(n, args), capture_output=True, text=True, timeout=timeout, env=mpi_env())
+
+
+def by_bench(rep, name):
+    return [r for r in rep["results"] if r["benchmark"] == name]
+
+
+def metrics(r):
+    return {m["name"]: m["value"] for m in r["metrics"]}
+
+
+def test_without_a_launcher_collectives_are_skipped_with_the_reason(report_path):
+    p = run("run", "--filter", "^collectives/(mpi_allreduce|pairwise)$", "-a", "size=8", *FAST, "-o", report_path)
+    assert p.returncode == 0, p.stderr
+    rep = load_report(report_path)
+    assert rep["results"] and all(r["status"] == "skipped" for r in rep["results"])
+    assert all("needs at least 2 ranks" in r["reason"] for r in rep["results"])
+
+
+@needs_mpi
+def test_allreduce_algorithms_verified_one_result_per_configuration(tmp_path):
+    out = str(tmp_path / "r.json")
+    p = mpirun(2, "run", "--filter", "^collectives/mpi_allreduce$", "-a", "size=8,64KiB", "-a", "dtype=float32,float64",
+               "-a", "placement=out_of_place,in_place", *FAST, "-o", out)
+    assert p.returncode == 0, p.stdout + p.stderr
+    rep = load_report(out)
+    ar = by_bench(rep, "collectives/mpi_allreduce")
+    # 2 sizes x 2 dtypes x 2 placements x 3 algorithms, recorded once each (by rank 0).
+    assert len(ar) == 24 and all(r["rank"] == 0 for r in ar)
+    assert {r["axes"]["algorithm"] for r in ar} == {"mpi", "ring", "recursive_doubling"}
+    for r in ar:
+        assert r["status"] == "passed", r
+        assert not any("verification" in why for why in r["invalid_reasons"]), r["invalid_reasons"]
+        assert r["timer"] == "steady_clock_max_over_ranks_per_iteration"
+        m = metrics(r)
+        assert m["busbw_gbps"] == pytest.approx(m["algbw_gbps"])  # 2(n-1)/n = 1 for 2 ranks
+        assert m["algbw_gbps"] == pytest.approx(r["axes"]["size"] / r["time_s"]["median"] / 1e9, rel=1e-6)
+        assert m["latency_us"] == pytest.approx(r["time_s"]["median"] * 1e6, rel=1e-6)
+
+
+@needs_mpi
+def test_three_ranks_every_collective_verified(tmp_path):
+    # 3 ranks: recursive doubling folds a rank in, ring segments are uneven (1000 B = 250 floats).
+    out = str(tmp_path / "r.json")
+    p = mpirun(3, "run", "--filter", "^collectives/mpi_", "-a", "size=8,1000,128KiB", "-a", "dtype=float64",
+               "-a", "placement=out_of_place,in_place", *FAST, "-o", out)
+    assert p.returncode == 0, p.stdout + p.stderr
+    rep = load_report(out)
+    names = {r["benchmark"] for r in rep["results"]}
+    assert names == {f"collectives/mpi_{op}" for op in ("allreduce", "allgather", "reduce_scatter", "broadcast",
+                                                         "alltoall")}
+    for r in rep["results"]:
+        if r["status"] == "skipped":
+            # 8 B of float64 is one element: fewer than one per rank for the block collectives.
+            assert "less than one element per rank" in r["reason"] and r["axes"]["size"] == 8, r
+            continue
+        assert r["status"] == "passed", r
+        assert not any("verification" in why for why in r["invalid_reasons"]), r
+        factor = {"allreduce": 4 / 3, "broadcast": 1.0}.get(r["benchmark"].split("_", 1)[1], 2 / 3)
+        m = metrics(r)
+        assert m["busbw_gbps"] == pytest.approx(m["algbw_gbps"] * factor)
+
+
+@needs_mpi
+def test_node_local_benchmarks_run_once_per_host(tmp_path):
+    out = str(tmp_path / "r.json")
+    p = mpirun(2, "run", "--filter", "^bandwidth/memory_latency$", "-a", "working_set=16KiB", *FAST, "-o", out)
+    assert p.returncode == 0, p.stdout + p.stderr
+    rep = load_report(out)
+    [measured] = [r for r in rep["results"] if r["status"] == "passed"]
+    [left] = [r for r in rep["results"] if r["status"] == "skipped"]
+    assert measured["rank"] == 0 and left["rank"] == 1
+    assert left["reason"].startswith("node-local: measured once per host")
+    assert "cluster: 1 host" in p.stdout and "left to the one rank per host" in p.stdout
+
+
+@needs_mpi
+def test_pairwise_between_ranks_and_too_few_hosts(tmp_path):
+    out = str(tmp_path / "r.json")
+    p = mpirun(2, "run", "--filter", "^collectives/pairwise$", "-a", "between=ranks,nodes", "-a", "size=64KiB",
+               *FAST, "-o", out)
+    assert p.returncode == 0, p.stdout + p.stderr
+    rep = load_report(out)
+    by_ranks = [r for r in rep["results"] if r["axes"]["between"] == "ranks"]
+    assert sorted(r["rank"] for r in by_ranks) == [0, 1]
+    for r in by_ranks:
+        peer = 1 - r["rank"]
+        m = metrics(r)
+        assert r["status"] == "passed" and m[f"bandwidth_gbps_to_rank_{peer}"] > 0 and m[f"latency_us_to_rank_{peer}"] > 0
+    by_nodes = [r for r in rep["results"] if r["axes"]["between"] == "nodes"]
+    # Needs more hosts than the run has: skipped, with the reason, on every rank (not a hang).
+    assert by_nodes and all(r["status"] == "skipped" and "needs at least 2 hosts" in r["reason"] for r in by_nodes)
+
+
+@needs_mpi
+def test_one_rank_is_too_few(tmp_path):
+    out = str(tmp_path / "r.json")
+    p = mpirun(1, "run", "--filter", "^collectives/mpi_broadcast$", "-a", "size=8", *FAST, "-o", out)
+    assert p.returncode == 0, p.stdout + p.stderr
+    [r] = load_report(out)["results"]
+    assert r["status"] == "skipped" and "needs at least 2 ranks (world size 1)" in r["reason"]
+
+
+@needs_mpi
+def test_bad_input_exits_2_on_every_rank(tmp_path):
+    out = str(tmp_path / "r.json")
+    p = mpirun(2, "run", "--filter", "^collectives/mpi_allreduce$", "-a", "size=1MiB:8", "-o", out)
+    assert p.returncode == 2 and "bounds inverted" in p.stderr, p.stdout + p.stderr
+    p = mpirun(2, "run", "--filter", "^collectives/mpi_allreduce$", "--op-timeout", "soon", "-o", out)
+    assert p.returncode == 2 and "--op-timeout 'soon'" in p.stderr, p.stdout + p.stderr
+    assert not os.path.exists(out)
+
+
+@needs_mpi
+def test_mismatched_configurations_are_refused(tmp_path):
+    out = str(tmp_path / "r.json")
+    common = ["--oversubscribe", "--mca", "btl", "self,vader", "--timeout", "100"]
+    if os.geteuid() == 0:
+        common.insert(0, "--allow-run-as-root")
+    args = ["run", "--filter", "^collectives/mpi_broadcast$", *FAST, "-o", out]
+    cmd = ["mpirun", *common, "-np", "1", BIN, *args, "-a", "size=8", ":", "-np", "1", BIN, *args, "-a", "size=16"]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=mpi_env())
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert "disagree on the configurations" in p.stderr
+
+
+class background:
+    def __init__(self, n, args):
+        self.proc = subprocess.Popen(mpirun_cmd(n, args), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                     env=mpi_env(), start_new_session=True)
+        self.lines = []
+        threading.Thread(target=lambda: self.lines.extend(self.proc.stdout), daemon=True).start()
+
+    def wait_for(self, text, timeout):
+        end = time.monotonic() + timeout
+        while time.monotonic() < end and self.proc.poll() is None:
+            if text in "".join(self.lines):
+                return True
+            time.sleep(0.1)
+        return False
+
+    def rank_pid(self, rank):
+        """The PID of one rank: a child of mpirun whose environment says so."""
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit():
+                continue
+            try:
+                with open(f"/proc/{pid}/stat") as f:
+                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+                if ppid != self.proc.pid:
+                    continue
+                with open(f"/proc/{pid}/environ", "rb") as f:
+                    if f"OMPI_COMM_WORLD_RANK={rank}".encode() in f.read().split(b"\0"):
+                        return int(pid)
+            except (OSError, ValueError, IndexError):
+                continue
+        return None
+
+    def finish(self, timeout):
+        try:
+            rc = self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+            rc = None
+        time.sleep(0.2)
+        return rc, "".join(self.lines)
+
+
+LONG_RUN = ["run", "--filter", "^collectives/mpi_allreduce$", "-a", "size=64KiB,256KiB", "-a", "dtype=float32",
+            "-a", "algorithm=mpi,ring", "-a", "placement=out_of_place,in_place", "--min-time", "0.5",
+            "--max-time", "0.5"]
+
+
+def check_partial_report(out, text, rc, who):
+    assert rc is not None and rc != 0, text
+    assert who in text, text
+    rep = load_report(out)
+    assert rep["run"]["interrupted"] is True and who in rep["run"]["interrupted_reason"]
+    assert any(r["status"] == "passed" for r in rep["results"])
+
+
+@needs_mpi
+def test_killed_rank_is_named_and_partial_report_written(tmp_path):
+    out = str(tmp_path / "r.json")
+    job = background(3, [*LONG_RUN, "-o", out])
+    assert job.wait_for("[3/", 120), "".join(job.lines)
+    pid = job.rank_pid(2)
+    assert pid
+    t0 = time.monotonic()
+    os.kill(pid, signal.SIGKILL)
+    rc, text = job.finish(60)
+    assert time.monotonic() - t0 < 30
+    check_partial_report(out, text, rc, "rank 2 (host ")
+
+
+@needs_mpi
+def test_stopped_rank_hits_the_operation_timeout(tmp_path):
+    # A stopped process answers nothing (not even heartbeats): like a host gone silent.
+    out = str(tmp_path / "r.json")
+    job = background(2, [*LONG_RUN, "--op-timeout", "3", "-o", out])
+    assert job.wait_for("[3/", 120), "".join(job.lines)
+    pid = job.rank_pid(1)
+    assert pid
+    t0 = time.monotonic()
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        rc, text = job.finish(60)
+    finally:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    assert time.monotonic() - t0 < 30
+    check_partial_report(out, text, rc, "rank 1 (host ")
+    assert "stopped answering" in text and "--op-timeout" in text, text

@@ -1,0 +1,229 @@
+"""The suite across a cluster of network-namespace "hosts" (h1..hN, separate network stacks, TCP
+between them). ci/multinode.sh builds the cluster, runs this file against it, and tears it down;
+under plain ctest (no cluster) every test here is skipped with that reason.
+
+Covers: one report for the cluster (per-host node-local results, one result per collective, the
+pairwise matrix), the slowed host named as the culprit (tc tbf on its link), and the faults: a rank
+killed mid-run and a host whose link goes down mid-collective end the run in bounded time, exit
+non-zero, name the rank/host, and leave a partial report."""
+import json
+import os
+import signal
+import subprocess
+import threading
+import time
+
+import pytest
+
+from conftest import load_report
+
+PREFIX = os.environ.get("INFRABENCH_NETNS_PREFIX", "")
+pytestmark = pytest.mark.skipif(not PREFIX, reason="needs the namespace cluster: run ci/multinode.sh as root")
+
+HOSTS = int(os.environ.get("INFRABENCH_NETNS_HOSTS", "3"))
+SRC = os.environ.get("INFRABENCH_SOURCE_DIR", ".")
+BIN = os.environ.get("INFRABENCH_BIN", "build/infrabench")
+MPIRUN = os.path.join(SRC, "ci", "netns-mpirun.sh")
+LAST = HOSTS  # the host the faults hit: hN, rank N-1 (not rank 0, which writes the report)
+
+
+def ns(i):
+    return f"{PREFIX}h{i}"
+
+
+def sh(*cmd):
+    return subprocess.run(list(cmd), capture_output=True, text=True)
+
+
+def ns_pids(i):
+    out = sh("ip", "netns", "pids", ns(i)).stdout.split()
+    return [int(p) for p in out]
+
+
+def infrabench_pid(i):
+    """The infrabench process in host i's namespace (found by PID, never killed by name)."""
+    for pid in ns_pids(i):
+        try:
+            with open(f"/proc/{pid}/comm") as f:
+                if f.read().strip() == "infrabench":
+                    return pid
+        except OSError:
+            pass
+    return None
+
+
+def reset_cluster():
+    for i in range(1, HOSTS + 1):
+        sh("ip", "-n", ns(i), "link", "set", "eth0", "up")
+        sh("ip", "netns", "exec", ns(i), "tc", "qdisc", "del", "dev", "eth0", "root")
+        for pid in ns_pids(i):  # leftovers of a failed run: our processes only, by PID
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+@pytest.fixture(autouse=True)
+def clean_cluster():
+    reset_cluster()
+    yield
+    reset_cluster()
+
+
+class cluster_run:
+    """mpirun across the cluster in the background; output collected as it comes."""
+
+    def __init__(self, *args, np=HOSTS):
+        env = dict(os.environ)
+        env["ASAN_OPTIONS"] = env.get("ASAN_OPTIONS", "") + ":detect_leaks=0"
+        self.t0 = time.monotonic()
+        self.proc = subprocess.Popen([MPIRUN, "-np", str(np), BIN, "run", *args], stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, text=True, env=env, start_new_session=True)
+        self.lines = []
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            self.lines.append(line)
+
+    def output(self):
+        return "".join(self.lines)
+
+    def wait_for(self, text, timeout):
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if text in self.output():
+                return True
+            if self.proc.poll() is not None:
+                return False
+            time.sleep(0.1)
+        return False
+
+    def wait(self, timeout):
+        """(exit code, seconds since start); kills the whole launch if it runs past `timeout`."""
+        try:
+            rc = self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+            rc = None
+        self.reader.join(timeout=5)
+        return rc, time.monotonic() - self.t0
+
+
+def write_suite(tmp_path, entries, settings=None):
+    suite = {"name": "multinode", "settings": settings or {"min_time_s": 0.1, "max_time_s": 0.5, "timeout_s": 60},
+             "benchmarks": entries}
+    path = tmp_path / "suite.json"
+    path.write_text(json.dumps(suite))
+    return str(path)
+
+
+def findings(rep, host, kind=None):
+    for h in rep["hosts"]:
+        if h["hostname"] == host:
+            return [f for f in h.get("outliers", []) if kind is None or f["kind"] == kind]
+    raise AssertionError(f"no inventory for host {host}")
+
+
+def test_one_report_for_the_cluster(tmp_path):
+    out = str(tmp_path / "r.json")
+    suite = write_suite(tmp_path, [
+        {"filter": "^bandwidth/memory_latency$", "axes": {"working_set": "16KiB"}},
+        {"filter": "^collectives/mpi_allreduce$",
+         "axes": {"size": "8,1MiB", "dtype": "float32", "placement": "out_of_place"}},
+        {"filter": "^collectives/mpi_allgather$", "axes": {"size": "64KiB"}},
+        {"filter": "^collectives/pairwise$", "axes": {"size": "256KiB"}},
+    ])
+    run = cluster_run("--suite", suite, "-q", "-o", out)
+    rc, _ = run.wait(240)
+    text = run.output()
+    assert rc == 0, text
+    rep = load_report(out)
+    names = {f"h{i}" for i in range(1, HOSTS + 1)}
+    assert rep["run"]["launcher"] == "mpi" and rep["run"]["world_size"] == HOSTS
+    assert {h["hostname"] for h in rep["hosts"]} == names
+    # Node-local: one measurement per host, all hosts at once.
+    lat = [r for r in rep["results"] if r["benchmark"] == "bandwidth/memory_latency"]
+    assert {r["host"] for r in lat if r["status"] == "passed"} == names, lat
+    # Collectives: one result for the group (rank 0's), the data verified, the bus factor applied.
+    ar = [r for r in rep["results"] if r["benchmark"] == "collectives/mpi_allreduce"]
+    assert len(ar) == 2 * 3 and all(r["rank"] == 0 and r["status"] == "passed" for r in ar), ar
+    for r in ar:
+        assert not any("verification" in why for why in r["invalid_reasons"]), r["invalid_reasons"]
+        m = {x["name"]: x["value"] for x in r["metrics"]}
+        assert m["busbw_gbps"] == pytest.approx(m["algbw_gbps"] * 2 * (HOSTS - 1) / HOSTS)
+    # Pairwise: every host's row of the matrix.
+    pw = [r for r in rep["results"] if r["benchmark"] == "collectives/pairwise"]
+    assert len(pw) == HOSTS and all(r["status"] == "passed" for r in pw), pw
+    for r in pw:
+        to = {x["name"] for x in r["metrics"] if x["name"].startswith("bandwidth_gbps_to_rank_")}
+        assert to == {f"bandwidth_gbps_to_rank_{j}" for j in range(HOSTS) if j != r["rank"]}
+        assert all(x["value"] > 0 for x in r["metrics"])
+    assert all("outliers" in h for h in rep["hosts"])
+    assert f"cluster: {HOSTS} hosts" in text and "row sends to column" in text, text
+
+
+def test_slowed_host_is_named(tmp_path):
+    # Only hN's link is shaped (egress, inside its namespace): every link of hN is slow.
+    r = sh("ip", "netns", "exec", ns(LAST), "tc", "qdisc", "add", "dev", "eth0", "root", "tbf", "rate", "100mbit",
+           "burst", "64kb", "latency", "100ms")
+    assert r.returncode == 0, r.stderr
+    out = str(tmp_path / "r.json")
+    run = cluster_run("--filter", "^collectives/pairwise$", "-a", "size=256KiB", "-q", "-o", out)
+    rc, _ = run.wait(240)
+    text = run.output()
+    assert rc == 0, text
+    rep = load_report(out)
+    slow = f"h{LAST}"
+    culprits = findings(rep, slow, "culprit_host")
+    assert culprits and culprits[0]["host"] == slow, [f["text"] for h in rep["hosts"] for f in h.get("outliers", [])]
+    for i in range(1, HOSTS):
+        wrong = findings(rep, f"h{i}", "culprit_host")
+        assert not wrong, [f["text"] for f in wrong]
+    assert f"{slow}: collectives/pairwise" in text and "likely the culprit" in text, text
+
+
+FAULT_ARGS = ["--filter", "^collectives/mpi_allreduce$", "-a", "size=64KiB,256KiB,1MiB", "-a", "dtype=float32",
+              "-a", "algorithm=mpi,ring", "-a", "placement=out_of_place,in_place", "--min-time", "0.5",
+              "--max-time", "0.5"]
+
+
+def check_fault_report(out, text, rc, elapsed, limit):
+    who = f"rank {LAST - 1} (host h{LAST})"
+    assert rc is not None, f"the launch did not end within the test's limit:\n{text}"
+    assert rc != 0, text
+    assert elapsed < limit, f"took {elapsed:.0f} s:\n{text}"
+    assert who in text, text
+    rep = load_report(out)
+    assert rep["run"]["interrupted"] is True
+    assert who in rep["run"]["interrupted_reason"], rep["run"]["interrupted_reason"]
+    assert any(r["status"] == "passed" for r in rep["results"]), "no finished result in the partial report"
+
+
+def test_killed_rank_is_named(tmp_path):
+    out = str(tmp_path / "r.json")
+    run = cluster_run(*FAULT_ARGS, "-o", out)
+    assert run.wait_for("[4/", 120), run.output()
+    pid = infrabench_pid(LAST)
+    assert pid, "no infrabench process on the last host"
+    t_kill = time.monotonic()
+    os.kill(pid, signal.SIGKILL)
+    rc, _ = run.wait(120)
+    check_fault_report(out, run.output(), rc, time.monotonic() - t_kill, 30)
+
+
+def test_link_down_mid_collective_is_named(tmp_path):
+    out = str(tmp_path / "r.json")
+    op_timeout = 5
+    run = cluster_run(*FAULT_ARGS, "--op-timeout", str(op_timeout), "-o", out)
+    assert run.wait_for("[4/", 120), run.output()
+    t_down = time.monotonic()
+    r = sh("ip", "-n", ns(LAST), "link", "set", "eth0", "down")
+    assert r.returncode == 0, r.stderr
+    # Rank 0 names the silent host and writes the report within the operation timeout (plus the
+    # monitor's period); the launch ends once the reachable ranks are gone.
+    rc, _ = run.wait(120)
+    check_fault_report(out, run.output(), rc, time.monotonic() - t_down, op_timeout + 40)
+    assert "stopped answering" in load_report(out)["run"]["interrupted_reason"]

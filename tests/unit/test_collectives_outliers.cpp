@@ -1,0 +1,164 @@
+// Outlier detection over a cluster report (robust z on median/MAD), the pairwise culprit rule, the
+// console summary, and the multi-rank builder flags.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "infrabench/benchmark.h"
+#include "infrabench/runner.h"
+
+using namespace infrabench;
+using json = nlohmann::json;
+
+namespace {
+
+json mk_metric(const std::string& name, double v, bool higher = true,
+               const std::string& unit = "GB/s") {
+  return {{"name", name},
+          {"unit", unit},
+          {"value", v},
+          {"best", v},
+          {"better", higher ? "higher" : "lower"},
+          {"method", "m"},
+          {"samples", json::array({v})}};
+}
+
+json result_of(const std::string& bench, const std::string& host, int rank, json metrics,
+               json axes = {{"kernel", "triad"}}) {
+  return {{"benchmark", bench},        {"axes", axes},  {"axes_display", json::object()},
+          {"status", "passed"},        {"valid", true}, {"invalid_reasons", json::array()},
+          {"warnings", json::array()}, {"rank", rank},  {"host", host},
+          {"metrics", metrics}};
+}
+
+// A pairwise configuration: bw[i][j] GB/s from host i to host j (one rank per host, rank = index).
+json pairwise(const std::vector<std::vector<double>>& bw) {
+  json rs = json::array();
+  for (std::size_t i = 0; i < bw.size(); ++i) {
+    json ms = json::array();
+    for (std::size_t j = 0; j < bw.size(); ++j) {
+      if (i == j) continue;
+      ms.push_back(mk_metric("bandwidth_gbps_to_rank_" + std::to_string(j), bw[i][j]));
+      ms.push_back(mk_metric("latency_us_to_rank_" + std::to_string(j), 50, false, "us"));
+    }
+    rs.push_back(result_of("collectives/pairwise", "h" + std::to_string(i + 1), static_cast<int>(i),
+                           ms, {{"between", "nodes"}, {"size", 1048576}}));
+  }
+  return rs;
+}
+
+std::vector<std::string> hosts_of(const json& findings, const std::string& kind) {
+  std::vector<std::string> out;
+  for (const auto& f : findings) {
+    if (f["kind"] == kind)
+      out.push_back(f["host"].get<std::string>() +
+                    (f.contains("peer") ? "-" + f["peer"].get<std::string>() : ""));
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST(CollectivesOutliers, RobustZ) {
+  EXPECT_NEAR(robust_z(10, {8, 10, 12}), 0, 1e-12);
+  // median 10, MAD 2: (4 - 10) / (1.4826 * 2)
+  EXPECT_NEAR(robust_z(4, {4, 8, 10, 12, 14}), -6 / (1.4826 * 2), 1e-9);
+  // Identical values: MAD floored at 1% of the median, not a division by zero.
+  EXPECT_NEAR(robust_z(5, {10, 10, 5}), -5 / (1.4826 * 0.1), 1e-9);
+  EXPECT_EQ(robust_z(0, {0, 0, 0}), 0);
+}
+
+TEST(CollectivesOutliers, NamesTheSlowHostOfANodeLocalMetric) {
+  json rs = json::array();
+  rs.push_back(result_of("bandwidth/host_memory", "h1", 0, {mk_metric("bandwidth_gbps", 20.1)}));
+  rs.push_back(result_of("bandwidth/host_memory", "h2", 1, {mk_metric("bandwidth_gbps", 19.7)}));
+  rs.push_back(result_of("bandwidth/host_memory", "h3", 2, {mk_metric("bandwidth_gbps", 9.5)}));
+  rs.push_back(result_of("bandwidth/host_memory", "h4", 3, {mk_metric("bandwidth_gbps", 20.4)}));
+  const json f = find_outliers(rs, {});
+  ASSERT_EQ(hosts_of(f, "host_metric"), std::vector<std::string>{"h3"});
+  EXPECT_NE(f[0]["text"].get<std::string>().find("below the median of 4 hosts"), std::string::npos);
+  // A latency (lower is better) too high is flagged the same way; too low is not.
+  json lat = json::array();
+  lat.push_back(
+      result_of("bandwidth/memory_latency", "h1", 0, {mk_metric("ns_per_load", 90, false, "ns")}));
+  lat.push_back(
+      result_of("bandwidth/memory_latency", "h2", 1, {mk_metric("ns_per_load", 92, false, "ns")}));
+  lat.push_back(
+      result_of("bandwidth/memory_latency", "h3", 2, {mk_metric("ns_per_load", 300, false, "ns")}));
+  lat.push_back(
+      result_of("bandwidth/memory_latency", "h4", 3, {mk_metric("ns_per_load", 30, false, "ns")}));
+  EXPECT_EQ(hosts_of(find_outliers(lat, {}), "host_metric"), std::vector<std::string>{"h3"});
+}
+
+TEST(CollectivesOutliers, SmallDifferencesAndTwoHostsAreNotFlagged) {
+  json rs = json::array();
+  // 10% slower with a tiny spread: a large z, but under the 20% minimum deviation.
+  rs.push_back(result_of("b/x", "h1", 0, {mk_metric("bandwidth_gbps", 10.0)}));
+  rs.push_back(result_of("b/x", "h2", 1, {mk_metric("bandwidth_gbps", 10.01)}));
+  rs.push_back(result_of("b/x", "h3", 2, {mk_metric("bandwidth_gbps", 9.0)}));
+  EXPECT_TRUE(find_outliers(rs, {}).empty());
+  outlier_settings strict;
+  strict.min_deviation = 0.05;
+  EXPECT_EQ(hosts_of(find_outliers(rs, strict), "host_metric"), std::vector<std::string>{"h3"});
+  json two = json::array({rs[0], rs[2]});
+  EXPECT_TRUE(find_outliers(two, strict).empty());
+}
+
+TEST(CollectivesOutliers, AHostWhoseEveryLinkIsSlowIsTheCulprit) {
+  // h3 sends slowly (its egress is shaped): its links are slow, not h1-h2.
+  const json rs = pairwise({{0, 2.0, 1.9}, {2.1, 0, 2.0}, {0.012, 0.011, 0}});
+  const json f = find_outliers(rs, {});
+  EXPECT_EQ(hosts_of(f, "culprit_host"), std::vector<std::string>{"h3"});
+  EXPECT_TRUE(hosts_of(f, "slow_link").empty()) << f.dump();
+  // Healthy cluster: nothing.
+  EXPECT_TRUE(find_outliers(pairwise({{0, 2.0, 1.9}, {2.1, 0, 2.0}, {1.8, 2.2, 0}}), {}).empty());
+}
+
+TEST(CollectivesOutliers, ASingleSlowLinkIsNamedNotItsHosts) {
+  // 4 hosts, the h1-h2 link is slow in one direction; each host still has fast links.
+  std::vector<std::vector<double>> bw(4, std::vector<double>(4, 2.0));
+  bw[1][0] = 0.3;
+  const json f = find_outliers(pairwise(bw), {});
+  EXPECT_TRUE(hosts_of(f, "culprit_host").empty()) << f.dump();
+  EXPECT_EQ(hosts_of(f, "slow_link"), std::vector<std::string>{"h1-h2"});
+}
+
+TEST(CollectivesOutliers, SummaryShowsHostsFindingsAndTheMatrix) {
+  json rs = pairwise({{0, 2.0, 1.9}, {2.1, 0, 2.0}, {0.012, 0.011, 0}});
+  const json f = find_outliers(rs, {});
+  std::ostringstream out;
+  print_cluster_summary(out, rs, f, {});
+  const std::string text = out.str();
+  EXPECT_NE(text.find("cluster: 3 hosts, 3 ranks"), std::string::npos) << text;
+  EXPECT_NE(text.find("likely the culprit"), std::string::npos) << text;
+  EXPECT_NE(text.find("row sends to column"), std::string::npos) << text;
+  EXPECT_NE(text.find("0.012"), std::string::npos) << text;
+}
+
+TEST(CollectivesOutliers, OptionsAreValidated) {
+  EXPECT_EQ(op_timeout_option({{"op-timeout", "12.5"}}), 12.5);
+  EXPECT_EQ(op_timeout_option({}), 30);
+  EXPECT_THROW((void)op_timeout_option({{"op-timeout", "-1"}}), std::exception);
+  EXPECT_THROW((void)op_timeout_option({{"op-timeout", "soon"}}), std::exception);
+  EXPECT_THROW((void)outlier_options({{"outlier-z", "0"}}), std::exception);
+  EXPECT_EQ(outlier_options({{"outlier-z", "5"}, {"outlier-min-dev", "0.5"}}).z_threshold, 5);
+}
+
+namespace {
+void bench_noop(state&) {}
+}  // namespace
+INFRABENCH_REGISTER(bench_noop, "test/needs_four_ranks").scope(rank_scope::collective).min_ranks(4);
+
+TEST(CollectivesScope, BuilderFlagsAndRankRequirement) {
+  const benchmark* b = registry::instance().find("test/needs_four_ranks");
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->scope(), rank_scope::collective);
+  EXPECT_EQ(b->min_ranks(), 4);
+  capabilities caps;
+  caps.world_size = 2;
+  EXPECT_NE(b->unmet_requirements(caps).find("needs at least 4 ranks (world size 2)"),
+            std::string::npos);
+  caps.world_size = 4;
+  EXPECT_EQ(b->unmet_requirements(caps), "");
+  EXPECT_EQ(registry::instance().find("test/spin")->scope(), rank_scope::node);
+}
