@@ -1,0 +1,314 @@
+#include "gemm_common.h"
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <new>
+#include <stdexcept>
+#include <variant>
+
+#include "cpu/gemm.h"
+#include "infrabench/error.h"
+
+namespace infrabench::gemm_bench {
+namespace {
+
+namespace kc = kernels::cpu;
+
+[[nodiscard]] std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+// Uniform in [-1, 1) with 24 random bits: exactly representable in fp32.
+[[nodiscard]] float uniform_at(std::uint64_t seed, std::size_t i) {
+  const std::uint64_t h = splitmix64(seed * 0x100000001b3ull + i);
+  return static_cast<float>(static_cast<std::int64_t>(h >> 40) - (std::int64_t{1} << 23)) *
+         (1.0f / static_cast<float>(1 << 23));
+}
+
+template <typename Fn>
+void parallel_chunks(std::size_t n, thread_pool& pool, Fn&& fn) {
+  const std::size_t threads = pool.size();
+  pool.run([&](std::size_t t) {
+    const std::size_t begin = n * t / threads;
+    const std::size_t end = n * (t + 1) / threads;
+    fn(begin, end);
+  });
+}
+
+template <typename T>
+[[nodiscard]] double as_double(T x) {
+  if constexpr (std::is_same_v<T, float>) {
+    return x;
+  } else {
+    return kc::bf16_to_float(x);
+  }
+}
+
+template <typename T>
+gm::verification verify_impl(const layout& l, const T* a, const T* b, const float* c,
+                             const gm::tolerance& tol) {
+  const auto& s = l.shape;
+  std::vector<gm::sampled_entry> entries;
+  for (const auto& pos : gm::sample_positions(s.m, s.n, verify_samples)) {
+    gm::sampled_entry e;
+    e.i = pos.i;
+    e.j = pos.j;
+    double ref = 0, abs_sum = 0;
+    for (std::int64_t p = 0; p < s.k; ++p) {
+      const double x = as_double(l.trans.a ? a[p * l.lda + pos.i] : a[pos.i * l.lda + p]);
+      const double y = as_double(l.trans.b ? b[pos.j * l.ldb + p] : b[p * l.ldb + pos.j]);
+      ref += x * y;
+      abs_sum += std::fabs(x * y);
+    }
+    e.reference = ref;
+    e.abs_sum = abs_sum;
+    e.value = c[pos.i * l.ldc + pos.j];
+    entries.push_back(e);
+  }
+  // Every entry for NaN and infinity (cheap next to the GEMM): an entry the kernel never wrote
+  // still holds the NaN C was filled with. The first one found joins the sampled entries, with a
+  // reference computed for it, so the report names it.
+  for (std::int64_t i = 0; i < s.m; ++i) {
+    const float* row = c + i * l.ldc;
+    const auto* bad = std::find_if(row, row + s.n, [](float v) { return !std::isfinite(v); });
+    if (bad == row + s.n) continue;
+    gm::sampled_entry e;
+    e.i = i;
+    e.j = bad - row;
+    for (std::int64_t p = 0; p < s.k; ++p) {
+      const double x = as_double(l.trans.a ? a[p * l.lda + e.i] : a[e.i * l.lda + p]);
+      const double y = as_double(l.trans.b ? b[e.j * l.ldb + p] : b[p * l.ldb + e.j]);
+      e.reference += x * y;
+      e.abs_sum += std::fabs(x * y);
+    }
+    e.value = *bad;
+    entries.push_back(e);
+    break;
+  }
+  return gm::verify_entries(entries, tol);
+}
+
+}  // namespace
+
+// ---- axes
+// ----------------------------------------------------------------------------------------
+
+std::vector<std::string> default_cpu_shapes() {
+  return {"256", "1024", "2048", "4096", "llama3-8b.qkv@1024", "llama3-8b.mlp_down@1024"};
+}
+
+axis_options choices(std::string description, std::vector<std::string> values) {
+  axis_options o;
+  o.description = std::move(description);
+  o.choices = std::move(values);
+  return o;
+}
+
+axis_options shape_axis_options() {
+  axis_options o;
+  o.description =
+      "N (square), MxNxK, or a transformer layer <model>.<qkv|attn_out|mlp_up|mlp_down>[@tokens] "
+      "for llama2-7b, llama3-8b, llama2-13b, llama3-70b (M = tokens, default 4096)";
+  return o;
+}
+
+axis_options threads_axis_options() {
+  axis_options o;
+  o.description = "0 = all allowed CPUs";
+  o.min = 0;
+  o.max = 4096;
+  return o;
+}
+
+axis_options trans_axis_options() {
+  return choices("op(A) op(B): n = as stored (row-major), t = transposed",
+                 {"nn", "nt", "tn", "tt"});
+}
+
+gm::gemm_shape shape_of(const std::string& text) {
+  try {
+    return gm::parse_gemm_shape(text);
+  } catch (const std::invalid_argument& e) {
+    throw user_error(std::string("axis 'shape': ") + e.what());
+  }
+}
+
+const axis_value& config_value(const config& cfg, std::string_view name) {
+  for (const auto& [n, v] : cfg) {
+    if (n == name) return v;
+  }
+  throw std::logic_error("configuration has no axis " + std::string(name));
+}
+
+std::int64_t host_bytes_needed(const config& cfg, int a_elem, int b_elem, int c_elem,
+                               std::int64_t extra) {
+  const auto shape = shape_of(std::get<std::string>(config_value(cfg, "shape")));
+  return gm::saturating_add(gm::gemm_operand_bytes(shape, a_elem, b_elem, c_elem), extra);
+}
+
+transposes parse_trans(const std::string& text) {
+  if (text.size() != 2 || (text[0] != 'n' && text[0] != 't') ||
+      (text[1] != 'n' && text[1] != 't')) {
+    throw std::invalid_argument("unknown transpose flag '" + text + "' (nn, nt, tn, tt)");
+  }
+  return {text[0] == 't', text[1] == 't'};
+}
+
+// ---- operands
+// ------------------------------------------------------------------------------------
+
+template <typename T>
+host_array<T>::host_array(std::size_t count) : m_count(count) {
+  constexpr std::size_t huge = std::size_t{2} << 20;
+  const std::size_t bytes = std::max<std::size_t>(count * sizeof(T), 64);
+  // Large operands on 2 MiB boundaries so transparent huge pages can back them (fewer TLB misses
+  // in packing); small ones on a cache line.
+  const std::size_t align = bytes >= huge ? huge : 64;
+  const std::size_t rounded = (bytes + align - 1) / align * align;
+  m_data.reset(std::aligned_alloc(align, rounded));
+  if (!m_data) throw std::bad_alloc();
+  if (align == huge) (void)madvise(m_data.get(), rounded, MADV_HUGEPAGE);
+}
+template class host_array<float>;
+template class host_array<std::uint16_t>;
+
+void fill_uniform(float* p, std::size_t n, std::uint64_t seed, thread_pool& pool) {
+  parallel_chunks(n, pool, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) p[i] = uniform_at(seed, i);
+  });
+}
+
+void fill_uniform_bf16(std::uint16_t* p, std::size_t n, std::uint64_t seed, thread_pool& pool) {
+  parallel_chunks(n, pool, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) p[i] = kc::float_to_bf16(uniform_at(seed, i));
+  });
+}
+
+void fill_nan(float* p, std::size_t n, thread_pool& pool) {
+  parallel_chunks(n, pool, [&](std::size_t begin, std::size_t end) {
+    std::fill(p + begin, p + end, std::numeric_limits<float>::quiet_NaN());
+  });
+}
+
+layout make_layout(const gm::gemm_shape& shape, transposes trans) {
+  layout l;
+  l.shape = shape;
+  l.trans = trans;
+  l.lda = trans.a ? shape.m : shape.k;
+  l.ldb = trans.b ? shape.k : shape.n;
+  l.ldc = shape.n;
+  return l;
+}
+
+// ---- verification
+// --------------------------------------------------------------------------------
+
+gm::verification verify_fp32(const layout& l, const float* a, const float* b, const float* c,
+                             const gm::tolerance& tol) {
+  return verify_impl(l, a, b, c, tol);
+}
+
+gm::verification verify_bf16(const layout& l, const std::uint16_t* a, const std::uint16_t* b,
+                             const float* c, const gm::tolerance& tol) {
+  return verify_impl(l, a, b, c, tol);
+}
+
+gm::tolerance fp32_tolerance(std::int64_t k) {
+  return gm::gemm_tolerance({gm::number_format::fp32, gm::number_format::fp32,
+                             gm::number_format::fp32, gm::number_format::fp32, 1.0},
+                            k);
+}
+
+gm::tolerance bf16_tolerance(std::int64_t k) {
+  // bf16 x bf16 products are exact in fp32; vdpbf16ps rounds (and flushes denormals) once per
+  // addition, like an fp32 FMA chain, so the fp32 accumulation bound applies unchanged.
+  return gm::gemm_tolerance({gm::number_format::bf16, gm::number_format::bf16,
+                             gm::number_format::fp32, gm::number_format::fp32, 1.0},
+                            k);
+}
+
+void report_verification(state& st, const gm::verification& v, std::string_view what) {
+  st.add_metric("verify_err_to_bound", "ratio", v.max_bound_ratio, false,
+                "max over " + std::to_string(v.checked) +
+                    " sampled entries of |C - fp64 reference| / tolerance bound (fail above 1); " +
+                    v.tol.rule);
+  st.check(v.ok, std::string(what) + " differs from the fp64 reference: " + v.summary());
+}
+
+// ---- peak and ratios
+// -----------------------------------------------------------------------------
+
+double median_gflops(state& st, double flops_per_call) {
+  const double t = st.partial_result().time.median;
+  return t > 0 ? flops_per_call / t / 1e9 : 0.0;
+}
+
+std::size_t resolve_threads(std::int64_t threads_axis) {
+  return threads_axis == 0 ? allowed_cpus().size() : static_cast<std::size_t>(threads_axis);
+}
+
+peak_value cpu_peak(state& st, kc::peak_isa isa, std::int64_t threads_axis, thread_pool& pool) {
+  if (const result* r = st.find_earlier(
+          "gemm/cpu_peak", {{"isa", std::string(kc::to_string(isa))}, {"threads", threads_axis}})) {
+    if (r->st == status::passed) {
+      for (const auto& m : r->metrics) {
+        if (m.name == "gflops") {
+          return {m.best, "gemm/cpu_peak (isa=" + std::string(kc::to_string(isa)) +
+                              ") earlier in this run, its fastest sample"};
+        }
+      }
+    }
+  }
+  // Not run earlier: the same independent-chain kernel, best of 15 runs of ~1 ms on every thread
+  // (the best, because a run that shared its core with another process is not the peak).
+  constexpr std::int64_t iterations = 300000;
+  double best = 0;
+  for (int rep = 0; rep < 15; ++rep) {
+    const auto t0 = std::chrono::steady_clock::now();
+    pool.run([&](std::size_t) { (void)kc::run_peak_chains(isa, iterations); });
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double flops = kc::peak_flops_per_iteration(isa) * static_cast<double>(iterations) *
+                         static_cast<double>(pool.size());
+    best = std::max(best, flops / s / 1e9);
+  }
+  return {best, "FMA-chain peak (isa=" + std::string(kc::to_string(isa)) +
+                    ") measured in this configuration's set-up, best of 15"};
+}
+
+void report_peak_fraction(state& st, double gflops, kc::peak_isa isa, std::int64_t threads_axis,
+                          thread_pool& pool) {
+  if (!kc::peak_isa_unsupported_reason(isa).empty()) return;
+  const peak_value peak = cpu_peak(st, isa, threads_axis, pool);
+  if (peak.gflops <= 0) return;
+  st.add_metric(
+      "pct_of_fma_peak", "%", 100.0 * gflops / peak.gflops, true,
+      "median GFLOP/s / measured peak " + std::to_string(peak.gflops) + " GFLOP/s: " + peak.method);
+}
+
+void report_reference_ratios(state& st, double gflops,
+                             const std::vector<std::pair<std::string, std::string>>& references) {
+  const nlohmann::json match = {{"shape", st.get_string("shape")},
+                                {"threads", st.get_int64("threads")},
+                                {"trans", st.get_string("trans")}};
+  for (const auto& [bench, label] : references) {
+    const result* r = st.find_earlier(bench, match);
+    if (r == nullptr || r->st != status::passed) continue;
+    for (const auto& m : r->metrics) {
+      if (m.name != "gflops" || m.value <= 0) continue;
+      st.add_metric("pct_of_" + label, "%", 100.0 * gflops / m.value, true,
+                    "this median GFLOP/s / " + bench + "'s median " + std::to_string(m.value) +
+                        " GFLOP/s (same shape, threads, trans, earlier in this run)" +
+                        (r->valid ? "" : "; that result is INVALID"));
+    }
+  }
+}
+
+}  // namespace infrabench::gemm_bench

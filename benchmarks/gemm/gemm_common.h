@@ -1,0 +1,133 @@
+// What the CPU GEMM benchmarks share: axes, operand buffers, verification against fp64 on sampled
+// entries, the measured FMA peak they report a fraction of, and the our/theirs ratios.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cpu/gemm_model.h"
+#include "cpu/gemm_peak.h"
+#include "infrabench/axis.h"
+#include "infrabench/benchmark.h"
+#include "infrabench/state.h"
+#include "infrabench/thread_pool.h"
+
+namespace infrabench::gemm_bench {
+
+namespace gm = kernels::gemm_model;
+
+// ---- axes
+// ----------------------------------------------------------------------------------------
+
+// The shapes each CPU GEMM benchmark measures by default: a square sweep and two transformer
+// layers (the full list: gm::transformer_shapes(), any "MxNxK" with -a shape=...).
+[[nodiscard]] std::vector<std::string> default_cpu_shapes();
+[[nodiscard]] axis_options shape_axis_options();
+[[nodiscard]] axis_options threads_axis_options();
+[[nodiscard]] axis_options trans_axis_options();
+[[nodiscard]] axis_options choices(std::string description, std::vector<std::string> values);
+
+// Parses the shape axis; a malformed value is bad input (infrabench::user_error, exit 2).
+[[nodiscard]] gm::gemm_shape shape_of(const std::string& text);
+// The value of an axis in a configuration (for memory estimates, which see only the config).
+[[nodiscard]] const axis_value& config_value(const config& cfg, std::string_view name);
+// Host bytes a configuration needs: A, B, C and `extra` (packing buffers, a reference copy).
+// Throws user_error for a malformed shape, so a bad value stops the run before it starts.
+[[nodiscard]] std::int64_t host_bytes_needed(const config& cfg, int a_elem, int b_elem, int c_elem,
+                                             std::int64_t extra);
+
+struct transposes {
+  bool a = false, b = false;
+};
+[[nodiscard]] transposes parse_trans(const std::string& text);  // "nn", "nt", "tn", "tt"
+
+// ---- operands
+// ------------------------------------------------------------------------------------
+
+// 64-byte aligned, uninitialised host memory for `count` elements of T, advised for huge pages.
+template <typename T>
+class host_array {
+ public:
+  explicit host_array(std::size_t count);
+  [[nodiscard]] T* data() const { return static_cast<T*>(m_data.get()); }
+  [[nodiscard]] std::size_t size() const { return m_count; }
+
+ private:
+  struct free_deleter {
+    void operator()(void* p) const { std::free(p); }
+  };
+  std::size_t m_count;
+  std::unique_ptr<void, free_deleter> m_data;
+};
+extern template class host_array<float>;
+extern template class host_array<std::uint16_t>;
+
+// Deterministic values uniform in [-1, 1) (a counter hash, so any thread fills any range), split
+// over the pool so each thread first-touches the pages it fills.
+void fill_uniform(float* p, std::size_t n, std::uint64_t seed, thread_pool& pool);
+// The same values rounded to bf16.
+void fill_uniform_bf16(std::uint16_t* p, std::size_t n, std::uint64_t seed, thread_pool& pool);
+// Quiet NaN everywhere: a GEMM with beta = 0 must not read C, and one that skips an entry leaves
+// NaN there for the verification to find.
+void fill_nan(float* p, std::size_t n, thread_pool& pool);
+
+// Row-major operands of one GEMM with transposes: op(A) m x k stored k x m when transposed, op(B)
+// k x n stored n x k when transposed.
+struct layout {
+  gm::gemm_shape shape;
+  transposes trans;
+  std::int64_t lda = 0, ldb = 0, ldc = 0;
+};
+[[nodiscard]] layout make_layout(const gm::gemm_shape& shape, transposes trans);
+
+// ---- verification
+// --------------------------------------------------------------------------------
+
+// Samples per result checked against the fp64 reference (k multiply-adds each).
+inline constexpr std::int64_t verify_samples = 256;
+
+// Checks `verify_samples` entries of C (and every entry for NaN/inf) against an fp64 reference
+// computed from A and B as stored.
+[[nodiscard]] gm::verification verify_fp32(const layout& l, const float* a, const float* b,
+                                           const float* c, const gm::tolerance& tol);
+[[nodiscard]] gm::verification verify_bf16(const layout& l, const std::uint16_t* a,
+                                           const std::uint16_t* b, const float* c,
+                                           const gm::tolerance& tol);
+// Marks the result invalid with the max error when verification failed, and records the worst
+// error relative to the bound as a metric (lower is better; above 1 fails).
+void report_verification(state& st, const gm::verification& v, std::string_view what);
+
+// The tolerance of fp32 inputs with fp32 accumulation, and of bf16 inputs with fp32 accumulation.
+[[nodiscard]] gm::tolerance fp32_tolerance(std::int64_t k);
+[[nodiscard]] gm::tolerance bf16_tolerance(std::int64_t k);
+
+// ---- peak and ratios
+// -----------------------------------------------------------------------------
+
+// GFLOP/s from the median sample time of the exec() that just finished.
+[[nodiscard]] double median_gflops(state& st, double flops_per_call);
+
+// The measured FMA peak of `isa` on `threads` threads (the threads axis value: 0 = all): the
+// gemm/cpu_peak result from earlier in this run, else measured here with the same kernel.
+struct peak_value {
+  double gflops = 0;
+  std::string method;
+};
+[[nodiscard]] peak_value cpu_peak(state& st, kernels::cpu::peak_isa isa, std::int64_t threads_axis,
+                                  thread_pool& pool);
+// Adds pct_of_fma_peak (of `isa`'s measured peak).
+void report_peak_fraction(state& st, double gflops, kernels::cpu::peak_isa isa,
+                          std::int64_t threads_axis, thread_pool& pool);
+// Adds pct_of_<label> for each reference benchmark that ran earlier with the same shape, threads
+// and trans: ours / theirs x 100.
+void report_reference_ratios(state& st, double gflops,
+                             const std::vector<std::pair<std::string, std::string>>& references);
+
+// 0 = all CPUs this process may use.
+[[nodiscard]] std::size_t resolve_threads(std::int64_t threads_axis);
+
+}  // namespace infrabench::gemm_bench

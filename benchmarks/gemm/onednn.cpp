@@ -1,0 +1,167 @@
+// gemm/onednn_fp32 and gemm/onednn_bf16: oneDNN's matmul primitive as the reference for our fp32
+// and bf16 GEMMs (compiled in when libdnnl-dev is found; onednn_missing.cpp otherwise). The same
+// operands, transposes (as memory format tags) and threads; bf16 takes bf16 A and B and writes
+// fp32 C, as ours does. Every result verified against fp64.
+#include <dlfcn.h>
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+#include <dnnl.hpp>
+
+#include "cpu/gemm_model.h"
+#include "cpu/gemm_peak.h"
+#include "gemm_common.h"
+#include "infrabench/benchmark.h"
+#include "infrabench/state.h"
+#include "infrabench/thread_pool.h"
+
+namespace {
+
+namespace kc = infrabench::kernels::cpu;
+namespace gb = infrabench::gemm_bench;
+namespace gm = infrabench::kernels::gemm_model;
+using tag = dnnl::memory::format_tag;
+using dt = dnnl::memory::data_type;
+
+// oneDNN's CPU runtime here is OpenMP (Debian's build): its thread count is the calling thread's
+// omp_set_num_threads, found in the libgomp that libdnnl brought in (no -fopenmp needed).
+bool set_omp_threads(int n) {
+  using fn = void (*)(int);
+  static const auto set = reinterpret_cast<fn>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
+  if (set == nullptr) return false;
+  set(n);
+  return true;
+}
+
+dnnl::matmul::primitive_desc make_pd(const dnnl::engine& eng, const dnnl::memory::desc& a,
+                                     const dnnl::memory::desc& b, const dnnl::memory::desc& c) {
+#if DNNL_VERSION_MAJOR >= 3
+  return dnnl::matmul::primitive_desc(eng, a, b, c);
+#else
+  return dnnl::matmul::primitive_desc(dnnl::matmul::desc(a, b, c), eng);
+#endif
+}
+
+template <typename T>
+void run_onednn(infrabench::state& st) {
+  constexpr bool is_bf16 = std::is_same_v<T, std::uint16_t>;
+  const gm::gemm_shape shape = gb::shape_of(st.get_string("shape"));
+  const gb::layout l = gb::make_layout(shape, gb::parse_trans(st.get_string("trans")));
+  const std::size_t threads = gb::resolve_threads(st.get_int64("threads"));
+  // oneDNN's OpenMP master thread. Pinned (like our thread 0) only when it works alone: the
+  // OpenMP workers it starts inherit its affinity, and a master pinned to one CPU would stack the
+  // whole team on that CPU.
+  infrabench::thread_pool caller(1, /*pin=*/threads == 1);
+  infrabench::thread_pool fill_pool(threads);
+
+  const auto a_count = static_cast<std::size_t>(shape.m * shape.k);
+  const auto b_count = static_cast<std::size_t>(shape.k * shape.n);
+  const auto c_count = static_cast<std::size_t>(shape.m * shape.n);
+  gb::host_array<T> a(a_count), b(b_count);
+  gb::host_array<float> c(c_count);
+  if constexpr (is_bf16) {
+    gb::fill_uniform_bf16(a.data(), a_count, 1, fill_pool);
+    gb::fill_uniform_bf16(b.data(), b_count, 2, fill_pool);
+  } else {
+    gb::fill_uniform(a.data(), a_count, 1, fill_pool);
+    gb::fill_uniform(b.data(), b_count, 2, fill_pool);
+  }
+  gb::fill_nan(c.data(), c_count, fill_pool);
+
+  bool threads_set = false;
+  std::string impl, error;
+  std::optional<dnnl::engine> eng;
+  std::optional<dnnl::stream> strm;
+  std::optional<dnnl::matmul> prim;
+  std::unordered_map<int, dnnl::memory> args;
+  caller.run([&](std::size_t) {
+    threads_set = set_omp_threads(static_cast<int>(threads));
+    try {
+      eng.emplace(dnnl::engine::kind::cpu, 0);
+      strm.emplace(*eng);
+      const dt in = is_bf16 ? dt::bf16 : dt::f32;
+      const dnnl::memory::desc a_md({shape.m, shape.k}, in, l.trans.a ? tag::ba : tag::ab);
+      const dnnl::memory::desc b_md({shape.k, shape.n}, in, l.trans.b ? tag::ba : tag::ab);
+      const dnnl::memory::desc c_md({shape.m, shape.n}, dt::f32, tag::ab);
+      const auto pd = make_pd(*eng, a_md, b_md, c_md);
+      impl = pd.impl_info_str();
+      prim.emplace(pd);
+      args.insert({DNNL_ARG_SRC, dnnl::memory(a_md, *eng, a.data())});
+      args.insert({DNNL_ARG_WEIGHTS, dnnl::memory(b_md, *eng, b.data())});
+      args.insert({DNNL_ARG_DST, dnnl::memory(c_md, *eng, c.data())});
+    } catch (const dnnl::error& e) {
+      error = e.what();
+    }
+  });
+  if (!error.empty()) {
+    st.skip(std::string("oneDNN has no ") + (is_bf16 ? "bf16" : "fp32") + " matmul here: " + error);
+  }
+  if (!threads_set) st.add_warning("omp_set_num_threads not found: oneDNN chose its thread count");
+  // A reference implementation would be a strawman, not oneDNN at its best: say so.
+  if (impl.rfind("ref", 0) == 0) st.add_warning("oneDNN fell back to its reference kernel " + impl);
+
+  const double flops = gm::gemm_flops(shape);
+  st.add_flops(flops);
+  const std::function<void(std::size_t)> call = [&](std::size_t) {
+    prim->execute(*strm, args);
+    strm->wait();
+  };
+  st.exec([&] { caller.run(call); });
+
+  const double gflops = gb::median_gflops(st, flops);
+  const std::string what = "oneDNN matmul (" + impl + ")";
+  if constexpr (is_bf16) {
+    gb::report_verification(
+        st, gb::verify_bf16(l, a.data(), b.data(), c.data(), gb::bf16_tolerance(shape.k)), what);
+    gb::report_peak_fraction(st, gflops, kc::peak_isa::avx512_bf16, st.get_int64("threads"),
+                             fill_pool);
+  } else {
+    gb::report_verification(
+        st, gb::verify_fp32(l, a.data(), b.data(), c.data(), gb::fp32_tolerance(shape.k)), what);
+    gb::report_peak_fraction(st, gflops,
+                             kc::peak_isa_unsupported_reason(kc::peak_isa::avx512_fp32).empty()
+                                 ? kc::peak_isa::avx512_fp32
+                                 : kc::peak_isa::avx2_fp32,
+                             st.get_int64("threads"), fill_pool);
+  }
+  // Destroy oneDNN's objects on the thread that made them (its OpenMP master).
+  caller.run([&](std::size_t) {
+    args.clear();
+    prim.reset();
+    strm.reset();
+    eng.reset();
+  });
+}
+
+void onednn_fp32(infrabench::state& st) {
+  run_onednn<float>(st);
+}
+void onednn_bf16(infrabench::state& st) {
+  run_onednn<std::uint16_t>(st);
+}
+
+INFRABENCH_REGISTER(onednn_fp32, "gemm/onednn_fp32")
+    .describe("reference: oneDNN fp32 matmul primitive; verified against fp64; % of FMA peak")
+    .add_string_axis("shape", gb::default_cpu_shapes(), gb::shape_axis_options())
+    .add_int64_axis("threads", {1, 0}, gb::threads_axis_options())
+    .add_string_axis("trans", {"nn"}, gb::trans_axis_options())
+    .memory_estimate([](const infrabench::config& cfg) {
+      return gb::host_bytes_needed(cfg, 4, 4, 4, std::int64_t{64} << 20);
+    });
+
+INFRABENCH_REGISTER(onednn_bf16, "gemm/onednn_bf16")
+    .describe(
+        "reference: oneDNN bf16 matmul primitive (bf16 A, B; fp32 C); verified against fp64; % "
+        "of the vdpbf16ps peak")
+    .add_string_axis("shape", gb::default_cpu_shapes(), gb::shape_axis_options())
+    .add_int64_axis("threads", {1, 0}, gb::threads_axis_options())
+    .add_string_axis("trans", {"nn"}, gb::trans_axis_options())
+    .memory_estimate([](const infrabench::config& cfg) {
+      return gb::host_bytes_needed(cfg, 2, 2, 4, std::int64_t{64} << 20);
+    });
+
+}  // namespace

@@ -1,0 +1,249 @@
+// gemm/openblas_fp32: OpenBLAS cblas_sgemm as the reference for our fp32 GEMM, at its best.
+//
+// Debian's OpenBLAS is built with DYNAMIC_ARCH: it picks its kernels ("core type") in its library
+// constructor, from CPUID or from OPENBLAS_CORETYPE. On CPUs newer than the build it may pick a
+// generic core (Prescott: ~30 GFLOP/s on a core that does 200), and an inherited
+// OPENBLAS_CORETYPE may name a weaker one (this machine's environment says Haswell). Setting the
+// variable before the library loads is not enough: other libraries (OpenCV -> liblapack ->
+// libblas) may load it at process start. So OpenBLAS is opened with dlopen and its core selected
+// for each configuration through DYNAMIC_ARCH's own exported re-initialisation
+// (gotoblas_dynamic_quit/gotoblas_dynamic_init re-read OPENBLAS_CORETYPE), to the `coretype` axis
+// value (default: the best core type this CPU runs); openblas_get_corename() is checked against
+// it and a mismatch is reported.
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdint>
+#include <cstdlib>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cpu/gemm_model.h"
+#include "cpu/gemm_peak.h"
+#include "gemm_common.h"
+#include "infrabench/benchmark.h"
+#include "infrabench/state.h"
+#include "infrabench/thread_pool.h"
+
+namespace {
+
+namespace kc = infrabench::kernels::cpu;
+namespace gb = infrabench::gemm_bench;
+namespace gm = infrabench::kernels::gemm_model;
+
+// cblas.h's values (OpenBLAS's blasint is int in Debian's libopenblas0; libopenblas64 differs).
+constexpr int cblas_row_major = 101;
+constexpr int cblas_no_trans = 111;
+constexpr int cblas_trans = 112;
+using cblas_sgemm_fn = void (*)(int, int, int, int, int, int, float, const float*, int,
+                                const float*, int, float, float*, int);
+
+struct openblas_library {
+  std::string error;       // why it could not be loaded (empty when loaded)
+  std::string env_before;  // OPENBLAS_CORETYPE inherited from the environment ("" = unset)
+  cblas_sgemm_fn sgemm = nullptr;
+  void (*set_num_threads)(int) = nullptr;
+  int (*get_num_threads)() = nullptr;
+  char* (*get_corename)() = nullptr;
+  char* (*get_config)() = nullptr;
+  void (*dynamic_init)() = nullptr;  // DYNAMIC_ARCH: selects the core from OPENBLAS_CORETYPE/CPUID
+  void (*dynamic_quit)() = nullptr;  // forgets the selected core
+  [[nodiscard]] std::string corename() const { return get_corename ? get_corename() : "?"; }
+};
+
+// The core type this CPU runs best, as OpenBLAS 0.3.x names it: Cooperlake is SkylakeX's AVX-512
+// kernels plus bf16, so it is the choice wherever AVX512_BF16 exists.
+std::string best_coretype() {
+  __builtin_cpu_init();
+  const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
+                      __builtin_cpu_supports("avx512cd");
+  if (avx512 && __builtin_cpu_supports("avx512bf16")) return "Cooperlake";
+  if (avx512) return "SkylakeX";
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "Haswell";
+  if (__builtin_cpu_supports("avx")) return "Sandybridge";
+  if (__builtin_cpu_supports("sse4.2")) return "Nehalem";
+  return "Prescott";
+}
+
+// Core types that need more than this CPU has would crash on the first kernel: refuse them.
+std::string coretype_unsupported_reason(const std::string& core) {
+  __builtin_cpu_init();
+  const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  if ((core == "SkylakeX" || core == "Cooperlake") && !avx512) {
+    return "this CPU lacks AVX-512 for OpenBLAS core " + core;
+  }
+  if (core == "Cooperlake" && !__builtin_cpu_supports("avx512bf16")) {
+    return "this CPU lacks AVX512_BF16 for OpenBLAS core Cooperlake";
+  }
+  if ((core == "Haswell" || core == "Zen") && !avx2) {
+    return "this CPU lacks AVX2/FMA for OpenBLAS core " + core;
+  }
+  if (core == "Sandybridge" && !__builtin_cpu_supports("avx")) {
+    return "this CPU lacks AVX for OpenBLAS core Sandybridge";
+  }
+  return {};
+}
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  return s;
+}
+
+// Loads libopenblas once per process (it may already be loaded: OpenCV pulls it in through
+// liblapack/libblas when Debian's alternatives point there).
+const openblas_library& load_openblas() {
+  static std::mutex mu;
+  static std::optional<openblas_library> lib;
+  std::lock_guard lock(mu);
+  if (lib) return *lib;
+  lib.emplace();
+  const char* inherited = std::getenv("OPENBLAS_CORETYPE");
+  lib->env_before = inherited ? inherited : "";
+  void* handle = nullptr;
+  std::string errors;
+  for (const char* name : {"libopenblas.so.0", "libopenblas.so"}) {
+    handle = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    if (handle) break;
+    const char* e = dlerror();
+    errors += std::string(errors.empty() ? "" : "; ") + (e ? e : name);
+  }
+  if (!handle) {
+    lib->error = "OpenBLAS not found (" + errors + "); apt-get install libopenblas0";
+    return *lib;
+  }
+  const auto sym = [&](const char* name) { return dlsym(handle, name); };
+  lib->sgemm = reinterpret_cast<cblas_sgemm_fn>(sym("cblas_sgemm"));
+  lib->set_num_threads = reinterpret_cast<void (*)(int)>(sym("openblas_set_num_threads"));
+  lib->get_num_threads = reinterpret_cast<int (*)()>(sym("openblas_get_num_threads"));
+  lib->get_corename = reinterpret_cast<char* (*)()>(sym("openblas_get_corename"));
+  lib->get_config = reinterpret_cast<char* (*)()>(sym("openblas_get_config"));
+  lib->dynamic_init = reinterpret_cast<void (*)()>(sym("gotoblas_dynamic_init"));
+  lib->dynamic_quit = reinterpret_cast<void (*)()>(sym("gotoblas_dynamic_quit"));
+  if (!lib->sgemm || !lib->set_num_threads || !lib->get_corename) {
+    lib->error =
+        "the loaded libopenblas lacks cblas_sgemm/openblas_set_num_threads/"
+        "openblas_get_corename (not OpenBLAS?)";
+  }
+  // Never dlclose: OpenBLAS's worker threads live as long as the process.
+  return *lib;
+}
+
+// Selects OpenBLAS's kernels: OPENBLAS_CORETYPE = `coretype` (for "env": the inherited value, or
+// unset so OpenBLAS detects the CPU itself), then OpenBLAS's own DYNAMIC_ARCH re-initialisation
+// (gotoblas_dynamic_quit + gotoblas_dynamic_init, which read the variable again). The variable
+// is restored afterwards. Returns an error when the library cannot switch (not DYNAMIC_ARCH).
+std::string select_core(const openblas_library& lib, const std::string& coretype) {
+  if (!lib.dynamic_init || !lib.dynamic_quit) {
+    return "this OpenBLAS is not a DYNAMIC_ARCH build (no gotoblas_dynamic_init): its core is " +
+           lib.corename();
+  }
+  if (coretype == "env") {
+    if (lib.env_before.empty()) unsetenv("OPENBLAS_CORETYPE");
+  } else {
+    setenv("OPENBLAS_CORETYPE", coretype.c_str(), 1);
+  }
+  lib.dynamic_quit();
+  lib.dynamic_init();
+  if (lib.env_before.empty()) {
+    unsetenv("OPENBLAS_CORETYPE");
+  } else {
+    setenv("OPENBLAS_CORETYPE", lib.env_before.c_str(), 1);
+  }
+  return {};
+}
+
+void openblas_fp32(infrabench::state& st) {
+  const std::string& coretype = st.get_string("coretype");
+  if (coretype != "env") {
+    if (const auto why = coretype_unsupported_reason(coretype); !why.empty()) st.skip(why);
+  }
+  const openblas_library& lib = load_openblas();
+  if (!lib.error.empty()) st.skip(lib.error);
+  if (const auto why = select_core(lib, coretype); !why.empty()) st.skip(why);
+  const std::string core = lib.corename();
+  if (coretype == "env") {
+    st.add_warning(
+        "OpenBLAS core: " + core + " (" +
+        (lib.env_before.empty() ? "its own CPU detection" : "OPENBLAS_CORETYPE=" + lib.env_before) +
+        ")");
+  } else if (lower(core) != lower(coretype)) {
+    st.add_warning("asked OpenBLAS for core " + coretype + ", it runs " + core);
+  }
+  if (coretype != "env" && !lib.env_before.empty() && lower(lib.env_before) != lower(coretype)) {
+    st.add_warning("OPENBLAS_CORETYPE=" + lib.env_before +
+                   " from the environment was overridden by coretype=" + coretype +
+                   " (-a coretype=env keeps it)");
+  }
+
+  const gm::gemm_shape shape = gb::shape_of(st.get_string("shape"));
+  const gb::layout l = gb::make_layout(shape, gb::parse_trans(st.get_string("trans")));
+  const std::size_t threads = gb::resolve_threads(st.get_int64("threads"));
+  // The caller runs on one pinned thread, like thread 0 of our GEMM; OpenBLAS adds its own
+  // (unpinned: Debian builds it NO_AFFINITY) threads up to openblas_set_num_threads.
+  infrabench::thread_pool caller(1);
+  infrabench::thread_pool fill_pool(threads);
+  const auto a_count = static_cast<std::size_t>(shape.m * shape.k);
+  const auto b_count = static_cast<std::size_t>(shape.k * shape.n);
+  const auto c_count = static_cast<std::size_t>(shape.m * shape.n);
+  gb::host_array<float> a(a_count), b(b_count), c(c_count);
+  gb::fill_uniform(a.data(), a_count, 1, fill_pool);
+  gb::fill_uniform(b.data(), b_count, 2, fill_pool);
+  gb::fill_nan(c.data(), c_count, fill_pool);
+
+  lib.set_num_threads(static_cast<int>(threads));
+  if (lib.get_num_threads && lib.get_num_threads() != static_cast<int>(threads)) {
+    st.add_warning("OpenBLAS runs " + std::to_string(lib.get_num_threads()) + " threads, not " +
+                   std::to_string(threads));
+  }
+  const double flops = gm::gemm_flops(shape);
+  st.add_flops(flops);
+  const auto m = static_cast<int>(shape.m), n = static_cast<int>(shape.n),
+             k = static_cast<int>(shape.k);
+  const std::function<void(std::size_t)> call = [&](std::size_t) {
+    lib.sgemm(cblas_row_major, l.trans.a ? cblas_trans : cblas_no_trans,
+              l.trans.b ? cblas_trans : cblas_no_trans, m, n, k, 1.0f, a.data(),
+              static_cast<int>(l.lda), b.data(), static_cast<int>(l.ldb), 0.0f, c.data(),
+              static_cast<int>(l.ldc));
+  };
+  st.exec([&] { caller.run(call); });
+
+  const double gflops = gb::median_gflops(st, flops);
+  gb::report_verification(
+      st, gb::verify_fp32(l, a.data(), b.data(), c.data(), gb::fp32_tolerance(shape.k)),
+      "OpenBLAS cblas_sgemm (core " + core + ")");
+  gb::report_peak_fraction(st, gflops,
+                           kc::peak_isa_unsupported_reason(kc::peak_isa::avx512_fp32).empty()
+                               ? kc::peak_isa::avx512_fp32
+                               : kc::peak_isa::avx2_fp32,
+                           st.get_int64("threads"), fill_pool);
+}
+
+std::int64_t memory_fp32(const infrabench::config& cfg) {
+  return gb::host_bytes_needed(cfg, 4, 4, 4, std::int64_t{64} << 20);
+}
+
+INFRABENCH_REGISTER(openblas_fp32, "gemm/openblas_fp32")
+    .describe(
+        "reference: OpenBLAS cblas_sgemm (dlopen'ed with OPENBLAS_CORETYPE = coretype, checked "
+        "with openblas_get_corename); verified against fp64; % of FMA peak")
+    .add_string_axis("shape", gb::default_cpu_shapes(), gb::shape_axis_options())
+    .add_int64_axis("threads", {1, 0}, gb::threads_axis_options())
+    .add_string_axis("trans", {"nn"}, gb::trans_axis_options())
+    .add_string_axis("coretype", {best_coretype()},
+                     gb::choices("OpenBLAS kernels (OPENBLAS_CORETYPE); default: the best this CPU "
+                                 "runs; env = OpenBLAS's own choice / the inherited variable; one "
+                                 "per process",
+                                 {"env", "Prescott", "Nehalem", "Sandybridge", "Haswell", "Zen",
+                                  "SkylakeX", "Cooperlake"}))
+    .memory_estimate(memory_fp32);
+
+}  // namespace
