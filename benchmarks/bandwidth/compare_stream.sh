@@ -83,24 +83,32 @@ for ((r = 1; r <= runs; r++)); do
     echo "round $r: infrabench exited $? (failed configurations are listed below)" >&2
 done
 
-python3 - "$work" "$runs" "$threads" <<'PY'
+echo "done; load average: $(cut -d' ' -f1-3 /proc/loadavg) (other work on the machine shows up as noise)" >&2
+
+python3 - "$work" "$runs" "$elements" <<'PY'
 import glob, json, os, re, statistics, sys
 
-work, runs, threads = sys.argv[1], int(sys.argv[2]), [int(t) for t in sys.argv[3].split(",")]
+work, runs, elements = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 kernels = ["copy", "scale", "add", "triad"]
+arrays = {"copy": 2, "scale": 2, "add": 3, "triad": 3}  # STREAM's byte count per element / 8
 
-# STREAM: "Triad:  12345.6  avg min max" -> best MB/s; keep the best over rounds.
-stream = {}  # (opt, kernel, threads) -> GB/s
+# STREAM: "Triad:  12345.6  avg min max" -> best MB/s (kept: the best over rounds) and the rate
+# from the average time (kept: the median over rounds), the closest STREAM has to a typical value.
+stream = {}  # (opt, kernel, threads) -> best GB/s
+stream_avg = {}  # (opt, kernel, threads) -> [GB/s from the average time, per round]
 for path in glob.glob(os.path.join(work, "stream_O*_t*_r*.txt")):
     opt, t = re.search(r"stream_(O\d)_t(\d+)_r\d+\.txt$", path).groups()
     text = open(path).read()
     if "Solution Validates" not in text:
         sys.exit(f"STREAM did not validate: {path}")
     for line in text.splitlines():
-        m = re.match(r"(Copy|Scale|Add|Triad):\s+([\d.]+)", line)
+        m = re.match(r"(Copy|Scale|Add|Triad):\s+([\d.]+)\s+([\d.]+)", line)
         if m:
-            key = (opt, m.group(1).lower(), int(t))
+            kernel = m.group(1).lower()
+            key = (opt, kernel, int(t))
             stream[key] = max(stream.get(key, 0.0), float(m.group(2)) / 1000.0)
+            avg_rate = arrays[kernel] * 8 * elements / float(m.group(3)) / 1e9
+            stream_avg.setdefault(key, []).append(avg_rate)
 
 # infrabench: bandwidth_gbps `best` (fastest sample) and `value` (median sample) per run.
 ib = {}  # (kernel, threads, stores) -> {"best": [...], "median": [...], "problems": [...]}
@@ -120,18 +128,22 @@ for path in sorted(glob.glob(os.path.join(work, "infrabench_r*.json"))):
         entry["best"].append(bw["best"])
         entry["median"].append(bw["value"])
 
-head = ["kernel", "threads", "stores", "STREAM -O3", "STREAM -O2", "STREAM -O", "infrabench best",
-        "infrabench median", "best/STREAM"]
+head = ["kernel", "threads", "stores", "STREAM -O3", "STREAM -O2", "STREAM -O", "STREAM avg",
+        "infrabench best", "infrabench median", "best ratio", "typical ratio"]
 rows = []
 for (kernel, t, stores) in sorted(ib, key=lambda k: (kernels.index(k[0]), k[1], k[2])):
     e = ib[(kernel, t, stores)]
     refs = [stream.get((opt, kernel, t)) for opt in ("O3", "O2", "O1")]
     ref = max((v for v in refs if v is not None), default=None)
+    avgs = [statistics.median(stream_avg[(opt, kernel, t)])
+            for opt in ("O3", "O2", "O1") if (opt, kernel, t) in stream_avg]
+    ref_avg = max(avgs, default=None)
     best = max(e["best"]) if e["best"] else None
     med = statistics.median(e["median"]) if e["median"] else None
     fmt = lambda v: f"{v:.1f}" if v is not None else "-"
-    ratio = f"{best / ref:.3f}" if best and ref else "-"
-    rows.append([kernel, str(t), stores, *map(fmt, refs), fmt(best), fmt(med), ratio])
+    ratio = lambda x, y: f"{x / y:.3f}" if x and y else "-"
+    rows.append([kernel, str(t), stores, *map(fmt, refs), fmt(ref_avg), fmt(best), fmt(med),
+                 ratio(best, ref), ratio(med, ref_avg)])
     for p in sorted(set(e["problems"])):
         print(f"note: {kernel} threads={t} {stores}: {p}", file=sys.stderr)
 
@@ -140,8 +152,10 @@ print("  ".join(h.rjust(w) for h, w in zip(head, widths)))
 print("  ".join("-" * w for w in widths))
 for r in rows:
     print("  ".join(c.rjust(w) for c, w in zip(r, widths)))
-print(f"GB/s, GB = 1e9 B, bytes counted as STREAM counts; best over {runs} alternating rounds "
-      "(STREAM: best of 19 repetitions per round; infrabench: fastest sample per round); "
-      "median: median over rounds of infrabench's per-round median; "
-      "ratio: infrabench best / best STREAM build.")
+print(f"""
+GB/s (GB = 1e9 B), bytes counted as STREAM counts them, over {runs} alternating rounds.
+STREAM -O3/-O2/-O: best rate of each build (best of 19 repetitions, best round).
+STREAM avg: rate from STREAM's average time, median over rounds, best build.
+infrabench best: fastest sample of any round; median: median over rounds of each round's median.
+best ratio = infrabench best / fastest STREAM build; typical ratio = infrabench median / STREAM avg.""")
 PY

@@ -358,6 +358,9 @@ int stream_arrays_written(stream_op) {
 }
 
 bool simd_isa_supported(simd_isa isa) {
+  // Needed when this runs before libgcc's own constructor has filled in the CPU model, e.g. from
+  // a static initialiser; a no-op afterwards.
+  __builtin_cpu_init();
   switch (isa) {
     case simd_isa::scalar:
     case simd_isa::sse2:

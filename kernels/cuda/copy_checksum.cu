@@ -29,7 +29,8 @@ __global__ void fill_pattern_kernel(unsigned char* dst, std::size_t bytes, std::
   if (first == 0) {
     const std::size_t tail = bytes % 8;
     const std::uint64_t w = topo::pattern_word(seed, words);
-    for (std::size_t b = 0; b < tail; ++b) dst[8 * words + b] = static_cast<unsigned char>(w >> (8 * b));
+    for (std::size_t b = 0; b < tail; ++b)
+      dst[8 * words + b] = static_cast<unsigned char>(w >> (8 * b));
   }
 }
 

@@ -12,8 +12,7 @@ constexpr int copy_threads = 512;
 // Four independent 16-byte loads in flight per thread before the stores: reads from a peer or
 // from host memory over PCIe take a microsecond or more, and only many outstanding loads per SM
 // cover that latency.
-__global__ void copy_vec16(uint4* __restrict__ dst, const uint4* __restrict__ src,
-                           std::size_t n) {
+__global__ void copy_vec16(uint4* __restrict__ dst, const uint4* __restrict__ src, std::size_t n) {
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   for (; i + 3 * stride < n; i += 4 * stride) {
@@ -55,7 +54,7 @@ int launch_copy(void* dst, const void* src, std::size_t bytes, int blocks, void*
     const std::size_t n = bytes / 16;
     if (n > 0) {
       copy_vec16<<<grid_for(n, blocks), copy_threads, 0, s>>>(static_cast<uint4*>(dst),
-                                                               static_cast<const uint4*>(src), n);
+                                                              static_cast<const uint4*>(src), n);
     }
     if (const std::size_t tail = bytes % 16; tail != 0) {
       copy_bytes<<<1, 32, 0, s>>>(static_cast<unsigned char*>(dst) + 16 * n,

@@ -1,0 +1,219 @@
+// bandwidth/gpu_latency: what one small transfer costs. memcpy_h2d/memcpy_d2h: the round trip of
+// one cudaMemcpyAsync of copy_size bytes from pinned memory plus cudaStreamSynchronize, on the
+// host clock (what an application waits). chase_device/chase_host: one GPU thread follows a
+// random chain of dependent 8-byte loads through working_set bytes of device memory (HBM latency)
+// or of pinned host memory (the PCIe round trip), timed with CUDA events.
+#include <cuda_runtime_api.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <numeric>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cuda/copy.h"
+#include "gpu_common.h"
+#include "gpu_shared.h"
+#include "infrabench/benchmark.h"
+#include "infrabench/cuda_timer.h"
+#include "infrabench/state.h"
+#include "topology/pattern.h"
+
+namespace {
+
+namespace topo = infrabench::kernels::topology;
+namespace kcu = infrabench::kernels::cuda;
+namespace bw = infrabench::bw;
+namespace gpu = infrabench::bw::gpu;
+
+// A chain link per 128-byte line (the GPU's L2 line), so no two links share a line.
+constexpr std::size_t line_bytes = 128;
+constexpr std::uint64_t chain_seed = 42;
+
+// Sattolo's algorithm: a random permutation that is one cycle through every line.
+[[nodiscard]] std::vector<std::uint32_t> random_cycle(std::size_t lines) {
+  std::vector<std::uint32_t> order(lines);
+  std::iota(order.begin(), order.end(), 0U);
+  std::mt19937_64 rng(chain_seed);
+  for (std::size_t i = lines - 1; i > 0; --i) {
+    std::uniform_int_distribution<std::size_t> pick(0, i - 1);
+    std::swap(order[i], order[pick(rng)]);
+  }
+  // order is a cyclic sequence; next[order[k]] = order[k + 1].
+  std::vector<std::uint32_t> next(lines);
+  for (std::size_t k = 0; k < lines; ++k) next[order[k]] = order[(k + 1) % lines];
+  return next;
+}
+
+struct latency_cell {
+  int device = 0;
+  std::unique_ptr<gpu::stream> s;
+  // memcpy tests
+  std::unique_ptr<gpu::host_buffer> host;
+  std::unique_ptr<gpu::device_buffer> dev;
+  // chase tests
+  std::unique_ptr<gpu::device_buffer> chain_dev, end;
+  std::unique_ptr<gpu::host_buffer> chain_host;
+  std::unique_ptr<infrabench::cuda_event_timer> timer;
+  std::uintptr_t base = 0;       // device address of line 0
+  unsigned long long at = 0;     // where the next sample continues
+  std::uint64_t steps_done = 0;  // every link followed, warm-up included
+};
+
+void gpu_latency(infrabench::state& st) {
+  const std::string test = st.get_string("test");
+  const bool chase = test.starts_with("chase");
+  const bool on_host = test == "chase_host";
+  const auto copy_size = static_cast<std::size_t>(st.get_int64("copy_size"));
+  const auto working_set = static_cast<std::size_t>(st.get_int64("working_set"));
+  const std::size_t lines = working_set / line_bytes;
+  if (chase && lines < 2) st.fail("working_set must hold at least two 128-byte lines");
+  if (chase && lines > (std::size_t{1} << 32)) st.fail("working_set above 512 GiB");
+  // ~20-60 ms per sample: HBM loads take ~0.5-1 us, host loads over PCIe ~1-2 us.
+  const std::uint64_t steps = on_host ? (std::uint64_t{1} << 14) : (std::uint64_t{1} << 15);
+
+  std::string error;
+  const auto gpus = topo::select_columns(gpu::device_count(), st.get_int64("gpu"), &error);
+  if (!error.empty()) st.skip(error);
+
+  std::vector<std::uint32_t> next;
+  if (chase) next = random_cycle(lines);
+
+  topo::cell_sweep sweep;
+  std::vector<std::unique_ptr<latency_cell>> cells;
+  for (int g : gpus) {
+    const std::string column = "gpu" + std::to_string(g);
+    auto c = std::make_unique<latency_cell>();
+    try {
+      c->device = g;
+      c->s = std::make_unique<gpu::stream>(g);
+      if (!chase) {
+        if (std::string why = gpu::check_fits(g, copy_size); !why.empty()) {
+          sweep.add_na(column, why, /*is_error=*/true);
+          continue;
+        }
+        c->host = std::make_unique<gpu::host_buffer>(copy_size, gpu::host_kind::pinned, -1);
+        c->dev = std::make_unique<gpu::device_buffer>(g, copy_size);
+      } else {
+        if (!on_host) {
+          if (std::string why = gpu::check_fits(g, working_set); !why.empty()) {
+            sweep.add_na(column, why, /*is_error=*/true);
+            continue;
+          }
+          c->chain_dev = std::make_unique<gpu::device_buffer>(g, working_set);
+          c->base = reinterpret_cast<std::uintptr_t>(c->chain_dev->get());
+        } else {
+          c->chain_host =
+              std::make_unique<gpu::host_buffer>(working_set, gpu::host_kind::pinned, -1);
+          c->base = reinterpret_cast<std::uintptr_t>(c->chain_host->device_ptr());
+        }
+        // The chain holds device addresses: line i's first word is the address of line next[i].
+        std::vector<std::uint64_t> image(working_set / 8, 0);
+        for (std::size_t i = 0; i < lines; ++i) {
+          image[i * (line_bytes / 8)] = c->base + std::uint64_t{next[i]} * line_bytes;
+        }
+        if (on_host) {
+          std::memcpy(c->chain_host->get(), image.data(), image.size() * 8);
+        } else {
+          const gpu::device_scope scope(g);
+          IB_CUDA(cudaMemcpy(c->chain_dev->get(), image.data(), image.size() * 8,
+                             cudaMemcpyHostToDevice));
+        }
+        c->end = std::make_unique<gpu::device_buffer>(g, sizeof(unsigned long long));
+        c->at = c->base;
+        const gpu::device_scope scope(g);
+        c->timer = std::make_unique<infrabench::cuda_event_timer>(c->s->get());
+      }
+    } catch (const std::exception& e) {
+      sweep.add_na(column, e.what(), /*is_error=*/true);
+      continue;
+    }
+    latency_cell* cell = c.get();
+    cells.push_back(std::move(c));
+    if (!chase) {
+      const bool h2d = test == "memcpy_h2d";
+      sweep.add(column, [cell, h2d, copy_size] {
+        const gpu::device_scope scope(cell->device);
+        const auto t0 = std::chrono::steady_clock::now();
+        if (h2d) {
+          IB_CUDA(cudaMemcpyAsync(cell->dev->get(), cell->host->get(), copy_size,
+                                  cudaMemcpyHostToDevice, cell->s->get()));
+        } else {
+          IB_CUDA(cudaMemcpyAsync(cell->host->get(), cell->dev->get(), copy_size,
+                                  cudaMemcpyDeviceToHost, cell->s->get()));
+        }
+        IB_CUDA(cudaStreamSynchronize(cell->s->get()));
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      });
+    } else {
+      sweep.add(column, [cell, steps] {
+        const gpu::device_scope scope(cell->device);
+        cell->timer->start();
+        IB_CUDA(static_cast<cudaError_t>(
+            kcu::launch_chase(reinterpret_cast<const void*>(cell->at), steps,
+                              static_cast<unsigned long long*>(cell->end->get()), cell->s->get())));
+        cell->timer->stop();
+        const double t = cell->timer->seconds();
+        // Continue from here next time: a chain restarted at line 0 would soon sit in L2.
+        IB_CUDA(cudaMemcpy(&cell->at, cell->end->get(), sizeof cell->at, cudaMemcpyDeviceToHost));
+        cell->steps_done += steps;
+        return t;
+      });
+    }
+  }
+  bw::require_runnable(st, sweep);
+
+  st.exec_timed([&] { return sweep.run_once(); }, chase ? "cuda_event" : "cpu_steady_clock");
+
+  if (chase) {
+    // Where the chain must end after every link followed: walked on the host over the same cycle.
+    for (const auto& c : cells) {
+      std::size_t line = 0;
+      for (std::uint64_t k = 0; k < c->steps_done % lines; ++k) line = next[line];
+      const std::uint64_t expected = c->base + line * line_bytes;
+      if (c->at != expected) {
+        st.check(false, "GPU " + std::to_string(c->device) + ": the chase ended at line " +
+                            std::to_string((c->at - c->base) / line_bytes) + ", expected line " +
+                            std::to_string(line));
+      }
+    }
+    bw::report_latency_row(st, sweep, static_cast<double>(steps), "ns",
+                           std::string(on_host ? "pinned host memory" : "device memory") +
+                               ": time of " + std::to_string(steps) +
+                               " dependent 8-byte loads (one GPU thread, L1 bypassed) / loads, "
+                               "random cycle over " +
+                               bw::format_gib(static_cast<double>(working_set)));
+  } else {
+    bw::report_latency_row(st, sweep, 1.0, "us",
+                           "host clock around cudaMemcpyAsync(" + std::to_string(copy_size) +
+                               " B, pinned) + cudaStreamSynchronize");
+  }
+}
+
+INFRABENCH_REGISTER(gpu_latency, "bandwidth/gpu_latency")
+    .describe(
+        "small-copy round trip (memcpy_h2d/d2h: latency_us_gpu<N>) and dependent-load latency "
+        "of device or pinned host memory from a GPU pointer chase (chase_*: latency_ns_gpu<N>)")
+    .require(infrabench::req::cuda)
+    .add_string_axis("test", {"memcpy_h2d", "memcpy_d2h", "chase_device", "chase_host"},
+                     bw::choice_axis("what is timed",
+                                     {"memcpy_h2d", "memcpy_d2h", "chase_device", "chase_host"}))
+    .add_int64_axis("copy_size", {8},
+                    bw::int_axis("bytes per copy (memcpy tests only)", 1, /*bytes=*/true))
+    .add_int64_axis("working_set", {std::int64_t{256} << 20},
+                    bw::int_axis("bytes the chain spans (chase tests only; above L2 for DRAM)", 256,
+                                 /*bytes=*/true))
+    .add_int64_axis("gpu", {-1}, bw::int_axis("GPU (column) to measure; -1 = every GPU", -1))
+    .memory_estimate([](const infrabench::config& cfg) -> std::int64_t {
+      for (const auto& [name, value] : cfg) {
+        // The host image of the chain (and the chain itself for chase_host).
+        if (name == "working_set") return 2 * std::get<std::int64_t>(value);
+      }
+      return 0;
+    });
+
+}  // namespace

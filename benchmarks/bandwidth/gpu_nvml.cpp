@@ -1,0 +1,121 @@
+#include "gpu_nvml.h"
+
+#include <dlfcn.h>
+
+#include <mutex>
+
+namespace infrabench::bw::gpu {
+namespace {
+
+namespace topo = infrabench::kernels::topology;
+
+// The subset of nvml.h used here, with the layouts and values of the NVML API (stable since
+// NVML 2.285 for nvmlPciInfo_t).
+using nvml_return = int;
+constexpr nvml_return nvml_success = 0;
+struct nvml_device_st;
+using nvml_device = nvml_device_st*;
+struct nvml_pci_info {
+  char bus_id_legacy[16];
+  unsigned int domain;
+  unsigned int bus;
+  unsigned int device;
+  unsigned int pci_device_id;
+  unsigned int pci_subsystem_id;
+  char bus_id[32];
+};
+constexpr int nvml_feature_enabled = 1;
+constexpr int nvml_nvlink_device_type_gpu = 0;
+constexpr int nvml_nvlink_device_type_switch = 2;
+// NVML_NVLINK_MAX_LINKS is 18 for Hopper and Blackwell; invalid link numbers just return an error.
+constexpr unsigned int max_links = 32;
+
+struct nvml_api {
+  void* handle = nullptr;
+  std::string reason;
+  nvml_return (*init)() = nullptr;
+  const char* (*error_string)(nvml_return) = nullptr;
+  nvml_return (*handle_by_bus_id)(const char*, nvml_device*) = nullptr;
+  nvml_return (*link_state)(nvml_device, unsigned int, int*) = nullptr;
+  nvml_return (*remote_pci)(nvml_device, unsigned int, nvml_pci_info*) = nullptr;
+  nvml_return (*remote_type)(nvml_device, unsigned int, int*) = nullptr;  // may be absent
+
+  [[nodiscard]] std::string text(nvml_return rc) const {
+    return error_string ? std::string(error_string(rc)) : "NVML error " + std::to_string(rc);
+  }
+};
+
+template <typename F>
+bool bind(void* handle, const char* name, F& fn) {
+  fn = reinterpret_cast<F>(dlsym(handle, name));
+  return fn != nullptr;
+}
+
+// Loaded and initialised once per process; never unloaded (nvmlShutdown at exit buys nothing).
+const nvml_api& api() {
+  static nvml_api a;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    a.handle = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!a.handle) {
+      const char* err = dlerror();
+      a.reason =
+          std::string("NVML not available: ") + (err ? err : "dlopen(libnvidia-ml.so.1) failed");
+      return;
+    }
+    bind(a.handle, "nvmlErrorString", a.error_string);
+    bind(a.handle, "nvmlDeviceGetNvLinkRemoteDeviceType", a.remote_type);
+    if (!bind(a.handle, "nvmlInit_v2", a.init) ||
+        !bind(a.handle, "nvmlDeviceGetHandleByPciBusId_v2", a.handle_by_bus_id) ||
+        !bind(a.handle, "nvmlDeviceGetNvLinkState", a.link_state) ||
+        !bind(a.handle, "nvmlDeviceGetNvLinkRemotePciInfo_v2", a.remote_pci)) {
+      a.reason = "NVML lacks the NVLink queries (driver too old)";
+      a.init = nullptr;
+      return;
+    }
+    if (const nvml_return rc = a.init(); rc != nvml_success) {
+      a.reason = "nvmlInit_v2: " + a.text(rc);
+      a.init = nullptr;
+    }
+  });
+  return a;
+}
+
+}  // namespace
+
+nvlink_report nvlinks_of(const std::string& bus_id) {
+  nvlink_report r;
+  const nvml_api& a = api();
+  if (!a.init) {
+    r.reason = a.reason;
+    return r;
+  }
+  nvml_device dev = nullptr;
+  if (const nvml_return rc = a.handle_by_bus_id(bus_id.c_str(), &dev); rc != nvml_success) {
+    r.reason = "nvmlDeviceGetHandleByPciBusId_v2(" + bus_id + "): " + a.text(rc);
+    return r;
+  }
+  r.known = true;
+  for (unsigned int link = 0; link < max_links; ++link) {
+    int active = 0;
+    if (a.link_state(dev, link, &active) != nvml_success) continue;  // no such link
+    if (active != nvml_feature_enabled) continue;
+    topo::nvlink_endpoint ep;
+    nvml_pci_info pci{};
+    const bool have_pci = a.remote_pci(dev, link, &pci) == nvml_success;
+    if (have_pci) ep.remote_bus_id = topo::normalize_pci_bus_id(pci.bus_id);
+    int type = -1;
+    if (a.remote_type && a.remote_type(dev, link, &type) == nvml_success) {
+      ep.kind = type == nvml_nvlink_device_type_gpu      ? topo::nvlink_peer_kind::gpu
+                : type == nvml_nvlink_device_type_switch ? topo::nvlink_peer_kind::nvswitch
+                                                         : topo::nvlink_peer_kind::other;
+    } else {
+      // Older drivers: a remote that is a GPU we know is matched by bus id in nvlink_between.
+      ep.kind = topo::nvlink_peer_kind::gpu;
+    }
+    r.links.push_back(std::move(ep));
+  }
+  return r;
+}
+
+}  // namespace infrabench::bw::gpu

@@ -1,0 +1,345 @@
+// bandwidth/d2d and bandwidth/p2p: copies inside one GPU (against its memory peak) and between
+// GPUs (against the NVLinks or PCIe links joining them). p2p gives one row per source GPU (`src`)
+// whose cells are the destination GPUs, so the report's table for p2p is nvbandwidth's src x dst
+// matrix; a pair without peer access is n/a with the reason and the rest of the row runs.
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "cuda/copy.h"
+#include "gpu_common.h"
+#include "gpu_shared.h"
+#include "infrabench/benchmark.h"
+#include "infrabench/cuda_timer.h"
+#include "infrabench/state.h"
+#include "topology/pattern.h"
+
+namespace {
+
+namespace topo = infrabench::kernels::topology;
+namespace kcu = infrabench::kernels::cuda;
+namespace bw = infrabench::bw;
+namespace gpu = infrabench::bw::gpu;
+
+constexpr std::uint64_t seed_forward = 0x5eed1001;
+constexpr std::uint64_t seed_reverse = 0x5eed2002;
+constexpr std::uint64_t seed_poison = 0xdeadbeef;
+
+// One copy of `bytes` from src to dst on `s` (whose device must be current): a copy engine
+// (cudaMemcpyAsync; between GPUs with peer access it is a direct peer copy) or the SM copy kernel.
+void enqueue_copy(bool sm, void* dst, const void* src, std::size_t bytes, int blocks,
+                  const gpu::stream& s) {
+  if (sm) {
+    IB_CUDA(static_cast<cudaError_t>(kcu::launch_copy(dst, src, bytes, blocks, s.get())));
+  } else {
+    IB_CUDA(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, s.get()));
+  }
+}
+
+// ---- bandwidth/d2d ----------------------------------------------------------------------------
+
+struct d2d_cell {
+  int device = 0;
+  gpu::device_info info;
+  std::unique_ptr<gpu::device_buffer> src, dst;
+  std::unique_ptr<gpu::stream> s;
+  std::unique_ptr<infrabench::cuda_event_timer> timer;
+};
+
+void d2d(infrabench::state& st) {
+  const auto size = static_cast<std::size_t>(st.get_int64("size"));
+  const bool sm = st.get_string("copy") == "sm";
+  std::string error;
+  const auto gpus = topo::select_columns(gpu::device_count(), st.get_int64("gpu"), &error);
+  if (!error.empty()) st.skip(error);
+
+  const int copies = topo::copies_per_sample(static_cast<std::int64_t>(size));
+  gpu::stream_gate gate;
+  topo::cell_sweep sweep;
+  std::vector<std::unique_ptr<d2d_cell>> cells;
+  for (int g : gpus) {
+    const std::string column = "gpu" + std::to_string(g);
+    if (std::string why = gpu::check_fits(g, 2 * size); !why.empty()) {
+      sweep.add_na(column, why, /*is_error=*/true);
+      continue;
+    }
+    auto c = std::make_unique<d2d_cell>();
+    try {
+      c->device = g;
+      c->info = gpu::query_device(g);
+      c->src = std::make_unique<gpu::device_buffer>(g, size);
+      c->dst = std::make_unique<gpu::device_buffer>(g, size);
+      gpu::fill_device(g, c->src->get(), size, seed_forward + static_cast<std::uint64_t>(g));
+      gpu::fill_device(g, c->dst->get(), size, seed_poison);
+      c->s = std::make_unique<gpu::stream>(g);
+      const gpu::device_scope scope(g);
+      c->timer = std::make_unique<infrabench::cuda_event_timer>(c->s->get());
+    } catch (const std::exception& e) {
+      sweep.add_na(column, e.what(), /*is_error=*/true);
+      continue;
+    }
+    d2d_cell* cell = c.get();
+    cells.push_back(std::move(c));
+    sweep.add(column, [cell, &gate, sm, size, copies] {
+      const gpu::device_scope scope(cell->device);
+      gate.block(*cell->s);
+      cell->timer->start();
+      for (int i = 0; i < copies; ++i) {
+        enqueue_copy(sm, cell->dst->get(), cell->src->get(), size, gpu::copy_blocks(cell->info),
+                     *cell->s);
+      }
+      cell->timer->stop();
+      gate.release();
+      return cell->timer->seconds() / copies;
+    });
+  }
+  bw::require_runnable(st, sweep);
+
+  st.exec_timed([&] { return sweep.run_once(); }, "cuda_event");
+  st.check(gate.expired() == 0, std::to_string(gate.expired()) +
+                                    " samples: the spin kernel timed out before the copies were "
+                                    "queued");
+  for (const auto& c : cells) {
+    const gpu::device_scope scope(c->device);
+    IB_CUDA(cudaDeviceSynchronize());
+    const auto problem = topo::compare_checksum(
+        topo::pattern_checksum(seed_forward + static_cast<std::uint64_t>(c->device), size),
+        gpu::checksum_device(c->device, c->dst->get(), size),
+        "GPU " + std::to_string(c->device) + " copy destination");
+    if (problem) st.check(false, *problem);
+  }
+  bw::report_bandwidth_row(st, sweep, [&](const topo::cell_sweep::cell& c) {
+    const int g = std::stoi(c.column.substr(3));
+    const gpu::device_info d = gpu::query_device(g);
+    bw::bandwidth_cell_info info;
+    // A copy reads and writes every byte: counted twice, as STREAM counts copy (nvbandwidth
+    // counts it once, so its figure is half of this).
+    info.bytes_per_op = 2.0 * static_cast<double>(size);
+    info.ceiling = gpu::memory_ceiling(d, &info.ceiling_unknown_reason);
+    info.what = std::string(sm ? "SM copy kernel" : "copy engine") + " within GPU " +
+                std::to_string(g) + ", bytes read + written";
+    return info;
+  });
+}
+
+// ---- bandwidth/p2p ----------------------------------------------------------------------------
+
+struct p2p_cell {
+  int src = 0, dst = 0;
+  gpu::device_info src_info, dst_info;
+  std::unique_ptr<gpu::device_buffer> src_data, dst_recv;  // forward: src_data -> dst_recv
+  std::unique_ptr<gpu::device_buffer> dst_data, src_recv;  // reverse (bidir): dst_data -> src_recv
+  std::unique_ptr<gpu::stream> fwd, rev;
+  std::unique_ptr<gpu::event> go, rev_done;
+  std::unique_ptr<infrabench::cuda_event_timer> timer;
+};
+
+// Enables access from `from` to `to`'s memory; false with `why` when the pair cannot.
+[[nodiscard]] bool enable_peer(int from, int to, std::string* why) {
+  int can = 0;
+  IB_CUDA(cudaDeviceCanAccessPeer(&can, from, to));
+  if (!can) {
+    *why = "peer access unsupported from GPU " + std::to_string(from) + " to GPU " +
+           std::to_string(to) + " (cudaDeviceCanAccessPeer = 0)";
+    return false;
+  }
+  const gpu::device_scope scope(from);
+  const cudaError_t rc = cudaDeviceEnablePeerAccess(to, 0);
+  if (rc != cudaSuccess && rc != cudaErrorPeerAccessAlreadyEnabled) {
+    *why = "cudaDeviceEnablePeerAccess(" + std::to_string(from) + " -> " + std::to_string(to) +
+           "): " + gpu::error_text(rc);
+    return false;
+  }
+  (void)cudaGetLastError();  // "already enabled" is sticky otherwise
+  return true;
+}
+
+void p2p(infrabench::state& st) {
+  const auto size = static_cast<std::size_t>(st.get_int64("size"));
+  const bool sm = st.get_string("copy") == "sm";
+  const bool read = st.get_string("access") == "read";
+  const bool bidir = st.get_string("traffic") == "bidir";
+  const int count = gpu::device_count();
+  const std::int64_t src = st.get_int64("src");
+  if (src >= count) st.skip(topo::missing_index_reason("GPU", src, count));
+  if (count < 2) {
+    st.skip("peer-to-peer needs two GPUs: this machine has 1 CUDA device");
+  }
+  if (st.get_int64("dst") == src) {
+    st.skip("src and dst are the same GPU; bandwidth/d2d measures copies within one GPU");
+  }
+  std::string error;
+  const auto gpus = topo::select_columns(count, st.get_int64("dst"), &error);
+  if (!error.empty()) st.skip(error);
+
+  const int s = static_cast<int>(src);
+  const int copies = topo::copies_per_sample(static_cast<std::int64_t>(size));
+  const std::size_t per_gpu = size * (bidir ? 2 : 1);
+  gpu::stream_gate gate;
+  topo::cell_sweep sweep;
+  std::vector<std::unique_ptr<p2p_cell>> cells;
+  for (int d : gpus) {
+    if (d == s) continue;  // the diagonal is bandwidth/d2d
+    const std::string column = "gpu" + std::to_string(d);
+    std::string why;
+    if (!enable_peer(s, d, &why) || !enable_peer(d, s, &why)) {
+      sweep.add_na(column, why);
+      continue;
+    }
+    if (why = gpu::check_fits(s, per_gpu); why.empty()) why = gpu::check_fits(d, per_gpu);
+    if (!why.empty()) {
+      sweep.add_na(column, why, /*is_error=*/true);
+      continue;
+    }
+    auto c = std::make_unique<p2p_cell>();
+    try {
+      c->src = s;
+      c->dst = d;
+      c->src_info = gpu::query_device(s);
+      c->dst_info = gpu::query_device(d);
+      c->src_data = std::make_unique<gpu::device_buffer>(s, size);
+      c->dst_recv = std::make_unique<gpu::device_buffer>(d, size);
+      gpu::fill_device(s, c->src_data->get(), size, seed_forward);
+      gpu::fill_device(d, c->dst_recv->get(), size, seed_poison);
+      // write: the source GPU pushes (its copy engine or kernel); read: the destination pulls.
+      const int fwd_dev = read ? d : s;
+      c->fwd = std::make_unique<gpu::stream>(fwd_dev);
+      {
+        const gpu::device_scope scope(fwd_dev);
+        c->timer = std::make_unique<infrabench::cuda_event_timer>(c->fwd->get());
+      }
+      if (bidir) {
+        c->dst_data = std::make_unique<gpu::device_buffer>(d, size);
+        c->src_recv = std::make_unique<gpu::device_buffer>(s, size);
+        gpu::fill_device(d, c->dst_data->get(), size, seed_reverse);
+        gpu::fill_device(s, c->src_recv->get(), size, seed_poison);
+        const int rev_dev = read ? s : d;
+        c->rev = std::make_unique<gpu::stream>(rev_dev);
+        c->go = std::make_unique<gpu::event>(fwd_dev);
+        c->rev_done = std::make_unique<gpu::event>(rev_dev);
+      }
+    } catch (const std::exception& e) {
+      sweep.add_na(column, e.what(), /*is_error=*/true);
+      continue;
+    }
+    p2p_cell* cell = c.get();
+    cells.push_back(std::move(c));
+    sweep.add(column, [cell, &gate, sm, bidir, size, copies] {
+      const int fwd_dev = cell->fwd->device();
+      const gpu::device_info& fwd_info = fwd_dev == cell->src ? cell->src_info : cell->dst_info;
+      gate.block(*cell->fwd);
+      {
+        const gpu::device_scope scope(fwd_dev);
+        cell->timer->start();
+        if (bidir) IB_CUDA(cudaEventRecord(cell->go->get(), cell->fwd->get()));
+        for (int i = 0; i < copies; ++i) {
+          enqueue_copy(sm, cell->dst_recv->get(), cell->src_data->get(), size,
+                       gpu::copy_blocks(fwd_info), *cell->fwd);
+        }
+      }
+      if (bidir) {
+        // The reverse stream waits for the forward one to pass the spin kernel, then both run.
+        const int rev_dev = cell->rev->device();
+        const gpu::device_info& rev_info = rev_dev == cell->src ? cell->src_info : cell->dst_info;
+        const gpu::device_scope scope(rev_dev);
+        IB_CUDA(cudaStreamWaitEvent(cell->rev->get(), cell->go->get(), 0));
+        for (int i = 0; i < copies; ++i) {
+          enqueue_copy(sm, cell->src_recv->get(), cell->dst_data->get(), size,
+                       gpu::copy_blocks(rev_info), *cell->rev);
+        }
+        IB_CUDA(cudaEventRecord(cell->rev_done->get(), cell->rev->get()));
+      }
+      {
+        const gpu::device_scope scope(fwd_dev);
+        if (bidir) IB_CUDA(cudaStreamWaitEvent(cell->fwd->get(), cell->rev_done->get(), 0));
+        cell->timer->stop();
+      }
+      gate.release();
+      return cell->timer->seconds() / copies;
+    });
+  }
+  bw::require_runnable(st, sweep);
+
+  st.exec_timed([&] { return sweep.run_once(); }, "cuda_event");
+  st.check(gate.expired() == 0, std::to_string(gate.expired()) +
+                                    " samples: the spin kernel timed out before the copies were "
+                                    "queued");
+  for (const auto& c : cells) {
+    for (int dev : {c->src, c->dst}) {
+      const gpu::device_scope scope(dev);
+      IB_CUDA(cudaDeviceSynchronize());
+    }
+    auto problem = topo::compare_checksum(
+        topo::pattern_checksum(seed_forward, size),
+        gpu::checksum_device(c->dst, c->dst_recv->get(), size),
+        "GPU " + std::to_string(c->dst) + " <- GPU " + std::to_string(c->src) + " destination");
+    if (problem) st.check(false, *problem);
+    if (bidir) {
+      problem = topo::compare_checksum(topo::pattern_checksum(seed_reverse, size),
+                                       gpu::checksum_device(c->src, c->src_recv->get(), size),
+                                       "GPU " + std::to_string(c->src) + " <- GPU " +
+                                           std::to_string(c->dst) + " destination (reverse)");
+      if (problem) st.check(false, *problem);
+    }
+  }
+  const int directions = bidir ? 2 : 1;
+  bw::report_bandwidth_row(st, sweep, [&](const topo::cell_sweep::cell& c) {
+    const int d = std::stoi(c.column.substr(3));
+    bw::bandwidth_cell_info info;
+    info.bytes_per_op = static_cast<double>(size) * directions;
+    std::string warning;
+    info.ceiling = gpu::peer_ceiling(gpu::query_device(s), gpu::query_device(d), directions,
+                                     &info.ceiling_unknown_reason, &warning);
+    if (!warning.empty()) st.add_warning(c.column + ": " + warning);
+    info.what = "GPU " + std::to_string(s) + " -> GPU " + std::to_string(d) + " (" +
+                (sm ? "SM copy kernel" : "copy engine") + ", " +
+                (read ? "destination reads" : "source writes") +
+                (bidir ? ", both directions at once, summed)" : ")");
+    return info;
+  });
+}
+
+[[nodiscard]] infrabench::axis_options size_axis(std::string text) {
+  return bw::int_axis(std::move(text), 1, /*bytes=*/true);
+}
+
+INFRABENCH_REGISTER(d2d, "bandwidth/d2d")
+    .describe(
+        "copy within each GPU's memory (columns bandwidth_gbps_gpu<N>, bytes read + written, and "
+        "efficiency_pct_gpu<N> of the memory peak); spin-kernel queued, CUDA-event timed")
+    .require(infrabench::req::cuda)
+    .add_int64_axis("size", {std::int64_t{256} << 20, std::int64_t{1} << 30},
+                    size_axis("bytes per copy (larger than L2, or the copy stays in L2)"))
+    .add_string_axis("copy", {"ce", "sm"},
+                     bw::choice_axis("ce: cudaMemcpyAsync on a copy engine; sm: a copy kernel",
+                                     {"ce", "sm"}))
+    .add_int64_axis("gpu", {-1}, bw::int_axis("GPU (column) to measure; -1 = every GPU", -1));
+
+INFRABENCH_REGISTER(p2p, "bandwidth/p2p")
+    .describe(
+        "GPU -> GPU copy bandwidth with peer access: one row per source GPU, columns "
+        "bandwidth_gbps_gpu<dst> and efficiency_pct_gpu<dst> of the NVLink or PCIe path (the "
+        "src x dst matrix); pairs without peer access are n/a with the reason")
+    .require(infrabench::req::cuda)
+    .add_int64_axis("src", {0, 1, 2, 3, 4, 5, 6, 7},
+                    bw::int_axis("source GPU (the row); indices beyond the GPU count are skipped "
+                                 "with the count",
+                                 0))
+    .add_int64_axis("dst", {-1}, bw::int_axis("destination GPU (column); -1 = every other GPU", -1))
+    .add_int64_axis("size", {std::int64_t{256} << 20}, size_axis("bytes per copy"))
+    .add_string_axis("copy", {"ce", "sm"},
+                     bw::choice_axis("ce: cudaMemcpyAsync on a copy engine; sm: a copy kernel",
+                                     {"ce", "sm"}))
+    .add_string_axis("access", {"write", "read"},
+                     bw::choice_axis("write: the source GPU pushes; read: the destination pulls",
+                                     {"write", "read"}))
+    .add_string_axis("traffic", {"uni", "bidir"},
+                     bw::choice_axis("uni: one direction; bidir: both directions at once (summed)",
+                                     {"uni", "bidir"}))
+    .memory_estimate([](const infrabench::config&) -> std::int64_t { return 0; });
+
+}  // namespace

@@ -1,0 +1,16 @@
+# GPU data movement (issue 6): host-side topology logic (PCIe/NVLink tables, sysfs parsing, matrix
+# assembly, NUMA discovery, checksums) is pure C++ and always built; the copy, checksum and
+# pointer-chase kernels only with CUDA.
+target_sources(infrabench_kernels_cpu PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/topology/link.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/topology/matrix.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/topology/numa.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/topology/pattern.cpp
+)
+if(INFRABENCH_WITH_CUDA)
+  target_sources(infrabench_kernels_cuda PRIVATE
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/copy_sm.cu
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/copy_checksum.cu
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/copy_chase.cu
+  )
+endif()

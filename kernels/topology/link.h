@@ -1,0 +1,114 @@
+// The theoretical bandwidth of the links a GPU transfer crosses, from the topology the OS and the
+// driver report: PCIe generation and width (sysfs strings), NVLink generation and link count per
+// GPU pair (NVML), and HBM peak (clock x bus width). Pure functions over strings and numbers, so
+// every figure and every parse is unit-tested without a GPU.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace infrabench::kernels::topology {
+
+// One row of the PCIe table: transfer rate per lane and line encoding, per direction.
+struct pcie_generation {
+  int gen = 0;
+  double gigatransfers = 0;        // GT/s per lane
+  double encoding_efficiency = 0;  // payload bits / line bits: 8b/10b, 128b/130b, FLIT 242/256
+  const char* encoding = "";
+  // Bytes per second per lane and direction after line encoding, in GB/s (1e9 B/s). Packet
+  // (TLP/DLLP) overhead is not in it: a real x16 link delivers ~85-90% of this.
+  [[nodiscard]] double lane_gbps() const { return gigatransfers * encoding_efficiency / 8.0; }
+};
+
+// Generations 1..7; nullptr for any other number.
+[[nodiscard]] const pcie_generation* pcie_generation_by_number(int gen);
+// The generation whose rate is `gigatransfers` (2.5, 5, 8, 16, 32, 64, 128; +-1%), or nullptr.
+[[nodiscard]] const pcie_generation* pcie_generation_by_rate(double gigatransfers);
+// Every row of the table, generation 1 first.
+[[nodiscard]] const std::vector<pcie_generation>& pcie_generations();
+
+// sysfs `current_link_speed` / `max_link_speed`: "16.0 GT/s PCIe", "32.0 GT/s PCIe", "8 GT/s",
+// "2.5 GT/s PCIe" -> GT/s. nullopt for "Unknown", "Unknown speed", empty or malformed text.
+[[nodiscard]] std::optional<double> parse_link_speed(std::string_view text);
+// sysfs `current_link_width` / `max_link_width`: "16" (also "x16") -> 16. nullopt for "0",
+// non-numbers and widths PCIe does not have (valid: 1, 2, 4, 8, 12, 16, 32).
+[[nodiscard]] std::optional<int> parse_link_width(std::string_view text);
+
+// A PCIe link as sysfs reports it for one device. Unknown fields stay nullopt.
+struct pcie_link {
+  std::optional<double> current_gts, max_gts;
+  std::optional<int> current_width, max_width;
+
+  // From the four sysfs strings (any may be empty when the file could not be read).
+  [[nodiscard]] static pcie_link from_sysfs(std::string_view current_speed,
+                                            std::string_view current_width,
+                                            std::string_view max_speed, std::string_view max_width);
+  // Theoretical bandwidth per direction of the link as it runs now (current speed and width), in
+  // GB/s; nullopt when either is unknown or the speed is not a PCIe generation.
+  [[nodiscard]] std::optional<double> current_gbps() const;
+  [[nodiscard]] std::optional<double> max_gbps() const;
+  // "PCIe Gen4 x16 (16.0 GT/s, 128b/130b)" for the current state; "PCIe link unknown" otherwise.
+  [[nodiscard]] std::string describe_current() const;
+  // A warning when the link runs below its maximum generation or width ("PCIe link runs at Gen4
+  // x8, below its maximum Gen5 x16: ..."); nullopt when it runs at its maximum or is unknown.
+  [[nodiscard]] std::optional<std::string> degraded_warning() const;
+};
+
+// NVLink bandwidth per link and direction, in GB/s, by NVLink generation (1..5): 20, 25, 25, 25,
+// 50. nullopt for other generations.
+[[nodiscard]] std::optional<double> nvlink_link_gbps(int generation);
+// The NVLink generation of a GPU from its compute capability, for the data-centre parts that carry
+// full-width NVLink: 6.0 (P100) 1, 7.0 (V100) 2, 8.0 (A100) 3, 9.0 (H100/H200) 4, 10.x (B200/B300)
+// 5. nullopt otherwise (e.g. 8.6 and 8.9 boards use narrower bridge links).
+[[nodiscard]] std::optional<int> nvlink_generation_for(int cc_major, int cc_minor);
+
+// "0000:3B:00.0", "00000000:3b:00.0", "3b:00.0" -> "0000:3b:00.0" (4-digit domain, lower case);
+// empty for malformed text. CUDA prints 4 domain digits, NVML 8: this makes them comparable.
+[[nodiscard]] std::string normalize_pci_bus_id(std::string_view text);
+
+// What is at the other end of one active NVLink of a GPU (NVML's view).
+enum class nvlink_peer_kind { gpu, nvswitch, other };
+struct nvlink_endpoint {
+  nvlink_peer_kind kind = nvlink_peer_kind::other;
+  std::string remote_bus_id;  // normalized; meaningful for kind == gpu
+};
+
+// The NVLinks usable between two GPUs: direct links from a to b, plus, when both have links to
+// NVSwitches, the smaller of their switch-link counts (an NVSwitch fabric gives every pair the
+// full switch bandwidth of the narrower side).
+struct nvlink_pair {
+  int direct_links = 0;
+  int switch_links = 0;
+  [[nodiscard]] int total() const { return direct_links + switch_links; }
+};
+[[nodiscard]] nvlink_pair nvlink_between(const std::vector<nvlink_endpoint>& links_of_a,
+                                         const std::vector<nvlink_endpoint>& links_of_b,
+                                         const std::string& bus_id_b);
+
+// Peak DRAM/HBM bandwidth from the memory clock (kHz, as cudaDevAttrMemoryClockRate reports it)
+// and bus width (bits): 2 transfers per clock x width / 8, in GB/s. nullopt when either is <= 0.
+[[nodiscard]] std::optional<double> memory_peak_gbps(long long memory_clock_khz,
+                                                     int bus_width_bits);
+
+// A link's theoretical bandwidth and how it was derived, for an efficiency metric's method text.
+struct ceiling {
+  double gbps = 0;
+  std::string description;  // "31.5 GB/s: PCIe Gen4 x16 (16.0 GT/s, 128b/130b) per direction"
+};
+
+// measured / ceiling in percent; nullopt when the ceiling is not positive or the measured value
+// is not finite and non-negative.
+[[nodiscard]] std::optional<double> efficiency_percent(double measured_gbps, double ceiling_gbps);
+// A measured bandwidth clearly above the theoretical ceiling (by more than `tolerance`, default
+// 5%) means the ceiling describes the wrong link (a VM's emulated port, NVLink-C2C instead of
+// PCIe): then no efficiency should be reported.
+[[nodiscard]] bool exceeds_ceiling(double measured_gbps, double ceiling_gbps,
+                                   double tolerance = 0.05);
+
+// "31.5" style: bandwidth with three significant digits, for messages.
+[[nodiscard]] std::string format_gbps(double gbps);
+
+}  // namespace infrabench::kernels::topology
