@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Fuzzes the report and baseline parsers (and what consumes their output) with libFuzzer for a
+# bounded time: INFRABENCH_FUZZ_SECONDS per target (default 25, so under a minute of fuzzing for
+# both). Needs clang and libclang-rt-14-dev (ci/install-deps.sh). The seed corpus is
+# tests/fuzz/corpus/ (plus tests/fuzz/regressions/, inputs that once crashed); new inputs go to a
+# scratch directory, crashes to build-fuzz/. Exits non-zero on a crash, a leak, a sanitizer report
+# or an exception other than user_error escaping.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+secs=${INFRABENCH_FUZZ_SECONDS:-25}
+out=${INFRABENCH_FUZZ_DIR:-build-fuzz}
+cxx=${CLANGXX:-clang++}
+if ! command -v "$cxx" >/dev/null; then
+  echo "fuzz: $cxx not found (apt-get install clang libclang-rt-14-dev)" >&2
+  exit 1
+fi
+mkdir -p "$out/obj"
+# The parsers and their consumers, without the CLI, SQLite or Chart.js.
+sources=(reports/src/report_io.cpp reports/src/baseline.cpp reports/src/compare.cpp reports/src/rank_stats.cpp
+         reports/src/text.cpp reports/src/html_report.cpp reports/src/chartjs_none.cpp
+         harness/src/report.cpp harness/src/error.cpp tests/fuzz/fuzz_report.cpp tests/fuzz/fuzz_baseline.cpp)
+flags="-std=c++20 -g -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -Ireports/include -Iharness/include"
+echo "==== fuzz: building with $($cxx --version | head -1)"
+printf '%s\n' "${sources[@]}" |
+  xargs -P "$(nproc)" -I{} sh -c 'o="$1/obj/$(echo "$2" | tr / _).o"; [ "$o" -nt "$2" ] || exec $3 $4 -c "$2" -o "$o"' _ "$out" {} "$cxx" "$flags"
+objs=()
+for s in "${sources[@]:0:9}"; do objs+=("$out/obj/$(echo "$s" | tr / _).o"); done
+for target in report baseline; do
+  "$cxx" -fsanitize=fuzzer,address,undefined "${objs[@]}" "$out/obj/tests_fuzz_fuzz_$target.cpp.o" -o "$out/fuzz_$target"
+done
+status=0
+for target in report baseline; do
+  work=$(mktemp -d)
+  # Inputs that crashed once stay fixed: replay them first.
+  for r in tests/fuzz/regressions/$target-*; do
+    [ -e "$r" ] || continue
+    if ! "$out/fuzz_$target" "$r" >"$out/replay_$target.log" 2>&1; then
+      status=1
+      tail -30 "$out/replay_$target.log" >&2
+      echo "fuzz: $target regression input $r crashes again" >&2
+    fi
+  done
+  echo "==== fuzz: $target for ${secs} s (seed corpus tests/fuzz/corpus/$target)"
+  if ! ASAN_OPTIONS=detect_leaks=1 "$out/fuzz_$target" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
+      -max_len=16384 -dict=tests/fuzz/json.dict -artifact_prefix="$out/crash-$target-" -print_final_stats=1 \
+      "$work" "tests/fuzz/corpus/$target" 2>"$out/fuzz_$target.log"; then
+    status=1
+    tail -40 "$out/fuzz_$target.log" >&2
+    echo "fuzz: $target FAILED; reproducer under $out/crash-$target-*" >&2
+  else
+    grep -E "stat::number_of_executed_units|stat::new_units_added" "$out/fuzz_$target.log" | tr '\n' ' ' || true
+    echo
+  fi
+  rm -rf "$work"
+done
+if [ "$status" -eq 0 ]; then echo "==== fuzz: no crash in either target"; fi
+exit "$status"

@@ -1,0 +1,101 @@
+// Baselines: rules per metric that turn a report into PASS / FAIL / WAIVED verdicts (node
+// acceptance, CI gates), the JUnit XML of those verdicts, and deriving a baseline from the reports
+// of known-good nodes. The file format is configs/baselines/baseline.schema.json.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <ostream>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "infrabench/reports/report_io.h"
+
+namespace infrabench::reports {
+
+inline constexpr int baseline_format_version = 1;
+
+enum class rule_kind { bounds, reference, fraction_of_peak, no_outlier_nodes };
+
+struct rule {
+  std::string id;
+  std::string benchmark;
+  nlohmann::json axes = nlohmann::json::object();  // subset of a result's axes to match
+  std::string metric;
+  std::string unit;  // optional: when set, must be the metric's unit in the report
+  rule_kind kind = rule_kind::bounds;
+  std::optional<double> min, max;           // bounds
+  double ref = 0;                           // reference
+  std::optional<double> lower, upper;       // reference: fractions, e.g. -0.1 and null
+  double min_fraction = 0;                  // fraction_of_peak
+  std::optional<double> peak;               // a literal peak (datasheet)
+  std::string peak_metric, peak_benchmark;  // or a peak the report carries
+  nlohmann::json peak_axes = nlohmann::json::object();
+  double max_deviation = 0.1;  // no_outlier_nodes
+  bool require_valid = false;
+  std::string waived;  // a reason: the rule is known not to hold and is reported, not checked
+  std::string note;
+
+  // "expected >= 45 GB/s", "within [-10%, +inf] of 55 GB/s", ...
+  [[nodiscard]] std::string expectation() const;
+};
+
+struct baseline {
+  std::string path, name, description, source;
+  std::vector<rule> rules;
+};
+
+// Parses and validates a baseline: one user_error line naming the rule and the problem (unknown
+// key, no check kind or two of them, min > max, a malformed reference, ...).
+[[nodiscard]] baseline parse_baseline(std::string_view text, const std::string& origin);
+[[nodiscard]] baseline load_baseline(const std::string& path);
+
+// Refuses rules naming a benchmark that is neither known (compiled in) nor in `report` (when
+// given).
+void check_benchmarks_known(const baseline& b, const std::set<std::string>& known,
+                            const report_view* report = nullptr);
+
+enum class verdict_status { pass, fail, waived };
+[[nodiscard]] std::string_view to_string(verdict_status s);
+
+struct verdict {
+  const rule* r = nullptr;
+  verdict_status status = verdict_status::waived;
+  std::string measured;  // "69.1 GB/s" (the worst of several results: "... (worst of 4)")
+  std::string expected;
+  std::string detail;                // why it failed or was waived; the configurations involved
+  std::vector<std::string> failing;  // one line per failing configuration or node
+};
+
+// Evaluates every rule against the report. Throws user_error when a rule names a metric the
+// benchmark does not produce (judged from its passed results) or a unit that differs.
+[[nodiscard]] std::vector<verdict> evaluate(const baseline& b, const report_view& report);
+
+struct verdict_counts {
+  std::size_t pass = 0, fail = 0, waived = 0;
+};
+[[nodiscard]] verdict_counts count(const std::vector<verdict>& v);
+
+void print_verdicts(std::ostream& out, const baseline& b, const report_view& report,
+                    const std::vector<verdict>& verdicts);
+// JUnit XML: one <testcase> per rule; FAIL is <failure>, WAIVED is <skipped>.
+[[nodiscard]] std::string junit_xml(const baseline& b, const report_view& report,
+                                    const std::vector<verdict>& verdicts);
+
+struct create_options {
+  double floor = 0.10;  // the smallest tolerance
+  double k = 3.0;       // tolerance = max(floor, k * spread)
+  std::string name = "derived";
+};
+// A baseline from the reports of known-good nodes: per configuration and metric, the median of the
+// results and a one-sided tolerance (in the metric's bad direction) of max(floor, k * spread),
+// spread being the larger of the robust CV between results and the median robust CV of the
+// samples within a result. Throws user_error when the reports hold no passed result.
+[[nodiscard]] nlohmann::json create_baseline(const std::vector<report_view>& reports,
+                                             const create_options& opt);
+
+}  // namespace infrabench::reports

@@ -1,0 +1,87 @@
+// The history database: runs, system inventories, results and metric samples in one SQLite file,
+// so trends and change points can be seen over weeks of CI or fleet runs. The schema is versioned
+// (PRAGMA user_version) and migrated forward when opened; a file from a newer infrabench is
+// refused; a file that is not ours (PRAGMA application_id) is refused. Several CI jobs may record
+// at once: WAL journal, a busy timeout and BEGIN IMMEDIATE transactions.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "infrabench/reports/rank_stats.h"
+#include "infrabench/reports/report_io.h"
+
+struct sqlite3;
+
+namespace infrabench::reports {
+
+inline constexpr int history_schema_version = 2;
+inline constexpr std::int32_t history_application_id = 0x49424831;  // "IBH1"
+
+class history_db {
+ public:
+  enum class access { read, write };
+  // Opens (write: creates) the database, checks it is ours, migrates it forward. user_error for a
+  // file that is not an SQLite database, not ours, from a newer infrabench, or read-only when
+  // writing. `max_version` limits the migrations applied (tests build old databases with it).
+  history_db(const std::string& path, access mode, int max_version = history_schema_version);
+  ~history_db();
+  history_db(const history_db&) = delete;
+  history_db& operator=(const history_db&) = delete;
+
+  [[nodiscard]] int schema_version() const;
+  [[nodiscard]] const std::string& path() const { return m_path; }
+  // Migrations applied when this handle opened the file (e.g. {"1 -> 2: ..."}).
+  [[nodiscard]] const std::vector<std::string>& migrations_applied() const { return m_migrated; }
+
+  struct record_outcome {
+    bool inserted = false;  // false: this report was recorded before (same start time and host)
+    std::int64_t run_id = 0;
+    std::size_t results = 0, metrics = 0;
+  };
+  // One transaction: the run, its inventories, results, metrics and samples.
+  record_outcome record(const report_view& report, const std::string& source);
+
+  struct run_row {
+    std::int64_t id = 0;
+    std::string started_utc, host, suite, git_commit, source, recorded_utc;
+    int nodes = 1;
+    std::size_t passed = 0, failed = 0, skipped = 0;
+    bool interrupted = false;
+  };
+  [[nodiscard]] std::vector<run_row> runs(std::size_t limit, const std::string& host = "") const;
+
+  struct point {
+    std::int64_t run_id = 0;
+    std::string started_utc, git_commit;
+    double value = 0;
+    bool valid = true;
+    std::size_t samples = 0;
+  };
+  struct series {
+    std::string benchmark, config_label, node, metric, unit;
+    nlohmann::json axes;
+    bool higher_is_better = true;
+    std::vector<point> points;  // oldest first
+  };
+  // Every series (benchmark x configuration x node) of a metric, filtered.
+  [[nodiscard]] std::vector<series> trend(const std::string& metric, const std::string& benchmark,
+                                          const nlohmann::json& axes,
+                                          const std::string& host) const;
+  // The metrics of one run (for `history show RUN`).
+  [[nodiscard]] nlohmann::json run_details(std::int64_t run_id) const;
+
+ private:
+  void migrate(int max_version);
+  sqlite3* m_db = nullptr;
+  std::string m_path;
+  bool m_writable = false;
+  std::vector<std::string> m_migrated;
+};
+
+}  // namespace infrabench::reports

@@ -1,0 +1,109 @@
+// Reading reports back: parse, check the schema version (refuse newer, read older), validate the
+// fields the verdict/compare/history/HTML code relies on, and give typed access to them. Everything
+// downstream works on these views, so a corrupt report fails here with one clear message.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace infrabench::reports {
+
+struct metric_view {
+  std::string name;
+  std::string unit;
+  double value = 0;  // NaN when the report holds null (a value the writer could not compute)
+  double best = 0;
+  bool higher_is_better = true;
+  std::string method;
+  std::vector<double> samples;  // per-sample values (finite ones only)
+};
+
+struct result_view {
+  std::string benchmark;  // group/name
+  // Axis name -> value as written (number or string), and its display form ("256MiB").
+  std::map<std::string, nlohmann::json> axes;
+  std::map<std::string, std::string> axes_display;
+  std::string status;  // passed | skipped | failed
+  std::string reason;
+  bool valid = true;
+  std::vector<std::string> invalid_reasons;
+  int rank = 0;
+  std::string host;
+  std::vector<double> samples_s;
+  std::vector<metric_view> metrics;
+
+  [[nodiscard]] const metric_view* find_metric(std::string_view name) const;
+  [[nodiscard]] std::string group() const;  // "bandwidth" of "bandwidth/host_memory"
+  // Benchmark and axes, canonical (axes sorted by name): the key that matches a configuration
+  // across reports.
+  [[nodiscard]] std::string config_key() const;
+  // "bandwidth/host_memory kernel=triad threads=0" (display forms of the axes).
+  [[nodiscard]] std::string config_label() const;
+  // The axes alone: "kernel=triad threads=0" ("" when none); only those in `only` when given.
+  [[nodiscard]] std::string axes_label(const std::set<std::string>* only = nullptr) const;
+  // Whether every axis in `want` has this value here (JSON-equal, or equal to the display form,
+  // or the same number written as a string: "256MiB", "268435456", 268435456 all match).
+  [[nodiscard]] bool axes_match(const nlohmann::json& want) const;
+};
+
+struct report_view {
+  std::string path;   // where it was read from ("" for text)
+  std::string label;  // short name for tables (file stem unless given)
+  std::string schema_version;
+  std::string started_utc, finished_utc;
+  int world_size = 1;
+  bool interrupted = false;
+  std::vector<result_view> results;
+  nlohmann::json hosts = nlohmann::json::array();  // inventories, as written
+  nlohmann::json capabilities = nlohmann::json::object();
+  nlohmann::json run = nlohmann::json::object();
+  std::vector<std::string> notes;  // what reading it had to assume (older version, nulls dropped)
+
+  // Distinct hosts (or ranks) that produced results: more than one makes it a multi-node report.
+  [[nodiscard]] std::vector<std::string> nodes() const;
+  // The node a result belongs to: its host, or "rank N" when hosts repeat.
+  [[nodiscard]] std::string node_of(const result_view& r) const;
+  [[nodiscard]] bool multi_node() const { return nodes().size() > 1; }
+  [[nodiscard]] std::string git_commit() const;
+  [[nodiscard]] std::string primary_hostname() const;
+};
+
+// "1.2.3" -> {1,2,3}; nullopt when not of that form.
+[[nodiscard]] std::optional<std::vector<int>> parse_version(std::string_view v);
+
+// Parses report text. `origin` names it in messages (a path). `reader_version` is the newest schema
+// this code understands (the harness's report_schema_version); a newer report is refused, an older
+// 1.x one read with defaults for fields it lacks. Throws user_error with one line on any problem.
+[[nodiscard]] report_view parse_report(std::string_view text, const std::string& origin,
+                                       std::string_view reader_version);
+[[nodiscard]] report_view parse_report(std::string_view text, const std::string& origin);
+// Reads and parses a file; the label is the file's stem.
+[[nodiscard]] report_view load_report(const std::string& path);
+
+// Reads a whole file; user_error when it cannot be read.
+[[nodiscard]] std::string read_text_file(const std::string& path, const std::string& what);
+
+// Line and column of a byte offset in text: "line 3, column 7".
+[[nodiscard]] std::string position_text(std::string_view text, std::size_t byte_offset);
+
+// A JSON parse with the position of a syntax error in the message ("x.json: line 3, column 7:
+// ...").
+[[nodiscard]] nlohmann::json parse_json_text(std::string_view text, const std::string& origin);
+
+// Per benchmark, the axes that take more than one value across these reports' results (the ones
+// worth showing in a table: a constant axis says nothing about the row).
+[[nodiscard]] std::map<std::string, std::set<std::string>> varying_axes(
+    const std::vector<const report_view*>& reports);
+
+// Unique labels for several reports: file stems, made distinct with their parent directory or an
+// index when stems repeat.
+void assign_labels(std::vector<report_view>& reports);
+
+}  // namespace infrabench::reports

@@ -1,0 +1,31 @@
+// Small text helpers shared by the console, Markdown, JUnit and HTML writers.
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace infrabench::reports {
+
+// 4 significant digits ("69.12", "1.234e+05" only beyond 1e7); "n/a" for NaN.
+[[nodiscard]] std::string format_number(double v);
+// "69.12 GB/s"
+[[nodiscard]] std::string format_value(double v, std::string_view unit);
+// Relative change as "+3.2%" / "-12.0%"; "n/a" for NaN.
+[[nodiscard]] std::string format_percent(double rel);
+// A p-value: "0.003", "<0.001".
+[[nodiscard]] std::string format_p(double p);
+
+// Column-aligned table: the first row is the header, underlined with dashes. `right[i]` aligns
+// column i to the right (numbers).
+void print_text_table(std::ostream& out, const std::vector<std::vector<std::string>>& rows,
+                      const std::vector<bool>& right, std::string_view indent = "  ");
+// The same rows as a GitHub Markdown table.
+void print_markdown_table(std::ostream& out, const std::vector<std::vector<std::string>>& rows,
+                          const std::vector<bool>& right);
+
+[[nodiscard]] std::string xml_escape(std::string_view s);  // also fine for HTML text and attributes
+[[nodiscard]] std::string one_line(std::string s);         // newlines -> spaces
+
+}  // namespace infrabench::reports

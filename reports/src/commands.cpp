@@ -1,0 +1,604 @@
+// The subcommands of reports/: check, baseline create, compare, history, report; and
+// `run --baseline FILE [--junit FILE]`. Registered through the CLI's extension points.
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <set>
+#include <sstream>
+
+#include "infrabench/benchmark.h"
+#include "infrabench/cli_extension.h"
+#include "infrabench/error.h"
+#include "infrabench/options.h"
+#include "infrabench/report.h"
+#include "infrabench/reports/baseline.h"
+#include "infrabench/reports/compare.h"
+#include "infrabench/reports/history.h"
+#include "infrabench/reports/html_report.h"
+#include "infrabench/reports/report_io.h"
+#include "infrabench/reports/text.h"
+
+namespace infrabench::reports {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr int exit_ok = 0;
+constexpr int exit_fail = 1;
+
+std::set<std::string> known_benchmarks() {
+  std::set<std::string> names;
+  for (const auto& b : registry::instance().all()) names.insert(b->name());
+  return names;
+}
+
+json verdicts_json(const std::vector<verdict>& verdicts) {
+  json out = json::array();
+  for (const auto& v : verdicts) {
+    out.push_back({{"rule", v.r->id},
+                   {"benchmark", v.r->benchmark},
+                   {"metric", v.r->metric},
+                   {"verdict", std::string(to_string(v.status))},
+                   {"measured", v.measured},
+                   {"expected", v.expected},
+                   {"detail", v.detail},
+                   {"failing", v.failing}});
+  }
+  return out;
+}
+
+// Evaluates, prints and writes JUnit; returns the exit code (1 when any rule failed).
+int check_and_print(const baseline& b, const report_view& report, const std::string& junit_path,
+                    const std::string& format, bool fail_on_waived) {
+  check_benchmarks_known(b, known_benchmarks(), &report);
+  const auto verdicts = evaluate(b, report);
+  if (format == "json") {
+    const auto c = count(verdicts);
+    std::cout << json({{"baseline", b.path},
+                       {"report", report.path},
+                       {"passed", c.pass},
+                       {"failed", c.fail},
+                       {"waived", c.waived},
+                       {"verdict", c.fail ? "FAIL" : "PASS"},
+                       {"rules", verdicts_json(verdicts)}})
+                     .dump(2)
+              << std::endl;
+  } else {
+    print_verdicts(std::cout, b, report, verdicts);
+  }
+  for (const auto& note : report.notes) std::cerr << "infrabench: note: " << note << std::endl;
+  if (!junit_path.empty()) {
+    write_file_atomic(junit_path, junit_xml(b, report, verdicts));
+    std::cerr << "JUnit XML written to " << std::filesystem::absolute(junit_path).string()
+              << std::endl;
+  }
+  const auto c = count(verdicts);
+  if (c.fail) return exit_fail;
+  if (fail_on_waived && c.waived) return exit_fail;
+  return exit_ok;
+}
+
+// ---- check -----------------------------------------------------------------------------------
+[[maybe_unused]] const bool check_registered = register_subcommand(
+    {"check", "check a report against a baseline: PASS/FAIL/WAIVED per rule (exit 1 on FAIL)",
+     [](CLI::App& sub) -> std::function<int()> {
+       struct opts {
+         std::string report, baseline, junit, format = "table";
+         bool fail_on_waived = false;
+       };
+       auto o = std::make_shared<opts>();
+       sub.add_option("REPORT", o->report, "report JSON written by infrabench run")->required();
+       sub.add_option("--baseline,-b", o->baseline, "baseline JSON (see configs/baselines/)")
+           ->required();
+       sub.add_option("--junit", o->junit,
+                      "also write the verdicts as JUnit XML (one test case per rule)");
+       sub.add_option("--format", o->format, "console output")
+           ->check(CLI::IsMember({"table", "json"}))
+           ->capture_default_str();
+       sub.add_flag("--fail-on-waived", o->fail_on_waived,
+                    "exit 1 when a rule could not be checked, too");
+       return [o] {
+         const baseline b = load_baseline(o->baseline);
+         const report_view report = load_report(o->report);
+         if (!o->junit.empty()) check_output_path(o->junit);
+         return check_and_print(b, report, o->junit, o->format, o->fail_on_waived);
+       };
+     }});
+
+// ---- baseline create -------------------------------------------------------------------------
+[[maybe_unused]] const bool baseline_registered = register_subcommand(
+    {"baseline", "derive a baseline from the reports of known-good nodes (baseline create)",
+     [](CLI::App& sub) -> std::function<int()> {
+       struct opts {
+         std::vector<std::string> reports;
+         std::string output, name = "derived";
+         double floor = 0.10, k = 3.0;
+       };
+       auto o = std::make_shared<opts>();
+       sub.require_subcommand(1);
+       auto* create = sub.add_subcommand(
+           "create", "derive rules (median, tolerance from the observed spread) from reports");
+       create->add_option("REPORT", o->reports, "reports of known-good nodes")->required();
+       create->add_option("-o,--output", o->output, "baseline file to write")->required();
+       create->add_option("--name", o->name, "the baseline's name")->capture_default_str();
+       create->add_option("--floor", o->floor, "smallest tolerance, as a fraction")
+           ->check(CLI::Range(0.0, 0.95))
+           ->capture_default_str();
+       create->add_option("--k", o->k, "tolerance = max(floor, k x spread)")
+           ->check(CLI::Range(0.0, 100.0))
+           ->capture_default_str();
+       return [o] {
+         std::vector<report_view> reports;
+         for (const auto& p : o->reports) reports.push_back(load_report(p));
+         check_output_path(o->output);
+         create_options co;
+         co.floor = o->floor;
+         co.k = o->k;
+         co.name = o->name;
+         const json b = create_baseline(reports, co);
+         const std::string text = b.dump(2) + "\n";
+         (void)parse_baseline(text, o->output);  // what we write must read back
+         write_file_atomic(o->output, text);
+         std::cerr << "baseline with " << b["rules"].size() << " rules from " << reports.size()
+                   << " report(s) written to " << std::filesystem::absolute(o->output).string()
+                   << std::endl;
+         return exit_ok;
+       };
+     }});
+
+// ---- compare ----------------------------------------------------------------------------------
+[[maybe_unused]] const bool compare_registered = register_subcommand(
+    {"compare",
+     "compare reports: ratios, Mann-Whitney significance, per-group geometric means, system "
+     "differences",
+     [](CLI::App& sub) -> std::function<int()> {
+       struct opts {
+         std::vector<std::string> reports, fail_pct;
+         std::string format = "table", price, power, meta, output;
+         double alpha = 0.05, min_effect_pct = 3;
+       };
+       auto o = std::make_shared<opts>();
+       sub.add_option("REPORT", o->reports, "two or more reports; the first is the reference")
+           ->required();
+       sub.add_option("--format", o->format, "output")
+           ->check(CLI::IsMember({"table", "json", "markdown"}))
+           ->capture_default_str();
+       sub.add_option("-o,--output", o->output, "write the output to this file instead of stdout");
+       sub.add_option("--alpha", o->alpha, "significance level of the Mann-Whitney U test")
+           ->check(CLI::Range(1e-6, 0.5))
+           ->capture_default_str();
+       sub.add_option("--min-effect", o->min_effect_pct,
+                      "smallest change (percent) called a change, however significant")
+           ->check(CLI::Range(0.0, 100.0))
+           ->capture_default_str();
+       sub.add_option(
+           "--price", o->price,
+           "LABEL=PRICE,... (labels: report file names without .json): adds performance per price");
+       sub.add_option("--power", o->power, "LABEL=WATTS,...: adds performance per watt");
+       sub.add_option(
+           "--meta", o->meta,
+           "JSON file {\"LABEL\": {\"price\": N, \"power_w\": N}} instead of --price/--power");
+       auto* fail = sub.add_option("--fail-on-regression", o->fail_pct,
+                                   "exit 1 when a significant regression larger than PCT percent "
+                                   "exists (no PCT: any significant one)")
+                        ->expected(0, 1);
+       return [o, fail] {
+         std::vector<report_view> reports;
+         for (const auto& p : o->reports) reports.push_back(load_report(p));
+         if (reports.size() < 2) throw user_error("compare needs at least two reports (got one)");
+         assign_labels(reports);
+         compare_options co;
+         co.alpha = o->alpha;
+         co.min_effect = o->min_effect_pct / 100;
+         if (!o->price.empty()) co.price = parse_label_values(o->price, "--price");
+         if (!o->power.empty()) co.power = parse_label_values(o->power, "--power");
+         if (!o->meta.empty()) {
+           const json meta = parse_json_text(read_text_file(o->meta, "metadata file"), o->meta);
+           if (!meta.is_object())
+             throw user_error(o->meta + ": expected {\"LABEL\": {\"price\": N, \"power_w\": N}}");
+           for (const auto& [label, v] : meta.items()) {
+             if (!v.is_object()) throw user_error(o->meta + ": " + label + ": expected an object");
+             for (const auto& [k, x] : v.items()) {
+               if ((k != "price" && k != "power_w") || !x.is_number() || !(x.get<double>() > 0)) {
+                 throw user_error(o->meta + ": " + label + "." + k +
+                                  ": expected \"price\" or \"power_w\" with a positive number");
+               }
+               (k == "price" ? co.price : co.power)[label] = x.get<double>();
+             }
+           }
+         }
+         double pct = 0;
+         if (fail->count() > 0 && !o->fail_pct.empty() && !o->fail_pct.front().empty()) {
+           char* end = nullptr;
+           pct = std::strtod(o->fail_pct.front().c_str(), &end);
+           if (*end != '\0' || !(pct >= 0 && pct < 100))
+             throw user_error("--fail-on-regression: \"" + o->fail_pct.front() +
+                              "\" is not a percentage in [0, 100)");
+         }
+         if (!o->output.empty()) check_output_path(o->output);
+         const comparison c = compare_reports(reports, co);
+         std::ostringstream text;
+         if (o->format == "json")
+           text << comparison_json(c).dump(2) << "\n";
+         else if (o->format == "markdown")
+           print_comparison_markdown(text, c);
+         else
+           print_comparison_table(text, c);
+         if (o->output.empty())
+           std::cout << text.str() << std::flush;
+         else
+           write_file_atomic(o->output, text.str());
+         for (const auto& r : reports) {
+           for (const auto& note : r.notes)
+             std::cerr << "infrabench: note: " << r.label << ": " << note << std::endl;
+         }
+         if (fail->count() > 0) {
+           const auto regs = regressions(c, pct);
+           if (!regs.empty()) {
+             std::cerr << "infrabench: " << regs.size() << " significant regression(s) larger than "
+                       << format_number(pct) << "%:\n";
+             for (const auto& r : regs) std::cerr << "  " << r << "\n";
+             return exit_fail;
+           }
+           std::cerr << "infrabench: no significant regression larger than " << format_number(pct)
+                     << "%" << std::endl;
+         }
+         return exit_ok;
+       };
+     }});
+
+// ---- history ----------------------------------------------------------------------------------
+std::string sparkline(const std::vector<double>& v) {
+  static const char* const bars[] = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
+  if (v.empty()) return "";
+  const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+  std::string out;
+  for (double x : v) {
+    const int i = *hi > *lo ? static_cast<int>(std::lround((x - *lo) / (*hi - *lo) * 7)) : 3;
+    out += bars[std::clamp(i, 0, 7)];
+  }
+  return out;
+}
+
+std::string short_time(const std::string& utc) {
+  return utc.size() >= 16 ? utc.substr(0, 16) + "Z" : utc;
+}
+
+int history_trend(const std::string& db_path, const std::string& metric_arg,
+                  const std::string& benchmark_opt, const std::vector<std::string>& axis_args,
+                  const std::string& host, std::size_t last, const std::string& format,
+                  double min_shift, double alpha) {
+  std::string metric = metric_arg, benchmark = benchmark_opt;
+  if (const auto colon = metric_arg.find(':'); colon != std::string::npos) {
+    benchmark = metric_arg.substr(0, colon);
+    metric = metric_arg.substr(colon + 1);
+  }
+  json axes = json::object();
+  for (const auto& a : axis_args) {
+    const auto eq = a.find('=');
+    if (eq == std::string::npos || eq == 0) throw user_error("-a " + a + ": expected axis=value");
+    axes[a.substr(0, eq)] = a.substr(eq + 1);
+  }
+  history_db db(db_path, history_db::access::read);
+  auto all = db.trend(metric, benchmark, axes, host);
+  if (all.empty()) {
+    throw user_error("no recorded value of metric \"" + metric + "\"" +
+                     (benchmark.empty() ? "" : " of " + benchmark) +
+                     (host.empty() ? "" : " on " + host) + " in " + db_path);
+  }
+  change_point_options cpo;
+  cpo.min_relative_shift = min_shift;
+  cpo.alpha = alpha;
+  json out = json::array();
+  for (auto& se : all) {
+    if (last > 0 && se.points.size() > last)
+      se.points.erase(se.points.begin(), se.points.end() - static_cast<std::ptrdiff_t>(last));
+    std::vector<double> values;
+    for (const auto& p : se.points) values.push_back(p.value);
+    const auto t = analyse_trend(values, cpo);
+    if (format == "json") {
+      json pts = json::array();
+      for (const auto& p : se.points) {
+        pts.push_back({{"run", p.run_id},
+                       {"started_utc", p.started_utc},
+                       {"git_commit", p.git_commit},
+                       {"value", p.value},
+                       {"valid", p.valid},
+                       {"samples", p.samples}});
+      }
+      json cps = json::array();
+      for (const auto& c : t.changes) {
+        cps.push_back({{"index", c.index},
+                       {"run", se.points[c.index].run_id},
+                       {"started_utc", se.points[c.index].started_utc},
+                       {"before", c.before},
+                       {"after", c.after},
+                       {"p_value", c.p_value}});
+      }
+      json drifts = json::array();
+      for (const auto& d : t.drifts) {
+        drifts.push_back({{"from_run", se.points[d.from].run_id},
+                          {"to_run", se.points[d.to].run_id},
+                          {"relative_per_run", d.per_point},
+                          {"relative_total", d.total},
+                          {"p_value", d.p_value}});
+      }
+      out.push_back({{"benchmark", se.benchmark},
+                     {"configuration", se.config_label},
+                     {"node", se.node},
+                     {"metric", se.metric},
+                     {"unit", se.unit},
+                     {"better", se.higher_is_better ? "higher" : "lower"},
+                     {"points", pts},
+                     {"change_points", cps},
+                     {"drifts", drifts},
+                     {"note", t.note}});
+      continue;
+    }
+    std::cout << se.benchmark << (se.config_label.empty() ? "" : " " + se.config_label) << " on "
+              << se.node << ": " << se.metric << " (" << se.unit << ", "
+              << (se.higher_is_better ? "higher" : "lower") << " is better), " << se.points.size()
+              << " runs  " << sparkline(values) << "\n";
+    std::vector<std::vector<std::string>> rows = {{"run", "started", "commit", "value", "note"}};
+    std::size_t next_change = 0;
+    for (std::size_t i = 0; i < se.points.size(); ++i) {
+      const auto& p = se.points[i];
+      std::string mark = p.valid ? "" : "INVALID";
+      if (next_change < t.changes.size() && t.changes[next_change].index == i) {
+        const auto& c = t.changes[next_change++];
+        const double rel = c.before != 0 ? c.after / c.before - 1 : 0;
+        const bool worse = se.higher_is_better ? rel < 0 : rel > 0;
+        mark += std::string(mark.empty() ? "" : " ") +
+                "<- change point: " + format_value(c.before, se.unit) + " -> " +
+                format_value(c.after, se.unit) + " (" + format_percent(rel) + ", " +
+                (worse ? "worse" : "better") + ", p " + format_p(c.p_value) + ")";
+      }
+      rows.push_back({std::to_string(p.run_id), short_time(p.started_utc),
+                      p.git_commit.substr(0, 10), format_value(p.value, se.unit), mark});
+    }
+    print_text_table(std::cout, rows, {true, false, false, true, false});
+    for (const auto& d : t.drifts) {
+      const bool worse = se.higher_is_better ? d.total < 0 : d.total > 0;
+      std::cout << "  drift: " << format_percent(d.per_point) << " per run over runs "
+                << se.points[d.from].run_id << ".." << se.points[d.to].run_id << " ("
+                << format_percent(d.total) << " in all, " << (worse ? "worse" : "better")
+                << ", Mann-Kendall p " << format_p(d.p_value) << ")\n";
+    }
+    if (!t.note.empty())
+      std::cout << "  " << t.note << "\n";
+    else if (t.changes.empty() && t.drifts.empty())
+      std::cout << "  no change point or drift (shift >= " << format_number(min_shift * 100)
+                << "%, p < " << format_number(alpha) << ")\n";
+    std::cout << "\n";
+  }
+  if (format == "json") std::cout << out.dump(2) << std::endl;
+  return exit_ok;
+}
+
+[[maybe_unused]] const bool history_registered = register_subcommand(
+    {"history",
+     "a database of runs: history record REPORT... | show [RUN] | trend METRIC (change points, "
+     "drift)",
+     [](CLI::App& sub) -> std::function<int()> {
+       struct opts {
+         std::string db = "infrabench-history.db", format = "table", host, benchmark, metric;
+         std::vector<std::string> reports, axes;
+         std::int64_t run = 0;
+         std::size_t limit = 20, last = 0;
+         double min_shift_pct = 5, alpha = 0.01;
+       };
+       auto o = std::make_shared<opts>();
+       sub.require_subcommand(1);
+       auto add_db = [o](CLI::App* c) {
+         c->add_option("--db", o->db, "history database file (SQLite)")->capture_default_str();
+       };
+       auto* record = sub.add_subcommand(
+           "record", "add reports to the database (a report recorded before is skipped)");
+       record->add_option("REPORT", o->reports, "reports written by infrabench run")->required();
+       add_db(record);
+       auto* show = sub.add_subcommand("show", "list the recorded runs, or one run's metrics");
+       show->add_option("RUN", o->run, "a run id: its results and metrics");
+       show->add_option("--limit", o->limit, "newest runs to list")->capture_default_str();
+       show->add_option("--host", o->host, "only runs on this host");
+       show->add_option("--format", o->format, "output")
+           ->check(CLI::IsMember({"table", "json"}))
+           ->capture_default_str();
+       add_db(show);
+       auto* trend = sub.add_subcommand(
+           "trend", "a metric over time per configuration and node, with change points and drifts");
+       trend->add_option("METRIC", o->metric, "metric name (bandwidth_gbps) or benchmark:metric")
+           ->required();
+       trend->add_option("--benchmark", o->benchmark, "only this benchmark (group/name)");
+       trend->add_option("-a,--axis", o->axes,
+                         "axis=value: only configurations with it; repeatable");
+       trend->add_option("--host", o->host, "only this host (or node)");
+       trend->add_option("--last", o->last, "only the last N runs of each series");
+       trend
+           ->add_option("--min-shift", o->min_shift_pct,
+                        "smallest change (percent) reported as a change point or drift")
+           ->check(CLI::Range(0.0, 100.0))
+           ->capture_default_str();
+       trend
+           ->add_option("--alpha", o->alpha,
+                        "significance level of the change-point and trend tests")
+           ->check(CLI::Range(1e-4, 0.5))
+           ->capture_default_str();
+       trend->add_option("--format", o->format, "output")
+           ->check(CLI::IsMember({"table", "json"}))
+           ->capture_default_str();
+       add_db(trend);
+       return [o, record, show, trend] {
+         if (record->parsed()) {
+           std::vector<report_view> reports;
+           for (const auto& p : o->reports)
+             reports.push_back(load_report(p));  // all readable before any is recorded
+           history_db db(o->db, history_db::access::write);
+           for (const auto& m : db.migrations_applied())
+             std::cerr << "infrabench: migrated " << o->db << ": " << m << std::endl;
+           for (const auto& r : reports) {
+             const auto res = db.record(r, std::filesystem::absolute(r.path).string());
+             if (res.inserted) {
+               std::cout << "recorded " << r.path << " as run " << res.run_id << ": " << res.results
+                         << " results, " << res.metrics << " metrics\n";
+             } else {
+               std::cout << "skipped " << r.path << ": already recorded as run " << res.run_id
+                         << "\n";
+             }
+           }
+           return exit_ok;
+         }
+         if (show->parsed()) {
+           history_db db(o->db, history_db::access::read);
+           if (o->run > 0) {
+             const json details = db.run_details(o->run);
+             if (details.empty())
+               throw user_error("no run " + std::to_string(o->run) + " in " + o->db);
+             if (o->format == "json") {
+               std::cout << details.dump(2) << std::endl;
+               return exit_ok;
+             }
+             std::vector<std::vector<std::string>> rows = {
+                 {"benchmark", "configuration", "node", "status", "metric", "value"}};
+             for (const auto& d : details) {
+               const std::string value =
+                   d["value"].is_number()
+                       ? format_value(d["value"].get<double>(), d["unit"].get<std::string>())
+                       : "";
+               std::string status = d["status"].get<std::string>();
+               if (status == "passed" && !d["valid"].get<bool>()) status = "INVALID";
+               if (status != "passed" && status != "INVALID")
+                 status += ": " + d["reason"].get<std::string>();
+               rows.push_back(
+                   {d["benchmark"], d["configuration"], d["node"], status, d["metric"], value});
+             }
+             print_text_table(std::cout, rows, {false, false, false, false, false, true});
+             return exit_ok;
+           }
+           const auto runs = db.runs(o->limit, o->host);
+           if (o->format == "json") {
+             json out = json::array();
+             for (const auto& r : runs) {
+               out.push_back({{"run", r.id},
+                              {"started_utc", r.started_utc},
+                              {"host", r.host},
+                              {"nodes", r.nodes},
+                              {"suite", r.suite},
+                              {"git_commit", r.git_commit},
+                              {"passed", r.passed},
+                              {"failed", r.failed},
+                              {"skipped", r.skipped},
+                              {"interrupted", r.interrupted},
+                              {"source", r.source},
+                              {"recorded_utc", r.recorded_utc}});
+             }
+             std::cout << out.dump(2) << std::endl;
+             return exit_ok;
+           }
+           std::cout << o->db << ": schema v" << db.schema_version() << ", newest " << runs.size()
+                     << " run(s)\n";
+           std::vector<std::vector<std::string>> rows = {{"run", "started", "host", "nodes",
+                                                          "suite", "commit", "passed", "failed",
+                                                          "skipped", "report"}};
+           for (const auto& r : runs) {
+             rows.push_back({std::to_string(r.id),
+                             short_time(r.started_utc) + (r.interrupted ? " (interrupted)" : ""),
+                             r.host, std::to_string(r.nodes), r.suite, r.git_commit.substr(0, 10),
+                             std::to_string(r.passed), std::to_string(r.failed),
+                             std::to_string(r.skipped), r.source});
+           }
+           print_text_table(std::cout, rows,
+                            {true, false, false, true, false, false, true, true, true, false});
+           return exit_ok;
+         }
+         return history_trend(o->db, o->metric, o->benchmark, o->axes, o->host, o->last, o->format,
+                              o->min_shift_pct / 100, o->alpha);
+       };
+     }});
+
+// ---- report (HTML) ----------------------------------------------------------------------------
+[[maybe_unused]] const bool report_registered = register_subcommand(
+    {"report",
+     "write a self-contained HTML report (charts, inventory, verdicts, comparison) of one or more "
+     "reports",
+     [](CLI::App& sub) -> std::function<int()> {
+       struct opts {
+         std::vector<std::string> reports;
+         std::string output = "infrabench-report.html", baseline, title = "infrabench report";
+       };
+       auto o = std::make_shared<opts>();
+       sub.add_option("REPORT", o->reports,
+                      "reports; with several, the first is the reference of the comparison")
+           ->required();
+       sub.add_option("-o,--output", o->output, "HTML file to write")->capture_default_str();
+       sub.add_option("--baseline,-b", o->baseline,
+                      "also show each report's verdicts against this baseline");
+       sub.add_option("--title", o->title, "page title")->capture_default_str();
+       return [o] {
+         std::vector<report_view> reports;
+         for (const auto& p : o->reports) reports.push_back(load_report(p));
+         assign_labels(reports);
+         std::optional<baseline> b;
+         if (!o->baseline.empty()) {
+           b = load_baseline(o->baseline);
+           auto known = known_benchmarks();  // a rule may name a benchmark any of the reports has
+           for (const auto& r : reports) {
+             for (const auto& x : r.results) known.insert(x.benchmark);
+           }
+           check_benchmarks_known(*b, known);
+         }
+         check_output_path(o->output);
+         html_options ho;
+         ho.title = o->title;
+         ho.checked_against = b ? &*b : nullptr;
+         const std::string html = render_html(reports, ho);
+         write_file_atomic(o->output, html);
+         std::cerr << "HTML report (" << html.size() / 1024 << " KiB, self-contained) written to "
+                   << std::filesystem::absolute(o->output).string() << std::endl;
+         return exit_ok;
+       };
+     }});
+
+// ---- run --baseline FILE [--junit FILE] --------------------------------------------------------
+INFRABENCH_RUN_OPTION(
+    baseline_option, "baseline", "",
+    "baseline JSON: check the report against it after the run (exit 1 when a rule fails)");
+INFRABENCH_RUN_OPTION(junit_option, "junit", "",
+                      "with --baseline: also write the verdicts as JUnit XML to this file");
+
+[[maybe_unused]] const bool pre_registered = register_pre_run_hook([](const option_values& values) {
+  const auto b = values.find("baseline");
+  const auto j = values.find("junit");
+  const bool has_baseline = b != values.end() && !b->second.empty();
+  const bool has_junit = j != values.end() && !j->second.empty();
+  if (has_junit && !has_baseline)
+    throw user_error("--junit needs --baseline (the verdicts to write)");
+  if (!has_baseline) return;
+  // Refuse a bad baseline before anything is measured.
+  const baseline parsed = load_baseline(b->second);
+  check_benchmarks_known(parsed, known_benchmarks());
+  if (has_junit) check_output_path(j->second);
+});
+
+[[maybe_unused]] const bool post_registered =
+    register_post_run_hook([](const json& report_json, const option_values& values) {
+      const auto b = values.find("baseline");
+      if (b == values.end() || b->second.empty()) return exit_ok;
+      const auto j = values.find("junit");
+      try {
+        const baseline parsed = load_baseline(b->second);
+        report_view report = parse_report(report_json.dump(), "the report of this run");
+        report.label = "this run";
+        std::cout << "\n";
+        return check_and_print(parsed, report, j == values.end() ? "" : j->second, "table", false);
+      } catch (const user_error& e) {
+        std::cerr << "infrabench: error: " << one_line(e.what()) << std::endl;
+        return 2;
+      }
+    });
+
+}  // namespace
+}  // namespace infrabench::reports

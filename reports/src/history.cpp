@@ -1,0 +1,532 @@
+#include "infrabench/reports/history.h"
+
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <thread>
+
+#include "infrabench/error.h"
+#include "infrabench/report.h"
+
+namespace infrabench::reports {
+namespace {
+
+using json = nlohmann::json;
+
+// Long enough for a CI job to wait out several others recording at once.
+constexpr int busy_timeout_ms = 30000;
+
+struct migration {
+  int to;
+  const char* what;
+  const char* sql;
+};
+
+// Append-only: a released migration is never edited; a change is a new entry.
+const migration migrations[] = {
+    {1, "runs, hosts, results, metrics",
+     R"SQL(
+CREATE TABLE runs (
+  id INTEGER PRIMARY KEY,
+  started_utc TEXT NOT NULL,
+  finished_utc TEXT NOT NULL,
+  host TEXT NOT NULL,
+  world_size INTEGER NOT NULL,
+  suite TEXT,
+  schema_version TEXT NOT NULL,
+  interrupted INTEGER NOT NULL,
+  source TEXT,
+  recorded_utc TEXT NOT NULL,
+  UNIQUE (started_utc, finished_utc, host)
+);
+CREATE TABLE hosts (
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  hostname TEXT NOT NULL,
+  inventory TEXT NOT NULL
+);
+CREATE TABLE results (
+  id INTEGER PRIMARY KEY,
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  benchmark TEXT NOT NULL,
+  config_key TEXT NOT NULL,
+  axes TEXT NOT NULL,
+  axes_label TEXT NOT NULL,
+  host TEXT NOT NULL,
+  rank INTEGER NOT NULL,
+  node TEXT NOT NULL,
+  status TEXT NOT NULL,
+  reason TEXT,
+  valid INTEGER NOT NULL
+);
+CREATE TABLE metrics (
+  id INTEGER PRIMARY KEY,
+  result_id INTEGER NOT NULL REFERENCES results(id) ON DELETE CASCADE,
+  name TEXT NOT NULL,
+  unit TEXT NOT NULL,
+  better TEXT NOT NULL CHECK (better IN ('higher', 'lower')),
+  value REAL,
+  best REAL,
+  samples TEXT NOT NULL
+);
+)SQL"},
+    {2, "runs.git_commit, results.axes_display and indexes for trend queries",
+     R"SQL(
+ALTER TABLE runs ADD COLUMN git_commit TEXT;
+UPDATE runs SET git_commit = (
+  SELECT json_extract(h.inventory, '$.build.git_commit') FROM hosts h WHERE h.run_id = runs.id LIMIT 1);
+ALTER TABLE results ADD COLUMN axes_display TEXT;
+CREATE INDEX runs_by_time ON runs(started_utc);
+CREATE INDEX results_by_run ON results(run_id);
+CREATE INDEX results_by_config ON results(benchmark, config_key);
+CREATE INDEX metrics_by_result ON metrics(result_id);
+CREATE INDEX metrics_by_name ON metrics(name);
+)SQL"},
+};
+
+class stmt {
+ public:
+  stmt(sqlite3* db, const char* sql, const std::string& path) : m_db(db), m_path(path) {
+    if (sqlite3_prepare_v2(db, sql, -1, &m_s, nullptr) != SQLITE_OK) fail("prepare");
+  }
+  ~stmt() { sqlite3_finalize(m_s); }
+  stmt(const stmt&) = delete;
+  stmt& operator=(const stmt&) = delete;
+  stmt& bind(int i, const std::string& v) {
+    sqlite3_bind_text(m_s, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+    return *this;
+  }
+  stmt& bind(int i, std::int64_t v) {
+    sqlite3_bind_int64(m_s, i, v);
+    return *this;
+  }
+  stmt& bind(int i, double v) {
+    if (std::isfinite(v))
+      sqlite3_bind_double(m_s, i, v);
+    else
+      sqlite3_bind_null(m_s, i);
+    return *this;
+  }
+  // true: a row is there.
+  bool step() {
+    const int rc = sqlite3_step(m_s);
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    fail("step");
+  }
+  void reset() {
+    sqlite3_reset(m_s);
+    sqlite3_clear_bindings(m_s);
+  }
+  [[nodiscard]] std::string text(int i) const {
+    const auto* p = sqlite3_column_text(m_s, i);
+    return p ? reinterpret_cast<const char*>(p) : "";
+  }
+  [[nodiscard]] std::int64_t integer(int i) const { return sqlite3_column_int64(m_s, i); }
+  [[nodiscard]] double real(int i) const {
+    return sqlite3_column_type(m_s, i) == SQLITE_NULL ? std::nan("")
+                                                      : sqlite3_column_double(m_s, i);
+  }
+
+ private:
+  [[noreturn]] void fail(const char* what) const;
+  sqlite3* m_db;
+  sqlite3_stmt* m_s = nullptr;
+  const std::string& m_path;
+};
+
+[[noreturn]] void throw_sqlite(sqlite3* db, const std::string& path, const std::string& what) {
+  const int code = db ? sqlite3_errcode(db) : SQLITE_ERROR;
+  const std::string msg = db ? sqlite3_errmsg(db) : "out of memory";
+  switch (code & 0xff) {
+    case SQLITE_NOTADB:
+      throw user_error(path + " is not an infrabench history database (not an SQLite file: " + msg +
+                       ")");
+    case SQLITE_READONLY:
+      throw user_error("history database " + path + " is read-only (" + msg + "): cannot record");
+    case SQLITE_CORRUPT:
+      throw user_error("history database " + path + " is corrupt: " + msg);
+    case SQLITE_CANTOPEN:
+      throw user_error("cannot open history database " + path + ": " + msg);
+    case SQLITE_BUSY:
+      throw std::runtime_error("history database " + path + " stayed locked for " +
+                               std::to_string(busy_timeout_ms / 1000) + " s (" + what + ")");
+    case SQLITE_FULL:
+      throw std::runtime_error("history database " + path + ": disk full");
+    default:
+      throw std::runtime_error("history database " + path + ": " + what + ": " + msg);
+  }
+}
+
+void stmt::fail(const char* what) const {
+  throw_sqlite(m_db, m_path, what);
+}
+
+void exec(sqlite3* db, const std::string& path, const char* sql) {
+  char* err = nullptr;
+  if (sqlite3_exec(db, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+    sqlite3_free(err);
+    throw_sqlite(db, path, sql);
+  }
+}
+
+// BEGIN IMMEDIATE takes the write lock up front, so two writers queue on the busy timeout instead
+// of one failing when it upgrades a read transaction (SQLITE_BUSY without waiting).
+class write_transaction {
+ public:
+  write_transaction(sqlite3* db, const std::string& path) : m_db(db), m_path(path) {
+    exec(db, path, "BEGIN IMMEDIATE");
+  }
+  ~write_transaction() {
+    if (!m_done) sqlite3_exec(m_db, "ROLLBACK", nullptr, nullptr, nullptr);
+  }
+  write_transaction(const write_transaction&) = delete;
+  write_transaction& operator=(const write_transaction&) = delete;
+  void commit() {
+    exec(m_db, m_path, "COMMIT");
+    m_done = true;
+  }
+
+ private:
+  sqlite3* m_db;
+  const std::string& m_path;
+  bool m_done = false;
+};
+
+int pragma_int(sqlite3* db, const std::string& path, const char* sql) {
+  stmt s(db, sql, path);
+  return s.step() ? static_cast<int>(s.integer(0)) : 0;
+}
+
+}  // namespace
+
+history_db::history_db(const std::string& path, access mode, int max_version) : m_path(path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const bool exists = fs::exists(path, ec);
+  if (mode == access::read && !exists) {
+    throw user_error("no history database at " + path +
+                     " (record reports first: infrabench history record REPORT --db " + path + ")");
+  }
+  if (exists && fs::is_directory(path, ec))
+    throw user_error("history database " + path + " is a directory");
+  if (mode == access::write) {
+    const std::string dir = fs::path(path).parent_path().string();
+    if (!dir.empty() && !fs::is_directory(dir, ec))
+      throw user_error("directory " + dir + " of the history database does not exist");
+    if (exists ? ::access(path.c_str(), W_OK) != 0
+               : ::access(dir.empty() ? "." : dir.c_str(), W_OK) != 0) {
+      throw user_error("history database " + path + " is read-only: cannot record");
+    }
+  }
+  m_writable = exists ? ::access(path.c_str(), W_OK) == 0 : true;
+  const int flags = m_writable ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+                               : SQLITE_OPEN_READONLY | SQLITE_OPEN_URI;
+  // A file we cannot write: reading a WAL database needs its -shm file, which a reader without
+  // write access to the directory cannot create; "immutable" reads the file as it is (no writer can
+  // run on it either, as nobody who cannot write it records into it).
+  std::string target = path;
+  if (!m_writable) {
+    target = "file:";
+    for (char ch : path) {
+      if (ch == '%' || ch == '?' || ch == '#') {
+        char buf[4];
+        std::snprintf(buf, sizeof(buf), "%%%02X", static_cast<unsigned char>(ch));
+        target += buf;
+      } else {
+        target += ch;
+      }
+    }
+    target += "?mode=ro&immutable=1";
+  }
+  if (sqlite3_open_v2(target.c_str(), &m_db, flags | SQLITE_OPEN_FULLMUTEX, nullptr) != SQLITE_OK) {
+    const std::string msg = m_db ? sqlite3_errmsg(m_db) : "out of memory";
+    sqlite3_close(m_db);
+    m_db = nullptr;
+    throw user_error("cannot open history database " + path + ": " + msg);
+  }
+  try {
+    sqlite3_busy_timeout(m_db, busy_timeout_ms);
+    sqlite3_extended_result_codes(m_db, 0);
+    // Reading the schema is the first thing that touches the file: a text file fails here.
+    const int tables = pragma_int(m_db, path, "SELECT count(*) FROM sqlite_master");
+    const int app = pragma_int(m_db, path, "PRAGMA application_id");
+    if (app != history_application_id && (app != 0 || tables > 0)) {
+      throw user_error(path +
+                       " is an SQLite database but not an infrabench history (application_id " +
+                       std::to_string(app) + ", " + std::to_string(tables) +
+                       " schema objects): refusing to touch it");
+    }
+    const int version = pragma_int(m_db, path, "PRAGMA user_version");
+    if (version > history_schema_version) {
+      throw user_error("history database " + path + " has schema version " +
+                       std::to_string(version) + ", newer than this infrabench (" +
+                       std::to_string(history_schema_version) + "): upgrade infrabench");
+    }
+    if (version < max_version) {
+      if (!m_writable) {
+        throw user_error(
+            "history database " + path + " has schema version " + std::to_string(version) +
+            " and is read-only, so it cannot be migrated to " + std::to_string(max_version));
+      }
+      migrate(max_version);
+    }
+    if (m_writable) {
+      exec(m_db, path, "PRAGMA foreign_keys = ON");
+      // WAL: readers never block the writer and a crash mid-write leaves the file consistent.
+      // Persistent once set; another process may hold a lock for a moment, so retry.
+      for (int attempt = 0;; ++attempt) {
+        char* err = nullptr;
+        const int rc = sqlite3_exec(m_db, "PRAGMA journal_mode = WAL", nullptr, nullptr, &err);
+        sqlite3_free(err);
+        if (rc == SQLITE_OK) break;
+        if ((rc & 0xff) != SQLITE_BUSY || attempt > 300)
+          throw_sqlite(m_db, path, "PRAGMA journal_mode = WAL");
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+      exec(m_db, path, "PRAGMA synchronous = NORMAL");
+    }
+  } catch (...) {
+    sqlite3_close(m_db);
+    m_db = nullptr;
+    throw;
+  }
+}
+
+history_db::~history_db() {
+  sqlite3_close(m_db);
+}
+
+void history_db::migrate(int max_version) {
+  write_transaction tx(m_db, m_path);
+  // Another process may have migrated while we waited for the lock: read the version again.
+  const int app = pragma_int(m_db, m_path, "PRAGMA application_id");
+  const int tables = pragma_int(m_db, m_path, "SELECT count(*) FROM sqlite_master");
+  if (app != history_application_id && (app != 0 || tables > 0)) {
+    throw user_error(m_path +
+                     " is an SQLite database but not an infrabench history: refusing to touch it");
+  }
+  int version = pragma_int(m_db, m_path, "PRAGMA user_version");
+  for (const auto& m : migrations) {
+    if (m.to <= version || m.to > max_version) continue;
+    exec(m_db, m_path, m.sql);
+    m_migrated.push_back(std::to_string(version) + " -> " + std::to_string(m.to) + ": " + m.what);
+    version = m.to;
+  }
+  exec(m_db, m_path, ("PRAGMA application_id = " + std::to_string(history_application_id)).c_str());
+  exec(m_db, m_path, ("PRAGMA user_version = " + std::to_string(version)).c_str());
+  tx.commit();
+}
+
+int history_db::schema_version() const {
+  return pragma_int(m_db, m_path, "PRAGMA user_version");
+}
+
+history_db::record_outcome history_db::record(const report_view& report,
+                                              const std::string& source) {
+  if (!m_writable) throw user_error("history database " + m_path + " is read-only: cannot record");
+  record_outcome out;
+  write_transaction tx(m_db, m_path);
+  const std::string host = report.primary_hostname();
+  {
+    stmt find(m_db,
+              "SELECT id FROM runs WHERE started_utc = ?1 AND finished_utc = ?2 AND host = ?3",
+              m_path);
+    find.bind(1, report.started_utc).bind(2, report.finished_utc).bind(3, host);
+    if (find.step()) {
+      out.run_id = find.integer(0);
+      return out;  // recorded before: nothing to do (the transaction rolls back)
+    }
+  }
+  std::string suite;
+  if (report.run.is_object() && report.run.contains("suite") && report.run["suite"].is_object()) {
+    suite = report.run["suite"].value("name", "");
+  }
+  {
+    stmt ins(m_db,
+             "INSERT INTO runs (started_utc, finished_utc, host, world_size, suite, "
+             "schema_version, interrupted, source, "
+             "recorded_utc, git_commit) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+             m_path);
+    ins.bind(1, report.started_utc).bind(2, report.finished_utc).bind(3, host);
+    ins.bind(4, static_cast<std::int64_t>(report.world_size))
+        .bind(5, suite)
+        .bind(6, report.schema_version);
+    ins.bind(7, static_cast<std::int64_t>(report.interrupted))
+        .bind(8, source)
+        .bind(9, utc_now_iso8601());
+    ins.bind(10, report.git_commit());
+    ins.step();
+    out.run_id = sqlite3_last_insert_rowid(m_db);
+  }
+  {
+    stmt ins(m_db, "INSERT INTO hosts (run_id, hostname, inventory) VALUES (?1, ?2, ?3)", m_path);
+    for (const auto& h : report.hosts) {
+      ins.bind(1, out.run_id).bind(2, h.value("hostname", std::string())).bind(3, h.dump());
+      ins.step();
+      ins.reset();
+    }
+  }
+  stmt res(m_db,
+           "INSERT INTO results (run_id, benchmark, config_key, axes, axes_label, host, rank, "
+           "node, status, reason, valid, "
+           "axes_display) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+           m_path);
+  stmt met(m_db,
+           "INSERT INTO metrics (result_id, name, unit, better, value, best, samples) VALUES (?1, "
+           "?2, ?3, ?4, ?5, ?6, ?7)",
+           m_path);
+  for (const auto& r : report.results) {
+    json axes = json::object();
+    for (const auto& [k, v] : r.axes) axes[k] = v;
+    res.bind(1, out.run_id)
+        .bind(2, r.benchmark)
+        .bind(3, r.config_key())
+        .bind(4, axes.dump())
+        .bind(5, r.axes_label());
+    res.bind(6, r.host)
+        .bind(7, static_cast<std::int64_t>(r.rank))
+        .bind(8, report.node_of(r))
+        .bind(9, r.status);
+    res.bind(10, r.reason).bind(11, static_cast<std::int64_t>(r.valid));
+    json display = json::object();
+    for (const auto& [k, v] : r.axes_display) display[k] = v;
+    res.bind(12, display.dump());
+    res.step();
+    res.reset();
+    const std::int64_t result_id = sqlite3_last_insert_rowid(m_db);
+    ++out.results;
+    for (const auto& m : r.metrics) {
+      met.bind(1, result_id)
+          .bind(2, m.name)
+          .bind(3, m.unit)
+          .bind(4, std::string(m.higher_is_better ? "higher" : "lower"));
+      met.bind(5, m.value).bind(6, m.best).bind(7, json(m.samples).dump());
+      met.step();
+      met.reset();
+      ++out.metrics;
+    }
+  }
+  tx.commit();
+  out.inserted = true;
+  return out;
+}
+
+std::vector<history_db::run_row> history_db::runs(std::size_t limit,
+                                                  const std::string& host) const {
+  stmt s(m_db,
+         "SELECT r.id, r.started_utc, r.host, coalesce(r.suite, ''), coalesce(r.git_commit, ''), "
+         "coalesce(r.source, ''), "
+         "r.recorded_utc, r.interrupted, "
+         "(SELECT count(DISTINCT node) FROM results x WHERE x.run_id = r.id), "
+         "(SELECT count(*) FROM results x WHERE x.run_id = r.id AND x.status = 'passed'), "
+         "(SELECT count(*) FROM results x WHERE x.run_id = r.id AND x.status = 'failed'), "
+         "(SELECT count(*) FROM results x WHERE x.run_id = r.id AND x.status = 'skipped') "
+         "FROM runs r WHERE (?1 = '' OR r.host = ?1 OR EXISTS (SELECT 1 FROM results x WHERE "
+         "x.run_id = r.id AND x.host = ?1)) "
+         "ORDER BY r.started_utc DESC, r.id DESC LIMIT ?2",
+         m_path);
+  s.bind(1, host).bind(2, static_cast<std::int64_t>(limit));
+  std::vector<run_row> out;
+  while (s.step()) {
+    run_row r;
+    r.id = s.integer(0);
+    r.started_utc = s.text(1);
+    r.host = s.text(2);
+    r.suite = s.text(3);
+    r.git_commit = s.text(4);
+    r.source = s.text(5);
+    r.recorded_utc = s.text(6);
+    r.interrupted = s.integer(7) != 0;
+    r.nodes = static_cast<int>(std::max<std::int64_t>(1, s.integer(8)));
+    r.passed = static_cast<std::size_t>(s.integer(9));
+    r.failed = static_cast<std::size_t>(s.integer(10));
+    r.skipped = static_cast<std::size_t>(s.integer(11));
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::vector<history_db::series> history_db::trend(const std::string& metric,
+                                                  const std::string& benchmark, const json& axes,
+                                                  const std::string& host) const {
+  stmt s(m_db,
+         "SELECT r.id, r.started_utc, coalesce(r.git_commit, ''), x.benchmark, x.config_key, "
+         "x.axes, x.axes_label, x.node, x.host, "
+         "x.valid, m.unit, m.better, m.value, m.samples, coalesce(x.axes_display, '{}') "
+         "FROM metrics m JOIN results x ON m.result_id = x.id JOIN runs r ON x.run_id = r.id "
+         "WHERE m.name = ?1 AND x.status = 'passed' AND (?2 = '' OR x.benchmark = ?2) AND (?3 = '' "
+         "OR x.host = ?3 OR x.node = ?3) "
+         "ORDER BY r.started_utc, r.id",
+         m_path);
+  s.bind(1, metric).bind(2, benchmark).bind(3, host);
+  std::map<std::string, std::size_t> index;
+  std::vector<series> out;
+  while (s.step()) {
+    result_view probe;
+    json ax = json::parse(s.text(5), nullptr, false);
+    if (!ax.is_object()) continue;
+    const json disp = json::parse(s.text(14), nullptr, false);
+    for (const auto& [k, v] : ax.items()) {
+      probe.axes[k] = v;
+      const bool shown = disp.is_object() && disp.contains(k) && disp[k].is_string();
+      probe.axes_display[k] =
+          shown ? disp[k].get<std::string>() : (v.is_string() ? v.get<std::string>() : v.dump());
+    }
+    if (!probe.axes_match(axes)) continue;
+    const double value = s.real(12);
+    if (!std::isfinite(value)) continue;
+    const std::string key = s.text(4) + "@" + s.text(7);
+    auto it = index.find(key);
+    if (it == index.end()) {
+      series se;
+      se.benchmark = s.text(3);
+      se.config_label = s.text(6);
+      se.node = s.text(7);
+      se.metric = metric;
+      se.unit = s.text(10);
+      se.higher_is_better = s.text(11) == "higher";
+      se.axes = ax;
+      it = index.emplace(key, out.size()).first;
+      out.push_back(std::move(se));
+    }
+    point p;
+    p.run_id = s.integer(0);
+    p.started_utc = s.text(1);
+    p.git_commit = s.text(2);
+    p.valid = s.integer(9) != 0;
+    p.value = value;
+    const json samples = json::parse(s.text(13), nullptr, false);
+    p.samples = samples.is_array() ? samples.size() : 0;
+    out[it->second].points.push_back(std::move(p));
+  }
+  return out;
+}
+
+json history_db::run_details(std::int64_t run_id) const {
+  json out = json::array();
+  stmt s(m_db,
+         "SELECT x.benchmark, x.axes_label, x.node, x.status, coalesce(x.reason, ''), x.valid, "
+         "m.name, m.unit, m.value "
+         "FROM results x LEFT JOIN metrics m ON m.result_id = x.id WHERE x.run_id = ?1 ORDER BY "
+         "x.id, m.id",
+         m_path);
+  s.bind(1, run_id);
+  while (s.step()) {
+    out.push_back({{"benchmark", s.text(0)},
+                   {"configuration", s.text(1)},
+                   {"node", s.text(2)},
+                   {"status", s.text(3)},
+                   {"reason", s.text(4)},
+                   {"valid", s.integer(5) != 0},
+                   {"metric", s.text(6)},
+                   {"unit", s.text(7)},
+                   {"value", std::isfinite(s.real(8)) ? json(s.real(8)) : json(nullptr)}});
+  }
+  return out;
+}
+
+}  // namespace infrabench::reports

@@ -1,0 +1,463 @@
+#include "infrabench/reports/report_io.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "infrabench/error.h"
+#include "infrabench/report.h"
+
+namespace infrabench::reports {
+namespace {
+
+using json = nlohmann::json;
+
+std::string type_name(const json& j) {
+  return j.type_name();
+}
+
+// Field checks that name where in the report the problem is: "results[3].metrics[0].value".
+class checker {
+ public:
+  explicit checker(std::string origin) : m_origin(std::move(origin)) {}
+  [[noreturn]] void fail(const std::string& where, const std::string& what) const {
+    throw user_error(m_origin + ": " + where + ": " + what);
+  }
+  const json& object(const json& parent, const std::string& key, const std::string& where) const {
+    const auto it = parent.find(key);
+    if (it == parent.end()) fail(where, "missing \"" + key + "\"");
+    if (!it->is_object()) fail(where + "." + key, "expected an object, got " + type_name(*it));
+    return *it;
+  }
+  std::string string(const json& parent, const std::string& key, const std::string& where,
+                     std::optional<std::string> fallback = std::nullopt) const {
+    const auto it = parent.find(key);
+    if (it == parent.end() || (it->is_null() && fallback)) {
+      if (fallback) return *fallback;
+      fail(where, "missing \"" + key + "\"");
+    }
+    if (!it->is_string()) fail(where + "." + key, "expected a string, got " + type_name(*it));
+    return it->get<std::string>();
+  }
+  bool boolean(const json& parent, const std::string& key, const std::string& where,
+               bool fallback) const {
+    const auto it = parent.find(key);
+    if (it == parent.end()) return fallback;
+    if (!it->is_boolean()) fail(where + "." + key, "expected true or false, got " + type_name(*it));
+    return it->get<bool>();
+  }
+  // A number, or NaN for null (nlohmann writes NaN and infinities as null).
+  double number(const json& parent, const std::string& key, const std::string& where,
+                std::optional<double> fallback = std::nullopt) const {
+    const auto it = parent.find(key);
+    if (it == parent.end()) {
+      if (fallback) return *fallback;
+      fail(where, "missing \"" + key + "\"");
+    }
+    if (it->is_null()) return std::nan("");
+    if (!it->is_number()) fail(where + "." + key, "expected a number, got " + type_name(*it));
+    return it->get<double>();
+  }
+  std::vector<double> numbers(const json& parent, const std::string& key,
+                              const std::string& where) const {
+    std::vector<double> out;
+    const auto it = parent.find(key);
+    if (it == parent.end() || it->is_null()) return out;
+    if (!it->is_array())
+      fail(where + "." + key, "expected an array of numbers, got " + type_name(*it));
+    out.reserve(it->size());
+    for (std::size_t i = 0; i < it->size(); ++i) {
+      const json& v = (*it)[i];
+      if (v.is_null()) continue;  // a NaN sample: nothing to use
+      if (!v.is_number()) {
+        fail(where + "." + key + "[" + std::to_string(i) + "]",
+             "expected a number, got " + type_name(v));
+      }
+      const double d = v.get<double>();
+      if (std::isfinite(d)) out.push_back(d);
+    }
+    return out;
+  }
+  std::vector<std::string> strings(const json& parent, const std::string& key,
+                                   const std::string& where) const {
+    std::vector<std::string> out;
+    const auto it = parent.find(key);
+    if (it == parent.end() || it->is_null()) return out;
+    if (!it->is_array())
+      fail(where + "." + key, "expected an array of strings, got " + type_name(*it));
+    for (std::size_t i = 0; i < it->size(); ++i) {
+      if (!(*it)[i].is_string()) {
+        fail(where + "." + key + "[" + std::to_string(i) + "]",
+             "expected a string, got " + type_name((*it)[i]));
+      }
+      out.push_back((*it)[i].get<std::string>());
+    }
+    return out;
+  }
+
+ private:
+  std::string m_origin;
+};
+
+metric_view read_metric(const checker& c, const json& m, const std::string& where) {
+  if (!m.is_object()) c.fail(where, "expected an object, got " + type_name(m));
+  metric_view mv;
+  mv.name = c.string(m, "name", where);
+  if (mv.name.empty()) c.fail(where + ".name", "empty metric name");
+  mv.unit = c.string(m, "unit", where, std::string());
+  mv.value = c.number(m, "value", where);
+  mv.best = c.number(m, "best", where, mv.value);
+  const std::string better = c.string(m, "better", where);
+  if (better != "higher" && better != "lower") {
+    c.fail(where + ".better", "expected \"higher\" or \"lower\", got \"" + better + "\"");
+  }
+  mv.higher_is_better = better == "higher";
+  mv.method = c.string(m, "method", where, std::string());
+  mv.samples = c.numbers(m, "samples", where);
+  return mv;
+}
+
+result_view read_result(const checker& c, const json& r, const std::string& where) {
+  if (!r.is_object()) c.fail(where, "expected an object, got " + type_name(r));
+  result_view rv;
+  rv.benchmark = c.string(r, "benchmark", where);
+  if (rv.benchmark.empty()) c.fail(where + ".benchmark", "empty benchmark name");
+  if (const auto it = r.find("axes"); it != r.end()) {
+    if (!it->is_object()) c.fail(where + ".axes", "expected an object, got " + type_name(*it));
+    for (const auto& [k, v] : it->items()) {
+      if (!v.is_number() && !v.is_string()) {
+        c.fail(where + ".axes." + k, "expected a number or a string, got " + type_name(v));
+      }
+      rv.axes[k] = v;
+    }
+  }
+  if (const auto it = r.find("axes_display"); it != r.end() && !it->is_null()) {
+    if (!it->is_object())
+      c.fail(where + ".axes_display", "expected an object, got " + type_name(*it));
+    for (const auto& [k, v] : it->items()) {
+      if (!v.is_string())
+        c.fail(where + ".axes_display." + k, "expected a string, got " + type_name(v));
+      rv.axes_display[k] = v.get<std::string>();
+    }
+  }
+  for (const auto& [k, v] : rv.axes) {
+    if (!rv.axes_display.count(k))
+      rv.axes_display[k] = v.is_string() ? v.get<std::string>() : v.dump();
+  }
+  rv.status = c.string(r, "status", where);
+  if (rv.status != "passed" && rv.status != "skipped" && rv.status != "failed") {
+    c.fail(where + ".status", "expected passed, skipped or failed, got \"" + rv.status + "\"");
+  }
+  rv.reason = c.string(r, "reason", where, std::string());
+  rv.valid = c.boolean(r, "valid", where, true);
+  rv.invalid_reasons = c.strings(r, "invalid_reasons", where);
+  if (const auto it = r.find("rank"); it != r.end()) {
+    if (!it->is_number_integer() || it->get<long long>() < 0 || it->get<long long>() > 1 << 30) {
+      c.fail(where + ".rank", "expected a non-negative integer");
+    }
+    rv.rank = it->get<int>();
+  }
+  rv.host = c.string(r, "host", where, std::string());
+  rv.samples_s = c.numbers(r, "samples_s", where);
+  if (const auto it = r.find("metrics"); it != r.end() && !it->is_null()) {
+    if (!it->is_array()) c.fail(where + ".metrics", "expected an array, got " + type_name(*it));
+    std::set<std::string> names;
+    for (std::size_t i = 0; i < it->size(); ++i) {
+      auto mv = read_metric(c, (*it)[i], where + ".metrics[" + std::to_string(i) + "]");
+      if (!names.insert(mv.name).second) {
+        c.fail(where + ".metrics[" + std::to_string(i) + "]",
+               "metric \"" + mv.name + "\" appears twice");
+      }
+      rv.metrics.push_back(std::move(mv));
+    }
+  }
+  return rv;
+}
+
+std::string axis_value_text(const nlohmann::json& v) {
+  return v.is_string() ? v.get<std::string>() : v.dump();
+}
+
+}  // namespace
+
+const metric_view* result_view::find_metric(std::string_view name) const {
+  for (const auto& m : metrics) {
+    if (m.name == name) return &m;
+  }
+  return nullptr;
+}
+
+std::string result_view::group() const {
+  const auto slash = benchmark.find('/');
+  return slash == std::string::npos ? benchmark : benchmark.substr(0, slash);
+}
+
+std::string result_view::config_key() const {
+  std::string key = benchmark;
+  for (const auto& [k, v] : axes) key += "|" + k + "=" + v.dump();  // std::map: sorted by name
+  return key;
+}
+
+std::string result_view::axes_label(const std::set<std::string>* only) const {
+  std::string out;
+  for (const auto& [k, v] : axes) {
+    if (only && !only->count(k)) continue;
+    const auto d = axes_display.find(k);
+    out += (out.empty() ? "" : " ") + k + "=" +
+           (d != axes_display.end() ? d->second : axis_value_text(v));
+  }
+  return out;
+}
+
+std::string result_view::config_label() const {
+  const std::string a = axes_label();
+  return a.empty() ? benchmark : benchmark + " " + a;
+}
+
+bool result_view::axes_match(const nlohmann::json& want) const {
+  if (!want.is_object()) return want.is_null();
+  for (const auto& [k, v] : want.items()) {
+    const auto it = axes.find(k);
+    if (it == axes.end()) return false;
+    if (it->second == v) continue;
+    const auto d = axes_display.find(k);
+    const std::string wanted = axis_value_text(v);
+    if (d != axes_display.end() && d->second == wanted) continue;
+    if (axis_value_text(it->second) == wanted) continue;
+    return false;
+  }
+  return true;
+}
+
+std::vector<std::string> report_view::nodes() const {
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  for (const auto& r : results) {
+    const std::string n = node_of(r);
+    if (seen.insert(n).second) out.push_back(n);
+  }
+  return out;
+}
+
+std::string report_view::node_of(const result_view& r) const {
+  // Several ranks on one host (mpirun -np 4 on a laptop) are still distinct participants.
+  std::set<std::string> hosts_seen;
+  std::set<int> ranks_seen;
+  for (const auto& x : results) {
+    hosts_seen.insert(x.host);
+    ranks_seen.insert(x.rank);
+  }
+  if (ranks_seen.size() > hosts_seen.size()) {
+    return (r.host.empty() ? std::string() : r.host + " ") + "rank " + std::to_string(r.rank);
+  }
+  return r.host.empty() ? "rank " + std::to_string(r.rank) : r.host;
+}
+
+std::string report_view::git_commit() const {
+  if (hosts.is_array() && !hosts.empty() && hosts[0].is_object()) {
+    const auto b = hosts[0].find("build");
+    if (b != hosts[0].end() && b->is_object()) {
+      const auto c = b->find("git_commit");
+      if (c != b->end() && c->is_string()) return c->get<std::string>();
+    }
+  }
+  return "";
+}
+
+std::string report_view::primary_hostname() const {
+  if (hosts.is_array() && !hosts.empty() && hosts[0].is_object()) {
+    const auto h = hosts[0].find("hostname");
+    if (h != hosts[0].end() && h->is_string()) return h->get<std::string>();
+  }
+  return results.empty() ? "" : results.front().host;
+}
+
+std::optional<std::vector<int>> parse_version(std::string_view v) {
+  std::vector<int> parts;
+  std::size_t i = 0;
+  while (i <= v.size()) {
+    std::size_t j = i;
+    long long n = 0;
+    while (j < v.size() && v[j] >= '0' && v[j] <= '9' && j - i < 6) n = n * 10 + (v[j++] - '0');
+    if (j == i) return std::nullopt;
+    parts.push_back(static_cast<int>(n));
+    if (j == v.size()) break;
+    if (v[j] != '.') return std::nullopt;
+    i = j + 1;
+  }
+  if (parts.size() != 3) return std::nullopt;
+  return parts;
+}
+
+std::string position_text(std::string_view text, std::size_t byte_offset) {
+  std::size_t line = 1, col = 1;
+  for (std::size_t i = 0; i < text.size() && i < byte_offset; ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      col = 1;
+    } else {
+      ++col;
+    }
+  }
+  return "line " + std::to_string(line) + ", column " + std::to_string(col);
+}
+
+nlohmann::json parse_json_text(std::string_view text, const std::string& origin) {
+  if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
+    throw user_error(origin + ": empty file, expected JSON");
+  }
+  try {
+    return json::parse(text.begin(), text.end());
+  } catch (const json::parse_error& e) {
+    std::string what = e.what();
+    // nlohmann's text repeats the byte offset; keep the part after "]" (the reason).
+    const auto close = what.find("] ");
+    if (close != std::string::npos) what = what.substr(close + 2);
+    const bool truncated = e.byte >= text.size();
+    throw user_error(origin + ": " +
+                     (truncated ? "truncated JSON (ends early), " : "invalid JSON at ") +
+                     position_text(text, e.byte == 0 ? 0 : e.byte - 1) + ": " + what);
+  } catch (const json::exception& e) {
+    // A number beyond double's range (1e999): syntactically JSON, but not a value we can hold.
+    std::string what = e.what();
+    const auto close = what.find("] ");
+    if (close != std::string::npos) what = what.substr(close + 2);
+    throw user_error(origin + ": unreadable JSON: " + what);
+  }
+}
+
+report_view parse_report(std::string_view text, const std::string& origin) {
+  return parse_report(text, origin, report_schema_version);
+}
+
+report_view parse_report(std::string_view text, const std::string& origin,
+                         std::string_view reader_version) {
+  const json doc = parse_json_text(text, origin);
+  checker c(origin);
+  if (!doc.is_object())
+    throw user_error(origin + ": not an infrabench report (expected a JSON object, got " +
+                     type_name(doc) + ")");
+  const auto tool = doc.find("tool");
+  if (tool == doc.end() || !tool->is_string() || tool->get<std::string>() != "infrabench") {
+    throw user_error(origin + ": not an infrabench report (no \"tool\": \"infrabench\")");
+  }
+  report_view rv;
+  rv.schema_version = c.string(doc, "schema_version", "top level");
+  const auto have = parse_version(rv.schema_version);
+  const auto mine = parse_version(reader_version);
+  if (!have) c.fail("schema_version", "\"" + rv.schema_version + "\" is not MAJOR.MINOR.PATCH");
+  if (!mine) throw std::logic_error("reader schema version is not MAJOR.MINOR.PATCH");
+  // Versions compare as (major, minor); a patch release never changes the format.
+  const bool newer =
+      (*have)[0] > (*mine)[0] || ((*have)[0] == (*mine)[0] && (*have)[1] > (*mine)[1]);
+  if (newer) {
+    throw user_error(origin + ": written by a newer infrabench (report schema " +
+                     rv.schema_version + "; this infrabench reads up to " +
+                     std::string(reader_version) + "): upgrade infrabench to read it");
+  }
+  if ((*have)[0] < (*mine)[0]) {
+    throw user_error(origin + ": report schema " + rv.schema_version +
+                     " is from an incompatible major version (this infrabench reads " +
+                     std::to_string((*mine)[0]) +
+                     ".x); re-run the benchmarks to get a current report");
+  }
+  if ((*have)[1] < (*mine)[1]) {
+    // An older minor version lacks only optional fields added since; the reader defaults every
+    // optional field, so nothing else needs migrating.
+    rv.notes.push_back("report schema " + rv.schema_version + " is older than " +
+                       std::string(reader_version) + ": read with defaults for fields added since");
+  }
+  const auto res = doc.find("results");
+  if (res == doc.end()) c.fail("top level", "missing \"results\"");
+  if (!res->is_array()) c.fail("results", "expected an array, got " + type_name(*res));
+  rv.results.reserve(res->size());
+  for (std::size_t i = 0; i < res->size(); ++i) {
+    rv.results.push_back(read_result(c, (*res)[i], "results[" + std::to_string(i) + "]"));
+  }
+  if (const auto h = doc.find("hosts"); h != doc.end() && !h->is_null()) {
+    if (!h->is_array()) c.fail("hosts", "expected an array, got " + type_name(*h));
+    for (std::size_t i = 0; i < h->size(); ++i) {
+      if (!(*h)[i].is_object()) c.fail("hosts[" + std::to_string(i) + "]", "expected an object");
+    }
+    rv.hosts = *h;
+  }
+  if (const auto cap = doc.find("capabilities"); cap != doc.end() && cap->is_object())
+    rv.capabilities = *cap;
+  if (const auto run = doc.find("run"); run != doc.end() && !run->is_null()) {
+    if (!run->is_object()) c.fail("run", "expected an object, got " + type_name(*run));
+    rv.run = *run;
+    rv.started_utc = c.string(*run, "started_utc", "run", std::string());
+    rv.finished_utc = c.string(*run, "finished_utc", "run", std::string());
+    rv.interrupted = c.boolean(*run, "interrupted", "run", false);
+    const double ws = c.number(*run, "world_size", "run", 1.0);
+    if (!(ws >= 1 && ws < 1e7)) c.fail("run.world_size", "expected a positive integer");
+    rv.world_size = static_cast<int>(ws);
+  }
+  return rv;
+}
+
+std::string read_text_file(const std::string& path, const std::string& what) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw user_error(what + " " + path + " is a directory");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw user_error("cannot read " + what + " " + path + ": " + std::strerror(errno));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) throw user_error("cannot read " + what + " " + path + ": read error");
+  return ss.str();
+}
+
+report_view load_report(const std::string& path) {
+  const std::string text = read_text_file(path, "report");
+  report_view rv = parse_report(text, path);
+  rv.path = path;
+  rv.label = std::filesystem::path(path).stem().string();
+  return rv;
+}
+
+std::map<std::string, std::set<std::string>> varying_axes(
+    const std::vector<const report_view*>& reports) {
+  std::map<std::string, std::map<std::string, std::set<std::string>>> seen;
+  for (const auto* rep : reports) {
+    for (const auto& r : rep->results) {
+      auto& axes = seen[r.benchmark];  // a benchmark without axes still has an (empty) entry
+      for (const auto& [k, v] : r.axes) axes[k].insert(v.dump());
+    }
+  }
+  std::map<std::string, std::set<std::string>> out;
+  for (const auto& [bench, axes] : seen) {
+    auto& vary = out[bench];
+    for (const auto& [k, vals] : axes) {
+      if (vals.size() > 1) vary.insert(k);
+    }
+  }
+  return out;
+}
+
+void assign_labels(std::vector<report_view>& reports) {
+  std::map<std::string, int> count;
+  for (auto& r : reports) {
+    if (r.label.empty()) r.label = "report";
+    ++count[r.label];
+  }
+  for (auto& r : reports) {
+    if (count[r.label] > 1 && !r.path.empty()) {
+      const auto parent = std::filesystem::path(r.path).parent_path().filename().string();
+      if (!parent.empty()) r.label = parent + "/" + r.label;
+    }
+  }
+  std::map<std::string, int> seen;
+  count.clear();
+  for (auto& r : reports) ++count[r.label];
+  for (auto& r : reports) {
+    if (count[r.label] > 1) r.label += "#" + std::to_string(++seen[r.label]);
+  }
+}
+
+}  // namespace infrabench::reports

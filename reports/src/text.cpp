@@ -1,0 +1,162 @@
+#include "infrabench/reports/text.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace infrabench::reports {
+
+std::string format_number(double v) {
+  if (std::isnan(v)) return "n/a";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buf[48];
+  const double a = std::fabs(v);
+  if (a != 0 && (a >= 1e7 || a < 1e-4)) {
+    std::snprintf(buf, sizeof(buf), "%.3e", v);
+  } else if (a >= 1000) {
+    std::snprintf(buf, sizeof(buf), "%.0f", v);
+  } else {
+    std::snprintf(buf, sizeof(buf), "%.4g", v);
+  }
+  return buf;
+}
+
+std::string format_value(double v, std::string_view unit) {
+  if (!std::isfinite(v)) return format_number(v);
+  const double a = std::fabs(v);
+  const std::string u(unit);
+  if ((u == "GB/s" || u == "GFLOP/s") && a >= 1000)
+    return format_number(v / 1000) + " T" + u.substr(1);
+  if ((u.size() > 2 && u.ends_with("/s") && u[0] != 'G' && u[0] != 'M' && u[0] != 'T') ||
+      u == "IOPS") {
+    // Item rates: 943.0 M loads/s rather than 9.430e+08 loads/s.
+    if (a >= 1e9) return format_number(v / 1e9) + " G" + u;
+    if (a >= 1e6) return format_number(v / 1e6) + " M" + u;
+    if (a >= 1e4) return format_number(v / 1e3) + " k" + u;
+  }
+  std::string s = format_number(v);
+  if (!u.empty()) s += " " + u;
+  return s;
+}
+
+std::string format_percent(double rel) {
+  if (!std::isfinite(rel)) return "n/a";
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%+.1f%%", rel * 100);
+  return buf;
+}
+
+std::string format_p(double p) {
+  if (!std::isfinite(p)) return "n/a";
+  if (p < 0.001) return "<0.001";
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.3f", p);
+  return buf;
+}
+
+namespace {
+// Display width: count UTF-8 code points, not bytes (so "±" does not skew the columns).
+std::size_t width_of(const std::string& s) {
+  std::size_t w = 0;
+  for (unsigned char c : s) w += (c & 0xC0) != 0x80;
+  return w;
+}
+}  // namespace
+
+void print_text_table(std::ostream& out, const std::vector<std::vector<std::string>>& rows,
+                      const std::vector<bool>& right, std::string_view indent) {
+  if (rows.empty()) return;
+  std::vector<std::size_t> width;
+  for (const auto& row : rows) {
+    if (width.size() < row.size()) width.resize(row.size(), 0);
+    for (std::size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], width_of(row[i]));
+  }
+  auto emit = [&](const std::vector<std::string>& row) {
+    std::string line(indent);
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      const std::size_t pad = width[i] - width_of(row[i]);
+      const bool r = i < right.size() && right[i];
+      const bool last = i + 1 == row.size();
+      if (r)
+        line += std::string(pad, ' ') + row[i];
+      else
+        line += row[i] + (last ? "" : std::string(pad, ' '));
+      if (!last) line += "  ";
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out << line << '\n';
+  };
+  emit(rows[0]);
+  std::vector<std::string> dashes;
+  for (std::size_t i = 0; i < rows[0].size(); ++i) dashes.emplace_back(width[i], '-');
+  emit(dashes);
+  for (std::size_t i = 1; i < rows.size(); ++i) emit(rows[i]);
+}
+
+void print_markdown_table(std::ostream& out, const std::vector<std::vector<std::string>>& rows,
+                          const std::vector<bool>& right) {
+  if (rows.empty()) return;
+  auto cell = [](std::string s) {
+    std::string o;
+    for (char c : s) {
+      if (c == '|')
+        o += "\\|";
+      else if (c == '\n')
+        o += ' ';
+      else
+        o += c;
+    }
+    return o;
+  };
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    out << '|';
+    for (const auto& c : rows[r]) out << ' ' << cell(c) << " |";
+    out << '\n';
+    if (r == 0) {
+      out << '|';
+      for (std::size_t i = 0; i < rows[0].size(); ++i)
+        out << (i < right.size() && right[i] ? " ---: |" : " --- |");
+      out << '\n';
+    }
+  }
+}
+
+std::string xml_escape(std::string_view s) {
+  std::string o;
+  o.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+      case '&':
+        o += "&amp;";
+        break;
+      case '<':
+        o += "&lt;";
+        break;
+      case '>':
+        o += "&gt;";
+        break;
+      case '"':
+        o += "&quot;";
+        break;
+      case '\'':
+        o += "&apos;";
+        break;
+      default:
+        // XML 1.0 forbids most control characters even escaped.
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t' && c != '\r')
+          o += ' ';
+        else
+          o += c;
+    }
+  }
+  return o;
+}
+
+std::string one_line(std::string s) {
+  for (auto& c : s) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  return s;
+}
+
+}  // namespace infrabench::reports

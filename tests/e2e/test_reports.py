@@ -1,0 +1,365 @@
+"""Verdicts, comparisons, history and the HTML report from the command line (issue 8), on real
+reports of a short run and on the fixtures of tests/fuzz/corpus/ (synthetic shapes: 4 nodes, a
+matrix, percentiles)."""
+import copy
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import tempfile
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from conftest import BIN, FAST, load_report, run
+
+SRC = os.environ.get("INFRABENCH_SOURCE_DIR", ".")
+CORPUS = os.path.join(SRC, "tests", "fuzz", "corpus")
+MULTI = os.path.join(CORPUS, "report", "synthetic_multinode.json")
+SINGLE = os.path.join(CORPUS, "report", "synthetic_single.json")
+MINIMAL = os.path.join(CORPUS, "report", "minimal_fields.json")
+SMALL = ["--filter", "bandwidth/(host_memory|memory_latency)", "-a", "array_size=1MiB", "-a", "threads=1",
+         "-a", "kernel=triad", "-a", "working_set=16KiB,1MiB"]
+
+
+def one_line_error(p, *needles):
+    assert p.returncode == 2, (p.returncode, p.stdout, p.stderr)
+    lines = [l for l in p.stderr.splitlines() if l.strip()]
+    assert len(lines) == 1 and lines[0].startswith("infrabench: error: "), p.stderr
+    for n in needles:
+        assert n in lines[0], (n, lines[0])
+
+
+@pytest.fixture(scope="module")
+def real(tmp_path_factory):
+    d = tmp_path_factory.mktemp("real")
+    paths = []
+    for i in range(2):
+        path = str(d / ("run%d.json" % i))
+        p = run("run", *SMALL, *FAST, "-o", path)
+        assert p.returncode == 0, p.stderr
+        load_report(path)
+        paths.append(path)
+    return paths
+
+
+def write(tmp_path, name, doc):
+    path = str(tmp_path / name)
+    with open(path, "w") as f:
+        f.write(doc if isinstance(doc, str) else json.dumps(doc))
+    return path
+
+
+def scaled(path, factor, tmp_path, name):
+    """A copy of a report with every metric (value and samples) multiplied by factor."""
+    with open(path) as f:
+        doc = json.load(f)
+    for r in doc["results"]:
+        for m in r["metrics"]:
+            m["value"] *= factor
+            m["best"] *= factor
+            m["samples"] = [s * factor for s in m["samples"]]
+    return write(tmp_path, name, doc)
+
+
+# ---- check / baseline --------------------------------------------------------------------------
+
+def test_baseline_create_then_check_passes_with_junit(real, tmp_path):
+    base = str(tmp_path / "base.json")
+    p = run("baseline", "create", *real, "-o", base)
+    assert p.returncode == 0, p.stderr
+    b = json.load(open(base))
+    assert b["infrabench_baseline"] == 1 and b["source"] == "measured" and b["rules"]
+    assert {r["metric"] for r in b["rules"]} >= {"bandwidth_gbps", "ns_per_load"}
+    # A report checked against a baseline derived from itself passes, whatever the machine's noise.
+    assert run("baseline", "create", real[0], "-o", base).returncode == 0
+    b = json.load(open(base))
+    junit = str(tmp_path / "junit.xml")
+    p = run("check", real[0], "--baseline", base, "--junit", junit)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "0 failed" in p.stdout and "-> PASS" in p.stdout
+    suite = ET.parse(junit).getroot().find("testsuite")
+    assert int(suite.get("tests")) == len(b["rules"]) and suite.get("failures") == "0"
+    assert len(suite.findall("testcase")) == len(b["rules"])
+
+
+def test_check_fails_with_exit_1_and_says_why(real, tmp_path):
+    base = write(tmp_path, "b.json", {"infrabench_baseline": 1, "name": "strict", "rules": [
+        {"id": "triad-floor", "benchmark": "bandwidth/host_memory", "metric": "bandwidth_gbps", "min": 1e6, "unit": "GB/s"},
+        {"id": "latency-ok", "benchmark": "bandwidth/memory_latency", "metric": "ns_per_load", "max": 1e6},
+        {"id": "gpu", "benchmark": "bandwidth/host_memory", "axes": {"kernel": "copy"}, "metric": "bandwidth_gbps", "min": 1}]})
+    junit = str(tmp_path / "j.xml")
+    p = run("check", real[0], "-b", base, "--junit", junit)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert "FAIL     triad-floor" in p.stdout and "PASS     latency-ok" in p.stdout
+    assert "WAIVED   gpu" in p.stdout and "not in the report" in p.stdout
+    assert "1 passed, 1 failed, 1 waived -> FAIL" in p.stdout
+    suite = ET.parse(junit).getroot().find("testsuite")
+    assert suite.get("failures") == "1" and suite.get("skipped") == "1"
+    js = run("check", real[0], "-b", base, "--format", "json")
+    assert js.returncode == 1
+    doc = json.loads(js.stdout)
+    assert doc["verdict"] == "FAIL" and [r["verdict"] for r in doc["rules"]] == ["FAIL", "PASS", "WAIVED"]
+    assert run("check", real[0], "-b", base, "--fail-on-waived").returncode == 1
+
+
+def test_check_multinode_outliers_and_peak(tmp_path):
+    base = os.path.join(CORPUS, "baseline", "all_kinds.json")
+    p = run("check", MULTI, "-b", base)
+    assert p.returncode == 1, p.stderr
+    assert "fixture-node3" in p.stdout and "outlier nodes" in p.stdout
+    assert "waived by the baseline: no GPU in this class" in p.stdout
+
+
+def test_shipped_baselines(tmp_path):
+    ci = os.path.join(SRC, "configs", "baselines", "ci-2vcpu-kvm.json")
+    real_quick = os.path.join(CORPUS, "report", "real_quick.json")
+    p = run("check", real_quick, "-b", ci)
+    assert p.returncode == 0, p.stdout + p.stderr  # the report it was partly derived from passes
+    template = os.path.join(SRC, "configs", "baselines", "template-h100-8gpu.json")
+    t = json.load(open(template))
+    assert t["source"] == "datasheet" and "NOT MEASURED" in t["description"]
+    assert all("peak_source" in r["fraction_of_peak"] for r in t["rules"] if "fraction_of_peak" in r)
+    import jsonschema
+    schema = json.load(open(os.path.join(SRC, "configs", "baselines", "baseline.schema.json")))
+    for path in (ci, template, os.path.join(CORPUS, "baseline", "all_kinds.json")):
+        jsonschema.validate(json.load(open(path)), schema, cls=jsonschema.Draft202012Validator)
+
+
+def test_run_with_baseline_checks_in_one_go(tmp_path):
+    good = write(tmp_path, "good.json", {"infrabench_baseline": 1, "rules": [
+        {"benchmark": "bandwidth/memory_latency", "metric": "ns_per_load", "max": 1e6}]})
+    report = str(tmp_path / "r.json")
+    junit = str(tmp_path / "j.xml")
+    p = run("run", *SMALL, *FAST, "-o", report, "--baseline", good, "--junit", junit)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "-> PASS" in p.stdout and os.path.exists(junit)
+    assert load_report(report)["run"]["settings"]["options"]["baseline"] == good
+    bad = write(tmp_path, "bad.json", {"infrabench_baseline": 1, "rules": [
+        {"benchmark": "bandwidth/memory_latency", "metric": "ns_per_load", "max": 1e-6}]})
+    p = run("run", *SMALL, *FAST, "-o", report, "--baseline", bad)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert "-> FAIL" in p.stdout
+
+
+@pytest.mark.parametrize("rules,needle", [
+    ([{"benchmark": "bandwidth/host_memory", "metric": "bandwidth_gbps"}], "no check"),
+    ([{"benchmark": "bandwidth/host_memory", "metric": "bandwidth_gbps", "min": 5, "max": 1}], "min 5 > max 1"),
+    ([{"benchmark": "bandwidth/host_memory", "metric": "bandwidth_gbps", "minimum": 5}], "unknown key \"minimum\""),
+    ([{"benchmark": "bandwidth/host_mem", "metric": "bandwidth_gbps", "min": 5}], "unknown benchmark \"bandwidth/host_mem\""),
+])
+def test_bad_baseline_refused_before_running(tmp_path, rules, needle):
+    base = write(tmp_path, "b.json", {"infrabench_baseline": 1, "rules": rules})
+    report = str(tmp_path / "r.json")
+    p = run("run", *SMALL, *FAST, "-o", report, "--baseline", base)
+    one_line_error(p, needle)
+    assert not os.path.exists(report)  # nothing ran
+
+
+def test_run_junit_without_baseline_refused(tmp_path):
+    one_line_error(run("run", *SMALL, *FAST, "-o", str(tmp_path / "r.json"), "--junit", str(tmp_path / "j.xml")),
+                   "--junit needs --baseline")
+
+
+def test_unknown_metric_is_bad_input(real, tmp_path):
+    base = write(tmp_path, "b.json", {"infrabench_baseline": 1, "rules": [
+        {"benchmark": "bandwidth/host_memory", "metric": "bandwith_gbps", "min": 1}]})
+    one_line_error(run("check", real[0], "-b", base), "unknown metric \"bandwith_gbps\"", "bandwidth_gbps")
+
+
+@pytest.mark.parametrize("text,needle", [
+    ("", "empty"),
+    ('{"infrabench_baseline": 1, "rules": [', "truncated JSON"),
+    ('{"infrabench_baseline": 2, "rules": []}', "newer"),
+    ('{"rules": []}', "not an infrabench baseline"),
+    ('{"infrabench_baseline": 1, "rules": [{"benchmark": "a/b", "metric": "x", "reference": [10, 0.1, null]}]}', "lower threshold"),
+])
+def test_malformed_baselines(real, tmp_path, text, needle):
+    one_line_error(run("check", real[0], "-b", write(tmp_path, "b.json", text)), needle)
+
+
+# ---- reading reports ---------------------------------------------------------------------------
+
+def test_report_versions_and_corruption(real, tmp_path):
+    base = write(tmp_path, "b.json", {"infrabench_baseline": 1, "rules": [
+        {"benchmark": "bandwidth/host_memory", "metric": "bandwidth_gbps", "min": 0}]})
+    doc = json.load(open(real[0]))
+    newer = copy.deepcopy(doc)
+    newer["schema_version"] = "1.99.0"
+    one_line_error(run("check", write(tmp_path, "newer.json", newer), "-b", base), "newer infrabench", "upgrade")
+    text = open(real[0]).read()
+    one_line_error(run("check", write(tmp_path, "cut.json", text[: len(text) // 2]), "-b", base), "truncated JSON", "line")
+    one_line_error(run("check", write(tmp_path, "bin.json", "\x00\x01garbage"), "-b", base), "invalid JSON")
+    broken = copy.deepcopy(doc)
+    broken["results"][0]["metrics"][0]["value"] = "fast"
+    one_line_error(run("check", write(tmp_path, "broken.json", broken), "-b", base),
+                   "results[0].metrics[0].value: expected a number")
+    one_line_error(run("check", str(tmp_path / "missing.json"), "-b", base), "cannot read report")
+    # An older writer's report without the optional fields is read.
+    p = run("check", MINIMAL, "-b", base)
+    assert p.returncode == 0, p.stdout + p.stderr
+
+
+# ---- compare -----------------------------------------------------------------------------------
+
+def test_compare_same_machine_twice_is_not_a_regression(tmp_path):
+    p = run("compare", SINGLE, SINGLE, "--fail-on-regression")
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "no significant regression" in p.stderr
+
+
+def test_compare_regression_gate_and_formats(tmp_path):
+    slow = scaled(SINGLE, 0.7, tmp_path, "slower.json")
+    p = run("compare", SINGLE, slow, "--fail-on-regression", "10")
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert "WORSE -30.0%" in p.stdout and "significant regression" in p.stderr
+    assert run("compare", SINGLE, slow, "--fail-on-regression", "50").returncode == 0
+    js = run("compare", SINGLE, slow, "--format", "json", "--price", "synthetic_single=2000,slower=1000")
+    assert js.returncode == 0, js.stderr
+    doc = json.loads(js.stdout)
+    assert doc["method"]["test"].startswith("Mann-Whitney")
+    g = doc["groups"][0]["reports"][1]
+    # Every value x0.7: bandwidths are worse, the latency (lower is better) better; half the price.
+    assert 0.7 < g["geomean_perf_ratio"] < 1 and abs(g["perf_per_price_ratio"] - 2 * g["geomean_perf_ratio"]) < 1e-9
+    worse = [m for m in doc["metrics"] if m["reports"][1]["verdict"] == "WORSE"]
+    assert worse and all(abs(m["reports"][1]["ratio"] - 0.7) < 1e-9 for m in worse)
+    md = run("compare", SINGLE, slow, "--format", "markdown")
+    assert md.returncode == 0 and "| group |" in md.stdout and "Significant regressions" in md.stdout
+
+
+def test_compare_names_the_machine_difference(tmp_path):
+    doc = json.load(open(SINGLE))
+    doc["hosts"][0]["cpu"]["model"] = "Other CPU 9000"
+    doc["hosts"][0]["os"]["kernel"] = "6.9.0"
+    other = write(tmp_path, "other.json", doc)
+    p = run("compare", SINGLE, other)
+    assert p.returncode == 0, p.stderr
+    assert "Other CPU 9000" in p.stdout and "the systems differ (cpu.model" in p.stdout
+
+
+def test_compare_bad_inputs(tmp_path):
+    doc = json.load(open(SINGLE))
+    for r in doc["results"]:
+        r["benchmark"] = "other/bench"
+    one_line_error(run("compare", SINGLE, write(tmp_path, "o.json", doc)), "nothing in common")
+    one_line_error(run("compare", SINGLE), "at least two reports")
+    one_line_error(run("compare", SINGLE, SINGLE, "--price", "nobody=3"), "no report labelled")
+    one_line_error(run("compare", SINGLE, SINGLE, "--price", "x"), "LABEL=NUMBER")
+
+
+# ---- history -----------------------------------------------------------------------------------
+
+def test_history_record_show_trend(real, tmp_path):
+    db = str(tmp_path / "h.db")
+    p = run("history", "record", *real, "--db", db)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.count("recorded") == 2
+    assert "already recorded" in run("history", "record", real[0], "--db", db).stdout
+    show = run("history", "show", "--db", db, "--format", "json")
+    assert show.returncode == 0 and len(json.loads(show.stdout)) == 2
+    t = run("history", "trend", "ns_per_load", "--db", db, "-a", "working_set=16KiB")
+    assert t.returncode == 0, t.stderr
+    assert "too few runs" in t.stdout and "working_set=16KiB" in t.stdout
+    one_line_error(run("history", "trend", "no_such_metric", "--db", db), "no recorded value")
+    one_line_error(run("history", "show", "--db", str(tmp_path / "none.db")), "no history database")
+
+
+def test_history_trend_finds_a_step(tmp_path):
+    db = str(tmp_path / "h.db")
+    base = json.load(open(SINGLE))
+    paths = []
+    for i in range(12):
+        doc = copy.deepcopy(base)
+        doc["run"]["started_utc"] = doc["run"]["finished_utc"] = "2026-02-%02dT00:00:00.000Z" % (i + 1)
+        factor = (1.0 if i < 6 else 0.75) * (1 + 0.003 * (i % 3))
+        for r in doc["results"]:
+            for m in r["metrics"]:
+                m["value"] *= factor
+        paths.append(write(tmp_path, "r%02d.json" % i, doc))
+    assert run("history", "record", *paths, "--db", db).returncode == 0
+    t = run("history", "trend", "bandwidth/host_memory:bandwidth_gbps", "--db", db, "--format", "json")
+    assert t.returncode == 0, t.stderr
+    series = json.loads(t.stdout)
+    assert len(series) == 1 and len(series[0]["points"]) == 12
+    cps = series[0]["change_points"]
+    assert len(cps) == 1 and cps[0]["index"] == 6 and cps[0]["after"] < cps[0]["before"]
+    text = run("history", "trend", "bandwidth_gbps", "--benchmark", "bandwidth/host_memory", "--db", db)
+    assert "change point" in text.stdout and "worse" in text.stdout
+
+
+def test_history_parallel_writers(tmp_path):
+    """Eight processes record at once into one new database: nothing lost, nothing corrupt."""
+    db = str(tmp_path / "h.db")
+    base = json.load(open(SINGLE))
+    procs = []
+    for w in range(8):
+        paths = []
+        for i in range(3):
+            doc = copy.deepcopy(base)
+            doc["run"]["started_utc"] = doc["run"]["finished_utc"] = "2026-03-01T00:%02d:%02d.000Z" % (w, i)
+            paths.append(write(tmp_path, "w%d_%d.json" % (w, i), doc))
+        procs.append(subprocess.Popen([BIN, "history", "record", *paths, "--db", db],
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    for p in procs:
+        out, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+        assert out.count("recorded") == 3, out
+    con = sqlite3.connect(db)
+    assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    assert con.execute("SELECT count(*) FROM runs").fetchone()[0] == 24
+    assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    con.close()
+
+
+def test_history_refuses_foreign_newer_and_read_only(real, tmp_path):
+    text = write(tmp_path, "notes.db", "these are my notes, not a database\n" * 20)
+    one_line_error(run("history", "record", real[0], "--db", text), "not an infrabench history")
+    other = str(tmp_path / "other.db")
+    con = sqlite3.connect(other)
+    con.execute("CREATE TABLE customers (name TEXT)")
+    con.commit()
+    con.close()
+    one_line_error(run("history", "record", real[0], "--db", other), "not an infrabench history")
+    newer = str(tmp_path / "newer.db")
+    assert run("history", "record", real[0], "--db", newer).returncode == 0
+    con = sqlite3.connect(newer)
+    con.execute("PRAGMA user_version = 42")
+    con.commit()
+    con.close()
+    one_line_error(run("history", "show", "--db", newer), "newer than this infrabench")
+    # Read-only: as another user when we are root (root ignores file permissions), in a directory
+    # that user can reach.
+    shared = tempfile.mkdtemp(prefix="ib-ro-", dir="/tmp")
+    try:
+        os.chmod(shared, 0o755)
+        ro = os.path.join(shared, "ro.db")
+        assert run("history", "record", real[0], "--db", ro).returncode == 0
+        os.chmod(ro, 0o444)
+        rep = os.path.join(shared, "r1.json")
+        shutil.copy(real[1], rep)
+        os.chmod(rep, 0o644)
+        cmd = [BIN, "history", "record", rep, "--db", ro]
+        if os.geteuid() == 0:
+            if not shutil.which("setpriv"):
+                pytest.skip("running as root without setpriv: cannot make the file read-only for the test")
+            cmd = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *cmd]
+        one_line_error(subprocess.run(cmd, capture_output=True, text=True, timeout=60), "read-only")
+        # Reading a read-only database still works.
+        show = subprocess.run(cmd[:-5] + ["history", "show", "--db", ro], capture_output=True, text=True, timeout=60)
+        assert show.returncode == 0 and "run" in show.stdout, show.stderr
+    finally:
+        shutil.rmtree(shared, ignore_errors=True)
+
+
+# ---- HTML --------------------------------------------------------------------------------------
+
+def test_html_report_is_self_contained(real, tmp_path):
+    out = str(tmp_path / "r.html")
+    p = run("report", *real, MULTI, "-o", out, "--baseline", os.path.join(CORPUS, "baseline", "all_kinds.json"))
+    assert p.returncode == 0, p.stderr
+    html = open(out, encoding="utf-8").read()
+    assert "Chart.js v" in html and "<canvas data-chart=" in html
+    assert "src=\"http" not in html and "href=\"http" not in html
+    assert "Verdicts" in html and "fixture-node3" in html
+    one_line_error(run("report", str(tmp_path / "missing.json"), "-o", out), "cannot read report")

@@ -1,0 +1,107 @@
+"""The HTML report in a real browser: headless Chromium opens the file, the page's script records
+on <body> how many charts it drew and how many canvases have pixels; no console message (our page
+logs only on errors) and a screenshot that is not blank. Skipped, saying so, without chromium
+(CI installs it: ci/install-deps.sh)."""
+import os
+import shutil
+import struct
+import subprocess
+import tempfile
+import zlib
+
+import pytest
+
+from conftest import run
+
+SRC = os.environ.get("INFRABENCH_SOURCE_DIR", ".")
+CORPUS = os.path.join(SRC, "tests", "fuzz", "corpus", "report")
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium): "
+                                                          "the browser test of the HTML report cannot run here")
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+         "--disable-sync", "--no-first-run", "--hide-scrollbars"]
+
+
+def chromium(*args, timeout=120):
+    with tempfile.TemporaryDirectory() as profile:
+        return subprocess.run([CHROMIUM, *FLAGS, "--user-data-dir=" + profile, *args], capture_output=True, text=True,
+                              timeout=timeout)
+
+
+def png_pixels(path):
+    """Decodes an 8-bit RGB/RGBA non-interlaced PNG (what Chromium writes): (width, height, rows)."""
+    data = open(path, "rb").read()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    pos, idat, width = 8, b"", 0
+    while pos < len(data):
+        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + length]
+        if kind == b"IHDR":
+            width, height, depth, color, _, _, interlace = struct.unpack(">IIBBBBB", body)
+            assert depth == 8 and color in (2, 6) and interlace == 0
+            bpp = 4 if color == 6 else 3
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + length
+    raw = zlib.decompress(idat)
+    stride = width * bpp
+    rows, prev = [], bytearray(stride)
+    for y in range(height):
+        f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - bpp] if i >= bpp else 0
+            b, c = prev[i], (prev[i - bpp] if i >= bpp else 0)
+            if f == 1: line[i] = (line[i] + a) & 255
+            elif f == 2: line[i] = (line[i] + b) & 255
+            elif f == 3: line[i] = (line[i] + (a + b) // 2) & 255
+            elif f == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        rows.append(bytes(line))
+        prev = line
+    return width, height, bpp, rows
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory):
+    d = tmp_path_factory.mktemp("html")
+    out = str(d / "report.html")
+    p = run("report", os.path.join(CORPUS, "synthetic_multinode.json"), os.path.join(CORPUS, "real_quick.json"),
+            os.path.join(CORPUS, "synthetic_single.json"), "-o", out)
+    assert p.returncode == 0, p.stderr
+    return out
+
+
+def test_charts_render_without_console_errors(page):
+    p = chromium("--enable-logging=stderr", "--v=0", "--dump-dom", "file://" + page)
+    assert p.returncode == 0, p.stderr[-2000:]
+    body = p.stdout[p.stdout.find("<body"):]
+    body = body[:body.find(">")]
+    attrs = dict(part.split("=", 1) for part in body.replace('"', "").split()[1:] if "=" in part)
+    assert attrs.get("data-render-done") == "true", body
+    expected = int(attrs["data-charts-expected"])
+    assert expected >= 10, body  # curves, bars, heat maps, percentiles, per-node bars, comparison
+    assert int(attrs["data-charts-drawn"]) == expected, body
+    assert int(attrs["data-charts-nonblank"]) == expected, body
+    assert attrs["data-errors"] == "0", attrs.get("data-error-text")
+    console = [l for l in p.stderr.splitlines() if ":CONSOLE" in l]
+    assert not console, console
+
+
+def test_screenshot_is_not_blank(page, tmp_path):
+    shot = str(tmp_path / "report.png")
+    p = chromium("--screenshot=" + shot, "--window-size=1280,2400", "file://" + page)
+    assert os.path.exists(shot), p.stderr[-2000:]
+    keep = os.environ.get("INFRABENCH_SCREENSHOT_DIR")
+    if keep:  # CI keeps it as an artifact
+        os.makedirs(keep, exist_ok=True)
+        shutil.copy(shot, os.path.join(keep, "infrabench-report.png"))
+    width, height, bpp, rows = png_pixels(shot)
+    assert (width, height) == (1280, 2400)
+    colored = 0
+    for row in rows[::4]:
+        for x in range(0, width * bpp, bpp * 4):
+            r, g, b = row[x], row[x + 1], row[x + 2]
+            colored += max(r, g, b) - min(r, g, b) > 60  # chart colours, not text grey or white
+    assert colored > 2000, colored

@@ -1,0 +1,60 @@
+// libFuzzer target: the report reader and everything that consumes what it accepts (comparison,
+// baseline derivation, chart planning, verdicts). A report the reader accepts must never crash the
+// code after it; anything it refuses must be refused with user_error (one line, exit 2), never
+// with another exception, a crash or a sanitizer report.
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "infrabench/error.h"
+#include "infrabench/reports/baseline.h"
+#include "infrabench/reports/compare.h"
+#include "infrabench/reports/html_report.h"
+#include "infrabench/reports/report_io.h"
+
+using namespace infrabench;
+using namespace infrabench::reports;
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::string_view text(reinterpret_cast<const char*>(data), size);
+  report_view r;
+  try {
+    r = parse_report(text, "fuzz.json");
+  } catch (const user_error&) {
+    return 0;
+  }
+  r.label = "a";
+  (void)r.nodes();
+  (void)r.multi_node();
+  for (const auto& x : r.results) {
+    (void)x.config_label();
+    (void)x.axes_match(nlohmann::json{{"kernel", "triad"}, {"n", 1024}});
+  }
+  report_view b = r;
+  b.label = "b";
+  std::vector<report_view> both = {r, b};
+  try {
+    const auto c = compare_reports(both, {});
+    (void)regressions(c, 0);
+    (void)comparison_json(c).dump();
+  } catch (const user_error&) {
+  }
+  try {
+    (void)create_baseline(both, {});
+  } catch (const user_error&) {
+  }
+  (void)chart_specs(both, 50).dump();
+  static const baseline rules = parse_baseline(
+      R"({"infrabench_baseline": 1, "rules": [
+        {"benchmark": "bandwidth/host_memory", "metric": "bandwidth_gbps", "min": 1},
+        {"benchmark": "bandwidth/host_memory", "metric": "bandwidth_gbps", "no_outlier_nodes": true},
+        {"benchmark": "gemm/cpu_fp32", "metric": "gflops", "fraction_of_peak": {"min": 0.5, "peak_metric": "gflops", "peak_benchmark": "gemm/cpu_peak"}}]})",
+      "fuzz-baseline");
+  try {
+    const auto v = evaluate(rules, r);
+    (void)junit_xml(rules, r, v);
+  } catch (const user_error&) {
+  }
+  return 0;
+}

@@ -1,0 +1,375 @@
+// Baselines: parsing and its refusals, verdicts of each rule kind, JUnit XML, baseline create.
+#include <gtest/gtest.h>
+
+#include "infrabench/error.h"
+#include "infrabench/reports/baseline.h"
+#include "test_reports_util.h"
+
+using namespace infrabench;
+using namespace infrabench::reports;
+using ib_test::json;
+
+namespace {
+
+json the_report() {
+  return ib_test::report(json::array(
+      {ib_test::result("bandwidth/host_memory", {{"kernel", "triad"}, {"threads", 0}},
+                       {{"bandwidth_gbps", "GB/s", 60.0}}),
+       ib_test::result("bandwidth/host_memory", {{"kernel", "copy"}, {"threads", 0}},
+                       {{"bandwidth_gbps", "GB/s", 40.0}}, "node1", 0, "passed", false),
+       ib_test::result("bandwidth/memory_latency", {{"working_set", 268435456}},
+                       {{"ns_per_load", "ns", 120.0, false}}),
+       ib_test::result("gemm/cpu_fp32", {{"n", 1024}},
+                       {{"gflops", "GFLOP/s", 80.0}, {"peak_gflops", "GFLOP/s", 100.0}}),
+       ib_test::result("gemm/cpu_peak", {{"threads", 0}}, {{"gflops", "GFLOP/s", 120.0}}),
+       ib_test::result("gemm/cublas", {{"n", 4096}}, {}, "node1", 0, "skipped"),
+       ib_test::result("storage/io_uring_read", {{"block_size", 4096}}, {}, "node1", 0,
+                       "failed")}));
+}
+
+report_view view(const json& j = the_report()) {
+  return parse_report(j.dump(), "report.json");
+}
+
+baseline rules(json r) {
+  return parse_baseline(json({{"infrabench_baseline", 1}, {"name", "t"}, {"rules", r}}).dump(),
+                        "b.json");
+}
+
+std::string parse_error(const json& doc) {
+  try {
+    (void)parse_baseline(doc.dump(), "b.json");
+  } catch (const user_error& e) {
+    return e.what();
+  }
+  return "";
+}
+std::string rule_error(const json& rule) {
+  return parse_error({{"infrabench_baseline", 1}, {"rules", json::array({rule})}});
+}
+
+verdict one(const json& rule, const json& report = the_report()) {
+  static std::vector<baseline> keep;  // verdicts point at their rule
+  keep.push_back(rules(json::array({rule})));
+  const auto v = evaluate(keep.back(), view(report));
+  return v.at(0);
+}
+
+}  // namespace
+
+TEST(ReportsBaseline, BoundsPassAndFail) {
+  auto v = one({{"benchmark", "bandwidth/host_memory"},
+                {"axes", {{"kernel", "triad"}}},
+                {"metric", "bandwidth_gbps"},
+                {"min", 50}});
+  EXPECT_EQ(v.status, verdict_status::pass) << v.detail;
+  EXPECT_EQ(v.measured, "60 GB/s");
+  v = one({{"benchmark", "bandwidth/host_memory"},
+           {"axes", {{"kernel", "triad"}}},
+           {"metric", "bandwidth_gbps"},
+           {"min", 70}});
+  EXPECT_EQ(v.status, verdict_status::fail);
+  EXPECT_EQ(v.expected, ">= 70");
+  v = one({{"benchmark", "bandwidth/memory_latency"},
+           {"metric", "ns_per_load"},
+           {"max", 100},
+           {"unit", "ns"}});
+  EXPECT_EQ(v.status, verdict_status::fail);
+  EXPECT_NE(v.failing.at(0).find("120 ns"), std::string::npos);
+  v = one({{"benchmark", "bandwidth/memory_latency"},
+           {"metric", "ns_per_load"},
+           {"min", 100},
+           {"max", 150}});
+  EXPECT_EQ(v.status, verdict_status::pass);
+}
+
+TEST(ReportsBaseline, SeveralMatchesShowTheWorst) {
+  const auto v =
+      one({{"benchmark", "bandwidth/host_memory"}, {"metric", "bandwidth_gbps"}, {"min", 50}});
+  EXPECT_EQ(v.status, verdict_status::fail);
+  EXPECT_EQ(v.measured, "40 GB/s (worst of 2)");
+  EXPECT_NE(v.detail.find("INVALID"), std::string::npos);
+}
+
+TEST(ReportsBaseline, ReferenceLikeReFrame) {
+  // [ref, lower, upper]: 60 within [55 * 0.9, +inf).
+  auto v = one({{"benchmark", "bandwidth/host_memory"},
+                {"axes", {{"kernel", "triad"}}},
+                {"metric", "bandwidth_gbps"},
+                {"reference", {55, -0.1, nullptr, "GB/s"}}});
+  EXPECT_EQ(v.status, verdict_status::pass);
+  v = one({{"benchmark", "bandwidth/host_memory"},
+           {"axes", {{"kernel", "triad"}}},
+           {"metric", "bandwidth_gbps"},
+           {"reference", {{"value", 80}, {"lower", -0.1}}}});
+  EXPECT_EQ(v.status, verdict_status::fail);
+  v = one({{"benchmark", "bandwidth/memory_latency"},
+           {"metric", "ns_per_load"},
+           {"reference", {100, nullptr, 0.1}}});
+  EXPECT_EQ(v.status, verdict_status::fail);
+  v = one({{"benchmark", "bandwidth/memory_latency"},
+           {"metric", "ns_per_load"},
+           {"reference", {115, nullptr, 0.1}}});
+  EXPECT_EQ(v.status, verdict_status::pass);
+}
+
+TEST(ReportsBaseline, FractionOfPeak) {
+  // The result's own peak metric: 80 / 100.
+  auto v = one({{"benchmark", "gemm/cpu_fp32"},
+                {"metric", "gflops"},
+                {"fraction_of_peak", {{"min", 0.75}, {"peak_metric", "peak_gflops"}}}});
+  EXPECT_EQ(v.status, verdict_status::pass) << v.detail;
+  EXPECT_NE(v.measured.find("80%"), std::string::npos);
+  // Another benchmark's measurement: 80 / 120.
+  v = one({{"benchmark", "gemm/cpu_fp32"},
+           {"metric", "gflops"},
+           {"fraction_of_peak",
+            {{"min", 0.75},
+             {"peak_metric", "gflops"},
+             {"peak_benchmark", "gemm/cpu_peak"},
+             {"peak_axes", {{"threads", 0}}}}}});
+  EXPECT_EQ(v.status, verdict_status::fail);
+  // A datasheet number.
+  v = one({{"benchmark", "gemm/cpu_fp32"},
+           {"metric", "gflops"},
+           {"fraction_of_peak", {{"min", 0.5}, {"peak", 150}}}});
+  EXPECT_EQ(v.status, verdict_status::pass);
+  EXPECT_THROW(one({{"benchmark", "bandwidth/memory_latency"},
+                    {"metric", "ns_per_load"},
+                    {"fraction_of_peak", {{"min", 0.5}, {"peak", 1}}}}),
+               user_error);  // a lower-is-better metric has no "fraction of peak"
+}
+
+TEST(ReportsBaseline, WaivedWithTheReason) {
+  auto v = one({{"benchmark", "gemm/cublas"}, {"metric", "tflops"}, {"min", 500}});
+  EXPECT_EQ(v.status, verdict_status::waived);
+  EXPECT_NE(v.detail.find("skipped: no CUDA device"), std::string::npos);
+  v = one({{"benchmark", "bandwidth/host_memory"},
+           {"axes", {{"kernel", "scale"}}},
+           {"metric", "bandwidth_gbps"},
+           {"min", 1}});
+  EXPECT_EQ(v.status, verdict_status::waived);
+  EXPECT_NE(v.detail.find("not in the report"), std::string::npos);
+  v = one({{"benchmark", "bandwidth/host_memory"},
+           {"metric", "bandwidth_gbps"},
+           {"min", 1},
+           {"waived", "known slow DIMM, ticket 12"}});
+  EXPECT_EQ(v.status, verdict_status::waived);
+  EXPECT_NE(v.detail.find("ticket 12"), std::string::npos);
+}
+
+TEST(ReportsBaseline, FailedBenchmarkFails) {
+  const auto v =
+      one({{"benchmark", "storage/io_uring_read"}, {"metric", "bandwidth_gbps"}, {"min", 1}});
+  EXPECT_EQ(v.status, verdict_status::fail);
+  EXPECT_NE(v.detail.find("benchmark failed: it broke"), std::string::npos);
+}
+
+TEST(ReportsBaseline, RequireValid) {
+  const auto v = one({{"benchmark", "bandwidth/host_memory"},
+                      {"axes", {{"kernel", "copy"}}},
+                      {"metric", "bandwidth_gbps"},
+                      {"min", 1},
+                      {"require_valid", true}});
+  EXPECT_EQ(v.status, verdict_status::fail);
+  EXPECT_NE(v.detail.find("INVALID"), std::string::npos);
+}
+
+TEST(ReportsBaseline, OutlierNodes) {
+  json results = json::array();
+  const double values[] = {100, 101, 99, 70};
+  for (int i = 0; i < 4; ++i) {
+    results.push_back(ib_test::result("bandwidth/host_memory", {{"kernel", "triad"}},
+                                      {{"bandwidth_gbps", "GB/s", values[i]}},
+                                      "node" + std::to_string(i), i));
+  }
+  const json multi = ib_test::report(results);
+  auto v = one({{"benchmark", "bandwidth/host_memory"},
+                {"metric", "bandwidth_gbps"},
+                {"no_outlier_nodes", true}},
+               multi);
+  EXPECT_EQ(v.status, verdict_status::fail);
+  ASSERT_EQ(v.failing.size(), 1u);
+  EXPECT_NE(v.failing[0].find("node3"), std::string::npos);
+  v = one({{"benchmark", "bandwidth/host_memory"},
+           {"metric", "bandwidth_gbps"},
+           {"no_outlier_nodes", {{"max_deviation", 0.4}}}},
+          multi);
+  EXPECT_EQ(v.status, verdict_status::pass);
+  v = one({{"benchmark", "bandwidth/host_memory"},
+           {"metric", "bandwidth_gbps"},
+           {"no_outlier_nodes", true}});
+  EXPECT_EQ(v.status, verdict_status::waived);
+  EXPECT_NE(v.detail.find("single-node"), std::string::npos);
+}
+
+TEST(ReportsBaseline, UnknownMetricAndUnitMismatchAreBadInput) {
+  EXPECT_THROW(
+      one({{"benchmark", "bandwidth/host_memory"}, {"metric", "bandwith_gbps"}, {"min", 1}}),
+      user_error);
+  try {
+    one({{"benchmark", "bandwidth/host_memory"}, {"metric", "bandwith_gbps"}, {"min", 1}});
+  } catch (const user_error& e) {
+    EXPECT_NE(
+        std::string(e.what()).find(
+            "unknown metric \"bandwith_gbps\" (bandwidth/host_memory reports: bandwidth_gbps)"),
+        std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(one({{"benchmark", "bandwidth/host_memory"},
+                    {"metric", "bandwidth_gbps"},
+                    {"unit", "MB/s"},
+                    {"min", 1}}),
+               user_error);
+  // Unknown benchmark: neither compiled in nor in the report.
+  const auto b =
+      rules(json::array({{{"benchmark", "gemm/cpu_fp64"}, {"metric", "gflops"}, {"min", 1}}}));
+  const auto r = view();
+  EXPECT_THROW(check_benchmarks_known(b, {"bandwidth/host_memory"}, &r), user_error);
+  EXPECT_NO_THROW(check_benchmarks_known(b, {"gemm/cpu_fp64"}, &r));
+}
+
+TEST(ReportsBaseline, MalformedBaselinesAreRefusedWithTheRule) {
+  EXPECT_NE(rule_error({{"benchmark", "bandwidth/host_memory"}, {"metric", "bandwidth_gbps"}})
+                .find("no check"),
+            std::string::npos);
+  EXPECT_NE(rule_error({{"benchmark", "bandwidth/host_memory"},
+                        {"metric", "x"},
+                        {"min", 1},
+                        {"reference", {1, -0.1, nullptr}}})
+                .find("more than one check"),
+            std::string::npos);
+  EXPECT_NE(
+      rule_error({{"benchmark", "bandwidth/host_memory"}, {"metric", "x"}, {"min", 5}, {"max", 1}})
+          .find("min 5 > max 1"),
+      std::string::npos);
+  EXPECT_NE(rule_error({{"benchmark", "bandwidth/host_memory"}, {"metric", "x"}, {"mni", 5}})
+                .find("unknown key \"mni\""),
+            std::string::npos);
+  EXPECT_NE(
+      rule_error({{"benchmark", "host_memory"}, {"metric", "x"}, {"min", 5}}).find("group/name"),
+      std::string::npos);
+  EXPECT_NE(rule_error({{"benchmark", "a/b"}, {"metric", "x"}, {"reference", {1, 0.1, nullptr}}})
+                .find("lower threshold"),
+            std::string::npos);
+  EXPECT_NE(
+      rule_error({{"benchmark", "a/b"}, {"metric", "x"}, {"reference", {1, nullptr, nullptr}}})
+          .find("both null"),
+      std::string::npos);
+  EXPECT_NE(rule_error({{"benchmark", "a/b"}, {"metric", "x"}, {"reference", {1, -0.1}}})
+                .find("[value, lower, upper]"),
+            std::string::npos);
+  EXPECT_NE(rule_error({{"benchmark", "a/b"}, {"metric", "x"}, {"min", "fast"}})
+                .find("expected a number"),
+            std::string::npos);
+  EXPECT_NE(
+      rule_error({{"benchmark", "a/b"}, {"metric", "x"}, {"fraction_of_peak", {{"min", 0.8}}}})
+          .find("exactly one of"),
+      std::string::npos);
+  EXPECT_NE(
+      rule_error(
+          {{"benchmark", "a/b"}, {"metric", "x"}, {"no_outlier_nodes", {{"max_deviation", 2}}}})
+          .find("(0, 1)"),
+      std::string::npos);
+  EXPECT_NE(
+      rule_error({{"id", "r1"}, {"benchmark", "a/b"}, {"metric", "x"}}).find("rules[0] (\"r1\")"),
+      std::string::npos);
+  EXPECT_NE(parse_error({{"rules", json::array()}}).find("not an infrabench baseline"),
+            std::string::npos);
+  EXPECT_NE(parse_error({{"infrabench_baseline", 2}, {"rules", json::array()}}).find("newer"),
+            std::string::npos);
+  EXPECT_NE(parse_error({{"infrabench_baseline", 1}, {"rules", json::array()}}).find("empty"),
+            std::string::npos);
+  EXPECT_NE(parse_error({{"infrabench_baseline", 1}, {"rulez", json::array()}})
+                .find("unknown top-level key"),
+            std::string::npos);
+  EXPECT_NE(
+      parse_error({{"tool", "infrabench"}, {"results", json::array()}}).find("this is a report"),
+      std::string::npos);
+  EXPECT_NE(parse_error(
+                {{"infrabench_baseline", 1},
+                 {"rules",
+                  json::array({{{"id", "a"}, {"benchmark", "a/b"}, {"metric", "x"}, {"min", 1}},
+                               {{"id", "a"}, {"benchmark", "a/b"}, {"metric", "x"}, {"min", 1}}})}})
+                .find("used twice"),
+            std::string::npos);
+}
+
+TEST(ReportsBaseline, GeneratedIdsAreUnique) {
+  const auto b = rules(json::array({{{"benchmark", "a/b"}, {"metric", "x"}, {"min", 1}},
+                                    {{"benchmark", "a/b"}, {"metric", "x"}, {"max", 9}}}));
+  EXPECT_EQ(b.rules[0].id, "a/b:x");
+  EXPECT_EQ(b.rules[1].id, "a/b:x#2");
+}
+
+TEST(ReportsBaseline, JUnitHasOneTestCasePerRule) {
+  const auto b = rules(json::array(
+      {{{"benchmark", "bandwidth/host_memory"},
+        {"axes", {{"kernel", "triad"}}},
+        {"metric", "bandwidth_gbps"},
+        {"min", 70}},
+       {{"benchmark", "bandwidth/memory_latency"}, {"metric", "ns_per_load"}, {"max", 200}},
+       {{"benchmark", "gemm/cublas"}, {"metric", "tflops"}, {"min", 1}}}));
+  const auto r = view();
+  const auto v = evaluate(b, r);
+  const auto c = count(v);
+  EXPECT_EQ(c.pass, 1u);
+  EXPECT_EQ(c.fail, 1u);
+  EXPECT_EQ(c.waived, 1u);
+  const std::string x = junit_xml(b, r, v);
+  EXPECT_NE(x.find("tests=\"3\" failures=\"1\" errors=\"0\" skipped=\"1\""), std::string::npos)
+      << x;
+  std::size_t cases = 0;
+  for (std::size_t p = 0; (p = x.find("<testcase ", p)) != std::string::npos; ++p) ++cases;
+  EXPECT_EQ(cases, 3u);
+  EXPECT_NE(x.find("<failure message=\"measured 60 GB/s, expected &gt;= 70"), std::string::npos)
+      << x;
+  EXPECT_NE(x.find("<skipped message="), std::string::npos);
+}
+
+TEST(ReportsBaseline, CreateFromKnownGoodReports) {
+  std::vector<report_view> reps;
+  const double triad[] = {60, 62, 58, 61};
+  for (int i = 0; i < 4; ++i) {
+    auto j = ib_test::report(
+        json::array({ib_test::result("bandwidth/host_memory", {{"kernel", "triad"}},
+                                     {{"bandwidth_gbps",
+                                       "GB/s",
+                                       triad[i],
+                                       true,
+                                       {triad[i] * 0.995, triad[i], triad[i] * 1.005}}}),
+                     ib_test::result("bandwidth/memory_latency", {{"working_set", 16384}},
+                                     {{"ns_per_load", "ns", 1.0 + 0.01 * i, false}}),
+                     ib_test::result("gemm/cublas", {{"n", 1}}, {}, "node1", 0, "skipped")}));
+    reps.push_back(parse_report(j.dump(), "r" + std::to_string(i) + ".json"));
+  }
+  create_options opt;
+  const json b = create_baseline(reps, opt);
+  ASSERT_EQ(b["rules"].size(), 2u);  // the skipped benchmark gives no rule
+  const auto& r0 = b["rules"][0];
+  EXPECT_EQ(r0["metric"], "bandwidth_gbps");
+  EXPECT_DOUBLE_EQ(r0["reference"][0].get<double>(), 60.5);  // median of 58, 60, 61, 62
+  EXPECT_LT(r0["reference"][1].get<double>(), 0);            // higher is better: a lower bound
+  EXPECT_TRUE(r0["reference"][2].is_null());
+  EXPECT_NEAR(r0["reference"][1].get<double>(), -0.10, 1e-9);  // spread 2.4% x 3 < floor 10%
+  const auto& r1 = b["rules"][1];
+  EXPECT_TRUE(r1["reference"][1].is_null());  // lower is better: an upper bound
+  EXPECT_GT(r1["reference"][2].get<double>(), 0);
+  // It reads back, and every source report passes it.
+  const auto parsed = parse_baseline(b.dump(), "created.json");
+  for (const auto& rep : reps) EXPECT_EQ(count(evaluate(parsed, rep)).fail, 0u);
+  // A wide spread widens the tolerance: max(floor, 3 x spread).
+  opt.floor = 0.01;
+  reps.clear();
+  for (double v : {50.0, 60.0, 70.0}) {
+    reps.push_back(parse_report(
+        ib_test::report(json::array({ib_test::result("a/b", json::object(),
+                                                     {{"x", "GB/s", v, true, {v, v, v}}})}))
+            .dump(),
+        "r"));
+  }
+  const json wide = create_baseline(reps, opt);
+  EXPECT_LT(wide["rules"][0]["reference"][1].get<double>(), -0.3);
+  std::vector<report_view> none = {parse_report(ib_test::report(json::array()).dump(), "e")};
+  EXPECT_THROW((void)create_baseline(none, opt), user_error);
+}

@@ -1,0 +1,172 @@
+// The history database: record, dedupe, trends, migrations, refusals, parallel writers.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "infrabench/error.h"
+#include "infrabench/reports/history.h"
+#include "test_reports_util.h"
+
+using namespace infrabench;
+using namespace infrabench::reports;
+using ib_test::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path temp_dir(const std::string& tag) {
+  auto p = fs::temp_directory_path() / ("ib_history_" + tag + "_" + std::to_string(::getpid()));
+  fs::remove_all(p);
+  fs::create_directories(p);
+  return p;
+}
+
+report_view run_at(int i, double triad, const std::string& host = "node1") {
+  char started[64];
+  std::snprintf(started, sizeof(started), "2026-01-%02dT00:00:00.000Z", i + 1);
+  auto j = ib_test::report(
+      json::array({ib_test::result("bandwidth/host_memory", {{"kernel", "triad"}, {"threads", 0}},
+                                   {{"bandwidth_gbps", "GB/s", triad}}, host),
+                   ib_test::result("gemm/cublas", json::object(), {}, host, 0, "skipped")}),
+      json::array({ib_test::host(host)}), "1.0.0", started);
+  return parse_report(j.dump(), "run" + std::to_string(i) + ".json");
+}
+
+}  // namespace
+
+TEST(ReportsHistory, RecordShowTrend) {
+  const auto dir = temp_dir("basic");
+  const std::string db_path = (dir / "h.db").string();
+  {
+    history_db db(db_path, history_db::access::write);
+    EXPECT_EQ(db.schema_version(), history_schema_version);
+    EXPECT_EQ(db.migrations_applied().size(), 2u);
+    for (int i = 0; i < 16; ++i) {
+      const auto out =
+          db.record(run_at(i, i < 8 ? 60.0 + 0.2 * (i % 3) : 45.0 + 0.2 * (i % 3)), "src");
+      EXPECT_TRUE(out.inserted);
+      EXPECT_EQ(out.results, 2u);
+      EXPECT_EQ(out.metrics, 1u);
+    }
+    EXPECT_FALSE(db.record(run_at(3, 60), "again").inserted);  // the same report twice: once
+  }
+  history_db db(db_path, history_db::access::read);
+  EXPECT_TRUE(db.migrations_applied().empty());
+  const auto runs = db.runs(100);
+  ASSERT_EQ(runs.size(), 16u);
+  EXPECT_EQ(runs[0].started_utc, "2026-01-16T00:00:00.000Z");  // newest first
+  EXPECT_EQ(runs[0].passed, 1u);
+  EXPECT_EQ(runs[0].skipped, 1u);
+  EXPECT_EQ(runs[0].git_commit, "abc123");
+  const auto series = db.trend("bandwidth_gbps", "", {{"kernel", "triad"}}, "");
+  ASSERT_EQ(series.size(), 1u);
+  ASSERT_EQ(series[0].points.size(), 16u);
+  std::vector<double> values;
+  for (const auto& p : series[0].points) values.push_back(p.value);
+  const auto t = analyse_trend(values);
+  ASSERT_EQ(t.changes.size(), 1u);
+  EXPECT_EQ(t.changes[0].index, 8u);
+  EXPECT_TRUE(db.trend("bandwidth_gbps", "", {{"kernel", "copy"}}, "").empty());
+  EXPECT_TRUE(db.trend("bandwidth_gbps", "", json::object(), "other-host").empty());
+  EXPECT_EQ(db.run_details(1).size(), 2u);
+  fs::remove_all(dir);
+}
+
+TEST(ReportsHistory, MigratesAnOldDatabase) {
+  const auto dir = temp_dir("migrate");
+  const std::string db_path = (dir / "old.db").string();
+  {
+    history_db v1(db_path, history_db::access::write, 1);  // as the first release left it
+    EXPECT_EQ(v1.schema_version(), 1);
+    sqlite3* raw = nullptr;
+    ASSERT_EQ(sqlite3_open(db_path.c_str(), &raw), SQLITE_OK);
+    // A v1 run, written with v1's columns (no git_commit yet).
+    ASSERT_EQ(sqlite3_exec(raw,
+                           "INSERT INTO runs (id, started_utc, finished_utc, host, world_size, "
+                           "suite, schema_version, interrupted, source, "
+                           "recorded_utc) VALUES (1, '2025-12-01T00:00:00Z', "
+                           "'2025-12-01T00:01:00Z', 'old', 1, 'quick', '1.0.0', 0, 'x', 'now');"
+                           "INSERT INTO hosts (run_id, hostname, inventory) VALUES (1, 'old', "
+                           "'{\"build\": {\"git_commit\": \"deadbeef\"}}');",
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK);
+    sqlite3_close(raw);
+  }
+  history_db db(db_path, history_db::access::write);
+  EXPECT_EQ(db.schema_version(), 2);
+  ASSERT_EQ(db.migrations_applied().size(), 1u);
+  EXPECT_EQ(db.migrations_applied()[0].rfind("1 -> 2", 0), 0u);
+  const auto runs = db.runs(10);
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].git_commit, "deadbeef");  // filled in by the migration
+  EXPECT_TRUE(db.record(run_at(1, 50), "new").inserted);
+  fs::remove_all(dir);
+}
+
+TEST(ReportsHistory, RefusesWhatIsNotOurs) {
+  const auto dir = temp_dir("refuse");
+  const std::string text = (dir / "text.db").string();
+  std::ofstream(text) << "this is not a database, it is a sentence that is long enough to be read "
+                         "as a header....\n";
+  EXPECT_THROW(history_db(text, history_db::access::write), user_error);
+  const std::string other = (dir / "other.db").string();
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(other.c_str(), &raw), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(raw, "CREATE TABLE customers (name TEXT)", nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(raw);
+  try {
+    history_db db(other, history_db::access::write);
+    FAIL();
+  } catch (const user_error& e) {
+    EXPECT_NE(std::string(e.what()).find("not an infrabench history"), std::string::npos);
+  }
+  const std::string newer = (dir / "newer.db").string();
+  { history_db db(newer, history_db::access::write); }
+  ASSERT_EQ(sqlite3_open(newer.c_str(), &raw), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(raw, "PRAGMA user_version = 99", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(raw);
+  try {
+    history_db db(newer, history_db::access::read);
+    FAIL();
+  } catch (const user_error& e) {
+    EXPECT_NE(std::string(e.what()).find("newer"), std::string::npos);
+  }
+  EXPECT_THROW(history_db((dir / "missing.db").string(), history_db::access::read), user_error);
+  EXPECT_THROW(history_db((dir / "no/such/dir/h.db").string(), history_db::access::write),
+               user_error);
+  fs::remove_all(dir);
+}
+
+TEST(ReportsHistory, ParallelWritersLoseNothing) {
+  // Several connections (as several CI jobs would be) record at once into one new file.
+  const auto dir = temp_dir("parallel");
+  const std::string db_path = (dir / "h.db").string();
+  constexpr int writers = 6, per_writer = 8;
+  std::vector<std::thread> threads;
+  std::atomic<int> errors{0};
+  for (int w = 0; w < writers; ++w) {
+    threads.emplace_back([&, w] {
+      try {
+        history_db db(db_path, history_db::access::write);
+        for (int i = 0; i < per_writer; ++i) {
+          if (!db.record(run_at(i, 50.0 + w, "host" + std::to_string(w)), "w").inserted) ++errors;
+        }
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << e.what();
+        ++errors;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(errors.load(), 0);
+  history_db db(db_path, history_db::access::read);
+  EXPECT_EQ(db.runs(1000).size(), static_cast<std::size_t>(writers * per_writer));
+  EXPECT_EQ(db.trend("bandwidth_gbps", "", json::object(), "").size(),
+            static_cast<std::size_t>(writers));
+  fs::remove_all(dir);
+}

@@ -1,0 +1,177 @@
+// Reading reports back: versions, corrupt and truncated input, typed views.
+#include <gtest/gtest.h>
+
+#include "infrabench/error.h"
+#include "infrabench/report.h"
+#include "infrabench/reports/report_io.h"
+#include "test_reports_util.h"
+
+using namespace infrabench;
+using namespace infrabench::reports;
+using ib_test::json;
+
+namespace {
+json sample() {
+  return ib_test::report(json::array(
+      {ib_test::result("bandwidth/host_memory", {{"kernel", "triad"}, {"array_size", 268435456}},
+                       {{"bandwidth_gbps", "GB/s", 20.5}}),
+       ib_test::result("gemm/cublas", {{"n", 4096}}, {}, "node1", 0, "skipped")}));
+}
+std::string error_of(const std::string& text, std::string_view version = report_schema_version) {
+  try {
+    (void)parse_report(text, "r.json", version);
+  } catch (const user_error& e) {
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+TEST(ReportsIo, ReadsAReport) {
+  const auto r = parse_report(sample().dump(), "r.json");
+  ASSERT_EQ(r.results.size(), 2u);
+  const auto& x = r.results[0];
+  EXPECT_EQ(x.benchmark, "bandwidth/host_memory");
+  EXPECT_EQ(x.group(), "bandwidth");
+  ASSERT_NE(x.find_metric("bandwidth_gbps"), nullptr);
+  EXPECT_DOUBLE_EQ(x.find_metric("bandwidth_gbps")->value, 20.5);
+  EXPECT_EQ(x.find_metric("bandwidth_gbps")->samples.size(), 3u);
+  EXPECT_EQ(x.config_label(), "bandwidth/host_memory array_size=268435456 kernel=triad");
+  EXPECT_TRUE(x.axes_match(json{{"kernel", "triad"}}));
+  EXPECT_TRUE(x.axes_match(json{{"array_size", "268435456"}}));
+  EXPECT_TRUE(x.axes_match(json{{"array_size", 268435456}}));
+  EXPECT_FALSE(x.axes_match(json{{"kernel", "copy"}}));
+  EXPECT_FALSE(x.axes_match(json{{"threads", 1}}));
+  EXPECT_EQ(r.results[1].status, "skipped");
+  EXPECT_EQ(r.primary_hostname(), "node1");
+  EXPECT_EQ(r.git_commit(), "abc123");
+  EXPECT_FALSE(r.multi_node());
+}
+
+TEST(ReportsIo, ReadsWhatTheHarnessWrites) {
+  // The real writer's output must read back: make_report over a result::to_json.
+  result res;
+  res.benchmark = "bandwidth/host_memory";
+  res.axes = {{"kernel", "triad"}};
+  res.axis_display = {"triad"};
+  res.samples_s = {0.01, 0.011};
+  res.time = summarize(res.samples_s);
+  res.metrics.push_back({"bandwidth_gbps", "GB/s", 20, 21, true, "m", {20, 21}});
+  report_context ctx;
+  ctx.started_utc = ctx.finished_utc = utc_now_iso8601();
+  ctx.hosts = json::array({ib_test::host("h")});
+  const auto text = make_report(ctx, json::array({res.to_json()})).dump();
+  const auto r = parse_report(text, "real");
+  ASSERT_EQ(r.results.size(), 1u);
+  EXPECT_EQ(r.results[0].metrics[0].samples.size(), 2u);
+}
+
+TEST(ReportsIo, NewerSchemaIsRefused) {
+  auto doc = sample();
+  doc["schema_version"] = "1.1.0";
+  EXPECT_NE(error_of(doc.dump(), "1.0.0").find("newer infrabench"), std::string::npos);
+  doc["schema_version"] = "2.0.0";
+  EXPECT_NE(error_of(doc.dump(), "1.0.0").find("upgrade infrabench"), std::string::npos);
+  // A newer patch release does not change the format.
+  doc["schema_version"] = "1.0.7";
+  EXPECT_EQ(error_of(doc.dump(), "1.0.0"), "");
+}
+
+TEST(ReportsIo, OlderMinorIsReadWithDefaults) {
+  // What a 1.0 writer left out (optional since) is defaulted when a 1.3 reader reads it.
+  auto doc = sample();
+  for (auto& r : doc["results"]) {
+    r.erase("axes_display");
+    r.erase("valid");
+    r.erase("invalid_reasons");
+    for (auto& m : r["metrics"]) {
+      m.erase("samples");
+      m.erase("best");
+      m.erase("method");
+    }
+  }
+  doc.erase("hosts");
+  const auto r = parse_report(doc.dump(), "old.json", "1.3.0");
+  ASSERT_EQ(r.notes.size(), 1u);
+  EXPECT_NE(r.notes[0].find("older"), std::string::npos);
+  EXPECT_TRUE(r.results[0].valid);
+  EXPECT_EQ(r.results[0].axes_display.at("kernel"), "triad");
+  EXPECT_TRUE(r.results[0].metrics[0].samples.empty());
+  EXPECT_DOUBLE_EQ(r.results[0].metrics[0].best, 20.5);
+  EXPECT_EQ(r.results[0].host, "node1");
+  auto old_major = sample();
+  old_major["schema_version"] = "0.9.0";
+  EXPECT_NE(error_of(old_major.dump()).find("incompatible major"), std::string::npos);
+}
+
+TEST(ReportsIo, CorruptAndTruncatedReportsSayWhere) {
+  const std::string text = sample().dump(2);
+  const std::string truncated = text.substr(0, text.size() / 2);
+  const auto e = error_of(truncated);
+  EXPECT_NE(e.find("truncated"), std::string::npos) << e;
+  EXPECT_NE(e.find("line"), std::string::npos) << e;
+  EXPECT_NE(error_of("{\"tool\": \"infrabench\",, }").find("invalid JSON at line 1"),
+            std::string::npos);
+  EXPECT_NE(error_of("").find("empty"), std::string::npos);
+  EXPECT_NE(error_of("[1, 2]").find("not an infrabench report"), std::string::npos);
+  EXPECT_NE(error_of("{\"a\": 1}").find("not an infrabench report"), std::string::npos);
+  auto doc = sample();
+  doc["results"][0]["metrics"][0]["value"] = "fast";
+  EXPECT_NE(error_of(doc.dump()).find("results[0].metrics[0].value: expected a number"),
+            std::string::npos);
+  doc = sample();
+  doc["results"][1]["status"] = "exploded";
+  EXPECT_NE(error_of(doc.dump()).find("results[1].status"), std::string::npos);
+  doc = sample();
+  doc["results"][0]["metrics"][0]["better"] = "more";
+  EXPECT_NE(error_of(doc.dump()).find("better"), std::string::npos);
+  doc = sample();
+  doc["schema_version"] = "one";
+  EXPECT_NE(error_of(doc.dump()).find("MAJOR.MINOR.PATCH"), std::string::npos);
+  doc = sample();
+  doc.erase("results");
+  EXPECT_NE(error_of(doc.dump()).find("missing \"results\""), std::string::npos);
+}
+
+TEST(ReportsIo, NullValuesAreNaNNotErrors) {
+  auto doc = sample();
+  doc["results"][0]["metrics"][0]["value"] = nullptr;
+  doc["results"][0]["metrics"][0]["samples"] = json::array({1.0, nullptr, 2.0});
+  const auto r = parse_report(doc.dump(), "r");
+  EXPECT_TRUE(std::isnan(r.results[0].metrics[0].value));
+  EXPECT_EQ(r.results[0].metrics[0].samples.size(), 2u);
+}
+
+TEST(ReportsIo, MultiNodeAndLabels) {
+  auto doc = ib_test::report(json::array(
+      {ib_test::result("bandwidth/host_memory", json::object(), {{"bw", "GB/s", 1}}, "a", 0),
+       ib_test::result("bandwidth/host_memory", json::object(), {{"bw", "GB/s", 1}}, "b", 1)}));
+  const auto r = parse_report(doc.dump(), "r");
+  EXPECT_TRUE(r.multi_node());
+  EXPECT_EQ(r.nodes(), (std::vector<std::string>{"a", "b"}));
+  // Two ranks on one host are two nodes too.
+  auto same = ib_test::report(
+      json::array({ib_test::result("x/y", json::object(), {{"bw", "GB/s", 1}}, "a", 0),
+                   ib_test::result("x/y", json::object(), {{"bw", "GB/s", 1}}, "a", 1)}));
+  EXPECT_EQ(parse_report(same.dump(), "r").nodes(),
+            (std::vector<std::string>{"a rank 0", "a rank 1"}));
+  std::vector<report_view> reps(3);
+  reps[0].path = "/x/a/run.json";
+  reps[0].label = "run";
+  reps[1].path = "/x/b/run.json";
+  reps[1].label = "run";
+  reps[2].path = "/x/c.json";
+  reps[2].label = "c";
+  assign_labels(reps);
+  EXPECT_EQ(reps[0].label, "a/run");
+  EXPECT_EQ(reps[1].label, "b/run");
+  EXPECT_EQ(reps[2].label, "c");
+}
+
+TEST(ReportsIo, VersionParsing) {
+  EXPECT_EQ(parse_version("1.2.3"), (std::vector<int>{1, 2, 3}));
+  EXPECT_FALSE(parse_version("1.2"));
+  EXPECT_FALSE(parse_version("1.2.x"));
+  EXPECT_FALSE(parse_version(""));
+  EXPECT_FALSE(parse_version("1..2"));
+}
