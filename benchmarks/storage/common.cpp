@@ -1,0 +1,228 @@
+#include "common.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <variant>
+
+#include "infrabench/options.h"
+
+INFRABENCH_RUN_OPTION(storage_scratch_option, "scratch", ".",
+                      "directory in which storage benchmarks create their scratch data (in a new "
+                      "infrabench-scratch-XXXXXX directory, removed at the end)");
+INFRABENCH_RUN_FLAG(storage_keep_scratch_option, "keep-scratch",
+                    "keep the storage benchmarks' scratch data (its path is in the report)");
+INFRABENCH_RUN_FLAG(
+    storage_verify_option, "verify",
+    "storage benchmarks check every byte read against what was written (scratch data)");
+
+namespace infrabench::storage_bench {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Scratch data made in this process, one entry per (parent directory, kind): a new request of the
+// same kind in the same parent replaces the old data, so at most one file and one data set per
+// directory exist at a time. Entries are removed when replaced, at the end of the run (the
+// harness's cleanup list), or at exit; the harness removes them too if it must exit without
+// unwinding (hang watchdog).
+class scratch_cache {
+ public:
+  static scratch_cache& instance() {
+    static scratch_cache cache;
+    return cache;
+  }
+
+  struct made {
+    std::string path;
+    std::uint64_t seed = 0;
+    bool created_now = false;
+  };
+
+  made get(const std::string& parent_in, const std::string& kind, const std::string& key,
+           std::uint64_t bytes, bool keep,
+           const std::function<std::string(const std::string& dir, std::uint64_t seed)>& create) {
+    std::lock_guard lock(m_mu);
+    const std::string parent = fs::absolute(parent_in).lexically_normal().string();
+    const std::string slot = parent + "\n" + kind;
+    if (auto it = m_entries.find(slot); it != m_entries.end()) {
+      std::error_code ec;
+      if (it->second.key == key && fs::exists(it->second.path, ec)) {
+        return {it->second.path, it->second.seed, false};
+      }
+      drop(it->second);
+      m_entries.erase(it);
+    }
+    const ks::target_info where = ks::inspect_target(parent);
+    if (where.kind != ks::target_kind::directory) {
+      throw ks::storage_error("scratch location " + parent + " is not a directory");
+    }
+    if (auto refusal = ks::check_free_space(parent, ks::filesystem_space(parent), bytes);
+        !refusal.empty()) {
+      throw ks::storage_error(refusal);
+    }
+    entry e;
+    e.dir = std::make_unique<ks::scratch_dir>(parent);
+    e.key = key;
+    e.keep = keep;
+    e.seed =
+        std::random_device{}() ^ (static_cast<std::uint64_t>(getpid()) << 32) ^
+        static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+    if (!keep) register_cleanup_path(e.dir->path());
+    try {
+      e.path = create(e.dir->path(), e.seed);
+    } catch (...) {
+      drop(e);
+      throw;
+    }
+    if (keep) e.dir->keep();
+    made out{e.path, e.seed, true};
+    m_entries.emplace(slot, std::move(e));
+    return out;
+  }
+
+ private:
+  struct entry {
+    std::unique_ptr<ks::scratch_dir> dir;
+    std::string key;
+    std::string path;
+    std::uint64_t seed = 0;
+    bool keep = false;
+  };
+
+  static void drop(entry& e) {
+    if (!e.dir) return;
+    if (!e.keep) {
+      unregister_cleanup_path(e.dir->path());
+      e.dir->remove();
+    }
+    e.dir.reset();
+  }
+
+  std::mutex m_mu;
+  std::map<std::string, entry> m_entries;  // destroyed at exit: scratch_dir removes its files
+};
+
+}  // namespace
+
+bool verify_requested(const infrabench::state& st) {
+  return st.option_flag("verify");
+}
+
+read_target resolve_read_target(infrabench::state& st, const std::string& target,
+                                std::uint64_t size, bool direct) {
+  const bool keep = st.option_flag("keep-scratch");
+  std::string parent;
+  if (target == "scratch") {
+    parent = st.option("scratch");
+  } else {
+    const ks::target_info info = ks::inspect_target(target);
+    if (info.kind == ks::target_kind::directory) {
+      parent = target;
+    } else {
+      (void)ks::open_read_only(target, direct);  // unreadable, or O_DIRECT refused: say so now
+      read_target t;
+      t.path = target;
+      t.info = info;
+      t.bytes = size == 0 ? info.size_bytes : std::min(size, info.size_bytes);
+      if (!info.mounts.empty()) {
+        std::string where;
+        for (const auto& m : info.mounts) where += (where.empty() ? "" : ", ") + m;
+        st.add_warning(target + " is mounted (" + where +
+                       "): read-only access; other I/O to it changes these numbers");
+      }
+      if (verify_requested(st)) {
+        st.add_warning("--verify checks only scratch data infrabench wrote; the contents of " +
+                       target + " are unknown and were not checked");
+      }
+      return t;
+    }
+  }
+  if (size == 0)
+    throw ks::storage_error(
+        "size=0 (the whole target) needs an existing file or device; scratch data needs a size");
+  const auto made = scratch_cache::instance().get(parent, "file", std::to_string(size), size, keep,
+                                                  [&](const std::string& dir, std::uint64_t seed) {
+                                                    const std::string path = dir + "/data";
+                                                    ks::create_pattern_file(path, size, seed,
+                                                                            st.interrupted_flag());
+                                                    return path;
+                                                  });
+  read_target t;
+  t.path = made.path;
+  t.info = ks::inspect_target(made.path);
+  t.scratch = true;
+  t.seed = made.seed;
+  t.bytes = size;
+  if (keep) st.add_warning("scratch file kept (--keep-scratch): " + made.path);
+  return t;
+}
+
+std::string resolve_dataset(infrabench::state& st, const ks::dataset_layout& layout,
+                            std::uint64_t& seed) {
+  const bool keep = st.option_flag("keep-scratch");
+  const std::string key = std::to_string(layout.samples) + "x" +
+                          std::to_string(layout.sample_size) + "/" +
+                          std::to_string(layout.files_per_dir);
+  // Each file also costs a few KiB of metadata; count a block per file on top of the data.
+  const std::uint64_t need = layout.total_bytes() + layout.samples * 4096;
+  const auto made =
+      scratch_cache::instance().get(st.option("scratch"), "dataset", key, need, keep,
+                                    [&](const std::string& dir, std::uint64_t s) {
+                                      ks::create_dataset(dir, layout, s, st.interrupted_flag());
+                                      return dir;
+                                    });
+  seed = made.seed;
+  if (keep) st.add_warning("scratch data set kept (--keep-scratch): " + made.path);
+  return made.path;
+}
+
+infrabench::axis_options choice_axis(std::string description, std::vector<std::string> choices) {
+  infrabench::axis_options o;
+  o.description = std::move(description);
+  o.choices = std::move(choices);
+  return o;
+}
+
+infrabench::axis_options int_axis(std::string description, double min, double max, bool bytes) {
+  infrabench::axis_options o;
+  o.description = std::move(description);
+  o.min = min;
+  o.max = max;
+  o.bytes = bytes;
+  o.pow2 = bytes;
+  return o;
+}
+
+infrabench::axis_options switch_axis(std::string description) {
+  infrabench::axis_options o;
+  o.description = std::move(description) + " (0 = off, 1 = on)";
+  o.min = 0;
+  o.max = 1;
+  return o;
+}
+
+infrabench::axis_options float_axis(std::string description, double min, double max) {
+  infrabench::axis_options o;
+  o.description = std::move(description);
+  o.min = min;
+  o.max = max;
+  return o;
+}
+
+std::int64_t config_int(const infrabench::config& cfg, const std::string& name) {
+  for (const auto& [n, v] : cfg) {
+    if (n != name) continue;
+    if (const auto* i = std::get_if<std::int64_t>(&v)) return *i;
+    if (const auto* d = std::get_if<double>(&v)) return static_cast<std::int64_t>(*d);
+  }
+  return 0;
+}
+
+}  // namespace infrabench::storage_bench

@@ -1,0 +1,53 @@
+// What storage/read and storage/dataloader share: the run options (--scratch, --keep-scratch,
+// --verify), where their data comes from (a scratch file or data set made once per run and
+// removed at its end, or an existing file or device read as is), and axis helpers.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "infrabench/axis.h"
+#include "infrabench/state.h"
+#include "storage/target.h"
+
+namespace infrabench::storage_bench {
+
+namespace ks = infrabench::kernels::storage;
+
+struct read_target {
+  std::string path;
+  ks::target_info info;     // of the path actually read (the scratch file for a directory)
+  bool scratch = false;     // written by this run: contents known (verify) and removed at the end
+  std::uint64_t seed = 0;   // its data pattern, when scratch
+  std::uint64_t bytes = 0;  // how much of it to read
+};
+
+// "scratch": a scratch file of `size` bytes in a new directory under --scratch; a directory: the
+// same, in that directory; a file or block device: read as is (read-only), its first `size` bytes
+// (0 = all). Scratch data is made once and reused by later configurations of the run (it takes
+// seconds to write). Warnings (kept scratch, mounted device, --verify on unknown data) go to
+// the result. Throws ks::storage_error with a one-line reason.
+// `direct`: the target is test-opened with O_DIRECT so a filesystem refusing it is named here.
+[[nodiscard]] read_target resolve_read_target(infrabench::state& st, const std::string& target,
+                                              std::uint64_t size, bool direct);
+
+// A data set of sample files in a new directory under --scratch, made once per layout per run.
+// Returns its root; `seed` receives its pattern seed.
+[[nodiscard]] std::string resolve_dataset(infrabench::state& st, const ks::dataset_layout& layout,
+                                          std::uint64_t& seed);
+
+[[nodiscard]] bool verify_requested(const infrabench::state& st);
+
+// Axis options built field by field (GCC 12 warns about partial designated initializers).
+[[nodiscard]] infrabench::axis_options choice_axis(std::string description,
+                                                   std::vector<std::string> choices);
+[[nodiscard]] infrabench::axis_options int_axis(std::string description, double min, double max,
+                                                bool bytes = false);
+[[nodiscard]] infrabench::axis_options switch_axis(std::string description);
+[[nodiscard]] infrabench::axis_options float_axis(std::string description, double min, double max);
+
+// Value of an int64 or float64 axis in a configuration (for memory estimates).
+[[nodiscard]] std::int64_t config_int(const infrabench::config& cfg, const std::string& name);
+
+}  // namespace infrabench::storage_bench

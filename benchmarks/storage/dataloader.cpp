@@ -1,0 +1,220 @@
+// storage/dataloader: can this storage feed training? A data set of sample files (110 KiB
+// JPEG-like by default) is read each epoch in a new random order by reader threads (io_uring or
+// psync) into a ring of host batch buffers; a simulated accelerator busy-waits compute_ms per
+// batch and idles when its next batch is not complete. Accelerator utilisation AU = compute time
+// / wall time with the first step excluded; the result is valid only if AU >= au_threshold (90%,
+// as MLPerf Storage requires for ResNet-50 and U-Net3D). With search=1 it also finds, by
+// bisection, the largest per-accelerator rate (samples/s) the storage sustains at that AU.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+#include "common.h"
+#include "infrabench/benchmark.h"
+#include "infrabench/state.h"
+#include "storage/dataloader.h"
+#include "storage/engine.h"
+
+namespace {
+
+namespace ks = infrabench::kernels::storage;
+namespace sb = infrabench::storage_bench;
+
+std::string percent(double f) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.1f%%", 100 * f);
+  return buf;
+}
+
+void storage_dataloader(infrabench::state& st) {
+  const std::string engine = st.get_string("reader_engine");
+  ks::dataset_layout layout;
+  layout.sample_size = static_cast<std::uint64_t>(st.get_int64("sample_size"));
+  layout.samples = static_cast<std::uint64_t>(st.get_int64("samples"));
+  layout.files_per_dir = static_cast<std::uint64_t>(st.get_int64("files_per_dir"));
+  const auto batch = static_cast<std::uint32_t>(st.get_int64("batch_size"));
+  const double compute_s = st.get_float64("compute_ms") * 1e-3;
+  const double threshold = st.get_float64("au_threshold");
+  const bool direct = st.get_int64("direct") != 0;
+
+  if (!ks::engine_compiled_in(engine))
+    st.skip(engine + " engine not compiled in (INFRABENCH_WITH_IO_URING=OFF)");
+  if (engine == "io_uring" && !st.caps().io_uring.available) {
+    st.skip("io_uring unavailable: " + st.caps().io_uring.reason);
+  }
+  if (layout.samples / batch < 2) {
+    st.fail(std::to_string(layout.samples) + " samples make fewer than 2 batches of " +
+            std::to_string(batch) + " (the first step is excluded from AU)");
+  }
+
+  std::uint64_t seed = 0;
+  const std::string root = sb::resolve_dataset(st, layout, seed);
+  const ks::target_info first = ks::inspect_target(layout.sample_path(root, 0));
+  if (direct)
+    (void)ks::open_read_only(layout.sample_path(root, 0), true);  // says so if O_DIRECT is refused
+  if (!direct) {
+    st.add_warning(
+        "direct=0: buffered reads; after the first epoch the data set may come from the page "
+        "cache");
+  }
+
+  ks::dataloader_options opts;
+  opts.root = root;
+  opts.layout = layout;
+  opts.seed = seed;
+  opts.engine = engine;
+  opts.batch_size = batch;
+  opts.prefetch = static_cast<std::uint32_t>(st.get_int64("prefetch"));
+  opts.readers = static_cast<std::uint32_t>(st.get_int64("readers"));
+  opts.reader_depth = static_cast<std::uint32_t>(st.get_int64("reader_depth"));
+  opts.direct = direct;
+  opts.direct_align = std::max<std::uint32_t>(first.direct_align, 512);
+  opts.max_read = std::max<std::uint64_t>(std::uint64_t{1} << 20, opts.direct_align);
+  opts.verify = sb::verify_requested(st);
+  if (opts.verify)
+    st.add_warning("--verify: every sample is checked by its reader, inside the timed epochs");
+
+  std::unique_ptr<ks::dataloader> dl;
+  try {
+    dl = std::make_unique<ks::dataloader>(opts);
+  } catch (const ks::unsupported_error& e) {
+    st.skip(e.what());
+  }
+
+  const std::uint64_t window_samples = (dl->steps_per_epoch() - 1) * batch;
+  st.add_items(static_cast<double>(window_samples), "sample");
+  st.add_bytes_read(static_cast<double>(window_samples * layout.sample_size));
+
+  // One call is one epoch; the harness's warm-up epoch (cold start) is not counted in AU.
+  std::uint64_t epoch = 0;
+  double compute = 0, nominal = 0, window = 0, stall = 0, first_batch = 0;
+  std::uint64_t verify_failures = 0, measured = 0;
+  std::string first_failure;
+  st.exec_timed(
+      [&] {
+        const ks::epoch_result r = dl->run_epoch(compute_s, seed + ++epoch);
+        verify_failures += r.verify_failures;
+        if (first_failure.empty()) first_failure = r.first_verify_failure;
+        if (epoch > 1) {
+          compute += r.compute_s;
+          nominal += r.nominal_compute_s;
+          window += r.window_s;
+          stall += r.stall_s;
+          first_batch += r.first_batch_s;
+          ++measured;
+        }
+        return r.window_s;
+      },
+      "accelerator_window");
+  if (measured == 0) return;  // interrupted after the warm-up epoch
+
+  const double au = compute / window;
+  if (compute > 1.05 * nominal) {
+    st.add_warning("the simulated accelerator ran " + percent(compute / nominal - 1) +
+                   " longer than asked (its busy-wait was preempted: CPU contention)");
+  }
+  st.add_metric("accelerator_utilization_percent", "%", 100 * au, true,
+                "compute time / wall time of the simulated accelerator over the measured epochs, "
+                "first step of each epoch excluded (MLPerf Storage AU)");
+  st.add_metric("stall_ms_per_step", "ms",
+                1e3 * stall / static_cast<double>(measured * (dl->steps_per_epoch() - 1)), false,
+                "time the accelerator waited for its next batch, per step (first step excluded)");
+  st.add_metric("first_batch_ms", "ms", 1e3 * first_batch / static_cast<double>(measured), false,
+                "epoch start to first complete batch (pipeline fill; excluded from AU)");
+  st.add_metric("accelerator_samples_per_s", "samples/s",
+                static_cast<double>(batch) / std::max(compute_s, 1e-12), true,
+                "the simulated accelerator's rate: batch_size / compute_ms");
+  st.check(au >= threshold, "AU " + percent(au) + " < " + percent(threshold) +
+                                ": the storage cannot feed an accelerator computing " +
+                                std::to_string(st.get_float64("compute_ms")) + " ms per batch of " +
+                                std::to_string(batch));
+  if (opts.verify) {
+    st.check(verify_failures == 0,
+             "verify: " + std::to_string(verify_failures) +
+                 " samples differed from the data written; first: " + first_failure);
+  }
+
+  if (st.get_int64("search") == 0) return;
+  if (st.interrupted_flag() != nullptr && st.interrupted_flag()->load()) return;
+  // The loader's own ceiling (no compute), then bisection on the compute time per batch: AU rises
+  // with it, and the smallest compute time with AU >= threshold is the fastest accelerator fed.
+  // Probes are partial epochs (probe_steps batches, each in a new random order) measured after
+  // prefetch + 1 steps, so the batches the readers prepared ahead while the first ones computed
+  // do not flatter the loader: this is the rate it sustains.
+  const std::uint64_t prefetch = opts.prefetch;
+  const std::uint64_t probe_steps = std::min<std::uint64_t>(
+      dl->steps_per_epoch(), std::max<std::uint64_t>(32, 4 * (prefetch + 1)));
+  const std::uint64_t probe_warmup = std::min<std::uint64_t>(prefetch + 1, probe_steps / 2);
+  const std::string probe_text = std::to_string(probe_steps) + "-step probes, the first " +
+                                 std::to_string(probe_warmup) + " excluded";
+  auto probe = [&](double c) {
+    return dl->run_epoch(c, seed + ++epoch, probe_steps, probe_warmup);
+  };
+  const ks::epoch_result flat = probe(0);
+  const double loader_rate = static_cast<double>(flat.window_samples) / flat.window_s;
+  st.add_metric(
+      "loader_max_samples_per_s", "samples/s", loader_rate, true,
+      "samples delivered per second to an accelerator that computes nothing (" + probe_text + ")");
+  // The rate the accelerator actually ran at in the best passing probe: samples / its measured
+  // busy time (below batch/compute_ms when CPU contention stretched the busy-wait).
+  double best_rate = 0;
+  auto passes = [&](double c) {
+    const ks::epoch_result r = probe(c);
+    const bool ok = r.utilisation() >= threshold;
+    if (ok) best_rate = std::max(best_rate, static_cast<double>(r.window_samples) / r.compute_s);
+    return ok;
+  };
+  const double guess = threshold * batch / loader_rate;  // AU = c * rate / batch when loader-bound
+  double lo = guess * 0.5, hi = guess * 1.5;
+  int probes = 0;
+  while (!passes(hi) && probes++ < 4) hi *= 2;
+  while (passes(lo) && probes++ < 8) lo /= 2;
+  for (int i = 0; i < 4; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (passes(mid) ? hi : lo) = mid;
+  }
+  if (best_rate > 0) {
+    st.add_metric(
+        "max_accelerator_samples_per_s_at_au", "samples/s", best_rate, true,
+        "fastest simulated accelerator (samples / its measured compute time) fed with AU >= "
+        "au_threshold: bisection over compute time per batch, " +
+            probe_text + " (compute-time bracket +-" + percent(0.5 * (hi / lo - 1)) + ")");
+  } else {
+    st.add_warning("search: no probed compute time reached AU >= au_threshold");
+  }
+}
+
+INFRABENCH_REGISTER(storage_dataloader, "storage/dataloader")
+    .describe(
+        "MLPerf-Storage-style data loading: sample files read in random order into host batches "
+        "feeding a simulated accelerator; samples/s, GB/s, accelerator utilisation (valid if >= "
+        "au_threshold), and the fastest accelerator fed at that AU")
+    .add_string_axis("reader_engine", {"io_uring"},
+                     sb::choice_axis("io_uring, or psync (pread, one read at a time per reader)",
+                                     {"io_uring", "psync"}))
+    .add_int64_axis(
+        "sample_size", {110 << 10},
+        sb::int_axis("bytes per sample file (110KiB: ImageNet JPEG; 140MiB: U-Net3D volume)", 1,
+                     std::int64_t{1} << 31, /*bytes=*/true))
+    .add_int64_axis("samples", {1024}, sb::int_axis("sample files in the data set", 2, 1e9))
+    .add_int64_axis("files_per_dir", {1024}, sb::int_axis("sample files per directory", 1, 1e9))
+    .add_int64_axis("batch_size", {32},
+                    sb::int_axis("samples per batch (per accelerator step)", 1, 1e6))
+    .add_float64_axis("compute_ms", {10.0},
+                      sb::float_axis("simulated accelerator time per batch, ms (busy-wait)", 0,
+                                     1e6))
+    .add_int64_axis("prefetch", {4}, sb::int_axis("batches in the host ring", 1, 1024))
+    .add_int64_axis("readers", {1}, sb::int_axis("reader threads, each with its own ring", 1, 256))
+    .add_int64_axis("reader_depth", {16}, sb::int_axis("reads in flight per reader", 1, 4096))
+    .add_int64_axis("direct", {1}, sb::switch_axis("O_DIRECT; 0 = buffered, the page cache helps"))
+    .add_float64_axis("au_threshold", {0.9},
+                      sb::float_axis("AU a valid result needs (MLPerf Storage: 0.9)", 0, 1))
+    .add_int64_axis("search", {1},
+                    sb::switch_axis("also bisect for the fastest accelerator fed at au_threshold"))
+    .memory_estimate([](const infrabench::config& cfg) -> std::int64_t {
+      const std::int64_t slot = (sb::config_int(cfg, "sample_size") + 4095) / 4096 * 4096;
+      return slot * sb::config_int(cfg, "batch_size") * sb::config_int(cfg, "prefetch");
+    });
+
+}  // namespace

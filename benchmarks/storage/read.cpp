@@ -1,0 +1,289 @@
+// storage/read: reads a file or block device with an engine (io_uring or psync), a pattern
+// (sequential or random), a block size, a queue depth and a number of jobs (threads, each
+// with its own descriptor, ring and region of the target), the way fio's read/randread jobs do,
+// so the numbers compare with fio's (benchmarks/storage/compare_fio.sh runs both).
+#include <fcntl.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common.h"
+#include "infrabench/benchmark.h"
+#include "infrabench/state.h"
+#include "infrabench/thread_pool.h"
+#include "storage/engine.h"
+#include "storage/io_plan.h"
+#include "storage/latency_histogram.h"
+
+namespace {
+
+namespace ks = infrabench::kernels::storage;
+namespace sb = infrabench::storage_bench;
+
+// io_uring's ring limit (IORING_MAX_ENTRIES).
+constexpr std::int64_t max_queue_depth = 32768;
+
+double cpu_seconds() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  auto s = [](const timeval& t) {
+    return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec);
+  };
+  return s(ru.ru_utime) + s(ru.ru_stime);
+}
+
+// Reads one job reaps per timed call: about 8 MiB and at least 16 queues' worth, so a call lasts
+// milliseconds and the per-call hand-off to the job threads costs well under 1%. Reads in flight
+// at the end of a call carry over into the next, so the queue never drains between calls; only
+// the few reads in flight across a hand-off see it added to their latency.
+std::uint64_t ios_per_call(std::uint64_t block_size, std::uint64_t queue_depth) {
+  const std::uint64_t by_bytes =
+      std::clamp<std::uint64_t>((std::uint64_t{8} << 20) / block_size, 1, 1024);
+  return std::max(by_bytes, 16 * queue_depth);
+}
+
+double steady_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+struct job {
+  ks::unique_fd fd;
+  std::unique_ptr<ks::io_plan> plan;
+  std::unique_ptr<ks::read_engine> engine;
+  ks::latency_histogram hist;
+};
+
+// Engines are created, run and destroyed on their job's thread (io_uring rings are set up
+// single-issuer: only that thread may reap them). Destroying them here, also when the benchmark
+// leaves by an exception, guarantees no read is still in flight into freed memory.
+class job_set {
+ public:
+  explicit job_set(infrabench::thread_pool& pool) : m_pool(pool), m_jobs(pool.size()) {}
+  job_set(const job_set&) = delete;
+  job_set& operator=(const job_set&) = delete;
+  ~job_set() {
+    try {
+      m_pool.run([&](std::size_t j) { m_jobs[j].engine.reset(); });
+    } catch (...) {
+      // An engine that cannot drain keeps its buffers (see read_engine); nothing else to do.
+    }
+  }
+  [[nodiscard]] std::vector<job>& jobs() { return m_jobs; }
+
+ private:
+  infrabench::thread_pool& m_pool;
+  std::vector<job> m_jobs;
+};
+
+void storage_read(infrabench::state& st) {
+  const std::string engine = st.get_string("engine");
+  const auto pattern = ks::parse_access_pattern(st.get_string("pattern"));
+  const auto bs = static_cast<std::uint64_t>(st.get_int64("block_size"));
+  const auto qd = static_cast<std::uint32_t>(st.get_int64("queue_depth"));
+  const auto jobs = static_cast<std::uint32_t>(st.get_int64("jobs"));
+  const bool direct = st.get_int64("direct") != 0;
+  const std::string target = st.get_string("target");
+  const auto size = static_cast<std::uint64_t>(st.get_int64("size"));
+  if (!pattern) st.fail("unknown pattern");  // the axis choices prevent it
+
+  ks::engine_options opts;
+  opts.queue_depth = qd;
+  opts.block_size = bs;
+  opts.direct = direct;
+  opts.fixed_buffers = st.get_int64("fixed_buffers") != 0;
+  opts.fixed_files = st.get_int64("fixed_files") != 0;
+  opts.sqpoll = st.get_int64("sqpoll") != 0;
+  opts.iopoll = st.get_int64("iopoll") != 0;
+
+  // What can be refused without touching the disk is refused before any scratch data is made.
+  if (!ks::engine_compiled_in(engine)) {
+    st.skip(engine + " engine not compiled in (INFRABENCH_WITH_IO_URING=OFF)");
+  }
+  if (engine == "io_uring" && !st.caps().io_uring.available) {
+    st.skip("io_uring unavailable: " + st.caps().io_uring.reason);
+  }
+  if (engine == "psync") {
+    if (qd != 1) {
+      st.skip(
+          "psync is synchronous: one read in flight per job (queue_depth=1); use jobs for "
+          "concurrency");
+    }
+    if (opts.fixed_buffers || opts.fixed_files || opts.sqpoll || opts.iopoll) {
+      st.skip("fixed_buffers, fixed_files, sqpoll and iopoll are io_uring options");
+    }
+  }
+  if (opts.iopoll && !direct) st.skip("IOPOLL needs O_DIRECT (direct=1)");
+
+  const sb::read_target t = sb::resolve_read_target(st, target, size, direct);
+  if (direct && bs % t.info.direct_align != 0) {
+    st.fail("block_size " + std::to_string(bs) + " is not a multiple of " +
+            std::to_string(t.info.direct_align) + " bytes, the O_DIRECT alignment of " + t.path +
+            " (" + t.info.align_source + "); use a multiple of it, or direct=0 for buffered reads");
+  }
+  std::vector<ks::io_region> regions;
+  try {
+    regions = ks::split_regions(t.bytes, bs, jobs);
+  } catch (const std::invalid_argument& e) {
+    st.fail(t.path + ": " + e.what());
+  }
+  if (!direct) {
+    st.add_warning(
+        "direct=0: buffered reads through the page cache (a page-cache measurement, not the "
+        "device's)");
+  }
+  opts.verify = sb::verify_requested(st) && t.scratch;
+  opts.verify_seed = t.seed;
+  if (opts.verify) st.add_warning("--verify: every byte read is checked, inside the timed loop");
+
+  infrabench::thread_pool pool(jobs, st.get_int64("pin") != 0);
+  if (jobs > infrabench::allowed_cpus().size()) {
+    st.add_warning(std::to_string(jobs) + " jobs share " +
+                   std::to_string(infrabench::allowed_cpus().size()) + " CPUs");
+  }
+  job_set set(pool);
+  auto& js = set.jobs();
+  try {
+    pool.run([&](std::size_t j) {
+      js[j].fd = ks::open_read_only(t.path, direct);
+      // Buffered reads start cold too: drop what earlier configurations left in the page cache.
+      if (!direct) (void)posix_fadvise(js[j].fd.get(), 0, 0, POSIX_FADV_DONTNEED);
+      js[j].plan = std::make_unique<ks::io_plan>(*pattern, regions[j], bs, 0x5eed0000 + j);
+      js[j].engine = ks::make_read_engine(engine, js[j].fd.get(), opts);
+    });
+  } catch (const ks::unsupported_error& e) {
+    st.skip(e.what());
+  }
+
+  const std::uint64_t per_call = ios_per_call(bs, qd);
+  st.add_bytes_read(static_cast<double>(per_call * bs * jobs));
+  st.add_items(static_cast<double>(per_call * jobs), "io");
+
+  // The harness's first call is its warm-up: statistics restart with the second.
+  std::uint64_t calls = 0;
+  bool restart = false;
+  double cpu_start = 0;
+  // Timed end to end: a call lasts from the end of the previous call to its own end. Reads stay in
+  // flight between calls and the device keeps working on them; timing only the calls would credit
+  // that work to them (up to a queue's worth per call) and overstate throughput.
+  double last_end = 0;
+  const std::function<void(std::size_t)> run_job = [&](std::size_t j) {
+    if (restart) {
+      js[j].hist.reset();
+      js[j].engine->counters().reset();
+    }
+    js[j].engine->run(*js[j].plan, per_call, js[j].hist);
+  };
+  try {
+    st.exec_timed(
+        [&] {
+          restart = ++calls == 2;
+          if (restart) cpu_start = cpu_seconds();
+          if (calls == 1) last_end = steady_seconds();
+          pool.run(run_job);
+          const double end = steady_seconds();
+          const double took = end - last_end;
+          last_end = end;
+          return took;
+        },
+        "cpu_steady_clock_end_to_end");
+  } catch (const ks::unsupported_error& e) {
+    st.skip(e.what());  // e.g. IOPOLL refused by the device at the first read
+  }
+  const double cpu = cpu_seconds() - cpu_start;
+
+  ks::latency_histogram hist;
+  ks::engine_counters total;
+  double qd_sum = 0;
+  for (auto& j : js) {
+    if (calls < 2) break;
+    hist.merge(j.hist);
+    const auto& c = j.engine->counters();
+    total.ios += c.ios;
+    total.bytes += c.bytes;
+    total.verify_failures += c.verify_failures;
+    if (total.first_verify_failure.empty()) total.first_verify_failure = c.first_verify_failure;
+    qd_sum += c.mean_queue_depth();
+  }
+  if (hist.count() > 0) {
+    const std::string hist_method =
+        "completion latency (read handed to the kernel -> completion reaped, fio's clat) of every "
+        "measured read, from a log-linear histogram (relative error <= 0.39%)";
+    const std::pair<const char*, double> percentiles[] = {{"latency_us_p50", 50},
+                                                          {"latency_us_p90", 90},
+                                                          {"latency_us_p99", 99},
+                                                          {"latency_us_p99_9", 99.9},
+                                                          {"latency_us_p99_99", 99.99}};
+    st.add_metric("latency_us_mean", "us", hist.mean() / 1e3, false,
+                  "mean completion latency of every measured read (exact)");
+    for (const auto& [name, p] : percentiles)
+      st.add_metric(name, "us", hist.percentile(p) / 1e3, false, hist_method);
+    st.add_metric("latency_us_max", "us", static_cast<double>(hist.max()) / 1e3, false,
+                  "slowest measured read");
+    st.add_metric(
+        "cpu_us_per_io", "us", cpu / static_cast<double>(total.ios) * 1e6, false,
+        "process CPU time (user + system, getrusage) over the measured calls / reads completed");
+    st.add_metric("queue_depth_mean", "reads", qd_sum / jobs, true,
+                  "reads in flight per job, time-weighted mean over the measured calls (the queue "
+                  "depth actually reached)");
+  }
+  if (opts.verify) {
+    st.check(total.verify_failures == 0,
+             "verify: " + std::to_string(total.verify_failures) + " of " +
+                 std::to_string(total.ios) +
+                 " reads differed from the data written; first: " + total.first_verify_failure);
+  }
+}
+
+INFRABENCH_REGISTER(storage_read, "storage/read")
+    .describe(
+        "reads a scratch file, a file or a block device (read-only) with io_uring or psync, "
+        "sequential or random, fio-style; GB/s, IOPS, completion-latency percentiles, CPU per I/O")
+    .add_string_axis("engine", {"io_uring", "psync"},
+                     sb::choice_axis("io_uring (liburing) or psync (pread, the baseline)",
+                                     {"io_uring", "psync"}))
+    .add_string_axis(
+        "pattern", {"seq", "rand"},
+        sb::choice_axis("seq: each job's region in order; rand: a random permutation of its "
+                        "blocks each pass",
+                        {"seq", "rand"}))
+    .add_int64_axis("block_size", {4096, 128 << 10, 1 << 20},
+                    sb::int_axis("bytes per read", 1, 1 << 30, /*bytes=*/true))
+    .add_int64_axis("queue_depth", {1, 32},
+                    sb::int_axis("reads in flight per job (io_uring ring limit 32768)", 1,
+                                 max_queue_depth))
+    .add_int64_axis("jobs", {1},
+                    sb::int_axis("threads, each with its own descriptor, ring and region", 1, 1024))
+    .add_int64_axis(
+        "pin", {0},
+        sb::switch_axis("pin job j to the j-th allowed CPU (fio's default is unpinned; pinning "
+                        "away from the device's interrupt CPU costs a cross-CPU wake-up per read)"))
+    .add_int64_axis("direct", {1},
+                    sb::switch_axis("O_DIRECT; 0 = buffered, a page-cache measurement"))
+    .add_int64_axis("fixed_buffers", {0},
+                    sb::switch_axis("io_uring registered buffers (locked memory)"))
+    .add_int64_axis("fixed_files", {0}, sb::switch_axis("io_uring registered file"))
+    .add_int64_axis("sqpoll", {0}, sb::switch_axis("io_uring SQPOLL kernel submission thread"))
+    .add_int64_axis(
+        "iopoll", {0},
+        sb::switch_axis("io_uring IOPOLL polled completions (needs device poll queues)"))
+    .add_string_axis(
+        "target", {"scratch"},
+        sb::choice_axis("scratch (a file under --scratch), a directory (a scratch file "
+                        "made there), or an existing file or block device, read only",
+                        {}))
+    .add_int64_axis("size", {std::int64_t{1} << 30},
+                    sb::int_axis("scratch file size; for an existing file or device the bytes read "
+                                 "from its start (0 = all)",
+                                 0, 1e18, /*bytes=*/true))
+    .memory_estimate([](const infrabench::config& cfg) -> std::int64_t {
+      return sb::config_int(cfg, "block_size") * sb::config_int(cfg, "queue_depth") *
+             sb::config_int(cfg, "jobs");
+    });
+
+}  // namespace

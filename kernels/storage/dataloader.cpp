@@ -1,0 +1,345 @@
+#include "storage/dataloader.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "storage/async_reader.h"
+#include "storage/data_pattern.h"
+#include "storage/io_plan.h"
+
+namespace infrabench::kernels::storage {
+namespace {
+
+[[nodiscard]] std::uint64_t round_up(std::uint64_t v, std::uint64_t m) {
+  return (v + m - 1) / m * m;
+}
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+// The simulated accelerator: exactly `ns` of busy CPU time, like a kernel that keeps it busy.
+void busy_wait(std::uint64_t ns) {
+  const std::uint64_t start = detail::now_ns();
+  while (detail::now_ns() - start < ns) cpu_relax();
+}
+
+}  // namespace
+
+// One sample being read: its file, where it goes, and its reads outstanding.
+struct dataloader::sample_io {
+  unique_fd fd;
+  std::uint64_t position = 0;  // in the epoch's order
+  std::uint64_t index = 0;     // sample file
+  std::uint64_t next_offset = 0;
+  std::uint32_t outstanding = 0;
+  bool active = false;
+};
+
+dataloader::dataloader(dataloader_options opts) : m_opts(std::move(opts)) {
+  const auto& o = m_opts;
+  if (o.batch_size == 0 || o.prefetch == 0 || o.readers == 0 || o.reader_depth == 0 ||
+      o.max_read == 0) {
+    throw std::invalid_argument(
+        "dataloader: batch_size, prefetch, readers, reader_depth and max_read must be > 0");
+  }
+  if (o.direct && (o.max_read % o.direct_align != 0 || o.direct_align == 0)) {
+    throw std::invalid_argument(
+        "dataloader: max_read must be a multiple of the O_DIRECT alignment");
+  }
+  m_steps = o.layout.samples / o.batch_size;
+  if (m_steps < 2) {
+    throw storage_error("the data set's " + std::to_string(o.layout.samples) + " samples make " +
+                        std::to_string(m_steps) + " batch(es) of " + std::to_string(o.batch_size) +
+                        "; accelerator utilisation needs at least 2 (the first is excluded)");
+  }
+  m_slot = round_up(std::max<std::uint64_t>(o.layout.sample_size, 1),
+                    std::max<std::uint64_t>(4096, o.direct_align));
+  m_ring =
+      detail::aligned_buffer(static_cast<std::size_t>(m_slot * o.batch_size * o.prefetch), 4096);
+  m_ready = std::make_unique<std::atomic<std::uint32_t>[]>(o.prefetch);
+  for (std::uint32_t i = 0; i < o.prefetch; ++i) m_ready[i].store(0);
+
+  for (std::uint32_t r = 0; r < o.readers; ++r)
+    m_threads.emplace_back([this, r] { reader_main(r); });
+  std::unique_lock lock(m_mu);
+  m_cv.wait(lock, [&] { return m_started == m_opts.readers; });
+  if (!m_error.empty()) {
+    const std::string err = m_error;
+    const bool unsupported = m_error_unsupported;
+    m_stop = true;
+    lock.unlock();
+    m_cv.notify_all();
+    for (auto& t : m_threads) t.join();
+    if (unsupported) throw unsupported_error(err);
+    throw storage_error(err);
+  }
+}
+
+dataloader::~dataloader() {
+  {
+    std::lock_guard lock(m_mu);
+    m_stop = true;
+  }
+  m_cv.notify_all();
+  for (auto& t : m_threads) t.join();
+}
+
+std::byte* dataloader::slot_ptr(std::uint64_t position) const {
+  const std::uint64_t step = position / m_opts.batch_size;
+  const std::uint64_t in_ring =
+      (step % m_opts.prefetch) * m_opts.batch_size + position % m_opts.batch_size;
+  return m_ring.data() + in_ring * m_slot;
+}
+
+void dataloader::fail(const std::string& what) {
+  {
+    std::lock_guard lock(m_mu);
+    if (m_error.empty()) m_error = what;
+  }
+  m_failed.store(true);
+  // Wake whoever waits on a counter: the accelerator on a batch, readers on ring space.
+  for (std::uint32_t i = 0; i < m_opts.prefetch; ++i) {
+    m_ready[i].fetch_add(1u << 30);
+    m_ready[i].notify_all();
+  }
+  m_consumed.fetch_add(std::uint64_t{1} << 40);
+  m_consumed.notify_all();
+}
+
+void dataloader::reader_main(std::uint32_t /*index*/) {
+  std::unique_ptr<async_reader> io;
+  try {
+    io = make_async_reader(m_opts.engine, m_opts.reader_depth);
+  } catch (const unsupported_error& e) {
+    std::lock_guard lock(m_mu);
+    if (m_error.empty()) m_error = e.what();
+    m_error_unsupported = true;
+  } catch (const std::exception& e) {
+    std::lock_guard lock(m_mu);
+    if (m_error.empty()) m_error = e.what();
+  }
+  std::vector<sample_io> live(io ? io->depth() + 1 : 0);
+  std::uint64_t seen = 0;
+  std::unique_lock lock(m_mu);
+  ++m_started;
+  ++m_idle;
+  m_cv.notify_all();
+  if (!io) return;
+  while (true) {
+    m_cv.wait(lock, [&] { return m_stop || m_generation != seen; });
+    if (m_stop) return;
+    seen = m_generation;
+    lock.unlock();
+    try {
+      reader_epoch(*io, live);
+    } catch (const std::exception& e) {
+      fail(e.what());
+      // Reads still in flight write into the ring: wait for them before going idle.
+      try {
+        io->drain();
+      } catch (...) {
+        // A reader that cannot drain must not let the ring be reused: stop the loader.
+        std::lock_guard relock(m_mu);
+        m_stop = true;
+      }
+    }
+    for (auto& s : live) s = sample_io{};
+    lock.lock();
+    ++m_idle;
+    m_cv.notify_all();
+  }
+}
+
+void dataloader::reader_epoch(async_reader& io, std::vector<sample_io>& live) {
+  const auto& o = m_opts;
+  const std::uint64_t total = m_steps * o.batch_size;
+  const std::uint64_t size = o.layout.sample_size;
+  const block_permutation order(o.layout.samples, m_epoch_seed);
+  constexpr std::uint64_t none = ~std::uint64_t{0};
+  std::uint64_t claimed = none;  // a position taken but not yet started
+  sample_io* current = nullptr;  // the sample whose reads are being issued
+  bool exhausted = false;
+  std::uint32_t queued = 0;
+  std::vector<read_completion> done;
+
+  auto start_sample = [&](std::uint64_t position) -> sample_io* {
+    auto free_slot =
+        std::find_if(live.begin(), live.end(), [](const sample_io& s) { return !s.active; });
+    sample_io& s = *free_slot;  // live holds depth + 1 entries and each active one has a read out
+    s.position = position;
+    s.index = order(position);
+    const std::string path = o.layout.sample_path(o.root, s.index);
+    s.fd = unique_fd(open(path.c_str(), O_RDONLY | O_CLOEXEC | (o.direct ? O_DIRECT : 0)));
+    if (s.fd.get() < 0) throw storage_error("open " + path + ": " + std::strerror(errno));
+    s.next_offset = 0;
+    s.outstanding = 0;
+    s.active = true;
+    return &s;
+  };
+  auto finish_sample = [&](sample_io& s) {
+    std::byte* dest = slot_ptr(s.position);
+    if (o.verify) {
+      if (const auto bad = check_pattern(sample_seed(o.seed, s.index), 0, std::span(dest, size))) {
+        if (m_verify_failures.fetch_add(1) == 0) {
+          std::lock_guard lock(m_mu);
+          m_first_verify_failure = o.layout.sample_path(o.root, s.index) + ": byte " +
+                                   std::to_string(bad->offset) + " differs from what was written";
+        }
+      }
+    }
+    s.fd = unique_fd();
+    s.active = false;
+    auto& ready = m_ready[(s.position / o.batch_size) % o.prefetch];
+    if (ready.fetch_add(1, std::memory_order_release) + 1 == o.batch_size) ready.notify_all();
+  };
+
+  while (!m_failed.load(std::memory_order_relaxed)) {
+    if (m_stopping.load(std::memory_order_acquire)) {
+      io.drain();  // the epoch ended early: finish what is in flight, start nothing new
+      return;
+    }
+    // Issue reads while there is room: the current sample's next piece, else the next sample.
+    while (io.in_flight() + queued < io.depth()) {
+      if (current == nullptr) {
+        if (exhausted) break;
+        if (claimed == none) {
+          const std::uint64_t p = m_next_position.fetch_add(1);
+          if (p >= total) {
+            exhausted = true;
+            break;
+          }
+          claimed = p;
+        }
+        // Its batch buffer must be free: the accelerator finished the batch prefetch steps back.
+        const std::uint64_t step = claimed / o.batch_size;
+        std::uint64_t consumed = m_consumed.load(std::memory_order_acquire);
+        if (step >= consumed + o.prefetch) {
+          if (io.in_flight() + queued > 0) break;  // reap first
+          while (step >= consumed + o.prefetch) {
+            m_consumed.wait(consumed, std::memory_order_acquire);
+            consumed = m_consumed.load(std::memory_order_acquire);
+          }
+          if (m_failed.load()) return;
+          if (m_stopping.load(std::memory_order_acquire)) return;  // nothing in flight here
+        }
+        current = start_sample(claimed);
+        claimed = none;
+      }
+      sample_io& s = *current;
+      const std::uint64_t len = std::min(o.max_read, size - s.next_offset);
+      const std::uint64_t request = o.direct ? round_up(len, o.direct_align) : len;
+      const auto slot = static_cast<std::uint64_t>(&s - live.data());
+      io.queue({s.fd.get(), slot_ptr(s.position) + s.next_offset,
+                static_cast<std::uint32_t>(request), s.next_offset,
+                (slot << 32) | (s.next_offset / o.max_read)});
+      ++queued;
+      ++s.outstanding;
+      s.next_offset += len;
+      if (s.next_offset >= size) current = nullptr;
+      if (size == 0) current = nullptr;
+    }
+    io.submit();
+    queued = 0;
+    if (io.in_flight() == 0) {
+      if (exhausted && current == nullptr && claimed == none) return;
+      continue;
+    }
+    done.clear();
+    io.wait(done);
+    for (const auto& c : done) {
+      sample_io& s = live[c.tag >> 32];
+      const std::uint64_t piece_offset = (c.tag & 0xffffffffu) * o.max_read;
+      const std::uint64_t want = std::min(o.max_read, size - piece_offset);
+      if (c.result < 0) {
+        throw storage_error("read " + o.layout.sample_path(o.root, s.index) + " at " +
+                            std::to_string(piece_offset) + ": " +
+                            std::strerror(static_cast<int>(-c.result)));
+      }
+      if (static_cast<std::uint64_t>(c.result) != want) {
+        throw storage_error("short read of " + o.layout.sample_path(o.root, s.index) + ": " +
+                            std::to_string(c.result) + " of " + std::to_string(want) + " bytes");
+      }
+      if (--s.outstanding == 0 && s.next_offset >= size) finish_sample(s);
+    }
+  }
+}
+
+epoch_result dataloader::run_epoch(double compute_s_per_batch, std::uint64_t epoch_seed,
+                                   std::uint64_t max_steps, std::uint64_t warmup_steps) {
+  const auto& o = m_opts;
+  const std::uint64_t steps =
+      max_steps == 0 ? m_steps : std::clamp<std::uint64_t>(max_steps, 2, m_steps);
+  const std::uint64_t warmup = std::clamp<std::uint64_t>(warmup_steps, 1, steps - 1);
+  {
+    std::unique_lock lock(m_mu);
+    m_cv.wait(lock, [&] { return m_idle == o.readers; });
+    if (m_failed.load()) throw storage_error(m_error);
+    m_epoch_seed = epoch_seed;
+    m_next_position.store(0);
+    m_consumed.store(0);
+    m_verify_failures.store(0);
+    m_first_verify_failure.clear();
+    for (std::uint32_t i = 0; i < o.prefetch; ++i) m_ready[i].store(0);
+    m_stopping.store(false);
+    m_idle = 0;
+    ++m_generation;
+  }
+  m_cv.notify_all();
+
+  epoch_result r;
+  const auto compute_ns = static_cast<std::uint64_t>(std::max(0.0, compute_s_per_batch) * 1e9);
+  const std::uint64_t t0 = detail::now_ns();
+  std::uint64_t window_start = 0, last_end = 0;
+  for (std::uint64_t step = 0; step < steps; ++step) {
+    auto& ready = m_ready[step % o.prefetch];
+    std::uint32_t v = ready.load(std::memory_order_acquire);
+    while (v < o.batch_size) {
+      ready.wait(v, std::memory_order_acquire);
+      v = ready.load(std::memory_order_acquire);
+    }
+    if (m_failed.load()) break;
+    const std::uint64_t t_ready = detail::now_ns();
+    if (step == 0) r.first_batch_s = static_cast<double>(t_ready - t0) * 1e-9;
+    if (step >= warmup) r.stall_s += static_cast<double>(t_ready - last_end) * 1e-9;
+    busy_wait(compute_ns);
+    last_end = detail::now_ns();
+    // The accelerator's busy time as it happened: a busy-wait the OS preempted ran long, which is
+    // CPU contention, not the storage failing to deliver, so it counts as compute.
+    if (step >= warmup && compute_ns > 0) {
+      r.compute_s += static_cast<double>(last_end - t_ready) * 1e-9;
+    }
+    if (step + 1 == warmup) window_start = last_end;
+    ready.store(0, std::memory_order_relaxed);
+    m_consumed.store(step + 1, std::memory_order_release);
+    m_consumed.notify_all();
+    r.steps = step + 1;
+  }
+  if (steps < m_steps) {
+    // Release readers waiting for ring space; they drain what they have in flight and stop.
+    m_stopping.store(true, std::memory_order_release);
+    m_consumed.fetch_add(std::uint64_t{1} << 40, std::memory_order_release);
+    m_consumed.notify_all();
+  }
+  {
+    std::unique_lock lock(m_mu);
+    m_cv.wait(lock, [&] { return m_idle == o.readers; });
+    if (m_failed.load()) throw storage_error(m_error);
+    r.first_verify_failure = m_first_verify_failure;
+  }
+  r.window_s = static_cast<double>(last_end - window_start) * 1e-9;
+  r.nominal_compute_s =
+      static_cast<double>(r.steps - warmup) * static_cast<double>(compute_ns) * 1e-9;
+  r.window_samples = (r.steps - warmup) * o.batch_size;
+  r.window_bytes = r.window_samples * o.layout.sample_size;
+  r.verify_failures = m_verify_failures.load();
+  return r;
+}
+
+}  // namespace infrabench::kernels::storage

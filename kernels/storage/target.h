@@ -1,0 +1,128 @@
+// What a storage benchmark reads, and the only code that touches the filesystem: inspecting a
+// target, opening it read-only, the free-space rule, and the scratch data infrabench creates and
+// removes itself. Safety rules kept here (and tested):
+//   - a path infrabench did not create is only ever opened O_RDONLY (open_read_only);
+//   - the one open with write access is create_pattern_file's O_CREAT|O_EXCL|O_NOFOLLOW inside a
+//     directory infrabench made with mkdtemp, so no existing file or device can be opened for
+//     writing, whatever the arguments;
+//   - scratch data is refused when it would leave less than max(10%, 1 GiB) of its filesystem free.
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace infrabench::kernels::storage {
+
+// A problem with the target or its environment that the user can fix; the message is one line.
+class storage_error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A requested option this kernel, device or resource limit does not support; the benchmark
+// reports the configuration as skipped with this reason.
+class unsupported_error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Owns a file descriptor.
+class unique_fd {
+ public:
+  unique_fd() = default;
+  explicit unique_fd(int fd) : m_fd(fd) {}
+  unique_fd(unique_fd&& o) noexcept : m_fd(o.release()) {}
+  unique_fd& operator=(unique_fd&& o) noexcept;
+  unique_fd(const unique_fd&) = delete;
+  unique_fd& operator=(const unique_fd&) = delete;
+  ~unique_fd();
+  [[nodiscard]] int get() const { return m_fd; }
+  int release() {
+    const int fd = m_fd;
+    m_fd = -1;
+    return fd;
+  }
+
+ private:
+  int m_fd = -1;
+};
+
+enum class target_kind { regular_file, directory, block_device };
+
+struct target_info {
+  std::string path;
+  target_kind kind = target_kind::regular_file;
+  std::uint64_t size_bytes = 0;     // file size or device capacity; 0 for a directory
+  std::uint32_t direct_align = 0;   // O_DIRECT offset and length alignment in bytes
+  std::string align_source;         // where direct_align came from
+  std::string fs_type;              // of the filesystem holding it ("ext4", "tmpfs", ...)
+  std::vector<std::string> mounts;  // block device: where it or one of its partitions is mounted
+};
+
+// Classifies an existing path without writing to it. Throws storage_error when it is missing,
+// unreadable, or not a regular file, directory or block device.
+[[nodiscard]] target_info inspect_target(const std::string& path);
+
+// Opens an existing file or block device O_RDONLY|O_CLOEXEC (plus O_DIRECT when asked). Throws
+// storage_error naming the path and the reason; a filesystem refusing O_DIRECT says so.
+[[nodiscard]] unique_fd open_read_only(const std::string& path, bool direct);
+
+// Mount points of a block device or of any of its partitions, from /proc/self/mountinfo.
+[[nodiscard]] std::vector<std::string> mount_points_of(dev_t device);
+
+struct fs_space {
+  std::uint64_t total = 0;      // bytes in the filesystem
+  std::uint64_t available = 0;  // bytes an unprivileged user may still write
+};
+[[nodiscard]] fs_space filesystem_space(const std::string& dir);
+// The free space scratch data must leave: max(10% of the filesystem, 1 GiB).
+[[nodiscard]] std::uint64_t free_space_margin(std::uint64_t fs_total);
+// Empty when `need` bytes fit in `space` and leave the margin free; else the refusal, one line.
+[[nodiscard]] std::string check_free_space(const std::string& dir, const fs_space& space,
+                                           std::uint64_t need);
+
+// A new directory "infrabench-scratch-XXXXXX" (mkdtemp, mode 0700) under `parent`; on
+// destruction it is removed with everything in it, unless keep() was called.
+class scratch_dir {
+ public:
+  explicit scratch_dir(const std::string& parent);
+  scratch_dir(const scratch_dir&) = delete;
+  scratch_dir& operator=(const scratch_dir&) = delete;
+  ~scratch_dir();
+  [[nodiscard]] const std::string& path() const { return m_path; }
+  void keep() { m_keep = true; }
+  // Removes the directory now (idempotent). Never throws.
+  void remove() noexcept;
+
+ private:
+  std::string m_path;
+  bool m_keep = false;
+};
+
+// Creates `path`, which must not exist, reserves `size` bytes with fallocate, fills them with
+// the data pattern of `seed`, writes them to the device and drops them from the page cache.
+// `cancel` (may be null) is polled between 4 MiB chunks; when set, creation stops with an error.
+void create_pattern_file(const std::string& path, std::uint64_t size, std::uint64_t seed,
+                         const std::atomic<bool>* cancel);
+
+// A data set of many sample files: sample i is root/dNNNNN/sNNNNNNNN.bin, files_per_dir to a
+// directory, each its own pattern stream (sample_seed(seed, i)).
+struct dataset_layout {
+  std::uint64_t samples = 0;
+  std::uint64_t sample_size = 0;
+  std::uint64_t files_per_dir = 1;
+  [[nodiscard]] std::string sample_path(const std::string& root, std::uint64_t i) const;
+  [[nodiscard]] std::uint64_t total_bytes() const { return samples * sample_size; }
+};
+void create_dataset(const std::string& root, const dataset_layout& layout, std::uint64_t seed,
+                    const std::atomic<bool>* cancel);
+
+// "1.5 GiB" for messages.
+[[nodiscard]] std::string format_gib(std::uint64_t bytes);
+
+}  // namespace infrabench::kernels::storage

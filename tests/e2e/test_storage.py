@@ -1,0 +1,457 @@
+"""storage/read and storage/dataloader as a user runs them (issue #3): every byte read verified for
+both engines, the safety rules (read-only targets, free-space margin, scratch removed after a
+normal run, an error and SIGINT), each bad input, and runs as an unprivileged user."""
+import hashlib
+import json
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+from conftest import BIN, FAST, load_report, run
+
+SOURCE_DIR = os.environ.get("INFRABENCH_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
+SMALL_READ = ["--filter", "^storage/read$", "-a", "size=8MiB", "-a", "block_size=4KiB,64KiB",
+              "-a", "queue_depth=1,8"]
+SMALL_LOADER = ["--filter", "^storage/dataloader$", "-a", "sample_size=16KiB", "-a", "samples=64",
+                "-a", "files_per_dir=16", "-a", "batch_size=8", "-a", "compute_ms=2", "-a", "search=0"]
+NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+
+
+def results_of(report, name):
+    return [r for r in report["results"] if r["benchmark"] == name]
+
+
+def axes(r):
+    return dict(r["axes"])
+
+
+def metrics(r):
+    return {m["name"]: m["value"] for m in r["metrics"]}
+
+
+def runnable(name):
+    p = run("list", "--json", "--filter", name)
+    assert p.returncode == 0, p.stderr
+    return {b["name"]: b for b in json.loads(p.stdout)}[name]
+
+
+def io_uring_available():
+    p = run("sysinfo", "--json")
+    return json.loads(p.stdout)["capabilities"]["io_uring"]["available"]
+
+
+def scratch_left(d):
+    return [n for n in os.listdir(d) if n.startswith("infrabench-scratch-")]
+
+
+@pytest.fixture
+def shared_dir():
+    """A directory an unprivileged user can use too (pytest's tmp_path is private to root)."""
+    d = tempfile.mkdtemp(prefix="ib-storage-", dir="/tmp")
+    os.chmod(d, 0o777)
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def as_nobody_or_skip():
+    """The command prefix that drops to an unprivileged user, or skip with why it cannot."""
+    if os.geteuid() != 0:
+        return []  # already unprivileged
+    if shutil.which("setpriv") is None:
+        pytest.skip("setpriv not installed: cannot run as an unprivileged user")
+    p = subprocess.run(NOBODY + [BIN, "--version"], capture_output=True, text=True)
+    if p.returncode != 0:
+        pytest.skip("the binary is not reachable by uid 65534: " + p.stderr.strip())
+    return NOBODY
+
+
+def run_as(prefix, *args, cwd=None, timeout=120):
+    return subprocess.run(prefix + [BIN, *args], capture_output=True, text=True, cwd=cwd, timeout=timeout)
+
+
+# ---- listing and options -----------------------------------------------------------------------
+
+def test_list_and_run_options():
+    p = run("list", "--filter", "storage")
+    assert p.returncode == 0, p.stderr
+    assert "storage/read" in p.stdout and "storage/dataloader" in p.stdout
+    assert "-a engine=io_uring,psync" in p.stdout
+    h = run("run", "--help")
+    for opt in ["--scratch", "--keep-scratch", "--verify"]:
+        assert opt in h.stdout, h.stdout
+
+
+# ---- every byte verified, both engines -----------------------------------------------------------
+
+def check_read_results(report, expect_io_uring):
+    rs = results_of(report, "storage/read")
+    assert rs
+    ran = set()
+    for r in rs:
+        a = axes(r)
+        if a["engine"] == "psync" and a["queue_depth"] > 1:
+            assert r["status"] == "skipped" and "synchronous" in r["reason"], r
+            continue
+        if a["engine"] == "io_uring" and not expect_io_uring:
+            assert r["status"] == "skipped" and "io_uring" in r["reason"], r
+            continue
+        assert r["status"] == "passed", r
+        # Timing noise may mark a result invalid; a verification failure must never.
+        assert not any("verify" in x for x in r.get("invalid_reasons", [])), r
+        m = metrics(r)
+        for k in ["bandwidth_gbps", "ios_per_s", "latency_us_mean", "latency_us_p50", "latency_us_p90",
+                  "latency_us_p99", "latency_us_p99_9", "latency_us_p99_99", "cpu_us_per_io",
+                  "queue_depth_mean"]:
+            assert k in m and m[k] > 0, (k, r)
+        assert m["latency_us_p50"] <= m["latency_us_p99"] <= m["latency_us_p99_99"] <= m["latency_us_max"] * 1.004
+        assert m["queue_depth_mean"] <= a["queue_depth"] + 1e-9
+        assert any("--verify" in w for w in r["warnings"]), r
+        ran.add(a["engine"])
+    return ran
+
+
+def test_verify_reads_every_byte_for_both_engines(shared_dir, report_path):
+    p = run("run", *SMALL_READ, *FAST, "--verify", "--scratch", shared_dir, "-o", report_path)
+    assert p.returncode == 0, p.stderr
+    ran = check_read_results(load_report(report_path), io_uring_available())
+    assert "psync" in ran
+    assert scratch_left(shared_dir) == []
+
+
+def test_dataloader_verified_and_au_threshold(shared_dir, report_path):
+    p = run("run", *SMALL_LOADER, "-a", "reader_engine=io_uring,psync", "-a", "compute_ms=0,2", *FAST, "--verify",
+            "--scratch", shared_dir, "-o", report_path)
+    assert p.returncode == 0, p.stderr
+    rs = results_of(load_report(report_path), "storage/dataloader")
+    assert len(rs) == 4
+    for r in rs:
+        a = axes(r)
+        if a["reader_engine"] == "io_uring" and not io_uring_available():
+            assert r["status"] == "skipped", r
+            continue
+        assert r["status"] == "passed", r
+        m = metrics(r)
+        assert 0 <= m["accelerator_utilization_percent"] <= 100.0001
+        assert m["samples_per_s"] > 0 and m["bandwidth_gbps"] > 0
+        assert not any("verify" in x for x in r.get("invalid_reasons", [])), r
+        if a["compute_ms"] == 0:
+            # No compute: AU is 0, below the 90% threshold, so the result must be invalid.
+            assert m["accelerator_utilization_percent"] == 0
+            assert r["valid"] is False and any("AU" in x for x in r["invalid_reasons"]), r
+    assert scratch_left(shared_dir) == []
+
+
+def test_dataloader_search_reports_the_fastest_accelerator_fed(shared_dir, report_path):
+    args = [a if a != "search=0" else "search=1" for a in SMALL_LOADER]
+    p = run("run", *args, "-a", "reader_engine=psync", *FAST, "--scratch", shared_dir, "-o", report_path)
+    assert p.returncode == 0, p.stderr
+    (r,) = results_of(load_report(report_path), "storage/dataloader")
+    m = metrics(r)
+    assert m["loader_max_samples_per_s"] > 0
+    # When loader-bound, AU >= 90% is reached up to about the loader's rate / 0.9.
+    assert 0.2 * m["loader_max_samples_per_s"] < m["max_accelerator_samples_per_s_at_au"] < 3 * m["loader_max_samples_per_s"]
+
+
+def test_unprivileged_user_reads_and_verifies(shared_dir):
+    prefix = as_nobody_or_skip()
+    out = os.path.join(shared_dir, "report.json")
+    p = run_as(prefix, "run", *SMALL_READ, *FAST, "--verify", "--scratch", shared_dir, "-o", out, cwd=shared_dir)
+    assert p.returncode == 0, p.stderr
+    report = load_report(out)
+    check_read_results(report, report["capabilities"]["io_uring"]["available"])
+    assert scratch_left(shared_dir) == []
+
+
+def test_registered_buffers_beyond_memlock_are_skipped_with_the_reason(shared_dir):
+    """64 MiB of registered buffers: beyond an unprivileged user's 8 MiB memlock limit."""
+    prefix = as_nobody_or_skip()
+    if not io_uring_available():
+        pytest.skip("io_uring unavailable here")
+    out = os.path.join(shared_dir, "report.json")
+    p = run_as(prefix, "run", "--filter", "^storage/read$", "-a", "engine=io_uring", "-a", "pattern=seq",
+               "-a", "block_size=1MiB", "-a", "queue_depth=64", "-a", "fixed_buffers=1", "-a", "size=128MiB",
+               *FAST, "--scratch", shared_dir, "-o", out, cwd=shared_dir)
+    assert p.returncode == 0, p.stderr
+    (r,) = results_of(load_report(out), "storage/read")
+    limit = subprocess.run(prefix + ["sh", "-c", "ulimit -l"], capture_output=True, text=True).stdout.strip()
+    if limit == "unlimited" or (limit.isdigit() and int(limit) >= 65536 + 1024):
+        assert r["status"] == "passed", r  # the limit allows it here
+    else:
+        assert r["status"] == "skipped", r
+        assert "locked-memory limit" in r["reason"], r
+    assert scratch_left(shared_dir) == []
+
+
+def test_io_uring_options(shared_dir, report_path):
+    """Registered buffers and files, SQPOLL and IOPOLL: each passes, or is skipped with the reason."""
+    if not io_uring_available():
+        pytest.skip("io_uring unavailable here")
+    p = run("run", "--filter", "^storage/read$", "-a", "engine=io_uring", "-a", "pattern=rand",
+            "-a", "block_size=4KiB", "-a", "queue_depth=4", "-a", "size=8MiB", "-a", "fixed_buffers=0,1",
+            "-a", "fixed_files=0,1", "-a", "sqpoll=0,1", "-a", "iopoll=0,1", *FAST, "--verify",
+            "--scratch", shared_dir, "-o", report_path)
+    assert p.returncode == 0, p.stderr
+    rs = results_of(load_report(report_path), "storage/read")
+    assert len(rs) == 16
+    for r in rs:
+        assert r["status"] in ("passed", "skipped"), r
+        if r["status"] == "skipped":
+            assert r["reason"], r
+            assert axes(r)["iopoll"] == 1 or axes(r)["sqpoll"] == 1, r
+        else:
+            assert not any("verify" in x for x in r.get("invalid_reasons", [])), r
+
+
+SECCOMP_NO_IO_URING = r"""
+#include <errno.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+/* Runs argv[1..] with io_uring_setup failing with ENOSYS: a kernel without io_uring. */
+int main(int argc, char** argv) {
+  struct sock_filter f[] = {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_setup, 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA)),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+  };
+  struct sock_fprog prog = {sizeof(f) / sizeof(f[0]), f};
+  if (argc < 2 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog)) {
+    perror("seccomp");
+    return 126;
+  }
+  execv(argv[1], argv + 1);
+  perror("execv");
+  return 127;
+}
+"""
+
+
+def test_kernel_without_io_uring_skips_io_uring_and_runs_psync(tmp_path, report_path):
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler to build the seccomp helper")
+    src = tmp_path / "no_io_uring.c"
+    src.write_text(SECCOMP_NO_IO_URING)
+    helper = str(tmp_path / "no_io_uring")
+    subprocess.run([cc, "-O1", "-o", helper, str(src)], check=True)
+    p = subprocess.run([helper, BIN, "run", *SMALL_READ, "-a", "queue_depth=1", *FAST, "--scratch", str(tmp_path),
+                        "-o", report_path], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    report = load_report(report_path)
+    assert report["capabilities"]["io_uring"]["available"] is False
+    for r in results_of(report, "storage/read"):
+        if axes(r)["engine"] == "io_uring":
+            assert r["status"] == "skipped" and "io_uring" in r["reason"], r
+        else:
+            assert r["status"] == "passed", r
+
+
+# ---- safety: targets are only read ---------------------------------------------------------------
+
+def digest(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def test_existing_file_is_read_only(shared_dir, report_path):
+    target = os.path.join(shared_dir, "existing.bin")
+    with open(target, "wb") as f:
+        f.write(os.urandom(4 << 20))
+    os.chmod(target, 0o444)
+    before = (digest(target), os.stat(target).st_mtime_ns)
+    p = run("run", "--filter", "^storage/read$", "-a", f"target={target}", "-a", "size=0", "-a", "queue_depth=1,4",
+            *FAST, "--verify", "-o", report_path, cwd=shared_dir)
+    assert p.returncode == 0, p.stderr
+    for r in results_of(load_report(report_path), "storage/read"):
+        assert r["status"] in ("passed", "skipped"), r
+        if r["status"] == "passed":
+            assert any("not checked" in w for w in r["warnings"]), r  # --verify cannot know its bytes
+    assert (digest(target), os.stat(target).st_mtime_ns) == before
+    assert scratch_left(shared_dir) == []
+
+
+def test_existing_file_is_read_only_as_unprivileged_user(shared_dir):
+    """The file is readable but not writable by the user: any write-open would fail the run."""
+    prefix = as_nobody_or_skip()
+    target = os.path.join(shared_dir, "existing.bin")
+    with open(target, "wb") as f:
+        f.write(os.urandom(1 << 20))
+    os.chmod(target, 0o444)
+    before = digest(target)
+    out = os.path.join(shared_dir, "report.json")
+    p = run_as(prefix, "run", "--filter", "^storage/read$", "-a", f"target={target}", "-a", "size=0",
+               "-a", "queue_depth=1", *FAST, "-o", out, cwd=shared_dir)
+    assert p.returncode == 0, p.stderr
+    assert all(r["status"] in ("passed", "skipped") for r in load_report(out)["results"])
+    assert digest(target) == before
+
+
+def root_block_device():
+    st = os.stat("/")
+    dev = f"/sys/dev/block/{os.major(st.st_dev)}:{os.minor(st.st_dev)}/uevent"
+    try:
+        with open(dev) as f:
+            name = dict(l.strip().split("=", 1) for l in f if "=" in l).get("DEVNAME")
+    except OSError:
+        return None
+    path = f"/dev/{name}" if name else None
+    return path if path and os.path.exists(path) and stat.S_ISBLK(os.stat(path).st_mode) else None
+
+
+def test_mounted_block_device_is_only_read(report_path, tmp_path):
+    dev = root_block_device()
+    if dev is None:
+        pytest.skip("the root filesystem's block device is not visible here")
+    p = run("run", "--filter", "^storage/read$", "-a", f"target={dev}", "-a", "size=64MiB", "-a", "engine=psync",
+            "-a", "queue_depth=1", "-a", "block_size=64KiB", *FAST, "-o", report_path, cwd=str(tmp_path))
+    report = load_report(report_path)
+    (r, *_) = results_of(report, "storage/read")
+    try:
+        os.close(os.open(dev, os.O_RDONLY))
+        error = None
+    except OSError as e:
+        error = e.strerror  # not root, or a container's device rules
+    if error is None:
+        assert p.returncode == 0, p.stderr
+        assert all(x["status"] == "passed" for x in results_of(report, "storage/read"))
+        assert any("mounted" in w and "read-only" in w for w in r["warnings"]), r
+    else:
+        assert r["status"] == "failed" and error in r["reason"] and dev in r["reason"], r
+
+
+# ---- scratch data: free space, cleanup after success, error and SIGINT, --keep-scratch -----------
+
+def test_size_larger_than_free_space_is_refused(shared_dir, report_path):
+    p = run("run", "--filter", "^storage/read$", "-a", "size=1000000GiB", "-a", "engine=psync",
+            "-a", "queue_depth=1", "-a", "block_size=4KiB", "-a", "pattern=seq", *FAST,
+            "--scratch", shared_dir, "-o", report_path)
+    assert p.returncode == 1, p.stderr
+    (r,) = results_of(load_report(report_path), "storage/read")
+    assert r["status"] == "failed" and "refusing to create" in r["reason"] and "max(10%, 1 GiB)" in r["reason"], r
+    assert os.listdir(shared_dir) == ["report.json"] or scratch_left(shared_dir) == []
+    assert scratch_left(shared_dir) == []
+
+
+def test_scratch_removed_after_an_error(shared_dir, report_path):
+    # A block size that O_DIRECT cannot use fails after the scratch file was made.
+    p = run("run", "--filter", "^storage/read$", "-a", "size=8MiB", "-a", "block_size=1000", "-a", "engine=psync",
+            "-a", "queue_depth=1", "-a", "pattern=seq", *FAST, "--scratch", shared_dir, "-o", report_path)
+    assert p.returncode == 1, p.stderr
+    (r,) = results_of(load_report(report_path), "storage/read")
+    assert r["status"] == "failed" and "not a multiple of" in r["reason"] and "direct=0" in r["reason"], r
+    assert scratch_left(shared_dir) == []
+
+
+def test_scratch_removed_on_sigint(shared_dir, report_path):
+    proc = subprocess.Popen([BIN, "run", "--filter", "^storage/read$", "-a", "size=32MiB", "-a", "engine=psync",
+                             "-a", "queue_depth=1", "-a", "block_size=4KiB", "--min-time", "30", "--max-time", "60",
+                             "--scratch", shared_dir, "-o", report_path],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not any(
+            os.path.exists(os.path.join(shared_dir, d, "data")) for d in scratch_left(shared_dir)):
+        time.sleep(0.05)
+    assert scratch_left(shared_dir), "the scratch file never appeared"
+    time.sleep(0.5)  # inside the timed loop now
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signal.SIGINT, err
+    assert load_report(report_path)["run"]["interrupted"] is True
+    assert scratch_left(shared_dir) == []
+
+
+def test_keep_scratch_keeps_it_and_says_where(shared_dir, report_path):
+    p = run("run", "--filter", "^storage/read$", "-a", "size=4MiB", "-a", "engine=psync", "-a", "queue_depth=1",
+            "-a", "block_size=4KiB", "-a", "pattern=seq", *FAST, "--keep-scratch", "--scratch", shared_dir,
+            "-o", report_path)
+    assert p.returncode == 0, p.stderr
+    (r,) = results_of(load_report(report_path), "storage/read")
+    kept = [w.split(": ", 1)[1] for w in r["warnings"] if w.startswith("scratch file kept")]
+    assert len(kept) == 1 and os.path.getsize(kept[0]) == 4 << 20, r
+    assert os.stat(kept[0]).st_mode & 0o777 == 0o600
+
+
+# ---- bad input -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("axis", ["queue_depth=0", "queue_depth=40000", "direct=2", "engine=aio", "pattern=random",
+                                  "block_size=0"])
+def test_bad_axis_values_exit_2_with_one_line(axis, shared_dir):
+    p = run("run", "--filter", "^storage/read$", "-a", axis, *FAST, "--scratch", shared_dir,
+            "-o", os.path.join(shared_dir, "r.json"))
+    assert p.returncode == 2, (p.returncode, p.stderr)
+    lines = [l for l in p.stderr.splitlines() if l.strip()]
+    assert len(lines) == 1 and lines[0].startswith("infrabench: error: "), p.stderr
+    assert not os.path.exists(os.path.join(shared_dir, "r.json"))
+    assert scratch_left(shared_dir) == []
+
+
+def failed_reason(report_path, *args, cwd=None):
+    p = run("run", "--filter", "^storage/read$", "-a", "engine=psync", "-a", "queue_depth=1", "-a", "pattern=seq",
+            "-a", "block_size=4KiB", *args, *FAST, "-o", report_path, cwd=cwd)
+    assert p.returncode == 1, p.stderr
+    (r,) = results_of(load_report(report_path), "storage/read")
+    assert r["status"] == "failed", r
+    assert "\n" not in r["reason"]
+    return r["reason"]
+
+
+def test_missing_path(report_path, tmp_path):
+    reason = failed_reason(report_path, "-a", "target=/nonexistent/infrabench.dat", cwd=str(tmp_path))
+    assert "/nonexistent/infrabench.dat" in reason and "No such file" in reason
+
+
+def test_filesystem_refusing_o_direct(report_path, tmp_path):
+    # procfs refuses O_DIRECT.
+    reason = failed_reason(report_path, "-a", "target=/proc/self/status", cwd=str(tmp_path))
+    assert "refuses O_DIRECT" in reason and "direct=0" in reason
+
+
+def test_path_without_read_permission(shared_dir):
+    target = os.path.join(shared_dir, "secret.bin")
+    with open(target, "wb") as f:
+        f.write(b"\0" * 65536)
+    os.chmod(target, 0o600 if os.geteuid() == 0 else 0o000)
+    prefix = as_nobody_or_skip() if os.geteuid() == 0 else []
+    out = os.path.join(shared_dir, "report.json")
+    p = run_as(prefix, "run", "--filter", "^storage/read$", "-a", "engine=psync", "-a", "queue_depth=1",
+               "-a", f"target={target}", *FAST, "-o", out, cwd=shared_dir)
+    assert p.returncode == 1, p.stderr
+    for r in results_of(load_report(out), "storage/read"):
+        assert r["status"] == "failed" and "Permission denied" in r["reason"], r
+
+
+def test_character_device_is_refused(report_path, tmp_path):
+    reason = failed_reason(report_path, "-a", "target=/dev/zero", cwd=str(tmp_path))
+    assert "not a regular file, directory or block device" in reason
+
+
+# ---- the fio comparison script --------------------------------------------------------------------
+
+def test_compare_fio_smoke(tmp_path):
+    if shutil.which("fio") is None:
+        pytest.skip("fio not installed (ci/install-deps.sh installs it)")
+    script = os.path.join(SOURCE_DIR, "benchmarks", "storage", "compare_fio.sh")
+    # fio's io_uring engine against infrabench's; the psync rows where infrabench has no io_uring.
+    workload, label = ("rand4k_qd1", "| rand 4 KiB QD1") if io_uring_available() else \
+        ("shm_psync_rand4k_qd1", "| tmpfs psync rand 4 KiB QD1")
+    p = subprocess.run([script, "--bin", BIN, "--dir", str(tmp_path), "--size", "32M", "--runtime", "0.3",
+                        "--alternations", "1", "--workloads", workload],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stdout + p.stderr
+    rows = [l for l in p.stdout.splitlines() if l.startswith(label + " |")]
+    assert len(rows) == 1, p.stdout
+    cells = [c.strip() for c in rows[0].strip("|").split("|")]
+    ratios = [float(c) for c in cells if c.replace(".", "", 1).isdigit()]
+    assert ratios and all(r > 0 for r in ratios), rows
+    assert not os.listdir(tmp_path) or all(not n.startswith("compare-fio") for n in os.listdir(tmp_path))
