@@ -1,0 +1,96 @@
+// Shared by the preprocess/* benchmarks: axis helpers, the synthetic (or --jpeg-dir) data set,
+// ISA selection from the `isa` axis, per-thread work split, and the derived metrics (input and
+// output GB/s, speed-up over the scalar reference, fraction of the measured memory bandwidth).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cpu/preprocess/preprocess.h"
+#include "infrabench/axis.h"
+#include "infrabench/benchmark.h"
+#include "infrabench/state.h"
+
+namespace infrabench::preprocess_bench {
+
+namespace pp = infrabench::kernels::cpu::preprocess;
+
+// ---- axes --------------------------------------------------------------------------------------
+
+[[nodiscard]] axis_options choice_axis(std::string description, std::vector<std::string> choices);
+[[nodiscard]] axis_options int_axis(std::string description, double min, double max = 1 << 24);
+
+// The options of the axes the benchmarks share (same names, same meaning everywhere).
+[[nodiscard]] axis_options isa_axis();      // isa: auto|scalar|avx2|avx512
+[[nodiscard]] axis_options threads_axis();  // threads: 0 = all CPUs
+[[nodiscard]] axis_options batch_axis();    // batch: images per call
+[[nodiscard]] axis_options width_axis();    // source width
+[[nodiscard]] axis_options height_axis();   // source height
+[[nodiscard]] axis_options resize_axis();   // shorter side after the resize
+[[nodiscard]] axis_options crop_axis();     // output (crop) size
+[[nodiscard]] axis_options dtype_axis();    // f32|bf16|f16
+[[nodiscard]] axis_options stores_axis();   // regular|nontemporal
+
+// The ISA the `isa` axis asks for; skips the configuration (with the CPU's reason) when the CPU
+// lacks it.
+[[nodiscard]] pp::isa resolve_isa(state& st);
+
+// ---- the data set ------------------------------------------------------------------------------
+
+// `count` RGB images: synthetic (seeded by index, same pixels every run) of width x height, or,
+// with --jpeg-dir, the decoded files of that directory (cycled). Each image carries its JPEG
+// (quality 90, 4:2:0) when JPEG support is compiled in and `with_jpeg` is set.
+struct sample {
+  std::string name;  // "synthetic #3" or the file path, for error messages
+  pp::image pixels;
+  std::vector<std::uint8_t> jpeg;
+};
+
+struct dataset {
+  std::vector<sample> samples;
+  bool from_directory = false;
+  std::string directory;
+  [[nodiscard]] std::size_t jpeg_bytes() const;
+  [[nodiscard]] std::size_t pixel_bytes() const;
+  [[nodiscard]] pp::size2d max_size() const;
+};
+
+// Built once per distinct request and shared by the configurations that follow (generation and
+// encoding are not timed, but they are not free either). Throws std::runtime_error naming the
+// sample when a --jpeg-dir file is not a valid JPEG.
+[[nodiscard]] std::shared_ptr<const dataset> get_dataset(state& st, int width, int height,
+                                                         std::size_t count, bool with_jpeg);
+
+// Synthetic images of exactly this size (no --jpeg-dir), for the stages after the resize.
+[[nodiscard]] std::shared_ptr<const dataset> get_synthetic(int width, int height,
+                                                           std::size_t count);
+
+// ---- geometry per image ------------------------------------------------------------------------
+
+// crop_mode: "center" or "random" (seeded by the image index); flip: "none", "always", "random".
+[[nodiscard]] pp::transform_spec make_spec(pp::size2d src, int resize, int crop,
+                                           const std::string& crop_mode, const std::string& flip,
+                                           std::size_t index);
+
+// ---- metrics -----------------------------------------------------------------------------------
+
+// Declares the per-call work (images, bytes) and, after timing, adds input_gbps, output_gbps,
+// images_per_s_per_thread, speedup_vs_scalar (when isa=scalar with the same other axes ran
+// earlier) and, when `roofline` is set, memory_bandwidth_fraction against bandwidth/host_memory
+// copy with the same thread count (when it ran earlier in the run).
+struct work {
+  double images = 0;
+  double bytes_in = 0;
+  double bytes_out = 0;
+};
+void declare(state& st, const work& w);
+void add_derived_metrics(state& st, const std::string& name, const work& w, std::size_t threads,
+                         bool roofline);
+
+// images_per_s of an earlier passed result, or 0.
+[[nodiscard]] double images_per_s(const result* r);
+
+}  // namespace infrabench::preprocess_bench

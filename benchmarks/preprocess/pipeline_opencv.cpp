@@ -1,0 +1,231 @@
+// preprocess/pipeline_opencv: the same pipeline as preprocess/pipeline written with OpenCV
+// (cv::resize INTER_LINEAR, a ROI crop, cv::flip, cv::split, per-plane convertTo with the
+// normalisation as alpha/beta), the baseline the fused pipeline is compared with. Same data set,
+// same decode (libjpeg-turbo), same crops and flips, same output tensor.
+//
+// Two ways to use several cores: parallel=images splits the images across the same pinned pool
+// as preprocess/pipeline with OpenCV single-threaded inside; parallel=opencv runs the images one
+// after another and lets OpenCV use its own threads (cv::setNumThreads) inside each call.
+//
+// Registered after preprocess/pipeline (benchmarks run in name order), so each result carries
+// infrabench_speedup_x: images/s of preprocess/pipeline (isa=auto, same other axes) over this.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common.h"
+#include "cpu/preprocess/jpeg.h"
+#include "cpu/preprocess/opencv_pipeline.h"
+#include "infrabench/benchmark.h"
+#include "infrabench/result.h"
+#include "infrabench/state.h"
+#include "infrabench/thread_pool.h"
+
+namespace infrabench::preprocess_bench {
+namespace {
+
+[[nodiscard]] std::size_t as_size(std::int64_t v) {
+  return static_cast<std::size_t>(v);
+}
+
+const requirement opencv_req{"opencv", [](const capabilities&) -> std::string {
+                               return pp::opencv_support().available ? std::string()
+                                                                     : pp::opencv_support().reason;
+                             }};
+
+// Restores OpenCV's thread count when the configuration ends.
+class opencv_threads_guard {
+ public:
+  explicit opencv_threads_guard(int n) : m_saved(pp::opencv_threads()) {
+    pp::opencv_set_threads(n);
+  }
+  ~opencv_threads_guard() { pp::opencv_set_threads(m_saved); }
+  opencv_threads_guard(const opencv_threads_guard&) = delete;
+  opencv_threads_guard& operator=(const opencv_threads_guard&) = delete;
+
+ private:
+  int m_saved;
+};
+
+struct per_thread {
+  std::unique_ptr<pp::opencv_pipeline> cv;
+  std::unique_ptr<pp::jpeg_codec> codec;
+  pp::image decoded;
+};
+
+void pipeline_opencv(state& st) {
+  const bool jpeg = st.get_string("source") == "jpeg";
+  if (jpeg && !pp::jpeg_support().available) st.skip(pp::jpeg_support().reason);
+  const auto dtype = *pp::parse_dtype(st.get_string("dtype"));
+  if (dtype == pp::dtype::bf16) st.skip("OpenCV has no bfloat16 type");
+  const bool opencv_threads = st.get_string("parallel") == "opencv";
+  const std::size_t requested = as_size(st.get_int64("threads"));
+  const std::size_t cpus = allowed_cpus().size();
+  const std::size_t threads = requested == 0 ? cpus : requested;
+  if (opencv_threads && threads == 1) {
+    st.skip("parallel=opencv with one thread is the same as parallel=images");
+  }
+  const auto batch = as_size(st.get_int64("batch"));
+  const auto ds = get_dataset(st, static_cast<int>(st.get_int64("width")),
+                              static_cast<int>(st.get_int64("height")), batch, jpeg);
+  const int resize = static_cast<int>(st.get_int64("resize"));
+  const int crop = static_cast<int>(st.get_int64("crop"));
+  const auto norm = pp::imagenet_normalization();
+  std::vector<pp::transform_spec> spec(batch);
+  for (std::size_t i = 0; i < batch; ++i) {
+    const auto& px = ds->samples[i].pixels;
+    try {
+      spec[i] = make_spec({px.width(), px.height()}, resize, crop, st.get_string("crop_mode"),
+                          st.get_string("flip"), i);
+    } catch (const std::exception& e) {
+      st.fail(ds->samples[i].name + ": " + e.what());
+    }
+  }
+  const std::size_t image_out =
+      static_cast<std::size_t>(crop) * crop * pp::channels * pp::element_size(dtype);
+
+  // parallel=images: our pool with OpenCV single-threaded; parallel=opencv: one caller thread
+  // (pinned, like the pool's first worker) and OpenCV's own `threads` workers.
+  const opencv_threads_guard guard(opencv_threads ? static_cast<int>(threads) : 1);
+  thread_pool pool(opencv_threads ? 1 : threads);
+  const std::size_t workers = pool.size();
+  std::vector<per_thread> th(workers);
+  pp::aligned_buffer out(image_out * batch);
+  const auto max = ds->max_size();
+  pool.run([&](std::size_t t) {
+    th[t].cv = std::make_unique<pp::opencv_pipeline>();
+    if (jpeg) {
+      th[t].codec = std::make_unique<pp::jpeg_codec>();
+      th[t].decoded = pp::image(max.width, max.height);
+    }
+    for (std::size_t i = t; i < batch; i += workers)
+      std::memset(out.data() + i * image_out, 0, image_out);
+  });
+
+  const work w{static_cast<double>(batch),
+               static_cast<double>(jpeg ? ds->jpeg_bytes() : ds->pixel_bytes()),
+               static_cast<double>(image_out * batch)};
+  declare(st, w);
+  const std::function<void(std::size_t)> job = [&](std::size_t t) {
+    auto& me = th[t];
+    for (std::size_t i = t; i < batch; i += workers) {
+      const auto& s = ds->samples[i];
+      pp::image_view src = s.pixels.view();
+      if (jpeg) {
+        const pp::image_span d{me.decoded.data(), s.pixels.width(), s.pixels.height(),
+                               std::ptrdiff_t{s.pixels.width()} * pp::channels};
+        try {
+          me.codec->decode(s.jpeg, d);
+        } catch (const std::exception& e) {
+          throw std::runtime_error(s.name + ": " + e.what());
+        }
+        src = d.view();
+      }
+      me.cv->run(src, spec[i], norm, dtype, out.data() + i * image_out);
+    }
+  };
+  st.exec([&] { pool.run(job); });
+
+  // The baseline must compute the same tensor: within one resize step (1/255 before
+  // normalisation, OpenCV's rounding differs by at most 1) plus the output type's rounding.
+  const double tol = 1.0 / (255.0 * pp::imagenet_std[2]) + (dtype == pp::dtype::f16 ? 0.01 : 1e-5);
+  for (std::size_t i : {std::size_t{0}, batch - 1}) {
+    const auto& s = ds->samples[i];
+    pp::image decoded(s.pixels.width(), s.pixels.height());
+    if (jpeg) {
+      th[0].codec->decode(s.jpeg, decoded.span());
+    } else {
+      std::memcpy(decoded.data(), s.pixels.data(), s.pixels.bytes());
+    }
+    const std::size_t n = static_cast<std::size_t>(crop) * crop * pp::channels;
+    std::vector<float> ours(n);
+    pp::transformer(pp::isa::scalar)
+        .pipeline(decoded.view(), spec[i], norm, pp::dtype::f32, ours.data());
+    double worst = 0;
+    for (std::size_t k = 0; k < n; ++k) {
+      const std::byte* p = out.data() + i * image_out;
+      const double theirs =
+          dtype == pp::dtype::f32
+              ? double{reinterpret_cast<const float*>(p)[k]}
+              : double{pp::f16_to_f32(reinterpret_cast<const std::uint16_t*>(p)[k])};
+      worst = std::max(worst, std::fabs(theirs - ours[k]));
+    }
+    st.check(worst <= tol, s.name + ": OpenCV's output differs from infrabench's by " +
+                               std::to_string(worst) + " (> " + std::to_string(tol) + ")");
+  }
+  add_derived_metrics(st, "preprocess/pipeline_opencv", w, threads, false);
+
+  // infrabench / OpenCV, from preprocess/pipeline with the same axes earlier in this run.
+  nlohmann::json axes = nlohmann::json::object();
+  for (const auto& [name, value] : st.get_config()) {
+    if (name == "parallel") continue;
+    if (const auto* i = std::get_if<std::int64_t>(&value)) {
+      axes[name] = *i;
+    } else if (const auto* s = std::get_if<std::string>(&value)) {
+      axes[name] = *s;
+    }
+  }
+  const double t = st.partial_result().time.median;
+  for (const std::string& isa : {std::string("auto"), std::string(pp::to_string(pp::best_isa()))}) {
+    axes["isa"] = isa;
+    const double ours = images_per_s(st.find_earlier("preprocess/pipeline", axes));
+    if (ours > 0 && t > 0) {
+      st.add_metric("infrabench_speedup_x", "x", ours / (static_cast<double>(batch) / t), true,
+                    "images/s of preprocess/pipeline (isa=" + isa +
+                        ", same other axes, earlier in this run) / images/s of this OpenCV " +
+                        pp::opencv_support().version + " (" + pp::opencv_support().threading +
+                        ") configuration");
+      break;
+    }
+  }
+}
+
+[[nodiscard]] std::int64_t get(const config& cfg, const char* name, std::int64_t fallback) {
+  for (const auto& [n, v] : cfg) {
+    if (n == name) return std::get<std::int64_t>(v);
+  }
+  return fallback;
+}
+
+[[nodiscard]] std::int64_t opencv_memory(const config& cfg) {
+  const std::int64_t batch = get(cfg, "batch", 32);
+  const std::int64_t w = get(cfg, "width", 500), h = get(cfg, "height", 375);
+  const std::int64_t crop = get(cfg, "crop", 224);
+  return 2 * batch * (w * h * 3 + crop * crop * 3 * 4) + (64 << 20);
+}
+
+INFRABENCH_REGISTER(pipeline_opencv, "preprocess/pipeline_opencv")
+    .describe(
+        "the same pipeline with OpenCV (resize INTER_LINEAR, ROI crop, flip, split, "
+        "convertTo): the baseline; infrabench_speedup_x compares preprocess/pipeline with it")
+    .require(opencv_req)
+    .add_int64_axis("threads", {1, 0}, threads_axis())
+    .add_int64_axis("batch", {32}, batch_axis())
+    .add_int64_axis("width", {500}, width_axis())
+    .add_int64_axis("height", {375}, height_axis())
+    .add_int64_axis("resize", {256}, resize_axis())
+    .add_int64_axis("crop", {224}, crop_axis())
+    .add_string_axis("dtype", {"f32"}, dtype_axis())
+    .add_string_axis("source", {"pixels", "jpeg"},
+                     choice_axis("jpeg: decode first (libjpeg-turbo); pixels: the transform alone",
+                                 {"pixels", "jpeg"}))
+    .add_string_axis("crop_mode", {"random"},
+                     choice_axis("centre crop, or random (seeded by the image index)",
+                                 {"center", "random"}))
+    .add_string_axis("flip", {"random"},
+                     choice_axis("horizontal flip: none, always, or random (p = 0.5, seeded)",
+                                 {"none", "always", "random"}))
+    .add_string_axis("parallel", {"images", "opencv"},
+                     choice_axis("images: split across our pinned threads, OpenCV single-threaded; "
+                                 "opencv: one image at a time, cv::setNumThreads(threads)",
+                                 {"images", "opencv"}))
+    .memory_estimate(opencv_memory);
+
+}  // namespace
+}  // namespace infrabench::preprocess_bench

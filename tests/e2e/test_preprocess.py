@@ -1,0 +1,209 @@
+"""preprocess/*: every stage and the pipeline run and verify with small images, the ISA axis skips
+what the CPU lacks with the reason, the OpenCV comparison lands in the report, and bad input is a
+one-line error (exit 2) or a failed configuration that names the sample while the run goes on."""
+import base64
+import json
+import os
+
+import pytest
+
+from conftest import FAST, load_report, run
+
+NAMES = ["crop", "decode", "flip", "layout", "normalize", "pipeline", "pipeline_opencv", "resize"]
+
+# Small images keep the run short; the code paths (windows, gathers, tails) are the same.
+SMALL = ["-a", "batch=3", "-a", "width=67", "-a", "height=45", "-a", "resize=40", "-a", "crop=32"]
+
+# A 24x16 quality-90 4:2:0 JPEG made with libjpeg-turbo.
+SMALL_JPEG = base64.b64decode(
+    "/9j/4AAQSkZJRgABAQAAAQABAAD/2wBDAAMCAgMCAgMDAwMEAwMEBQgFBQQEBQoHBwYIDAoMDAsKCwsNDhIQDQ4RDgsLEBYQERMU"
+    "FRUVDA8XGBYUGBIUFRT/2wBDAQMEBAUEBQkFBQkUDQsNFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQU"
+    "FBQUFBQUFBT/wAARCAAQABgDASIAAhEBAxEB/8QAHwAAAQUBAQEBAQEAAAAAAAAAAAECAwQFBgcICQoL/8QAtRAAAgEDAwIEAwUF"
+    "BAQAAAF9AQIDAAQRBRIhMUEGE1FhByJxFDKBkaEII0KxwRVS0fAkM2JyggkKFhcYGRolJicoKSo0NTY3ODk6Q0RFRkdISUpTVFVW"
+    "V1hZWmNkZWZnaGlqc3R1dnd4eXqDhIWGh4iJipKTlJWWl5iZmqKjpKWmp6ipqrKztLW2t7i5usLDxMXGx8jJytLT1NXW19jZ2uHi"
+    "4+Tl5ufo6erx8vP09fb3+Pn6/8QAHwEAAwEBAQEBAQEBAQAAAAAAAAECAwQFBgcICQoL/8QAtREAAgECBAQDBAcFBAQAAQJ3AAEC"
+    "AxEEBSExBhJBUQdhcRMiMoEIFEKRobHBCSMzUvAVYnLRChYkNOEl8RcYGRomJygpKjU2Nzg5OkNERUZHSElKU1RVVldYWVpjZGVm"
+    "Z2hpanN0dXZ3eHl6goOEhYaHiImKkpOUlZaXmJmaoqOkpaanqKmqsrO0tba3uLm6wsPExcbHyMnK0tPU1dbX2Nna4uPk5ebn6Onq"
+    "8vP09fb3+Pn6/9oADAMBAAIRAxEAPwD4b0D4Vbtv7n9K9J0D4Rbtv7n9K988L/Crdt/c/pXrnhf4Rbtv7n9K+FyzF/2rbW9z5nhb"
+    "j/2fL7583+H/AINbtv7j9KK+19N+HcGnMsX2YzT4B2LwB9T2orqxWM4ZwNaWHxmJSqR3SjOVn2bjGSv3V7rqf1ZlPH9aWFTjLT1/"
+    "4J//2Q==")
+
+
+def cpu_flags():
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("flags"):
+                return set(line.split(":", 1)[1].split())
+    return set()
+
+
+def listing():
+    p = run("list", "--json", "--filter", "^preprocess/")
+    assert p.returncode == 0, p.stderr
+    return {b["name"]: b for b in json.loads(p.stdout)}
+
+
+def results(report, name):
+    return [r for r in report["results"] if r["benchmark"] == name]
+
+
+def metric(result, name):
+    for m in result.get("metrics", []):
+        if m["name"] == name:
+            return m["value"]
+    return None
+
+
+def test_list_shows_every_stage_and_the_pipeline():
+    names = listing()
+    assert set(names) == {"preprocess/" + n for n in NAMES}
+    for b in names.values():
+        assert b["description"]
+    # isa axis on every kernel benchmark, with the four choices.
+    for n in ["crop", "flip", "layout", "normalize", "pipeline", "resize"]:
+        axes = {a["name"]: a for a in names["preprocess/" + n]["axes"]}
+        assert axes["isa"]["choices"] == ["auto", "scalar", "avx2", "avx512"]
+        assert "threads" in axes and "batch" in axes
+
+
+def test_every_stage_runs_and_verifies(report_path):
+    p = run("run", "--filter", "^preprocess/", *FAST, *SMALL, "-a", "isa=scalar,auto",
+            "-o", report_path, timeout=300)
+    report = load_report(report_path)
+    assert p.returncode == 0, p.stderr + json.dumps(report["summary"])
+    runnable = {n for n, b in listing().items() if b["runnable"]}
+    for name in runnable:
+        rs = results(report, name)
+        assert rs, name
+        for r in rs:
+            if r["status"] == "skipped":
+                continue  # e.g. parallel=opencv with one thread: the reason is checked below
+            assert r["status"] == "passed", r
+            # The check after timing against the scalar reference (or OpenCV vs ours) passed:
+            # whatever makes a result invalid here is noise, never a wrong output.
+            for reason in r.get("invalid_reasons", []):
+                assert reason.startswith("noisy") or "CI95" in reason, (name, reason)
+            assert metric(r, "images_per_s") > 0, name
+    # Vector results carry their speed-up over the scalar run with the same axes.
+    auto = [r for r in results(report, "preprocess/resize") if r["axes"]["isa"] == "auto"]
+    assert all(metric(r, "speedup_vs_scalar") for r in auto)
+    skipped = [r for r in report["results"] if r["status"] == "skipped"]
+    for r in skipped:
+        assert r["reason"], r
+
+
+def test_opencv_comparison_is_in_the_report(report_path):
+    b = listing()["preprocess/pipeline_opencv"]
+    if not b["runnable"]:
+        assert "OpenCV" in b["reason"]
+        pytest.skip(b["reason"])
+    p = run("run", "--filter", "^preprocess/pipeline", *FAST, *SMALL, "-a", "threads=1",
+            "-o", report_path, timeout=300)
+    assert p.returncode == 0, p.stderr
+    report = load_report(report_path)
+    cv = [r for r in results(report, "preprocess/pipeline_opencv") if r["status"] == "passed"]
+    assert cv
+    for r in cv:
+        assert metric(r, "infrabench_speedup_x") > 0, r
+    assert "infrabench_speedup_x" in p.stdout  # the console table shows the ratio too
+
+
+def test_isa_the_cpu_lacks_is_skipped_with_the_reason(report_path):
+    flags = cpu_flags()
+    have = {"avx2": {"avx2", "fma", "f16c"} <= flags,
+            "avx512": {"avx512f", "avx512bw", "avx512vl", "avx512dq", "avx512vbmi"} <= flags}
+    p = run("run", "--filter", "^preprocess/flip$", *FAST, "-a", "batch=2", "-a", "crop=16",
+            "-a", "threads=1", "-a", "isa=avx2,avx512", "-o", report_path)
+    assert p.returncode == 0, p.stderr
+    for r in results(load_report(report_path), "preprocess/flip"):
+        isa = r["axes"]["isa"]
+        if have[isa]:
+            assert r["status"] == "passed", r
+        else:
+            assert r["status"] == "skipped" and "lacks" in r["reason"], r
+
+
+def test_bf16_and_f16_outputs_and_streaming_stores(report_path):
+    p = run("run", "--filter", "^preprocess/(normalize|pipeline)$", *FAST, *SMALL, "-a", "threads=1",
+            "-a", "source=pixels", "-a", "dtype=f32,bf16,f16", "-a", "stores=regular,nontemporal",
+            "-a", "isa=scalar,auto", "-o", report_path, timeout=300)
+    assert p.returncode == 0, p.stderr
+    report = load_report(report_path)
+    for r in report["results"]:
+        if r["axes"]["isa"] == "scalar" and r["axes"]["stores"] == "nontemporal":
+            assert r["status"] == "skipped" and "non-temporal" in r["reason"], r
+        else:
+            assert r["status"] == "passed", r
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["-a", "crop=0"], "crop"),
+    (["-a", "batch=-1"], "batch"),
+    (["-a", "isa=avx1024"], "isa"),
+    (["-a", "dtype=f64"], "dtype"),
+])
+def test_bad_axis_values_are_one_line_errors(args, needle):
+    p = run("run", "--filter", "^preprocess/", *FAST, *args)
+    assert p.returncode == 2, (p.returncode, p.stderr)
+    lines = [l for l in p.stderr.splitlines() if l.strip()]
+    assert len(lines) == 1 and lines[0].startswith("infrabench: error: "), p.stderr
+    assert needle in lines[0]
+
+
+def test_crop_larger_than_the_image_fails_that_configuration_only(report_path):
+    # resize=40 gives a 59x40 image: a 48-pixel crop does not fit, a 16-pixel one does.
+    p = run("run", "--filter", "^preprocess/(crop|pipeline)$", *FAST, "-a", "batch=2", "-a",
+            "width=67", "-a", "height=45", "-a", "resize=40", "-a", "crop=16,48", "-a", "threads=1",
+            "-a", "source=pixels", "-o", report_path)
+    assert p.returncode == 1, p.stderr
+    report = load_report(report_path)
+    for r in report["results"]:
+        if r["axes"]["crop"] == 48:
+            assert r["status"] == "failed", r
+            assert "larger than" in r["reason"] or "does not fit" in r["reason"], r
+        else:
+            assert r["status"] == "passed", r
+
+
+def test_corrupt_jpeg_names_the_sample_and_the_run_goes_on(tmp_path, report_path):
+    if not listing()["preprocess/decode"]["runnable"]:
+        pytest.skip("built without libturbojpeg")
+    good = tmp_path / "good"
+    good.mkdir()
+    (good / "a.jpg").write_bytes(SMALL_JPEG)
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "a.jpg").write_bytes(SMALL_JPEG)
+    (bad / "b.jpg").write_bytes(SMALL_JPEG[: len(SMALL_JPEG) // 2])  # truncated
+    (bad / "notes.txt").write_text("not an image")
+
+    p = run("run", "--filter", "^preprocess/(decode|pipeline)$", *FAST, "-a", "batch=4",
+            "-a", "resize=12", "-a", "crop=8", "-a", "threads=1", "--jpeg-dir", str(good),
+            "-o", report_path)
+    assert p.returncode == 0, p.stderr
+    report = load_report(report_path)
+    for r in report["results"]:
+        assert r["status"] == "passed", r
+        assert any("--jpeg-dir" in w for w in r["warnings"]), r
+
+    p = run("run", "--filter", "^preprocess/(decode|flip)$", *FAST, "-a", "batch=4",
+            "-a", "crop=8", "-a", "threads=1", "--jpeg-dir", str(bad), "-o", report_path)
+    assert p.returncode == 1, p.stderr
+    report = load_report(report_path)
+    decode = results(report, "preprocess/decode")
+    assert decode and all(r["status"] == "failed" for r in decode)
+    for r in decode:
+        assert "b.jpg" in r["reason"] and "corrupt JPEG" in r["reason"], r["reason"]
+    # The configurations after the failed one still ran.
+    assert all(r["status"] == "passed" for r in results(report, "preprocess/flip"))
+
+
+def test_missing_jpeg_dir_fails_with_the_path(tmp_path, report_path):
+    if not listing()["preprocess/decode"]["runnable"]:
+        pytest.skip("built without libturbojpeg")
+    missing = str(tmp_path / "nope")
+    p = run("run", "--filter", "^preprocess/decode$", *FAST, "-a", "threads=1", "--jpeg-dir",
+            missing, "-o", report_path)
+    assert p.returncode == 1, p.stderr
+    for r in results(load_report(report_path), "preprocess/decode"):
+        assert r["status"] == "failed" and missing in r["reason"], r
