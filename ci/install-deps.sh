@@ -7,9 +7,13 @@ if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
 packages=(
   build-essential cmake ninja-build pkg-config git
   nlohmann-json3-dev libcli11-dev libhwloc-dev liburing-dev
-  libopenmpi-dev openmpi-bin
+  libopenmpi-dev openmpi-bin iproute2
   libgtest-dev libgmock-dev libbenchmark-dev
+  fio
+  libturbojpeg0-dev libopencv-core-dev libopencv-imgproc-dev
+  libopenblas-dev libdnnl-dev
   python3 python3-jsonschema python3-pytest
+  libsqlite3-dev libjs-chart.js chromium clang libclang-rt-14-dev
 )
 missing=()
 for p in "${packages[@]}"; do

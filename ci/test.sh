@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds and tests every configuration CI checks: the full build (CUDA included when nvcc is
 # present), a CPU-only build with every backend off, and the unit and end-to-end tests under
-# ASan+UBSan and the unit tests under TSan. Run from the repository root.
+# ASan+UBSan and the unit tests under TSan, the multi-node tests across network namespaces, and a
+# bounded libFuzzer run of the report parsers. Run from the repository root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
@@ -15,7 +16,12 @@ run_preset() {
 }
 
 run_preset default
+# Multi-node: ranks across network-namespace "hosts" (skips with the reason where not root).
+echo "==== multinode: mpirun across network namespaces"
+ci/multinode.sh --build build
 run_preset cpu-only
 run_preset asan
 run_preset tsan
+echo "==== fuzz: report and baseline parsers"
+ci/fuzz.sh
 echo "==== all configurations passed"
