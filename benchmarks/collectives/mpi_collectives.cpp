@@ -90,29 +90,18 @@ std::string verify(kc::reduce_dtype t, const std::byte* buf, coll_op op, int me,
 
 // algbw, busbw and latency from the samples (each the mean over a batch of per-iteration maxima).
 void add_bandwidth_metrics(state& st, double bytes, double factor) {
-  result& r = st.partial_result();
-  auto add = [&](std::string name, std::string unit, bool higher, std::string method, auto&& f) {
-    metric m;
-    m.name = std::move(name);
-    m.unit = std::move(unit);
-    m.higher_is_better = higher;
-    m.method = std::move(method);
-    m.value = f(r.time.median);
-    m.best = f(r.time.min);
-    for (double t : r.samples_s) m.samples.push_back(f(t));
-    r.metrics.push_back(std::move(m));
-  };
-  add("algbw_gbps", "GB/s", true,
-      "bytes / time, time = slowest rank per iteration (nccl-tests algbw)",
-      [&](double t) { return t > 0 ? bytes / t / 1e9 : 0.0; });
+  st.add_time_metric("algbw_gbps", "GB/s", true,
+                     "bytes / time, time = slowest rank per iteration (nccl-tests algbw)",
+                     [&](double t) { return t > 0 ? bytes / t / 1e9 : 0.0; });
   char method[160];
   std::snprintf(method, sizeof(method),
                 "algbw x %.4g, the collective's bus factor for %d ranks (nccl-tests busbw)", factor,
                 st.comm().size());
-  add("busbw_gbps", "GB/s", true, method,
-      [&](double t) { return t > 0 ? bytes / t / 1e9 * factor : 0.0; });
-  add("latency_us", "us", false, "time per operation, slowest rank per iteration, microseconds",
-      [](double t) { return t * 1e6; });
+  st.add_time_metric("busbw_gbps", "GB/s", true, method,
+                     [&](double t) { return t > 0 ? bytes / t / 1e9 * factor : 0.0; });
+  st.add_time_metric("latency_us", "us", false,
+                     "time per operation, slowest rank per iteration, microseconds",
+                     [](double t) { return t * 1e6; });
 }
 
 void run_collective(state& st, coll_op op) {

@@ -112,25 +112,16 @@ class event_pair {
 };
 
 void add_metrics(state& st, double bytes, double factor) {
-  result& r = st.partial_result();
-  auto add = [&](std::string name, std::string unit, bool higher, std::string method, auto&& f) {
-    metric m;
-    m.name = std::move(name);
-    m.unit = std::move(unit);
-    m.higher_is_better = higher;
-    m.method = std::move(method);
-    m.value = f(r.time.median);
-    m.best = f(r.time.min);
-    for (double t : r.samples_s) m.samples.push_back(f(t));
-    r.metrics.push_back(std::move(m));
-  };
-  add("algbw_gbps", "GB/s", true,
+  st.add_time_metric(
+      "algbw_gbps", "GB/s", true,
       "bytes / time, time = slowest rank's CUDA-event time per iteration (nccl-tests algbw)",
       [&](double t) { return t > 0 ? bytes / t / 1e9 : 0.0; });
-  add("busbw_gbps", "GB/s", true, "algbw x the collective's bus factor (nccl-tests busbw)",
-      [&](double t) { return t > 0 ? bytes / t / 1e9 * factor : 0.0; });
-  add("latency_us", "us", false, "CUDA-event time per operation, slowest rank, microseconds",
-      [](double t) { return t * 1e6; });
+  st.add_time_metric("busbw_gbps", "GB/s", true,
+                     "algbw x the collective's bus factor (nccl-tests busbw)",
+                     [&](double t) { return t > 0 ? bytes / t / 1e9 * factor : 0.0; });
+  st.add_time_metric("latency_us", "us", false,
+                     "CUDA-event time per operation, slowest rank, microseconds",
+                     [](double t) { return t * 1e6; });
 }
 
 kcu::check_kind kind_of(coll_op op) {

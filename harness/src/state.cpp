@@ -177,6 +177,23 @@ void state::add_metric(std::string name, std::string unit, double value, bool hi
   m_custom_metrics.push_back(std::move(m));
 }
 
+void state::add_time_metric(std::string name, std::string unit, bool higher_is_better,
+                            std::string method, const std::function<double(double)>& of_seconds) {
+  if (m_result.samples_s.empty()) {
+    throw std::logic_error("add_time_metric(" + name + ") before exec/exec_timed took samples");
+  }
+  metric m;
+  m.name = std::move(name);
+  m.unit = std::move(unit);
+  m.higher_is_better = higher_is_better;
+  m.method = std::move(method);
+  m.value = of_seconds(m_result.time.median);
+  m.best = of_seconds(m_result.time.min);
+  m.samples.reserve(m_result.samples_s.size());
+  for (double t : m_result.samples_s) m.samples.push_back(of_seconds(t));
+  m_result.metrics.push_back(std::move(m));
+}
+
 result state::finish(double elapsed_s) {
   result r = std::move(m_result);
   r.elapsed_s = elapsed_s;

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -42,6 +43,14 @@ void bench_slow(state& st) {
   st.exec([] { std::this_thread::sleep_for(std::chrono::milliseconds(50)); });
 }
 void bench_nothing(state&) {}
+void bench_time_metric(state& st) {
+  st.exec_timed([] { return 2e-3; }, "fixed");
+  st.add_time_metric("ops_per_ms", "ops/ms", true, "3 ops per iteration",
+                     [](double t) { return 3 / (t * 1e3); });
+}
+void bench_time_metric_early(state& st) {
+  st.add_time_metric("x", "x", true, "before exec", [](double t) { return t; });
+}
 
 INFRABENCH_REGISTER(bench_spin, "test/spin")
     .describe("spins")
@@ -54,6 +63,8 @@ INFRABENCH_REGISTER(bench_invalid, "test/invalid");
 INFRABENCH_REGISTER(bench_skipper, "test/skipper");
 INFRABENCH_REGISTER(bench_slow, "test/slow");
 INFRABENCH_REGISTER(bench_nothing, "test/nothing");
+INFRABENCH_REGISTER(bench_time_metric, "test/time_metric");
+INFRABENCH_REGISTER(bench_time_metric_early, "test/time_metric_early");
 
 struct RunnerTest : ::testing::Test {
   capabilities caps = probe_capabilities(1);
@@ -100,6 +111,25 @@ TEST_F(RunnerTest, DerivesThroughputFromDeclaredWork) {
   }
   EXPECT_TRUE(found);
   EXPECT_EQ(r.axis_display[1], "4KiB");
+}
+
+// A metric derived from the sample times follows the median, the fastest and every sample.
+TEST_F(RunnerTest, TimeMetricFollowsTheSamples) {
+  const result r = run("test/time_metric");
+  ASSERT_EQ(r.st, status::passed) << r.reason;
+  const auto m = std::find_if(r.metrics.begin(), r.metrics.end(),
+                              [](const metric& x) { return x.name == "ops_per_ms"; });
+  ASSERT_NE(m, r.metrics.end());
+  EXPECT_DOUBLE_EQ(m->value, 1.5);
+  EXPECT_DOUBLE_EQ(m->best, 1.5);
+  EXPECT_EQ(m->samples.size(), r.samples_s.size());
+  EXPECT_EQ(m->unit, "ops/ms");
+  EXPECT_TRUE(m->higher_is_better);
+  // Before any sample there is nothing to derive it from: a programming error, reported as a
+  // failure.
+  const result early = run("test/time_metric_early");
+  EXPECT_EQ(early.st, status::failed);
+  EXPECT_NE(early.reason.find("before exec"), std::string::npos) << early.reason;
 }
 
 // Without a GPU, a CUDA benchmark is skipped with the probe's own reason (never run, never faked).

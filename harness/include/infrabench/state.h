@@ -79,6 +79,12 @@ class state {
   void add_metric(std::string name, std::string unit, double value, bool higher_is_better,
                   std::string method);
 
+  // A metric derived from each sample's time per iteration (after exec/exec_timed), for rates
+  // the work counts cannot express (e.g. a collective's bus bandwidth): `of_seconds` maps a time
+  // to the metric; value, best and per-sample values follow the median, fastest and every sample.
+  void add_time_metric(std::string name, std::string unit, bool higher_is_better,
+                       std::string method, const std::function<double(double)>& of_seconds);
+
   // Used by the runner once the body returned: derives metrics and returns the result.
   [[nodiscard]] result finish(double elapsed_s);
   [[nodiscard]] result& partial_result() { return m_result; }
