@@ -6,9 +6,9 @@
 #include <cmath>
 #include <condition_variable>
 #include <map>
-#include <set>
 #include <mutex>
 #include <regex>
+#include <set>
 #include <thread>
 
 #include "infrabench/cli_extension.h"
@@ -65,10 +65,6 @@ run_plan make_plan(const registry& reg, const selection& sel, const capabilities
   std::optional<std::regex> filter;
   if (sel.filter) filter = compile_regex(*sel.filter, "--filter");
 
-  std::vector<bool> entry_axis_used;
-  for (const auto& e : su.entries)
-    entry_axis_used.insert(entry_axis_used.end(), e.axes.size(), false);
-
   for (const auto& owned : reg.all()) {
     const benchmark& bench = *owned;
     bool in_suite = false;
@@ -86,13 +82,10 @@ run_plan make_plan(const registry& reg, const selection& sel, const capabilities
     planned_benchmark item;
     item.bench = &bench;
     item.axes = bench.axes();
-    std::size_t flat = 0;
     for (std::size_t i = 0; i < su.entries.size(); ++i) {
       const auto& e = su.entries[i];
-      const bool matches = std::regex_search(bench.name(), entry_regex[i]);
+      if (!std::regex_search(bench.name(), entry_regex[i])) continue;
       for (const auto& [name, values] : e.axes) {
-        const std::size_t k = flat++;
-        if (!matches) continue;
         for (auto& ax : item.axes) {
           if (ax.name != name) continue;
           try {
@@ -100,29 +93,32 @@ run_plan make_plan(const registry& reg, const selection& sel, const capabilities
           } catch (const user_error& err) {
             throw user_error("suite " + su.source + ": " + bench.name() + ": " + err.what());
           }
-          entry_axis_used[k] = true;
         }
       }
     }
     plan.items.push_back(std::move(item));
   }
 
-  // A suite axis no benchmark it selects has is a typo; say so rather than silently ignore it.
-  {
-    std::size_t flat = 0;
-    for (const auto& e : su.entries) {
-      bool entry_matches_selected = false;
-      for (const auto& it : plan.items) {
-        entry_matches_selected =
-            entry_matches_selected ||
-            std::regex_search(it.bench->name(), compile_regex(e.filter, "suite filter"));
+  // A suite axis that no benchmark matching its entry has is a typo; say so rather than silently
+  // ignore it. Checked against every compiled-in benchmark the entry matches, not only those
+  // --filter kept: an entry may narrow axes that only some of its benchmarks have.
+  for (std::size_t i = 0; i < su.entries.size(); ++i) {
+    const auto& e = su.entries[i];
+    bool entry_matches_selected = false;
+    for (const auto& it : plan.items) {
+      entry_matches_selected =
+          entry_matches_selected || std::regex_search(it.bench->name(), entry_regex[i]);
+    }
+    if (!entry_matches_selected) continue;
+    for (const auto& [name, values] : e.axes) {
+      bool known = false;
+      for (const auto& owned : reg.all()) {
+        known = known || (std::regex_search(owned->name(), entry_regex[i]) &&
+                          owned->find_axis(name) != nullptr);
       }
-      for (const auto& [name, values] : e.axes) {
-        if (entry_matches_selected && !entry_axis_used[flat]) {
-          throw user_error("suite " + su.source + ": no benchmark matching '" + e.filter +
-                           "' has an axis '" + name + "'");
-        }
-        ++flat;
+      if (!known) {
+        throw user_error("suite " + su.source + ": no benchmark matching '" + e.filter +
+                         "' has an axis '" + name + "'");
       }
     }
   }
@@ -265,7 +261,8 @@ std::optional<result> runner::run_multi(const benchmark& bench, const config& cf
   const int me = m_comm.rank();
   const auto hosts = m_comm.hostnames();
   auto who = [&](int r) {
-    return "rank " + std::to_string(r) + " (" + (r < static_cast<int>(hosts.size()) ? hosts[static_cast<std::size_t>(r)] : "?") + ")";
+    return "rank " + std::to_string(r) + " (" +
+           (r < static_cast<int>(hosts.size()) ? hosts[static_cast<std::size_t>(r)] : "?") + ")";
   };
   auto skipped = [&](std::string reason) {
     result r;
@@ -303,9 +300,12 @@ std::optional<result> runner::run_multi(const benchmark& bench, const config& cf
         if (first.empty()) first = all[r];
         if (all[r] == first) ranks.push_back(static_cast<int>(r));
       }
-      reason = ranks.size() == all.size() ? first
-                                           : who(ranks.front()) + (ranks.size() > 1 ? " and " + std::to_string(ranks.size() - 1) + " more" : "") +
-                                                 ": " + first + " (every rank must take part)";
+      reason =
+          ranks.size() == all.size()
+              ? first
+              : who(ranks.front()) +
+                    (ranks.size() > 1 ? " and " + std::to_string(ranks.size() - 1) + " more" : "") +
+                    ": " + first + " (every rank must take part)";
     }
     return skipped(m_comm.broadcast_string(reason));
   }
@@ -319,7 +319,9 @@ std::optional<result> runner::run_multi(const benchmark& bench, const config& cf
   if (bench.scope() == rank_scope::every_rank) return r;
 
   // A collective: rank 0 records it; other ranks' failures and failed checks fold into it.
-  nlohmann::json mine = {{"status", std::string(to_string(r.st))}, {"reason", r.reason}, {"invalid", r.invalid_reasons}};
+  nlohmann::json mine = {{"status", std::string(to_string(r.st))},
+                         {"reason", r.reason},
+                         {"invalid", r.invalid_reasons}};
   const auto all = m_comm.gather_strings(mine.dump());
   if (me != 0) return std::nullopt;
   for (std::size_t k = 1; k < all.size(); ++k) {
@@ -333,7 +335,9 @@ std::optional<result> runner::run_multi(const benchmark& bench, const config& cf
     for (const auto& why : other["invalid"]) {
       // The samples are the same on every rank (the max over ranks): so is their noise verdict.
       const auto text = why.get<std::string>();
-      if (std::find(r.invalid_reasons.begin(), r.invalid_reasons.end(), text) != r.invalid_reasons.end()) continue;
+      if (std::find(r.invalid_reasons.begin(), r.invalid_reasons.end(), text) !=
+          r.invalid_reasons.end())
+        continue;
       r.valid = false;
       r.invalid_reasons.push_back(prefix + text);
     }
@@ -376,7 +380,8 @@ std::vector<result> runner::run(const run_plan& plan, const run_callbacks& cb,
   }
   // How long a rank may wait for the others at the start of a configuration: they may still be
   // running the previous one (up to its timeout and the watchdog's grace).
-  const double sync_wait = settings.timeout_s * 1.25 + 5 + grace + std::max(10.0, m_comm.op_timeout());
+  const double sync_wait =
+      settings.timeout_s * 1.25 + 5 + grace + std::max(10.0, m_comm.op_timeout());
 
   std::size_t index = 0;
   const std::size_t total = plan.total_configs();
@@ -453,19 +458,22 @@ std::vector<result> runner::run(const run_plan& plan, const run_callbacks& cb,
 namespace infrabench {
 namespace {
 
-INFRABENCH_RUN_OPTION(g_opt_op_timeout, "op-timeout", "30",
-                      "multi-rank runs: seconds one communicating operation (a collective, a message, a "
-                      "synchronisation) may take before the run fails, naming the rank that stopped answering "
-                      "(0 = no limit)");
-INFRABENCH_RUN_OPTION(g_opt_outlier_z, "outlier-z", "3.5",
-                      "multi-host runs: robust z-score (median/MAD) beyond which a host's result or a link is "
-                      "flagged as an outlier");
-INFRABENCH_RUN_OPTION(g_opt_outlier_dev, "outlier-min-dev", "0.2",
-                      "multi-host runs: least distance from the median of the hosts, as a fraction of it, for an "
-                      "outlier to be flagged");
+INFRABENCH_RUN_OPTION(
+    g_opt_op_timeout, "op-timeout", "30",
+    "multi-rank runs: seconds one communicating operation (a collective, a message, a "
+    "synchronisation) may take before the run fails, naming the rank that stopped answering "
+    "(0 = no limit)");
+INFRABENCH_RUN_OPTION(
+    g_opt_outlier_z, "outlier-z", "3.5",
+    "multi-host runs: robust z-score (median/MAD) beyond which a host's result or a link is "
+    "flagged as an outlier");
+INFRABENCH_RUN_OPTION(
+    g_opt_outlier_dev, "outlier-min-dev", "0.2",
+    "multi-host runs: least distance from the median of the hosts, as a fraction of it, for an "
+    "outlier to be flagged");
 
-double number_option(const option_values& opts, const std::string& name, const std::string& fallback,
-                     double low, bool low_inclusive) {
+double number_option(const option_values& opts, const std::string& name,
+                     const std::string& fallback, double low, bool low_inclusive) {
   const auto it = opts.find(name);
   const std::string text = it == opts.end() ? fallback : it->second;
   double v = 0;
@@ -475,7 +483,8 @@ double number_option(const option_values& opts, const std::string& name, const s
   } catch (const std::exception&) {
     used = 0;
   }
-  if (used != text.size() || text.empty() || !std::isfinite(v) || v < low || (!low_inclusive && v == low)) {
+  if (used != text.size() || text.empty() || !std::isfinite(v) || v < low ||
+      (!low_inclusive && v == low)) {
     char bound[64];
     std::snprintf(bound, sizeof(bound), "%s %g", low_inclusive ? ">=" : ">", low);
     throw user_error("--" + name + " '" + text + "': expected a number " + bound);
@@ -483,10 +492,11 @@ double number_option(const option_values& opts, const std::string& name, const s
   return v;
 }
 
-[[maybe_unused]] const bool g_validate_options = register_pre_run_hook([](const option_values& opts) {
-  (void)op_timeout_option(opts);
-  (void)outlier_options(opts);
-});
+[[maybe_unused]] const bool g_validate_options =
+    register_pre_run_hook([](const option_values& opts) {
+      (void)op_timeout_option(opts);
+      (void)outlier_options(opts);
+    });
 
 double median_of(std::vector<double> v) {
   if (v.empty()) return 0;
@@ -497,7 +507,12 @@ double median_of(std::vector<double> v) {
 std::string fmt(double v) {
   char buf[32];
   const double a = std::fabs(v);
-  std::snprintf(buf, sizeof(buf), a >= 100 ? "%.0f" : a >= 10 ? "%.1f" : a >= 1 ? "%.2f" : "%.3g", v);
+  std::snprintf(buf, sizeof(buf),
+                a >= 100  ? "%.0f"
+                : a >= 10 ? "%.1f"
+                : a >= 1  ? "%.2f"
+                          : "%.3g",
+                v);
   return buf;
 }
 
@@ -505,19 +520,24 @@ std::string axes_text(const json& r) {
   std::string out;
   const json disp = r.value("axes_display", json::object());
   for (const auto& [k, v] : r.at("axes").items()) {
-    out += " " + k + "=" + (disp.contains(k) ? disp[k].get<std::string>() : v.is_string() ? v.get<std::string>() : v.dump());
+    out += " " + k + "=" +
+           (disp.contains(k) ? disp[k].get<std::string>()
+            : v.is_string()  ? v.get<std::string>()
+                             : v.dump());
   }
   return out;
 }
 
-bool is_outlier(double v, double median, double z, bool higher_is_better, const outlier_settings& s) {
+bool is_outlier(double v, double median, double z, bool higher_is_better,
+                const outlier_settings& s) {
   if (higher_is_better) return z < -s.z_threshold && v < median * (1 - s.min_deviation);
   return z > s.z_threshold && v > median * (1 + s.min_deviation);
 }
 
 std::string percent_off(double v, double median) {
   char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.0f%%", median != 0 ? std::fabs(v - median) / std::fabs(median) * 100 : 0.0);
+  std::snprintf(buf, sizeof(buf), "%.0f%%",
+                median != 0 ? std::fabs(v - median) / std::fabs(median) * 100 : 0.0);
   return buf;
 }
 
@@ -528,7 +548,8 @@ constexpr const char* pairwise_lat = "latency_us_to_rank_";
 // Directed host-to-host values of one pairwise configuration: (from, to) -> values over rank pairs.
 using link_map = std::map<std::pair<std::string, std::string>, std::vector<double>>;
 
-void collect_pairwise(const std::vector<const json*>& rs, const std::string& prefix, link_map& out) {
+void collect_pairwise(const std::vector<const json*>& rs, const std::string& prefix,
+                      link_map& out) {
   std::map<int, std::string> host_of;
   for (const auto* r : rs) host_of[r->at("rank").get<int>()] = r->at("host").get<std::string>();
   for (const auto* r : rs) {
@@ -545,7 +566,8 @@ void collect_pairwise(const std::vector<const json*>& rs, const std::string& pre
 }
 
 void analyse_links(const link_map& directed, bool higher_is_better, const std::string& metric,
-                   const std::string& unit, const json& sample, const outlier_settings& s, json& findings) {
+                   const std::string& unit, const json& sample, const outlier_settings& s,
+                   json& findings) {
   // A link's value: its worse direction (a shaper or a bad cable may slow one direction only).
   std::map<std::pair<std::string, std::string>, double> links;
   std::set<std::string> host_set;
@@ -576,12 +598,20 @@ void analyse_links(const link_map& directed, bool higher_is_better, const std::s
     const double z = robust_z(v, scores);
     if (!is_outlier(v, median_best, z, higher_is_better, s)) continue;
     culprits.insert(h);
-    findings.push_back({{"kind", "culprit_host"}, {"host", h}, {"benchmark", sample.at("benchmark")},
-                        {"axes", sample.at("axes")}, {"metric", metric}, {"unit", unit}, {"value", v},
-                        {"median", median_best}, {"robust_z", z},
-                        {"text", h + ": " + what + ": every link of " + h + " is " + (higher_is_better ? "slow" : "slow to answer") +
-                                     " (its best link " + fmt(v) + " " + unit + " vs " + fmt(median_best) + " " + unit +
-                                     ", the median host's best; robust z " + fmt(z) + "): likely the culprit"}});
+    findings.push_back(
+        {{"kind", "culprit_host"},
+         {"host", h},
+         {"benchmark", sample.at("benchmark")},
+         {"axes", sample.at("axes")},
+         {"metric", metric},
+         {"unit", unit},
+         {"value", v},
+         {"median", median_best},
+         {"robust_z", z},
+         {"text", h + ": " + what + ": every link of " + h + " is " +
+                      (higher_is_better ? "slow" : "slow to answer") + " (its best link " + fmt(v) +
+                      " " + unit + " vs " + fmt(median_best) + " " + unit +
+                      ", the median host's best; robust z " + fmt(z) + "): likely the culprit"}});
   }
   std::vector<double> reference;
   for (const auto& [ab, v] : links) {
@@ -593,18 +623,29 @@ void analyse_links(const link_map& directed, bool higher_is_better, const std::s
     if (culprits.count(ab.first) || culprits.count(ab.second)) continue;
     const double z = robust_z(v, reference);
     if (!is_outlier(v, median_link, z, higher_is_better, s)) continue;
-    findings.push_back({{"kind", "slow_link"}, {"host", ab.first}, {"peer", ab.second},
-                        {"benchmark", sample.at("benchmark")}, {"axes", sample.at("axes")}, {"metric", metric},
-                        {"unit", unit}, {"value", v}, {"median", median_link}, {"robust_z", z},
-                        {"text", ab.first + "-" + ab.second + ": " + what + ": link " + metric + " " + fmt(v) + " " + unit +
-                                     " is " + percent_off(v, median_link) + (higher_is_better ? " below" : " above") +
-                                     " the median link (" + fmt(median_link) + " " + unit + "; robust z " + fmt(z) + ")"}});
+    findings.push_back(
+        {{"kind", "slow_link"},
+         {"host", ab.first},
+         {"peer", ab.second},
+         {"benchmark", sample.at("benchmark")},
+         {"axes", sample.at("axes")},
+         {"metric", metric},
+         {"unit", unit},
+         {"value", v},
+         {"median", median_link},
+         {"robust_z", z},
+         {"text", ab.first + "-" + ab.second + ": " + what + ": link " + metric + " " + fmt(v) +
+                      " " + unit + " is " + percent_off(v, median_link) +
+                      (higher_is_better ? " below" : " above") + " the median link (" +
+                      fmt(median_link) + " " + unit + "; robust z " + fmt(z) + ")"}});
   }
 }
 
 }  // namespace
 
-double op_timeout_option(const option_values& opts) { return number_option(opts, "op-timeout", "30", 0, true); }
+double op_timeout_option(const option_values& opts) {
+  return number_option(opts, "op-timeout", "30", 0, true);
+}
 
 outlier_settings outlier_options(const option_values& opts) {
   outlier_settings s;
@@ -647,7 +688,8 @@ json find_outliers(const json& results, const outlier_settings& s) {
       continue;
     }
     // Per host: the median over its ranks of each metric.
-    std::map<std::string, std::map<std::string, std::vector<double>>> per_metric;  // metric -> host -> values
+    std::map<std::string, std::map<std::string, std::vector<double>>>
+        per_metric;  // metric -> host -> values
     std::map<std::string, const json*> metric_info;
     for (const auto* r : rs) {
       for (const auto& m : r->at("metrics")) {
@@ -668,21 +710,29 @@ json find_outliers(const json& results, const outlier_settings& s) {
         const double x = median_of(v);
         const double z = robust_z(x, values);
         if (!is_outlier(x, med, z, higher, s)) continue;
-        findings.push_back({{"kind", "host_metric"}, {"host", h}, {"benchmark", sample.at("benchmark")},
-                            {"axes", sample.at("axes")}, {"metric", name}, {"unit", unit}, {"value", x},
-                            {"median", med}, {"robust_z", z},
-                            {"text", h + ": " + sample.at("benchmark").get<std::string>() + axes_text(sample) + ": " + name +
-                                         " " + fmt(x) + " " + unit + " is " + percent_off(x, med) +
-                                         (higher ? " below" : " above") + " the median of " +
-                                         std::to_string(by_host.size()) + " hosts (" + fmt(med) + " " + unit +
-                                         "; robust z " + fmt(z) + ")"}});
+        findings.push_back(
+            {{"kind", "host_metric"},
+             {"host", h},
+             {"benchmark", sample.at("benchmark")},
+             {"axes", sample.at("axes")},
+             {"metric", name},
+             {"unit", unit},
+             {"value", x},
+             {"median", med},
+             {"robust_z", z},
+             {"text", h + ": " + sample.at("benchmark").get<std::string>() + axes_text(sample) +
+                          ": " + name + " " + fmt(x) + " " + unit + " is " + percent_off(x, med) +
+                          (higher ? " below" : " above") + " the median of " +
+                          std::to_string(by_host.size()) + " hosts (" + fmt(med) + " " + unit +
+                          "; robust z " + fmt(z) + ")"}});
       }
     }
   }
   return findings;
 }
 
-void print_cluster_summary(std::ostream& out, const json& results, const json& findings, const outlier_settings& s) {
+void print_cluster_summary(std::ostream& out, const json& results, const json& findings,
+                           const outlier_settings& s) {
   // Hosts in rank order, with their ranks and what they measured.
   std::vector<std::string> hosts;
   std::map<std::string, std::set<int>> ranks;
@@ -705,12 +755,14 @@ void print_cluster_summary(std::ostream& out, const json& results, const json& f
   for (const auto& [h, rs] : ranks) world += rs.size();
   out << "cluster: " << hosts.size() << (hosts.size() == 1 ? " host, " : " hosts, ") << world
       << " ranks with results\n";
-  std::vector<std::vector<std::string>> rows{{"host", "ranks", "passed", "invalid", "failed", "outliers"}};
+  std::vector<std::vector<std::string>> rows{
+      {"host", "ranks", "passed", "invalid", "failed", "outliers"}};
   for (const auto& h : hosts) {
     std::string rl;
     for (int r : ranks[h]) rl += (rl.empty() ? "" : ",") + std::to_string(r);
     const auto& c = counts[h];
-    rows.push_back({h, rl, std::to_string(c[0]), std::to_string(c[1]), std::to_string(c[2]), std::to_string(c[3])});
+    rows.push_back({h, rl, std::to_string(c[0]), std::to_string(c[1]), std::to_string(c[2]),
+                    std::to_string(c[3])});
   }
   std::vector<std::size_t> width(rows.front().size(), 0);
   for (const auto& row : rows) {
@@ -720,7 +772,8 @@ void print_cluster_summary(std::ostream& out, const json& results, const json& f
     std::string line = " ";
     for (std::size_t c = 0; c < rows[i].size(); ++c) {
       const auto& cell = rows[i][c];
-      line += " " + (c == 0 ? cell + std::string(width[c] - cell.size(), ' ') : std::string(width[c] - cell.size(), ' ') + cell);
+      line += " " + (c == 0 ? cell + std::string(width[c] - cell.size(), ' ')
+                            : std::string(width[c] - cell.size(), ' ') + cell);
     }
     out << line << "\n";
     if (i == 0) {
@@ -730,7 +783,8 @@ void print_cluster_summary(std::ostream& out, const json& results, const json& f
     }
   }
   char crit[160];
-  std::snprintf(crit, sizeof(crit), "robust z beyond %g and at least %.0f%% from the median of the hosts",
+  std::snprintf(crit, sizeof(crit),
+                "robust z beyond %g and at least %.0f%% from the median of the hosts",
                 s.z_threshold, s.min_deviation * 100);
   if (hosts.size() < 3) {
     out << "outliers: not analysed (needs at least 3 hosts)\n";
@@ -763,10 +817,13 @@ void print_cluster_summary(std::ostream& out, const json& results, const json& f
     std::sort(hs.begin(), hs.end(), [&](const std::string& a, const std::string& b) {
       return std::find(hosts.begin(), hosts.end(), a) < std::find(hosts.begin(), hosts.end(), b);
     });
-    out << "pairwise bandwidth, GB/s (row sends to column):" << axes_text(*groups[key].front()) << "\n";
+    out << "pairwise bandwidth, GB/s (row sends to column):" << axes_text(*groups[key].front())
+        << "\n";
     std::size_t w = 6;
     for (const auto& h : hs) w = std::max(w, h.size());
-    auto cell = [&](const std::string& t) { return std::string(w + 2 - std::min(w + 2, t.size()), ' ') + t; };
+    auto cell = [&](const std::string& t) {
+      return std::string(w + 2 - std::min(w + 2, t.size()), ' ') + t;
+    };
     std::string head = "  " + std::string(w, ' ');
     for (const auto& h : hs) head += cell(h);
     out << head << "\n";

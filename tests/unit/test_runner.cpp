@@ -223,3 +223,23 @@ TEST_F(RunnerTest, SuiteAxisTypoIsAnError) {
   sel.suite_explicit = true;
   EXPECT_THROW((void)make_plan(registry::instance(), sel, caps), user_error);
 }
+
+// An entry matching several benchmarks may narrow an axis only one of them has, even when --filter
+// keeps only another one; a typo is still refused.
+TEST_F(RunnerTest, SuiteAxisOfAnotherBenchmarkInTheEntryIsAccepted) {
+  selection sel;
+  sel.selected_suite =
+      parse_suite(R"({"benchmarks":[{"filter":"^test/(spin|slow)$","axes":{"n":[2]}}]})", "t");
+  sel.suite_explicit = true;
+  sel.filter = "^test/slow$";
+  const run_plan plan = make_plan(registry::instance(), sel, caps);
+  ASSERT_EQ(plan.items.size(), 1u);
+  EXPECT_EQ(plan.items[0].bench->name(), "test/slow");
+  sel.filter = "^test/spin$";
+  const run_plan narrowed = make_plan(registry::instance(), sel, caps);
+  ASSERT_EQ(narrowed.items.size(), 1u);
+  EXPECT_EQ(narrowed.total_configs(), 1u);  // n narrowed to {2}
+  sel.selected_suite =
+      parse_suite(R"({"benchmarks":[{"filter":"^test/(spin|slow)$","axes":{"nn":[2]}}]})", "t");
+  EXPECT_THROW((void)make_plan(registry::instance(), sel, caps), user_error);
+}
