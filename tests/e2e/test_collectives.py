@@ -15,6 +15,8 @@ from conftest import BIN, FAST, load_report, run
 
 HAS_MPI = os.environ.get("INFRABENCH_HAS_MPI") == "1" and shutil.which("mpirun")
 needs_mpi = pytest.mark.skipif(not HAS_MPI, reason="built without MPI, or no mpirun")
+built_with_mpi = pytest.mark.skipif(os.environ.get("INFRABENCH_HAS_MPI") != "1",
+                                    reason="built without MPI: no collective is compiled in")
 
 
 def mpirun_cmd(n, args):
@@ -43,6 +45,7 @@ def metrics(r):
     return {m["name"]: m["value"] for m in r["metrics"]}
 
 
+@built_with_mpi
 def test_without_a_launcher_collectives_are_skipped_with_the_reason(report_path):
     p = run("run", "--filter", "^collectives/(mpi_allreduce|pairwise)$", "-a", "size=8", *FAST, "-o", report_path)
     assert p.returncode == 0, p.stderr
