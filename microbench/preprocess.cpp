@@ -153,6 +153,17 @@ void flip_rows(benchmark::State& st, variant v) {
   st.SetBytesProcessed(st.iterations() * 16 * src_w * 3 * 2);
 }
 
+// The crop stage's row copies: a crop x crop window of the 500x375 source into its own image.
+void crop_224(benchmark::State& st, variant v) {
+  if (kernels(st, v) == nullptr) return;
+  pp::image out(crop, crop);
+  for (auto _ : st) {
+    pp::crop(v.id, source().view(), 58, 16, out.span());
+    benchmark::DoNotOptimize(out.data());
+  }
+  st.SetBytesProcessed(st.iterations() * static_cast<std::int64_t>(2 * out.bytes()));
+}
+
 void convert(benchmark::State& st, variant v, pp::dtype t) {
   const auto* k = kernels(st, v);
   if (k == nullptr) return;
@@ -236,6 +247,9 @@ void opencv_pipeline(benchmark::State& st) {
     benchmark::RegisterBenchmark(("preprocess/hresize_row/" + isa).c_str(), hresize, v);
     benchmark::RegisterBenchmark(("preprocess/vresize_row/" + isa).c_str(), vresize, v);
     benchmark::RegisterBenchmark(("preprocess/flip_16_rows/" + isa).c_str(), flip_rows, v);
+    if (!v.bf16_instructions) {
+      benchmark::RegisterBenchmark(("preprocess/crop_224/" + isa).c_str(), crop_224, v);
+    }
     for (std::size_t es : {1u, 2u, 4u}) {
       benchmark::RegisterBenchmark(
           ("preprocess/hwc_to_chw_224/" + isa + "/" + std::to_string(es) + "B").c_str(), hwc_to_chw,

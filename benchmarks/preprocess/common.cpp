@@ -297,6 +297,12 @@ void add_derived_metrics(state& st, const std::string& name, const work& w, std:
                     "(bytes read + written) / median time, over the best bandwidth_gbps of "
                     "bandwidth/host_memory kernel=copy with the same threads earlier in this run "
                     "(STREAM counting in both: write-allocate traffic not included)");
+    } else {
+      // Say how to get the roofline rather than leave the metric silently missing.
+      st.add_warning("no memory_bandwidth_fraction: bandwidth/host_memory kernel=copy threads=" +
+                     std::to_string(st.get_int64("threads")) +
+                     " did not pass earlier in this run (add it, e.g. --filter "
+                     "'^(bandwidth/host_memory|preprocess/)' -a kernel=copy)");
     }
   }
 }

@@ -6,11 +6,11 @@
 # the submission/completion loop itself, with no device behind it.
 #
 #   benchmarks/storage/compare_fio.sh [--bin build/infrabench] [--dir .] [--size 1G] [--runtime 5]
-#                                     [--alternations 3] [--workloads LIST]
+#                                     [--alternations 3] [--workloads LIST] [--raw FILE]
 # LIST (comma-separated, default all): seq128k_qd32 seq1m_qd8 rand4k_qd32 rand4k_qd1
 #   shm_psync_rand4k_qd1 shm_io_uring_rand4k_qd1
 # The test file (incompressible, from /dev/urandom) is made in a new directory under --dir and
-# removed at the end, also on Ctrl-C.
+# removed at the end, also on Ctrl-C. --raw FILE keeps every run's numbers (JSON lines).
 set -euo pipefail
 
 bin=build/infrabench
@@ -19,6 +19,7 @@ size=1G
 runtime=5
 alternations=3
 workloads=seq128k_qd32,seq1m_qd8,rand4k_qd32,rand4k_qd1,shm_psync_rand4k_qd1,shm_io_uring_rand4k_qd1
+raw=""
 
 usage() { sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
 while [ $# -gt 0 ]; do
@@ -29,6 +30,7 @@ while [ $# -gt 0 ]; do
     --runtime) runtime=$2; shift 2 ;;
     --alternations) alternations=$2; shift 2 ;;
     --workloads) workloads=$2; shift 2 ;;
+    --raw) raw=$2; shift 2 ;;
     -h|--help) usage 0 ;;
     *) echo "compare_fio.sh: unknown argument '$1'" >&2; usage 2 >&2 ;;
   esac
@@ -45,7 +47,10 @@ runtime_ms=$(python3 -c "import sys; v=float(sys.argv[1]); assert v > 0; print(m
 
 work=$(mktemp -d "$dir/compare-fio-XXXXXX")
 shm=""
-cleanup() { rm -rf "$work"; [ -n "$shm" ] && rm -rf "$shm"; true; }
+cleanup() {
+  [ -n "$raw" ] && [ -f "$work/results.jsonl" ] && cp "$work/results.jsonl" "$raw"
+  rm -rf "$work"; [ -n "$shm" ] && rm -rf "$shm"; true
+}
 trap cleanup EXIT
 trap 'cleanup; exit 130' INT
 trap 'cleanup; exit 143' TERM

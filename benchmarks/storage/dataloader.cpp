@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <string>
 
 #include "common.h"
@@ -24,6 +25,12 @@ namespace sb = infrabench::storage_bench;
 std::string percent(double f) {
   char buf[32];
   std::snprintf(buf, sizeof(buf), "%.1f%%", 100 * f);
+  return buf;
+}
+
+std::string number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%g", v);
   return buf;
 }
 
@@ -127,7 +134,7 @@ void storage_dataloader(infrabench::state& st) {
                 "the simulated accelerator's rate: batch_size / compute_ms");
   st.check(au >= threshold, "AU " + percent(au) + " < " + percent(threshold) +
                                 ": the storage cannot feed an accelerator computing " +
-                                std::to_string(st.get_float64("compute_ms")) + " ms per batch of " +
+                                number(st.get_float64("compute_ms")) + " ms per batch of " +
                                 std::to_string(batch));
   if (opts.verify) {
     st.check(verify_failures == 0,

@@ -6,11 +6,14 @@
 #include <sys/resource.h>
 
 #include <algorithm>
-#include <chrono>
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common.h"
@@ -38,18 +41,14 @@ double cpu_seconds() {
   return s(ru.ru_utime) + s(ru.ru_stime);
 }
 
-// Reads one job reaps per timed call: about 8 MiB and at least 16 queues' worth, so a call lasts
-// milliseconds and the per-call hand-off to the job threads costs well under 1%. Reads in flight
-// at the end of a call carry over into the next, so the queue never drains between calls; only
-// the few reads in flight across a hand-off see it added to their latency.
+// Reads each job completes per timed call: about 8 MiB and at least 16 queues' worth, so a call
+// lasts milliseconds. A multiple of `chunks_per_call`: jobs report progress chunk by chunk.
+constexpr std::uint64_t chunks_per_call = 8;
 std::uint64_t ios_per_call(std::uint64_t block_size, std::uint64_t queue_depth) {
   const std::uint64_t by_bytes =
       std::clamp<std::uint64_t>((std::uint64_t{8} << 20) / block_size, 1, 1024);
-  return std::max(by_bytes, 16 * queue_depth);
-}
-
-double steady_seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  const std::uint64_t ios = std::max(by_bytes, 16 * queue_depth);
+  return (ios + chunks_per_call - 1) / chunks_per_call * chunks_per_call;
 }
 
 struct job {
@@ -79,6 +78,140 @@ class job_set {
  private:
   infrabench::thread_pool& m_pool;
   std::vector<job> m_jobs;
+};
+
+// The jobs run free for the whole measurement, each on its own pool thread, reaping chunk after
+// chunk. Handing each call to the job threads and back (as thread_pool::run does) would leave the
+// device idle between calls while the threads wake up (on a busy machine, several percent of a
+// drive's throughput); fio's jobs never pause either. So a call's time is taken from the jobs'
+// own clocks, not from when the harness thread woke: each job stamps the moment it completed each
+// call's share of reads, and call n lasts from the moment the last job completed share n - 1 to
+// the moment the last job completed share n. The calls tile the run, whenever the harness thread
+// looks. A job runs at most `ring` - 2 calls ahead of the harness (a bound it reaches only if the
+// harness thread is starved for that long).
+class free_running_jobs {
+ public:
+  free_running_jobs(infrabench::thread_pool& pool, std::vector<job>& jobs, std::uint64_t per_call)
+      : m_pool(pool),
+        m_jobs(jobs),
+        m_per_call(per_call),
+        m_chunk(per_call / chunks_per_call),
+        m_progress(std::make_unique<std::atomic<std::uint64_t>[]>(jobs.size())),
+        m_stamps(std::make_unique<std::atomic<std::uint64_t>[]>(jobs.size() * ring)) {
+    for (std::size_t j = 0; j < jobs.size(); ++j) m_progress[j].store(0);
+  }
+  free_running_jobs(const free_running_jobs&) = delete;
+  free_running_jobs& operator=(const free_running_jobs&) = delete;
+  ~free_running_jobs() { stop(); }
+
+  // Waits until every job completed `calls` calls' worth of reads and returns how long call
+  // `calls` took, in seconds (the first call: from the start of the jobs). Starts the jobs on the
+  // first call; after the first (warm-up) call's share each job restarts its histogram and
+  // counters. Rethrows the first job's error.
+  double wait_for_call(std::uint64_t calls) {
+    if (!m_driver.joinable()) {
+      m_start_ns = ks::detail::now_ns();
+      m_driver = std::thread([this] {
+        try {
+          m_pool.run([this](std::size_t j) { job_loop(j); });
+        } catch (...) {
+          std::lock_guard lock(m_mu);
+          if (!m_error) m_error = std::current_exception();
+        }
+      });
+    }
+    m_calls.store(calls);
+    m_calls.notify_all();  // a job waiting at the run-ahead bound may go on
+    const std::uint64_t target = calls * m_per_call;
+    std::uint64_t end_ns = 0;
+    for (std::size_t j = 0; j < m_jobs.size(); ++j) {
+      std::uint64_t seen = m_progress[j].load();
+      while (seen < target) {
+        m_progress[j].wait(seen);
+        seen = m_progress[j].load();
+      }
+      end_ns = std::max(end_ns, m_stamps[j * ring + calls % ring].load());
+    }
+    if (m_failed.load()) {
+      stop();
+      std::lock_guard lock(m_mu);
+      if (m_error) std::rethrow_exception(m_error);
+      throw std::runtime_error("storage/read: a job stopped without an error");
+    }
+    const std::uint64_t begin_ns = calls == 1 ? m_start_ns : m_last_end_ns;
+    m_last_end_ns = end_ns;
+    return static_cast<double>(end_ns - begin_ns) * 1e-9;
+  }
+
+  // Rethrows the first job's error, also one after the last measured call.
+  void rethrow_if_failed() {
+    std::lock_guard lock(m_mu);
+    if (m_error) std::rethrow_exception(m_error);
+  }
+
+  // Stops the jobs after their current chunk and waits for them (idempotent).
+  void stop() {
+    m_stop.store(true);
+    m_calls.fetch_add(1);  // wakes a job waiting at the run-ahead bound
+    m_calls.notify_all();
+    if (m_driver.joinable()) m_driver.join();
+  }
+
+ private:
+  static constexpr std::uint64_t ring = 256;  // call stamps kept per job
+
+  void job_loop(std::size_t j) {
+    job& jb = m_jobs[j];
+    try {
+      std::uint64_t done = 0;
+      while (!m_stop.load(std::memory_order_relaxed)) {
+        // Share n's stamp overwrites share n - ring's: stay within ring - 2 calls of the harness.
+        for (std::uint64_t c = m_calls.load();
+             !m_stop.load() && (done + m_chunk) / m_per_call + 2 > c + ring; c = m_calls.load()) {
+          m_calls.wait(c);
+        }
+        if (m_stop.load()) break;
+        jb.engine->run(*jb.plan, m_chunk, jb.hist);
+        done += m_chunk;
+        if (done % m_per_call == 0) {
+          m_stamps[j * ring + (done / m_per_call) % ring].store(ks::detail::now_ns());
+          if (done == m_per_call) {  // the warm-up call's share is done: measure from here
+            jb.hist.reset();
+            jb.engine->counters().reset();
+          }
+        }
+        m_progress[j].store(done);
+        if (done >= m_calls.load() * m_per_call) m_progress[j].notify_all();
+      }
+    } catch (...) {
+      m_failed.store(true);
+      m_stop.store(true);
+      release(j);
+      throw;
+    }
+    release(j);
+  }
+
+  // A job that stopped makes no more progress: let a waiting call through.
+  void release(std::size_t j) {
+    m_progress[j].store(~std::uint64_t{0});
+    m_progress[j].notify_all();
+  }
+
+  infrabench::thread_pool& m_pool;
+  std::vector<job>& m_jobs;
+  const std::uint64_t m_per_call;
+  const std::uint64_t m_chunk;
+  std::unique_ptr<std::atomic<std::uint64_t>[]> m_progress;  // reads completed, per job
+  std::unique_ptr<std::atomic<std::uint64_t>[]> m_stamps;    // [job][call % ring]: share done
+  std::atomic<std::uint64_t> m_calls{0};                     // the call the harness waits for
+  std::atomic<bool> m_stop{false};
+  std::atomic<bool> m_failed{false};
+  std::uint64_t m_start_ns = 0;
+  std::uint64_t m_last_end_ns = 0;
+  std::mutex m_mu;
+  std::exception_ptr m_error;
+  std::thread m_driver;
 };
 
 void storage_read(infrabench::state& st) {
@@ -164,34 +297,20 @@ void storage_read(infrabench::state& st) {
   st.add_bytes_read(static_cast<double>(per_call * bs * jobs));
   st.add_items(static_cast<double>(per_call * jobs), "io");
 
-  // The harness's first call is its warm-up: statistics restart with the second.
+  // The harness's first call is its warm-up: the jobs restart their statistics after it.
   std::uint64_t calls = 0;
-  bool restart = false;
   double cpu_start = 0;
-  // Timed end to end: a call lasts from the end of the previous call to its own end. Reads stay in
-  // flight between calls and the device keeps working on them; timing only the calls would credit
-  // that work to them (up to a queue's worth per call) and overstate throughput.
-  double last_end = 0;
-  const std::function<void(std::size_t)> run_job = [&](std::size_t j) {
-    if (restart) {
-      js[j].hist.reset();
-      js[j].engine->counters().reset();
-    }
-    js[j].engine->run(*js[j].plan, per_call, js[j].hist);
-  };
+  free_running_jobs runner(pool, js, per_call);
   try {
     st.exec_timed(
         [&] {
-          restart = ++calls == 2;
-          if (restart) cpu_start = cpu_seconds();
-          if (calls == 1) last_end = steady_seconds();
-          pool.run(run_job);
-          const double end = steady_seconds();
-          const double took = end - last_end;
-          last_end = end;
+          const double took = runner.wait_for_call(++calls);
+          if (calls == 1) cpu_start = cpu_seconds();
           return took;
         },
-        "cpu_steady_clock_end_to_end");
+        "job_clocks_end_to_end");
+    runner.stop();
+    runner.rethrow_if_failed();
   } catch (const ks::unsupported_error& e) {
     st.skip(e.what());  // e.g. IOPOLL refused by the device at the first read
   }
@@ -230,7 +349,9 @@ void storage_read(infrabench::state& st) {
         "process CPU time (user + system, getrusage) over the measured calls / reads completed");
     st.add_metric("queue_depth_mean", "reads", qd_sum / jobs, true,
                   "reads in flight per job, time-weighted mean over the measured calls (the queue "
-                  "depth actually reached)");
+                  "depth actually reached; a read is in flight from the return of the submitting "
+                  "call to its reaping, as for fio's clat); engine as set up: " +
+                      js.front().engine->describe());
   }
   if (opts.verify) {
     st.check(total.verify_failures == 0,

@@ -3,6 +3,7 @@
 // the kernel refuses them; registered buffers and files, SQPOLL and IOPOLL on request. Every
 // option the kernel or device refuses becomes an unsupported_error with the reason, never a guess.
 #include <liburing.h>
+#include <sched.h>
 #include <sys/resource.h>
 
 #include <cerrno>
@@ -88,7 +89,7 @@ class io_uring_engine final : public read_engine {
     m_target += ios;
     while (m_reaped < m_target) {
       submit(plan);
-      reap(&hist);
+      if (m_inflight > 0) reap(&hist);
     }
     account(now_ns());
     m_counters.busy_s += static_cast<double>(now_ns() - start) * 1e-9;
@@ -218,8 +219,19 @@ class io_uring_engine final : public read_engine {
     do {
       ret = io_uring_submit(&m_ring);
     } while (ret == -EINTR);
-    if (ret == -EAGAIN || ret == -EBUSY) return;  // the kernel is short of resources: reap first
+    if (ret == -EAGAIN || ret == -EBUSY) {
+      // The kernel is short of resources: reap first. With nothing in flight there is nothing to
+      // reap (waiting would hang), so retry, but not forever.
+      if (m_inflight > 0) return;
+      if (++m_submit_retries > 10000) {
+        throw storage_error(std::string("io_uring_submit: ") + std::strerror(-ret) +
+                            " with no read in flight, 10000 times in a row");
+      }
+      sched_yield();
+      return;
+    }
     if (ret < 0) throw storage_error(std::string("io_uring_submit: ") + std::strerror(-ret));
+    m_submit_retries = 0;
     // Issue time is taken after the submit call returned, as fio does for its clat.
     const std::uint64_t now = now_ns();
     account(now);
@@ -277,7 +289,7 @@ class io_uring_engine final : public read_engine {
     if (error == EOPNOTSUPP && m_opts.iopoll) {
       throw unsupported_error(
           "the device does not support polled I/O (IOPOLL): " + std::string(std::strerror(error)) +
-          " (NVMe needs poll queues: nvme.poll_queues=N)");
+          " (its driver needs poll queues; for NVMe: nvme.poll_queues=N)");
     }
     if (error != 0) throw storage_error(read_error(error, error_offset, bs, m_opts.direct));
   }
@@ -294,6 +306,7 @@ class io_uring_engine final : public read_engine {
   std::uint64_t m_target = 0;  // completions owed to run() calls so far
   std::uint64_t m_reaped = 0;
   std::uint64_t m_last_event = 0;
+  std::uint32_t m_submit_retries = 0;  // -EAGAIN/-EBUSY in a row with nothing in flight
 };
 
 }  // namespace

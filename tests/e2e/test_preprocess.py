@@ -136,6 +136,38 @@ def test_bf16_and_f16_outputs_and_streaming_stores(report_path):
             assert r["status"] == "passed", r
 
 
+def test_memory_bound_stages_carry_the_roofline_of_the_same_run(report_path):
+    # bandwidth/host_memory (copy) runs first (name order); the memory-bound stages divide their
+    # GB/s by its bandwidth. Without it, each says how to get the metric instead.
+    stages = "crop|flip|normalize|layout|resize"
+    p = run("run", "--filter", "^(bandwidth/host_memory|preprocess/(" + stages + "))$", *FAST,
+            *SMALL, "-a", "threads=1", "-a", "kernel=copy", "-a", "array_size=8MiB",
+            "-o", report_path, timeout=300)
+    assert p.returncode == 0, p.stderr
+    report = load_report(report_path)
+    copy = results(report, "bandwidth/host_memory")
+    assert copy and copy[0]["status"] == "passed", copy
+    copy_gbps = metric(copy[0], "bandwidth_gbps")
+    for name in ["crop", "flip", "normalize", "layout"]:
+        rs = results(report, "preprocess/" + name)
+        assert rs, name
+        for r in rs:
+            fraction = metric(r, "memory_bandwidth_fraction")
+            assert fraction is not None and fraction > 0, r
+            moved = metric(r, "input_gbps") + metric(r, "output_gbps")
+            assert fraction == pytest.approx(moved / copy_gbps, rel=1e-6), (r, copy_gbps)
+    # Compute-bound: no roofline.
+    for r in results(report, "preprocess/resize"):
+        assert metric(r, "memory_bandwidth_fraction") is None, r
+
+    p = run("run", "--filter", "^preprocess/flip$", *FAST, "-a", "batch=3", "-a", "crop=32",
+            "-a", "threads=1", "-o", report_path)
+    assert p.returncode == 0, p.stderr
+    for r in results(load_report(report_path), "preprocess/flip"):
+        assert metric(r, "memory_bandwidth_fraction") is None, r
+        assert any("bandwidth/host_memory" in w for w in r["warnings"]), r
+
+
 @pytest.mark.parametrize("args,needle", [
     (["-a", "crop=0"], "crop"),
     (["-a", "batch=-1"], "batch"),

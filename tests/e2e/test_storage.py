@@ -111,6 +111,9 @@ def check_read_results(report, expect_io_uring):
             assert k in m and m[k] > 0, (k, r)
         assert m["latency_us_p50"] <= m["latency_us_p99"] <= m["latency_us_p99_99"] <= m["latency_us_max"] * 1.004
         assert m["queue_depth_mean"] <= a["queue_depth"] + 1e-9
+        # A call is a batch of reads (16 or more); none can complete faster than 50 ns a read. A
+        # call timed from the wrong clock (e.g. the harness thread waking late) would.
+        assert r["time_s"]["min"] >= r["work_per_iteration"]["items"] * 50e-9, r["time_s"]
         assert any("--verify" in w for w in r["warnings"]), r
         ran.add(a["engine"])
     return ran
@@ -121,6 +124,19 @@ def test_verify_reads_every_byte_for_both_engines(shared_dir, report_path):
     assert p.returncode == 0, p.stderr
     ran = check_read_results(load_report(report_path), io_uring_available())
     assert "psync" in ran
+    assert scratch_left(shared_dir) == []
+
+
+def test_pinned_jobs_verify_every_byte(shared_dir, report_path):
+    """Two pinned jobs, each with its own descriptor, ring and half of the file."""
+    p = run("run", "--filter", "^storage/read$", "-a", "size=8MiB", "-a", "block_size=16KiB", "-a", "queue_depth=1",
+            "-a", "jobs=2", "-a", "pin=1", *FAST, "--verify", "--scratch", shared_dir, "-o", report_path)
+    assert p.returncode == 0, p.stderr
+    report = load_report(report_path)
+    assert "psync" in check_read_results(report, io_uring_available())
+    for r in results_of(report, "storage/read"):
+        if r["status"] == "passed":
+            assert r["work_per_iteration"]["items"] % 2 == 0  # both jobs' shares
     assert scratch_left(shared_dir) == []
 
 
@@ -257,6 +273,45 @@ def test_kernel_without_io_uring_skips_io_uring_and_runs_psync(tmp_path, report_
             assert r["status"] == "passed", r
 
 
+def test_buffered_reads_are_labelled_as_page_cache(shared_dir, report_path):
+    engines = "io_uring,psync" if io_uring_available() else "psync"
+    p = run("run", "--filter", "^storage/read$", "-a", "size=8MiB", "-a", f"engine={engines}", "-a", "queue_depth=1",
+            "-a", "block_size=4KiB", "-a", "direct=0", *FAST, "--verify", "--scratch", shared_dir, "-o", report_path)
+    assert p.returncode == 0, p.stderr
+    ran = check_read_results(load_report(report_path), io_uring_available())
+    assert ran == set(engines.split(","))
+    for r in results_of(load_report(report_path), "storage/read"):
+        assert any("page-cache measurement" in w for w in r["warnings"]), r
+    assert scratch_left(shared_dir) == []
+
+
+def test_directory_target_gets_its_own_scratch_file(shared_dir, report_path):
+    """target=DIR: the scratch file is made in DIR (not under --scratch) and removed; DIR's own files
+    are left alone."""
+    target = os.path.join(shared_dir, "bench-here")
+    os.mkdir(target)
+    with open(os.path.join(target, "keep.me"), "w") as f:
+        f.write("mine")
+    args = ["run", "--filter", "^storage/read$", "-a", f"target={target}", "-a", "size=4MiB", "-a", "engine=psync",
+            "-a", "queue_depth=1", "-a", "block_size=4KiB", "-a", "pattern=seq", *FAST, "--verify",
+            "--scratch", shared_dir, "-o", report_path]
+    p = run(*args)
+    assert p.returncode == 0, p.stderr
+    (r,) = results_of(load_report(report_path), "storage/read")
+    assert r["status"] == "passed" and not r.get("invalid_reasons"), r
+    assert any("--verify: every byte" in w for w in r["warnings"]), r  # scratch data: checked
+    assert sorted(os.listdir(target)) == ["keep.me"]
+    assert scratch_left(shared_dir) == []
+    p = run(*args, "--keep-scratch")
+    assert p.returncode == 0, p.stderr
+    (r,) = results_of(load_report(report_path), "storage/read")
+    kept = [w.split(": ", 1)[1] for w in r["warnings"] if w.startswith("scratch file kept")]
+    assert len(kept) == 1 and os.path.dirname(os.path.dirname(kept[0])) == target, r
+    assert scratch_left(shared_dir) == []
+    with open(os.path.join(target, "keep.me")) as f:
+        assert f.read() == "mine"
+
+
 # ---- safety: targets are only read ---------------------------------------------------------------
 
 def digest(path):
@@ -330,6 +385,83 @@ def test_mounted_block_device_is_only_read(report_path, tmp_path):
         assert r["status"] == "failed" and error in r["reason"] and dev in r["reason"], r
 
 
+def sh(*cmd):
+    return subprocess.run(list(cmd), capture_output=True, text=True, timeout=60)
+
+
+@pytest.fixture
+def mounted_loop_disk(tmp_path):
+    """A 32 MiB disk image on a loop device, formatted ext4 and mounted read-only: a mounted disk
+    no other process writes to. With an MBR partition table where the kernel scans partitions
+    (then the partition is formatted and mounted). Yields (disk, partition or None, mount point,
+    image path); skips with the reason when loop devices or mounting are not available here."""
+    if os.geteuid() != 0:
+        pytest.skip("attaching a loop device and mounting need root")
+    for tool in ("losetup", "mkfs.ext4", "mount", "umount"):
+        if shutil.which(tool) is None:
+            pytest.skip(f"{tool} not installed")
+    img = tmp_path / "disk.img"
+    with open(img, "wb") as f:
+        f.write(os.urandom(32 << 20))
+    # One Linux partition from sector 2048 to the end (MBR: entry at byte 446, signature 0x55AA).
+    start, sectors = 2048, (32 << 20) // 512 - 2048
+    entry = bytes([0, 0, 0, 0, 0x83, 0, 0, 0]) + start.to_bytes(4, "little") + sectors.to_bytes(4, "little")
+    with open(img, "r+b") as f:
+        f.seek(446)
+        f.write(entry + bytes(48) + b"\x55\xaa")
+    p = sh("losetup", "--find", "--show", "--partscan", str(img))
+    if p.returncode != 0:
+        pytest.skip("no loop device here: " + p.stderr.strip())
+    disk = p.stdout.strip()
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    mounted = False
+    try:
+        part = disk + "p1"
+        for _ in range(25):  # the partition's node appears shortly after the scan, if at all
+            if os.path.exists(part):
+                break
+            time.sleep(0.02)
+        fs_dev = part if os.path.exists(part) else disk  # no partition support: the whole disk
+        p = sh("mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0", fs_dev)
+        if p.returncode != 0:
+            pytest.skip("mkfs.ext4 failed: " + p.stderr.strip())
+        p = sh("mount", "-o", "ro", fs_dev, str(mnt))
+        if p.returncode != 0:
+            pytest.skip("cannot mount here: " + p.stderr.strip())
+        mounted = True
+        yield disk, (part if fs_dev == part else None), str(mnt), str(img)
+    finally:
+        if mounted:
+            sh("umount", str(mnt))
+        sh("losetup", "-d", disk)
+
+
+def test_mounted_disk_is_only_read(mounted_loop_disk, shared_dir, report_path):
+    """A real block device that is mounted (or whose partition is): the disk (and the partition)
+    are read with both engines, O_DIRECT at the device's logical block size; the mount is named
+    in a warning; not one byte of the device changes."""
+    disk, part, mnt, img = mounted_loop_disk
+    os.sync()
+    before = digest(img)
+    for target in [disk] + ([part] if part else []):
+        p = run("run", "--filter", "^storage/read$", "-a", f"target={target}", "-a", "size=16MiB",
+                "-a", "queue_depth=1,4", "-a", "block_size=4KiB", *FAST, "--verify", "-o", report_path,
+                cwd=shared_dir)
+        assert p.returncode == 0, p.stderr
+        rs = results_of(load_report(report_path), "storage/read")
+        assert any(r["status"] == "passed" for r in rs), rs
+        for r in rs:
+            if r["status"] == "skipped":
+                continue
+            assert r["status"] == "passed", r
+            assert any(f"is mounted ({mnt})" in w and "read-only" in w for w in r["warnings"]), r
+            assert any("not checked" in w for w in r["warnings"]), r  # --verify: contents unknown
+    os.sync()
+    assert digest(img) == before
+    assert scratch_left(shared_dir) == []
+
+
 # ---- scratch data: free space, cleanup after success, error and SIGINT, --keep-scratch -----------
 
 def test_size_larger_than_free_space_is_refused(shared_dir, report_path):
@@ -353,7 +485,8 @@ def test_scratch_removed_after_an_error(shared_dir, report_path):
     assert scratch_left(shared_dir) == []
 
 
-def test_scratch_removed_on_sigint(shared_dir, report_path):
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_scratch_removed_on_signal(sig, shared_dir, report_path):
     proc = subprocess.Popen([BIN, "run", "--filter", "^storage/read$", "-a", "size=32MiB", "-a", "engine=psync",
                              "-a", "queue_depth=1", "-a", "block_size=4KiB", "--min-time", "30", "--max-time", "60",
                              "--scratch", shared_dir, "-o", report_path],
@@ -364,10 +497,37 @@ def test_scratch_removed_on_sigint(shared_dir, report_path):
         time.sleep(0.05)
     assert scratch_left(shared_dir), "the scratch file never appeared"
     time.sleep(0.5)  # inside the timed loop now
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(sig)
     out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 128 + signal.SIGINT, err
+    assert proc.returncode == 128 + sig, err
     assert load_report(report_path)["run"]["interrupted"] is True
+    assert scratch_left(shared_dir) == []
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_scratch_removed_when_interrupted_while_writing_it(sig, shared_dir, report_path):
+    """A 2 GiB scratch file takes a second or more to write; the signal arrives within milliseconds
+    of its directory appearing, so creation stops part-way and what was written is removed."""
+    size = 2 << 30
+    vfs = os.statvfs(shared_dir)
+    total, avail = vfs.f_blocks * vfs.f_frsize, vfs.f_bavail * vfs.f_frsize
+    if avail < size + max(total // 10, 1 << 30):
+        pytest.skip(f"{shared_dir} has too little free space for a 2 GiB scratch file and the margin")
+    proc = subprocess.Popen([BIN, "run", "--filter", "^storage/read$", "-a", "size=2GiB", "-a", "engine=psync",
+                             "-a", "queue_depth=1", "-a", "block_size=1MiB", "-a", "pattern=seq", *FAST,
+                             "--scratch", shared_dir, "-o", report_path],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not scratch_left(shared_dir) and proc.poll() is None:
+        time.sleep(0.002)
+    assert scratch_left(shared_dir), "the scratch directory never appeared"
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + sig, err
+    report = load_report(report_path)
+    assert report["run"]["interrupted"] is True
+    (r,) = results_of(report, "storage/read")
+    assert "interrupted while creating scratch data" in (r.get("reason") or ""), r
     assert scratch_left(shared_dir) == []
 
 

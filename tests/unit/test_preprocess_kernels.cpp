@@ -346,6 +346,34 @@ TEST(PreprocessIsa, NamesAndSupport) {
   EXPECT_FALSE(pp::parse_dtype("f64").has_value());
 }
 
+// The reasons on CPUs this machine may not be: each missing feature is named.
+TEST(PreprocessIsa, ReasonNamesTheMissingFeature) {
+  ppd::cpu_features all;
+  all.avx2 = all.fma = all.f16c = true;
+  all.avx512f = all.avx512bw = all.avx512vl = all.avx512dq = all.avx512vbmi = true;
+  for (auto i : {pp::isa::scalar, pp::isa::avx2, pp::isa::avx512}) {
+    EXPECT_EQ(ppd::isa_unsupported_reason(i, all), "") << pp::to_string(i);
+  }
+  EXPECT_EQ(ppd::isa_unsupported_reason(pp::isa::scalar, ppd::cpu_features{}), "");
+  EXPECT_EQ(ppd::isa_unsupported_reason(pp::isa::avx2, ppd::cpu_features{}), "this CPU lacks avx2");
+  // A Skylake-SP: AVX-512 F/BW/VL/DQ but no VBMI runs the AVX2 kernels.
+  auto skylake = all;
+  skylake.avx512vbmi = false;
+  EXPECT_EQ(ppd::isa_unsupported_reason(pp::isa::avx512, skylake), "this CPU lacks avx512vbmi");
+  EXPECT_EQ(ppd::isa_unsupported_reason(pp::isa::avx2, skylake), "");
+  auto no_f16c = all;
+  no_f16c.f16c = false;
+  EXPECT_EQ(ppd::isa_unsupported_reason(pp::isa::avx2, no_f16c), "this CPU lacks f16c");
+  auto no_bw = all;
+  no_bw.avx512bw = false;
+  EXPECT_EQ(ppd::isa_unsupported_reason(pp::isa::avx512, no_bw), "this CPU lacks avx512bw");
+  // The detected features give the public answer.
+  for (auto i : {pp::isa::scalar, pp::isa::avx2, pp::isa::avx512}) {
+    EXPECT_EQ(pp::isa_unsupported_reason(i),
+              ppd::isa_unsupported_reason(i, ppd::detected_cpu_features()));
+  }
+}
+
 TEST(PreprocessIsa, UnsupportedIsaIsRefusedWithTheReason) {
   for (auto i : {pp::isa::avx2, pp::isa::avx512}) {
     if (pp::isa_supported(i)) continue;

@@ -65,6 +65,9 @@ TEST(StorageDataloader, EveryEngineDeliversVerifiedBatches) {
       EXPECT_LE(r.compute_s, r.window_s * 1.000001);
       EXPECT_GE(r.utilisation(), 0);
       EXPECT_LE(r.utilisation(), 1.000001);
+      // Every instant of the window is either compute or a stall: AU = compute / (compute +
+      // stall) exactly, whatever the machine's speed.
+      EXPECT_NEAR(r.compute_s + r.stall_s, r.window_s, 1e-6);
     }
     // No compute: the accelerator only waits, AU is zero.
     EXPECT_EQ(dl->run_epoch(0, 9).compute_s, 0);
@@ -77,6 +80,22 @@ TEST(StorageDataloader, EveryEngineDeliversVerifiedBatches) {
     EXPECT_EQ(full.steps, 8u);
     EXPECT_EQ(full.verify_failures, 0u) << full.first_verify_failure;
   }
+}
+
+TEST(StorageDataloader, UtilisationIsHighWhenComputeDominates) {
+  // 8 samples of 10 kB per batch from the page cache take microseconds to read; a 20 ms step
+  // leaves the accelerator waiting only if the reader thread is starved for most of a step.
+  ks::scratch_dir dir(temp_parent());
+  const ks::dataset_layout layout{48, 10000, 16};
+  ks::create_dataset(dir.path(), layout, 11, nullptr);
+  auto o = options(dir.path(), layout, "psync");
+  o.prefetch = 4;
+  ks::dataloader dl(o);
+  const auto r = dl.run_epoch(0.02, 1);
+  EXPECT_EQ(r.steps, 6u);
+  EXPECT_GT(r.utilisation(), 0.5) << "stall " << r.stall_s << " s of " << r.window_s << " s";
+  EXPECT_GE(r.compute_s, 5 * 0.02 * 0.999);
+  EXPECT_EQ(dl.run_epoch(0, 2).utilisation(), 0);
 }
 
 TEST(StorageDataloader, VerifyFindsACorruptSample) {

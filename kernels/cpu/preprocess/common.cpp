@@ -68,24 +68,7 @@ std::optional<isa> parse_isa(std::string_view name) {
 }
 
 std::string isa_unsupported_reason(isa i) {
-  // __builtin_cpu_supports checks the OS enables the wide registers (XCR0) as well as CPUID.
-  switch (i) {
-    case isa::scalar:
-      return {};
-    case isa::avx2:
-      if (!__builtin_cpu_supports("avx2")) return "this CPU lacks avx2";
-      if (!__builtin_cpu_supports("fma")) return "this CPU lacks fma";
-      if (!__builtin_cpu_supports("f16c")) return "this CPU lacks f16c";
-      return {};
-    case isa::avx512:
-      if (!__builtin_cpu_supports("avx512f")) return "this CPU lacks avx512f";
-      if (!__builtin_cpu_supports("avx512bw")) return "this CPU lacks avx512bw";
-      if (!__builtin_cpu_supports("avx512vl")) return "this CPU lacks avx512vl";
-      if (!__builtin_cpu_supports("avx512dq")) return "this CPU lacks avx512dq";
-      if (!__builtin_cpu_supports("avx512vbmi")) return "this CPU lacks avx512vbmi";
-      return {};
-  }
-  return "unknown isa";
+  return detail::isa_unsupported_reason(i, detail::detected_cpu_features());
 }
 
 bool isa_supported(isa i) {
@@ -247,6 +230,43 @@ bool random_flip(std::uint64_t seed) {
 }  // namespace infrabench::kernels::cpu::preprocess
 
 namespace infrabench::kernels::cpu::preprocess::detail {
+
+cpu_features detected_cpu_features() {
+  // __builtin_cpu_supports checks the OS enables the wide registers (XCR0) as well as CPUID.
+  static const cpu_features f = [] {
+    cpu_features c;
+    c.avx2 = __builtin_cpu_supports("avx2");
+    c.fma = __builtin_cpu_supports("fma");
+    c.f16c = __builtin_cpu_supports("f16c");
+    c.avx512f = __builtin_cpu_supports("avx512f");
+    c.avx512bw = __builtin_cpu_supports("avx512bw");
+    c.avx512vl = __builtin_cpu_supports("avx512vl");
+    c.avx512dq = __builtin_cpu_supports("avx512dq");
+    c.avx512vbmi = __builtin_cpu_supports("avx512vbmi");
+    return c;
+  }();
+  return f;
+}
+
+std::string isa_unsupported_reason(isa i, const cpu_features& f) {
+  switch (i) {
+    case isa::scalar:
+      return {};
+    case isa::avx2:
+      if (!f.avx2) return "this CPU lacks avx2";
+      if (!f.fma) return "this CPU lacks fma";
+      if (!f.f16c) return "this CPU lacks f16c";
+      return {};
+    case isa::avx512:
+      if (!f.avx512f) return "this CPU lacks avx512f";
+      if (!f.avx512bw) return "this CPU lacks avx512bw";
+      if (!f.avx512vl) return "this CPU lacks avx512vl";
+      if (!f.avx512dq) return "this CPU lacks avx512dq";
+      if (!f.avx512vbmi) return "this CPU lacks avx512vbmi";
+      return {};
+  }
+  return "unknown isa";
+}
 
 bool cpu_has_avx512_bf16() {
   static const bool has = __builtin_cpu_supports("avx512bf16");

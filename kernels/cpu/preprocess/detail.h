@@ -5,6 +5,7 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "cpu/preprocess/preprocess.h"
@@ -103,6 +104,15 @@ struct kernel_set {
   void (*flip_row)(const std::uint8_t* src, std::uint8_t* dst, std::size_t pixels);
   void (*convert_f32)(const float* src, std::size_t n, dtype out, void* dst);
 };
+
+// The CPU features the ISA choice depends on; the reason an ISA cannot run on a CPU with `f`
+// (empty when it can). Split from the detection so the reasons are testable on any machine.
+struct cpu_features {
+  bool avx2 = false, fma = false, f16c = false;
+  bool avx512f = false, avx512bw = false, avx512vl = false, avx512dq = false, avx512vbmi = false;
+};
+[[nodiscard]] cpu_features detected_cpu_features();
+[[nodiscard]] std::string isa_unsupported_reason(isa i, const cpu_features& f);
 
 const kernel_set& scalar_kernels();
 const kernel_set& avx2_kernels();
