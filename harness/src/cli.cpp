@@ -513,13 +513,23 @@ int cmd_run(const run_options& opt, const std::vector<std::string>& command_line
                   report["summary"]["failed"].get<std::size_t>() > 0 ? exit_failures : exit_ok);
 }
 
+// Every named subcommand, at any depth (option groups are unnamed subcommands: left alone).
+void add_version_flag_everywhere(CLI::App& app, const std::string& version_text) {
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+    if (sub->get_name().empty()) continue;
+    sub->set_version_flag("--version", version_text);
+    add_version_flag_everywhere(*sub, version_text);
+  }
+}
+
 }  // namespace
 
 int cli_main(int argc, char** argv) {
   std::vector<std::string> command_line(argv, argv + argc);
   CLI::App app{"infrabench: hardware benchmarks for machine-learning infrastructure", "infrabench"};
-  app.set_version_flag("--version", std::string("infrabench ") + INFRABENCH_VERSION + " (" +
-                                        INFRABENCH_GIT_COMMIT + ")");
+  const std::string version_text =
+      std::string("infrabench ") + INFRABENCH_VERSION + " (" + INFRABENCH_GIT_COMMIT + ")";
+  app.set_version_flag("--version", version_text);
   app.require_subcommand(1);
 
   auto* list = app.add_subcommand(
@@ -593,6 +603,9 @@ int cli_main(int argc, char** argv) {
     CLI::App* sub = app.add_subcommand(spec.name, spec.description);
     extension_actions.emplace_back(sub, spec.setup(*sub));
   }
+  // CLI11 puts --version on the top-level app only; `infrabench run --version` would be "not
+  // expected". Added last, so every subcommand (extensions and their nested ones included) has it.
+  add_version_flag_everywhere(app, version_text);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

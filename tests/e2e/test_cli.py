@@ -24,12 +24,23 @@ def assert_one_line_error(proc, *needles):
 
 # ---- subcommands ---------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("args", [["--version"], ["--help"], ["run", "--help"], ["list", "--help"],
-                                  ["sysinfo", "--help"]])
+# Every subcommand, nested ones included (issue #2: --version and --help on every subcommand).
+SUBCOMMANDS = [["list"], ["run"], ["sysinfo"], ["check"], ["baseline"], ["baseline", "create"],
+               ["compare"], ["history"], ["history", "record"], ["history", "show"],
+               ["history", "trend"], ["report"]]
+
+
+@pytest.mark.parametrize("args", [["--version"], ["--help"]] +
+                         [sub + ["--help"] for sub in SUBCOMMANDS] +
+                         [sub + ["--version"] for sub in SUBCOMMANDS])
 def test_help_and_version(args):
     p = run(*args)
-    assert p.returncode == 0, p.stderr
+    assert p.returncode == 0, (args, p.stderr)
     assert p.stdout.strip()
+    if args[-1] == "--version":
+        # The same line everywhere; on a subcommand it wins over required arguments
+        # (`check --version` needs no REPORT).
+        assert p.stdout.startswith("infrabench 0."), (args, p.stdout)
 
 
 def test_version_names_commit():
