@@ -7,10 +7,31 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
 
+# INFRABENCH_WITH_CUDA turns itself off when CMake cannot use nvcc (a broken toolkit, an unsupported
+# host compiler), and the build still passes: CI would then silently stop compiling the CUDA code.
+# Where nvcc is installed, the default build must have CUDA on.
+require_cuda_where_nvcc() {
+  local cache=$1
+  [[ -x /usr/local/cuda/bin/nvcc ]] || return 0
+  if ! grep -q '^INFRABENCH_WITH_CUDA:BOOL=ON$' "$cache"; then
+    echo "ci/test.sh: error: /usr/local/cuda/bin/nvcc exists but the default build has CUDA off" \
+      "($cache: $(grep '^INFRABENCH_WITH_CUDA:' "$cache" || echo 'INFRABENCH_WITH_CUDA unset'));" \
+      "see the CUDA lines of the configure output above" >&2
+    exit 1
+  fi
+  echo "==== default: CUDA enabled ($(/usr/local/cuda/bin/nvcc --version | tail -1))"
+}
+
 run_preset() {
   local preset=$1
   echo "==== $preset: configure, build, test"
-  cmake --preset "$preset" >/dev/null
+  if [[ $preset == default ]]; then
+    # Keep the configure output here: it says why CUDA was not found, should the check fail.
+    cmake --preset "$preset"
+    require_cuda_where_nvcc build/CMakeCache.txt
+  else
+    cmake --preset "$preset" >/dev/null
+  fi
   cmake --build --preset "$preset" -j "$jobs"
   ctest --preset "$preset" -j "$jobs"
 }
