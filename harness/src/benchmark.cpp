@@ -67,9 +67,12 @@ benchmark& benchmark::min_ranks(int n) {
 
 std::string_view to_string(rank_scope s) {
   switch (s) {
-    case rank_scope::node: return "node";
-    case rank_scope::every_rank: return "every_rank";
-    case rank_scope::collective: return "collective";
+    case rank_scope::node:
+      return "node";
+    case rank_scope::every_rank:
+      return "every_rank";
+    case rank_scope::collective:
+      return "collective";
   }
   return "?";
 }
@@ -105,8 +108,8 @@ std::string benchmark::unmet_requirements(const capabilities& caps) const {
   }
   if (caps.world_size < m_min_ranks && reasons.empty()) {
     reasons = "needs at least " + std::to_string(m_min_ranks) + " ranks (world size " +
-              std::to_string(caps.world_size) + "): launch with mpirun -np " + std::to_string(m_min_ranks) +
-              " or more";
+              std::to_string(caps.world_size) + "): launch with mpirun -np " +
+              std::to_string(m_min_ranks) + " or more";
   }
   return reasons;
 }

@@ -327,7 +327,8 @@ int cmd_run(const run_options& opt, const std::vector<std::string>& command_line
     }
     if (multi && !root) comm->publish('R', r.to_json().dump());
   };
-  // The results finished so far on every rank, and one inventory per host (rank 0, after a failure).
+  // The results finished so far on every rank, and one inventory per host (rank 0, after a
+  // failure).
   auto partial_results = [&](std::vector<result> extra) {
     std::vector<result> copy;
     {
@@ -340,7 +341,8 @@ int cmd_run(const run_options& opt, const std::vector<std::string>& command_line
     std::set<std::string> seen{inventory.value("hostname", "")};
     for (const auto& [rank, text] : comm->published('I')) {
       const json inv = json::parse(text, nullptr, false);
-      if (!inv.is_discarded() && seen.insert(inv.value("hostname", "")).second) hosts.push_back(inv);
+      if (!inv.is_discarded() && seen.insert(inv.value("hostname", "")).second)
+        hosts.push_back(inv);
     }
     for (const auto& [rank, text] : comm->published('R')) {
       const json r = json::parse(text, nullptr, false);
@@ -451,13 +453,16 @@ int cmd_run(const run_options& opt, const std::vector<std::string>& command_line
     for (auto& h : hosts) {
       json mine = json::array();
       for (const auto& f : findings) {
-        if (f.at("host") == h.value("hostname", "") || f.value("peer", "") == h.value("hostname", "")) mine.push_back(f);
+        if (f.at("host") == h.value("hostname", "") ||
+            f.value("peer", "") == h.value("hostname", ""))
+          mine.push_back(f);
       }
       h["outliers"] = mine;
     }
     for (auto& r : all_results) {
       for (const auto& f : findings) {
-        const bool host_match = f.at("host") == r.at("host") || f.value("peer", "") == r.at("host").get<std::string>();
+        const bool host_match =
+            f.at("host") == r.at("host") || f.value("peer", "") == r.at("host").get<std::string>();
         if (host_match && f.at("benchmark") == r.at("benchmark") && f.at("axes") == r.at("axes")) {
           r["warnings"].push_back("outlier: " + f.at("text").get<std::string>());
         }
@@ -488,7 +493,8 @@ int cmd_run(const run_options& opt, const std::vector<std::string>& command_line
       }
       print_table(std::cout, shown, true);
       if (left_to_leader > 0) {
-        std::cout << "(" << left_to_leader << " node-local configurations left to the one rank per host that ran them)\n\n";
+        std::cout << "(" << left_to_leader
+                  << " node-local configurations left to the one rank per host that ran them)\n\n";
       }
       print_cluster_summary(std::cout, report["results"], findings, outliers);
       std::cout << "\n";

@@ -74,7 +74,8 @@ class runner {
 
  private:
   // One configuration of a multi-rank run; nullopt when another rank records it (collectives).
-  std::optional<result> run_multi(const benchmark& bench, const config& cfg, const exec_settings& settings);
+  std::optional<result> run_multi(const benchmark& bench, const config& cfg,
+                                  const exec_settings& settings);
 
   const capabilities& m_caps;
   communicator& m_comm;
@@ -84,7 +85,8 @@ class runner {
 // --op-timeout, --outlier-z, --outlier-min-dev as given to `run` (validated by a pre-run hook).
 [[nodiscard]] double op_timeout_option(const option_values& opts);
 
-// ---- cluster analysis: outliers among hosts -------------------------------------------------------
+// ---- cluster analysis: outliers among hosts
+// -------------------------------------------------------
 struct outlier_settings {
   double z_threshold = 3.5;    // |robust z| beyond this ...
   double min_deviation = 0.2;  // ... and at least this far from the median (fraction of it)
@@ -100,11 +102,12 @@ struct outlier_settings {
 // link is slow (named as the likely culprit, rather than each of its links) and single slow links.
 // Needs at least 3 hosts to say anything. Each finding: {kind, host, benchmark, axes, metric,
 // unit, value, median, robust_z, text}; links also have "peer".
-[[nodiscard]] nlohmann::json find_outliers(const nlohmann::json& results, const outlier_settings& s);
+[[nodiscard]] nlohmann::json find_outliers(const nlohmann::json& results,
+                                           const outlier_settings& s);
 
 // Console summary of a multi-rank run: one row per host, the findings, pairwise matrices.
-void print_cluster_summary(std::ostream& out, const nlohmann::json& results, const nlohmann::json& findings,
-                           const outlier_settings& s);
+void print_cluster_summary(std::ostream& out, const nlohmann::json& results,
+                           const nlohmann::json& findings, const outlier_settings& s);
 
 // Runs one configuration (exposed for tests).
 [[nodiscard]] result run_one(const benchmark& bench, const config& cfg, const capabilities& caps,
