@@ -85,8 +85,7 @@ class runner {
 // --op-timeout, --outlier-z, --outlier-min-dev as given to `run` (validated by a pre-run hook).
 [[nodiscard]] double op_timeout_option(const option_values& opts);
 
-// ---- cluster analysis: outliers among hosts
-// -------------------------------------------------------
+// ---- cluster analysis: outliers among hosts -----------------------------------------------------
 struct outlier_settings {
   double z_threshold = 3.5;    // |robust z| beyond this ...
   double min_deviation = 0.2;  // ... and at least this far from the median (fraction of it)
