@@ -149,6 +149,12 @@ axis_options int_axis(std::string description, double min, bool bytes) {
 }
 
 void require_runnable(state& st, const topo::cell_sweep& sweep) {
+  // Every cell goes into the report, n/a ones with their reason, whether or not the row runs.
+  std::vector<result_cell> cells;
+  for (auto& e : sweep.entries()) {
+    cells.push_back({std::move(e.column), e.measured, std::move(e.reason), e.error});
+  }
+  st.set_cells(std::move(cells));
   if (sweep.any_runnable()) return;
   if (sweep.cells().size() == 1) {
     const auto& c = sweep.cells().front();

@@ -75,8 +75,9 @@ class scoped_affinity {
 [[nodiscard]] axis_options choice_axis(std::string description, std::vector<std::string> choices);
 [[nodiscard]] axis_options int_axis(std::string description, double min, bool bytes = false);
 
-// Leaves the benchmark when no cell of the row can run: failed when any n/a cell is an error
-// (not enough memory, an allocation failed), else skipped; the reason lists every cell's.
+// Records every cell of the row in the result (`cells`: measured, or n/a with the reason), then
+// leaves the benchmark when no cell can run: failed when any n/a cell is an error (not enough
+// memory, an allocation failed), else skipped; the reason lists every cell's.
 void require_runnable(state& st, const topo::cell_sweep& sweep);
 
 // What one bandwidth cell moved and the link it crossed.

@@ -55,6 +55,18 @@ nlohmann::json result::to_json() const {
                   {"samples", m.samples}});
   }
   j["metrics"] = ms;
+  if (!cells.empty()) {
+    nlohmann::json cs = nlohmann::json::array();
+    for (const auto& c : cells) {
+      nlohmann::json cell = {{"column", c.column}, {"status", c.measured ? "measured" : "n/a"}};
+      if (!c.measured) {
+        cell["reason"] = c.reason;
+        cell["error"] = c.error;
+      }
+      cs.push_back(std::move(cell));
+    }
+    j["cells"] = cs;
+  }
   return j;
 }
 

@@ -113,6 +113,22 @@ std::string cell_sweep::na_summary() const {
   return out;
 }
 
+std::vector<cell_sweep::entry> cell_sweep::entries() const {
+  std::vector<entry> out;
+  out.reserve(m_cells.size());
+  for (const auto& c : m_cells) {
+    entry e;
+    e.column = c.column;
+    e.measured = c.runnable();
+    if (!e.measured) {
+      e.reason = c.na_reason.empty() ? "not measured (no reason given)" : c.na_reason;
+      e.error = c.na_is_error;
+    }
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
 double cell_sweep::run_once() {
   const bool record = m_calls++ > 0;  // call 0 is the warm-up
   double total = 0;

@@ -69,6 +69,16 @@ class cell_sweep {
   // "gpu1: n/a: <reason>; gpu2: n/a: <reason>" over the n/a cells.
   [[nodiscard]] std::string na_summary() const;
 
+  // Every cell of the row in column order, for the report: measured, or n/a with its reason
+  // (never empty), so a cell that cannot run is explicit rather than just absent.
+  struct entry {
+    std::string column;
+    bool measured = true;
+    std::string reason;
+    bool error = false;
+  };
+  [[nodiscard]] std::vector<entry> entries() const;
+
   // Runs every runnable cell once, in column order; returns the sum of their times in seconds.
   double run_once();
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "infrabench/result.h"
 #include "topology/matrix.h"
 
 namespace topo = infrabench::kernels::topology;
@@ -98,4 +99,42 @@ TEST(GpuBandwidthMatrix, CellErrorsPropagate) {
   sweep.add("gpu0",
             []() -> double { throw std::runtime_error("cudaMemcpyAsync: invalid argument"); });
   EXPECT_THROW(sweep.run_once(), std::runtime_error);
+}
+
+TEST(GpuBandwidthMatrix, NaCellIsExplicitInTheReport) {
+  // A p2p row from GPU 0: GPU 2 has no peer access, GPU 3 lacks memory; the row still runs, and
+  // the report lists every cell, the n/a ones with their reason, rather than leaving them out.
+  topo::cell_sweep sweep;
+  sweep.add("dst1", [] { return 0.001; });
+  sweep.add_na("dst2", "peer access unsupported from GPU 0 to GPU 2 (cudaDeviceCanAccessPeer = 0)");
+  sweep.add_na("dst3", "needs 2.0 GiB of device memory on GPU 3; 1.0 GiB free of 80.0 GiB", true);
+  sweep.add_na("dst4", "");
+  const auto entries = sweep.entries();
+  ASSERT_EQ(entries.size(), 4u);
+  EXPECT_EQ(entries[0].column, "dst1");
+  EXPECT_TRUE(entries[0].measured);
+  EXPECT_EQ(entries[0].reason, "");
+  EXPECT_FALSE(entries[1].measured);
+  EXPECT_EQ(entries[1].reason,
+            "peer access unsupported from GPU 0 to GPU 2 (cudaDeviceCanAccessPeer = 0)");
+  EXPECT_FALSE(entries[1].error);
+  EXPECT_TRUE(entries[2].error);
+  EXPECT_FALSE(entries[3].reason.empty());  // the schema wants a reason on every n/a cell
+
+  // As the result's JSON carries them.
+  infrabench::result r;
+  r.benchmark = "bandwidth/p2p";
+  for (const auto& e : entries) r.cells.push_back({e.column, e.measured, e.reason, e.error});
+  const auto j = r.to_json();
+  ASSERT_TRUE(j.contains("cells"));
+  ASSERT_EQ(j["cells"].size(), 4u);
+  EXPECT_EQ(j["cells"][0], (nlohmann::json{{"column", "dst1"}, {"status", "measured"}}));
+  EXPECT_EQ(j["cells"][1]["status"], "n/a");
+  EXPECT_EQ(j["cells"][1]["reason"],
+            "peer access unsupported from GPU 0 to GPU 2 (cudaDeviceCanAccessPeer = 0)");
+  EXPECT_EQ(j["cells"][1]["error"], false);
+  EXPECT_EQ(j["cells"][2]["error"], true);
+
+  // Results of benchmarks that are not matrices carry no cells.
+  EXPECT_FALSE(infrabench::result{}.to_json().contains("cells"));
 }

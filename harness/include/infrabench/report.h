@@ -11,7 +11,7 @@
 
 namespace infrabench {
 
-inline constexpr const char* report_schema_version = "1.0.0";
+inline constexpr const char* report_schema_version = "1.1.0";
 
 struct report_context {
   std::vector<std::string> command_line;

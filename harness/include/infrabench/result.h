@@ -37,6 +37,15 @@ struct work_counts {
   std::string item_name = "item";
 };
 
+// One cell of a matrix benchmark's row (a GPU, a peer GPU, a memory node): measured, or n/a with
+// the reason, so a cell that could not run is explicit in the report rather than just absent.
+struct result_cell {
+  std::string column;    // "gpu1", "dst3", "mem0": the suffix of the cell's metric names
+  bool measured = true;  // false: n/a
+  std::string reason;    // why n/a
+  bool error = false;    // n/a because something failed (vs. unsupported here)
+};
+
 struct result {
   std::string benchmark;                                     // group/name
   std::vector<std::pair<std::string, nlohmann::json>> axes;  // axis -> value, declaration order
@@ -57,6 +66,7 @@ struct result {
   double elapsed_s = 0;  // wall time spent on this configuration, set-up included
   work_counts work;
   std::vector<metric> metrics;
+  std::vector<result_cell> cells;  // matrix benchmarks only; empty otherwise
 
   [[nodiscard]] nlohmann::json to_json() const;
 };

@@ -75,6 +75,8 @@ class state {
   // Result verification: when !ok the result stays but is marked invalid with the reason.
   void check(bool ok, std::string reason);
   void add_warning(std::string text) { m_result.warnings.push_back(std::move(text)); }
+  // The cells of a matrix benchmark's row, measured or n/a (kept when the row is skipped too).
+  void set_cells(std::vector<result_cell> cells) { m_result.cells = std::move(cells); }
   // A metric the harness cannot derive from work counts (e.g. accelerator utilisation).
   void add_metric(std::string name, std::string unit, double value, bool higher_is_better,
                   std::string method);
