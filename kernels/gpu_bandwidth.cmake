@@ -2,6 +2,7 @@
 # assembly, NUMA discovery, checksums) is pure C++ and always built; the copy, checksum and
 # pointer-chase kernels only with CUDA.
 target_sources(infrabench_kernels_cpu PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/topology/ceiling.cpp
   ${CMAKE_CURRENT_LIST_DIR}/topology/link.cpp
   ${CMAKE_CURRENT_LIST_DIR}/topology/matrix.cpp
   ${CMAKE_CURRENT_LIST_DIR}/topology/numa.cpp

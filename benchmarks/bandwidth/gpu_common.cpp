@@ -89,10 +89,17 @@ std::string check_fits(int device, std::size_t bytes) {
   const device_scope scope(device);
   std::size_t free = 0, total = 0;
   IB_CUDA(cudaMemGetInfo(&free, &total));
-  if (bytes <= free) return {};
-  return "needs " + format_gib(static_cast<double>(bytes)) + " of device memory on GPU " +
-         std::to_string(device) + "; " + format_gib(static_cast<double>(free)) + " free of " +
-         format_gib(static_cast<double>(total));
+  return topo::fits_message(device, bytes, free, total);
+}
+
+topo::gpu_identity identity(const device_info& d) {
+  topo::gpu_identity g;
+  g.index = d.index;
+  g.name = d.name;
+  g.cc_major = d.cc_major;
+  g.cc_minor = d.cc_minor;
+  g.bus_id = d.bus_id;
+  return g;
 }
 
 device_buffer::device_buffer(int device, std::size_t bytes) : m_device(device), m_bytes(bytes) {
@@ -190,35 +197,34 @@ std::uint64_t checksum_device(int device, const void* p, std::size_t bytes) {
 }
 
 topo::pcie_link read_pcie_link(const std::string& bus_id) {
+  // NVML where the driver's library loads (it reads the link from the driver, also inside
+  // containers whose sysfs hides the device); sysfs otherwise.
+  if (auto link = nvml_pcie_link(bus_id, nullptr)) return *link;
   const std::string dir = "/sys/bus/pci/devices/" + bus_id + "/";
   return topo::pcie_link::from_sysfs(
       read_line(dir + "current_link_speed"), read_line(dir + "current_link_width"),
       read_line(dir + "max_link_speed"), read_line(dir + "max_link_width"));
 }
 
+namespace {
+
+[[nodiscard]] topo::ceiling_choice pcie_choice(const device_info& d, int directions) {
+  const topo::pcie_link link = d.bus_id.empty() ? topo::pcie_link{} : read_pcie_link(d.bus_id);
+  return topo::pcie_ceiling_of(identity(d), link, directions);
+}
+
+[[nodiscard]] std::optional<topo::ceiling> unpack(topo::ceiling_choice c, std::string* why_not,
+                                                  std::string* warning) {
+  if (why_not && !c.chosen) *why_not = c.why_not;
+  if (warning && !c.warning.empty()) *warning = c.warning;
+  return c.chosen;
+}
+
+}  // namespace
+
 std::optional<topo::ceiling> pcie_ceiling(const device_info& d, int directions,
                                           std::string* why_not, std::string* warning) {
-  if (d.bus_id.empty()) {
-    if (why_not) *why_not = "the GPU's PCI bus id is unknown";
-    return std::nullopt;
-  }
-  const topo::pcie_link link = read_pcie_link(d.bus_id);
-  if (warning) {
-    if (const auto w = link.degraded_warning()) *warning = *w;
-  }
-  const auto gbps = link.current_gbps();
-  if (!gbps) {
-    if (why_not) {
-      *why_not = "PCIe link of " + d.bus_id + " unknown in sysfs (current_link_speed '" +
-                 read_line("/sys/bus/pci/devices/" + d.bus_id + "/current_link_speed") + "')";
-    }
-    return std::nullopt;
-  }
-  topo::ceiling c;
-  c.gbps = *gbps * directions;
-  c.description = topo::format_gbps(c.gbps) + " GB/s: " + link.describe_current() +
-                  (directions == 2 ? " x 2 directions" : " per direction");
-  return c;
+  return unpack(pcie_choice(d, directions), why_not, warning);
 }
 
 std::optional<topo::ceiling> memory_ceiling(const device_info& d, std::string* why_not) {
@@ -238,54 +244,14 @@ std::optional<topo::ceiling> memory_ceiling(const device_info& d, std::string* w
 std::optional<topo::ceiling> peer_ceiling(const device_info& a, const device_info& b,
                                           int directions, std::string* why_not,
                                           std::string* warning) {
-  const std::string suffix = directions == 2 ? " x 2 directions" : " per direction";
+  topo::nvlink_inventory la, lb;
   if (!a.bus_id.empty() && !b.bus_id.empty()) {
-    const nvlink_report la = nvlinks_of(a.bus_id);
-    const nvlink_report lb = nvlinks_of(b.bus_id);
-    if (la.known && lb.known) {
-      const topo::nvlink_pair pair = topo::nvlink_between(la.links, lb.links, b.bus_id);
-      if (pair.total() > 0) {
-        const auto gen = topo::nvlink_generation_for(a.cc_major, a.cc_minor);
-        const auto per_link = gen ? topo::nvlink_link_gbps(*gen) : std::nullopt;
-        if (!per_link) {
-          if (why_not) {
-            *why_not = std::to_string(pair.total()) + " NVLinks, but the per-link rate of " +
-                       a.name + " (sm_" + std::to_string(a.cc_major) + std::to_string(a.cc_minor) +
-                       ") is not in the table";
-          }
-          return std::nullopt;
-        }
-        topo::ceiling c;
-        c.gbps = *per_link * pair.total() * directions;
-        c.description = topo::format_gbps(c.gbps) + " GB/s: " + std::to_string(pair.total()) +
-                        " NVLink " + std::to_string(*gen) + " links (" +
-                        std::to_string(pair.direct_links) + " direct, " +
-                        std::to_string(pair.switch_links) + " via NVSwitch) x " +
-                        topo::format_gbps(*per_link) + " GB/s" + suffix;
-        return c;
-      }
-    } else if (warning) {
-      *warning =
-          "NVLink topology unknown (" + (la.known ? lb.reason : la.reason) + "): ceiling from PCIe";
-    }
+    la = nvlinks_of(a.bus_id);
+    lb = nvlinks_of(b.bus_id);
   }
-  // No NVLink: the copy crosses both GPUs' PCIe links (and whatever switch or root complex joins
-  // them); the narrower link bounds it.
-  std::string why_a, why_b, warn_a, warn_b;
-  const auto ca = pcie_ceiling(a, directions, &why_a, &warn_a);
-  const auto cb = pcie_ceiling(b, directions, &why_b, &warn_b);
-  if (warning && (!warn_a.empty() || !warn_b.empty())) {
-    std::string w = warn_a.empty() ? "GPU " + std::to_string(b.index) + ": " + warn_b
-                                   : "GPU " + std::to_string(a.index) + ": " + warn_a;
-    *warning = warning->empty() ? w : *warning + "; " + w;
-  }
-  if (!ca || !cb) {
-    if (why_not) *why_not = !ca ? why_a : why_b;
-    return std::nullopt;
-  }
-  topo::ceiling c = ca->gbps <= cb->gbps ? *ca : *cb;
-  c.description += " (no NVLink between the pair: PCIe path)";
-  return c;
+  return unpack(topo::peer_ceiling_of(identity(a), identity(b), la, lb, pcie_choice(a, directions),
+                                      pcie_choice(b, directions), directions),
+                why_not, warning);
 }
 
 std::vector<topo::numa_node> host_nodes() {

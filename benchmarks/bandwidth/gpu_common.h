@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "gpu_shared.h"
+#include "topology/ceiling.h"
 #include "topology/link.h"
 #include "topology/numa.h"
 
@@ -60,8 +61,11 @@ struct device_info {
 [[nodiscard]] device_info query_device(int device);
 
 // Empty when `bytes` fit in the device's free memory, else "needs 2.0 GiB on GPU 1; 1.2 GiB
-// free of 79.1 GiB".
+// free of 79.1 GiB" (topo::fits_message).
 [[nodiscard]] std::string check_fits(int device, std::size_t bytes);
+
+// The facts about `d` the pure ceiling logic (topology/ceiling.h) needs.
+[[nodiscard]] topo::gpu_identity identity(const device_info& d);
 
 class device_buffer {
  public:
@@ -157,8 +161,9 @@ inline constexpr std::uint64_t spin_timeout_ns = 2'000'000'000;
 void fill_device(int device, void* p, std::size_t bytes, std::uint64_t seed);
 [[nodiscard]] std::uint64_t checksum_device(int device, const void* p, std::size_t bytes);
 
-// The PCIe link of the device at `bus_id` as sysfs reports it now. GPUs lower the link speed
-// when idle, so read it right after the timed copies.
+// The PCIe link of the device at `bus_id` now: from NVML when it loads, else sysfs (the link's
+// `source` says which). GPUs lower the link speed when idle, so read it right after the timed
+// copies.
 [[nodiscard]] topo::pcie_link read_pcie_link(const std::string& bus_id);
 
 // The ceiling of a host<->GPU transfer: the GPU's PCIe link at its current state, times
@@ -171,8 +176,9 @@ void fill_device(int device, void* p, std::size_t bytes, std::uint64_t seed);
 [[nodiscard]] std::optional<topo::ceiling> memory_ceiling(const device_info& d,
                                                           std::string* why_not);
 
-// The ceiling of a copy from GPU a to GPU b: the NVLinks between them (NVML), or, without any,
-// the narrower of their two PCIe links. `directions` 2 for bidirectional.
+// The ceiling of a copy from GPU a to GPU b: the NVLinks between them (NVML, every link up or
+// down), or, without any, the narrower of their two PCIe links (topo::peer_ceiling_of).
+// `directions` 2 for bidirectional.
 [[nodiscard]] std::optional<topo::ceiling> peer_ceiling(const device_info& a, const device_info& b,
                                                         int directions, std::string* why_not,
                                                         std::string* warning);

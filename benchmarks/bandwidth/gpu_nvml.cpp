@@ -27,18 +27,27 @@ struct nvml_pci_info {
 constexpr int nvml_feature_enabled = 1;
 constexpr int nvml_nvlink_device_type_gpu = 0;
 constexpr int nvml_nvlink_device_type_switch = 2;
-// NVML_NVLINK_MAX_LINKS is 18 for Hopper and Blackwell; invalid link numbers just return an error.
-constexpr unsigned int max_links = 32;
+// NVML_NVLINK_MAX_LINKS: 18 for Hopper and Blackwell (12 on A100, 6 on V100). Links a GPU does
+// not have answer the state query with an error; links it has answer, up or down.
+constexpr unsigned int max_links = 18;
 
 struct nvml_api {
   void* handle = nullptr;
-  std::string reason;
+  std::string reason;  // why NVML cannot be used at all
   nvml_return (*init)() = nullptr;
   const char* (*error_string)(nvml_return) = nullptr;
   nvml_return (*handle_by_bus_id)(const char*, nvml_device*) = nullptr;
+  // NVLink; absent in drivers too old for it (then `nvlink_reason`).
+  std::string nvlink_reason;
   nvml_return (*link_state)(nvml_device, unsigned int, int*) = nullptr;
   nvml_return (*remote_pci)(nvml_device, unsigned int, nvml_pci_info*) = nullptr;
-  nvml_return (*remote_type)(nvml_device, unsigned int, int*) = nullptr;  // may be absent
+  nvml_return (*remote_type)(nvml_device, unsigned int, int*) = nullptr;            // may be absent
+  nvml_return (*link_version)(nvml_device, unsigned int, unsigned int*) = nullptr;  // may be absent
+  // PCIe; absent only in very old drivers (then sysfs).
+  nvml_return (*curr_pcie_gen)(nvml_device, unsigned int*) = nullptr;
+  nvml_return (*curr_pcie_width)(nvml_device, unsigned int*) = nullptr;
+  nvml_return (*max_pcie_gen)(nvml_device, unsigned int*) = nullptr;
+  nvml_return (*max_pcie_width)(nvml_device, unsigned int*) = nullptr;
 
   [[nodiscard]] std::string text(nvml_return rc) const {
     return error_string ? std::string(error_string(rc)) : "NVML error " + std::to_string(rc);
@@ -64,14 +73,24 @@ const nvml_api& api() {
       return;
     }
     bind(a.handle, "nvmlErrorString", a.error_string);
-    bind(a.handle, "nvmlDeviceGetNvLinkRemoteDeviceType", a.remote_type);
     if (!bind(a.handle, "nvmlInit_v2", a.init) ||
-        !bind(a.handle, "nvmlDeviceGetHandleByPciBusId_v2", a.handle_by_bus_id) ||
-        !bind(a.handle, "nvmlDeviceGetNvLinkState", a.link_state) ||
-        !bind(a.handle, "nvmlDeviceGetNvLinkRemotePciInfo_v2", a.remote_pci)) {
-      a.reason = "NVML lacks the NVLink queries (driver too old)";
+        !bind(a.handle, "nvmlDeviceGetHandleByPciBusId_v2", a.handle_by_bus_id)) {
+      a.reason = "NVML lacks nvmlInit_v2/nvmlDeviceGetHandleByPciBusId_v2 (driver too old)";
       a.init = nullptr;
       return;
+    }
+    bind(a.handle, "nvmlDeviceGetNvLinkRemoteDeviceType", a.remote_type);
+    bind(a.handle, "nvmlDeviceGetNvLinkVersion", a.link_version);
+    if (!bind(a.handle, "nvmlDeviceGetNvLinkState", a.link_state) ||
+        !bind(a.handle, "nvmlDeviceGetNvLinkRemotePciInfo_v2", a.remote_pci)) {
+      a.nvlink_reason = "NVML lacks the NVLink queries (driver too old)";
+      a.link_state = nullptr;
+    }
+    if (!bind(a.handle, "nvmlDeviceGetCurrPcieLinkGeneration", a.curr_pcie_gen) ||
+        !bind(a.handle, "nvmlDeviceGetCurrPcieLinkWidth", a.curr_pcie_width) ||
+        !bind(a.handle, "nvmlDeviceGetMaxPcieLinkGeneration", a.max_pcie_gen) ||
+        !bind(a.handle, "nvmlDeviceGetMaxPcieLinkWidth", a.max_pcie_width)) {
+      a.curr_pcie_gen = nullptr;
     }
     if (const nvml_return rc = a.init(); rc != nvml_success) {
       a.reason = "nvmlInit_v2: " + a.text(rc);
@@ -81,26 +100,41 @@ const nvml_api& api() {
   return a;
 }
 
-}  // namespace
-
-nvlink_report nvlinks_of(const std::string& bus_id) {
-  nvlink_report r;
-  const nvml_api& a = api();
+// The NVML handle of the GPU at `bus_id`, or nullptr with `why_not` set.
+nvml_device device_of(const nvml_api& a, const std::string& bus_id, std::string* why_not) {
   if (!a.init) {
-    r.reason = a.reason;
-    return r;
+    *why_not = a.reason;
+    return nullptr;
   }
   nvml_device dev = nullptr;
   if (const nvml_return rc = a.handle_by_bus_id(bus_id.c_str(), &dev); rc != nvml_success) {
-    r.reason = "nvmlDeviceGetHandleByPciBusId_v2(" + bus_id + "): " + a.text(rc);
+    *why_not = "nvmlDeviceGetHandleByPciBusId_v2(" + bus_id + "): " + a.text(rc);
+    return nullptr;
+  }
+  return dev;
+}
+
+}  // namespace
+
+topo::nvlink_inventory nvlinks_of(const std::string& bus_id) {
+  topo::nvlink_inventory r;
+  const nvml_api& a = api();
+  const nvml_device dev = device_of(a, bus_id, &r.reason);
+  if (!dev) return r;
+  if (!a.link_state) {
+    r.reason = a.nvlink_reason;
     return r;
   }
   r.known = true;
+  r.version_reason = a.link_version ? "no active link" : "driver lacks nvmlDeviceGetNvLinkVersion";
   for (unsigned int link = 0; link < max_links; ++link) {
-    int active = 0;
-    if (a.link_state(dev, link, &active) != nvml_success) continue;  // no such link
-    if (active != nvml_feature_enabled) continue;
+    int state = 0;
+    if (a.link_state(dev, link, &state) != nvml_success) continue;  // no such link
     topo::nvlink_endpoint ep;
+    ep.index = static_cast<int>(link);
+    ep.active = state == nvml_feature_enabled;
+    // A link that is down may still name its far end (the wiring does not change); when it does
+    // not, the endpoint stays "other" with no bus id, and nvlink_between decides what it was.
     nvml_pci_info pci{};
     const bool have_pci = a.remote_pci(dev, link, &pci) == nvml_success;
     if (have_pci) ep.remote_bus_id = topo::normalize_pci_bus_id(pci.bus_id);
@@ -109,13 +143,42 @@ nvlink_report nvlinks_of(const std::string& bus_id) {
       ep.kind = type == nvml_nvlink_device_type_gpu      ? topo::nvlink_peer_kind::gpu
                 : type == nvml_nvlink_device_type_switch ? topo::nvlink_peer_kind::nvswitch
                                                          : topo::nvlink_peer_kind::other;
-    } else {
+    } else if (ep.active || have_pci) {
       // Older drivers: a remote that is a GPU we know is matched by bus id in nvlink_between.
       ep.kind = topo::nvlink_peer_kind::gpu;
+    }
+    if (ep.active && a.link_version && !r.version_raw) {
+      unsigned int version = 0;
+      if (const nvml_return rc = a.link_version(dev, link, &version); rc == nvml_success) {
+        r.version_raw = version;
+      } else {
+        r.version_reason = "nvmlDeviceGetNvLinkVersion: " + a.text(rc);
+      }
     }
     r.links.push_back(std::move(ep));
   }
   return r;
+}
+
+std::optional<topo::pcie_link> nvml_pcie_link(const std::string& bus_id, std::string* why_not) {
+  const nvml_api& a = api();
+  std::string reason;
+  const nvml_device dev = device_of(a, bus_id, &reason);
+  if (dev && !a.curr_pcie_gen) reason = "NVML lacks the PCIe link queries";
+  if (!dev || !a.curr_pcie_gen) {
+    if (why_not) *why_not = reason;
+    return std::nullopt;
+  }
+  unsigned int cur_gen = 0, cur_width = 0, max_gen = 0, max_width = 0;
+  if (a.curr_pcie_gen(dev, &cur_gen) != nvml_success ||
+      a.curr_pcie_width(dev, &cur_width) != nvml_success) {
+    if (why_not) *why_not = "NVML did not report the current PCIe link of " + bus_id;
+    return std::nullopt;
+  }
+  // The maximum is only for the "below its maximum" warning: unknown is fine.
+  if (a.max_pcie_gen(dev, &max_gen) != nvml_success) max_gen = 0;
+  if (a.max_pcie_width(dev, &max_width) != nvml_success) max_width = 0;
+  return topo::pcie_link::from_generations(cur_gen, cur_width, max_gen, max_width);
 }
 
 }  // namespace infrabench::bw::gpu

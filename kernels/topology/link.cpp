@@ -104,6 +104,23 @@ pcie_link pcie_link::from_sysfs(std::string_view current_speed, std::string_view
   l.current_width = parse_link_width(current_width);
   l.max_gts = parse_link_speed(max_speed);
   l.max_width = parse_link_width(max_width);
+  l.source = "sysfs";
+  return l;
+}
+
+pcie_link pcie_link::from_generations(unsigned current_gen, unsigned current_width,
+                                      unsigned max_gen, unsigned max_width) {
+  pcie_link l;
+  const auto rate = [](unsigned gen) -> std::optional<double> {
+    const pcie_generation* g = pcie_generation_by_number(static_cast<int>(gen));
+    return g ? std::optional<double>(g->gigatransfers) : std::nullopt;
+  };
+  const auto width = [](unsigned w) { return parse_link_width(std::to_string(w)); };
+  l.current_gts = rate(current_gen);
+  l.current_width = width(current_width);
+  l.max_gts = rate(max_gen);
+  l.max_width = width(max_width);
+  l.source = "NVML";
   return l;
 }
 
@@ -196,19 +213,59 @@ std::string normalize_pci_bus_id(std::string_view text) {
   return buf;
 }
 
+namespace {
+
+struct switch_counts {
+  int active = 0, present = 0;
+};
+
+// Links of one GPU to NVSwitches: active, and present (an inactive link with an unknown far end
+// counts when every link whose far end is known goes to a switch).
+[[nodiscard]] switch_counts switch_links_of(const std::vector<nvlink_endpoint>& links) {
+  switch_counts c;
+  bool all_known_to_switch = false;
+  int unknown_down = 0;
+  for (const auto& l : links) {
+    const bool known_far_end = l.kind != nvlink_peer_kind::other || !l.remote_bus_id.empty();
+    if (l.kind == nvlink_peer_kind::nvswitch) {
+      ++c.present;
+      if (l.active) ++c.active;
+      all_known_to_switch = true;
+    } else if (!l.active && !known_far_end) {
+      ++unknown_down;
+    } else {
+      all_known_to_switch = false;
+      break;
+    }
+  }
+  if (all_known_to_switch) {
+    c.present += unknown_down;
+  } else {
+    c = {};
+    for (const auto& l : links) {
+      if (l.kind != nvlink_peer_kind::nvswitch) continue;
+      ++c.present;
+      if (l.active) ++c.active;
+    }
+  }
+  return c;
+}
+
+}  // namespace
+
 nvlink_pair nvlink_between(const std::vector<nvlink_endpoint>& links_of_a,
                            const std::vector<nvlink_endpoint>& links_of_b,
                            const std::string& bus_id_b) {
   nvlink_pair p;
-  int switch_a = 0, switch_b = 0;
   for (const auto& l : links_of_a) {
-    if (l.kind == nvlink_peer_kind::gpu && l.remote_bus_id == bus_id_b) ++p.direct_links;
-    if (l.kind == nvlink_peer_kind::nvswitch) ++switch_a;
+    if (l.kind != nvlink_peer_kind::gpu || l.remote_bus_id != bus_id_b) continue;
+    ++p.direct_present;
+    if (l.active) ++p.direct_links;
   }
-  for (const auto& l : links_of_b) {
-    if (l.kind == nvlink_peer_kind::nvswitch) ++switch_b;
-  }
-  p.switch_links = std::min(switch_a, switch_b);
+  const switch_counts sa = switch_links_of(links_of_a);
+  const switch_counts sb = switch_links_of(links_of_b);
+  p.switch_links = std::min(sa.active, sb.active);
+  p.switch_present = std::min(sa.present, sb.present);
   return p;
 }
 

@@ -37,15 +37,20 @@ struct pcie_generation {
 // non-numbers and widths PCIe does not have (valid: 1, 2, 4, 8, 12, 16, 32).
 [[nodiscard]] std::optional<int> parse_link_width(std::string_view text);
 
-// A PCIe link as sysfs reports it for one device. Unknown fields stay nullopt.
+// A PCIe link as NVML or sysfs reports it for one device. Unknown fields stay nullopt.
 struct pcie_link {
   std::optional<double> current_gts, max_gts;
   std::optional<int> current_width, max_width;
+  std::string source;  // where the figures came from: "NVML" or "sysfs"
 
   // From the four sysfs strings (any may be empty when the file could not be read).
   [[nodiscard]] static pcie_link from_sysfs(std::string_view current_speed,
                                             std::string_view current_width,
                                             std::string_view max_speed, std::string_view max_width);
+  // From NVML's generation numbers and widths (nvmlDeviceGet{Curr,Max}PcieLink{Generation,Width});
+  // 0 or a generation not in the table means unknown.
+  [[nodiscard]] static pcie_link from_generations(unsigned current_gen, unsigned current_width,
+                                                  unsigned max_gen, unsigned max_width);
   // Theoretical bandwidth per direction of the link as it runs now (current speed and width), in
   // GB/s; nullopt when either is unknown or the speed is not a PCIe generation.
   [[nodiscard]] std::optional<double> current_gbps() const;
@@ -69,20 +74,29 @@ struct pcie_link {
 // empty for malformed text. CUDA prints 4 domain digits, NVML 8: this makes them comparable.
 [[nodiscard]] std::string normalize_pci_bus_id(std::string_view text);
 
-// What is at the other end of one active NVLink of a GPU (NVML's view).
+// One NVLink of a GPU (NVML's view): what is at its other end, and whether it is up. Inactive
+// links are listed too, so a link that is down is seen rather than silently not counted.
 enum class nvlink_peer_kind { gpu, nvswitch, other };
 struct nvlink_endpoint {
   nvlink_peer_kind kind = nvlink_peer_kind::other;
   std::string remote_bus_id;  // normalized; meaningful for kind == gpu
+  bool active = true;
+  int index = -1;  // NVML's link number, for messages; -1 when not known
 };
 
-// The NVLinks usable between two GPUs: direct links from a to b, plus, when both have links to
+// The NVLinks between two GPUs: direct links from a to b, plus, when both have links to
 // NVSwitches, the smaller of their switch-link counts (an NVSwitch fabric gives every pair the
-// full switch bandwidth of the narrower side).
+// full switch bandwidth of the narrower side). `*_links` count active links (what the copy can
+// use); `*_present` count every link the pair has, up or down (what the hardware should give,
+// so the ceiling). An inactive link whose far end NVML cannot name counts as a switch link on a
+// GPU whose other links all go to NVSwitches (HGX: every GPU link goes to a switch).
 struct nvlink_pair {
   int direct_links = 0;
   int switch_links = 0;
+  int direct_present = 0;
+  int switch_present = 0;
   [[nodiscard]] int total() const { return direct_links + switch_links; }
+  [[nodiscard]] int present() const { return direct_present + switch_present; }
 };
 [[nodiscard]] nvlink_pair nvlink_between(const std::vector<nvlink_endpoint>& links_of_a,
                                          const std::vector<nvlink_endpoint>& links_of_b,
