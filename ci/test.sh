@@ -37,6 +37,10 @@ run_preset() {
 }
 
 run_preset default
+# The browser test's screenshots of the HTML report (INFRABENCH_SCREENSHOT_DIR, set by ctest).
+for shot in build/screenshots/*.png; do
+  if [[ -e $shot ]]; then echo "==== HTML report screenshot: $PWD/$shot"; fi
+done
 # Multi-node: ranks across network-namespace "hosts" (skips with the reason where not root).
 echo "==== multinode: mpirun across network namespaces"
 ci/multinode.sh --build build

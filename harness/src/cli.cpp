@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 
 #include <CLI/CLI.hpp>
@@ -15,6 +16,7 @@
 #include <mutex>
 #include <regex>
 #include <set>
+#include <thread>
 
 #include "infrabench/benchmark.h"
 #include "infrabench/build_info.h"
@@ -155,31 +157,78 @@ int cmd_sysinfo(bool as_json) {
   return exit_ok;
 }
 
+// CI systems set CI (to "true" or "1"); an empty value is how a user unsets it for one command.
+bool in_ci() {
+  const char* ci = std::getenv("CI");
+  return ci != nullptr && *ci != '\0';
+}
+
 // Progress on stderr: on a terminal one line rewritten in place (done/total, elapsed, estimate);
 // otherwise (CI, a pipe) one plain line per configuration.
 class progress_display {
  public:
   explicit progress_display(bool enabled)
       : m_enabled(enabled),
-        m_tty(enabled && ::isatty(STDERR_FILENO) && !std::getenv("CI")),
-        m_t0(std::chrono::steady_clock::now()) {}
+        m_tty(enabled && ::isatty(STDERR_FILENO) && !in_ci()),
+        m_t0(std::chrono::steady_clock::now()) {
+    // A configuration can run for minutes: on a terminal the line is redrawn every second so the
+    // elapsed time moves and a slow benchmark is not mistaken for a hung one. Only the terminal
+    // gets it; plain lines stay one per configuration.
+    if (m_tty) m_ticker = std::thread([this] { tick(); });
+  }
+  progress_display(const progress_display&) = delete;
+  progress_display& operator=(const progress_display&) = delete;
+  ~progress_display() { finish(); }
+
   void start(const std::string& what, std::size_t index, std::size_t total) {
     if (!m_enabled) return;
-    const double elapsed =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - m_t0).count();
-    char head[96];
-    if (index > 0) {
-      const double left = elapsed / static_cast<double>(index) * static_cast<double>(total - index);
-      std::snprintf(head, sizeof(head), "[%zu/%zu] %.0f s elapsed, ~%.0f s left  ", index + 1,
-                    total, elapsed, left);
-    } else {
-      std::snprintf(head, sizeof(head), "[%zu/%zu] ", index + 1, total);
-    }
+    std::lock_guard lock(m_mu);
+    m_what = what;
+    m_index = index;
+    m_total = total;
+    m_config_t0 = std::chrono::steady_clock::now();
     if (!m_tty) {
-      std::cerr << head << what << std::endl;
+      std::cerr << head() << what << std::endl;
       return;
     }
-    std::string line = head + what;
+    draw();
+  }
+  // Clears the line and stops the redraws (before the report's own messages).
+  void finish() {
+    {
+      std::lock_guard lock(m_mu);
+      m_stop = true;
+      if (m_dirty) std::cerr << "\r\033[K" << std::flush;
+      m_dirty = false;
+    }
+    m_cv.notify_all();
+    if (m_ticker.joinable()) m_ticker.join();
+  }
+
+ private:
+  static double seconds_since(std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+  }
+  // "[3/10] 12 s elapsed, ~28 s left  " (the estimate from the finished configurations' pace).
+  std::string head() const {
+    const double elapsed = seconds_since(m_t0);
+    char buf[128];
+    if (m_index > 0) {
+      const double done_pace = seconds_since(m_t0) - seconds_since(m_config_t0);
+      const double left =
+          done_pace / static_cast<double>(m_index) * static_cast<double>(m_total - m_index);
+      std::snprintf(buf, sizeof(buf), "[%zu/%zu] %.0f s elapsed, ~%.0f s left  ", m_index + 1,
+                    m_total, elapsed, left);
+    } else if (m_tty && elapsed >= 1) {
+      std::snprintf(buf, sizeof(buf), "[%zu/%zu] %.0f s elapsed  ", m_index + 1, m_total, elapsed);
+    } else {
+      std::snprintf(buf, sizeof(buf), "[%zu/%zu] ", m_index + 1, m_total);
+    }
+    return buf;
+  }
+  // With m_mu held.
+  void draw() {
+    std::string line = head() + m_what;
     std::size_t width = 100;
     winsize ws{};
     if (::ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 10) width = ws.ws_col - 1;
@@ -187,15 +236,22 @@ class progress_display {
     std::cerr << "\r\033[K" << line << std::flush;
     m_dirty = true;
   }
-  void finish() {
-    if (m_dirty) std::cerr << "\r\033[K" << std::flush;
-    m_dirty = false;
+  void tick() {
+    std::unique_lock lock(m_mu);
+    while (!m_stop) {
+      m_cv.wait_for(lock, std::chrono::seconds(1));
+      if (!m_stop && m_dirty) draw();
+    }
   }
 
- private:
   bool m_enabled, m_tty;
-  bool m_dirty = false;
-  std::chrono::steady_clock::time_point m_t0;
+  std::chrono::steady_clock::time_point m_t0, m_config_t0 = m_t0;
+  std::mutex m_mu;  // guards everything below and stderr writes of the line
+  std::condition_variable m_cv;
+  bool m_dirty = false, m_stop = false;
+  std::string m_what;
+  std::size_t m_index = 0, m_total = 0;
+  std::thread m_ticker;
 };
 
 option_values collect_option_values(const run_options& opt) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -39,8 +40,9 @@ bool is_dst_axis(const std::string& a) {
 
 // Axes whose values are sizes or counts swept over (preferred as the x axis of a curve).
 int sweep_preference(const std::string& a) {
+  // "shape": a GEMM's square size ("512"); model shapes on the same axis stay off the curve.
   static const char* const words[] = {"size", "bytes",  "working_set", "block", "message",
-                                      "msg",  "length", "count",       "batch"};
+                                      "msg",  "length", "count",       "batch", "shape"};
   for (const char* w : words) {
     if (a.find(w) != std::string::npos) return 2;
   }
@@ -53,6 +55,40 @@ bool bytes_like(const std::string& a) {
   return a.find("size") != std::string::npos || a.find("bytes") != std::string::npos ||
          a.find("working_set") != std::string::npos || a.find("block") != std::string::npos ||
          a.find("message") != std::string::npos;
+}
+
+// An axis value as a number: a JSON number, or a string that is one plainly ("512", a square GEMM
+// shape); nullopt for anything else ("llama3-8b.qkv@1024", "256MiB" is written as a number
+// already).
+std::optional<double> axis_number(const json& v) {
+  if (v.is_number()) return v.get<double>();
+  if (!v.is_string()) return std::nullopt;
+  static const std::regex plain("^[0-9]+(\\.[0-9]+)?$");
+  const auto& s = v.get_ref<const std::string&>();
+  if (s.size() > 15 || !std::regex_match(s, plain)) return std::nullopt;
+  return std::stod(s);
+}
+
+// A number as JavaScript's String(x) writes it (the page looks x labels up by that key).
+std::string js_number_key(double x) {
+  if (x == std::floor(x) && std::fabs(x) < 1e15) return std::to_string(static_cast<long long>(x));
+  return json(x).dump();
+}
+
+bool is_gpu_benchmark(const std::string& name) {
+  for (const char* w : {"cuda", "cublas", "gpu", "nccl", "h2d", "d2h", "p2p"}) {
+    if (name.find(w) != std::string::npos) return true;
+  }
+  return false;
+}
+
+// The element type a benchmark name or axis value names ("gemm/ours_fp32", "isa=avx512_bf16"), so a
+// fp32 curve is drawn against the fp32 peak, not the bf16 one.
+std::string dtype_token(const std::string& s) {
+  for (const char* t : {"fp32", "bf16", "fp16", "tf32", "fp64", "fp8", "int8"}) {
+    if (s.find(t) != std::string::npos) return t;
+  }
+  return "";
 }
 
 const std::regex& percentile_re() {
@@ -88,6 +124,19 @@ std::string label_without(const result_view& r, const std::set<std::string>& var
   for (const auto& a : varying) {
     if (skip.count(a) || !r.axes.count(a)) continue;
     out += (out.empty() ? "" : " ") + a + "=" + axis_display(r, a);
+  }
+  return out;
+}
+
+// Axes that say where a configuration ran rather than what it computed: a peak is compared only
+// with results of the same placement.
+constexpr const char* placement_axes[] = {"threads", "gpu", "device"};
+
+std::string placement_label(const result_view& r) {
+  std::string out;
+  for (const char* a : placement_axes) {
+    if (r.axes.count(a))
+      out += (out.empty() ? "" : " ") + std::string(a) + "=" + axis_display(r, a);
   }
   return out;
 }
@@ -147,12 +196,12 @@ class planner {
 
   void plan_benchmark(const std::string& bench, const std::vector<item>& items, json& charts) {
     std::map<std::string, std::set<std::string>> values;
-    std::map<std::string, bool> numeric;
+    // Distinct values of each axis that read as numbers: a sweep needs three.
+    std::map<std::string, std::set<double>> numbers;
     for (const auto& it : items) {
       for (const auto& [k, v] : it.r->axes) {
         values[k].insert(v.dump());
-        if (!numeric.count(k)) numeric[k] = true;
-        numeric[k] = numeric[k] && v.is_number();
+        if (const auto x = axis_number(v)) numbers[k].insert(*x);
       }
     }
     std::set<std::string> varying;
@@ -232,23 +281,35 @@ class planner {
       int best_pref = -1;
       std::size_t best_n = 0;
       for (const auto& a : varying) {
-        if (!numeric[a] || values[a].size() < 3) continue;
+        const std::size_t n = numbers[a].size();
+        if (n < 3) continue;
         const int pref = sweep_preference(a);
-        if (pref > best_pref || (pref == best_pref && values[a].size() > best_n)) {
+        if (pref > best_pref || (pref == best_pref && n > best_n)) {
           sweep = a;
           best_pref = pref;
-          best_n = values[a].size();
+          best_n = n;
         }
+      }
+      // Results whose sweep value is not a number (a GEMM's model shapes beside its square sizes)
+      // have no place on the x axis: they get bars of their own.
+      std::vector<item> on_curve, off_curve;
+      for (const auto& it : items) {
+        const auto ax = sweep.empty() ? it.r->axes.end() : it.r->axes.find(sweep);
+        (ax != it.r->axes.end() && axis_number(ax->second) ? on_curve : off_curve).push_back(it);
       }
       for (const auto& metric : metrics) {
         if (in_percentile_chart.count(metric) || in_matrix.count(metric) ||
             metric.find("peak") != std::string::npos)
           continue;
         if (!room()) break;
-        if (!sweep.empty())
-          curve(bench, items, varying, sweep, metric, charts);
-        else
+        if (sweep.empty()) {
           bars(bench, items, varying, metric, charts);
+          continue;
+        }
+        curve(bench, on_curve, varying, sweep, metric, charts);
+        if (!off_curve.empty() && room())
+          bars(bench, off_curve, varying, metric, charts,
+               " (" + sweep + " values that are not sizes)");
       }
     }
     for (const auto& [base, list] : percentiles) {
@@ -280,6 +341,9 @@ class planner {
     std::vector<std::string> order;
     std::map<std::string, std::string> xlabels;
     std::map<std::string, json> peak_series;
+    // Where each result ran (threads, GPU), so a peak line is drawn for the same placement.
+    std::map<std::string, std::set<std::string>> placement;
+    std::map<std::string, std::map<std::string, std::vector<double>>> implied;
     std::string unit;
     bool hib = true;
     double xmin = INFINITY, xmax = -INFINITY, ymin = INFINITY, ymax = -INFINITY;
@@ -287,15 +351,15 @@ class planner {
       if (!first_node(it)) continue;
       const metric_view* m = it.r->find_metric(metric);
       const auto ax = it.r->axes.find(sweep);
-      if (!m || !std::isfinite(m->value) || ax == it.r->axes.end() || !ax->second.is_number())
-        continue;
+      if (!m || !std::isfinite(m->value) || ax == it.r->axes.end()) continue;
+      const auto xv = axis_number(ax->second);
+      if (!xv) continue;
       unit = m->unit;
       hib = m->higher_is_better;
-      const double x = ax->second.get<double>();
+      const double x = *xv;
       xmin = std::min(xmin, x);
       xmax = std::max(xmax, x);
-      xlabels[ax->second.dump()] =
-          axis_display(*it.r, sweep);  // keyed as JavaScript's String(x) writes it
+      xlabels[js_number_key(x)] = axis_display(*it.r, sweep);
       ymin = std::min(ymin, m->value);
       ymax = std::max(ymax, m->value);
       const std::string label = series_label(it, label_without(*it.r, varying, {sweep}));
@@ -314,6 +378,17 @@ class planner {
           peak_series[pl] = {{"label", pl}, {"data", json::array()}, {"dashed", true}};
         peak_series[pl]["data"].push_back({x, pm.value});
       }
+      // A fraction of a peak ("pct_of_fma_peak"), for when the peak benchmark is not in the
+      // report: value / fraction is the peak the benchmark measured against.
+      for (const auto& pm : it.r->metrics) {
+        if (pm.unit == "%" && pm.name.rfind("pct_of_", 0) == 0 &&
+            pm.name.find("peak") != std::string::npos && std::isfinite(pm.value) && pm.value > 0)
+          implied[placement_label(*it.r)][pm.name].push_back(m->value * 100.0 / pm.value);
+      }
+      for (const char* a : placement_axes) {
+        const auto v = it.r->axes.find(a);
+        if (v != it.r->axes.end()) placement[a].insert(v->second.dump());
+      }
     }
     if (order.empty()) return;
     json datasets = json::array();
@@ -330,26 +405,62 @@ class planner {
       });
       datasets.push_back(d);
     }
-    // Peaks measured by a *peak* benchmark of the same group, in the same unit: horizontal lines.
+    // Peaks measured by a *peak* benchmark of the same group (gemm/cpu_peak), in the same unit:
+    // horizontal lines. Only those run where the curve's results ran (same threads), of the same
+    // element type (fp32 beside fp32), and per placement the highest: the widest ISA this machine
+    // runs is the peak the benchmark is measured against.
     const std::string group = bench.substr(0, bench.find('/'));
-    std::size_t lines = 0;
-    for (std::size_t i = 0; i < m_reports.size() && lines < 4; ++i) {
+    const std::string dtype = dtype_token(bench.substr(bench.find('/') + 1));
+    std::map<std::pair<std::size_t, std::string>, std::pair<double, std::string>> best_peak;
+    for (std::size_t i = 0; i < m_reports.size(); ++i) {
       for (const auto& r : m_reports[i].results) {
-        if (lines >= 4) break;
         if (r.benchmark == bench || r.status != "passed" || r.group() != group ||
-            r.benchmark.find("peak") == std::string::npos)
+            r.benchmark.find("peak") == std::string::npos || !first_node({i, &r}))
           continue;
+        // A CPU's peak says nothing about a GPU's curve (gemm/cublas beside gemm/cpu_peak).
+        if (is_gpu_benchmark(bench) != is_gpu_benchmark(r.benchmark) &&
+            r.benchmark.find("cpu") != std::string::npos)
+          continue;
+        const std::string label = r.config_label();
+        const std::string peak_dtype = dtype_token(r.axes_label());
+        if (!dtype.empty() && !peak_dtype.empty() && peak_dtype != dtype) continue;
+        bool same_place = true;
+        for (const auto& [a, vs] : placement) {
+          const auto v = r.axes.find(a);
+          if (v != r.axes.end() && !vs.count(v->second.dump())) same_place = false;
+        }
+        if (!same_place) continue;
         for (const auto& pm : r.metrics) {
           if (pm.unit != unit || !std::isfinite(pm.value)) continue;
-          std::string l =
-              (multi_report() ? m_reports[i].label + " " : "") + "peak: " + r.config_label();
-          datasets.push_back({{"label", l},
-                              {"data", json::array({json::array({xmin, pm.value}),
-                                                    json::array({xmax, pm.value})})},
-                              {"dashed", true},
-                              {"peak", true}});
-          ++lines;
+          auto& best = best_peak[{i, placement_label(r)}];
+          if (pm.value > best.first) best = {pm.value, label};
           break;
+        }
+      }
+    }
+    std::size_t lines = 0;
+    for (const auto& [key, peak] : best_peak) {
+      if (lines++ >= 4) break;
+      const std::string l =
+          (multi_report() ? m_reports[key.first].label + " " : "") + "peak: " + peak.second;
+      datasets.push_back({{"label", l},
+                          {"data", json::array({json::array({xmin, peak.first}),
+                                                json::array({xmax, peak.first})})},
+                          {"dashed", true},
+                          {"peak", true}});
+    }
+    if (best_peak.empty()) {
+      for (const auto& [place, by_metric] : implied) {
+        for (const auto& [name, v] : by_metric) {
+          if (lines++ >= 4) break;
+          std::vector<double> sorted = v;
+          std::sort(sorted.begin(), sorted.end());
+          const double peak = sorted[sorted.size() / 2];
+          datasets.push_back(
+              {{"label", "peak implied by " + name + (place.empty() ? "" : " ") + place},
+               {"data", json::array({json::array({xmin, peak}), json::array({xmax, peak})})},
+               {"dashed", true},
+               {"peak", true}});
         }
       }
     }
@@ -374,7 +485,8 @@ class planner {
   }
 
   void bars(const std::string& bench, const std::vector<item>& items,
-            const std::set<std::string>& varying, const std::string& metric, json& charts) {
+            const std::set<std::string>& varying, const std::string& metric, json& charts,
+            const std::string& title_note = "") {
     std::vector<std::string> categories;
     std::map<std::size_t, std::map<std::string, double>> per_report;
     std::string unit;
@@ -403,7 +515,7 @@ class planner {
     }
     charts.push_back({{"id", next_id()},
                       {"kind", "bar"},
-                      {"title", bench + ": " + metric},
+                      {"title", bench + ": " + metric + title_note},
                       {"categories", categories},
                       {"y", {{"title", metric + " (" + unit + ")"}, {"unit", unit}}},
                       {"better", hib ? "higher" : "lower"},

@@ -37,3 +37,27 @@ def validate(report):
 @pytest.fixture
 def report_path(tmp_path):
     return str(tmp_path / "report.json")
+
+
+# A short run of the suite's main hops, as a user's report holds them: storage/read (8 MiB),
+# gemm/ours_fp32 over three square shapes with gemm/cpu_peak (the curve and its peak line),
+# preprocess/pipeline (a small batch) and bandwidth/numa_matrix. Seconds, not minutes.
+REAL_SUITE = ["--filter", "^(storage/read|gemm/(ours_fp32|cpu_peak)|preprocess/pipeline|bandwidth/numa_matrix)$",
+              "-a", "size=8MiB", "-a", "engine=psync", "-a", "pattern=rand", "-a", "block_size=64KiB",
+              "-a", "queue_depth=1", "-a", "shape=128,192,256", "-a", "threads=1", "-a", "batch=4",
+              "-a", "source=pixels", "-a", "array_size=4MiB"]
+
+
+def real_suite_reports(directory, count=2):
+    """Runs REAL_SUITE `count` times into directory; returns the report paths."""
+    paths = []
+    for i in range(count):
+        path = os.path.join(str(directory), "real%d.json" % i)
+        p = run("run", *REAL_SUITE, *FAST, "--scratch", str(directory), "-o", path, timeout=120)
+        assert p.returncode == 0, p.stderr
+        report = load_report(path)
+        ran = {r["benchmark"] for r in report["results"] if r["status"] == "passed"}
+        assert ran >= {"storage/read", "gemm/ours_fp32", "gemm/cpu_peak", "preprocess/pipeline",
+                       "bandwidth/numa_matrix"}, ran
+        paths.append(path)
+    return paths

@@ -12,7 +12,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from conftest import BIN, FAST, load_report, run
+from conftest import BIN, FAST, load_report, real_suite_reports, run
 
 SRC = os.environ.get("INFRABENCH_SOURCE_DIR", ".")
 CORPUS = os.path.join(SRC, "tests", "fuzz", "corpus")
@@ -363,3 +363,56 @@ def test_html_report_is_self_contained(real, tmp_path):
     assert "src=\"http" not in html and "href=\"http" not in html
     assert "Verdicts" in html and "fixture-node3" in html
     one_line_error(run("report", str(tmp_path / "missing.json"), "-o", out), "cannot read report")
+
+
+# ---- every command on reports of the suite's main hops ---------------------------------------
+
+@pytest.fixture(scope="module")
+def suite_reports(tmp_path_factory):
+    return real_suite_reports(tmp_path_factory.mktemp("suite"))
+
+
+def test_every_command_on_real_suite_reports(suite_reports, tmp_path):
+    a, b = suite_reports
+    # check, against a baseline made from the reports themselves
+    base = str(tmp_path / "base.json")
+    p = run("baseline", "create", a, b, "-o", base)
+    assert p.returncode == 0, p.stderr
+    rules = json.load(open(base))["rules"]
+    assert {r["benchmark"] for r in rules} >= {"storage/read", "gemm/ours_fp32", "gemm/cpu_peak",
+                                               "preprocess/pipeline", "bandwidth/numa_matrix"}
+    p = run("check", a, "--baseline", base, "--junit", str(tmp_path / "j.xml"))
+    assert p.returncode in (0, 1), p.stdout + p.stderr  # two short runs on a shared machine may differ
+    assert "storage/read" in p.stdout and "gemm/ours_fp32" in p.stdout and "-> " in p.stdout
+    assert run("baseline", "create", a, "-o", base).returncode == 0
+    p = run("check", a, "--baseline", base)
+    assert p.returncode == 0, p.stdout + p.stderr
+    # compare
+    p = run("compare", a, b, "--format", "json")
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    assert {m["benchmark"] for m in doc["metrics"]} >= {"storage/read", "gemm/ours_fp32", "preprocess/pipeline",
+                                                        "bandwidth/numa_matrix"}
+    p = run("compare", a, b)
+    assert p.returncode == 0 and "gemm" in p.stdout, p.stderr
+    # history
+    db = str(tmp_path / "h.db")
+    p = run("history", "record", a, b, "--db", db)
+    assert p.returncode == 0 and p.stdout.count("recorded") == 2, p.stderr
+    p = run("history", "show", "--db", db)
+    assert p.returncode == 0, p.stderr
+    p = run("history", "trend", "gemm/ours_fp32:gflops", "--db", db, "-a", "shape=256")
+    assert p.returncode == 0, p.stderr
+    assert "shape=256" in p.stdout
+    # report: the GEMM sizes as a curve with the measured peak as a line
+    out = str(tmp_path / "r.html")
+    p = run("report", a, b, "-o", out)
+    assert p.returncode == 0, p.stderr
+    html = open(out, encoding="utf-8").read()
+    data = json.loads(html[html.index('id="ib-data">') + len('id="ib-data">'):].split("</script>")[0])
+    charts = data["charts"].values()
+    gemm = [c for c in charts if c["kind"] == "line" and c["title"].startswith("gemm/ours_fp32: gflops vs shape")]
+    assert gemm, [c["title"] for c in charts]
+    assert any(d.get("peak") and "gemm/cpu_peak" in d["label"] for d in gemm[0]["datasets"]), gemm[0]["datasets"]
+    assert any(c["kind"] == "heatmap" and c["title"].startswith("bandwidth/numa_matrix") for c in charts)
+    assert any(c["kind"] == "percentiles" and c["title"].startswith("storage/read") for c in charts)

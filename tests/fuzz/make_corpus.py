@@ -6,8 +6,10 @@ end-to-end and unit tests use as fixtures too.
 
 With a report written by `infrabench run`, a trimmed copy of it (5 samples per metric) becomes
 report/real_quick.json. The other reports are SYNTHETIC (suite name "synthetic-fixture", hosts
-"fixture-*"): shapes the suite cannot produce on one CPU-only machine (4 nodes with a slow one, a
-src x dst matrix, latency percentiles, a GEMM sweep with its peak), with made-up numbers. They test
+"fixture-*"): shapes the suite cannot produce on one CPU-only machine (4 nodes with a slow one, the
+collectives/pairwise matrix, storage/read latency percentiles, a gemm/ours_fp32 shape sweep with
+gemm/cpu_peak, a two-node bandwidth/numa_matrix, preprocess/pipeline), with made-up numbers, under the
+benchmark names and axes the suite writes today. They test
 the code paths; they are not measurements and are never quoted as such.
 """
 import copy
@@ -97,18 +99,25 @@ def multinode(rng):
         res.append(result(rng, "collectives/pairwise", {"between": "nodes", "size": 1048576},
                           links + [("bandwidth_gbps_min", "GB/s", min(l[2] for l in links), "higher")], n, i))
         for bs in (4096, 131072, 1048576):
-            res.append(result(rng, "storage/io_uring_read", {"block_size": bs, "iodepth": 32},
+            res.append(result(rng, "storage/read", {"engine": "io_uring", "pattern": "rand", "block_size": bs,
+                                                    "queue_depth": 32, "size": 134217728},
                               [("bandwidth_gbps", "GB/s", min(2.0, bs / 4096 * 0.25), "higher"),
                                ("latency_us_p50", "us", 40 + bs / 10000, "lower"),
                                ("latency_us_p99", "us", 90 + bs / 5000, "lower"),
                                ("latency_us_p99_9", "us", 250 + bs / 2000, "lower")], n, i))
-        for size in (512, 1024, 2048, 4096):
-            res.append(result(rng, "gemm/cpu_fp32", {"n": size, "threads": 0},
-                              [("gflops", "GFLOP/s", 150 * (1 - 256 / size), "higher"),
-                               ("fraction_of_peak", "fraction", (1 - 256 / size) * 150 / 200, "higher")], n, i))
-        res.append(result(rng, "gemm/cpu_peak", {"threads": 0}, [("gflops", "GFLOP/s", 200.0, "higher")], n, i))
-        res.append(result(rng, "gemm/cublas", {"n": 4096, "dtype": "bf16"}, [], n, i, status="skipped",
-                          reason="no CUDA device: fixture"))
+        # gemm/ours_fp32 as it writes results: a string shape axis (square sizes and a model shape)
+        # and its fraction of the FMA peak that gemm/cpu_peak measured.
+        for shape in ("512", "1024", "2048", "4096", "llama3-8b.qkv@1024"):
+            size = int(shape) if shape.isdigit() else 1024
+            gflops = 150 * (1 - 256 / size)
+            res.append(result(rng, "gemm/ours_fp32", {"shape": shape, "threads": 0, "trans": "nn", "isa": "auto"},
+                              [("gflops", "GFLOP/s", gflops, "higher"),
+                               ("pct_of_fma_peak", "%", 100 * gflops / 200, "higher")], n, i))
+        for isa, peak in (("avx2_fp32", 100.0), ("avx512_fp32", 200.0)):
+            res.append(result(rng, "gemm/cpu_peak", {"isa": isa, "threads": 0},
+                              [("gflops", "GFLOP/s", peak, "higher"), ("clock_ghz", "GHz", 3.0, "higher")], n, i))
+        res.append(result(rng, "gemm/cublas", {"shape": "4096", "dtype": "bf16", "trans": "nn"}, [], n, i,
+                          status="skipped", reason="no CUDA device: fixture"))
     return report(res, [host(n) for n in nodes], world=4)
 
 
@@ -121,7 +130,7 @@ def main():
                             [("bandwidth_gbps", "GB/s", 30.0, "higher")]),
                      result(rng, "bandwidth/memory_latency", {"working_set": 268435456},
                             [("ns_per_load", "ns", 150.0, "lower")], valid=False),
-                     result(rng, "storage/io_uring_read", {"block_size": 4096}, [], status="failed",
+                     result(rng, "storage/read", {"engine": "io_uring", "block_size": 4096}, [], status="failed",
                             reason="open /scratch: Permission denied")],
                     [host("fixture-node1")])
     # A two-node host as bandwidth/numa_matrix writes it: a row per CPU node, a metric per memory node.
@@ -129,8 +138,13 @@ def main():
         single["results"].append(result(rng, "bandwidth/numa_matrix", {"cpu_node": cpu, "threads": 0},
                                         [("bandwidth_gbps_mem%d" % m, "GB/s", 40.0 if m == cpu else 25.0, "higher")
                                          for m in (0, 1)]))
+    for threads in (1, 0):
+        single["results"].append(result(rng, "preprocess/pipeline",
+                                        {"isa": "auto", "threads": threads, "batch": 32, "source": "pixels"},
+                                        [("images_per_s", "images/s", 900.0 * (2 if threads == 0 else 1), "higher"),
+                                         ("input_gbps", "GB/s", 0.5, "higher")]))
     single["summary"]["configurations"] = len(single["results"])
-    single["summary"]["passed"] += 2
+    single["summary"]["passed"] += 4
     docs["report/synthetic_single.json"] = single
     older = copy.deepcopy(single)  # what a 1.0 writer without the optional fields would leave
     for r in older["results"]:
@@ -155,9 +169,10 @@ def main():
             {"benchmark": "bandwidth/host_memory", "axes": {"kernel": "triad"}, "metric": "bandwidth_gbps", "min": 20, "unit": "GB/s"},
             {"benchmark": "bandwidth/memory_latency", "metric": "ns_per_load", "reference": [150, None, 0.2, "ns"]},
             {"benchmark": "bandwidth/memory_latency", "metric": "ns_per_load", "reference": {"value": 150, "lower": -0.5, "upper": 0.5}},
-            {"benchmark": "gemm/cpu_fp32", "axes": {"n": 4096}, "metric": "gflops",
-             "fraction_of_peak": {"min": 0.6, "peak_metric": "gflops", "peak_benchmark": "gemm/cpu_peak", "peak_axes": {"threads": 0}}},
-            {"benchmark": "gemm/cpu_fp32", "metric": "gflops", "fraction_of_peak": {"min": 0.1, "peak": 1000, "peak_source": "datasheet"}},
+            {"benchmark": "gemm/ours_fp32", "axes": {"shape": "4096"}, "metric": "gflops",
+             "fraction_of_peak": {"min": 0.6, "peak_metric": "gflops", "peak_benchmark": "gemm/cpu_peak",
+                                  "peak_axes": {"isa": "avx512_fp32", "threads": 0}}},
+            {"benchmark": "gemm/ours_fp32", "metric": "gflops", "fraction_of_peak": {"min": 0.1, "peak": 1000, "peak_source": "datasheet"}},
             {"benchmark": "bandwidth/host_memory", "metric": "bandwidth_gbps", "no_outlier_nodes": {"max_deviation": 0.1}},
             {"id": "waived", "benchmark": "gemm/cublas", "metric": "tflops", "min": 1, "waived": "no GPU in this class"},
         ]}

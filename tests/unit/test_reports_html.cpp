@@ -1,6 +1,10 @@
 // The HTML report's chart planning (which results become which chart) and the page's safety.
 #include <gtest/gtest.h>
 
+#include <string>
+#include <tuple>
+#include <vector>
+
 #include "infrabench/error.h"
 #include "infrabench/reports/html_report.h"
 #include "test_reports_util.h"
@@ -23,14 +27,20 @@ json find_kind(const json& sections, const std::string& bench, const std::string
 
 report_view sample() {
   json results = json::array();
-  // A GEMM size sweep with its own peak metric, and a peak benchmark in the group.
-  for (int n : {256, 512, 1024, 2048}) {
-    results.push_back(
-        ib_test::result("gemm/cpu_fp32", {{"n", n}, {"threads", 1}},
-                        {{"gflops", "GFLOP/s", n / 10.0}, {"peak_gflops", "GFLOP/s", 300}}));
+  // gemm/ours_fp32 as it writes results: a string `shape` axis holding square sizes ("512") and
+  // model shapes, the measured peak in gemm/cpu_peak (per ISA and threads) and its fraction.
+  for (const char* shape : {"256", "512", "1024", "2048", "llama3-8b.qkv@1024"}) {
+    const double gflops = shape[0] == 'l' ? 150.0 : std::stod(shape) / 10.0;
+    results.push_back(ib_test::result(
+        "gemm/ours_fp32", {{"shape", shape}, {"threads", 1}, {"trans", "nn"}, {"isa", "auto"}},
+        {{"gflops", "GFLOP/s", gflops}, {"pct_of_fma_peak", "%", 100.0 * gflops / 280}}));
   }
-  results.push_back(
-      ib_test::result("gemm/cpu_peak", {{"threads", 1}}, {{"gflops", "GFLOP/s", 280}}));
+  for (const auto& [isa, threads, gflops] :
+       {std::tuple{"avx2_fp32", 1, 140.0}, std::tuple{"avx512_fp32", 1, 280.0},
+        std::tuple{"avx512_bf16", 1, 560.0}, std::tuple{"avx512_fp32", 0, 540.0}}) {
+    results.push_back(ib_test::result("gemm/cpu_peak", {{"isa", isa}, {"threads", threads}},
+                                      {{"gflops", "GFLOP/s", gflops}, {"clock_ghz", "GHz", 3.0}}));
+  }
   // A matrix as a row per result and a metric per column (numa_matrix's form).
   for (int cpu = 0; cpu < 2; ++cpu) {
     results.push_back(ib_test::result("bandwidth/numa_matrix", {{"cpu_node", cpu}, {"threads", 0}},
@@ -46,7 +56,7 @@ report_view sample() {
   }
   // Latency percentiles over block sizes.
   for (int bs : {4096, 131072}) {
-    results.push_back(ib_test::result("storage/io_uring_read", {{"block_size", bs}},
+    results.push_back(ib_test::result("storage/read", {{"engine", "io_uring"}, {"block_size", bs}},
                                       {{"bandwidth_gbps", "GB/s", 1.0},
                                        {"latency_us_p50", "us", 50, false},
                                        {"latency_us_p99", "us", 90, false},
@@ -59,7 +69,8 @@ report_view sample() {
                                       {{"bandwidth_gbps", "GB/s", bw[i]}}, "n" + std::to_string(i),
                                       i));
   }
-  results.push_back(ib_test::result("gemm/cublas", {{"n", 1}}, {}, "n0", 0, "skipped"));
+  results.push_back(ib_test::result("gemm/cublas", {{"shape", "4096"}, {"dtype", "bf16"}}, {}, "n0",
+                                    0, "skipped"));
   return parse_report(ib_test::report(results).dump(), "r.json");
 }
 
@@ -68,18 +79,28 @@ report_view sample() {
 TEST(ReportsHtml, ChartsFollowTheShapeOfTheResults) {
   const std::vector<report_view> reps = {sample()};
   const json sections = chart_specs(reps, 100);
-  const json gemm = find_kind(sections, "gemm/cpu_fp32", "line");
+  // Square shapes are a curve over the size, with the fp32 peak of the same threads as a line.
+  const json gemm = find_kind(sections, "gemm/ours_fp32", "line");
   ASSERT_FALSE(gemm.is_null());
-  EXPECT_EQ(gemm["x"]["title"], "n");
-  EXPECT_TRUE(gemm["x"]["log"].get<bool>() == false);  // 256..2048 is 8x: linear
-  bool own_peak = false, measured_peak = false;
+  EXPECT_EQ(gemm["x"]["title"], "shape");
+  EXPECT_FALSE(gemm["x"]["log"].get<bool>());  // 256..2048 is 8x: linear
+  EXPECT_EQ(gemm["x"]["labels"]["1024"], "1024");
+  std::vector<double> peaks;
+  std::size_t points = 0;
   for (const auto& d : gemm["datasets"]) {
-    own_peak |= d["label"].get<std::string>().find("peak_gflops") != std::string::npos &&
-                d.value("dashed", false);
-    measured_peak |= d.value("peak", false) && d["data"][0][1] == 280;
+    if (d.value("peak", false)) {
+      peaks.push_back(d["data"][0][1].get<double>());
+      EXPECT_NE(d["label"].get<std::string>().find("isa=avx512_fp32"), std::string::npos);
+    } else {
+      points += d["data"].size();
+    }
   }
-  EXPECT_TRUE(own_peak);
-  EXPECT_TRUE(measured_peak);
+  EXPECT_EQ(points, 4u);                       // the model shape is not on the curve
+  EXPECT_EQ(peaks, std::vector<double>{280});  // not bf16's, not all cores', not the narrower ISA
+  // The model shape gets bars of its own.
+  const json model = find_kind(sections, "gemm/ours_fp32", "bar");
+  ASSERT_FALSE(model.is_null());
+  EXPECT_EQ(model["categories"], json::array({"shape=llama3-8b.qkv@1024"}));
   const json heat = find_kind(sections, "collectives/pairwise", "heatmap");
   ASSERT_FALSE(heat.is_null());
   EXPECT_EQ(heat["rows"].size(), 2u);
@@ -92,7 +113,7 @@ TEST(ReportsHtml, ChartsFollowTheShapeOfTheResults) {
   EXPECT_EQ(numa["cells"][0], json::array({0, 0, 40.0}));
   EXPECT_TRUE(find_kind(sections, "bandwidth/numa_matrix", "bar")
                   .is_null());  // the cells are not charted again
-  const json pct = find_kind(sections, "storage/io_uring_read", "percentiles");
+  const json pct = find_kind(sections, "storage/read", "percentiles");
   ASSERT_FALSE(pct.is_null());
   EXPECT_EQ(pct["categories"], json::array({"p50", "p99", "p99.9"}));
   EXPECT_EQ(pct["datasets"].size(), 2u);
@@ -113,6 +134,27 @@ TEST(ReportsHtml, ChartsFollowTheShapeOfTheResults) {
   std::size_t total = 0;
   for (const auto& s : chart_specs(reps, 2)) total += s["charts"].size();
   EXPECT_LE(total, 2u);
+}
+
+TEST(ReportsHtml, GemmPeakImpliedWhenThePeakBenchmarkDidNotRun) {
+  json results = json::array();
+  for (const char* shape : {"128", "256", "384"}) {
+    const double gflops = std::stod(shape) / 4.0;
+    results.push_back(ib_test::result(
+        "gemm/openblas_fp32", {{"shape", shape}, {"threads", 0}},
+        {{"gflops", "GFLOP/s", gflops}, {"pct_of_fma_peak", "%", 100.0 * gflops / 200}}));
+  }
+  const std::vector<report_view> reps = {parse_report(ib_test::report(results).dump(), "r.json")};
+  const json gemm = find_kind(chart_specs(reps, 100), "gemm/openblas_fp32", "line");
+  ASSERT_FALSE(gemm.is_null());
+  std::size_t lines = 0;
+  for (const auto& d : gemm["datasets"]) {
+    if (!d.value("peak", false)) continue;
+    ++lines;
+    EXPECT_NEAR(d["data"][0][1].get<double>(), 200, 1e-9);
+    EXPECT_NE(d["label"].get<std::string>().find("pct_of_fma_peak"), std::string::npos);
+  }
+  EXPECT_EQ(lines, 1u);
 }
 
 TEST(ReportsHtml, ScriptDataCannotCloseTheElement) {
