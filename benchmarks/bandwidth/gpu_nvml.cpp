@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include <cstdio>
 #include <mutex>
 
 namespace infrabench::bw::gpu {
@@ -29,6 +30,26 @@ constexpr int nvml_nvlink_device_type_gpu = 0;
 constexpr int nvml_nvlink_device_type_switch = 2;
 // NVML_NVLINK_MAX_LINKS is 18 for Hopper and Blackwell; invalid link numbers just return an error.
 constexpr unsigned int max_links = 32;
+// nvmlClockType_t
+constexpr int nvml_clock_sm = 1;
+constexpr int nvml_clock_mem = 2;
+// nvmlClocksEventReason* (formerly nvmlClocksThrottleReason*) bits, in nvml.h order.
+struct reason_bit {
+  unsigned long long bit;
+  const char* name;
+  bool slows;  // holds the clock below what the workload asked for (not idle or a setting)
+};
+constexpr reason_bit reason_bits[] = {
+    {0x1, "gpu_idle", false},
+    {0x2, "applications_clocks_setting", false},
+    {0x4, "sw_power_cap", true},
+    {0x8, "hw_slowdown", true},
+    {0x10, "sync_boost", false},
+    {0x20, "sw_thermal_slowdown", true},
+    {0x40, "hw_thermal_slowdown", true},
+    {0x80, "hw_power_brake_slowdown", true},
+    {0x100, "display_clock_setting", false},
+};
 
 struct nvml_api {
   void* handle = nullptr;
@@ -39,6 +60,11 @@ struct nvml_api {
   nvml_return (*link_state)(nvml_device, unsigned int, int*) = nullptr;
   nvml_return (*remote_pci)(nvml_device, unsigned int, nvml_pci_info*) = nullptr;
   nvml_return (*remote_type)(nvml_device, unsigned int, int*) = nullptr;  // may be absent
+  // Clocks: nvmlDeviceGetClockInfo, and the clock event (throttle) reasons under their R535 name
+  // or, on older drivers, the deprecated one (same signature and bits).
+  nvml_return (*clock_info)(nvml_device, int, unsigned int*) = nullptr;
+  nvml_return (*clock_reasons)(nvml_device, unsigned long long*) = nullptr;
+  bool nvlink = false;  // the NVLink queries were found
 
   [[nodiscard]] std::string text(nvml_return rc) const {
     return error_string ? std::string(error_string(rc)) : "NVML error " + std::to_string(rc);
@@ -65,14 +91,19 @@ const nvml_api& api() {
     }
     bind(a.handle, "nvmlErrorString", a.error_string);
     bind(a.handle, "nvmlDeviceGetNvLinkRemoteDeviceType", a.remote_type);
+    bind(a.handle, "nvmlDeviceGetClockInfo", a.clock_info);
+    if (!bind(a.handle, "nvmlDeviceGetCurrentClocksEventReasons", a.clock_reasons)) {
+      bind(a.handle, "nvmlDeviceGetCurrentClocksThrottleReasons", a.clock_reasons);
+    }
     if (!bind(a.handle, "nvmlInit_v2", a.init) ||
-        !bind(a.handle, "nvmlDeviceGetHandleByPciBusId_v2", a.handle_by_bus_id) ||
-        !bind(a.handle, "nvmlDeviceGetNvLinkState", a.link_state) ||
-        !bind(a.handle, "nvmlDeviceGetNvLinkRemotePciInfo_v2", a.remote_pci)) {
-      a.reason = "NVML lacks the NVLink queries (driver too old)";
+        !bind(a.handle, "nvmlDeviceGetHandleByPciBusId_v2", a.handle_by_bus_id)) {
+      a.reason = "NVML lacks nvmlInit_v2 / nvmlDeviceGetHandleByPciBusId_v2 (driver too old)";
       a.init = nullptr;
       return;
     }
+    // The NVLink queries are optional: without them NVML still reports clocks.
+    a.nvlink = bind(a.handle, "nvmlDeviceGetNvLinkState", a.link_state) &&
+               bind(a.handle, "nvmlDeviceGetNvLinkRemotePciInfo_v2", a.remote_pci);
     if (const nvml_return rc = a.init(); rc != nvml_success) {
       a.reason = "nvmlInit_v2: " + a.text(rc);
       a.init = nullptr;
@@ -88,6 +119,10 @@ nvlink_report nvlinks_of(const std::string& bus_id) {
   const nvml_api& a = api();
   if (!a.init) {
     r.reason = a.reason;
+    return r;
+  }
+  if (!a.nvlink) {
+    r.reason = "NVML lacks the NVLink queries (driver too old)";
     return r;
   }
   nvml_device dev = nullptr;
@@ -115,6 +150,62 @@ nvlink_report nvlinks_of(const std::string& bus_id) {
     }
     r.links.push_back(std::move(ep));
   }
+  return r;
+}
+
+std::string clock_report::reason_names() const {
+  std::string out;
+  unsigned long long rest = reasons;
+  for (const auto& r : reason_bits) {
+    if ((reasons & r.bit) == 0) continue;
+    rest &= ~r.bit;
+    if (!out.empty()) out += ", ";
+    out += r.name;
+  }
+  if (rest != 0) {
+    if (!out.empty()) out += ", ";
+    out += "unknown bits 0x" + [rest] {
+      char buf[32];
+      std::snprintf(buf, sizeof(buf), "%llx", rest);
+      return std::string(buf);
+    }();
+  }
+  return out.empty() ? "none" : out;
+}
+
+bool clock_report::slowed_down() const {
+  for (const auto& r : reason_bits) {
+    if (r.slows && (reasons & r.bit) != 0) return true;
+  }
+  return false;
+}
+
+clock_report clocks_of(const std::string& bus_id) {
+  clock_report r;
+  const nvml_api& a = api();
+  if (!a.init) {
+    r.reason = a.reason;
+    return r;
+  }
+  if (a.clock_info == nullptr) {
+    r.reason = "NVML lacks nvmlDeviceGetClockInfo";
+    return r;
+  }
+  nvml_device dev = nullptr;
+  if (const nvml_return rc = a.handle_by_bus_id(bus_id.c_str(), &dev); rc != nvml_success) {
+    r.reason = "nvmlDeviceGetHandleByPciBusId_v2(" + bus_id + "): " + a.text(rc);
+    return r;
+  }
+  if (const nvml_return rc = a.clock_info(dev, nvml_clock_sm, &r.sm_mhz); rc != nvml_success) {
+    r.reason = "nvmlDeviceGetClockInfo(SM): " + a.text(rc);
+    return r;
+  }
+  if (const nvml_return rc = a.clock_info(dev, nvml_clock_mem, &r.mem_mhz); rc != nvml_success) {
+    r.reason = "nvmlDeviceGetClockInfo(MEM): " + a.text(rc);
+    return r;
+  }
+  r.known = true;
+  r.reasons_known = a.clock_reasons != nullptr && a.clock_reasons(dev, &r.reasons) == nvml_success;
   return r;
 }
 
