@@ -441,9 +441,10 @@ std::string gpu_gemm_skip_reason(const gpu_device& dev, const gpu_gemm_need& nee
   return "";
 }
 
-std::string implausible_reference_reason(double gflops, double peak_gflops,
+std::string implausible_reference_reason(double gflops, double flops, double peak_gflops,
                                          double one_thread_gflops, std::int64_t threads) {
   if (!(gflops > 0)) return "";  // nothing measured: not this rule's business
+  if (flops < reference_min_flops) return "";
   if (peak_gflops > 0 && gflops < reference_min_fraction_of_peak * peak_gflops) {
     return "implausibly slow reference: median " + fixed(gflops, 1) + " GFLOP/s is " +
            fixed(100.0 * gflops / peak_gflops, 1) + "% of the measured FMA peak " +

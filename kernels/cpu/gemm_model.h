@@ -183,12 +183,15 @@ inline constexpr double reference_min_fraction_of_peak = 0.10;
 // An all-threads result below this fraction of the same library's 1-thread result (same shape)
 // is implausible for the same reason: more threads never make a GEMM of useful size this slow.
 inline constexpr double reference_min_fraction_of_one_thread = 0.5;
-// Why a reference result of `gflops` (median) is implausibly slow, or empty when it is plausible.
-// `peak_gflops`: the measured FMA peak for the same thread count (0 = unknown);
-// `one_thread_gflops`: the same reference's 1-thread result on the same shape (0 = unknown, or
-// this is the 1-thread result: pass `threads` = 1).
-[[nodiscard]] std::string implausible_reference_reason(double gflops, double peak_gflops,
-                                                       double one_thread_gflops,
+// Below this many flops per call (a 256^3 GEMM) waking threads and packing may legitimately
+// dominate a call, so neither rule judges smaller GEMMs.
+inline constexpr double reference_min_flops = 2.0 * 256 * 256 * 256;
+// Why a reference result of `gflops` (median) on a GEMM of `flops` per call is implausibly slow,
+// or empty when it is plausible. `peak_gflops`: the measured FMA peak for the same thread count
+// (0 = unknown); `one_thread_gflops`: the same reference's 1-thread result on the same shape (0 =
+// unknown, or this is the 1-thread result: pass `threads` = 1).
+[[nodiscard]] std::string implausible_reference_reason(double gflops, double flops,
+                                                       double peak_gflops, double one_thread_gflops,
                                                        std::int64_t threads);
 
 }  // namespace infrabench::kernels::gemm_model

@@ -335,21 +335,28 @@ TEST(GemmModel, GpuGemmSkipReasons) {
 // ---- CPU reference plausibility ----------------------------------------------------------------
 
 TEST(GemmModel, ImplausiblySlowReferenceIsFlagged) {
+  const double f512 = 2.0 * 512 * 512 * 512;
   // The collapse seen under load: 8.00 ms per call of a 512^3 GEMM (34 GFLOP/s) against a
   // measured all-threads peak of 400 GFLOP/s.
-  const std::string low = gm::implausible_reference_reason(34, 400, 120, 2);
+  const std::string low = gm::implausible_reference_reason(34, f512, 400, 120, 2);
   EXPECT_NE(low.find("8.5% of the measured FMA peak 400.0 GFLOP/s"), std::string::npos) << low;
   // At its best, or merely slowish: plausible.
-  EXPECT_EQ(gm::implausible_reference_reason(300, 400, 150, 2), "");
-  EXPECT_EQ(gm::implausible_reference_reason(41, 400, 0, 2), "");
+  EXPECT_EQ(gm::implausible_reference_reason(300, f512, 400, 150, 2), "");
+  EXPECT_EQ(gm::implausible_reference_reason(41, f512, 400, 0, 2), "");
   // No peak in the run: the same library's 1-thread result is the yardstick.
-  const std::string vs1 = gm::implausible_reference_reason(50, 0, 120, 2);
+  const std::string vs1 = gm::implausible_reference_reason(50, f512, 0, 120, 2);
   EXPECT_NE(vs1.find("below 50% of its own 1-thread result 120.0"), std::string::npos) << vs1;
-  EXPECT_EQ(gm::implausible_reference_reason(70, 0, 120, 2), "");
+  EXPECT_EQ(gm::implausible_reference_reason(70, f512, 0, 120, 2), "");
   // The 1-thread result is not compared with itself; unknowns flag nothing.
-  EXPECT_EQ(gm::implausible_reference_reason(50, 0, 120, 1), "");
-  EXPECT_EQ(gm::implausible_reference_reason(50, 0, 0, 2), "");
-  EXPECT_EQ(gm::implausible_reference_reason(0, 400, 120, 2), "");
+  EXPECT_EQ(gm::implausible_reference_reason(50, f512, 0, 120, 1), "");
+  EXPECT_EQ(gm::implausible_reference_reason(50, f512, 0, 0, 2), "");
+  EXPECT_EQ(gm::implausible_reference_reason(0, f512, 400, 120, 2), "");
+  // The smallest GEMM judged is 256^3 (the 4 GFLOP/s collapse); below it thread wake-up may
+  // legitimately dominate.
+  const double f256 = 2.0 * 256 * 256 * 256;
+  EXPECT_NE(gm::implausible_reference_reason(4.2, f256, 400, 120, 2), "");
+  EXPECT_EQ(gm::implausible_reference_reason(4.2, 2.0 * 61 * 97 * 130, 400, 120, 2), "");
+  EXPECT_EQ(gm::implausible_reference_reason(4.2, f256 / 2, 400, 120, 2), "");
 }
 
 TEST(GemmModel, GpuPeakTableGaps) {
