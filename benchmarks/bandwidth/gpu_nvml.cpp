@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include <cstdio>
 #include <mutex>
 
 namespace infrabench::bw::gpu {
@@ -30,6 +31,26 @@ constexpr int nvml_nvlink_device_type_switch = 2;
 // NVML_NVLINK_MAX_LINKS: 18 for Hopper and Blackwell (12 on A100, 6 on V100). Links a GPU does
 // not have answer the state query with an error; links it has answer, up or down.
 constexpr unsigned int max_links = 18;
+// nvmlClockType_t
+constexpr int nvml_clock_sm = 1;
+constexpr int nvml_clock_mem = 2;
+// nvmlClocksEventReason* (formerly nvmlClocksThrottleReason*) bits, in nvml.h order.
+struct reason_bit {
+  unsigned long long bit;
+  const char* name;
+  bool slows;  // holds the clock below what the workload asked for (not idle or a setting)
+};
+constexpr reason_bit reason_bits[] = {
+    {0x1, "gpu_idle", false},
+    {0x2, "applications_clocks_setting", false},
+    {0x4, "sw_power_cap", true},
+    {0x8, "hw_slowdown", true},
+    {0x10, "sync_boost", false},
+    {0x20, "sw_thermal_slowdown", true},
+    {0x40, "hw_thermal_slowdown", true},
+    {0x80, "hw_power_brake_slowdown", true},
+    {0x100, "display_clock_setting", false},
+};
 
 struct nvml_api {
   void* handle = nullptr;
@@ -48,6 +69,10 @@ struct nvml_api {
   nvml_return (*curr_pcie_width)(nvml_device, unsigned int*) = nullptr;
   nvml_return (*max_pcie_gen)(nvml_device, unsigned int*) = nullptr;
   nvml_return (*max_pcie_width)(nvml_device, unsigned int*) = nullptr;
+  // Clocks: nvmlDeviceGetClockInfo, and the clock event (throttle) reasons under their R535 name
+  // or, on older drivers, the deprecated one (same signature and bits).
+  nvml_return (*clock_info)(nvml_device, int, unsigned int*) = nullptr;
+  nvml_return (*clock_reasons)(nvml_device, unsigned long long*) = nullptr;
 
   [[nodiscard]] std::string text(nvml_return rc) const {
     return error_string ? std::string(error_string(rc)) : "NVML error " + std::to_string(rc);
@@ -91,6 +116,10 @@ const nvml_api& api() {
         !bind(a.handle, "nvmlDeviceGetMaxPcieLinkGeneration", a.max_pcie_gen) ||
         !bind(a.handle, "nvmlDeviceGetMaxPcieLinkWidth", a.max_pcie_width)) {
       a.curr_pcie_gen = nullptr;
+    }
+    bind(a.handle, "nvmlDeviceGetClockInfo", a.clock_info);
+    if (!bind(a.handle, "nvmlDeviceGetCurrentClocksEventReasons", a.clock_reasons)) {
+      bind(a.handle, "nvmlDeviceGetCurrentClocksThrottleReasons", a.clock_reasons);
     }
     if (const nvml_return rc = a.init(); rc != nvml_success) {
       a.reason = "nvmlInit_v2: " + a.text(rc);
@@ -179,6 +208,59 @@ std::optional<topo::pcie_link> nvml_pcie_link(const std::string& bus_id, std::st
   if (a.max_pcie_gen(dev, &max_gen) != nvml_success) max_gen = 0;
   if (a.max_pcie_width(dev, &max_width) != nvml_success) max_width = 0;
   return topo::pcie_link::from_generations(cur_gen, cur_width, max_gen, max_width);
+}
+
+std::string clock_report::reason_names() const {
+  std::string out;
+  unsigned long long rest = reasons;
+  for (const auto& r : reason_bits) {
+    if ((reasons & r.bit) == 0) continue;
+    rest &= ~r.bit;
+    if (!out.empty()) out += ", ";
+    out += r.name;
+  }
+  if (rest != 0) {
+    if (!out.empty()) out += ", ";
+    out += "unknown bits 0x" + [rest] {
+      char buf[32];
+      std::snprintf(buf, sizeof(buf), "%llx", rest);
+      return std::string(buf);
+    }();
+  }
+  return out.empty() ? "none" : out;
+}
+
+bool clock_report::slowed_down() const {
+  for (const auto& r : reason_bits) {
+    if (r.slows && (reasons & r.bit) != 0) return true;
+  }
+  return false;
+}
+
+clock_report clocks_of(const std::string& bus_id) {
+  clock_report r;
+  const nvml_api& a = api();
+  if (!a.init) {
+    r.reason = a.reason;
+    return r;
+  }
+  if (a.clock_info == nullptr) {
+    r.reason = "NVML lacks nvmlDeviceGetClockInfo";
+    return r;
+  }
+  const nvml_device dev = device_of(a, bus_id, &r.reason);
+  if (!dev) return r;
+  if (const nvml_return rc = a.clock_info(dev, nvml_clock_sm, &r.sm_mhz); rc != nvml_success) {
+    r.reason = "nvmlDeviceGetClockInfo(SM): " + a.text(rc);
+    return r;
+  }
+  if (const nvml_return rc = a.clock_info(dev, nvml_clock_mem, &r.mem_mhz); rc != nvml_success) {
+    r.reason = "nvmlDeviceGetClockInfo(MEM): " + a.text(rc);
+    return r;
+  }
+  r.known = true;
+  r.reasons_known = a.clock_reasons != nullptr && a.clock_reasons(dev, &r.reasons) == nvml_success;
+  return r;
 }
 
 }  // namespace infrabench::bw::gpu

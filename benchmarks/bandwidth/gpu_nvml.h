@@ -1,7 +1,7 @@
-// GPU topology from NVML, loaded at run time with dlopen("libnvidia-ml.so.1"): the library comes
-// with the driver, not the toolkit, and there is no NVML header here, so the few functions and
-// types used are declared in gpu_nvml.cpp. Absent NVML means "NVLink topology unknown" and PCIe
-// links read from sysfs instead.
+// GPU topology and clocks from NVML, loaded at run time with dlopen("libnvidia-ml.so.1"): the
+// library comes with the driver, not the toolkit, and there is no NVML header here, so the few
+// functions and types used are declared in gpu_nvml.cpp. Absent NVML means "NVLink topology
+// unknown", PCIe links read from sysfs instead, and "actual clocks unknown".
 #pragma once
 
 #include <optional>
@@ -20,5 +20,20 @@ namespace infrabench::bw::gpu {
 // width); nullopt with `why_not` set when NVML is absent or does not answer.
 [[nodiscard]] std::optional<infrabench::kernels::topology::pcie_link> nvml_pcie_link(
     const std::string& bus_id, std::string* why_not);
+
+// The clocks the GPU runs at now (not the maximum cudaDevAttrClockRate reports) and why it is
+// below its maximum, for benchmarks to record right after their timed region.
+struct clock_report {
+  bool known = false;  // NVML answered for this GPU
+  std::string reason;  // why not, when !known
+  unsigned int sm_mhz = 0, mem_mhz = 0;
+  bool reasons_known = false;                      // the throttle (clock event) reasons were read
+  unsigned long long reasons = 0;                  // nvmlClocksEventReason bit mask
+  [[nodiscard]] std::string reason_names() const;  // "sw_power_cap, hw_slowdown"; "none"
+  // True when a reason other than idle, application clocks or sync boost holds the clock down
+  // (power cap, thermal, hardware slowdown): the timing did not run at full speed.
+  [[nodiscard]] bool slowed_down() const;
+};
+[[nodiscard]] clock_report clocks_of(const std::string& bus_id);
 
 }  // namespace infrabench::bw::gpu

@@ -66,6 +66,7 @@ prepared prepare(infrabench::state& st) {
 void finish(infrabench::state& st, const prepared& p, const gc::operands& o, const gc::stream& s,
             const std::string& what) {
   const double gflops = gb::median_gflops(st, gm::gemm_flops(p.shape));
+  gc::report_gpu_clocks(st, p.gpu);  // before verification lets the clocks settle
   gb::report_verification(st, gc::verify_on_device(o, p.dt, s), what);
   gc::report_gpu_peak(st, p.gpu, p.dt, gflops);
 }

@@ -2,20 +2,16 @@
 
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <cstdio>
 #include <limits>
 #include <stdexcept>
+#include <utility>
+
+#include "../bandwidth/gpu_nvml.h"
+#include "topology/link.h"
 
 namespace infrabench::gemm_cuda {
-namespace {
-
-[[nodiscard]] std::string gib(double bytes) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.2f GiB", bytes / (1024.0 * 1024.0 * 1024.0));
-  return buf;
-}
-
-}  // namespace
 
 void check_cuda(int err, std::string_view what) {
   if (err == cudaSuccess) return;
@@ -57,6 +53,12 @@ gpu_info current_gpu() {
              "cudaDeviceGetAttribute(ClockRate)");
   g.clock_mhz = khz / 1000.0;
   check_cuda(cudaMemGetInfo(&g.free_bytes, &g.total_bytes), "cudaMemGetInfo");
+  char bus[32] = {};
+  if (cudaDeviceGetPCIBusId(bus, sizeof bus, g.device) == cudaSuccess) {
+    g.bus_id = kernels::topology::normalize_pci_bus_id(bus);
+  } else {
+    (void)cudaGetLastError();  // no bus id: NVML clocks are then reported unknown
+  }
   return g;
 }
 
@@ -67,19 +69,19 @@ dtype_spec dtype_of(const std::string& name) {
   if (name == "fp32")
     return {
         name,  e::fp32, e::fp32, {nf::fp32, nf::fp32, nf::fp32, nf::fp32, 1.0}, gm::gpu_dtype::fp32,
-        -1.0f, 1.0f,    0};
+        -1.0f, 1.0f};
   if (name == "tf32")
     return {
         name,  e::fp32, e::fp32, {nf::fp32, nf::tf32, nf::fp32, nf::fp32, 2.0}, gm::gpu_dtype::tf32,
-        -1.0f, 1.0f,    80};
+        -1.0f, 1.0f};
   if (name == "fp16")
     return {
         name,  e::fp16, e::fp16, {nf::fp16, nf::fp16, nf::fp32, nf::fp16, 2.0}, gm::gpu_dtype::fp16,
-        -1.0f, 1.0f,    70};
+        -1.0f, 1.0f};
   if (name == "bf16")
     return {
         name,  e::bf16, e::bf16, {nf::bf16, nf::bf16, nf::fp32, nf::bf16, 2.0}, gm::gpu_dtype::bf16,
-        -1.0f, 1.0f,    80};
+        -1.0f, 1.0f};
   // fp8: Hopper's fp8 tensor cores keep ~14 bits in their accumulators between promotions
   // (2^10 x the fp32 unit roundoff). Inputs in [0, 1): with all products positive the bound is
   // relative to C itself, so it still catches a wrong result despite the wide accumulator error.
@@ -90,27 +92,25 @@ dtype_spec dtype_of(const std::string& name) {
             {nf::fp8_e4m3, nf::fp8_e4m3, nf::fp32, nf::bf16, 1024.0},
             gm::gpu_dtype::fp8,
             0.0f,
-            1.0f,
-            89};
+            1.0f};
   }
   throw std::invalid_argument("unknown dtype " + name);
 }
 
 void require_gpu(state& st, const gpu_info& gpu, const dtype_spec& dt, const gm::gemm_shape& s,
                  std::size_t extra_bytes) {
-  const int cc = gpu.major * 10 + gpu.minor;
-  if (cc < dt.min_cc) {
-    st.skip(dt.name + " needs compute capability " + std::to_string(dt.min_cc / 10) + "." +
-            std::to_string(dt.min_cc % 10) + "+; " + gpu.name + " is " + std::to_string(gpu.major) +
-            "." + std::to_string(gpu.minor));
-  }
-  const auto ab = kcu::gemm_elem_bytes(dt.ab);
-  const std::int64_t need =
-      gm::saturating_add(gm::gemm_operand_bytes(s, ab, ab, kcu::gemm_elem_bytes(dt.c)),
-                         static_cast<std::int64_t>(extra_bytes));
-  if (static_cast<double>(need) > static_cast<double>(gpu.free_bytes)) {
-    st.skip("needs " + gib(static_cast<double>(need)) + " of GPU memory; " +
-            gib(static_cast<double>(gpu.free_bytes)) + " free on " + gpu.name);
+  // The rules themselves are host-only (gemm_model), unit-tested without a GPU.
+  gm::gpu_gemm_need need;
+  need.dtype_name = dt.name;
+  need.dtype = dt.peak;
+  need.shape = s;
+  need.ab_elem_bytes = kcu::gemm_elem_bytes(dt.ab);
+  need.c_elem_bytes = kcu::gemm_elem_bytes(dt.c);
+  need.extra_bytes = static_cast<std::int64_t>(extra_bytes);
+  const gm::gpu_device dev{gpu.name, gpu.major, gpu.minor,
+                           static_cast<std::int64_t>(gpu.free_bytes)};
+  if (auto reason = gm::gpu_gemm_skip_reason(dev, need); !reason.empty()) {
+    st.skip(std::move(reason));
   }
 }
 
@@ -207,6 +207,38 @@ void report_gpu_peak(state& st, const gpu_info& gpu, const dtype_spec& dt, doubl
                     " ops per clock per SM (peak table); datasheets may quote a lower clock");
   st.add_metric("pct_of_gpu_peak", "%", 100.0 * gflops / (*peak * 1e3), true,
                 "median GFLOP/s / peak_tflops");
+}
+
+void report_gpu_clocks(state& st, const gpu_info& gpu) {
+  // cudaDevAttrClockRate is the maximum; under a power or thermal limit the GPU runs slower, and
+  // a fraction of peak computed at the maximum clock would blame the kernel for it.
+  const bw::gpu::clock_report clk =
+      gpu.bus_id.empty() ? bw::gpu::clock_report{} : bw::gpu::clocks_of(gpu.bus_id);
+  if (!clk.known) {
+    static std::atomic<bool> said{false};
+    if (!said.exchange(true)) {
+      st.add_warning(
+          "actual GPU clocks not recorded (only the maximum, clock_mhz): " +
+          (gpu.bus_id.empty() ? std::string("PCI bus id of the GPU unknown") : clk.reason));
+    }
+    return;
+  }
+  st.add_metric("sm_clock_mhz_actual", "MHz", clk.sm_mhz, true,
+                "NVML nvmlDeviceGetClockInfo(SM) right after the timed region");
+  st.add_metric("mem_clock_mhz_actual", "MHz", clk.mem_mhz, true,
+                "NVML nvmlDeviceGetClockInfo(MEM) right after the timed region");
+  if (!clk.reasons_known) {
+    st.add_warning("GPU clock event (throttle) reasons not available from this NVML");
+    return;
+  }
+  st.add_metric("clock_event_reasons", "bitmask", static_cast<double>(clk.reasons), false,
+                "NVML current clock event (throttle) reasons right after the timed region: " +
+                    clk.reason_names());
+  if (clk.slowed_down()) {
+    st.add_warning("GPU clock held down during timing (" + clk.reason_names() + "): SM at " +
+                   std::to_string(clk.sm_mhz) + " MHz of " +
+                   std::to_string(static_cast<int>(gpu.clock_mhz)) + " MHz maximum");
+  }
 }
 
 }  // namespace infrabench::gemm_cuda

@@ -57,6 +57,7 @@ struct gpu_info {
   int sm_count = 0;
   double clock_mhz = 0;  // the maximum SM clock the driver reports
   std::size_t free_bytes = 0, total_bytes = 0;
+  std::string bus_id;  // normalized PCI bus id, for NVML; empty when unknown
 };
 [[nodiscard]] gpu_info current_gpu();
 
@@ -68,12 +69,12 @@ struct dtype_spec {
   gm::precision_spec precision;  // for the tolerance
   gm::gpu_dtype peak;            // which row of the peak table
   float lo = -1.0f, hi = 1.0f;   // input range
-  int min_cc = 0;                // lowest compute capability (major * 10 + minor)
 };
 // Throws std::invalid_argument for an unknown name (the axis choices prevent it).
 [[nodiscard]] dtype_spec dtype_of(const std::string& name);
 
-// Skips the configuration when the GPU lacks the dtype or the memory for A, B, C and `extra`.
+// Skips the configuration when the GPU lacks the dtype or the memory for A, B, C and `extra`
+// (the rules: gm::gpu_gemm_skip_reason, the minimum compute capability: gm::gpu_gemm_min_cc).
 void require_gpu(state& st, const gpu_info& gpu, const dtype_spec& dt, const gm::gemm_shape& s,
                  std::size_t extra_bytes);
 
@@ -91,5 +92,11 @@ struct operands {
 
 // Adds clock_mhz, sm_count and pct_of_gpu_peak (when the architecture is in the peak table).
 void report_gpu_peak(state& st, const gpu_info& gpu, const dtype_spec& dt, double gflops);
+
+// Records the clocks the GPU actually ran at, read from NVML right after the timed region (call it
+// before anything else touches the GPU): sm_clock_mhz_actual, mem_clock_mhz_actual and the clock
+// event (throttle) reasons, with a warning when power or temperature held the clock down. Without
+// NVML says so once per run, in the first result that asks.
+void report_gpu_clocks(state& st, const gpu_info& gpu);
 
 }  // namespace infrabench::gemm_cuda

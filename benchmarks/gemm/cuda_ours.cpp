@@ -55,6 +55,7 @@ void run_ours(infrabench::state& st, const std::string& dtype_name, Launch launc
       },
       "cuda_event");
   const double gflops = gb::median_gflops(st, gm::gemm_flops(shape));
+  gc::report_gpu_clocks(st, gpu);  // before verification lets the clocks settle
   gb::report_verification(st, gc::verify_on_device(o, dt, s), "our " + dtype_name + " kernel");
   gc::report_gpu_peak(st, gpu, dt, gflops);
   report_vs_cublas(st, dtype_name, gflops);

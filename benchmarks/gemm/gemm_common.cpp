@@ -283,15 +283,51 @@ peak_value cpu_peak(state& st, kc::peak_isa isa, std::int64_t threads_axis, thre
                     ") measured in this configuration's set-up, best of 15"};
 }
 
-void report_peak_fraction(state& st, double gflops, kc::peak_isa isa, std::int64_t threads_axis,
-                          thread_pool& pool) {
-  if (!kc::peak_isa_unsupported_reason(isa).empty()) return;
+double report_peak_fraction(state& st, double gflops, kc::peak_isa isa, std::int64_t threads_axis,
+                            thread_pool& pool) {
+  if (!kc::peak_isa_unsupported_reason(isa).empty()) return 0;
   const peak_value peak = cpu_peak(st, isa, threads_axis, pool);
-  if (peak.gflops <= 0) return;
+  if (peak.gflops <= 0) return 0;
   st.add_metric(
       "pct_of_fma_peak", "%", 100.0 * gflops / peak.gflops, true,
       "median GFLOP/s / measured peak " + std::to_string(peak.gflops) + " GFLOP/s: " + peak.method);
+  return peak.gflops;
 }
+
+void check_reference_plausible(state& st, std::string_view benchmark, double gflops,
+                               double flops_per_call, double peak_gflops) {
+  const std::size_t threads = resolve_threads(st.get_int64("threads"));
+  double one_thread = 0;
+  if (threads != 1) {
+    // The same configuration on one thread (every other axis equal, e.g. OpenBLAS's coretype).
+    nlohmann::json match = nlohmann::json::object();
+    for (const auto& [name, value] : st.get_config()) {
+      std::visit([&, &n = name](const auto& v) { match[n] = v; }, value);
+    }
+    match["threads"] = 1;
+    const result* r = st.find_earlier(benchmark, match);
+    if (r != nullptr && r->st == status::passed) {
+      for (const auto& m : r->metrics) {
+        if (m.name == "gflops") one_thread = m.value;
+      }
+    }
+  }
+  const std::string why = gm::implausible_reference_reason(
+      gflops, flops_per_call, peak_gflops, one_thread, static_cast<std::int64_t>(threads));
+  st.check(why.empty(), why);
+}
+
+namespace {
+// Noise (robust CV above the limit) makes a median less certain, not a strawman: such a
+// reference still gives a ratio. Anything else (implausibly slow, a wrong result) does not.
+[[nodiscard]] std::vector<std::string> disqualifying_reasons(const result& r) {
+  std::vector<std::string> out;
+  for (const auto& why : r.invalid_reasons) {
+    if (why.rfind("noisy:", 0) != 0) out.push_back(why);
+  }
+  return out;
+}
+}  // namespace
 
 void report_reference_ratios(state& st, double gflops,
                              const std::vector<std::pair<std::string, std::string>>& references) {
@@ -301,12 +337,19 @@ void report_reference_ratios(state& st, double gflops,
   for (const auto& [bench, label] : references) {
     const result* r = st.find_earlier(bench, match);
     if (r == nullptr || r->st != status::passed) continue;
+    if (const auto bad = disqualifying_reasons(*r); !r->valid && !bad.empty()) {
+      std::string text = "pct_of_" + label + " not reported: " + bench +
+                         " (same shape, threads, trans) is invalid: ";
+      for (std::size_t i = 0; i < bad.size(); ++i) text += (i ? "; " : "") + bad[i];
+      st.add_warning(std::move(text));
+      continue;
+    }
     for (const auto& m : r->metrics) {
       if (m.name != "gflops" || m.value <= 0) continue;
       st.add_metric("pct_of_" + label, "%", 100.0 * gflops / m.value, true,
                     "this median GFLOP/s / " + bench + "'s median " + std::to_string(m.value) +
                         " GFLOP/s (same shape, threads, trans, earlier in this run)" +
-                        (r->valid ? "" : "; that result is INVALID"));
+                        (r->valid ? "" : "; that result is noisy"));
     }
   }
 }

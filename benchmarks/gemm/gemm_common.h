@@ -119,11 +119,19 @@ struct peak_value {
 };
 [[nodiscard]] peak_value cpu_peak(state& st, kernels::cpu::peak_isa isa, std::int64_t threads_axis,
                                   thread_pool& pool);
-// Adds pct_of_fma_peak (of `isa`'s measured peak).
-void report_peak_fraction(state& st, double gflops, kernels::cpu::peak_isa isa,
-                          std::int64_t threads_axis, thread_pool& pool);
+// Adds pct_of_fma_peak (of `isa`'s measured peak) and returns that peak in GFLOP/s (0 when the
+// CPU lacks `isa`).
+double report_peak_fraction(state& st, double gflops, kernels::cpu::peak_isa isa,
+                            std::int64_t threads_axis, thread_pool& pool);
+// For a reference library (OpenBLAS, oneDNN), after exec(): marks the result invalid when its
+// median `gflops` is implausibly slow (gm::implausible_reference_reason) against the measured FMA
+// peak `peak_gflops` (0 = unknown) or `benchmark`'s own 1-thread result on the same axes earlier
+// in this run, so no ratio is taken against a strawman.
+void check_reference_plausible(state& st, std::string_view benchmark, double gflops,
+                               double flops_per_call, double peak_gflops);
 // Adds pct_of_<label> for each reference benchmark that ran earlier with the same shape, threads
-// and trans: ours / theirs x 100.
+// and trans: ours / theirs x 100. A reference that is invalid for any reason but noise
+// (implausibly slow, failed verification) is not used, and a warning says why.
 void report_reference_ratios(state& st, double gflops,
                              const std::vector<std::pair<std::string, std::string>>& references);
 

@@ -220,11 +220,12 @@ void openblas_fp32(infrabench::state& st) {
   gb::report_verification(
       st, gb::verify_fp32(l, a.data(), b.data(), c.data(), gb::fp32_tolerance(shape.k)),
       "OpenBLAS cblas_sgemm (core " + core + ")");
-  gb::report_peak_fraction(st, gflops,
-                           kc::peak_isa_unsupported_reason(kc::peak_isa::avx512_fp32).empty()
-                               ? kc::peak_isa::avx512_fp32
-                               : kc::peak_isa::avx2_fp32,
-                           st.get_int64("threads"), fill_pool);
+  const double peak = gb::report_peak_fraction(
+      st, gflops,
+      kc::peak_isa_unsupported_reason(kc::peak_isa::avx512_fp32).empty() ? kc::peak_isa::avx512_fp32
+                                                                         : kc::peak_isa::avx2_fp32,
+      st.get_int64("threads"), fill_pool);
+  gb::check_reference_plausible(st, "gemm/openblas_fp32", gflops, flops, peak);
 }
 
 std::int64_t memory_fp32(const infrabench::config& cfg) {

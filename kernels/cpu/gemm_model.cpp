@@ -343,7 +343,9 @@ struct arch_rates {
 };
 // From the architecture whitepapers (per-SM throughput of the CUDA cores and tensor cores, fp32
 // accumulation, no sparsity). fp64 is the tensor-core rate where tensor cores do fp64 (sm_80,
-// sm_90, sm_100), else the 1/64-rate CUDA cores.
+// sm_90, sm_100), else the 1/64-rate CUDA cores. Checked in test_gemm_model.cpp against the
+// datasheets: A100 and H100 (SXM, PCIe), L4, L40S, A40, and HGX B200 (2.25 PFLOP/s dense BF16 =
+// 148 SMs x 8192 x 1856 MHz; NVIDIA's datasheet quotes 4.5 P with sparsity and no clock).
 const std::vector<arch_rates>& rates_table() {
   static const std::vector<arch_rates> table = {
       {{8, 0, "Ampere (A100)"}, {128, 128, 1024, 2048, 2048, 0, 4096}},
@@ -381,6 +383,84 @@ const std::vector<gpu_arch>& gpu_arch_table() {
     return v;
   }();
   return archs;
+}
+
+}  // namespace infrabench::kernels::gemm_model
+
+namespace infrabench::kernels::gemm_model {
+namespace {
+
+[[nodiscard]] std::string gib(double bytes) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.2f GiB", bytes / (1024.0 * 1024.0 * 1024.0));
+  return buf;
+}
+
+[[nodiscard]] std::string fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.*f", digits, v);
+  return buf;
+}
+
+}  // namespace
+
+int gpu_gemm_min_cc(gpu_dtype dtype) {
+  switch (dtype) {
+    case gpu_dtype::fp64:
+    case gpu_dtype::fp32:
+      return 0;
+    case gpu_dtype::fp16:
+      return 70;
+    case gpu_dtype::int8:
+      return 75;
+    case gpu_dtype::tf32:
+    case gpu_dtype::bf16:
+      return 80;
+    case gpu_dtype::fp8:
+      return 89;
+  }
+  return 0;
+}
+
+std::string gpu_gemm_skip_reason(const gpu_device& dev, const gpu_gemm_need& need) {
+  const int cc = dev.major * 10 + dev.minor;
+  const int min_cc = gpu_gemm_min_cc(need.dtype);
+  if (cc < min_cc) {
+    return need.dtype_name + " needs compute capability " + std::to_string(min_cc / 10) + "." +
+           std::to_string(min_cc % 10) + "+; " + dev.name + " is " + std::to_string(dev.major) +
+           "." + std::to_string(dev.minor);
+  }
+  const std::int64_t bytes = saturating_add(
+      gemm_operand_bytes(need.shape, need.ab_elem_bytes, need.ab_elem_bytes, need.c_elem_bytes),
+      std::max<std::int64_t>(need.extra_bytes, 0));
+  if (bytes > dev.free_bytes) {
+    return "needs " + gib(static_cast<double>(bytes)) + " of GPU memory; " +
+           gib(static_cast<double>(std::max<std::int64_t>(dev.free_bytes, 0))) + " free on " +
+           dev.name;
+  }
+  return "";
+}
+
+std::string implausible_reference_reason(double gflops, double flops, double peak_gflops,
+                                         double one_thread_gflops, std::int64_t threads) {
+  if (!(gflops > 0)) return "";  // nothing measured: not this rule's business
+  if (flops < reference_min_flops) return "";
+  if (peak_gflops > 0 && gflops < reference_min_fraction_of_peak * peak_gflops) {
+    return "implausibly slow reference: median " + fixed(gflops, 1) + " GFLOP/s is " +
+           fixed(100.0 * gflops / peak_gflops, 1) + "% of the measured FMA peak " +
+           fixed(peak_gflops, 1) + " GFLOP/s (below " +
+           fixed(100.0 * reference_min_fraction_of_peak, 0) +
+           "%): the library was not at its best (threads starved or descheduled)";
+  }
+  if (threads != 1 && one_thread_gflops > 0 &&
+      gflops < reference_min_fraction_of_one_thread * one_thread_gflops) {
+    return "implausibly slow reference: median " + fixed(gflops, 1) + " GFLOP/s on " +
+           std::to_string(threads) + " threads is below " +
+           fixed(100.0 * reference_min_fraction_of_one_thread, 0) +
+           "% of its own 1-thread result " + fixed(one_thread_gflops, 1) +
+           " GFLOP/s: the library was not at its best (threads starved or descheduled)";
+  }
+  return "";
 }
 
 }  // namespace infrabench::kernels::gemm_model

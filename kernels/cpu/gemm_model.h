@@ -148,4 +148,50 @@ struct gpu_arch {
 // The architectures in the table, for the README and `list`.
 [[nodiscard]] const std::vector<gpu_arch>& gpu_arch_table();
 
+// ---- GPU GEMM requirements (host-only, so the skip rules are unit-tested without a GPU) -------
+
+// The lowest compute capability (major x 10 + minor) that runs a dense GEMM of `dtype`: fp16
+// tensor cores from Volta (7.0), tf32 and bf16 from Ampere (8.0), fp8 from Ada (8.9), int8 from
+// Turing (7.5); fp32 and fp64 everywhere.
+[[nodiscard]] int gpu_gemm_min_cc(gpu_dtype dtype);
+
+// The GPU a GEMM configuration would run on, as the benchmark sees it.
+struct gpu_device {
+  std::string name;
+  int major = 0, minor = 0;     // compute capability
+  std::int64_t free_bytes = 0;  // free device memory now
+};
+// What one GPU GEMM configuration needs.
+struct gpu_gemm_need {
+  std::string dtype_name;  // as the axis says it: fp32, tf32, fp16, bf16, fp8_e4m3
+  gpu_dtype dtype = gpu_dtype::fp32;
+  gemm_shape shape;
+  int ab_elem_bytes = 4, c_elem_bytes = 4;
+  std::int64_t extra_bytes = 0;  // workspace and the like, besides A, B and C
+};
+// Why the configuration cannot run on `dev` (the skip reason), or empty when it can: a compute
+// capability below gpu_gemm_min_cc, or A + B + C + extra above the free memory ("needs 3.00 GiB
+// of GPU memory; 1.50 GiB free on <name>").
+[[nodiscard]] std::string gpu_gemm_skip_reason(const gpu_device& dev, const gpu_gemm_need& need);
+
+// ---- CPU reference plausibility ---------------------------------------------------------------
+
+// Below this fraction of the measured FMA peak a reference library's result is not the library at
+// its best (its threads were starved, e.g. parked behind a scheduler tick) and comparing ours
+// with it would flatter ours.
+inline constexpr double reference_min_fraction_of_peak = 0.10;
+// An all-threads result below this fraction of the same library's 1-thread result (same shape)
+// is implausible for the same reason: more threads never make a GEMM of useful size this slow.
+inline constexpr double reference_min_fraction_of_one_thread = 0.5;
+// Below this many flops per call (a 256^3 GEMM) waking threads and packing may legitimately
+// dominate a call, so neither rule judges smaller GEMMs.
+inline constexpr double reference_min_flops = 2.0 * 256 * 256 * 256;
+// Why a reference result of `gflops` (median) on a GEMM of `flops` per call is implausibly slow,
+// or empty when it is plausible. `peak_gflops`: the measured FMA peak for the same thread count
+// (0 = unknown); `one_thread_gflops`: the same reference's 1-thread result on the same shape (0 =
+// unknown, or this is the 1-thread result: pass `threads` = 1).
+[[nodiscard]] std::string implausible_reference_reason(double gflops, double flops,
+                                                       double peak_gflops, double one_thread_gflops,
+                                                       std::int64_t threads);
+
 }  // namespace infrabench::kernels::gemm_model

@@ -88,7 +88,15 @@ def test_cpu_gemms_run_verify_and_compare(report_path):
     for r in results(report, "gemm/ours_fp32"):
         assert metric(r, "pct_of_fma_peak") > 0
         if any(x["status"] == "passed" for x in results(report, "gemm/openblas_fp32")):
-            assert metric(r, "pct_of_openblas") > 0, r["metrics"]
+            # A ratio, or the reason there is none (the reference was implausibly slow).
+            notes = " ".join(r["warnings"])
+            assert metric(r, "pct_of_openblas") > 0 or "pct_of_openblas not reported" in notes, (
+                r["metrics"], notes)
+    # References of these tiny shapes are too small to judge against the peak (thread wake-up may
+    # dominate): the plausibility rule leaves them alone.
+    for name in ["gemm/openblas_fp32", "gemm/onednn_fp32", "gemm/onednn_bf16"]:
+        for r in results(report, name):
+            assert not any("implausibly slow" in why for why in r["invalid_reasons"]), r
     if "avx512_bf16" in flags:
         for r in results(report, "gemm/ours_bf16"):
             assert r["status"] == "passed"

@@ -246,6 +246,119 @@ TEST(GemmModel, GpuPeakTableMatchesDatasheets) {
   EXPECT_NEAR(peak(8, 6, d::bf16, 84, 1740), 149.7, 0.2);
 }
 
+TEST(GemmModel, GpuPeakTableMatchesBlackwellDatasheet) {
+  using d = gm::gpu_dtype;
+  // HGX B200 (NVIDIA HGX B200 datasheet, per GPU at 1000 W): FP16/BF16 tensor 4.5 PFLOP/s with
+  // 2:4 sparsity, i.e. 2.25 PFLOP/s dense; FP8 and INT8 9 P with sparsity (4.5 dense); TF32 2.2 P
+  // with sparsity (1.1 dense). NVIDIA quotes no clock: 2250 TFLOP/s / (148 SMs x 8192 dense bf16
+  // ops per clock per SM) implies 1856 MHz, the tensor clock third-party spec databases list for
+  // B200 (~1.86 GHz; boost 1.98 GHz), as H100's figures are quoted at 1830 MHz, not its boost.
+  constexpr int b200_sms = 148;
+  constexpr double b200_tensor_mhz = 1856;
+  EXPECT_NEAR(peak(10, 0, d::bf16, b200_sms, b200_tensor_mhz), 2250, 5);
+  EXPECT_NEAR(peak(10, 0, d::fp16, b200_sms, b200_tensor_mhz), 2250, 5);
+  EXPECT_NEAR(peak(10, 0, d::fp8, b200_sms, b200_tensor_mhz), 4500, 10);
+  EXPECT_NEAR(peak(10, 0, d::int8, b200_sms, b200_tensor_mhz), 4500, 10);
+  EXPECT_NEAR(peak(10, 0, d::tf32, b200_sms, b200_tensor_mhz), 1100, 30);
+  // Dense bf16 per SM per clock doubles from Hopper (2.25 P over 989 T is 2.27x: 1.12x the SMs at
+  // about the same clock, 2x per SM).
+  EXPECT_EQ(*gm::gpu_ops_per_clock_per_sm(10, 0, d::bf16),
+            2 * *gm::gpu_ops_per_clock_per_sm(9, 0, d::bf16));
+}
+
+// ---- GPU GEMM requirements: the skip rules, without a GPU -------------------------------------
+
+TEST(GemmModel, GpuGemmMinimumComputeCapability) {
+  using d = gm::gpu_dtype;
+  EXPECT_EQ(gm::gpu_gemm_min_cc(d::fp32), 0);
+  EXPECT_EQ(gm::gpu_gemm_min_cc(d::fp64), 0);
+  EXPECT_EQ(gm::gpu_gemm_min_cc(d::fp16), 70);
+  EXPECT_EQ(gm::gpu_gemm_min_cc(d::tf32), 80);
+  EXPECT_EQ(gm::gpu_gemm_min_cc(d::bf16), 80);
+  EXPECT_EQ(gm::gpu_gemm_min_cc(d::fp8), 89);
+  // Every dtype the peak table has a rate for is runnable from its minimum on.
+  for (const auto& a : gm::gpu_arch_table()) {
+    for (auto t : {d::fp32, d::tf32, d::fp16, d::bf16, d::fp8}) {
+      if (gm::gpu_ops_per_clock_per_sm(a.major, a.minor, t)) {
+        EXPECT_GE(a.major * 10 + a.minor, gm::gpu_gemm_min_cc(t)) << a.family;
+      }
+    }
+  }
+}
+
+TEST(GemmModel, GpuGemmSkipReasons) {
+  using d = gm::gpu_dtype;
+  const gm::gpu_device a100{"A100", 8, 0, std::int64_t{40} << 30};
+  const gm::gpu_device t4{"T4", 7, 5, std::int64_t{15} << 30};
+  const gm::gpu_device h100{"H100", 9, 0, std::int64_t{80} << 30};
+  gm::gpu_gemm_need need;
+  need.shape = {4096, 4096, 4096};
+
+  need.dtype_name = "fp8_e4m3";
+  need.dtype = d::fp8;
+  need.ab_elem_bytes = 1;
+  need.c_elem_bytes = 2;
+  EXPECT_EQ(gm::gpu_gemm_skip_reason(a100, need),
+            "fp8_e4m3 needs compute capability 8.9+; A100 is 8.0");
+  EXPECT_EQ(gm::gpu_gemm_skip_reason(h100, need), "");
+
+  need.dtype_name = "bf16";
+  need.dtype = d::bf16;
+  need.ab_elem_bytes = 2;
+  EXPECT_EQ(gm::gpu_gemm_skip_reason(t4, need), "bf16 needs compute capability 8.0+; T4 is 7.5");
+  EXPECT_EQ(gm::gpu_gemm_skip_reason(a100, need), "");
+
+  need.dtype_name = "fp16";
+  need.dtype = d::fp16;
+  EXPECT_EQ(gm::gpu_gemm_skip_reason(t4, need), "");
+
+  // Memory: A + B + C + workspace against the free bytes, in GiB.
+  need.dtype_name = "fp32";
+  need.dtype = d::fp32;
+  need.ab_elem_bytes = 4;
+  need.c_elem_bytes = 4;
+  need.shape = {32768, 32768, 32768};  // 3 x 4 GiB
+  need.extra_bytes = std::int64_t{1} << 30;
+  EXPECT_EQ(gm::gpu_gemm_skip_reason(t4, need), "");  // 13 GiB of 15
+  need.extra_bytes = std::int64_t{4} << 30;
+  EXPECT_EQ(gm::gpu_gemm_skip_reason(t4, need),
+            "needs 16.00 GiB of GPU memory; 15.00 GiB free on T4");
+  // Absurd sizes saturate rather than wrap to a small number.
+  need.shape = {gm::max_gemm_dim, gm::max_gemm_dim, gm::max_gemm_dim};
+  EXPECT_NE(gm::gpu_gemm_skip_reason(h100, need).find("needs "), std::string::npos);
+  // The compute capability is checked first: its reason is the actionable one.
+  need.dtype_name = "tf32";
+  need.dtype = d::tf32;
+  EXPECT_EQ(gm::gpu_gemm_skip_reason(t4, need), "tf32 needs compute capability 8.0+; T4 is 7.5");
+}
+
+// ---- CPU reference plausibility ----------------------------------------------------------------
+
+TEST(GemmModel, ImplausiblySlowReferenceIsFlagged) {
+  const double f512 = 2.0 * 512 * 512 * 512;
+  // The collapse seen under load: 8.00 ms per call of a 512^3 GEMM (34 GFLOP/s) against a
+  // measured all-threads peak of 400 GFLOP/s.
+  const std::string low = gm::implausible_reference_reason(34, f512, 400, 120, 2);
+  EXPECT_NE(low.find("8.5% of the measured FMA peak 400.0 GFLOP/s"), std::string::npos) << low;
+  // At its best, or merely slowish: plausible.
+  EXPECT_EQ(gm::implausible_reference_reason(300, f512, 400, 150, 2), "");
+  EXPECT_EQ(gm::implausible_reference_reason(41, f512, 400, 0, 2), "");
+  // No peak in the run: the same library's 1-thread result is the yardstick.
+  const std::string vs1 = gm::implausible_reference_reason(50, f512, 0, 120, 2);
+  EXPECT_NE(vs1.find("below 50% of its own 1-thread result 120.0"), std::string::npos) << vs1;
+  EXPECT_EQ(gm::implausible_reference_reason(70, f512, 0, 120, 2), "");
+  // The 1-thread result is not compared with itself; unknowns flag nothing.
+  EXPECT_EQ(gm::implausible_reference_reason(50, f512, 0, 120, 1), "");
+  EXPECT_EQ(gm::implausible_reference_reason(50, f512, 0, 0, 2), "");
+  EXPECT_EQ(gm::implausible_reference_reason(0, f512, 400, 120, 2), "");
+  // The smallest GEMM judged is 256^3 (the 4 GFLOP/s collapse); below it thread wake-up may
+  // legitimately dominate.
+  const double f256 = 2.0 * 256 * 256 * 256;
+  EXPECT_NE(gm::implausible_reference_reason(4.2, f256, 400, 120, 2), "");
+  EXPECT_EQ(gm::implausible_reference_reason(4.2, 2.0 * 61 * 97 * 130, 400, 120, 2), "");
+  EXPECT_EQ(gm::implausible_reference_reason(4.2, f256 / 2, 400, 120, 2), "");
+}
+
 TEST(GemmModel, GpuPeakTableGaps) {
   using d = gm::gpu_dtype;
   EXPECT_FALSE(gm::gpu_ops_per_clock_per_sm(8, 0, d::fp8));  // no fp8 before Ada
