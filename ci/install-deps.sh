@@ -8,6 +8,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git
   nlohmann-json3-dev libcli11-dev libhwloc-dev liburing-dev
   libopenmpi-dev openmpi-bin iproute2
+  slurm-wlm munge
   libgtest-dev libgmock-dev libbenchmark-dev
   fio
   libturbojpeg0-dev libopencv-core-dev libopencv-imgproc-dev

@@ -9,8 +9,9 @@
 #   ci/multinode.sh [--hosts N] [--build DIR] -- CMD...  run CMD with the cluster up, e.g.
 #       ci/multinode.sh -- ci/netns-mpirun.sh -np 3 build/infrabench run --filter collectives
 #
-# Needs root and `ip netns`; skips (exit 0, with the reason) without them, or without a binary
-# built with MPI, or without mpirun.
+# Needs root and `ip netns`. Not root, or a binary built without MPI: skips (exit 0, with the
+# reason). As root with an MPI build, a missing tool (ip netns, unshare, mpirun) is a skip on a
+# developer's machine but an error under CI=true: there the cluster must run, not pass unseen.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root_dir=$(pwd)
@@ -22,7 +23,7 @@ while [ $# -gt 0 ]; do
     --hosts) hosts=$2; shift 2 ;;
     --build) build=$2; shift 2 ;;
     --) shift; cmd=("$@"); break ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
     *) echo "multinode: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -31,13 +32,18 @@ if [ "$hosts" -lt 2 ] || [ "$hosts" -gt 200 ]; then echo "multinode: --hosts mus
 
 skip() { echo "multinode: skipped: $*"; exit 0; }
 [ "$(id -u)" = 0 ] || skip "network namespaces need root"
-command -v ip >/dev/null || skip "no ip command (iproute2)"
-ip netns list >/dev/null 2>&1 || skip "ip netns is not available here"
-command -v unshare >/dev/null || skip "no unshare (util-linux)"
-command -v mpirun >/dev/null || skip "no mpirun (openmpi-bin)"
 bin=$(realpath -m "$build/infrabench")
 [ -x "$bin" ] || { echo "multinode: error: $bin not found: build first (cmake --preset default && cmake --build --preset default)" >&2; exit 1; }
 "$bin" list --filter '^collectives/mpi_allreduce$' >/dev/null 2>&1 || skip "$bin was built without MPI"
+# Root and an MPI build: from here on the cluster can run unless a tool is missing.
+cannot() {
+  if [ "${CI:-}" = true ]; then echo "multinode: error: $* (CI=true: the multi-node tests must run)" >&2; exit 1; fi
+  skip "$*"
+}
+command -v ip >/dev/null || cannot "no ip command (iproute2)"
+ip netns list >/dev/null 2>&1 || cannot "ip netns is not available here"
+command -v unshare >/dev/null || cannot "no unshare (util-linux)"
+command -v mpirun >/dev/null || cannot "no mpirun (openmpi-bin)"
 
 # Namespaces are named after this script's PID; those of an earlier run that died are removed.
 prefix="ibmn$$"

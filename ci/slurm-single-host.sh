@@ -5,9 +5,9 @@
 #
 #   ci/slurm-single-host.sh [--build DIR] [-- SRUN-ARGS...]
 #
-# Needs root and Debian's slurm-wlm + munge (apt-get install slurm-wlm munge; not installed by
-# ci/install-deps.sh: it is large, and mpirun covers the same code paths). Skips (exit 0, with
-# the reason) without them. Everything it starts is stopped by PID and its files removed on exit.
+# Needs root and Debian's slurm-wlm + munge (ci/install-deps.sh installs them; ci/test.sh runs
+# this, ~10 s). Skips (exit 0, with the reason) without them. Everything it starts is stopped by
+# PID (SIGTERM, SIGKILL after 5 s) and its files removed on exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=build
@@ -32,8 +32,15 @@ pids=()
 cleanup() {
   local rc=$?
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  sleep 0.5
+  # slurmctld saves its state on SIGTERM (~1 s here); SIGKILL only what is still there after 5 s.
+  for _ in $(seq 50); do
+    local alive=0
+    for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && alive=1; done
+    [ $alive = 0 ] && break
+    sleep 0.1
+  done
   for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
   rm -rf "$work"
   exit $rc
 }

@@ -4,7 +4,8 @@
 # min / max over ranks), built here from a small C program that follows it, and run alternately
 # with infrabench on the same ranks so both see the same machine. Prints, per size, OSU's mean
 # latency (mean and max over ranks), the median iteration of the same loop, and infrabench's
-# median sample (of per-iteration maxima over ranks) and best sample, as a Markdown table.
+# median sample (each the slowest rank's mean over a batch: OSU's max over ranks, per batch) and
+# best sample, as a Markdown table.
 #
 #   benchmarks/collectives/compare_osu.sh [BUILD_DIR] [NP] [ROUNDS]
 #

@@ -26,6 +26,7 @@
 #include "infrabench/error.h"
 #include "infrabench/options.h"
 #include "infrabench/report.h"
+#include "infrabench/run_agreement.h"
 #include "infrabench/runner.h"
 #include "infrabench/suite.h"
 #include "infrabench/sysinfo.h"
@@ -310,13 +311,16 @@ int cmd_run(const run_options& opt, const std::vector<std::string>& command_line
     if (comm->allreduce_max(error.empty() ? 0.0 : 1.0) > 0 && error.empty()) {
       error = "another rank refused the run (see its message)";
     }
-    // Every rank must run the same plan, or the collective steps would pair up wrong and hang.
+    // Every rank must run the same binary, settings, options and plan, or the collective steps
+    // would pair up wrong and hang: rank 0 compares them all and names the first difference.
     if (error.empty()) {
-      const std::string mine = plan.effective_suite.dump();
-      const bool same = comm->broadcast_string(mine) == mine;
-      if (comm->allreduce_max(same ? 0.0 : 1.0) > 0) {
-        error = "ranks disagree on the configurations to run (different binaries or arguments?)";
-      }
+      const auto all =
+          comm->gather_strings(to_json(make_run_fingerprint(plan, run_option_values)).dump());
+      std::vector<run_fingerprint> by_rank;
+      for (const auto& s : all) by_rank.push_back(run_fingerprint_from_json(json::parse(s)));
+      const std::string why = comm->broadcast_string(
+          root ? describe_disagreement(by_rank, comm->hostnames()) : std::string());
+      if (!why.empty()) error = root ? why : "another rank refused the run: " + why;
     }
   }
   if (!error.empty()) {

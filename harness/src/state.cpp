@@ -103,6 +103,11 @@ void state::exec_timed(const std::function<double()>& fn, std::string timer_name
       std::move(timer_name));
 }
 
+void state::exec_batched(const std::function<double(std::int64_t)>& run_batch,
+                         std::string timer_name) {
+  sample_loop(run_batch, std::move(timer_name));
+}
+
 void state::sample_loop(const std::function<double(std::int64_t)>& run_batch,
                         std::string timer_name) {
   if (m_executed) throw std::logic_error("state::exec called twice for one configuration");

@@ -68,7 +68,7 @@ def test_allreduce_algorithms_verified_one_result_per_configuration(tmp_path):
     for r in ar:
         assert r["status"] == "passed", r
         assert not any("verification" in why for why in r["invalid_reasons"]), r["invalid_reasons"]
-        assert r["timer"] == "steady_clock_max_over_ranks_per_iteration"
+        assert r["timer"] == "steady_clock_batch_mean_max_over_ranks"
         m = metrics(r)
         assert m["busbw_gbps"] == pytest.approx(m["algbw_gbps"])  # 2(n-1)/n = 1 for 2 ranks
         assert m["algbw_gbps"] == pytest.approx(r["axes"]["size"] / r["time_s"]["median"] / 1e9, rel=1e-6)
@@ -148,17 +148,56 @@ def test_bad_input_exits_2_on_every_rank(tmp_path):
     assert not os.path.exists(out)
 
 
+def mpmd(out, first, second):
+    """An MPMD launch (mpirun -np 1 A : -np 1 B) of the same run with different extra arguments."""
+    common = ["--oversubscribe", "--mca", "btl", "self,vader", "--mca", "mpi_yield_when_idle", "1", "--timeout", "100"]
+    if os.geteuid() == 0:
+        common.insert(0, "--allow-run-as-root")
+    args = ["run", "--filter", "^collectives/mpi_allreduce$", "-a", "algorithm=ring", "-a", "dtype=float32",
+            "-a", "placement=out_of_place", "-o", out]
+    cmd = ["mpirun", *common, "-np", "1", BIN, *args, *first, ":", "-np", "1", BIN, *args, *second]
+    start = time.monotonic()
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=mpi_env())
+    return p, time.monotonic() - start
+
+
+def refused_with_one_line(p, elapsed, text):
+    assert p.returncode == 2, p.stdout + p.stderr
+    errors = [line for line in p.stderr.splitlines() if "infrabench: error:" in line]
+    assert len(errors) == 1 and text in errors[0], p.stderr
+    # Refused before the first configuration, not after --op-timeout (30 s) of a hang.
+    assert elapsed < 20, elapsed
+
+
 @needs_mpi
 def test_mismatched_configurations_are_refused(tmp_path):
     out = str(tmp_path / "r.json")
-    common = ["--oversubscribe", "--mca", "btl", "self,vader", "--timeout", "100"]
-    if os.geteuid() == 0:
-        common.insert(0, "--allow-run-as-root")
-    args = ["run", "--filter", "^collectives/mpi_broadcast$", *FAST, "-o", out]
-    cmd = ["mpirun", *common, "-np", "1", BIN, *args, "-a", "size=8", ":", "-np", "1", BIN, *args, "-a", "size=16"]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=mpi_env())
-    assert p.returncode == 2, p.stdout + p.stderr
-    assert "disagree on the configurations" in p.stderr
+    p, elapsed = mpmd(out, [*FAST, "-a", "size=8"], [*FAST, "-a", "size=16"])
+    refused_with_one_line(p, elapsed, "disagree on the configurations")
+    assert not os.path.exists(out)
+
+
+@needs_mpi
+def test_mismatched_timing_settings_are_refused(tmp_path):
+    # Different --min-time: the ranks would stop sampling at different samples and hang in the
+    # per-sample reduction.
+    out = str(tmp_path / "r.json")
+    p, elapsed = mpmd(out, ["-q", "-a", "size=8", "--min-time", "0.01", "--max-time", "0.05"],
+                      ["-q", "-a", "size=8", "--min-time", "0.02", "--max-time", "0.05"])
+    refused_with_one_line(p, elapsed, "ranks disagree on --min-time: rank 1")
+    assert "has '0.02', rank 0 has '0.01'" in p.stderr
+    assert not os.path.exists(out)
+
+
+@needs_mpi
+def test_mismatched_run_options_are_refused(tmp_path):
+    # Different chunk sizes: the ring's ranks would post different messages and never match.
+    out = str(tmp_path / "r.json")
+    p, elapsed = mpmd(out, [*FAST, "-a", "size=1MiB", "--allreduce-chunk", "256KiB"],
+                      [*FAST, "-a", "size=1MiB", "--allreduce-chunk", "1MiB"])
+    refused_with_one_line(p, elapsed, "ranks disagree on --allreduce-chunk: rank 1")
+    assert "has '1MiB', rank 0 has '256KiB'" in p.stderr
+    assert not os.path.exists(out)
 
 
 class background:

@@ -68,6 +68,10 @@ class state {
   // For benchmarks that time themselves (a CUDA event timer, a multi-rank max): `fn` runs one
   // iteration and returns its duration in seconds; `timer_name` is recorded in the report.
   void exec_timed(const std::function<double()>& fn, std::string timer_name);
+  // For benchmarks that time a whole batch themselves (a collective: each rank times the batch,
+  // then the slowest rank's time is kept, one reduction per sample rather than per iteration):
+  // `run_batch(iters)` runs `iters` iterations back to back and returns seconds per iteration.
+  void exec_batched(const std::function<double(std::int64_t)>& run_batch, std::string timer_name);
 
   // Leave the benchmark: the configuration is skipped (hardware missing) or failed (an error).
   [[noreturn]] void skip(std::string reason);
