@@ -22,6 +22,12 @@ INFRABENCH_RUN_OPTION(jpeg_dir_option, "jpeg-dir", "",
                       "preprocess/*: decode the JPEG files of this directory (sorted by name, "
                       "cycled to fill a batch) instead of synthetic images");
 
+// The issue's `--isa scalar|avx2|avx512`: the same as -a isa=... on preprocess/* (which wins is
+// not guessed: giving both is refused), so the report's axes say which kernels ran.
+INFRABENCH_AXIS_OPTION(isa_option, "isa", "preprocess/",
+                       "preprocess/*: kernel variant(s), auto|scalar|avx2|avx512[,...]; the same "
+                       "as -a isa=... for these benchmarks (not both)");
+
 constexpr int jpeg_quality = 90;
 
 [[nodiscard]] nlohmann::json to_json(const axis_value& v) {
@@ -173,7 +179,13 @@ axis_options dtype_axis() {
 
 pp::isa resolve_isa(state& st) {
   const std::string& name = st.get_string("isa");
-  if (name == "auto") return pp::best_isa();
+  if (name == "auto") {
+    // Which kernels "auto" ran depends on the CPU (and INFRABENCH_CPU_DISABLE): say it where the
+    // axis is shown, so two reports from different machines can be told apart.
+    const pp::isa best = pp::best_isa();
+    st.set_axis_display("isa", "auto (" + std::string(pp::to_string(best)) + ")");
+    return best;
+  }
   const auto i = pp::parse_isa(name);
   if (!i) st.fail("unknown isa " + name);  // the axis choices prevent it
   if (const auto why = pp::isa_unsupported_reason(*i); !why.empty()) st.skip(why);

@@ -296,6 +296,12 @@ int cmd_run(const run_options& opt, const std::vector<std::string>& command_line
         std::find(command_line.begin(), command_line.end(), "--suite") != command_line.end();
     if (!opt.filter.empty()) sel.filter = opt.filter;
     sel.axis_overrides = opt.axes;
+    for (const auto& o : option_registry::instance().all()) {
+      if (o->axis.empty()) continue;
+      const auto it = opt.option_text.find(o->name);
+      if (it == opt.option_text.end() || it->second.empty()) continue;
+      sel.option_axes.push_back({"--" + o->name, o->axis, o->axis_scope, it->second});
+    }
     if (opt.min_time > 0) sel.min_time_s = opt.min_time;
     if (opt.max_time > 0) sel.max_time_s = opt.max_time;
     if (opt.timeout > 0) sel.timeout_s = opt.timeout;

@@ -132,6 +132,8 @@ run_plan make_plan(const registry& reg, const selection& sel, const capabilities
     throw user_error("suite '" + su.name + "' selects no benchmark compiled into this binary");
   }
 
+  // (item index, axis) pairs -a set, so an axis option naming the same axis is a clash.
+  std::set<std::pair<std::size_t, std::string>> set_by_axis_flag;
   for (const auto& text : sel.axis_overrides) {
     const auto eq = text.find('=');
     if (eq == std::string::npos || eq == 0) {
@@ -141,11 +143,12 @@ run_plan make_plan(const registry& reg, const selection& sel, const capabilities
     const std::string values = text.substr(eq + 1);
     bool applied = false;
     std::string known;
-    for (auto& it : plan.items) {
-      for (auto& ax : it.axes) {
+    for (std::size_t k = 0; k < plan.items.size(); ++k) {
+      for (auto& ax : plan.items[k].axes) {
         if (known.find(" " + ax.name + ",") == std::string::npos) known += " " + ax.name + ",";
         if (ax.name != name) continue;
         ax.values = parse_axis_values(ax, values);
+        set_by_axis_flag.emplace(k, name);
         applied = true;
       }
     }
@@ -153,6 +156,34 @@ run_plan make_plan(const registry& reg, const selection& sel, const capabilities
       if (!known.empty()) known.pop_back();
       throw user_error("-a " + name + ": no selected benchmark has an axis '" + name +
                        "' (axes:" + known + ")");
+    }
+  }
+
+  // Axis options (--isa avx2): -a <axis>=... restricted to the benchmarks of one group. Given
+  // together with -a for the same axis of the same benchmark, neither is obviously meant, so
+  // refuse rather than pick one silently.
+  for (const auto& o : sel.option_axes) {
+    bool applied = false;
+    for (std::size_t k = 0; k < plan.items.size(); ++k) {
+      auto& it = plan.items[k];
+      if (it.bench->name().rfind(o.scope, 0) != 0) continue;
+      for (auto& ax : it.axes) {
+        if (ax.name != o.axis) continue;
+        if (set_by_axis_flag.count({k, o.axis}) != 0) {
+          throw user_error(o.option + " " + o.values + " and -a " + o.axis + "=... both set the " +
+                           o.axis + " of " + it.bench->name() + ": give one of them");
+        }
+        try {
+          ax.values = parse_axis_values(ax, o.values);
+        } catch (const user_error& err) {
+          throw user_error(o.option + ": " + err.what());
+        }
+        applied = true;
+      }
+    }
+    if (!applied) {
+      throw user_error(o.option + ": no selected benchmark under " + o.scope + " has an axis '" +
+                       o.axis + "'");
     }
   }
 
@@ -244,6 +275,10 @@ result run_one(const benchmark& bench, const config& cfg, const capabilities& ca
   }
   result r = st.finish(elapsed());
   fill_identity(r);
+  for (std::size_t i = 0; i < r.axes.size(); ++i) {
+    if (const auto it = st.axis_display().find(r.axes[i].first); it != st.axis_display().end())
+      r.axis_display[i] = it->second;
+  }
   if (!error.empty()) {
     r.st = status::failed;
     r.reason = error;

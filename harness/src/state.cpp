@@ -51,6 +51,11 @@ const std::string& state::get_string(std::string_view axis) const {
   return std::get<std::string>(find(axis));
 }
 
+void state::set_axis_display(std::string_view axis, std::string text) {
+  (void)find(axis);  // a typo in the axis name is a bug in the benchmark: throws logic_error
+  m_axis_display[std::string(axis)] = std::move(text);
+}
+
 std::string state::option(std::string_view name) const {
   if (m_settings.options) {
     if (auto it = m_settings.options->find(std::string(name)); it != m_settings.options->end())

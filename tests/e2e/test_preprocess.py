@@ -239,3 +239,134 @@ def test_missing_jpeg_dir_fails_with_the_path(tmp_path, report_path):
     assert p.returncode == 1, p.stderr
     for r in results(load_report(report_path), "preprocess/decode"):
         assert r["status"] == "failed" and missing in r["reason"], r
+
+
+def test_corrupt_jpeg_fails_the_pipelines_naming_the_sample(tmp_path, report_path):
+    # source=jpeg decodes --jpeg-dir files; a corrupt one fails each configuration that needs it,
+    # named, and the run goes on to the next configuration and benchmark (exit code 1).
+    names = listing()
+    if not names["preprocess/decode"]["runnable"]:
+        pytest.skip("built without libturbojpeg")
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "a.jpg").write_bytes(SMALL_JPEG)
+    (bad / "b.jpg").write_bytes(SMALL_JPEG[: len(SMALL_JPEG) // 2])  # truncated
+    p = run("run", "--filter", "^preprocess/(flip|pipeline|pipeline_opencv)$", *FAST,
+            "-a", "batch=4", "-a", "resize=12", "-a", "crop=8", "-a", "threads=1",
+            "-a", "source=jpeg", "-a", "dtype=f32,f16", "--jpeg-dir", str(bad),
+            "-o", report_path, timeout=300)
+    assert p.returncode == 1, p.stderr
+    report = load_report(report_path)
+    checked = ["preprocess/pipeline"]
+    if names["preprocess/pipeline_opencv"]["runnable"]:
+        checked.append("preprocess/pipeline_opencv")
+    for name in checked:
+        failed = [r for r in results(report, name) if r["status"] == "failed"]
+        # pipeline: both dtypes; pipeline_opencv: parallel=images for both dtypes (parallel=opencv
+        # with one thread is skipped before any data is read).
+        assert len(failed) == 2, (name, results(report, name))
+        for r in failed:
+            assert r["reason"].startswith("sample 1 (") and "b.jpg" in r["reason"], r["reason"]
+            assert "corrupt JPEG" in r["reason"], r["reason"]
+        assert not [r for r in results(report, name) if r["status"] == "passed"], name
+    # pipeline_opencv (after pipeline in name order) still ran, and so did the unaffected stage.
+    assert results(report, "preprocess/pipeline_opencv")
+    flip = results(report, "preprocess/flip")
+    assert flip and all(r["status"] == "passed" for r in flip), flip
+
+
+def best_isa(flags):
+    if {"avx512f", "avx512bw", "avx512vl", "avx512dq", "avx512vbmi"} <= flags:
+        return "avx512"
+    if {"avx2", "fma", "f16c"} <= flags:
+        return "avx2"
+    return "scalar"
+
+
+def test_isa_option_sets_the_isa_axis_of_preprocess_benchmarks(report_path):
+    p = run("run", "--filter", "^preprocess/(flip|resize)$", *FAST, *SMALL, "-a", "threads=1",
+            "--isa", "scalar", "-o", report_path)
+    assert p.returncode == 0, p.stderr
+    report = load_report(report_path)
+    assert report["settings"]["options"]["isa"] == "scalar"
+    for b in report["effective_suite"]["benchmarks"]:
+        assert b["axes"]["isa"] == ["scalar"], b
+    for name in ["preprocess/flip", "preprocess/resize"]:
+        rs = results(report, name)
+        assert rs, name
+        for r in rs:
+            assert r["axes"]["isa"] == "scalar" and r["status"] == "passed", r
+            assert r["axes_display"]["isa"] == "scalar", r
+
+    # A list, like -a; the other benchmark groups' isa axes are not touched.
+    p = run("run", "--filter", "^(bandwidth/host_memory|preprocess/flip)$", *FAST, "-a", "batch=2",
+            "-a", "crop=16", "-a", "threads=1", "-a", "kernel=copy", "-a", "array_size=1MiB",
+            "--isa", "scalar,auto", "-o", report_path)
+    assert p.returncode == 0, p.stderr
+    report = load_report(report_path)
+    assert sorted(r["axes"]["isa"] for r in results(report, "preprocess/flip")) == ["auto", "scalar"]
+    copy = results(report, "bandwidth/host_memory")
+    assert copy and all(r["axes"]["isa"] == "auto" for r in copy), copy
+
+
+@pytest.mark.parametrize("args,needles", [
+    (["--filter", "^preprocess/flip$", "--isa", "avx2", "-a", "isa=scalar"],
+     ["--isa avx2", "-a isa", "give one"]),
+    (["--filter", "^preprocess/flip$", "--isa", "avx1024"], ["--isa", "avx1024"]),
+    (["--filter", "^preprocess/decode$", "--isa", "scalar"], ["--isa", "preprocess/", "isa"]),
+])
+def test_isa_option_misuse_is_a_one_line_error(args, needles):
+    p = run("run", *FAST, *args)
+    assert p.returncode == 2, (p.returncode, p.stderr)
+    lines = [l for l in p.stderr.splitlines() if l.strip()]
+    assert len(lines) == 1 and lines[0].startswith("infrabench: error: "), p.stderr
+    for needle in needles:
+        assert needle in lines[0], (needle, lines[0])
+
+
+def test_auto_records_the_isa_it_ran(report_path):
+    p = run("run", "--filter", "^preprocess/flip$", *FAST, "-a", "batch=2", "-a", "crop=16",
+            "-a", "threads=1", "-a", "isa=auto,scalar", "--format", "table", "-o", report_path)
+    assert p.returncode == 0, p.stderr
+    best = best_isa(cpu_flags())
+    rs = {r["axes"]["isa"]: r for r in results(load_report(report_path), "preprocess/flip")}
+    assert rs["auto"]["axes_display"]["isa"] == "auto (" + best + ")", rs["auto"]
+    assert rs["scalar"]["axes_display"]["isa"] == "scalar", rs["scalar"]
+    # Recorded where the axis is shown, not as a warning.
+    assert not any("isa" in w for w in rs["auto"]["warnings"]), rs["auto"]["warnings"]
+    assert "auto (" + best + ")" in p.stdout
+
+
+def test_cpu_disable_masks_isas_for_what_if_runs(report_path):
+    # INFRABENCH_CPU_DISABLE makes the skip path and the auto fallback testable on a CPU that has
+    # every variant.
+    hardware = best_isa(cpu_flags())
+    if hardware == "scalar":
+        pytest.skip("this CPU lacks AVX2: nothing to mask")
+    p = run("run", "--filter", "^preprocess/flip$", *FAST, "-a", "batch=2", "-a", "crop=16",
+            "-a", "threads=1", "-a", "isa=auto,avx2,avx512", "-o", report_path,
+            env={"INFRABENCH_CPU_DISABLE": "avx512"})
+    assert p.returncode == 0, p.stderr
+    rs = {r["axes"]["isa"]: r for r in results(load_report(report_path), "preprocess/flip")}
+    assert rs["avx512"]["status"] == "skipped", rs["avx512"]
+    assert "lacks avx512" in rs["avx512"]["reason"], rs["avx512"]
+    if hardware == "avx512":  # the reason says the CPU has it and only the knob took it away
+        assert "INFRABENCH_CPU_DISABLE" in rs["avx512"]["reason"], rs["avx512"]
+    assert rs["auto"]["status"] == "passed", rs["auto"]
+    assert rs["auto"]["axes_display"]["isa"] == "auto (avx2)", rs["auto"]
+    assert rs["avx2"]["status"] == "passed", rs["avx2"]
+
+    p = run("run", "--filter", "^preprocess/flip$", *FAST, "-a", "batch=2", "-a", "crop=16",
+            "-a", "threads=1", "-a", "isa=auto,avx2", "-o", report_path,
+            env={"INFRABENCH_CPU_DISABLE": "avx512,avx2"})
+    assert p.returncode == 0, p.stderr
+    rs = {r["axes"]["isa"]: r for r in results(load_report(report_path), "preprocess/flip")}
+    assert rs["auto"]["axes_display"]["isa"] == "auto (scalar)", rs["auto"]
+    assert rs["avx2"]["status"] == "skipped" and "lacks avx2" in rs["avx2"]["reason"], rs["avx2"]
+
+    # A typo must not quietly test the real CPU: every configuration fails naming it.
+    p = run("run", "--filter", "^preprocess/flip$", *FAST, "-a", "batch=2", "-a", "crop=16",
+            "-a", "threads=1", "-o", report_path, env={"INFRABENCH_CPU_DISABLE": "avx3"})
+    assert p.returncode == 1, p.stderr
+    for r in results(load_report(report_path), "preprocess/flip"):
+        assert r["status"] == "failed" and "'avx3'" in r["reason"], r

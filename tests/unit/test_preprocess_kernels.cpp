@@ -13,6 +13,7 @@
 #include <limits>
 #include <ostream>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -367,10 +368,47 @@ TEST(PreprocessIsa, ReasonNamesTheMissingFeature) {
   auto no_bw = all;
   no_bw.avx512bw = false;
   EXPECT_EQ(ppd::isa_unsupported_reason(pp::isa::avx512, no_bw), "this CPU lacks avx512bw");
-  // The detected features give the public answer.
+  // The detected features give the public answer (which adds the knob when the CPU has the
+  // feature and only INFRABENCH_CPU_DISABLE took it away).
   for (auto i : {pp::isa::scalar, pp::isa::avx2, pp::isa::avx512}) {
-    EXPECT_EQ(pp::isa_unsupported_reason(i),
-              ppd::isa_unsupported_reason(i, ppd::detected_cpu_features()));
+    const auto why = ppd::isa_unsupported_reason(i, ppd::detected_cpu_features());
+    EXPECT_EQ(pp::isa_unsupported_reason(i).substr(0, why.size()), why);
+    EXPECT_EQ(pp::isa_unsupported_reason(i).empty(), why.empty());
+  }
+}
+
+// INFRABENCH_CPU_DISABLE's parser: named features off, "avx512" for all of AVX-512, the rest
+// kept; an unknown name is an error naming it (a silent typo would test the wrong CPU).
+TEST(PreprocessIsa, DisableTurnsNamedFeaturesOff) {
+  ppd::cpu_features all;
+  all.avx2 = all.fma = all.f16c = true;
+  all.avx512f = all.avx512bw = all.avx512vl = all.avx512dq = all.avx512vbmi = true;
+  all.avx512bf16 = true;
+  const auto no512 = ppd::disable_cpu_features(all, "avx512");
+  EXPECT_FALSE(no512.avx512f || no512.avx512bw || no512.avx512vl || no512.avx512dq ||
+               no512.avx512vbmi || no512.avx512bf16);
+  EXPECT_TRUE(no512.avx2 && no512.fma && no512.f16c);
+  EXPECT_EQ(ppd::isa_unsupported_reason(pp::isa::avx512, no512), "this CPU lacks avx512f");
+  EXPECT_EQ(ppd::isa_unsupported_reason(pp::isa::avx2, no512), "");
+
+  const auto some = ppd::disable_cpu_features(all, " avx2 , avx512vbmi,,");
+  EXPECT_FALSE(some.avx2);
+  EXPECT_FALSE(some.avx512vbmi);
+  EXPECT_TRUE(some.fma && some.f16c && some.avx512f && some.avx512bw && some.avx512bf16);
+  EXPECT_EQ(ppd::isa_unsupported_reason(pp::isa::avx2, some), "this CPU lacks avx2");
+  EXPECT_EQ(ppd::isa_unsupported_reason(pp::isa::avx512, some), "this CPU lacks avx512vbmi");
+
+  const auto none = ppd::disable_cpu_features(all, "");
+  for (auto i : {pp::isa::scalar, pp::isa::avx2, pp::isa::avx512}) {
+    EXPECT_EQ(ppd::isa_unsupported_reason(i, none), "") << pp::to_string(i);
+  }
+  try {
+    (void)ppd::disable_cpu_features(all, "avx2,avx3");
+    FAIL() << "an unknown feature name was accepted";
+  } catch (const std::invalid_argument& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("INFRABENCH_CPU_DISABLE"), std::string::npos) << what;
+    EXPECT_NE(what.find("'avx3'"), std::string::npos) << what;
   }
 }
 

@@ -1,7 +1,9 @@
 // The resize, the fused pipeline and the JPEG stage: the fused pipeline of every ISA equals the
 // scalar composition of the separate stages bit for bit (u8) / within one ulp (floats), on random
-// geometry including 1x1, one-pixel-wide and tall images and large ones; properties of the resize
-// that do not depend on the implementation; the geometry helpers; and bad input.
+// geometry including 1x1, one-pixel-wide and tall images and large ones (a random 4000x3000
+// source); properties of the resize that do not depend on the implementation; the geometry
+// helpers; and bad input. The per-ISA tests are instantiated once per ISA: a variant this CPU
+// lacks (or INFRABENCH_CPU_DISABLE masks) is skipped with the reason, not passed.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -24,6 +26,24 @@ namespace {
 
 constexpr pp::isa all_isas[] = {pp::isa::scalar, pp::isa::avx2, pp::isa::avx512};
 constexpr pp::dtype all_dtypes[] = {pp::dtype::f32, pp::dtype::bf16, pp::dtype::f16};
+
+// One instance per ISA (scalar included: its fused pipeline against its separate stages).
+class preprocess_isa_test : public ::testing::TestWithParam<pp::isa> {
+ protected:
+  void SetUp() override {
+    if (const auto why = pp::isa_unsupported_reason(isa()); !why.empty()) GTEST_SKIP() << why;
+  }
+  [[nodiscard]] pp::isa isa() const { return GetParam(); }
+};
+std::string isa_name(const ::testing::TestParamInfo<pp::isa>& info) {
+  return std::string(pp::to_string(info.param));
+}
+class PreprocessPipelineIsa : public preprocess_isa_test {};
+class PreprocessResizeIsa : public preprocess_isa_test {};
+class PreprocessStagesIsa : public preprocess_isa_test {};
+INSTANTIATE_TEST_SUITE_P(Isa, PreprocessPipelineIsa, ::testing::ValuesIn(all_isas), isa_name);
+INSTANTIATE_TEST_SUITE_P(Isa, PreprocessResizeIsa, ::testing::ValuesIn(all_isas), isa_name);
+INSTANTIATE_TEST_SUITE_P(Isa, PreprocessStagesIsa, ::testing::ValuesIn(all_isas), isa_name);
 
 pp::image random_image(int w, int h, std::mt19937_64& rng) {
   pp::image img(w, h);
@@ -89,7 +109,8 @@ std::vector<geometry_case> geometry_cases() {
   return v;
 }
 
-TEST(PreprocessPipeline, FusedEqualsTheUnfusedScalarStagesForEveryIsa) {
+TEST_P(PreprocessPipelineIsa, FusedEqualsTheUnfusedScalarStages) {
+  const pp::isa i = isa();
   std::mt19937_64 rng(12);
   const auto norm = pp::imagenet_normalization();
   for (const auto& g : geometry_cases()) {
@@ -105,36 +126,29 @@ TEST(PreprocessPipeline, FusedEqualsTheUnfusedScalarStagesForEveryIsa) {
         const std::size_t bytes = n * pp::element_size(t);
         pp::aligned_buffer expect(bytes);
         pp::pipeline_unfused(pp::isa::scalar, src.view(), spec, norm, t, expect.data());
-        for (pp::isa i : all_isas) {
-          if (!pp::isa_supported(i)) continue;
-          pp::aligned_buffer got(bytes + 64);
-          std::memset(got.data() + bytes, 0xcd, 64);
-          pp::transformer tr(i);
-          tr.pipeline(src.view(), spec, norm, t, got.data());
-          EXPECT_LE(max_ulp(t, got.data(), expect.data(), n), 1)
-              << pp::to_string(i) << " " << pp::to_string(t) << " " << g.w << "x" << g.h << " -> "
-              << g.resize_w << "x" << g.resize_h << " crop " << g.crop_w << "x" << g.crop_h
-              << " flip " << spec.flip;
-          EXPECT_EQ(static_cast<unsigned>(got.data()[bytes]), 0xcdu) << "wrote past the output";
-          // The unfused composition of this ISA's stages agrees as well.
-          if (trial != 0) continue;
-          pp::aligned_buffer unfused(bytes);
-          pp::pipeline_unfused(i, src.view(), spec, norm, t, unfused.data());
-          EXPECT_LE(max_ulp(t, unfused.data(), expect.data(), n), 1) << pp::to_string(i);
-        }
+        pp::aligned_buffer got(bytes + 64);
+        std::memset(got.data() + bytes, 0xcd, 64);
+        pp::transformer tr(i);
+        tr.pipeline(src.view(), spec, norm, t, got.data());
+        EXPECT_LE(max_ulp(t, got.data(), expect.data(), n), 1)
+            << pp::to_string(t) << " " << g.w << "x" << g.h << " -> " << g.resize_w << "x"
+            << g.resize_h << " crop " << g.crop_w << "x" << g.crop_h << " flip " << spec.flip;
+        EXPECT_EQ(static_cast<unsigned>(got.data()[bytes]), 0xcdu) << "wrote past the output";
+        // The unfused composition of this ISA's stages agrees as well.
+        if (trial != 0) continue;
+        pp::aligned_buffer unfused(bytes);
+        pp::pipeline_unfused(i, src.view(), spec, norm, t, unfused.data());
+        EXPECT_LE(max_ulp(t, unfused.data(), expect.data(), n), 1);
       }
     }
   }
 }
 
-TEST(PreprocessPipeline, ResizeCropFlipBitExactAcrossIsasAndReusedPlans) {
+TEST_P(PreprocessPipelineIsa, ResizeCropFlipBitExactWithReusedPlans) {
   std::mt19937_64 rng(13);
-  // One transformer per ISA for all cases: the cached tables must be rebuilt when the geometry
-  // changes and reused when it does not.
-  std::vector<pp::transformer> trs;
-  for (pp::isa i : all_isas) {
-    if (pp::isa_supported(i)) trs.emplace_back(i);
-  }
+  // One transformer for all cases: the cached tables must be rebuilt when the geometry changes
+  // and reused when it does not.
+  pp::transformer tr(isa());
   for (int round = 0; round < 2; ++round) {
     for (const auto& g : geometry_cases()) {
       const auto src = random_image(g.w, g.h, rng);
@@ -144,67 +158,108 @@ TEST(PreprocessPipeline, ResizeCropFlipBitExactAcrossIsasAndReusedPlans) {
       spec.flip = (rng() & 1) != 0;
       pp::image expect(g.crop_w, g.crop_h);
       pp::transformer(pp::isa::scalar).resize_crop_flip(src.view(), spec, expect.span());
-      for (auto& tr : trs) {
-        pp::image got(g.crop_w, g.crop_h);
-        tr.resize_crop_flip(src.view(), spec, got.span());
-        ASSERT_EQ(0, std::memcmp(got.data(), expect.data(), expect.bytes()))
-            << pp::to_string(tr.instruction_set()) << " " << g.w << "x" << g.h;
-      }
+      pp::image got(g.crop_w, g.crop_h);
+      tr.resize_crop_flip(src.view(), spec, got.span());
+      ASSERT_EQ(0, std::memcmp(got.data(), expect.data(), expect.bytes()))
+          << "round " << round << " " << g.w << "x" << g.h;
     }
   }
 }
 
-TEST(PreprocessResize, IdentityIsACopy) {
+TEST_P(PreprocessResizeIsa, IdentityIsACopy) {
   std::mt19937_64 rng(14);
-  for (pp::isa i : all_isas) {
-    if (!pp::isa_supported(i)) continue;
-    for (auto [w, h] : {std::pair{1, 1}, {37, 5}, {500, 375}}) {
-      const auto src = random_image(w, h, rng);
-      pp::image dst(w, h);
-      pp::transformer(i).resize(src.view(), dst.span());
-      EXPECT_EQ(0, std::memcmp(src.data(), dst.data(), src.bytes())) << pp::to_string(i);
-    }
+  for (auto [w, h] : {std::pair{1, 1}, {37, 5}, {500, 375}}) {
+    const auto src = random_image(w, h, rng);
+    pp::image dst(w, h);
+    pp::transformer(isa()).resize(src.view(), dst.span());
+    EXPECT_EQ(0, std::memcmp(src.data(), dst.data(), src.bytes())) << w << "x" << h;
   }
 }
 
-TEST(PreprocessResize, HalvingIsTheRoundedTwoByTwoMean) {
+TEST_P(PreprocessResizeIsa, HalvingIsTheRoundedTwoByTwoMean) {
   // OpenCV switches an exact 2x downscale to INTER_AREA; bilinear at 2x gives the same values.
   std::mt19937_64 rng(15);
   const auto src = random_image(64, 48, rng);
-  for (pp::isa i : all_isas) {
-    if (!pp::isa_supported(i)) continue;
-    pp::image dst(32, 24);
-    pp::transformer(i).resize(src.view(), dst.span());
-    for (int y = 0; y < 24; ++y) {
-      for (int x = 0; x < 32; ++x) {
-        for (int c = 0; c < 3; ++c) {
-          auto at = [&](int yy, int xx) { return src.data()[(yy * 64 + xx) * 3 + c]; };
-          const int mean = (at(2 * y, 2 * x) + at(2 * y, 2 * x + 1) + at(2 * y + 1, 2 * x) +
-                            at(2 * y + 1, 2 * x + 1) + 2) >>
-                           2;
-          ASSERT_EQ(dst.data()[(y * 32 + x) * 3 + c], mean)
-              << pp::to_string(i) << " " << x << "," << y;
-        }
+  pp::image dst(32, 24);
+  pp::transformer(isa()).resize(src.view(), dst.span());
+  for (int y = 0; y < 24; ++y) {
+    for (int x = 0; x < 32; ++x) {
+      for (int c = 0; c < 3; ++c) {
+        auto at = [&](int yy, int xx) { return src.data()[(yy * 64 + xx) * 3 + c]; };
+        const int mean = (at(2 * y, 2 * x) + at(2 * y, 2 * x + 1) + at(2 * y + 1, 2 * x) +
+                          at(2 * y + 1, 2 * x + 1) + 2) >>
+                         2;
+        ASSERT_EQ(dst.data()[(y * 32 + x) * 3 + c], mean) << x << "," << y;
       }
     }
   }
 }
 
-TEST(PreprocessResize, ConstantStaysConstantAndLargeImagesWork) {
-  for (pp::isa i : all_isas) {
-    if (!pp::isa_supported(i)) continue;
-    pp::image src(4100, 300);
-    std::memset(src.data(), 200, src.bytes());
-    pp::image dst(713, 97);
-    pp::transformer(i).resize(src.view(), dst.span());
-    for (std::size_t k = 0; k < dst.bytes(); ++k) ASSERT_EQ(dst.data()[k], 200) << k;
-    pp::image up(9000, 20);
-    pp::transformer(i).resize(dst.view(), up.span());
-    for (std::size_t k = 0; k < up.bytes(); ++k) ASSERT_EQ(up.data()[k], 200) << k;
+TEST_P(PreprocessResizeIsa, ConstantStaysConstantAndLargeImagesWork) {
+  pp::image src(4100, 300);
+  std::memset(src.data(), 200, src.bytes());
+  pp::image dst(713, 97);
+  pp::transformer(isa()).resize(src.view(), dst.span());
+  for (std::size_t k = 0; k < dst.bytes(); ++k) ASSERT_EQ(dst.data()[k], 200) << k;
+  pp::image up(9000, 20);
+  pp::transformer(isa()).resize(dst.view(), up.span());
+  for (std::size_t k = 0; k < up.bytes(); ++k) ASSERT_EQ(up.data()[k], 200) << k;
+}
+
+// A camera-sized source of random bytes (every value, every tap pair differs): the resize and
+// the fused pipeline of every ISA against the scalar reference, in the window path (mild
+// downscale), the gather path (beyond ~3.5x) and a wide upscale. Noise, not a constant or a
+// smooth picture, so a wrong tap or weight anywhere in the row shows. Sized to stay at a few
+// seconds under ASan: the 36 MB source is filled 8 bytes per generator call.
+pp::image random_noise_image(int w, int h, std::uint64_t seed) {
+  pp::image img(w, h);
+  std::mt19937_64 rng(seed);
+  std::size_t k = 0;
+  for (; k + 8 <= img.bytes(); k += 8) {
+    const std::uint64_t r = rng();
+    std::memcpy(img.data() + k, &r, 8);
+  }
+  for (; k < img.bytes(); ++k) img.data()[k] = static_cast<std::uint8_t>(rng());
+  return img;
+}
+
+TEST_P(PreprocessResizeIsa, RandomLargeImageEqualsScalar) {
+  const auto src = random_noise_image(4000, 3000, 21);
+  pp::transformer ref(pp::isa::scalar), tr(isa());
+  for (const pp::size2d to : {pp::size2d{1365, 1024}, pp::size2d{341, 256}}) {
+    pp::image expect(to.width, to.height), got(to.width, to.height);
+    ref.resize(src.view(), expect.span());
+    tr.resize(src.view(), got.span());
+    ASSERT_EQ(0, std::memcmp(got.data(), expect.data(), expect.bytes()))
+        << "4000x3000 -> " << to.width << "x" << to.height;
+  }
+  // A wide upscale of a strip of the same noise (rows 0..29).
+  const pp::image_view strip{src.data(), 4000, 30, src.stride()};
+  pp::image expect(6007, 45), got(6007, 45);
+  ref.resize(strip, expect.span());
+  tr.resize(strip, got.span());
+  ASSERT_EQ(0, std::memcmp(got.data(), expect.data(), expect.bytes())) << "4000x30 -> 6007x45";
+}
+
+TEST_P(PreprocessPipelineIsa, RandomLargeImageEqualsTheScalarStages) {
+  const auto src = random_noise_image(4000, 3000, 22);
+  const auto norm = pp::imagenet_normalization();
+  pp::transform_spec spec;
+  spec.resize = pp::shorter_side_to({4000, 3000}, 1024);  // 1365x1024
+  spec.crop = pp::random_crop(spec.resize, {1000, 900}, 23);
+  spec.flip = true;
+  const std::size_t n = std::size_t{1000} * 900 * 3;
+  pp::transformer tr(isa());
+  for (pp::dtype t : {pp::dtype::f32, pp::dtype::bf16}) {
+    pp::aligned_buffer expect(n * pp::element_size(t)), got(n * pp::element_size(t));
+    pp::pipeline_unfused(pp::isa::scalar, src.view(), spec, norm, t, expect.data());
+    tr.pipeline(src.view(), spec, norm, t, got.data());
+    EXPECT_LE(max_ulp(t, got.data(), expect.data(), n), 1) << pp::to_string(t);
   }
 }
 
-TEST(PreprocessResize, StridedSourceAndDestination) {
+TEST_P(PreprocessResizeIsa, StridedSourceAndDestination) {
+  const pp::isa i = isa();
   std::mt19937_64 rng(16);
   const auto big = random_image(300, 200, rng);
   // A 100x80 window of a larger image: stride larger than width * 3.
@@ -213,48 +268,43 @@ TEST(PreprocessResize, StridedSourceAndDestination) {
   for (int y = 0; y < 80; ++y) {
     std::memcpy(tight_src.data() + y * tight_src.stride(), src.data + y * src.stride, 300);
   }
-  for (pp::isa i : all_isas) {
-    if (!pp::isa_supported(i)) continue;
-    pp::image expect(57, 43), padded(80, 43);
-    pp::transformer(i).resize(tight_src.view(), expect.span());
-    pp::image_span dst{padded.data(), 57, 43, padded.stride()};
-    pp::transformer(i).resize(src, dst);
-    for (int y = 0; y < 43; ++y) {
-      ASSERT_EQ(
-          0, std::memcmp(expect.data() + y * expect.stride(), dst.data + y * dst.stride, 57 * 3));
-    }
+  pp::image expect(57, 43), padded(80, 43);
+  pp::transformer(i).resize(tight_src.view(), expect.span());
+  pp::image_span dst{padded.data(), 57, 43, padded.stride()};
+  pp::transformer(i).resize(src, dst);
+  for (int y = 0; y < 43; ++y) {
+    ASSERT_EQ(0,
+              std::memcmp(expect.data() + y * expect.stride(), dst.data + y * dst.stride, 57 * 3));
   }
 }
 
-TEST(PreprocessStages, CropFlipNormalizeLayoutAgainstPlainLoops) {
+TEST_P(PreprocessStagesIsa, CropFlipNormalizeLayoutAgainstPlainLoops) {
+  const pp::isa i = isa();
   std::mt19937_64 rng(17);
   const auto src = random_image(61, 47, rng);
   const auto norm = pp::imagenet_normalization();
-  for (pp::isa i : all_isas) {
-    if (!pp::isa_supported(i)) continue;
-    pp::image c(20, 30);
-    pp::crop(i, src.view(), 40, 17, c.span());
-    pp::image f(20, 30);
-    pp::flip_horizontal(i, c.view(), f.span());
-    for (int y = 0; y < 30; ++y) {
-      for (int x = 0; x < 20; ++x) {
-        for (int ch = 0; ch < 3; ++ch) {
-          const auto s = src.data()[((y + 17) * 61 + x + 40) * 3 + ch];
-          ASSERT_EQ(c.data()[(y * 20 + x) * 3 + ch], s);
-          ASSERT_EQ(f.data()[(y * 20 + (19 - x)) * 3 + ch], s);
-        }
+  pp::image c(20, 30);
+  pp::crop(i, src.view(), 40, 17, c.span());
+  pp::image f(20, 30);
+  pp::flip_horizontal(i, c.view(), f.span());
+  for (int y = 0; y < 30; ++y) {
+    for (int x = 0; x < 20; ++x) {
+      for (int ch = 0; ch < 3; ++ch) {
+        const auto s = src.data()[((y + 17) * 61 + x + 40) * 3 + ch];
+        ASSERT_EQ(c.data()[(y * 20 + x) * 3 + ch], s);
+        ASSERT_EQ(f.data()[(y * 20 + (19 - x)) * 3 + ch], s);
       }
     }
-    std::vector<float> hwc(20 * 30 * 3), chw(hwc.size());
-    pp::normalize(i, f.view(), norm, pp::dtype::f32, hwc.data());
-    pp::hwc_to_chw(i, hwc.data(), 600, 4, chw.data());
-    for (std::size_t p = 0; p < 600; ++p) {
-      for (std::size_t ch = 0; ch < 3; ++ch) {
-        const double exact =
-            (f.data()[p * 3 + ch] / 255.0 - pp::imagenet_mean[ch]) / pp::imagenet_std[ch];
-        ASSERT_NEAR(chw[ch * 600 + p], exact, 2e-6) << p;  // x*scale+bias vs the formula
-        ASSERT_EQ(chw[ch * 600 + p], hwc[p * 3 + ch]);
-      }
+  }
+  std::vector<float> hwc(20 * 30 * 3), chw(hwc.size());
+  pp::normalize(i, f.view(), norm, pp::dtype::f32, hwc.data());
+  pp::hwc_to_chw(i, hwc.data(), 600, 4, chw.data());
+  for (std::size_t p = 0; p < 600; ++p) {
+    for (std::size_t ch = 0; ch < 3; ++ch) {
+      const double exact =
+          (f.data()[p * 3 + ch] / 255.0 - pp::imagenet_mean[ch]) / pp::imagenet_std[ch];
+      ASSERT_NEAR(chw[ch * 600 + p], exact, 2e-6) << p;  // x*scale+bias vs the formula
+      ASSERT_EQ(chw[ch * 600 + p], hwc[p * 3 + ch]);
     }
   }
 }

@@ -48,6 +48,10 @@ void bench_time_metric(state& st) {
   st.add_time_metric("ops_per_ms", "ops/ms", true, "3 ops per iteration",
                      [](double t) { return 3 / (t * 1e3); });
 }
+void bench_display(state& st) {
+  st.set_axis_display("mode", "auto (fast)");
+  st.exec([] { spin_for(5e-6); });
+}
 void bench_time_metric_early(state& st) {
   st.add_time_metric("x", "x", true, "before exec", [](double t) { return t; });
 }
@@ -65,6 +69,9 @@ INFRABENCH_REGISTER(bench_slow, "test/slow");
 INFRABENCH_REGISTER(bench_nothing, "test/nothing");
 INFRABENCH_REGISTER(bench_time_metric, "test/time_metric");
 INFRABENCH_REGISTER(bench_time_metric_early, "test/time_metric_early");
+INFRABENCH_REGISTER(bench_display, "test/display")
+    .add_string_axis("mode", {"auto"}, {.choices = {"auto", "fast"}})
+    .add_int64_axis("n", {1}, {.min = 1});
 
 struct RunnerTest : ::testing::Test {
   capabilities caps = probe_capabilities(1);
@@ -242,4 +249,57 @@ TEST_F(RunnerTest, SuiteAxisOfAnotherBenchmarkInTheEntryIsAccepted) {
   sel.selected_suite =
       parse_suite(R"({"benchmarks":[{"filter":"^test/(spin|slow)$","axes":{"nn":[2]}}]})", "t");
   EXPECT_THROW((void)make_plan(registry::instance(), sel, caps), user_error);
+}
+
+// What a benchmark says its axis value meant replaces the display only; the value stays.
+TEST_F(RunnerTest, BenchmarkRefinesTheDisplayOfAnAxis) {
+  const result r = run("test/display", {{"mode", std::string("auto")}, {"n", std::int64_t{1}}});
+  ASSERT_EQ(r.st, status::passed) << r.reason;
+  ASSERT_EQ(r.axes.size(), 2u);
+  EXPECT_EQ(r.axes[0].second, "auto");
+  EXPECT_EQ(r.axis_display[0], "auto (fast)");
+  EXPECT_EQ(r.axis_display[1], "1");
+}
+
+// An axis option (--isa for preprocess/*) is -a limited to benchmarks under its scope; it must
+// apply somewhere, and giving -a for the same axis of the same benchmark as well is refused.
+TEST_F(RunnerTest, AxisOptionAppliesWithinItsScopeOnly) {
+  selection sel = sel_filter("^test/(spin|display)$");
+  sel.option_axes = {{"--n", "n", "test/sp", "3,4"}};
+  const run_plan plan = make_plan(registry::instance(), sel, caps);
+  ASSERT_EQ(plan.items.size(), 2u);
+  for (const auto& it : plan.items) {
+    const bool in_scope = it.bench->name() == "test/spin";
+    EXPECT_EQ(it.configs.size(), in_scope ? 2u * 1u : 1u) << it.bench->name();
+    for (const auto& cfg : it.configs) {
+      for (const auto& [name, value] : cfg) {
+        if (name != "n") continue;
+        const auto n = std::get<std::int64_t>(value);
+        EXPECT_TRUE(in_scope ? n >= 3 : n == 1) << it.bench->name() << " n=" << n;
+      }
+    }
+  }
+
+  sel.option_axes = {{"--n", "n", "test/nothing_here", "3"}};
+  try {
+    (void)make_plan(registry::instance(), sel, caps);
+    FAIL();
+  } catch (const user_error& e) {
+    EXPECT_NE(std::string(e.what()).find("--n: no selected benchmark under test/nothing_here"),
+              std::string::npos)
+        << e.what();
+  }
+  sel.option_axes = {{"--n", "n", "test/sp", "0"}};  // below the axis minimum
+  EXPECT_THROW((void)make_plan(registry::instance(), sel, caps), user_error);
+
+  sel.option_axes = {{"--n", "n", "test/sp", "3"}};
+  sel.axis_overrides = {"n=2"};
+  try {
+    (void)make_plan(registry::instance(), sel, caps);
+    FAIL();
+  } catch (const user_error& e) {
+    EXPECT_NE(std::string(e.what()).find("--n 3 and -a n=... both set the n of test/spin"),
+              std::string::npos)
+        << e.what();
+  }
 }

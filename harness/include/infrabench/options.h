@@ -15,6 +15,11 @@ struct run_option {
   std::string default_value;  // for flags: "false"
   std::string help;
   bool is_flag = false;
+  // Set for an option that is a shorthand for `-a <axis>=VALUE` on the benchmarks whose names
+  // start with axis_scope (--isa for preprocess/*): a group-wide knob that still changes the
+  // configurations themselves, so the report's axes say what ran.
+  std::string axis;
+  std::string axis_scope;
 };
 
 class option_registry {
@@ -44,6 +49,10 @@ void run_cleanups() noexcept;
 #define INFRABENCH_RUN_OPTION(var, name, default_value, help)   \
   [[maybe_unused]] static const ::infrabench::run_option& var = \
       ::infrabench::option_registry::instance().add({name, default_value, help, false})
+// INFRABENCH_AXIS_OPTION(isa, "isa", "preprocess/", "...");  --isa avx2 = -a isa=avx2 there
+#define INFRABENCH_AXIS_OPTION(var, name, scope, help)          \
+  [[maybe_unused]] static const ::infrabench::run_option& var = \
+      ::infrabench::option_registry::instance().add({name, "", help, false, name, scope})
 #define INFRABENCH_RUN_FLAG(var, name, help)                    \
   [[maybe_unused]] static const ::infrabench::run_option& var = \
       ::infrabench::option_registry::instance().add({name, "false", help, true})

@@ -41,11 +41,20 @@ struct selection {
   bool suite_explicit = false;  // --suite given: run only its entries (narrowed by --filter)
   std::optional<std::string> filter;
   std::vector<std::string> axis_overrides;  // "name=v1,v2"
+  // Run options that set an axis for one group of benchmarks (run_option::axis), as given.
+  struct option_axis {
+    std::string option;  // "--isa", for messages
+    std::string axis;
+    std::string scope;   // benchmark name prefix
+    std::string values;  // "v1,v2"
+  };
+  std::vector<option_axis> option_axes;
   std::optional<double> min_time_s, max_time_s, timeout_s, target_rel_ci;
 };
 
 // Builds the plan; throws user_error for a filter matching nothing, an unknown axis, a malformed
-// value, or a configuration needing more memory than is available.
+// value, an axis option (--isa) that matches no selected benchmark or clashes with -a, or a
+// configuration needing more memory than is available.
 [[nodiscard]] run_plan make_plan(const registry& reg, const selection& sel,
                                  const capabilities& caps);
 

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <string_view>
 
@@ -45,6 +46,13 @@ class state {
   [[nodiscard]] const capabilities& caps() const { return m_caps; }
   [[nodiscard]] communicator& comm() const { return m_comm; }
   [[nodiscard]] const std::atomic<bool>* interrupted_flag() const { return m_settings.interrupted; }
+  // What this configuration's value of `axis` turned out to mean, shown instead of the value in
+  // the report's axes_display and the console (isa=auto on an AVX-512 CPU: "auto (avx512)"). The
+  // value itself, which baselines and comparisons match on, stays as given.
+  void set_axis_display(std::string_view axis, std::string text);
+  [[nodiscard]] const std::map<std::string, std::string>& axis_display() const {
+    return m_axis_display;
+  }
 
   // A run option's value (see options.h); its default when the run did not set it.
   [[nodiscard]] std::string option(std::string_view name) const;
@@ -101,6 +109,7 @@ class state {
 
   std::chrono::steady_clock::time_point m_start;
   std::vector<metric> m_custom_metrics;
+  std::map<std::string, std::string> m_axis_display;
   config m_config;
   const capabilities& m_caps;
   communicator& m_comm;

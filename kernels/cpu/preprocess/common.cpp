@@ -68,7 +68,11 @@ std::optional<isa> parse_isa(std::string_view name) {
 }
 
 std::string isa_unsupported_reason(isa i) {
-  return detail::isa_unsupported_reason(i, detail::detected_cpu_features());
+  std::string why = detail::isa_unsupported_reason(i, detail::detected_cpu_features());
+  // "this CPU lacks avx512f" on a CPU that has it would send someone looking at the hardware.
+  if (!why.empty() && detail::isa_unsupported_reason(i, detail::hardware_cpu_features()).empty())
+    why += " (masked by " + std::string(detail::cpu_disable_variable) + ")";
+  return why;
 }
 
 bool isa_supported(isa i) {
@@ -231,7 +235,7 @@ bool random_flip(std::uint64_t seed) {
 
 namespace infrabench::kernels::cpu::preprocess::detail {
 
-cpu_features detected_cpu_features() {
+cpu_features hardware_cpu_features() {
   // __builtin_cpu_supports checks the OS enables the wide registers (XCR0) as well as CPUID.
   static const cpu_features f = [] {
     cpu_features c;
@@ -243,7 +247,59 @@ cpu_features detected_cpu_features() {
     c.avx512vl = __builtin_cpu_supports("avx512vl");
     c.avx512dq = __builtin_cpu_supports("avx512dq");
     c.avx512vbmi = __builtin_cpu_supports("avx512vbmi");
+    c.avx512bf16 = __builtin_cpu_supports("avx512bf16");
     return c;
+  }();
+  return f;
+}
+
+cpu_features disable_cpu_features(cpu_features f, std::string_view names) {
+  struct feature {
+    std::string_view name;
+    bool cpu_features::*flag;
+  };
+  static constexpr feature features[] = {
+      {"avx2", &cpu_features::avx2},
+      {"fma", &cpu_features::fma},
+      {"f16c", &cpu_features::f16c},
+      {"avx512f", &cpu_features::avx512f},
+      {"avx512bw", &cpu_features::avx512bw},
+      {"avx512vl", &cpu_features::avx512vl},
+      {"avx512dq", &cpu_features::avx512dq},
+      {"avx512vbmi", &cpu_features::avx512vbmi},
+      {"avx512bf16", &cpu_features::avx512bf16},
+  };
+  while (!names.empty()) {
+    const auto comma = names.find(',');
+    std::string_view name = names.substr(0, comma);
+    names = comma == std::string_view::npos ? std::string_view{} : names.substr(comma + 1);
+    while (!name.empty() && name.front() == ' ') name.remove_prefix(1);
+    while (!name.empty() && name.back() == ' ') name.remove_suffix(1);
+    if (name.empty()) continue;
+    bool known = false;
+    for (const auto& ft : features) {
+      // "avx512" is every AVX-512 feature: what a CPU without AVX-512 looks like.
+      if (ft.name == name || (name == "avx512" && ft.name.starts_with("avx512"))) {
+        f.*ft.flag = false;
+        known = true;
+      }
+    }
+    if (!known) {
+      std::string list = "avx512";
+      for (const auto& ft : features) list += ", " + std::string(ft.name);
+      throw std::invalid_argument(std::string(cpu_disable_variable) + ": unknown feature '" +
+                                  std::string(name) + "' (known: " + list + ")");
+    }
+  }
+  return f;
+}
+
+cpu_features detected_cpu_features() {
+  // A what-if knob read here only, so every ISA decision (auto, skips, kernel tables) sees the
+  // same CPU; it is also the only way to exercise the skip paths on a CPU with every variant.
+  static const cpu_features f = [] {
+    const char* names = std::getenv(cpu_disable_variable);
+    return disable_cpu_features(hardware_cpu_features(), names != nullptr ? names : "");
   }();
   return f;
 }
@@ -269,8 +325,7 @@ std::string isa_unsupported_reason(isa i, const cpu_features& f) {
 }
 
 bool cpu_has_avx512_bf16() {
-  static const bool has = __builtin_cpu_supports("avx512bf16");
-  return has;
+  return detected_cpu_features().avx512bf16;
 }
 
 const kernel_set& kernels_for(isa i) {

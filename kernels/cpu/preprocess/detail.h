@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cpu/preprocess/preprocess.h"
@@ -110,8 +111,18 @@ struct kernel_set {
 struct cpu_features {
   bool avx2 = false, fma = false, f16c = false;
   bool avx512f = false, avx512bw = false, avx512vl = false, avx512dq = false, avx512vbmi = false;
+  bool avx512bf16 = false;  // not needed by any ISA: picks the bf16 conversion instruction
 };
+// Names features to treat as missing, e.g. "avx512,avx2" (see disable_cpu_features).
+inline constexpr const char* cpu_disable_variable = "INFRABENCH_CPU_DISABLE";
+// What the CPU and OS offer (CPUID and XCR0).
+[[nodiscard]] cpu_features hardware_cpu_features();
+// The hardware features less those INFRABENCH_CPU_DISABLE names (read once): every ISA decision
+// goes through this. Throws std::invalid_argument naming an unknown feature in the variable.
 [[nodiscard]] cpu_features detected_cpu_features();
+// `f` with the features of a comma-separated list turned off: avx2, fma, f16c, avx512f, avx512bw,
+// avx512vl, avx512dq, avx512vbmi, avx512bf16, or avx512 for all of the avx512 ones.
+[[nodiscard]] cpu_features disable_cpu_features(cpu_features f, std::string_view names);
 [[nodiscard]] std::string isa_unsupported_reason(isa i, const cpu_features& f);
 
 const kernel_set& scalar_kernels();
