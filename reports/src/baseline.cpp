@@ -974,7 +974,7 @@ json create_baseline(const std::vector<report_view>& reports, const create_optio
     if (!std::isfinite(between)) between = 0;
     const double within = a.within.empty() ? 0 : median_of(a.within);
     const double spread = std::max(between, std::isfinite(within) ? within : 0.0);
-    double tol = std::max(opt.floor, opt.k * spread);
+    double tol = std::min(opt.cap, std::max(opt.floor, opt.k * spread));
     tol = std::ceil(tol * 100 - 1e-9) / 100;  // whole percent, rounded up
     json axes = json::object();
     for (const auto& [k, v] : a.first->axes) axes[k] = v;
@@ -982,14 +982,14 @@ json create_baseline(const std::vector<report_view>& reports, const create_optio
     char buf[32];
     std::snprintf(buf, sizeof(buf), "%.4g", med);
     const double ref = std::strtod(buf, nullptr);
-    json reference = a.higher ? json::array({ref, -std::min(tol, 0.95), nullptr})
+    json reference = a.higher ? json::array({ref, -std::min(tol, 1.0), nullptr})
                               : json::array({ref, nullptr, tol});
     char note[256];
     std::snprintf(note, sizeof(note),
                   "median of %zu %sresult(s); spread %.1f%% between results, %.1f%% within; "
-                  "tolerance max(%.0f%%, %.1f x spread)",
+                  "tolerance min(%.0f%%, max(%.0f%%, %.1f x spread))",
                   values.size(), from_valid ? "valid " : "(INVALID, none valid) ", between * 100,
-                  within * 100, opt.floor * 100, opt.k);
+                  within * 100, opt.cap * 100, opt.floor * 100, opt.k);
     // The id names the benchmark and the axes that vary between its configurations (the full set
     // of axes is in "axes"), so it stays readable.
     std::string id = a.first->benchmark;
@@ -1016,13 +1016,13 @@ json create_baseline(const std::vector<report_view>& reports, const create_optio
                        {"started_utc", rep.started_utc},
                        {"git_commit", rep.git_commit()}});
   }
-  char deriv[256];
+  char deriv[384];
   std::snprintf(deriv, sizeof(deriv),
                 "per configuration and metric: reference = median over results; tolerance "
                 "(one-sided, in the metric's bad "
-                "direction) = max(%.2f, %.1f x spread), spread = max(robust CV between results, "
-                "median robust CV of samples)",
-                opt.floor, opt.k);
+                "direction) = min(%.2f, max(%.2f, %.1f x spread)), spread = max(robust CV "
+                "between results, median robust CV of samples)",
+                opt.cap, opt.floor, opt.k);
   return {{"infrabench_baseline", baseline_format_version},
           {"name", opt.name},
           {"description", "derived by infrabench baseline create from " +

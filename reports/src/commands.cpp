@@ -126,7 +126,7 @@ int check_and_print(const baseline& b, const report_view& report, const std::str
        struct opts {
          std::vector<std::string> reports, baselines;
          std::string output, name = "derived";
-         double floor = 0.10, k = 3.0;
+         double floor = 0.10, k = 3.0, cap = 0.95;
        };
        auto o = std::make_shared<opts>();
        sub.require_subcommand(1);
@@ -146,6 +146,9 @@ int check_and_print(const baseline& b, const report_view& report, const std::str
            "check baselines against this build without a report: benchmarks, axes and axis "
            "values exist (exit 2 when not); metric names are only known from a report");
        lint->add_option("BASELINE", o->baselines, "baseline files")->required();
+       create->add_option("--max-tolerance", o->cap, "largest tolerance, as a fraction")
+           ->check(CLI::Range(0.01, 1.0))
+           ->capture_default_str();
        return [o, lint] {
          if (lint->parsed()) {
            const auto known = known_benchmarks();
@@ -176,6 +179,9 @@ int check_and_print(const baseline& b, const report_view& report, const std::str
          create_options co;
          co.floor = o->floor;
          co.k = o->k;
+         co.cap = o->cap;
+         if (co.cap < co.floor)
+           throw user_error("baseline create: --max-tolerance is below --floor");
          co.name = o->name;
          const json b = create_baseline(reports, co);
          const std::string text = b.dump(2) + "\n";

@@ -370,6 +370,13 @@ TEST(ReportsBaseline, CreateFromKnownGoodReports) {
   }
   const json wide = create_baseline(reps, opt);
   EXPECT_LT(wide["rules"][0]["reference"][1].get<double>(), -0.3);
+  // ... up to the cap, which the derivation names.
+  opt.cap = 0.2;
+  const json capped = create_baseline(reps, opt);
+  EXPECT_NEAR(capped["rules"][0]["reference"][1].get<double>(), -0.2, 1e-9);
+  EXPECT_NE(capped["derivation"].get<std::string>().find("min(0.20, max(0.01, 3.0 x spread))"),
+            std::string::npos)
+      << capped["derivation"];
   std::vector<report_view> none = {parse_report(ib_test::report(json::array()).dump(), "e")};
   EXPECT_THROW((void)create_baseline(none, opt), user_error);
 }

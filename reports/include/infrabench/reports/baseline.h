@@ -108,10 +108,12 @@ void print_verdicts(std::ostream& out, const baseline& b, const report_view& rep
 struct create_options {
   double floor = 0.10;  // the smallest tolerance
   double k = 3.0;       // tolerance = max(floor, k * spread)
+  double cap = 0.95;    // the largest tolerance: a wider one would accept a broken node
   std::string name = "derived";
 };
 // A baseline from the reports of known-good nodes: per configuration and metric, the median of the
-// results and a one-sided tolerance (in the metric's bad direction) of max(floor, k * spread),
+// results and a one-sided tolerance (in the metric's bad direction) of
+// min(cap, max(floor, k * spread)),
 // spread being the larger of the robust CV between results and the median robust CV of the
 // samples within a result. Throws user_error when the reports hold no passed result.
 [[nodiscard]] nlohmann::json create_baseline(const std::vector<report_view>& reports,
