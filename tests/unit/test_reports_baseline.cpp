@@ -457,11 +457,11 @@ TEST(ReportsBaseline, MetricPatternJudgesEveryMatch) {
   EXPECT_FALSE(metric_matches("bandwidth_gbps_gpu*", "efficiency_pct_gpu0"));
   EXPECT_FALSE(metric_matches("bandwidth_gbps", "bandwidth_gbps_gpu0"));
   EXPECT_TRUE(metric_matches("*_gpu*", "latency_us_gpu3"));
-  const json rep = ib_test::report(json::array({ib_test::result(
-      "bandwidth/d2d", {{"size", 1073741824}},
-      {{"bandwidth_gbps_gpu0", "GB/s", 3000.0},
-       {"bandwidth_gbps_gpu1", "GB/s", 2000.0},
-       {"efficiency_pct_gpu0", "%", 90.0}})})));
+  const json rep =
+      ib_test::report(json::array({ib_test::result("bandwidth/d2d", {{"size", 1073741824}},
+                                                   {{"bandwidth_gbps_gpu0", "GB/s", 3000.0},
+                                                    {"bandwidth_gbps_gpu1", "GB/s", 2000.0},
+                                                    {"efficiency_pct_gpu0", "%", 90.0}})}));
   auto v = one({{"benchmark", "bandwidth/d2d"},
                 {"metric", "bandwidth_gbps_gpu*"},
                 {"unit", "GB/s"},
@@ -534,8 +534,9 @@ TEST(ReportsBaseline, ShippedBaselinesParseAndUsePerGpuMetrics) {
                     metric_matches(r.metric, "latency_us_gpu0"))
             << name << ": " << r.id << ": " << r.benchmark << " has per-GPU metrics only";
       }
-      if (r.benchmark.starts_with("gemm/cu"))
+      if (r.benchmark.starts_with("gemm/cu")) {
         EXPECT_TRUE(r.axes.contains("shape")) << name << ": " << r.id << ": pin the shape";
+      }
     }
   }
   EXPECT_EQ(files, 2u);
