@@ -468,7 +468,7 @@ TEST(ReportsBaseline, MetricPatternJudgesEveryMatch) {
                 {"min", 2500}},
                rep);
   EXPECT_EQ(v.status, verdict_status::fail);
-  EXPECT_EQ(v.measured, "2000 GB/s (worst of 2)");
+  EXPECT_EQ(v.measured, "2 TB/s (worst of 2)");
   ASSERT_EQ(v.failing.size(), 1u);
   EXPECT_NE(v.failing[0].find("bandwidth_gbps_gpu1"), std::string::npos) << v.failing[0];
   v = one({{"benchmark", "bandwidth/d2d"}, {"metric", "bandwidth_gbps_gpu*"}, {"min", 1500}}, rep);

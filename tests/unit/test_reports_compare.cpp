@@ -177,7 +177,7 @@ TEST(ReportsCompare, MedianCi95HalfWidth) {
   std::vector<double> v;
   for (int i = 1; i <= 100; ++i) v.push_back(i);
   // n = 100: order statistics 50 -+ 9.8 -> the 41st and 60th values (1-based).
-  EXPECT_DOUBLE_EQ(median_ci95_half_width(v), (60.0 - 40.0) / 2);
+  EXPECT_DOUBLE_EQ(median_ci95_half_width(v), (60.0 - 41.0) / 2);
   EXPECT_DOUBLE_EQ(median_ci95_half_width({5, 5, 5, 5}), 0);
 }
 
