@@ -230,7 +230,8 @@ int check_and_print(const baseline& b, const report_view& report, const std::str
                                    "exit 1 when a significant regression larger than PCT percent "
                                    "exists between VALID results (no PCT: any significant one); "
                                    "write --fail-on-regression=PCT before the reports")
-                        ->expected(0, 1);
+                        ->expected(0, 1)
+                        ->allow_extra_args(false);  // "=PCT" must not take the next report too
        return [o, fail] {
          // The option's value is optional, so `--fail-on-regression a.json b.json` takes a.json
          // as the percentage: say so before the report count is wrong for an obscure reason.
