@@ -24,6 +24,11 @@ const std::regex& metric_name_re() {
   static const std::regex re("^[a-z0-9_]+$");
   return re;
 }
+// A rule's metric may be a pattern: `*` stands for any run of name characters.
+const std::regex& metric_pattern_re() {
+  static const std::regex re("^[a-z0-9_*]+$");
+  return re;
+}
 
 class rule_reader {
  public:
@@ -101,8 +106,8 @@ rule parse_rule(const json& j, std::size_t index, const std::string& origin,
   }
   if (!j.contains("metric")) rd.fail("missing \"metric\"");
   r.metric = rd.string(j["metric"], "metric");
-  if (!std::regex_match(r.metric, metric_name_re()))
-    rd.fail("metric \"" + r.metric + "\" is not a metric name (a-z, 0-9, _)");
+  if (!std::regex_match(r.metric, metric_pattern_re()))
+    rd.fail("metric \"" + r.metric + "\" is not a metric name (a-z, 0-9, _; * as a pattern)");
   if (j.contains("id")) r.id = j["id"].get<std::string>();
   if (j.contains("axes")) {
     check_axes_object(rd, j["axes"], "axes");
@@ -234,6 +239,9 @@ rule parse_rule(const json& j, std::size_t index, const std::string& origin,
     }
     if (!(r.max_deviation > 0 && r.max_deviation < 1))
       rd.fail("no_outlier_nodes.max_deviation must be in (0, 1)");
+    // Nodes are compared per configuration and metric; a pattern would mix metrics.
+    if (r.metric.find('*') != std::string::npos)
+      rd.fail("no_outlier_nodes: give one metric, not a pattern (\"" + r.metric + "\")");
   }
   if (kinds != 1) {
     rd.fail(kinds == 0
@@ -416,6 +424,103 @@ void check_benchmarks_known(const baseline& b, const std::set<std::string>& know
   }
 }
 
+bool metric_matches(std::string_view pattern, std::string_view name) {
+  // Glob with `*` only: greedy match with backtracking to the last star.
+  std::size_t p = 0, n = 0, star = std::string_view::npos, mark = 0;
+  while (n < name.size()) {
+    if (p < pattern.size() && pattern[p] == '*') {
+      star = p++;
+      mark = n;
+    } else if (p < pattern.size() && pattern[p] == name[n]) {
+      ++p;
+      ++n;
+    } else if (star != std::string_view::npos) {
+      p = star + 1;
+      n = ++mark;
+    } else {
+      return false;
+    }
+  }
+  while (p < pattern.size() && pattern[p] == '*') ++p;
+  return p == pattern.size();
+}
+
+namespace {
+
+std::string json_axis_text(const json& v) {
+  return v.is_string() ? v.get<std::string>() : v.dump();
+}
+
+// One rule's axes (or peak_axes) against what its benchmark can take: "" when fine, else the
+// problem in words.
+std::string axes_problem(const std::string& bench, const json& axes, const benchmark_catalog& known,
+                         const report_view* report) {
+  const auto cat = known.find(bench);
+  std::vector<const result_view*> results;
+  if (report) {
+    for (const auto& res : report->results) {
+      if (res.benchmark == bench) results.push_back(&res);
+    }
+  }
+  if (cat == known.end() && results.empty()) return "";  // check_benchmarks_known's to refuse
+  for (const auto& [k, v] : axes.items()) {
+    const json one = {{k, v}};
+    // What the report holds is accepted as it is: it may come from another build.
+    if (std::any_of(results.begin(), results.end(),
+                    [&](const result_view* r) { return r->axes_match(one); }))
+      continue;
+    const std::string text = json_axis_text(v);
+    if (cat == known.end()) {
+      std::set<std::string> names, values;
+      for (const auto* r : results) {
+        for (const auto& [name, value] : r->axes) names.insert(name);
+        if (const auto it = r->axes.find(k); it != r->axes.end()) {
+          const auto d = r->axes_display.find(k);
+          values.insert(d != r->axes_display.end() ? d->second : json_axis_text(it->second));
+        }
+      }
+      std::string list;
+      for (const auto& n : values.empty() ? names : values) list += (list.empty() ? "" : ", ") + n;
+      if (values.empty())
+        return "axis \"" + k + "\" does not exist on " + bench +
+               " (its axes in the report: " + (list.empty() ? "none" : list) + ")";
+      return "no result of " + bench + " has " + k + "=" + text + " (the report has: " + list + ")";
+    }
+    const auto& decl = cat->second;
+    const auto ax =
+        std::find_if(decl.begin(), decl.end(), [&](const axis& a) { return a.name == k; });
+    if (ax == decl.end()) {
+      std::string list;
+      for (const auto& a : decl) list += (list.empty() ? "" : ", ") + a.name;
+      return "axis \"" + k + "\" does not exist on " + bench +
+             " (its axes: " + (list.empty() ? "none" : list) + ")";
+    }
+    try {
+      (void)parse_axis_value(*ax, text);  // checks choices and bounds, too
+    } catch (const user_error& e) {
+      return k + "=" + text + " is not a value " + bench + " can run: " + e.what();
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+void check_rule_axes(const baseline& b, const benchmark_catalog& known, const report_view* report) {
+  for (const auto& r : b.rules) {
+    std::string why = axes_problem(r.benchmark, r.axes, known, report);
+    if (why.empty() && !r.peak_benchmark.empty())
+      why = axes_problem(r.peak_benchmark, r.peak_axes, known, report);
+    if (why.empty() && r.kind == rule_kind::fraction_of_peak && r.peak_benchmark.empty() &&
+        !r.peak_axes.empty())
+      why = axes_problem(r.benchmark, r.peak_axes, known, report);
+    if (!why.empty()) {
+      throw user_error(b.path + ": rule \"" + r.id + "\": " + why +
+                       " (the rule would match nothing and be WAIVED)");
+    }
+  }
+}
+
 namespace {
 
 // Refuses a rule whose metric the benchmark does not produce, judging from its passed results
@@ -429,11 +534,11 @@ void check_metric_known(const baseline& b, const rule& r, const std::string& ben
     any_passed = true;
     for (const auto& m : res.metrics) {
       seen.insert(m.name);
-      if (m.name == metric) {
+      if (metric_matches(metric, m.name)) {
         found = true;
         if (!r.unit.empty() && metric == r.metric && m.unit != r.unit) {
           throw user_error(b.path + ": rule \"" + r.id + "\": unit \"" + r.unit + "\" but " +
-                           benchmark + " reports " + metric + " in \"" + m.unit + "\"");
+                           benchmark + " reports " + m.name + " in \"" + m.unit + "\"");
         }
       }
     }
@@ -442,7 +547,8 @@ void check_metric_known(const baseline& b, const rule& r, const std::string& ben
     std::string names;
     for (const auto& n : seen) names += (names.empty() ? "" : ", ") + n;
     throw user_error(b.path + ": rule \"" + r.id + "\": unknown metric \"" + metric + "\" (" +
-                     benchmark + " reports: " + names + ")");
+                     benchmark + " reports: " + names + ")" +
+                     (metric.find('*') != std::string::npos ? ": the pattern matches none" : ""));
   }
 }
 
@@ -452,10 +558,14 @@ std::string where_of(const report_view& report, const result_view& res) {
   return s.empty() ? res.benchmark : s;
 }
 
-double find_peak(const rule& r, const report_view& report, const result_view& res,
-                 std::string* unit) {
+// The peak for `res`: a literal, a metric of the same result, or another benchmark's result.
+// Another benchmark's result must be one configuration: after peak_axes, the axes both benchmarks
+// have (threads) must agree with `res`, and the same node is preferred in multi-node reports.
+// More than one configuration left (gemm/cpu_peak has one per ISA) is refused rather than
+// silently taking the first.
+double find_peak(const baseline& b, const rule& r, const report_view& report,
+                 const result_view& res, std::string* unit) {
   if (r.peak) return *r.peak;
-  const std::string bench = r.peak_benchmark.empty() ? res.benchmark : r.peak_benchmark;
   if (r.peak_benchmark.empty()) {
     if (const auto* m = res.find_metric(r.peak_metric)) {
       *unit = m->unit;
@@ -463,20 +573,38 @@ double find_peak(const rule& r, const report_view& report, const result_view& re
     }
     return std::nan("");
   }
-  // The node's own peak first (multi-node reports), then any matching result.
-  const result_view* any = nullptr;
+  std::vector<const result_view*> candidates;
   for (const auto& p : report.results) {
-    if (p.benchmark != bench || p.status != "passed" || !p.axes_match(r.peak_axes) ||
+    if (p.benchmark != r.peak_benchmark || p.status != "passed" || !p.axes_match(r.peak_axes) ||
         !p.find_metric(r.peak_metric))
       continue;
-    if (p.host == res.host && p.rank == res.rank) {
-      any = &p;
-      break;
+    bool shared_ok = true;
+    for (const auto& [k, v] : p.axes) {
+      if (r.peak_axes.contains(k)) continue;
+      const auto mine = res.axes.find(k);
+      if (mine != res.axes.end() && !p.axes_match(json{{k, mine->second}})) shared_ok = false;
     }
-    if (!any) any = &p;
+    if (shared_ok) candidates.push_back(&p);
   }
-  if (!any) return std::nan("");
-  const auto* m = any->find_metric(r.peak_metric);
+  if (candidates.empty()) return std::nan("");
+  std::vector<const result_view*> same_node;
+  for (const auto* p : candidates) {
+    if (p->host == res.host && p->rank == res.rank) same_node.push_back(p);
+  }
+  const auto& pool = same_node.empty() ? candidates : same_node;
+  std::set<std::string> configs;
+  std::string listed;
+  for (const auto* p : pool) {
+    if (configs.insert(p->config_key()).second)
+      listed += (listed.empty() ? "" : "; ") + p->axes_label();
+  }
+  if (configs.size() > 1) {
+    throw user_error(b.path + ": rule \"" + r.id + "\": the peak is ambiguous: " +
+                     std::to_string(configs.size()) + " configurations of " + r.peak_benchmark +
+                     " match for " + (res.axes_label().empty() ? res.benchmark : res.axes_label()) +
+                     " (" + listed + "); pin one with \"peak_axes\"");
+  }
+  const auto* m = pool.front()->find_metric(r.peak_metric);
   *unit = m->unit;
   return m->value;
 }
@@ -571,72 +699,84 @@ verdict evaluate_rule(const baseline& b, const rule& r, const report_view& repor
       waived_why.push_back("skipped: " + res->reason);
       continue;
     }
-    judged jd;
-    jd.result = res;
     if (res->status == "failed") {
+      judged jd;
+      jd.result = res;
       jd.ok = false;
       jd.why = where_of(report, *res) + ": benchmark failed: " + res->reason;
       items.push_back(jd);
       continue;
     }
-    const metric_view* m = res->find_metric(r.metric);
-    if (!m) {
+    // A pattern judges every metric it matches (each GPU's column must pass on its own).
+    const bool pattern = r.metric.find('*') != std::string::npos;
+    std::vector<const metric_view*> ms;
+    if (pattern) {
+      for (const auto& x : res->metrics) {
+        if (metric_matches(r.metric, x.name)) ms.push_back(&x);
+      }
+    } else if (const metric_view* x = res->find_metric(r.metric)) {
+      ms.push_back(x);
+    }
+    if (ms.empty()) {
       waived_why.push_back(where_of(report, *res) + ": no " + r.metric + " in this result");
       continue;
     }
-    if (!std::isfinite(m->value)) {
-      waived_why.push_back(where_of(report, *res) + ": " + r.metric + " is not a number");
-      continue;
-    }
-    unit = m->unit;
-    higher_is_better = m->higher_is_better;
-    jd.value = jd.shown = m->value;
-    switch (r.kind) {
-      case rule_kind::bounds:
-        jd.ok = (!r.min || m->value >= *r.min) && (!r.max || m->value <= *r.max);
-        break;
-      case rule_kind::reference:
-        jd.ok = (!r.lower || m->value >= r.ref * (1 + *r.lower)) &&
-                (!r.upper || m->value <= r.ref * (1 + *r.upper));
-        break;
-      case rule_kind::fraction_of_peak: {
-        if (!m->higher_is_better) {
-          throw user_error(b.path + ": rule \"" + r.id +
-                           "\": fraction_of_peak needs a higher-is-better metric; " + r.metric +
-                           " is lower-is-better");
-        }
-        std::string peak_unit = unit;
-        const double peak = find_peak(r, report, *res, &peak_unit);
-        if (!(peak > 0)) {
-          waived_why.push_back(where_of(report, *res) + ": no peak " + r.peak_metric +
-                               " in the report");
-          continue;
-        }
-        if (peak_unit != unit) {
-          throw user_error(b.path + ": rule \"" + r.id + "\": peak is in " + peak_unit + ", " +
-                           r.metric + " in " + unit);
-        }
-        jd.shown = m->value / peak;
-        jd.ok = jd.shown >= r.min_fraction;
-        break;
+    for (const metric_view* m : ms) {
+      const std::string where = where_of(report, *res) + (pattern ? " " + m->name : "");
+      judged jd;
+      jd.result = res;
+      if (!std::isfinite(m->value)) {
+        waived_why.push_back(where + ": " + m->name + " is not a number");
+        continue;
       }
-      case rule_kind::no_outlier_nodes:
-        break;
+      unit = m->unit;
+      higher_is_better = m->higher_is_better;
+      jd.value = jd.shown = m->value;
+      switch (r.kind) {
+        case rule_kind::bounds:
+          jd.ok = (!r.min || m->value >= *r.min) && (!r.max || m->value <= *r.max);
+          break;
+        case rule_kind::reference:
+          jd.ok = (!r.lower || m->value >= r.ref * (1 + *r.lower)) &&
+                  (!r.upper || m->value <= r.ref * (1 + *r.upper));
+          break;
+        case rule_kind::fraction_of_peak: {
+          if (!m->higher_is_better) {
+            throw user_error(b.path + ": rule \"" + r.id +
+                             "\": fraction_of_peak needs a higher-is-better metric; " + r.metric +
+                             " is lower-is-better");
+          }
+          std::string peak_unit = unit;
+          const double peak = find_peak(b, r, report, *res, &peak_unit);
+          if (!(peak > 0)) {
+            waived_why.push_back(where + ": no peak " + r.peak_metric + " in the report");
+            continue;
+          }
+          if (peak_unit != unit) {
+            throw user_error(b.path + ": rule \"" + r.id + "\": peak is in " + peak_unit + ", " +
+                             r.metric + " in " + unit);
+          }
+          jd.shown = m->value / peak;
+          jd.ok = jd.shown >= r.min_fraction;
+          break;
+        }
+        case rule_kind::no_outlier_nodes:
+          break;
+      }
+      if (jd.ok && r.require_valid && !res->valid) {
+        jd.ok = false;
+        std::string reasons;
+        for (const auto& why : res->invalid_reasons) reasons += (reasons.empty() ? "" : "; ") + why;
+        jd.why = where + ": result is INVALID (" + reasons + ") and the rule requires a valid one";
+      } else if (!jd.ok) {
+        jd.why =
+            where + ": " +
+            (r.kind == rule_kind::fraction_of_peak ? format_number(jd.shown * 100) + "% of peak (" +
+                                                         format_value(jd.value, unit) + ")"
+                                                   : format_value(jd.value, unit));
+      }
+      items.push_back(jd);
     }
-    if (jd.ok && r.require_valid && !res->valid) {
-      jd.ok = false;
-      std::string reasons;
-      for (const auto& why : res->invalid_reasons) reasons += (reasons.empty() ? "" : "; ") + why;
-      jd.why = where_of(report, *res) + ": result is INVALID (" + reasons +
-               ") and the rule requires a valid one";
-    } else if (!jd.ok) {
-      jd.why =
-          where_of(report, *res) + ": " +
-          (r.kind == rule_kind::fraction_of_peak
-               ? format_number(jd.shown * 100) + "% of peak (" + format_value(jd.value, unit) + ")"
-               : format_value(jd.value, unit));
-    }
-    items.push_back(jd);
   }
   if (items.empty()) {
     v.status = verdict_status::waived;
@@ -834,7 +974,7 @@ json create_baseline(const std::vector<report_view>& reports, const create_optio
     if (!std::isfinite(between)) between = 0;
     const double within = a.within.empty() ? 0 : median_of(a.within);
     const double spread = std::max(between, std::isfinite(within) ? within : 0.0);
-    double tol = std::max(opt.floor, opt.k * spread);
+    double tol = std::min(opt.cap, std::max(opt.floor, opt.k * spread));
     tol = std::ceil(tol * 100 - 1e-9) / 100;  // whole percent, rounded up
     json axes = json::object();
     for (const auto& [k, v] : a.first->axes) axes[k] = v;
@@ -842,14 +982,14 @@ json create_baseline(const std::vector<report_view>& reports, const create_optio
     char buf[32];
     std::snprintf(buf, sizeof(buf), "%.4g", med);
     const double ref = std::strtod(buf, nullptr);
-    json reference = a.higher ? json::array({ref, -std::min(tol, 0.95), nullptr})
+    json reference = a.higher ? json::array({ref, -std::min(tol, 1.0), nullptr})
                               : json::array({ref, nullptr, tol});
     char note[256];
     std::snprintf(note, sizeof(note),
                   "median of %zu %sresult(s); spread %.1f%% between results, %.1f%% within; "
-                  "tolerance max(%.0f%%, %.1f x spread)",
+                  "tolerance min(%.0f%%, max(%.0f%%, %.1f x spread))",
                   values.size(), from_valid ? "valid " : "(INVALID, none valid) ", between * 100,
-                  within * 100, opt.floor * 100, opt.k);
+                  within * 100, opt.cap * 100, opt.floor * 100, opt.k);
     // The id names the benchmark and the axes that vary between its configurations (the full set
     // of axes is in "axes"), so it stays readable.
     std::string id = a.first->benchmark;
@@ -876,13 +1016,13 @@ json create_baseline(const std::vector<report_view>& reports, const create_optio
                        {"started_utc", rep.started_utc},
                        {"git_commit", rep.git_commit()}});
   }
-  char deriv[256];
+  char deriv[384];
   std::snprintf(deriv, sizeof(deriv),
                 "per configuration and metric: reference = median over results; tolerance "
                 "(one-sided, in the metric's bad "
-                "direction) = max(%.2f, %.1f x spread), spread = max(robust CV between results, "
-                "median robust CV of samples)",
-                opt.floor, opt.k);
+                "direction) = min(%.2f, max(%.2f, %.1f x spread)), spread = max(robust CV "
+                "between results, median robust CV of samples)",
+                opt.cap, opt.floor, opt.k);
   return {{"infrabench_baseline", baseline_format_version},
           {"name", opt.name},
           {"description", "derived by infrabench baseline create from " +

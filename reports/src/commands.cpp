@@ -36,6 +36,13 @@ std::set<std::string> known_benchmarks() {
   return names;
 }
 
+// The axes of every compiled-in benchmark, for check_rule_axes.
+benchmark_catalog registry_catalog() {
+  benchmark_catalog out;
+  for (const auto& b : registry::instance().all()) out[b->name()] = b->axes();
+  return out;
+}
+
 json verdicts_json(const std::vector<verdict>& verdicts) {
   json out = json::array();
   for (const auto& v : verdicts) {
@@ -55,6 +62,7 @@ json verdicts_json(const std::vector<verdict>& verdicts) {
 int check_and_print(const baseline& b, const report_view& report, const std::string& junit_path,
                     const std::string& format, bool fail_on_waived) {
   check_benchmarks_known(b, known_benchmarks(), &report);
+  check_rule_axes(b, registry_catalog(), &report);
   const auto verdicts = evaluate(b, report);
   if (format == "json") {
     const auto c = count(verdicts);
@@ -111,12 +119,14 @@ int check_and_print(const baseline& b, const report_view& report, const std::str
 
 // ---- baseline create -------------------------------------------------------------------------
 [[maybe_unused]] const bool baseline_registered = register_subcommand(
-    {"baseline", "derive a baseline from the reports of known-good nodes (baseline create)",
+    {"baseline",
+     "derive a baseline from the reports of known-good nodes (baseline create), or check one "
+     "against this build (baseline lint)",
      [](CLI::App& sub) -> std::function<int()> {
        struct opts {
-         std::vector<std::string> reports;
+         std::vector<std::string> reports, baselines;
          std::string output, name = "derived";
-         double floor = 0.10, k = 3.0;
+         double floor = 0.10, k = 3.0, cap = 0.95;
        };
        auto o = std::make_shared<opts>();
        sub.require_subcommand(1);
@@ -131,13 +141,47 @@ int check_and_print(const baseline& b, const report_view& report, const std::str
        create->add_option("--k", o->k, "tolerance = max(floor, k x spread)")
            ->check(CLI::Range(0.0, 100.0))
            ->capture_default_str();
-       return [o] {
+       auto* lint = sub.add_subcommand(
+           "lint",
+           "check baselines against this build without a report: benchmarks, axes and axis "
+           "values exist (exit 2 when not); metric names are only known from a report");
+       lint->add_option("BASELINE", o->baselines, "baseline files")->required();
+       create->add_option("--max-tolerance", o->cap, "largest tolerance, as a fraction")
+           ->check(CLI::Range(0.01, 1.0))
+           ->capture_default_str();
+       return [o, lint] {
+         if (lint->parsed()) {
+           const auto known = known_benchmarks();
+           const auto catalog = registry_catalog();
+           for (const auto& path : o->baselines) {
+             baseline b = load_baseline(path);
+             // A benchmark this build lacks (GPU rules on a CPU-only build) cannot be judged
+             // here; say so rather than fail, since the file is not wrong for it.
+             std::size_t missing = 0;
+             std::erase_if(b.rules, [&](const rule& r) {
+               const bool lacks = !known.count(r.benchmark) ||
+                                  (!r.peak_benchmark.empty() && !known.count(r.peak_benchmark));
+               missing += lacks;
+               return lacks;
+             });
+             check_rule_axes(b, catalog);
+             std::cout << path << ": " << b.rules.size() << " rule(s) OK";
+             if (missing)
+               std::cout << ", " << missing
+                         << " not checked (benchmark not compiled into this build)";
+             std::cout << "\n";
+           }
+           return exit_ok;
+         }
          std::vector<report_view> reports;
          for (const auto& p : o->reports) reports.push_back(load_report(p));
          check_output_path(o->output);
          create_options co;
          co.floor = o->floor;
          co.k = o->k;
+         co.cap = o->cap;
+         if (co.cap < co.floor)
+           throw user_error("baseline create: --max-tolerance is below --floor");
          co.name = o->name;
          const json b = create_baseline(reports, co);
          const std::string text = b.dump(2) + "\n";
@@ -179,14 +223,32 @@ int check_and_print(const baseline& b, const report_view& report, const std::str
            "--price", o->price,
            "LABEL=PRICE,... (labels: report file names without .json): adds performance per price");
        sub.add_option("--power", o->power, "LABEL=WATTS,...: adds performance per watt");
-       sub.add_option(
-           "--meta", o->meta,
-           "JSON file {\"LABEL\": {\"price\": N, \"power_w\": N}} instead of --price/--power");
+       sub.add_option("--meta", o->meta,
+                      "JSON file {\"LABEL\": {\"price\": N, \"power_w\": N}} instead of "
+                      "--price/--power (not with them)");
        auto* fail = sub.add_option("--fail-on-regression", o->fail_pct,
                                    "exit 1 when a significant regression larger than PCT percent "
-                                   "exists (no PCT: any significant one)")
-                        ->expected(0, 1);
+                                   "exists between VALID results (no PCT: any significant one); "
+                                   "write --fail-on-regression=PCT before the reports")
+                        ->expected(0, 1)
+                        ->allow_extra_args(false);  // "=PCT" must not take the next report too
        return [o, fail] {
+         // The option's value is optional, so `--fail-on-regression a.json b.json` takes a.json
+         // as the percentage: say so before the report count is wrong for an obscure reason.
+         double pct = 0;
+         if (fail->count() > 0 && !o->fail_pct.empty() && !o->fail_pct.front().empty()) {
+           const std::string& text = o->fail_pct.front();
+           char* end = nullptr;
+           pct = std::strtod(text.c_str(), &end);
+           if (end == text.c_str() || *end != '\0' || !(pct >= 0 && pct < 100)) {
+             throw user_error("--fail-on-regression: \"" + text +
+                              "\" is not a percentage in [0, 100) (its value is optional: write "
+                              "--fail-on-regression=PCT, or put the option after the reports)");
+           }
+         }
+         if (!o->meta.empty() && (!o->price.empty() || !o->power.empty()))
+           throw user_error(
+               "--meta gives prices and power itself: use it or --price/--power, not both");
          std::vector<report_view> reports;
          for (const auto& p : o->reports) reports.push_back(load_report(p));
          if (reports.size() < 2) throw user_error("compare needs at least two reports (got one)");
@@ -211,14 +273,6 @@ int check_and_print(const baseline& b, const report_view& report, const std::str
              }
            }
          }
-         double pct = 0;
-         if (fail->count() > 0 && !o->fail_pct.empty() && !o->fail_pct.front().empty()) {
-           char* end = nullptr;
-           pct = std::strtod(o->fail_pct.front().c_str(), &end);
-           if (*end != '\0' || !(pct >= 0 && pct < 100))
-             throw user_error("--fail-on-regression: \"" + o->fail_pct.front() +
-                              "\" is not a percentage in [0, 100)");
-         }
          if (!o->output.empty()) check_output_path(o->output);
          const comparison c = compare_reports(reports, co);
          std::ostringstream text;
@@ -237,7 +291,15 @@ int check_and_print(const baseline& b, const report_view& report, const std::str
              std::cerr << "infrabench: note: " << r.label << ": " << note << std::endl;
          }
          if (fail->count() > 0) {
-           const auto regs = regressions(c, pct);
+           std::vector<std::string> noisy;
+           const auto regs = regressions(c, pct, &noisy);
+           if (!noisy.empty()) {
+             std::cerr << "infrabench: note: " << noisy.size()
+                       << " regression(s) on INVALID (noisy or unverified) results not counted "
+                          "(rerun on a quiet machine; across runs, history trend judges "
+                          "run-to-run variance):\n";
+             for (const auto& r : noisy) std::cerr << "  " << r << "\n";
+           }
            if (!regs.empty()) {
              std::cerr << "infrabench: " << regs.size() << " significant regression(s) larger than "
                        << format_number(pct) << "%:\n";
@@ -580,6 +642,7 @@ INFRABENCH_RUN_OPTION(junit_option, "junit", "",
   // Refuse a bad baseline before anything is measured.
   const baseline parsed = load_baseline(b->second);
   check_benchmarks_known(parsed, known_benchmarks());
+  check_rule_axes(parsed, registry_catalog());
   if (has_junit) check_output_path(j->second);
 });
 

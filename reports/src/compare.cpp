@@ -230,7 +230,13 @@ comparison compare_reports(const std::vector<report_view>& reports, const compar
           } else {
             p = mann_whitney_u(base->samples, m->samples).p_value;
             const bool big = std::fabs(perf - 1) >= opt.min_effect;
-            if (p < opt.alpha && big)
+            // The samples of one run share that run's conditions (clock, placement, neighbours),
+            // so the U test sees within-run noise only. A difference that does not even leave
+            // either run's own 95% interval of the median is not called a change.
+            const double ci =
+                std::max(median_ci95_half_width(base->samples), median_ci95_half_width(m->samples));
+            const bool beyond_ci = !(std::fabs(m->value - base->value) <= ci);
+            if (p < opt.alpha && big && beyond_ci)
               v = perf > 1 ? change::better : change::worse;
             else
               v = big ? change::not_significant : change::same;
@@ -240,6 +246,7 @@ comparison compare_reports(const std::vector<report_view>& reports, const compar
         row.perf.push_back(
             std::isfinite(ratio) && ratio > 0 ? (row.higher_is_better ? ratio : 1 / ratio) : nan_v);
         row.p_value.push_back(p);
+        row.ci_half.push_back(m ? median_ci95_half_width(m->samples) : nan_v);
         row.verdict.push_back(v);
       }
       bool comparable = false;
@@ -307,18 +314,33 @@ comparison compare_reports(const std::vector<report_view>& reports, const compar
   return c;
 }
 
-std::vector<std::string> regressions(const comparison& c, double pct) {
+double median_ci95_half_width(std::vector<double> v) {
+  std::erase_if(v, [](double x) { return !std::isfinite(x); });
+  const auto n = static_cast<double>(v.size());
+  if (v.size() < 2) return nan_v;
+  std::sort(v.begin(), v.end());
+  const double d = 0.98 * std::sqrt(n);  // 1.96 / 2 * sqrt(n): binomial(n, 1/2), normal approx.
+  const auto lo = static_cast<std::size_t>(std::clamp(std::floor(n / 2 - d), 0.0, n - 1));
+  const auto hi = static_cast<std::size_t>(std::clamp(std::ceil(n / 2 + d) - 1, 0.0, n - 1));
+  return (v[hi] - v[lo]) / 2;
+}
+
+std::vector<std::string> regressions(const comparison& c, double pct,
+                                     std::vector<std::string>* not_counted) {
   std::vector<std::string> out;
   for (const auto& row : c.rows) {
     for (std::size_t i = 1; i < c.labels.size(); ++i) {
       if (row.verdict[i] != change::worse) continue;
       const double loss = 1 - row.perf[i];
       if (loss * 100 <= pct) continue;
-      out.push_back(c.labels[i] + ": " + row.benchmark +
-                    (row.config.empty() ? "" : " " + row.config) + " " + row.metric + " " +
-                    format_value(row.value[0], row.unit) + " -> " +
-                    format_value(row.value[i], row.unit) + " (" + format_percent(row.ratio[i] - 1) +
-                    ", p " + format_p(row.p_value[i]) + ")");
+      const bool counted = row.valid[0] && row.valid[i];
+      if (!counted && !not_counted) continue;
+      (counted ? out : *not_counted)
+          .push_back(c.labels[i] + ": " + row.benchmark +
+                     (row.config.empty() ? "" : " " + row.config) + " " + row.metric + " " +
+                     format_value(row.value[0], row.unit) + " -> " +
+                     format_value(row.value[i], row.unit) + " (" +
+                     format_percent(row.ratio[i] - 1) + ", p " + format_p(row.p_value[i]) + ")");
     }
   }
   return out;
@@ -358,6 +380,8 @@ std::vector<std::vector<std::string>> metric_rows(const comparison& c, const std
       std::string v(to_string(row.verdict[i]));
       if (row.verdict[i] == change::better || row.verdict[i] == change::worse)
         v += " " + format_percent(row.perf[i] - 1);
+      if (row.verdict[i] == change::worse && !(row.valid[0] && row.valid[i]))
+        v += " (INVALID: not gated)";
       cells.push_back(v);
     }
     if (markdown) cells.insert(cells.begin(), row.benchmark);
@@ -462,7 +486,8 @@ void print_comparison_table(std::ostream& out, const comparison& c) {
     out << "  " << c.labels[i] << " = " << c.descriptions[i] << "\n";
   out << "  a change is called when Mann-Whitney p < " << format_number(c.options.alpha)
       << " on the samples and the ratio moves by >= " << format_number(c.options.min_effect * 100)
-      << "%\n\n";
+      << "% beyond both runs' 95% intervals of the median\n"
+      << "  (within-run samples only: run-to-run variance is not in them; see history trend)\n\n";
   std::vector<std::string> benches;
   for (const auto& row : c.rows) {
     if (std::find(benches.begin(), benches.end(), row.benchmark) == benches.end())
@@ -507,16 +532,22 @@ void print_comparison_markdown(std::ostream& out, const comparison& c) {
     out << "- **" << c.labels[i] << "**: " << c.descriptions[i] << "\n";
   out << "\nA change is called when Mann–Whitney p < " << format_number(c.options.alpha)
       << " on the raw samples and the ratio moves by ≥ "
-      << format_number(c.options.min_effect * 100) << "%.\n\n";
+      << format_number(c.options.min_effect * 100)
+      << "% beyond both runs' 95% intervals of the median.\n\n";
   out << "#### Summary (geometric mean of performance ratios, > 1 is better than " << c.labels[0]
       << ")\n\n";
   std::vector<bool> right(32, true);
   right[0] = false;
   print_markdown_table(out, summary_rows(c), right);
-  const auto regs = regressions(c, 0);
+  std::vector<std::string> noisy;
+  const auto regs = regressions(c, 0, &noisy);
   if (!regs.empty()) {
     out << "\n**Significant regressions:**\n\n";
     for (const auto& r : regs) out << "- " << r << "\n";
+  }
+  if (!noisy.empty()) {
+    out << "\n**Worse, but on INVALID (noisy) results, not counted:**\n\n";
+    for (const auto& r : noisy) out << "- " << r << "\n";
   }
   out << "\n<details><summary>All metrics (" << c.rows.size() << ")</summary>\n\n";
   print_markdown_table(out, metric_rows(c, "", true), metric_right(nr, true));
@@ -535,6 +566,8 @@ void print_comparison_markdown(std::ostream& out, const comparison& c) {
 }
 
 json comparison_json(const comparison& c) {
+  std::vector<std::string> noisy;
+  const auto regs = regressions(c, 0, &noisy);
   auto num = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
   json reports = json::array();
   for (std::size_t i = 0; i < c.labels.size(); ++i) {
@@ -547,11 +580,15 @@ json comparison_json(const comparison& c) {
   for (const auto& row : c.rows) {
     json per = json::array();
     for (std::size_t i = 0; i < c.labels.size(); ++i) {
-      json e = {
-          {"report", c.labels[i]},          {"value", num(row.value[i])},
-          {"valid", row.valid[i]},          {"samples", row.n[i]},
-          {"ratio", num(row.ratio[i])},     {"perf_ratio", num(row.perf[i])},
-          {"p_value", num(row.p_value[i])}, {"verdict", std::string(to_string(row.verdict[i]))}};
+      json e = {{"report", c.labels[i]},
+                {"value", num(row.value[i])},
+                {"valid", row.valid[i]},
+                {"samples", row.n[i]},
+                {"ratio", num(row.ratio[i])},
+                {"perf_ratio", num(row.perf[i])},
+                {"p_value", num(row.p_value[i])},
+                {"ci95_half_width", num(row.ci_half[i])},
+                {"verdict", std::string(to_string(row.verdict[i]))}};
       if (row.higher_is_better && std::isfinite(c.price[i]))
         e["value_per_price"] = num(row.value[i] / c.price[i]);
       if (row.higher_is_better && std::isfinite(c.power[i]))
@@ -588,12 +625,15 @@ json comparison_json(const comparison& c) {
           {"method",
            {{"test", "Mann-Whitney U, two-sided, on per-sample metric values"},
             {"alpha", c.options.alpha},
-            {"min_effect", c.options.min_effect}}},
+            {"min_effect", c.options.min_effect},
+            {"guard", "the difference of the medians exceeds both reports' 95% CI half-widths"},
+            {"not_gated", "regressions on INVALID results"}}},
           {"metrics", rows},
           {"groups", groups},
           {"differences", inv},
           {"only_in", c.only_in},
-          {"regressions", regressions(c, 0)}};
+          {"regressions", regs},
+          {"regressions_not_counted", noisy}};
 }
 
 }  // namespace infrabench::reports

@@ -157,6 +157,33 @@ def test_bad_baseline_refused_before_running(tmp_path, rules, needle):
     assert not os.path.exists(report)  # nothing ran
 
 
+@pytest.mark.parametrize("axes,needle", [
+    ({"kernal": "triad"}, "axis \"kernal\" does not exist on bandwidth/host_memory"),
+    ({"kernel": "nope"}, "'nope' is not one of: copy, scale, add, triad"),
+])
+def test_rule_with_impossible_axes_refused(real, tmp_path, axes, needle):
+    # Without the check the rule selects nothing: WAIVED, "PASS (no rule could be checked)", exit 0.
+    base = write(tmp_path, "b.json", {"infrabench_baseline": 1, "rules": [
+        {"benchmark": "bandwidth/host_memory", "axes": axes, "metric": "bandwidth_gbps", "min": 1}]})
+    one_line_error(run("check", real[0], "-b", base), needle)
+    report = str(tmp_path / "r.json")
+    one_line_error(run("run", *SMALL, *FAST, "-o", report, "--baseline", base), needle)
+    assert not os.path.exists(report)  # refused before anything ran
+
+
+def test_shipped_baselines_lint(tmp_path):
+    paths = [os.path.join(SRC, "configs", "baselines", n) for n in ("ci-2vcpu-kvm.json", "template-h100-8gpu.json")]
+    p = run("baseline", "lint", *paths)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert p.stdout.count("OK") == 2
+    # Where the GPU benchmarks are compiled in, every rule of the template is checked.
+    if "gemm/cublas" in run("list").stdout:
+        assert "not checked" not in p.stdout, p.stdout
+    bad = {"infrabench_baseline": 1, "rules": [{"benchmark": "bandwidth/host_memory", "axes": {"kernel": "nope"},
+                                                "metric": "bandwidth_gbps", "min": 1}]}
+    one_line_error(run("baseline", "lint", write(tmp_path, "bad.json", bad)), "'nope' is not one of")
+
+
 def test_run_junit_without_baseline_refused(tmp_path):
     one_line_error(run("run", *SMALL, *FAST, "-o", str(tmp_path / "r.json"), "--junit", str(tmp_path / "j.xml")),
                    "--junit needs --baseline")
@@ -203,10 +230,59 @@ def test_report_versions_and_corruption(real, tmp_path):
 
 # ---- compare -----------------------------------------------------------------------------------
 
-def test_compare_same_machine_twice_is_not_a_regression(tmp_path):
-    p = run("compare", SINGLE, SINGLE, "--fail-on-regression")
+def test_compare_two_runs_of_the_same_binary_is_not_a_regression(real, tmp_path):
+    # Two distinct runs back to back: what differs is run-to-run noise, which must not gate CI
+    # (INVALID results are not counted; a change must leave both runs' 95% interval of the median).
+    p = run("compare", real[0], real[1], "--fail-on-regression=5")
     assert p.returncode == 0, p.stdout + p.stderr
     assert "no significant regression" in p.stderr
+
+
+def test_compare_invalid_results_do_not_gate(tmp_path):
+    doc = json.load(open(SINGLE))
+    for r in doc["results"]:
+        r["valid"] = False
+        r["invalid_reasons"] = ["noisy: test"]
+    noisy = write(tmp_path, "noisy.json", doc)
+    slow = scaled(noisy, 0.7, tmp_path, "slow.json")
+    p = run("compare", noisy, slow, "--fail-on-regression", "10")
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "WORSE -30.0% (INVALID: not gated)" in p.stdout
+    assert "not counted" in p.stderr and "history trend" in p.stderr
+    doc = json.loads(run("compare", noisy, slow, "--format", "json").stdout)
+    assert doc["regressions"] == [] and doc["regressions_not_counted"]
+
+
+def test_compare_fail_on_regression_does_not_swallow_a_report(tmp_path):
+    slow = scaled(SINGLE, 0.7, tmp_path, "slower.json")
+    one_line_error(run("compare", "--fail-on-regression", SINGLE, slow),
+                   "is not a percentage", "--fail-on-regression=PCT")
+    p = run("compare", "--fail-on-regression=10", SINGLE, slow)
+    assert p.returncode == 1, p.stdout + p.stderr
+
+
+def test_compare_meta_and_power(tmp_path):
+    slow = scaled(SINGLE, 0.7, tmp_path, "slower.json")
+    meta = write(tmp_path, "meta.json", {"synthetic_single": {"price": 2000, "power_w": 400},
+                                         "slower": {"price": 1000, "power_w": 200}})
+    p = run("compare", SINGLE, slow, "--meta", meta, "--format", "json")
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    g = doc["groups"][0]["reports"][1]
+    assert abs(g["perf_per_price_ratio"] - 2 * g["geomean_perf_ratio"]) < 1e-9
+    assert abs(g["perf_per_watt_ratio"] - 2 * g["geomean_perf_ratio"]) < 1e-9
+    assert [r["power_w"] for r in doc["reports"]] == [400, 200]
+    p = run("compare", SINGLE, slow, "--power", "synthetic_single=700,slower=350")
+    assert p.returncode == 0, p.stderr
+    assert "perf/W" in p.stdout
+    js = json.loads(run("compare", SINGLE, slow, "--power", "synthetic_single=700,slower=350",
+                        "--format", "json").stdout)
+    row = next(m for m in js["metrics"] if m["better"] == "higher")
+    assert abs(row["reports"][0]["value_per_watt"] - row["reports"][0]["value"] / 700) < 1e-9
+    # --meta carries price and power itself: both ways at once is ambiguous.
+    one_line_error(run("compare", SINGLE, slow, "--meta", meta, "--price", "slower=1"), "--meta")
+    one_line_error(run("compare", SINGLE, slow, "--meta", write(tmp_path, "m.json", {"slower": {"watts": 3}})),
+                   "power_w")
 
 
 def test_compare_regression_gate_and_formats(tmp_path):

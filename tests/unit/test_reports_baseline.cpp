@@ -370,6 +370,174 @@ TEST(ReportsBaseline, CreateFromKnownGoodReports) {
   }
   const json wide = create_baseline(reps, opt);
   EXPECT_LT(wide["rules"][0]["reference"][1].get<double>(), -0.3);
+  // ... up to the cap, which the derivation names.
+  opt.cap = 0.2;
+  const json capped = create_baseline(reps, opt);
+  EXPECT_NEAR(capped["rules"][0]["reference"][1].get<double>(), -0.2, 1e-9);
+  EXPECT_NE(capped["derivation"].get<std::string>().find("min(0.20, max(0.01, 3.0 x spread))"),
+            std::string::npos)
+      << capped["derivation"];
   std::vector<report_view> none = {parse_report(ib_test::report(json::array()).dump(), "e")};
   EXPECT_THROW((void)create_baseline(none, opt), user_error);
+}
+
+namespace {
+
+benchmark_catalog catalog() {
+  axis kernel{.name = "kernel", .kind = axis_kind::string, .values = {std::string("triad")}};
+  kernel.options.choices = {"copy", "scale", "add", "triad"};
+  axis threads{.name = "threads", .kind = axis_kind::int64, .values = {std::int64_t{0}}};
+  threads.options.min = 0;
+  axis isa{.name = "isa", .kind = axis_kind::string, .values = {std::string("avx2_fp32")}};
+  isa.options.choices = {"avx2_fp32", "avx512_fp32"};
+  return {{"bandwidth/host_memory", {kernel, threads}}, {"gemm/cpu_peak", {isa, threads}}};
+}
+
+std::string axes_error(const json& rule, const report_view* report = nullptr) {
+  try {
+    check_rule_axes(rules(json::array({rule})), catalog(), report);
+  } catch (const user_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+// A misspelled axis or an impossible value would select nothing and the rule would be WAIVED:
+// "PASS (no rule could be checked)" for a baseline that checks nothing.
+TEST(ReportsBaseline, RuleAxesAreCheckedAgainstTheRegistry) {
+  const json base = {
+      {"benchmark", "bandwidth/host_memory"}, {"metric", "bandwidth_gbps"}, {"min", 1}};
+  auto r = base;
+  r["axes"] = {{"kernal", "triad"}};
+  EXPECT_NE(axes_error(r).find("axis \"kernal\" does not exist on bandwidth/host_memory (its "
+                               "axes: kernel, threads)"),
+            std::string::npos)
+      << axes_error(r);
+  r["axes"] = {{"kernel", "nope"}};
+  EXPECT_NE(axes_error(r).find("'nope' is not one of: copy, scale, add, triad"), std::string::npos)
+      << axes_error(r);
+  r["axes"] = {{"threads", -3}};
+  EXPECT_NE(axes_error(r).find("below the minimum"), std::string::npos) << axes_error(r);
+  r["axes"] = {{"kernel", "triad"}, {"threads", 0}};
+  EXPECT_EQ(axes_error(r), "");
+  // peak_axes are checked too.
+  const json peak = {{"benchmark", "bandwidth/host_memory"},
+                     {"metric", "bandwidth_gbps"},
+                     {"fraction_of_peak",
+                      {{"min", 0.5},
+                       {"peak_metric", "gflops"},
+                       {"peak_benchmark", "gemm/cpu_peak"},
+                       {"peak_axes", {{"isa", "avx9"}}}}}};
+  EXPECT_NE(axes_error(peak).find("'avx9' is not one of"), std::string::npos) << axes_error(peak);
+  // A benchmark this build lacks is judged by the report: what it holds is accepted.
+  const auto rep = view();
+  const json other = {
+      {"benchmark", "gemm/cpu_fp32"}, {"axes", {{"n", 1024}}}, {"metric", "gflops"}, {"min", 1}};
+  EXPECT_EQ(axes_error(other, &rep), "");
+  auto typo = other;
+  typo["axes"] = {{"nn", 1024}};
+  EXPECT_NE(axes_error(typo, &rep)
+                .find("axis \"nn\" does not exist on gemm/cpu_fp32 (its axes in "
+                      "the report: n)"),
+            std::string::npos)
+      << axes_error(typo, &rep);
+  typo["axes"] = {{"n", 999}};
+  EXPECT_NE(axes_error(typo, &rep)
+                .find("no result of gemm/cpu_fp32 has n=999 (the report has: "
+                      "1024)"),
+            std::string::npos)
+      << axes_error(typo, &rep);
+}
+
+TEST(ReportsBaseline, MetricPatternJudgesEveryMatch) {
+  EXPECT_TRUE(metric_matches("bandwidth_gbps_gpu*", "bandwidth_gbps_gpu0"));
+  EXPECT_TRUE(metric_matches("bandwidth_gbps_gpu*", "bandwidth_gbps_gpu12"));
+  EXPECT_FALSE(metric_matches("bandwidth_gbps_gpu*", "efficiency_pct_gpu0"));
+  EXPECT_FALSE(metric_matches("bandwidth_gbps", "bandwidth_gbps_gpu0"));
+  EXPECT_TRUE(metric_matches("*_gpu*", "latency_us_gpu3"));
+  const json rep =
+      ib_test::report(json::array({ib_test::result("bandwidth/d2d", {{"size", 1073741824}},
+                                                   {{"bandwidth_gbps_gpu0", "GB/s", 3000.0},
+                                                    {"bandwidth_gbps_gpu1", "GB/s", 2000.0},
+                                                    {"efficiency_pct_gpu0", "%", 90.0}})}));
+  auto v = one({{"benchmark", "bandwidth/d2d"},
+                {"metric", "bandwidth_gbps_gpu*"},
+                {"unit", "GB/s"},
+                {"min", 2500}},
+               rep);
+  EXPECT_EQ(v.status, verdict_status::fail);
+  EXPECT_EQ(v.measured, "2 TB/s (worst of 2)");
+  ASSERT_EQ(v.failing.size(), 1u);
+  EXPECT_NE(v.failing[0].find("bandwidth_gbps_gpu1"), std::string::npos) << v.failing[0];
+  v = one({{"benchmark", "bandwidth/d2d"}, {"metric", "bandwidth_gbps_gpu*"}, {"min", 1500}}, rep);
+  EXPECT_EQ(v.status, verdict_status::pass) << v.detail;
+  EXPECT_THROW(
+      one({{"benchmark", "bandwidth/d2d"}, {"metric", "bandwidth_gbps_cpu*"}, {"min", 1}}, rep),
+      user_error);
+  EXPECT_NE(rule_error({{"benchmark", "bandwidth/d2d"},
+                        {"metric", "bandwidth_gbps_gpu*"},
+                        {"no_outlier_nodes", true}})
+                .find("not a pattern"),
+            std::string::npos);
+}
+
+// gemm/cpu_peak has one result per ISA: taking the first would judge against an arbitrary peak.
+TEST(ReportsBaseline, AmbiguousPeakIsRefusedSharedAxesMatch) {
+  const json rep = ib_test::report(
+      json::array({ib_test::result("gemm/cpu_fp32", {{"n", 1024}, {"threads", 1}},
+                                   {{"gflops", "GFLOP/s", 40.0}}),
+                   ib_test::result("gemm/cpu_peak", {{"isa", "avx2_fp32"}, {"threads", 1}},
+                                   {{"gflops", "GFLOP/s", 50.0}}),
+                   ib_test::result("gemm/cpu_peak", {{"isa", "avx2_fp32"}, {"threads", 0}},
+                                   {{"gflops", "GFLOP/s", 100.0}}),
+                   ib_test::result("gemm/cpu_peak", {{"isa", "avx512_fp32"}, {"threads", 1}},
+                                   {{"gflops", "GFLOP/s", 400.0}})}));
+  json r = {{"benchmark", "gemm/cpu_fp32"},
+            {"metric", "gflops"},
+            {"fraction_of_peak",
+             {{"min", 0.5}, {"peak_metric", "gflops"}, {"peak_benchmark", "gemm/cpu_peak"}}}};
+  try {
+    (void)one(r, rep);
+    ADD_FAILURE() << "an ambiguous peak was accepted";
+  } catch (const user_error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("the peak is ambiguous: 2 configurations of gemm/cpu_peak"),
+              std::string::npos)
+        << what;
+    EXPECT_NE(what.find("peak_axes"), std::string::npos) << what;
+  }
+  // Pinning the ISA leaves one: threads is shared, so threads=1's peak (50), not threads=0's.
+  r["fraction_of_peak"]["peak_axes"] = {{"isa", "avx2_fp32"}};
+  const auto v = one(r, rep);
+  EXPECT_EQ(v.status, verdict_status::pass) << v.detail;
+  EXPECT_EQ(v.measured, "80% (40 GFLOP/s)");
+}
+
+// Every shipped baseline parses, and its metric names are ones the benchmarks can emit where the
+// name is a family: the GPU bandwidth benchmarks only have per-GPU columns. (Benchmarks, axes and
+// values against the real registry: e2e test_shipped_baselines_lint, which runs `baseline lint`.)
+TEST(ReportsBaseline, ShippedBaselinesParseAndUsePerGpuMetrics) {
+  const std::string dir = std::string(INFRABENCH_FUZZ_DIR) + "/../../configs/baselines/";
+  std::size_t files = 0;
+  for (const char* name : {"ci-2vcpu-kvm.json", "template-h100-8gpu.json"}) {
+    const baseline b = load_baseline(dir + name);
+    ++files;
+    for (const auto& r : b.rules) {
+      const bool per_gpu = r.benchmark == "bandwidth/d2d" || r.benchmark == "bandwidth/h2d" ||
+                           r.benchmark == "bandwidth/d2h" || r.benchmark == "bandwidth/p2p" ||
+                           r.benchmark == "bandwidth/bidirectional";
+      if (per_gpu) {
+        EXPECT_TRUE(metric_matches(r.metric, "bandwidth_gbps_gpu0") ||
+                    metric_matches(r.metric, "efficiency_pct_gpu0") ||
+                    metric_matches(r.metric, "latency_us_gpu0"))
+            << name << ": " << r.id << ": " << r.benchmark << " has per-GPU metrics only";
+      }
+      if (r.benchmark.starts_with("gemm/cu")) {
+        EXPECT_TRUE(r.axes.contains("shape")) << name << ": " << r.id << ": pin the shape";
+      }
+    }
+  }
+  EXPECT_EQ(files, 2u);
 }

@@ -1,6 +1,8 @@
 // Comparisons: matching, significance with a minimum effect, summaries, prices, inventory diff.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <random>
 #include <sstream>
 
@@ -167,4 +169,69 @@ TEST(ReportsCompare, OnlyInListsWhatOneSideLacks) {
   EXPECT_EQ(c.rows.size(), 1u);
   ASSERT_FALSE(c.only_in.empty());
   EXPECT_NE(c.only_in[0].find("only in A"), std::string::npos);
+}
+
+TEST(ReportsCompare, MedianCi95HalfWidth) {
+  EXPECT_TRUE(std::isnan(median_ci95_half_width({})));
+  EXPECT_TRUE(std::isnan(median_ci95_half_width({1.0})));
+  std::vector<double> v;
+  for (int i = 1; i <= 100; ++i) v.push_back(i);
+  // n = 100: order statistics 50 -+ 9.8 -> the 41st and 60th values (1-based).
+  EXPECT_DOUBLE_EQ(median_ci95_half_width(v), (60.0 - 41.0) / 2);
+  EXPECT_DOUBLE_EQ(median_ci95_half_width({5, 5, 5, 5}), 0);
+}
+
+// Many tight samples make a small shift "significant"; one run's own spread decides whether it is
+// a change: the medians must differ by more than both runs' 95% interval of the median.
+TEST(ReportsCompare, ChangeInsideTheRunsIntervalIsNoise) {
+  auto with = [](const std::string& label, std::vector<double> s) {
+    const double med = s[s.size() / 2];
+    auto r = parse_report(
+        ib_test::report(json::array({ib_test::result("bandwidth/host_memory", {{"kernel", "triad"}},
+                                                     {{"bandwidth_gbps", "GB/s", med, true, s}})}))
+            .dump(),
+        label + ".json");
+    r.label = label;
+    return r;
+  };
+  // A: 40 samples in two clusters (90 and 110; median 110, a wide interval of the median); B:
+  // 200 tight samples at 105. Most of A lies above B, so the U test calls B 4.5% worse, but the
+  // shift does not leave A's own interval.
+  std::vector<double> a, b;
+  for (int i = 0; i < 40; ++i) a.push_back(i < 15 ? 90 : 110);
+  for (int i = 0; i < 200; ++i) b.push_back(105 + (i % 10 - 5) * 0.01);
+  std::sort(a.begin(), a.end());
+  std::sort(b.begin(), b.end());
+  const std::vector<report_view> reps = {with("A", a), with("B", b)};
+  const auto c = compare_reports(reps, {});
+  const auto& r = c.rows.at(0);
+  EXPECT_LT(r.p_value[1], 0.05);                     // the U test alone would call it
+  EXPECT_GT(r.ci_half[0], 4.0);                      // A's interval is wider than the shift
+  EXPECT_EQ(r.verdict[1], change::not_significant);  // so it is noise
+}
+
+TEST(ReportsCompare, InvalidResultsDoNotGate) {
+  auto noisy = [](const std::string& label, double triad, unsigned seed) {
+    auto r = parse_report(
+        ib_test::report(json::array({ib_test::result(
+                            "bandwidth/host_memory", {{"kernel", "triad"}},
+                            {{"bandwidth_gbps", "GB/s", triad, true, samples(triad, 0.01, seed)}},
+                            "node1", 0, "passed", /*valid=*/false)}))
+            .dump(),
+        label + ".json");
+    r.label = label;
+    return r;
+  };
+  const std::vector<report_view> reps = {noisy("A", 60, 1), noisy("B", 40, 2)};
+  const auto c = compare_reports(reps, {});
+  EXPECT_EQ(c.rows.at(0).verdict[1], change::worse);  // shown as it is
+  std::vector<std::string> not_counted;
+  EXPECT_TRUE(regressions(c, 5, &not_counted).empty());
+  ASSERT_EQ(not_counted.size(), 1u);
+  EXPECT_NE(not_counted[0].find("bandwidth_gbps"), std::string::npos);
+  EXPECT_TRUE(regressions(c, 5).empty());
+  std::ostringstream md;
+  print_comparison_markdown(md, c);
+  EXPECT_NE(md.str().find("INVALID (noisy) results, not counted"), std::string::npos);
+  EXPECT_NE(md.str().find("(INVALID: not gated)"), std::string::npos);
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <ostream>
 #include <set>
@@ -13,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "infrabench/axis.h"
 #include "infrabench/reports/report_io.h"
 
 namespace infrabench::reports {
@@ -25,6 +27,8 @@ struct rule {
   std::string id;
   std::string benchmark;
   nlohmann::json axes = nlohmann::json::object();  // subset of a result's axes to match
+  // A metric name, or a pattern with `*` ("bandwidth_gbps_gpu*": the per-GPU columns of the
+  // GPU bandwidth benchmarks); with a pattern every matching metric of a result is judged.
   std::string metric;
   std::string unit;  // optional: when set, must be the metric's unit in the report
   rule_kind kind = rule_kind::bounds;
@@ -59,6 +63,21 @@ struct baseline {
 void check_benchmarks_known(const baseline& b, const std::set<std::string>& known,
                             const report_view* report = nullptr);
 
+// What this build knows about its benchmarks: name -> declared axes (with their choices, bounds
+// and byte parsing). Filled from the registry by the CLI; tests pass their own.
+using benchmark_catalog = std::map<std::string, std::vector<axis>>;
+
+// Refuses a rule (or a fraction_of_peak's peak_axes) naming an axis its benchmark does not have
+// or a value the axis cannot take (not one of its choices, out of its bounds): without this a
+// typo selects no result and the rule is silently WAIVED. Benchmarks not in `known` are judged
+// from `report` (when given): an axis (value) some result of the benchmark has is accepted, so a
+// report from another build is still checked by what it holds.
+void check_rule_axes(const baseline& b, const benchmark_catalog& known,
+                     const report_view* report = nullptr);
+
+// Whether a metric name matches a rule's metric (equal, or the `*` pattern matches it).
+[[nodiscard]] bool metric_matches(std::string_view pattern, std::string_view name);
+
 enum class verdict_status { pass, fail, waived };
 [[nodiscard]] std::string_view to_string(verdict_status s);
 
@@ -89,10 +108,12 @@ void print_verdicts(std::ostream& out, const baseline& b, const report_view& rep
 struct create_options {
   double floor = 0.10;  // the smallest tolerance
   double k = 3.0;       // tolerance = max(floor, k * spread)
+  double cap = 0.95;    // the largest tolerance: a wider one would accept a broken node
   std::string name = "derived";
 };
 // A baseline from the reports of known-good nodes: per configuration and metric, the median of the
-// results and a one-sided tolerance (in the metric's bad direction) of max(floor, k * spread),
+// results and a one-sided tolerance (in the metric's bad direction) of
+// min(cap, max(floor, k * spread)),
 // spread being the larger of the robust CV between results and the median robust CV of the
 // samples within a result. Throws user_error when the reports hold no passed result.
 [[nodiscard]] nlohmann::json create_baseline(const std::vector<report_view>& reports,

@@ -36,6 +36,7 @@ struct metric_row {
   std::vector<double> ratio;    // value / value of the first report
   std::vector<double> perf;     // ratio oriented so > 1 is better (1/ratio for lower-is-better)
   std::vector<double> p_value;  // Mann-Whitney, report i vs the first (NaN for the first)
+  std::vector<double> ci_half;  // half-width of the 95% CI of the median of the samples (NaN)
   std::vector<change> verdict;
 };
 
@@ -69,7 +70,14 @@ struct comparison {
                                          const compare_options& opt);
 
 // Significant regressions (report i vs the first) larger than `pct` percent: one line each.
-[[nodiscard]] std::vector<std::string> regressions(const comparison& c, double pct);
+// Regressions where either result is INVALID (noisy, unverified) are not counted: they go to
+// `not_counted` (when given) so they can be shown, since noise is not a verdict.
+[[nodiscard]] std::vector<std::string> regressions(const comparison& c, double pct,
+                                                   std::vector<std::string>* not_counted = nullptr);
+
+// Half-width of a distribution-free 95% confidence interval of the median (order statistics
+// n/2 -+ 0.98 sqrt(n)); NaN with fewer than 2 values.
+[[nodiscard]] double median_ci95_half_width(std::vector<double> v);
 
 void print_comparison_table(std::ostream& out, const comparison& c);
 void print_comparison_markdown(std::ostream& out, const comparison& c);
