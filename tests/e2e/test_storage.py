@@ -476,13 +476,44 @@ def test_size_larger_than_free_space_is_refused(shared_dir, report_path):
 
 
 def test_scratch_removed_after_an_error(shared_dir, report_path):
-    # A block size that O_DIRECT cannot use fails after the scratch file was made.
-    p = run("run", "--filter", "^storage/read$", "-a", "size=8MiB", "-a", "block_size=1000", "-a", "engine=psync",
+    # 8 MiB holds two 4 MiB blocks, too few for 4 jobs: found after the scratch file was made.
+    p = run("run", "--filter", "^storage/read$", "-a", "size=8MiB", "-a", "block_size=4MiB", "-a", "jobs=4",
+            "-a", "engine=psync", "-a", "queue_depth=1", "-a", "pattern=seq", *FAST, "--scratch", shared_dir,
+            "-o", report_path)
+    assert p.returncode == 1, p.stderr
+    (r,) = results_of(load_report(report_path), "storage/read")
+    assert r["status"] == "failed" and "holds 2" in r["reason"] and "\n" not in r["reason"], r
+    assert scratch_left(shared_dir) == []
+
+
+def test_misaligned_block_size_fails_before_writing_scratch(shared_dir, report_path):
+    """O_DIRECT cannot use 1000-byte reads: refused from the scratch directory's alignment before a
+    4 GiB scratch file (many seconds to write) is made, with nothing left behind."""
+    size = 4 << 30
+    vfs = os.statvfs(shared_dir)
+    total, avail = vfs.f_blocks * vfs.f_frsize, vfs.f_bavail * vfs.f_frsize
+    if avail < size + max(total // 10, 1 << 30):
+        pytest.skip(f"{shared_dir} has too little free space for a 4 GiB scratch file and the margin")
+    start = time.monotonic()
+    p = run("run", "--filter", "^storage/read$", "-a", "size=4GiB", "-a", "block_size=1000", "-a", "engine=psync",
             "-a", "queue_depth=1", "-a", "pattern=seq", *FAST, "--scratch", shared_dir, "-o", report_path)
+    took = time.monotonic() - start
     assert p.returncode == 1, p.stderr
     (r,) = results_of(load_report(report_path), "storage/read")
     assert r["status"] == "failed" and "not a multiple of" in r["reason"] and "direct=0" in r["reason"], r
+    assert shared_dir in r["reason"] and "\n" not in r["reason"], r
+    assert took < 3, f"took {took:.1f} s: the scratch file was written before the block size was checked"
     assert scratch_left(shared_dir) == []
+    # The same for a directory target: nothing is made in it.
+    target = os.path.join(shared_dir, "bench-here")
+    os.mkdir(target)
+    p = run("run", "--filter", "^storage/read$", "-a", f"target={target}", "-a", "size=4GiB", "-a", "block_size=1000",
+            "-a", "engine=psync", "-a", "queue_depth=1", "-a", "pattern=seq", *FAST, "--scratch", shared_dir,
+            "-o", report_path)
+    assert p.returncode == 1, p.stderr
+    (r,) = results_of(load_report(report_path), "storage/read")
+    assert r["status"] == "failed" and "not a multiple of" in r["reason"] and target in r["reason"], r
+    assert os.listdir(target) == [] and scratch_left(shared_dir) == []
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
