@@ -562,6 +562,76 @@ def test_scratch_removed_when_interrupted_while_writing_it(sig, shared_dir, repo
     assert scratch_left(shared_dir) == []
 
 
+# ---- the data set's scratch directory: removed on SIGINT/SIGTERM, after a failure, refused when too big
+
+def dataset_complete(d):
+    """The last of SMALL_LOADER's 64 samples exists: the data set is written."""
+    return any(os.path.exists(os.path.join(d, s, "d00003", "s00000063.bin")) for s in scratch_left(d))
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_dataset_removed_on_signal(sig, shared_dir, report_path):
+    proc = subprocess.Popen([BIN, "run", *SMALL_LOADER, "-a", "reader_engine=psync", "--min-time", "30",
+                             "--max-time", "60", "--scratch", shared_dir, "-o", report_path],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not dataset_complete(shared_dir) and proc.poll() is None:
+        time.sleep(0.05)
+    assert dataset_complete(shared_dir), "the data set never appeared"
+    time.sleep(0.5)  # epochs are running now
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + sig, err
+    assert load_report(report_path)["run"]["interrupted"] is True
+    assert scratch_left(shared_dir) == []
+
+
+def test_dataset_removed_when_interrupted_while_writing_it(shared_dir, report_path):
+    """8192 samples of 128 KiB (1 GiB): the signal arrives within milliseconds of the data set's
+    directory appearing, so creation stops part-way and what was written is removed."""
+    vfs = os.statvfs(shared_dir)
+    total, avail = vfs.f_blocks * vfs.f_frsize, vfs.f_bavail * vfs.f_frsize
+    if avail < (1 << 30) + max(total // 10, 1 << 30):
+        pytest.skip(f"{shared_dir} has too little free space for a 1 GiB data set and the margin")
+    proc = subprocess.Popen([BIN, "run", "--filter", "^storage/dataloader$", "-a", "reader_engine=psync",
+                             "-a", "sample_size=128KiB", "-a", "samples=8192", "-a", "files_per_dir=1024",
+                             "-a", "search=0", *FAST, "--scratch", shared_dir, "-o", report_path],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not scratch_left(shared_dir) and proc.poll() is None:
+        time.sleep(0.002)
+    assert scratch_left(shared_dir), "the data set's directory never appeared"
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signal.SIGINT, err
+    report = load_report(report_path)
+    assert report["run"]["interrupted"] is True
+    (r,) = results_of(report, "storage/dataloader")
+    assert "interrupted while creating scratch data" in (r.get("reason") or ""), r
+    assert scratch_left(shared_dir) == []
+
+
+def test_dataset_removed_after_a_failed_configuration(shared_dir, report_path):
+    # --timeout 1 with --min-time 30: the configuration fails in its epochs, after the data set was made.
+    p = run("run", *SMALL_LOADER, "-a", "reader_engine=psync", "--min-time", "30", "--max-time", "60",
+            "--timeout", "1", "-q", "--scratch", shared_dir, "-o", report_path)
+    assert p.returncode == 1, p.stderr
+    (r,) = results_of(load_report(report_path), "storage/dataloader")
+    assert r["status"] == "failed" and "timed out" in r["reason"], r
+    assert scratch_left(shared_dir) == []
+
+
+def test_dataset_larger_than_free_space_is_refused(shared_dir, report_path):
+    # 10^9 samples of 16 KiB: about 15 TiB of data set.
+    args = ["samples=1000000000" if a == "samples=64" else a for a in SMALL_LOADER]
+    p = run("run", *args, "-a", "reader_engine=psync", *FAST, "--scratch", shared_dir, "-o", report_path)
+    assert p.returncode == 1, p.stderr
+    (r,) = results_of(load_report(report_path), "storage/dataloader")
+    assert r["status"] == "failed" and "refusing to create" in r["reason"] and "max(10%, 1 GiB)" in r["reason"], r
+    assert "\n" not in r["reason"]
+    assert os.listdir(shared_dir) == []
+
+
 def test_keep_scratch_keeps_it_and_says_where(shared_dir, report_path):
     p = run("run", "--filter", "^storage/read$", "-a", "size=4MiB", "-a", "engine=psync", "-a", "queue_depth=1",
             "-a", "block_size=4KiB", "-a", "pattern=seq", *FAST, "--keep-scratch", "--scratch", shared_dir,
