@@ -115,8 +115,17 @@ bool verify_requested(const infrabench::state& st) {
   return st.option_flag("verify");
 }
 
+void check_direct_block_size(std::uint64_t block_size, const ks::target_info& info,
+                             const std::string& path) {
+  if (info.direct_align == 0 || block_size % info.direct_align == 0) return;
+  throw ks::storage_error("block_size " + std::to_string(block_size) + " is not a multiple of " +
+                          std::to_string(info.direct_align) + " bytes, the O_DIRECT alignment of " +
+                          path + " (" + info.align_source +
+                          "); use a multiple of it, or direct=0 for buffered reads");
+}
+
 read_target resolve_read_target(infrabench::state& st, const std::string& target,
-                                std::uint64_t size, bool direct) {
+                                std::uint64_t size, bool direct, std::uint64_t block_size) {
   const bool keep = st.option_flag("keep-scratch");
   std::string parent;
   if (target == "scratch") {
@@ -127,6 +136,7 @@ read_target resolve_read_target(infrabench::state& st, const std::string& target
       parent = target;
     } else {
       (void)ks::open_read_only(target, direct);  // unreadable, or O_DIRECT refused: say so now
+      if (direct) check_direct_block_size(block_size, info, target);
       read_target t;
       t.path = target;
       t.info = info;
@@ -147,16 +157,23 @@ read_target resolve_read_target(infrabench::state& st, const std::string& target
   if (size == 0)
     throw ks::storage_error(
         "size=0 (the whole target) needs an existing file or device; scratch data needs a size");
-  const auto made = scratch_cache::instance().get(parent, "file", std::to_string(size), size, keep,
-                                                  [&](const std::string& dir, std::uint64_t seed) {
-                                                    const std::string path = dir + "/data";
-                                                    ks::create_pattern_file(path, size, seed,
-                                                                            st.interrupted_flag());
-                                                    return path;
-                                                  });
+  const auto made = scratch_cache::instance().get(
+      parent, "file", std::to_string(size), size, keep,
+      [&](const std::string& dir, std::uint64_t seed) {
+        // A block size O_DIRECT cannot use is refused before the file is written (1 GiB takes
+        // seconds), from an empty file in the same directory.
+        if (direct) {
+          check_direct_block_size(block_size, ks::inspect_new_file(dir), parent);
+        }
+        const std::string path = dir + "/data";
+        ks::create_pattern_file(path, size, seed, st.interrupted_flag());
+        return path;
+      });
   read_target t;
   t.path = made.path;
   t.info = ks::inspect_target(made.path);
+  // Again on the file itself: it may be an earlier configuration's, made without this check.
+  if (direct) check_direct_block_size(block_size, t.info, t.path);
   t.scratch = true;
   t.seed = made.seed;
   t.bytes = size;

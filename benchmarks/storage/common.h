@@ -28,9 +28,17 @@ struct read_target {
 // (0 = all). Scratch data is made once and reused by later configurations of the run (it takes
 // seconds to write). Warnings (kept scratch, mounted device, --verify on unknown data) go to
 // the result. Throws ks::storage_error with a one-line reason.
-// `direct`: the target is test-opened with O_DIRECT so a filesystem refusing it is named here.
+// `direct`: the target is test-opened with O_DIRECT so a filesystem refusing it is named here,
+// and `block_size` is checked against its O_DIRECT alignment (check_direct_block_size) before
+// any scratch data is written: a 1 GiB scratch file takes seconds to write, a refusal should not.
 [[nodiscard]] read_target resolve_read_target(infrabench::state& st, const std::string& target,
-                                              std::uint64_t size, bool direct);
+                                              std::uint64_t size, bool direct,
+                                              std::uint64_t block_size);
+
+// Throws ks::storage_error (one line, with the fix) when `block_size` is not a multiple of the
+// O_DIRECT alignment `info` reports for `path`.
+void check_direct_block_size(std::uint64_t block_size, const ks::target_info& info,
+                             const std::string& path);
 
 // A data set of sample files in a new directory under --scratch, made once per layout per run.
 // Returns its root; `seed` receives its pattern seed.

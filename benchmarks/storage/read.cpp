@@ -253,12 +253,8 @@ void storage_read(infrabench::state& st) {
   }
   if (opts.iopoll && !direct) st.skip("IOPOLL needs O_DIRECT (direct=1)");
 
-  const sb::read_target t = sb::resolve_read_target(st, target, size, direct);
-  if (direct && bs % t.info.direct_align != 0) {
-    st.fail("block_size " + std::to_string(bs) + " is not a multiple of " +
-            std::to_string(t.info.direct_align) + " bytes, the O_DIRECT alignment of " + t.path +
-            " (" + t.info.align_source + "); use a multiple of it, or direct=0 for buffered reads");
-  }
+  // Also refuses a block size O_DIRECT cannot use, before any scratch data is written.
+  const sb::read_target t = sb::resolve_read_target(st, target, size, direct, bs);
   std::vector<ks::io_region> regions;
   try {
     regions = ks::split_regions(t.bytes, bs, jobs);

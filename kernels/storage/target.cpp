@@ -241,6 +241,25 @@ target_info inspect_target(const std::string& path) {
   return info;
 }
 
+target_info inspect_new_file(const std::string& dir) {
+  const std::string probe = (fs::path(dir) / "align-probe").string();
+  {
+    const unique_fd fd(
+        open(probe.c_str(), O_RDONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+    if (fd.get() < 0) throw storage_error("creating " + probe + ": " + errno_text(errno));
+  }
+  target_info info;
+  try {
+    info = inspect_target(probe);
+  } catch (...) {
+    (void)unlink(probe.c_str());
+    throw;
+  }
+  (void)unlink(probe.c_str());
+  info.path = dir;
+  return info;
+}
+
 unique_fd open_read_only(const std::string& path, bool direct) {
   const int flags = O_RDONLY | O_CLOEXEC | (direct ? O_DIRECT : 0);
   unique_fd fd(open(path.c_str(), flags));

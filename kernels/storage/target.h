@@ -4,7 +4,7 @@
 //   - a path infrabench did not create is only ever opened O_RDONLY (open_read_only);
 //   - the one open with write access is create_pattern_file's O_CREAT|O_EXCL|O_NOFOLLOW inside a
 //     directory infrabench made with mkdtemp, so no existing file or device can be opened for
-//     writing, whatever the arguments;
+//     writing, whatever the arguments (inspect_new_file's empty probe is created read-only);
 //   - scratch data is refused when it would leave less than max(10%, 1 GiB) of its filesystem free.
 #pragma once
 
@@ -67,6 +67,13 @@ struct target_info {
 // Classifies an existing path without writing to it. Throws storage_error when it is missing,
 // unreadable, or not a regular file, directory or block device.
 [[nodiscard]] target_info inspect_target(const std::string& path);
+
+// The O_DIRECT alignment a new file in `dir` gets, known before any data is written: an empty file
+// is made there (O_RDONLY|O_CREAT|O_EXCL|O_NOFOLLOW, so no descriptor that can write), inspected
+// as inspect_target inspects a file, and removed. A file is asked, not the directory, because
+// filesystems report dio_offset_align per file only. `dir` must be a directory infrabench made
+// (scratch_dir). Returns the file's info with `path` set to `dir`. Throws storage_error.
+[[nodiscard]] target_info inspect_new_file(const std::string& dir);
 
 // Opens an existing file or block device O_RDONLY|O_CLOEXEC (plus O_DIRECT when asked). Throws
 // storage_error naming the path and the reason; a filesystem refusing O_DIRECT says so.

@@ -88,6 +88,30 @@ TEST_F(StorageIo, ExistingPathsAreNeverOpenedForWriting) {
   EXPECT_LT(write(fd.get(), &c, 1), 0);
 }
 
+TEST_F(StorageIo, NewFileAlignmentIsKnownBeforeAnyDataIsWritten) {
+  // storage/read refuses a block size O_DIRECT cannot use from this, before writing scratch data:
+  // it must be what the scratch file itself reports, and leave nothing behind.
+  const auto probe = ks::inspect_new_file(m_dir->path());
+  const auto file = ks::inspect_target(m_file);
+  EXPECT_EQ(probe.path, m_dir->path());
+  EXPECT_EQ(probe.kind, ks::target_kind::regular_file);
+  EXPECT_EQ(probe.size_bytes, 0u);
+  EXPECT_EQ(probe.direct_align, file.direct_align);
+  EXPECT_EQ(probe.align_source, file.align_source);
+  std::vector<std::string> left;
+  for (const auto& e : fs::directory_iterator(m_dir->path()))
+    left.push_back(e.path().filename().string());
+  EXPECT_EQ(left, std::vector<std::string>{"data"});
+  // The probe is only ever a new file: an existing path (here a symlink to the data) is refused
+  // and left as it was.
+  const std::string before = read_all(m_file);
+  const std::string link = m_dir->path() + "/align-probe";
+  ASSERT_EQ(symlink(m_file.c_str(), link.c_str()), 0);
+  EXPECT_THROW((void)ks::inspect_new_file(m_dir->path()), ks::storage_error);
+  EXPECT_TRUE(fs::is_symlink(link));
+  EXPECT_EQ(read_all(m_file), before);
+}
+
 TEST_F(StorageIo, BadTargetsAreRefusedWithTheReason) {
   try {
     (void)ks::inspect_target(m_dir->path() + "/missing");
