@@ -288,8 +288,8 @@ def test_isa_option_sets_the_isa_axis_of_preprocess_benchmarks(report_path):
             "--isa", "scalar", "-o", report_path)
     assert p.returncode == 0, p.stderr
     report = load_report(report_path)
-    assert report["settings"]["options"]["isa"] == "scalar"
-    for b in report["effective_suite"]["benchmarks"]:
+    assert report["run"]["settings"]["options"]["isa"] == "scalar"
+    for b in report["run"]["suite"]["benchmarks"]:
         assert b["axes"]["isa"] == ["scalar"], b
     for name in ["preprocess/flip", "preprocess/resize"]:
         rs = results(report, name)
