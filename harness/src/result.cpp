@@ -1,5 +1,7 @@
 #include "infrabench/result.h"
 
+#include "infrabench/stats.h"
+
 namespace infrabench {
 
 std::string_view to_string(status s) {
@@ -36,7 +38,8 @@ nlohmann::json result::to_json() const {
     j["timer"] = timer;
     j["iterations_per_sample"] = iterations_per_sample;
     j["stop_reason"] = stop_reason;
-    j["time_s"] = time.to_json();
+    // A configuration stopped early (timeout, failure) may have samples it never summarized.
+    j["time_s"] = (time.n > 0 ? time : summarize(samples_s)).to_json();
     j["samples_s"] = samples_s;
   }
   j["work_per_iteration"] = {{"bytes_read", work.bytes_read},
