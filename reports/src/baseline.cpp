@@ -463,7 +463,10 @@ std::string axes_problem(const std::string& bench, const json& axes, const bench
     }
   }
   if (cat == known.end() && results.empty()) return "";  // check_benchmarks_known's to refuse
-  for (const auto& [k, v] : axes.items()) {
+  for (const auto& item : axes.items()) {
+    // Named copies, not structured bindings: C++20 clang (the fuzz build) cannot capture those.
+    const std::string k = item.key();
+    const json& v = item.value();
     const json one = {{k, v}};
     // What the report holds is accepted as it is: it may come from another build.
     if (std::any_of(results.begin(), results.end(),
