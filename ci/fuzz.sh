@@ -18,7 +18,7 @@ mkdir -p "$out/obj"
 # The parsers and their consumers, without the CLI, SQLite or Chart.js.
 sources=(reports/src/report_io.cpp reports/src/baseline.cpp reports/src/compare.cpp reports/src/rank_stats.cpp
          reports/src/text.cpp reports/src/html_report.cpp reports/src/chartjs_none.cpp
-         harness/src/report.cpp harness/src/error.cpp tests/fuzz/fuzz_report.cpp tests/fuzz/fuzz_baseline.cpp)
+         harness/src/report.cpp harness/src/error.cpp harness/src/axis.cpp tests/fuzz/fuzz_report.cpp tests/fuzz/fuzz_baseline.cpp)
 flags="-std=c++20 -g -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -Ireports/include -Iharness/include"
 echo "==== fuzz: building with $($cxx --version | head -1)"
 printf '%s\n' "${sources[@]}" |
