@@ -111,6 +111,19 @@ class scratch_cache {
 
 }  // namespace
 
+std::string resolve_scratch_files(infrabench::state& st, const std::string& kind,
+                                  const std::string& key, std::uint64_t bytes,
+                                  const std::function<void(const std::string& dir)>& create) {
+  const bool keep = st.option_flag("keep-scratch");
+  const auto made = scratch_cache::instance().get(st.option("scratch"), kind, key, bytes, keep,
+                                                  [&](const std::string& dir, std::uint64_t) {
+                                                    create(dir);
+                                                    return dir;
+                                                  });
+  if (keep) st.add_warning("scratch " + kind + " kept (--keep-scratch): " + made.path);
+  return made.path;
+}
+
 bool verify_requested(const infrabench::state& st) {
   return st.option_flag("verify");
 }

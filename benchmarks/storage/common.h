@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,13 @@ void check_direct_block_size(std::uint64_t block_size, const ks::target_info& in
 [[nodiscard]] std::string resolve_dataset(infrabench::state& st, const ks::dataset_layout& layout,
                                           std::uint64_t& seed);
 
+// Scratch files of another benchmark (the training step's JPEG data set): `create(dir)` writes at
+// most `bytes` into a new directory under --scratch, once per (kind, key) per run, removed at the
+// end like the storage benchmarks' own scratch data (kept with --keep-scratch). Returns the
+// directory. Throws ks::storage_error when --scratch is not a directory or lacks the space.
+[[nodiscard]] std::string resolve_scratch_files(
+    infrabench::state& st, const std::string& kind, const std::string& key, std::uint64_t bytes,
+    const std::function<void(const std::string& dir)>& create);
 [[nodiscard]] bool verify_requested(const infrabench::state& st);
 
 // Axis options built field by field (GCC 12 warns about partial designated initializers).

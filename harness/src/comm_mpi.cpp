@@ -271,6 +271,24 @@ class mpi_communicator final : public communicator {
     return out;
   }
 
+  void allreduce_sum(float* data, std::size_t n) override {
+    op_scope scope(*this);
+    // MPI counts are int: large buffers go in pieces.
+    constexpr std::size_t piece = std::size_t{1} << 30;
+    for (std::size_t at = 0; at < n; at += piece) {
+      check_mpi(MPI_Allreduce(MPI_IN_PLACE, data + at, static_cast<int>(std::min(piece, n - at)),
+                              MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD),
+                "MPI_Allreduce");
+    }
+  }
+
+  void allreduce_max(double* data, std::size_t n) override {
+    op_scope scope(*this);
+    check_mpi(MPI_Allreduce(MPI_IN_PLACE, data, static_cast<int>(n), MPI_DOUBLE, MPI_MAX,
+                            MPI_COMM_WORLD),
+              "MPI_Allreduce");
+  }
+
   bool sync_config(std::uint64_t key, double wait_limit_s, bool stop) override {
     // MAX of (key, -key) gives the largest and the smallest key: equal only when all agree. A
     // non-blocking allreduce tested with growing sleeps: waiting ranks stay off the CPU.

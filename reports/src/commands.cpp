@@ -203,7 +203,7 @@ int check_and_print(const baseline& b, const report_view& report, const std::str
        struct opts {
          std::vector<std::string> reports, fail_pct;
          std::string format = "table", price, power, meta, output;
-         double alpha = 0.05, min_effect_pct = 3;
+         double alpha = compare_options{}.alpha, min_effect_pct = compare_options{}.min_effect * 100;
        };
        auto o = std::make_shared<opts>();
        sub.add_option("REPORT", o->reports, "two or more reports; the first is the reference")

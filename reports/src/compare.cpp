@@ -486,7 +486,7 @@ void print_comparison_table(std::ostream& out, const comparison& c) {
     out << "  " << c.labels[i] << " = " << c.descriptions[i] << "\n";
   out << "  a change is called when Mann-Whitney p < " << format_number(c.options.alpha)
       << " on the samples and the ratio moves by >= " << format_number(c.options.min_effect * 100)
-      << "% beyond both runs' 95% intervals of the median\n"
+      << "% and out of both runs' 95% intervals of the median\n"
       << "  (within-run samples only: run-to-run variance is not in them; see history trend)\n\n";
   std::vector<std::string> benches;
   for (const auto& row : c.rows) {
@@ -533,7 +533,7 @@ void print_comparison_markdown(std::ostream& out, const comparison& c) {
   out << "\nA change is called when Mann–Whitney p < " << format_number(c.options.alpha)
       << " on the raw samples and the ratio moves by ≥ "
       << format_number(c.options.min_effect * 100)
-      << "% beyond both runs' 95% intervals of the median.\n\n";
+      << "% and out of both runs' 95% intervals of the median.\n\n";
   out << "#### Summary (geometric mean of performance ratios, > 1 is better than " << c.labels[0]
       << ")\n\n";
   std::vector<bool> right(32, true);

@@ -1071,8 +1071,11 @@ std::string render_html(const std::vector<report_view>& reports, const html_opti
       const comparison c = compare_reports(reports, {});
       body << "<p>Against <b>" << xml_escape(c.labels[0])
            << "</b>. A change is called when a Mann&ndash;Whitney U test on the raw "
-              "samples gives p &lt; 0.05 and the ratio moves by at least 3% beyond both runs' "
-              "95% intervals of the median (within-run noise only: see history trend).</p>\n";
+              "samples gives p &lt; "
+           << format_number(c.options.alpha) << " and the ratio moves by at least "
+           << format_number(c.options.min_effect * 100)
+           << "% and out of both runs' 95% intervals of the median (within-run noise only: "
+              "see history trend).</p>\n";
       for (const auto& spec : comparison_charts(c)) canvas(spec);
       const auto regs = regressions(c, 0);
       if (!regs.empty()) {

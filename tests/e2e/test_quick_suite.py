@@ -15,11 +15,13 @@ def test_default_run_is_the_quick_suite(tmp_path):
     assert report["run"]["suite"]["name"] == "quick"
     benchmarks = {r["benchmark"] for r in report["results"]}
     # Every hop of the data path has an entry: storage, CPU preprocessing, CPU GEMM with its
-    # references, the GPU hops (skipped here with the probe's reason) and the interconnect.
+    # references, the GPU hops (skipped here with the probe's reason), the interconnect, and the
+    # whole path at once (the training step).
     hops = {"bandwidth/host_memory", "bandwidth/memory_latency", "bandwidth/numa_matrix",
             "storage/read", "storage/dataloader", "preprocess/pipeline", "gemm/ours_fp32",
             "gemm/openblas_fp32", "bandwidth/h2d", "bandwidth/d2h", "gemm/cublas",
-            "collectives/mpi_allreduce", "collectives/pairwise", "collectives/nccl_allreduce"}
+            "collectives/mpi_allreduce", "collectives/pairwise", "collectives/nccl_allreduce",
+            "training/step"}
     built = {b for b in hops if run("list", "--filter", "^" + b + "$").returncode == 0}
     assert built - benchmarks == set(), built - benchmarks
     passed = {r["benchmark"] for r in report["results"] if r["status"] == "passed"}
@@ -28,6 +30,8 @@ def test_default_run_is_the_quick_suite(tmp_path):
     for r in report["results"]:
         if r["benchmark"] == "storage/dataloader" and r["status"] == "skipped":
             assert "io_uring" in r["reason"], r  # its default reader needs io_uring
+        if r["benchmark"] == "training/step" and r["status"] != "passed":
+            assert r["status"] == "skipped" and "jpeg" in r["reason"].lower(), r  # the whole path
     sources = {r["axes"]["source"] for r in report["results"]
                if r["benchmark"] == "preprocess/pipeline"}
     assert sources == {"pixels", "jpeg"}, sources  # the transform alone, and decode + transform

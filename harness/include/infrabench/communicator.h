@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -33,6 +34,10 @@ class communicator {
   // Rank 0's string, on every rank.
   [[nodiscard]] virtual std::string broadcast_string(const std::string& from_root) = 0;
   [[nodiscard]] virtual double allreduce_max(double v) = 0;
+  // In place, element-wise over all ranks: the sum of `n` floats (data-parallel gradients), the
+  // maximum of `n` doubles (a step's slowest rank and the configuration's elapsed time at once).
+  virtual void allreduce_sum(float* data, std::size_t n) = 0;
+  virtual void allreduce_max(double* data, std::size_t n) = 0;
   // Tears the whole job down after an unrecoverable error on one rank (MPI_Abort).
   virtual void abort(int code) = 0;
 
