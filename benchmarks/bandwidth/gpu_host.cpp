@@ -263,13 +263,6 @@ void host_copies(infrabench::state& st, direction dir) {
   return out;
 }
 
-[[nodiscard]] std::int64_t axis_int(const infrabench::config& cfg, const char* name) {
-  for (const auto& [n, v] : cfg) {
-    if (n == name) return std::get<std::int64_t>(v);
-  }
-  return 0;
-}
-
 infrabench::benchmark& host_axes(infrabench::benchmark& b, direction dir) {
   return b.require(infrabench::req::cuda)
       .add_int64_axis("size",
@@ -288,7 +281,7 @@ infrabench::benchmark& host_axes(infrabench::benchmark& b, direction dir) {
       .add_int64_axis("gpu", {-1}, bw::int_axis("GPU (column) to measure; -1 = every GPU", -1))
       .memory_estimate([dir](const infrabench::config& cfg) -> std::int64_t {
         // One host source, and for d2h one destination per GPU (counted once here).
-        const std::int64_t size = axis_int(cfg, "size");
+        const std::int64_t size = infrabench::config_int64(cfg, "size", 0);
         return dir == direction::bidirectional ? 2 * size : size;
       });
 }

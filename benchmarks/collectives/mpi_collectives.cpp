@@ -207,10 +207,7 @@ void run_collective(state& st, coll_op op) {
 }
 
 std::int64_t memory_for(const config& c, int buffers) {
-  for (const auto& [name, v] : c) {
-    if (name == "size") return buffers * std::get<std::int64_t>(v) + (64 << 20);
-  }
-  return 0;
+  return buffers * config_int64(c, "size", 0) + (64 << 20);
 }
 
 const axis_options size_opts{

@@ -207,9 +207,4 @@ INFRABENCH_REGISTER(pairwise, "collectives/pairwise")
                      .pow2 = true,
                      .min = 1,
                      .max = 1 << 30})
-    .memory_estimate([](const config& c) {
-      for (const auto& [name, v] : c) {
-        if (name == "size") return 4 * std::get<std::int64_t>(v);
-      }
-      return std::int64_t{0};
-    });
+    .memory_estimate([](const config& c) { return 4 * config_int64(c, "size", 0); });

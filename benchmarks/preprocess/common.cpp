@@ -1,6 +1,7 @@
 #include "common.h"
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -241,6 +242,61 @@ pp::transform_spec make_spec(pp::size2d src, int resize, int crop, const std::st
                                     : pp::center_crop(spec.resize, c);
   spec.flip = flip == "always" || (flip == "random" && pp::random_flip(index * 104729 + 3));
   return spec;
+}
+
+std::vector<pp::transform_spec> make_specs(state& st, const dataset& ds, int resize, int crop) {
+  const std::string crop_mode = st.get_string("crop_mode"), flip = st.get_string("flip");
+  std::vector<pp::transform_spec> spec(ds.samples.size());
+  for (std::size_t i = 0; i < spec.size(); ++i) {
+    const auto& px = ds.samples[i].pixels;
+    try {
+      spec[i] = make_spec({px.width(), px.height()}, resize, crop, crop_mode, flip, i);
+    } catch (const std::exception& e) {
+      st.fail(ds.samples[i].name + ": " + e.what());
+    }
+  }
+  return spec;
+}
+
+// ---- the pipelines' input ----------------------------------------------------------------------
+
+sample_source::sample_source(const dataset& ds, bool jpeg) {
+  if (!jpeg) return;
+  m_codec = std::make_unique<pp::jpeg_codec>();
+  const auto max = ds.max_size();
+  m_decoded = pp::image(max.width, max.height);
+}
+
+pp::image_view sample_source::pixels(const sample& s) {
+  return m_codec ? decode(s, s.jpeg) : s.pixels.view();
+}
+
+pp::image_view sample_source::decode(const sample& s, const std::vector<std::uint8_t>& jpeg) {
+  const pp::image_span d{m_decoded.data(), s.pixels.width(), s.pixels.height(),
+                         std::ptrdiff_t{s.pixels.width()} * pp::channels};
+  try {
+    m_codec->decode(jpeg, d);
+  } catch (const std::exception& e) {
+    throw std::runtime_error(s.name + ": " + e.what());
+  }
+  return d.view();
+}
+
+pp::image reference_pixels(const sample& s, pp::jpeg_codec* codec) {
+  pp::image decoded(s.pixels.width(), s.pixels.height());
+  if (codec != nullptr) {
+    codec->decode(s.jpeg, decoded.span());
+  } else {
+    std::memcpy(decoded.data(), s.pixels.data(), s.pixels.bytes());
+  }
+  return decoded;
+}
+
+std::int64_t pipeline_memory(const config& cfg) {
+  const std::int64_t batch = config_int64(cfg, "batch", 32);
+  const std::int64_t w = config_int64(cfg, "width", 500), h = config_int64(cfg, "height", 375);
+  const std::int64_t crop = config_int64(cfg, "crop", 224);
+  return 2 * batch * (w * h * 3 + crop * crop * 3 * 4) + (64 << 20);
 }
 
 // ---- metrics -----------------------------------------------------------------------------------

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cpu/preprocess/jpeg.h"
 #include "cpu/preprocess/preprocess.h"
 #include "infrabench/axis.h"
 #include "infrabench/benchmark.h"
@@ -74,6 +75,39 @@ struct dataset {
 [[nodiscard]] pp::transform_spec make_spec(pp::size2d src, int resize, int crop,
                                            const std::string& crop_mode, const std::string& flip,
                                            std::size_t index);
+
+// The transform of every image of the data set; fails the state naming an image it cannot fit.
+[[nodiscard]] std::vector<pp::transform_spec> make_specs(state& st, const dataset& ds, int resize,
+                                                         int crop);
+
+// ---- the pipelines' input ----------------------------------------------------------------------
+
+// One worker's input for preprocess/pipeline and preprocess/pipeline_opencv, so both read each
+// sample the same way: with source=jpeg a decoder of its own and a buffer for the largest image of
+// the set; otherwise the data set's decoded pixels.
+class sample_source {
+ public:
+  sample_source() = default;
+  sample_source(const dataset& ds, bool jpeg);
+  // The sample's pixels, decoded into the buffer first with source=jpeg. Throws
+  // std::runtime_error naming the sample when it does not decode.
+  [[nodiscard]] pp::image_view pixels(const sample& s);
+  // Decodes `jpeg` (s's JPEG as read from elsewhere, e.g. a file) into the buffer; needs jpeg.
+  [[nodiscard]] pp::image_view decode(const sample& s, const std::vector<std::uint8_t>& jpeg);
+  // The decoder (nullptr with source=pixels).
+  [[nodiscard]] pp::jpeg_codec* codec() { return m_codec.get(); }
+
+ private:
+  std::unique_ptr<pp::jpeg_codec> m_codec;
+  pp::image m_decoded;
+};
+
+// A fresh decode with `codec` (or, when it is nullptr, a copy of the pixels) of `s`: the input
+// of the reference that a timed output is checked against.
+[[nodiscard]] pp::image reference_pixels(const sample& s, pp::jpeg_codec* codec);
+
+// Source pixels (held twice: the data set and the decode buffers) and outputs of up to 4 B.
+[[nodiscard]] std::int64_t pipeline_memory(const config& cfg);
 
 // ---- metrics -----------------------------------------------------------------------------------
 

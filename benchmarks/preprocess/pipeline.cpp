@@ -78,8 +78,7 @@ void decode_stage(state& st) {
 
 struct per_thread {
   std::optional<pp::transformer> tr;
-  std::unique_ptr<pp::jpeg_codec> codec;
-  pp::image decoded;
+  sample_source source;
 };
 
 void pipeline_bench(state& st) {
@@ -98,16 +97,7 @@ void pipeline_bench(state& st) {
   const auto dtype = *pp::parse_dtype(st.get_string("dtype"));
   const auto norm = pp::imagenet_normalization();
 
-  std::vector<pp::transform_spec> spec(batch);
-  for (std::size_t i = 0; i < batch; ++i) {
-    const auto& px = ds->samples[i].pixels;
-    try {
-      spec[i] = make_spec({px.width(), px.height()}, resize, crop, st.get_string("crop_mode"),
-                          st.get_string("flip"), i);
-    } catch (const std::exception& e) {
-      st.fail(ds->samples[i].name + ": " + e.what());
-    }
-  }
+  const std::vector<pp::transform_spec> spec = make_specs(st, *ds, resize, crop);
   const std::size_t image_out =
       static_cast<std::size_t>(crop) * crop * pp::channels * pp::element_size(dtype);
 
@@ -115,13 +105,9 @@ void pipeline_bench(state& st) {
   const std::size_t threads = pool.size();
   std::vector<per_thread> th(threads);
   pp::aligned_buffer out(image_out * batch);
-  const auto max = ds->max_size();
   pool.run([&](std::size_t t) {
     th[t].tr.emplace(isa);
-    if (jpeg) {
-      th[t].codec = std::make_unique<pp::jpeg_codec>();
-      th[t].decoded = pp::image(max.width, max.height);
-    }
+    th[t].source = sample_source(*ds, jpeg);
     for (std::size_t i = t; i < batch; i += threads)
       std::memset(out.data() + i * image_out, 0, image_out);
   });
@@ -133,33 +119,16 @@ void pipeline_bench(state& st) {
   const std::function<void(std::size_t)> job = [&](std::size_t t) {
     auto& me = th[t];
     for (std::size_t i = t; i < batch; i += threads) {
-      const auto& s = ds->samples[i];
-      pp::image_view src = s.pixels.view();
-      if (jpeg) {
-        const pp::image_span d{me.decoded.data(), s.pixels.width(), s.pixels.height(),
-                               std::ptrdiff_t{s.pixels.width()} * pp::channels};
-        try {
-          me.codec->decode(s.jpeg, d);
-        } catch (const std::exception& e) {
-          throw std::runtime_error(s.name + ": " + e.what());
-        }
-        src = d.view();
-      }
-      me.tr->pipeline(src, spec[i], norm, dtype, out.data() + i * image_out, hint);
+      me.tr->pipeline(me.source.pixels(ds->samples[i]), spec[i], norm, dtype,
+                      out.data() + i * image_out, hint);
     }
   };
   st.exec([&] { pool.run(job); });
 
   // Check three images against the unfused scalar stages, from the same decoded pixels.
-  pp::jpeg_codec* codec = jpeg ? th[0].codec.get() : nullptr;
   for (std::size_t i : {std::size_t{0}, batch / 2, batch - 1}) {
     const auto& s = ds->samples[i];
-    pp::image decoded(s.pixels.width(), s.pixels.height());
-    if (codec != nullptr) {
-      codec->decode(s.jpeg, decoded.span());
-    } else {
-      std::memcpy(decoded.data(), s.pixels.data(), s.pixels.bytes());
-    }
+    const pp::image decoded = reference_pixels(s, th[0].source.codec());
     pp::aligned_buffer expect(image_out);
     pp::pipeline_unfused(pp::isa::scalar, decoded.view(), spec[i], norm, dtype, expect.data());
     if (std::memcmp(expect.data(), out.data() + i * image_out, image_out) != 0) {
@@ -168,21 +137,6 @@ void pipeline_bench(state& st) {
     }
   }
   add_derived_metrics(st, "preprocess/pipeline", w, threads, false);
-}
-
-[[nodiscard]] std::int64_t get(const config& cfg, const char* name, std::int64_t fallback) {
-  for (const auto& [n, v] : cfg) {
-    if (n == name) return std::get<std::int64_t>(v);
-  }
-  return fallback;
-}
-
-// Source pixels (held twice: the data set and the decode buffers) and outputs of up to 4 B.
-[[nodiscard]] std::int64_t pipeline_memory(const config& cfg) {
-  const std::int64_t batch = get(cfg, "batch", 32);
-  const std::int64_t w = get(cfg, "width", 500), h = get(cfg, "height", 375);
-  const std::int64_t crop = get(cfg, "crop", 224);
-  return 2 * batch * (w * h * 3 + crop * crop * 3 * 4) + (64 << 20);
 }
 
 INFRABENCH_REGISTER(decode_stage, "preprocess/decode")

@@ -55,8 +55,7 @@ class opencv_threads_guard {
 
 struct per_thread {
   std::unique_ptr<pp::opencv_pipeline> cv;
-  std::unique_ptr<pp::jpeg_codec> codec;
-  pp::image decoded;
+  sample_source source;
 };
 
 void pipeline_opencv(state& st) {
@@ -77,16 +76,7 @@ void pipeline_opencv(state& st) {
   const int resize = static_cast<int>(st.get_int64("resize"));
   const int crop = static_cast<int>(st.get_int64("crop"));
   const auto norm = pp::imagenet_normalization();
-  std::vector<pp::transform_spec> spec(batch);
-  for (std::size_t i = 0; i < batch; ++i) {
-    const auto& px = ds->samples[i].pixels;
-    try {
-      spec[i] = make_spec({px.width(), px.height()}, resize, crop, st.get_string("crop_mode"),
-                          st.get_string("flip"), i);
-    } catch (const std::exception& e) {
-      st.fail(ds->samples[i].name + ": " + e.what());
-    }
-  }
+  const std::vector<pp::transform_spec> spec = make_specs(st, *ds, resize, crop);
   const std::size_t image_out =
       static_cast<std::size_t>(crop) * crop * pp::channels * pp::element_size(dtype);
 
@@ -97,13 +87,9 @@ void pipeline_opencv(state& st) {
   const std::size_t workers = pool.size();
   std::vector<per_thread> th(workers);
   pp::aligned_buffer out(image_out * batch);
-  const auto max = ds->max_size();
   pool.run([&](std::size_t t) {
     th[t].cv = std::make_unique<pp::opencv_pipeline>();
-    if (jpeg) {
-      th[t].codec = std::make_unique<pp::jpeg_codec>();
-      th[t].decoded = pp::image(max.width, max.height);
-    }
+    th[t].source = sample_source(*ds, jpeg);
     for (std::size_t i = t; i < batch; i += workers)
       std::memset(out.data() + i * image_out, 0, image_out);
   });
@@ -115,19 +101,8 @@ void pipeline_opencv(state& st) {
   const std::function<void(std::size_t)> job = [&](std::size_t t) {
     auto& me = th[t];
     for (std::size_t i = t; i < batch; i += workers) {
-      const auto& s = ds->samples[i];
-      pp::image_view src = s.pixels.view();
-      if (jpeg) {
-        const pp::image_span d{me.decoded.data(), s.pixels.width(), s.pixels.height(),
-                               std::ptrdiff_t{s.pixels.width()} * pp::channels};
-        try {
-          me.codec->decode(s.jpeg, d);
-        } catch (const std::exception& e) {
-          throw std::runtime_error(s.name + ": " + e.what());
-        }
-        src = d.view();
-      }
-      me.cv->run(src, spec[i], norm, dtype, out.data() + i * image_out);
+      me.cv->run(me.source.pixels(ds->samples[i]), spec[i], norm, dtype,
+                 out.data() + i * image_out);
     }
   };
   st.exec([&] { pool.run(job); });
@@ -137,12 +112,7 @@ void pipeline_opencv(state& st) {
   const double tol = 1.0 / (255.0 * pp::imagenet_std[2]) + (dtype == pp::dtype::f16 ? 0.01 : 1e-5);
   for (std::size_t i : {std::size_t{0}, batch - 1}) {
     const auto& s = ds->samples[i];
-    pp::image decoded(s.pixels.width(), s.pixels.height());
-    if (jpeg) {
-      th[0].codec->decode(s.jpeg, decoded.span());
-    } else {
-      std::memcpy(decoded.data(), s.pixels.data(), s.pixels.bytes());
-    }
+    const pp::image decoded = reference_pixels(s, th[0].source.codec());
     const std::size_t n = static_cast<std::size_t>(crop) * crop * pp::channels;
     std::vector<float> ours(n);
     pp::transformer(pp::isa::scalar)
@@ -186,20 +156,6 @@ void pipeline_opencv(state& st) {
   }
 }
 
-[[nodiscard]] std::int64_t get(const config& cfg, const char* name, std::int64_t fallback) {
-  for (const auto& [n, v] : cfg) {
-    if (n == name) return std::get<std::int64_t>(v);
-  }
-  return fallback;
-}
-
-[[nodiscard]] std::int64_t opencv_memory(const config& cfg) {
-  const std::int64_t batch = get(cfg, "batch", 32);
-  const std::int64_t w = get(cfg, "width", 500), h = get(cfg, "height", 375);
-  const std::int64_t crop = get(cfg, "crop", 224);
-  return 2 * batch * (w * h * 3 + crop * crop * 3 * 4) + (64 << 20);
-}
-
 INFRABENCH_REGISTER(pipeline_opencv, "preprocess/pipeline_opencv")
     .describe(
         "the same pipeline with OpenCV (resize INTER_LINEAR, ROI crop, flip, split, "
@@ -225,7 +181,7 @@ INFRABENCH_REGISTER(pipeline_opencv, "preprocess/pipeline_opencv")
                      choice_axis("images: split across our pinned threads, OpenCV single-threaded; "
                                  "opencv: one image at a time, cv::setNumThreads(threads)",
                                  {"images", "opencv"}))
-    .memory_estimate(opencv_memory);
+    .memory_estimate(pipeline_memory);
 
 }  // namespace
 }  // namespace infrabench::preprocess_bench

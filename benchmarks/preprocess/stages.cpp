@@ -223,19 +223,12 @@ void layout_stage(state& st) {
   add_derived_metrics(st, "preprocess/layout", w, threads, true);
 }
 
-[[nodiscard]] std::int64_t get(const config& cfg, const char* name, std::int64_t fallback) {
-  for (const auto& [n, v] : cfg) {
-    if (n == name) return std::get<std::int64_t>(v);
-  }
-  return fallback;
-}
-
 // Bytes a configuration holds: source images, outputs (up to 4 bytes per element), twice over
 // for the shared data set cache and the check buffers.
 [[nodiscard]] std::int64_t stage_memory(const config& cfg) {
-  const std::int64_t batch = get(cfg, "batch", 32);
-  const std::int64_t w = get(cfg, "width", 500), h = get(cfg, "height", 375);
-  const std::int64_t crop = get(cfg, "crop", 224);
+  const std::int64_t batch = config_int64(cfg, "batch", 32);
+  const std::int64_t w = config_int64(cfg, "width", 500), h = config_int64(cfg, "height", 375);
+  const std::int64_t crop = config_int64(cfg, "crop", 224);
   return 2 * batch * (w * h * 3 + crop * crop * 3 * 4 * 2) + (64 << 20);
 }
 

@@ -198,15 +198,12 @@ void training_step(state& st) {
   // Per-thread decode state; the transformed image goes straight into the model's input row.
   struct per_thread {
     std::optional<pp::transformer> tr;
-    std::unique_ptr<pp::jpeg_codec> codec;
-    pp::image decoded;
+    pb::sample_source source;
   };
   std::vector<per_thread> th(pool.size());
-  const auto max = ds->max_size();
   pool.run([&](std::size_t t) {
     th[t].tr.emplace(pre_isa);
-    th[t].codec = std::make_unique<pp::jpeg_codec>();
-    th[t].decoded = pp::image(max.width, max.height);
+    th[t].source = pb::sample_source(*ds, /*jpeg=*/true);
   });
   const auto norm = pp::imagenet_normalization();
 
@@ -269,11 +266,8 @@ void training_step(state& st) {
     pool.run([&](std::size_t t) {
       auto& mine = th[t];
       for (std::size_t i = t; i < batch; i += pool.size()) {
-        const auto& s = ds->samples[index[i]];
-        const pp::image_span d{mine.decoded.data(), s.pixels.width(), s.pixels.height(),
-                               std::ptrdiff_t{s.pixels.width()} * pp::channels};
-        mine.codec->decode(files[i], d);
-        mine.tr->pipeline(d.view(), spec_of(i, g), norm, pp::dtype::f32, x + i * image_out);
+        const pp::image_view src = mine.source.decode(ds->samples[index[i]], files[i]);
+        mine.tr->pipeline(src, spec_of(i, g), norm, pp::dtype::f32, x + i * image_out);
       }
     });
     hops.preprocess += seconds_since(t0);
@@ -374,7 +368,7 @@ void training_step(state& st) {
     const std::size_t i = batch - 1;
     const auto& s = ds->samples[index[i]];
     pp::image decoded(s.pixels.width(), s.pixels.height());
-    th[0].codec->decode(files[i], decoded.span());
+    th[0].source.codec()->decode(files[i], decoded.span());
     std::vector<float> expect(image_out);
     pp::pipeline_unfused(pp::isa::scalar, decoded.view(), spec_of(i, step_no - 1), norm,
                          pp::dtype::f32, expect.data());
@@ -396,20 +390,13 @@ void training_step(state& st) {
            "consistently");
 }
 
-[[nodiscard]] std::int64_t get(const config& cfg, const char* name, std::int64_t fallback) {
-  for (const auto& [n, v] : cfg) {
-    if (n == name) return std::get<std::int64_t>(v);
-  }
-  return fallback;
-}
-
 // The data set (pixels + JPEGs, held by the data set cache), the model (parameters, gradients,
 // W1 packed by the GEMM plans) and the input tensor.
 [[nodiscard]] std::int64_t step_memory(const config& cfg) {
-  const std::int64_t samples = get(cfg, "samples", 256);
-  const std::int64_t w = get(cfg, "width", 500), h = get(cfg, "height", 375);
-  const std::int64_t crop = get(cfg, "crop", 224), batch = get(cfg, "batch", 32);
-  const std::int64_t hidden = get(cfg, "hidden", 64);
+  const std::int64_t samples = config_int64(cfg, "samples", 256);
+  const std::int64_t w = config_int64(cfg, "width", 500), h = config_int64(cfg, "height", 375);
+  const std::int64_t crop = config_int64(cfg, "crop", 224), batch = config_int64(cfg, "batch", 32);
+  const std::int64_t hidden = config_int64(cfg, "hidden", 64);
   const std::int64_t inputs = 3 * crop * crop;
   return samples * w * h * 4 + 4 * (3 * inputs * hidden + 4 * batch * inputs) + (64 << 20);
 }

@@ -269,6 +269,15 @@ std::string format_axis_value(const axis& ax, const axis_value& v) {
   return {};
 }
 
+std::int64_t config_int64(const config& cfg, std::string_view name, std::int64_t fallback) {
+  for (const auto& [n, v] : cfg) {
+    if (n != name) continue;
+    if (const auto* i = std::get_if<std::int64_t>(&v)) return *i;
+    return fallback;
+  }
+  return fallback;
+}
+
 std::vector<config> cartesian_product(const std::vector<axis>& axes) {
   std::vector<config> out;
   std::size_t total = 1;

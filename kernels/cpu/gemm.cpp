@@ -258,6 +258,31 @@ template <int MR, int LINES>
   }
 }
 
+// C = alpha * acc + beta * C for an MR x 32 tile held as two 16-lane accumulators per row (the
+// fp32 and bf16 kernels end alike); C is not read when beta == 0.
+template <int MR>
+[[gnu::always_inline]] INFRABENCH_TARGET_AVX512 inline void store_tile_avx512(
+    const __m512 (&acc0)[MR], const __m512 (&acc1)[MR], float* c, std::int64_t ldc, float alpha,
+    float beta) {
+  const __m512 va = _mm512_set1_ps(alpha);
+  if (beta == 0.0f) {
+#pragma GCC unroll 12
+    for (int r = 0; r < MR; ++r) {
+      _mm512_storeu_ps(c + r * ldc, _mm512_mul_ps(va, acc0[r]));
+      _mm512_storeu_ps(c + r * ldc + 16, _mm512_mul_ps(va, acc1[r]));
+    }
+  } else {
+    const __m512 vb = _mm512_set1_ps(beta);
+#pragma GCC unroll 12
+    for (int r = 0; r < MR; ++r) {
+      float* row = c + r * ldc;
+      _mm512_storeu_ps(row, _mm512_fmadd_ps(va, acc0[r], _mm512_mul_ps(vb, _mm512_loadu_ps(row))));
+      _mm512_storeu_ps(row + 16,
+                       _mm512_fmadd_ps(va, acc1[r], _mm512_mul_ps(vb, _mm512_loadu_ps(row + 16))));
+    }
+  }
+}
+
 // AVX-512 fp32, 12 x 32: 24 accumulators + 2 B vectors + 1 broadcast of the 32 zmm registers.
 // Per k: 2 loads, 12 broadcasts, 24 FMAs -- 12 cycles on a core with two 512-bit FMA pipes, with
 // the loads well under the two-per-cycle limit.
@@ -282,23 +307,7 @@ INFRABENCH_TARGET_AVX512 void kernel_f32_avx512(std::int64_t ku, const float* __
     ap += mr;
     bp += 32;
   }
-  const __m512 va = _mm512_set1_ps(alpha);
-  if (beta == 0.0f) {
-#pragma GCC unroll 12
-    for (int r = 0; r < mr; ++r) {
-      _mm512_storeu_ps(c + r * ldc, _mm512_mul_ps(va, acc0[r]));
-      _mm512_storeu_ps(c + r * ldc + 16, _mm512_mul_ps(va, acc1[r]));
-    }
-  } else {
-    const __m512 vb = _mm512_set1_ps(beta);
-#pragma GCC unroll 12
-    for (int r = 0; r < mr; ++r) {
-      float* row = c + r * ldc;
-      _mm512_storeu_ps(row, _mm512_fmadd_ps(va, acc0[r], _mm512_mul_ps(vb, _mm512_loadu_ps(row))));
-      _mm512_storeu_ps(row + 16,
-                       _mm512_fmadd_ps(va, acc1[r], _mm512_mul_ps(vb, _mm512_loadu_ps(row + 16))));
-    }
-  }
+  store_tile_avx512<mr>(acc0, acc1, c, ldc, alpha, beta);
 }
 
 // AVX512_BF16, 12 x 32: the same tile; one vdpbf16ps per accumulator consumes a k pair, so each
@@ -325,23 +334,7 @@ INFRABENCH_TARGET_AVX512_BF16 void kernel_bf16_avx512(std::int64_t ku,
     ap += mr;
     bp += 32;
   }
-  const __m512 va = _mm512_set1_ps(alpha);
-  if (beta == 0.0f) {
-#pragma GCC unroll 12
-    for (int r = 0; r < mr; ++r) {
-      _mm512_storeu_ps(c + r * ldc, _mm512_mul_ps(va, acc0[r]));
-      _mm512_storeu_ps(c + r * ldc + 16, _mm512_mul_ps(va, acc1[r]));
-    }
-  } else {
-    const __m512 vb = _mm512_set1_ps(beta);
-#pragma GCC unroll 12
-    for (int r = 0; r < mr; ++r) {
-      float* row = c + r * ldc;
-      _mm512_storeu_ps(row, _mm512_fmadd_ps(va, acc0[r], _mm512_mul_ps(vb, _mm512_loadu_ps(row))));
-      _mm512_storeu_ps(row + 16,
-                       _mm512_fmadd_ps(va, acc1[r], _mm512_mul_ps(vb, _mm512_loadu_ps(row + 16))));
-    }
-  }
+  store_tile_avx512<mr>(acc0, acc1, c, ldc, alpha, beta);
 }
 
 // AVX2 fp32, 6 x 16: 12 accumulators + 2 B vectors + 1 broadcast of the 16 ymm registers (the

@@ -34,6 +34,35 @@ def validate(report):
     jsonschema.validate(report, schema, cls=jsonschema.Draft202012Validator)
 
 
+def listing(filter_re):
+    """`infrabench list --json --filter RE` as {name: entry}."""
+    p = run("list", "--json", "--filter", filter_re)
+    assert p.returncode == 0, p.stderr
+    return {b["name"]: b for b in json.loads(p.stdout)}
+
+
+def results(report, name):
+    """The report's results of one benchmark, in run order."""
+    return [r for r in report["results"] if r["benchmark"] == name]
+
+
+def metric(result, name):
+    """A metric's value, or None when the result does not have it."""
+    for m in result.get("metrics", []):
+        if m["name"] == name:
+            return m["value"]
+    return None
+
+
+def cpu_flags():
+    """The CPU's feature flags as the kernel lists them (/proc/cpuinfo)."""
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("flags"):
+                return set(line.split(":", 1)[1].split())
+    return set()
+
+
 @pytest.fixture
 def report_path(tmp_path):
     return str(tmp_path / "report.json")

@@ -7,40 +7,15 @@ import os
 
 import pytest
 
-from conftest import FAST, load_report, run
+from conftest import FAST, cpu_flags, listing, load_report, metric, results, run
 
 CPU = ["cpu_peak", "onednn_bf16", "onednn_fp32", "openblas_fp32", "ours_bf16", "ours_fp32"]
 GPU = ["cublas", "cublaslt", "cuda_simt_fp32", "cuda_wmma"]
 HAS_CUDA = os.environ.get("INFRABENCH_HAS_CUDA", "0").upper() in ("1", "ON", "TRUE")
 
 
-def cpu_flags():
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("flags"):
-                return set(line.split(":", 1)[1].split())
-    return set()
-
-
-def listing():
-    p = run("list", "--json", "--filter", "^gemm/")
-    assert p.returncode == 0, p.stderr
-    return {b["name"]: b for b in json.loads(p.stdout)}
-
-
-def results(report, name):
-    return [r for r in report["results"] if r["benchmark"] == name]
-
-
-def metric(result, name):
-    for m in result.get("metrics", []):
-        if m["name"] == name:
-            return m["value"]
-    return None
-
-
 def test_list_shows_cpu_and_gpu_benchmarks():
-    names = listing()
+    names = listing("^gemm/")
     for n in CPU:
         assert "gemm/" + n in names, n
         assert names["gemm/" + n]["description"]
@@ -53,7 +28,7 @@ def test_list_shows_cpu_and_gpu_benchmarks():
 
 @pytest.mark.skipif(not HAS_CUDA, reason="built without CUDA")
 def test_gpu_benchmarks_skip_with_the_probe_reason(report_path):
-    names = listing()
+    names = listing("^gemm/")
     p = run("run", "--filter", "^gemm/(cublas|cuda_)", *FAST, "-a", "shape=256", "-o", report_path)
     assert p.returncode == 0, p.stderr
     report = load_report(report_path)
@@ -112,7 +87,7 @@ def test_cpu_gemms_run_verify_and_compare(report_path):
 
 
 def test_openblas_runs_the_chosen_core_type(report_path):
-    names = listing()
+    names = listing("^gemm/")
     coretype = next(a for a in names["gemm/openblas_fp32"]["axes"] if a["name"] == "coretype")
     # An inherited variable naming a weaker core must not win: the axis value does.
     p = run("run", "--filter", "^gemm/openblas_fp32$", *FAST, "-a", "shape=128",

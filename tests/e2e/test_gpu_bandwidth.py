@@ -1,24 +1,17 @@
 """GPU data movement (issue 6) as a user sees it: the GPU bandwidth benchmarks are listed and, on a
 machine without a GPU, skipped with the capabilities probe's reason; bandwidth/numa_matrix runs
 here and gives a node x node matrix; bad input is refused or skipped with the count."""
-import json
 import os
 
 import pytest
 
-from conftest import FAST, load_report, run
+from conftest import FAST, listing, load_report, run
 
 GPU_BENCHMARKS = ["bandwidth/h2d", "bandwidth/d2h", "bandwidth/bidirectional", "bandwidth/d2d",
                   "bandwidth/p2p", "bandwidth/gpu_latency", "bandwidth/pinned_alloc"]
 GPU_FILTER = "^bandwidth/(h2d|d2h|bidirectional|d2d|p2p|gpu_latency|pinned_alloc)$"
 HAS_CUDA = os.environ.get("INFRABENCH_HAS_CUDA", "0").upper() in ("1", "ON", "TRUE")
 SMALL_NUMA = ["-a", "array_size=4MiB"]
-
-
-def listing(filter_re):
-    p = run("list", "--json", "--filter", filter_re)
-    assert p.returncode == 0, p.stderr
-    return {b["name"]: b for b in json.loads(p.stdout)}
 
 
 def cuda_capability(report):

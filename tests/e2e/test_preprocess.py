@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from conftest import FAST, load_report, run
+from conftest import FAST, cpu_flags, listing, load_report, metric, results, run
 
 NAMES = ["crop", "decode", "flip", "layout", "normalize", "pipeline", "pipeline_opencv", "resize"]
 
@@ -29,33 +29,8 @@ SMALL_JPEG = base64.b64decode(
     "4J//2Q==")
 
 
-def cpu_flags():
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("flags"):
-                return set(line.split(":", 1)[1].split())
-    return set()
-
-
-def listing():
-    p = run("list", "--json", "--filter", "^preprocess/")
-    assert p.returncode == 0, p.stderr
-    return {b["name"]: b for b in json.loads(p.stdout)}
-
-
-def results(report, name):
-    return [r for r in report["results"] if r["benchmark"] == name]
-
-
-def metric(result, name):
-    for m in result.get("metrics", []):
-        if m["name"] == name:
-            return m["value"]
-    return None
-
-
 def test_list_shows_every_stage_and_the_pipeline():
-    names = listing()
+    names = listing("^preprocess/")
     assert set(names) == {"preprocess/" + n for n in NAMES}
     for b in names.values():
         assert b["description"]
@@ -71,7 +46,7 @@ def test_every_stage_runs_and_verifies(report_path):
             "-o", report_path, timeout=300)
     report = load_report(report_path)
     assert p.returncode == 0, p.stderr + json.dumps(report["summary"])
-    runnable = {n for n, b in listing().items() if b["runnable"]}
+    runnable = {n for n, b in listing("^preprocess/").items() if b["runnable"]}
     for name in runnable:
         rs = results(report, name)
         assert rs, name
@@ -93,7 +68,7 @@ def test_every_stage_runs_and_verifies(report_path):
 
 
 def test_opencv_comparison_is_in_the_report(report_path):
-    b = listing()["preprocess/pipeline_opencv"]
+    b = listing("^preprocess/")["preprocess/pipeline_opencv"]
     if not b["runnable"]:
         assert "OpenCV" in b["reason"]
         pytest.skip(b["reason"])
@@ -198,7 +173,7 @@ def test_crop_larger_than_the_image_fails_that_configuration_only(report_path):
 
 
 def test_corrupt_jpeg_names_the_sample_and_the_run_goes_on(tmp_path, report_path):
-    if not listing()["preprocess/decode"]["runnable"]:
+    if not listing("^preprocess/")["preprocess/decode"]["runnable"]:
         pytest.skip("built without libturbojpeg")
     good = tmp_path / "good"
     good.mkdir()
@@ -231,7 +206,7 @@ def test_corrupt_jpeg_names_the_sample_and_the_run_goes_on(tmp_path, report_path
 
 
 def test_missing_jpeg_dir_fails_with_the_path(tmp_path, report_path):
-    if not listing()["preprocess/decode"]["runnable"]:
+    if not listing("^preprocess/")["preprocess/decode"]["runnable"]:
         pytest.skip("built without libturbojpeg")
     missing = str(tmp_path / "nope")
     p = run("run", "--filter", "^preprocess/decode$", *FAST, "-a", "threads=1", "--jpeg-dir",
@@ -244,7 +219,7 @@ def test_missing_jpeg_dir_fails_with_the_path(tmp_path, report_path):
 def test_corrupt_jpeg_fails_the_pipelines_naming_the_sample(tmp_path, report_path):
     # source=jpeg decodes --jpeg-dir files; a corrupt one fails each configuration that needs it,
     # named, and the run goes on to the next configuration and benchmark (exit code 1).
-    names = listing()
+    names = listing("^preprocess/")
     if not names["preprocess/decode"]["runnable"]:
         pytest.skip("built without libturbojpeg")
     bad = tmp_path / "bad"

@@ -118,3 +118,12 @@ TEST(Axis, CartesianProductLastAxisFastest) {
   EXPECT_EQ(std::get<std::string>(configs[3][1].second), "x");
   EXPECT_TRUE(cartesian_product({}).size() == 1u);  // no axes: one configuration
 }
+
+TEST(Axis, ConfigInt64FindsTheAxisOrFallsBack) {
+  const config cfg{{"size", std::int64_t{4096}}, {"op", std::string("sum")}, {"x", 0.5}};
+  EXPECT_EQ(config_int64(cfg, "size", 7), 4096);
+  EXPECT_EQ(config_int64(cfg, "missing", 7), 7);
+  EXPECT_EQ(config_int64(cfg, "op", 7), 7);  // not an int64: the fallback, not a throw
+  EXPECT_EQ(config_int64(cfg, "x", -1), -1);
+  EXPECT_EQ(config_int64({}, "size", 0), 0);
+}
