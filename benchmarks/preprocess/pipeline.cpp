@@ -61,8 +61,7 @@ void decode_stage(state& st) {
   // The decoder is deterministic: the timed decodes equal a fresh decoder's output.
   pp::jpeg_codec ref;
   for (std::size_t i : {std::size_t{0}, batch / 2, batch - 1}) {
-    pp::image expect(out[i].width(), out[i].height());
-    ref.decode(ds->samples[i].jpeg, expect.span());
+    const pp::image expect = reference_pixels(ds->samples[i], &ref);
     if (std::memcmp(expect.data(), out[i].data(), expect.bytes()) != 0) {
       st.check(false, ds->samples[i].name + ": the timed decode differs from a fresh decoder's");
       break;

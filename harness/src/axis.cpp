@@ -269,13 +269,17 @@ std::string format_axis_value(const axis& ax, const axis_value& v) {
   return {};
 }
 
-std::int64_t config_int64(const config& cfg, std::string_view name, std::int64_t fallback) {
+const axis_value* find_axis(const config& cfg, std::string_view name) {
   for (const auto& [n, v] : cfg) {
-    if (n != name) continue;
-    if (const auto* i = std::get_if<std::int64_t>(&v)) return *i;
-    return fallback;
+    if (n == name) return &v;
   }
-  return fallback;
+  return nullptr;
+}
+
+std::int64_t config_int64(const config& cfg, std::string_view name, std::int64_t fallback) {
+  const axis_value* v = find_axis(cfg, name);
+  const auto* i = v != nullptr ? std::get_if<std::int64_t>(v) : nullptr;
+  return i != nullptr ? *i : fallback;
 }
 
 std::vector<config> cartesian_product(const std::vector<axis>& axes) {

@@ -35,9 +35,7 @@ state::state(const config& cfg, const capabilities& caps, communicator& comm,
 }
 
 const axis_value& state::find(std::string_view axis) const {
-  for (const auto& [name, value] : m_config) {
-    if (name == axis) return value;
-  }
+  if (const axis_value* v = find_axis(m_config, axis)) return *v;
   throw std::logic_error("benchmark asked for axis '" + std::string(axis) + "' it did not declare");
 }
 

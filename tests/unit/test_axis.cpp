@@ -126,4 +126,7 @@ TEST(Axis, ConfigInt64FindsTheAxisOrFallsBack) {
   EXPECT_EQ(config_int64(cfg, "op", 7), 7);  // not an int64: the fallback, not a throw
   EXPECT_EQ(config_int64(cfg, "x", -1), -1);
   EXPECT_EQ(config_int64({}, "size", 0), 0);
+  ASSERT_NE(find_axis(cfg, "op"), nullptr);
+  EXPECT_EQ(std::get<std::string>(*find_axis(cfg, "op")), "sum");
+  EXPECT_EQ(find_axis(cfg, "missing"), nullptr);
 }

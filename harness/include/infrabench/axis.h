@@ -55,6 +55,9 @@ void validate_axis_value(const axis& ax, const axis_value& v);
 // Human form of a value: bytes axes as "64KiB", floats without trailing zeros.
 [[nodiscard]] std::string format_axis_value(const axis& ax, const axis_value& v);
 
+// The value of axis `name` in `cfg`, or nullptr when the configuration has no such axis.
+[[nodiscard]] const axis_value* find_axis(const config& cfg, std::string_view name);
+
 // The int64 value of axis `name` in `cfg`, or `fallback` when the configuration has no such axis
 // (or it is not an int64). For memory estimates, which see a configuration before any state.
 [[nodiscard]] std::int64_t config_int64(const config& cfg, std::string_view name,
