@@ -16,6 +16,18 @@ std::string_view to_string(status s) {
   return "?";
 }
 
+std::string_view to_string(metric_role r) {
+  switch (r) {
+    case metric_role::performance:
+      return "performance";
+    case metric_role::information:
+      return "information";
+    case metric_role::verification:
+      return "verification";
+  }
+  return "?";
+}
+
 nlohmann::json result::to_json() const {
   nlohmann::json j;
   j["benchmark"] = benchmark;
@@ -55,6 +67,7 @@ nlohmann::json result::to_json() const {
                   {"best", m.best},
                   {"better", m.higher_is_better ? "higher" : "lower"},
                   {"method", m.method},
+                  {"role", to_string(m.role)},
                   {"samples", m.samples}});
   }
   j["metrics"] = ms;

@@ -174,7 +174,7 @@ void state::check(bool ok, std::string reason) {
 }
 
 void state::add_metric(std::string name, std::string unit, double value, bool higher_is_better,
-                       std::string method) {
+                       std::string method, metric_role role) {
   metric m;
   m.name = std::move(name);
   m.unit = std::move(unit);
@@ -182,6 +182,7 @@ void state::add_metric(std::string name, std::string unit, double value, bool hi
   m.best = value;
   m.higher_is_better = higher_is_better;
   m.method = std::move(method);
+  m.role = role;
   m_custom_metrics.push_back(std::move(m));
 }
 

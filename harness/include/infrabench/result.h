@@ -15,6 +15,13 @@ namespace infrabench {
 enum class status { passed, skipped, failed };
 [[nodiscard]] std::string_view to_string(status s);
 
+// What a metric is for, so that compare, check and the HTML report never guess from its name:
+// performance is gated (regressions, baseline rules); information is context (clocks, losses,
+// instructions per cycle) shown but never gated; verification says how close a result came to its
+// reference (verify_err_to_bound) and is judged by the benchmark itself, not as a speed.
+enum class metric_role { performance, information, verification };
+[[nodiscard]] std::string_view to_string(metric_role r);
+
 // A derived quantity with its unit. `value` is computed from the median sample time; `best` from
 // the fastest sample (STREAM reports best), `samples` from each sample, so reports can be compared
 // statistically later.
@@ -26,6 +33,7 @@ struct metric {
   bool higher_is_better = true;
   std::string method;  // one line: how it was derived
   std::vector<double> samples;
+  metric_role role = metric_role::performance;
 };
 
 // The work one iteration does, as declared by the benchmark.

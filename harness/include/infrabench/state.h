@@ -91,7 +91,7 @@ class state {
   void set_cells(std::vector<result_cell> cells) { m_result.cells = std::move(cells); }
   // A metric the harness cannot derive from work counts (e.g. accelerator utilisation).
   void add_metric(std::string name, std::string unit, double value, bool higher_is_better,
-                  std::string method);
+                  std::string method, metric_role role = metric_role::performance);
 
   // A metric derived from each sample's time per iteration (after exec/exec_timed), for rates
   // the work counts cannot express (e.g. a collective's bus bandwidth): `of_seconds` maps a time
