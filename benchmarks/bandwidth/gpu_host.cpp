@@ -268,17 +268,19 @@ infrabench::benchmark& host_axes(infrabench::benchmark& b, direction dir) {
       .add_int64_axis("size",
                       {std::int64_t{4} << 10, std::int64_t{64} << 10, std::int64_t{1} << 20,
                        std::int64_t{16} << 20, std::int64_t{256} << 20},
-                      bw::int_axis("bytes per copy (sweep: -a size=4KiB:1GiB)", 1, /*bytes=*/true))
-      .add_string_axis("memory", {"pinned", "pageable"},
-                       bw::choice_axis("host memory: pinned (registered, DMA-able) or pageable",
-                                       {"pinned", "pageable"}))
+                      infrabench::bytes_axis("bytes per copy (sweep: -a size=4KiB:1GiB)", 1))
       .add_string_axis(
-          "copy", {"ce", "sm"},
-          bw::choice_axis("ce: cudaMemcpyAsync on a copy engine; sm: a copy kernel", {"ce", "sm"}))
+          "memory", {"pinned", "pageable"},
+          infrabench::choice_axis("host memory: pinned (registered, DMA-able) or pageable",
+                                  {"pinned", "pageable"}))
+      .add_string_axis("copy", {"ce", "sm"},
+                       infrabench::choice_axis(
+                           "ce: cudaMemcpyAsync on a copy engine; sm: a copy kernel", {"ce", "sm"}))
       .add_int64_axis(
           "numa_node", node_defaults(),
-          bw::int_axis("NUMA node of the host memory (the row); default: every node", 0))
-      .add_int64_axis("gpu", {-1}, bw::int_axis("GPU (column) to measure; -1 = every GPU", -1))
+          infrabench::int_axis("NUMA node of the host memory (the row); default: every node", 0))
+      .add_int64_axis("gpu", {-1},
+                      infrabench::int_axis("GPU (column) to measure; -1 = every GPU", -1))
       .memory_estimate([dir](const infrabench::config& cfg) -> std::int64_t {
         // One host source, and for d2h one destination per GPU (counted once here).
         const std::int64_t size = infrabench::config_int64(cfg, "size", 0);

@@ -200,14 +200,15 @@ INFRABENCH_REGISTER(gpu_latency, "bandwidth/gpu_latency")
         "of device or pinned host memory from a GPU pointer chase (chase_*: latency_ns_gpu<N>)")
     .require(infrabench::req::cuda)
     .add_string_axis("test", {"memcpy_h2d", "memcpy_d2h", "chase_device", "chase_host"},
-                     bw::choice_axis("what is timed",
-                                     {"memcpy_h2d", "memcpy_d2h", "chase_device", "chase_host"}))
+                     infrabench::choice_axis("what is timed", {"memcpy_h2d", "memcpy_d2h",
+                                                               "chase_device", "chase_host"}))
     .add_int64_axis("copy_size", {8},
-                    bw::int_axis("bytes per copy (memcpy tests only)", 1, /*bytes=*/true))
-    .add_int64_axis("working_set", {std::int64_t{256} << 20},
-                    bw::int_axis("bytes the chain spans (chase tests only; above L2 for DRAM)", 256,
-                                 /*bytes=*/true))
-    .add_int64_axis("gpu", {-1}, bw::int_axis("GPU (column) to measure; -1 = every GPU", -1))
+                    infrabench::bytes_axis("bytes per copy (memcpy tests only)", 1))
+    .add_int64_axis(
+        "working_set", {std::int64_t{256} << 20},
+        infrabench::bytes_axis("bytes the chain spans (chase tests only; above L2 for DRAM)", 256))
+    .add_int64_axis("gpu", {-1},
+                    infrabench::int_axis("GPU (column) to measure; -1 = every GPU", -1))
     .memory_estimate([](const infrabench::config& cfg) -> std::int64_t {
       for (const auto& [name, value] : cfg) {
         // The host image of the chain (and the chain itself for chase_host).

@@ -304,7 +304,7 @@ void p2p(infrabench::state& st) {
 }
 
 [[nodiscard]] infrabench::axis_options size_axis(std::string text) {
-  return bw::int_axis(std::move(text), 1, /*bytes=*/true);
+  return infrabench::bytes_axis(std::move(text), 1);
 }
 
 INFRABENCH_REGISTER(d2d, "bandwidth/d2d")
@@ -315,9 +315,10 @@ INFRABENCH_REGISTER(d2d, "bandwidth/d2d")
     .add_int64_axis("size", {std::int64_t{256} << 20, std::int64_t{1} << 30},
                     size_axis("bytes per copy (larger than L2, or the copy stays in L2)"))
     .add_string_axis("copy", {"ce", "sm"},
-                     bw::choice_axis("ce: cudaMemcpyAsync on a copy engine; sm: a copy kernel",
-                                     {"ce", "sm"}))
-    .add_int64_axis("gpu", {-1}, bw::int_axis("GPU (column) to measure; -1 = every GPU", -1));
+                     infrabench::choice_axis(
+                         "ce: cudaMemcpyAsync on a copy engine; sm: a copy kernel", {"ce", "sm"}))
+    .add_int64_axis("gpu", {-1},
+                    infrabench::int_axis("GPU (column) to measure; -1 = every GPU", -1));
 
 INFRABENCH_REGISTER(p2p, "bandwidth/p2p")
     .describe(
@@ -325,21 +326,25 @@ INFRABENCH_REGISTER(p2p, "bandwidth/p2p")
         "bandwidth_gbps_gpu<dst> and efficiency_pct_gpu<dst> of the NVLink or PCIe path (the "
         "src x dst matrix); pairs without peer access are n/a with the reason")
     .require(infrabench::req::cuda)
-    .add_int64_axis("src", {0, 1, 2, 3, 4, 5, 6, 7},
-                    bw::int_axis("source GPU (the row); indices beyond the GPU count are skipped "
-                                 "with the count",
-                                 0))
-    .add_int64_axis("dst", {-1}, bw::int_axis("destination GPU (column); -1 = every other GPU", -1))
+    .add_int64_axis(
+        "src", {0, 1, 2, 3, 4, 5, 6, 7},
+        infrabench::int_axis("source GPU (the row); indices beyond the GPU count are skipped "
+                             "with the count",
+                             0))
+    .add_int64_axis("dst", {-1},
+                    infrabench::int_axis("destination GPU (column); -1 = every other GPU", -1))
     .add_int64_axis("size", {std::int64_t{256} << 20}, size_axis("bytes per copy"))
     .add_string_axis("copy", {"ce", "sm"},
-                     bw::choice_axis("ce: cudaMemcpyAsync on a copy engine; sm: a copy kernel",
-                                     {"ce", "sm"}))
-    .add_string_axis("access", {"write", "read"},
-                     bw::choice_axis("write: the source GPU pushes; read: the destination pulls",
-                                     {"write", "read"}))
-    .add_string_axis("traffic", {"uni", "bidir"},
-                     bw::choice_axis("uni: one direction; bidir: both directions at once (summed)",
-                                     {"uni", "bidir"}))
+                     infrabench::choice_axis(
+                         "ce: cudaMemcpyAsync on a copy engine; sm: a copy kernel", {"ce", "sm"}))
+    .add_string_axis(
+        "access", {"write", "read"},
+        infrabench::choice_axis("write: the source GPU pushes; read: the destination pulls",
+                                {"write", "read"}))
+    .add_string_axis(
+        "traffic", {"uni", "bidir"},
+        infrabench::choice_axis("uni: one direction; bidir: both directions at once (summed)",
+                                {"uni", "bidir"}))
     .memory_estimate([](const infrabench::config&) -> std::int64_t { return 0; });
 
 }  // namespace

@@ -115,15 +115,16 @@ INFRABENCH_REGISTER(pinned_alloc, "bandwidth/pinned_alloc")
         "cost of pinning host memory: cudaHostAlloc+cudaFreeHost or cudaHostRegister+"
         "cudaHostUnregister of `size` bytes (alloc_us, free_us, ns_per_page)")
     .require(infrabench::req::cuda)
-    .add_string_axis("api", {"host_alloc", "host_register"},
-                     bw::choice_axis("host_alloc: cudaHostAlloc; host_register: cudaHostRegister "
-                                     "of allocated, touched memory",
-                                     {"host_alloc", "host_register"}))
+    .add_string_axis(
+        "api", {"host_alloc", "host_register"},
+        infrabench::choice_axis("host_alloc: cudaHostAlloc; host_register: cudaHostRegister "
+                                "of allocated, touched memory",
+                                {"host_alloc", "host_register"}))
     .add_int64_axis("size",
                     {std::int64_t{4} << 10, std::int64_t{2} << 20, std::int64_t{64} << 20,
                      std::int64_t{1} << 30},
-                    bw::int_axis("bytes pinned per call", 1, /*bytes=*/true))
-    .add_int64_axis("gpu", {0}, bw::int_axis("GPU whose context is current", 0))
+                    infrabench::bytes_axis("bytes pinned per call", 1))
+    .add_int64_axis("gpu", {0}, infrabench::int_axis("GPU whose context is current", 0))
     .memory_estimate([](const infrabench::config& cfg) -> std::int64_t {
       for (const auto& [name, value] : cfg) {
         if (name == "size") return 2 * std::get<std::int64_t>(value);

@@ -132,22 +132,6 @@ std::string format_gib(double bytes) {
   return buf;
 }
 
-axis_options choice_axis(std::string description, std::vector<std::string> choices) {
-  axis_options o;
-  o.description = std::move(description);
-  o.choices = std::move(choices);
-  return o;
-}
-
-axis_options int_axis(std::string description, double min, bool bytes) {
-  axis_options o;
-  o.description = std::move(description);
-  o.min = min;
-  o.bytes = bytes;
-  o.pow2 = bytes;
-  return o;
-}
-
 void require_runnable(state& st, const topo::cell_sweep& sweep) {
   // Every cell goes into the report, n/a ones with their reason, whether or not the row runs.
   std::vector<result_cell> cells;

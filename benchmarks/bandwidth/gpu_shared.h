@@ -71,10 +71,6 @@ class scoped_affinity {
 // "1.5 GiB".
 [[nodiscard]] std::string format_gib(double bytes);
 
-// Axis options, built field by field (GCC 12 warns on partial designated initializers).
-[[nodiscard]] axis_options choice_axis(std::string description, std::vector<std::string> choices);
-[[nodiscard]] axis_options int_axis(std::string description, double min, bool bytes = false);
-
 // Records every cell of the row in the result (`cells`: measured, or n/a with the reason), then
 // leaves the benchmark when no cell can run: failed when any n/a cell is an error (not enough
 // memory, an allocation failed), else skipped; the reason lists every cell's.

@@ -107,25 +107,6 @@ struct mismatch {
   double expected = 0;
 };
 
-// Axis options built field by field: GCC 12 warns (-Wmissing-field-initializers) about designated
-// initializers that leave members to their defaults.
-[[nodiscard]] infrabench::axis_options choice_axis(std::string description,
-                                                   std::vector<std::string> choices) {
-  infrabench::axis_options o;
-  o.description = std::move(description);
-  o.choices = std::move(choices);
-  return o;
-}
-[[nodiscard]] infrabench::axis_options int_axis(std::string description, double min,
-                                                bool bytes = false) {
-  infrabench::axis_options o;
-  o.description = std::move(description);
-  o.min = min;
-  o.bytes = bytes;
-  o.pow2 = bytes;  // byte sizes sweep in doublings: "64KiB:1GiB"
-  return o;
-}
-
 void host_memory(infrabench::state& st) {
   const auto op = kc::parse_stream_op(st.get_string("kernel"));
   const auto stores = kc::parse_store_kind(st.get_string("stores"));
@@ -202,18 +183,19 @@ INFRABENCH_REGISTER(host_memory, "bandwidth/host_memory")
         "STREAM copy/scale/add/triad on three arrays of array_size bytes over pinned threads; "
         "GB/s counted as STREAM counts (write-allocate traffic not included)")
     .add_string_axis("kernel", {"copy", "scale", "add", "triad"},
-                     choice_axis("copy c=a, scale b=s*c, add c=a+b, triad a=b+s*c",
-                                 {"copy", "scale", "add", "triad"}))
-    .add_int64_axis("array_size", {std::int64_t{256} << 20},
-                    int_axis("bytes per array (STREAM: at least 4x the last-level cache)", 64,
-                             /*bytes=*/true))
-    .add_int64_axis("threads", {1, 0}, int_axis("0 = all allowed CPUs", 0))
+                     infrabench::choice_axis("copy c=a, scale b=s*c, add c=a+b, triad a=b+s*c",
+                                             {"copy", "scale", "add", "triad"}))
+    .add_int64_axis(
+        "array_size", {std::int64_t{256} << 20},
+        infrabench::bytes_axis("bytes per array (STREAM: at least 4x the last-level cache)", 64))
+    .add_int64_axis("threads", {1, 0}, infrabench::int_axis("0 = all allowed CPUs", 0))
     .add_string_axis("stores", {"regular"},
-                     choice_axis("regular, or non-temporal (streaming) stores",
-                                 {"regular", "nontemporal"}))
-    .add_string_axis("isa", {"auto"},
-                     choice_axis("kernel variant: auto = widest vector ISA this CPU has",
-                                 {"auto", "scalar", "sse2", "avx2", "avx512"}))
+                     infrabench::choice_axis("regular, or non-temporal (streaming) stores",
+                                             {"regular", "nontemporal"}))
+    .add_string_axis(
+        "isa", {"auto"},
+        infrabench::choice_axis("kernel variant: auto = widest vector ISA this CPU has",
+                                {"auto", "scalar", "sse2", "avx2", "avx512"}))
     .memory_estimate([](const infrabench::config& cfg) -> std::int64_t {
       for (const auto& [name, value] : cfg) {
         if (name == "array_size") {

@@ -88,17 +88,6 @@ class scoped_pin {
   bool m_pinned = false;
 };
 
-// Axis options built field by field: GCC 12 warns (-Wmissing-field-initializers) about designated
-// initializers that leave members to their defaults.
-[[nodiscard]] infrabench::axis_options int_axis(std::string description, double min, bool bytes) {
-  infrabench::axis_options o;
-  o.description = std::move(description);
-  o.min = min;
-  o.bytes = bytes;
-  o.pow2 = bytes;  // byte sizes sweep in doublings: "16KiB:1GiB"
-  return o;
-}
-
 [[nodiscard]] std::size_t slots_for(std::int64_t working_set) {
   return static_cast<std::size_t>(working_set) / sizeof(kc::chase_slot);
 }
@@ -135,8 +124,9 @@ INFRABENCH_REGISTER(memory_latency, "bandwidth/memory_latency")
                     {std::int64_t{16} << 10, std::int64_t{64} << 10, std::int64_t{256} << 10,
                      std::int64_t{1} << 20, std::int64_t{4} << 20, std::int64_t{16} << 20,
                      std::int64_t{64} << 20, std::int64_t{256} << 20, std::int64_t{1} << 30},
-                    int_axis("bytes the chain covers, in 64-byte lines", 64, /*bytes=*/true))
-    .add_int64_axis("seed", {1}, int_axis("seed of the random cycle (std::mt19937_64)", 0, false))
+                    infrabench::bytes_axis("bytes the chain covers, in 64-byte lines", 64))
+    .add_int64_axis("seed", {1},
+                    infrabench::int_axis("seed of the random cycle (std::mt19937_64)", 0))
     .memory_estimate([](const infrabench::config& cfg) -> std::int64_t {
       for (const auto& [name, value] : cfg) {
         if (name == "working_set") {

@@ -229,17 +229,20 @@ INFRABENCH_REGISTER(numa_matrix, "bandwidth/numa_matrix")
     .describe(
         "STREAM bandwidth from threads on one NUMA node (row) to memory bound to each node "
         "(columns bandwidth_gbps_mem<N>): the host's node x node matrix")
-    .add_int64_axis("cpu_node", node_id_defaults(),
-                    bw::int_axis("NUMA node whose CPUs run the threads (the row); default: every "
-                                 "online node",
-                                 0))
+    .add_int64_axis(
+        "cpu_node", node_id_defaults(),
+        infrabench::int_axis("NUMA node whose CPUs run the threads (the row); default: every "
+                             "online node",
+                             0))
     .add_int64_axis("mem_node", {-1},
-                    bw::int_axis("memory node (column) to measure; -1 = every node", -1))
-    .add_int64_axis("threads", {0}, bw::int_axis("threads on the row's CPUs; 0 = one per CPU", 0))
+                    infrabench::int_axis("memory node (column) to measure; -1 = every node", -1))
+    .add_int64_axis("threads", {0},
+                    infrabench::int_axis("threads on the row's CPUs; 0 = one per CPU", 0))
     .add_int64_axis("array_size", {std::int64_t{128} << 20},
-                    bw::int_axis("bytes per STREAM array (three per cell)", 4096, /*bytes=*/true))
+                    infrabench::bytes_axis("bytes per STREAM array (three per cell)", 4096))
     .add_string_axis("kernel", {"triad"},
-                     bw::choice_axis("STREAM kernel: copy c=a or triad a=b+s*c", {"copy", "triad"}))
+                     infrabench::choice_axis("STREAM kernel: copy c=a or triad a=b+s*c",
+                                             {"copy", "triad"}))
     .memory_estimate([](const infrabench::config& cfg) -> std::int64_t {
       std::int64_t bytes = 0, columns = 1;
       for (const auto& [name, value] : cfg) {

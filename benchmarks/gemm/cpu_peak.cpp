@@ -79,10 +79,11 @@ INFRABENCH_REGISTER(cpu_peak, "gemm/cpu_peak")
     .describe(
         "CPU multiply-add peak per ISA: independent FMA / vdpbf16ps chains on pinned threads; "
         "GFLOP/s, clock and instructions per cycle")
-    .add_string_axis("isa", {"avx2_fp32", "avx512_fp32", "avx512_bf16", "avx512_fp16"},
-                     gb::choices("avx2_fp32 (ymm FMA), avx512_fp32 (zmm FMA), avx512_bf16 "
-                                 "(vdpbf16ps), avx512_fp16 (vfmadd231ph)",
-                                 {"avx2_fp32", "avx512_fp32", "avx512_bf16", "avx512_fp16"}))
+    .add_string_axis(
+        "isa", {"avx2_fp32", "avx512_fp32", "avx512_bf16", "avx512_fp16"},
+        infrabench::choice_axis("avx2_fp32 (ymm FMA), avx512_fp32 (zmm FMA), avx512_bf16 "
+                                "(vdpbf16ps), avx512_fp16 (vfmadd231ph)",
+                                {"avx2_fp32", "avx512_fp32", "avx512_bf16", "avx512_fp16"}))
     .add_int64_axis("threads", {1, 0}, gb::threads_axis_options());
 
 }  // namespace

@@ -214,8 +214,8 @@ INFRABENCH_REGISTER(cublas_gemm, "gemm/cublas")
     .require(infrabench::req::cuda)
     .add_string_axis("shape", gpu_shapes(), gb::shape_axis_options())
     .add_string_axis("dtype", {"fp32", "tf32", "fp16", "bf16"},
-                     gb::choices("A/B (and C) type; tf32 = fp32 data on tensor cores",
-                                 {"fp32", "tf32", "fp16", "bf16"}))
+                     infrabench::choice_axis("A/B (and C) type; tf32 = fp32 data on tensor cores",
+                                             {"fp32", "tf32", "fp16", "bf16"}))
     .add_string_axis("trans", {"nn"}, gb::trans_axis_options())
     .memory_estimate(host_memory);
 
@@ -226,8 +226,8 @@ INFRABENCH_REGISTER(cublaslt_gemm, "gemm/cublaslt")
     .require(infrabench::req::cuda)
     .add_string_axis("shape", gpu_shapes(), gb::shape_axis_options())
     .add_string_axis("dtype", {"tf32", "bf16", "fp8_e4m3"},
-                     gb::choices("A/B type (C: fp32 for fp32/tf32, else bf16/fp16)",
-                                 {"fp32", "tf32", "fp16", "bf16", "fp8_e4m3"}))
+                     infrabench::choice_axis("A/B type (C: fp32 for fp32/tf32, else bf16/fp16)",
+                                             {"fp32", "tf32", "fp16", "bf16", "fp8_e4m3"}))
     .add_string_axis("trans", {"nt"}, gb::trans_axis_options())
     .memory_estimate(host_memory);
 

@@ -107,7 +107,8 @@ INFRABENCH_REGISTER(cuda_wmma, "gemm/cuda_wmma")
         "on the device; % of cuBLAS and of the GPU peak")
     .require(infrabench::req::cuda)
     .add_string_axis("shape", shapes(), gb::shape_axis_options())
-    .add_string_axis("dtype", {"fp16", "bf16"}, gb::choices("A, B and C type", {"fp16", "bf16"}))
+    .add_string_axis("dtype", {"fp16", "bf16"},
+                     infrabench::choice_axis("A, B and C type", {"fp16", "bf16"}))
     .memory_estimate(host_memory);
 
 }  // namespace

@@ -105,13 +105,6 @@ std::vector<std::string> default_cpu_shapes() {
   return {"256", "1024", "2048", "4096", "llama3-8b.qkv@1024", "llama3-8b.mlp_down@1024"};
 }
 
-axis_options choices(std::string description, std::vector<std::string> values) {
-  axis_options o;
-  o.description = std::move(description);
-  o.choices = std::move(values);
-  return o;
-}
-
 axis_options shape_axis_options() {
   axis_options o;
   o.description =
@@ -129,8 +122,8 @@ axis_options threads_axis_options() {
 }
 
 axis_options trans_axis_options() {
-  return choices("op(A) op(B): n = as stored (row-major), t = transposed",
-                 {"nn", "nt", "tn", "tt"});
+  return infrabench::choice_axis("op(A) op(B): n = as stored (row-major), t = transposed",
+                                 {"nn", "nt", "tn", "tt"});
 }
 
 gm::gemm_shape shape_of(const std::string& text) {

@@ -29,7 +29,6 @@ namespace gm = kernels::gemm_model;
 [[nodiscard]] axis_options shape_axis_options();
 [[nodiscard]] axis_options threads_axis_options();
 [[nodiscard]] axis_options trans_axis_options();
-[[nodiscard]] axis_options choices(std::string description, std::vector<std::string> values);
 
 // Parses the shape axis; a malformed value is bad input (infrabench::user_error, exit 2).
 [[nodiscard]] gm::gemm_shape shape_of(const std::string& text);

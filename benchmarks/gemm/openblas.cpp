@@ -239,12 +239,13 @@ INFRABENCH_REGISTER(openblas_fp32, "gemm/openblas_fp32")
     .add_string_axis("shape", gb::default_cpu_shapes(), gb::shape_axis_options())
     .add_int64_axis("threads", {1, 0}, gb::threads_axis_options())
     .add_string_axis("trans", {"nn"}, gb::trans_axis_options())
-    .add_string_axis("coretype", {best_coretype()},
-                     gb::choices("OpenBLAS kernels (OPENBLAS_CORETYPE); default: the best this CPU "
-                                 "runs; env = OpenBLAS's own choice / the inherited variable; one "
-                                 "per process",
-                                 {"env", "Prescott", "Nehalem", "Sandybridge", "Haswell", "Zen",
-                                  "SkylakeX", "Cooperlake"}))
+    .add_string_axis(
+        "coretype", {best_coretype()},
+        infrabench::choice_axis("OpenBLAS kernels (OPENBLAS_CORETYPE); default: the best this CPU "
+                                "runs; env = OpenBLAS's own choice / the inherited variable; one "
+                                "per process",
+                                {"env", "Prescott", "Nehalem", "Sandybridge", "Haswell", "Zen",
+                                 "SkylakeX", "Cooperlake"}))
     .memory_estimate(memory_fp32);
 
 }  // namespace

@@ -141,11 +141,11 @@ INFRABENCH_REGISTER(ours_fp32, "gemm/ours_fp32")
     .add_string_axis("shape", gb::default_cpu_shapes(), gb::shape_axis_options())
     .add_int64_axis("threads", {1, 0}, gb::threads_axis_options())
     .add_string_axis("trans", {"nn"}, gb::trans_axis_options())
-    .add_string_axis(
-        "isa", {"auto"},
-        gb::choices("micro-kernel: auto = widest this CPU runs; scalar = the plain-loop "
-                    "reference",
-                    {"auto", "scalar", "avx2", "avx512"}))
+    .add_string_axis("isa", {"auto"},
+                     infrabench::choice_axis(
+                         "micro-kernel: auto = widest this CPU runs; scalar = the plain-loop "
+                         "reference",
+                         {"auto", "scalar", "avx2", "avx512"}))
     .memory_estimate(memory_fp32);
 
 INFRABENCH_REGISTER(ours_bf16, "gemm/ours_bf16")
@@ -155,10 +155,11 @@ INFRABENCH_REGISTER(ours_bf16, "gemm/ours_bf16")
     .add_string_axis("shape", gb::default_cpu_shapes(), gb::shape_axis_options())
     .add_int64_axis("threads", {1, 0}, gb::threads_axis_options())
     .add_string_axis("trans", {"nn"}, gb::trans_axis_options())
-    .add_string_axis("isa", {"auto"},
-                     gb::choices("micro-kernel: auto = avx512_bf16 where the CPU has it, else the "
-                                 "scalar reference",
-                                 {"auto", "scalar", "avx512_bf16"}))
+    .add_string_axis(
+        "isa", {"auto"},
+        infrabench::choice_axis("micro-kernel: auto = avx512_bf16 where the CPU has it, else the "
+                                "scalar reference",
+                                {"auto", "scalar", "avx512_bf16"}))
     .memory_estimate(memory_bf16);
 
 }  // namespace

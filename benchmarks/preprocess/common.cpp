@@ -130,52 +130,38 @@ std::shared_ptr<const dataset> cached_or_build(const dataset_key& key) {
 
 // ---- axes --------------------------------------------------------------------------------------
 
-axis_options choice_axis(std::string description, std::vector<std::string> choices) {
-  axis_options o;
-  o.description = std::move(description);
-  o.choices = std::move(choices);
-  return o;
-}
-
-axis_options int_axis(std::string description, double min, double max) {
-  axis_options o;
-  o.description = std::move(description);
-  o.min = min;
-  o.max = max;
-  return o;
-}
-
 axis_options isa_axis() {
-  return choice_axis(
+  return infrabench::choice_axis(
       "kernel variant: auto = the widest this CPU has; one it lacks is skipped with the reason",
       {"auto", "scalar", "avx2", "avx512"});
 }
 axis_options threads_axis() {
-  return int_axis("pinned worker threads, images split across them (0 = all CPUs)", 0, 1024);
+  return infrabench::int_axis("pinned worker threads, images split across them (0 = all CPUs)", 0,
+                              1024);
 }
 axis_options batch_axis() {
-  return int_axis("images per call", 1, 1 << 16);
+  return infrabench::int_axis("images per call", 1, 1 << 16);
 }
 axis_options width_axis() {
-  return int_axis("source width (default: the ImageNet mean, 500x375)", 1, 1 << 14);
+  return infrabench::int_axis("source width (default: the ImageNet mean, 500x375)", 1, 1 << 14);
 }
 axis_options height_axis() {
-  return int_axis("source height", 1, 1 << 14);
+  return infrabench::int_axis("source height", 1, 1 << 14);
 }
 axis_options resize_axis() {
-  return int_axis("shorter side after the resize", 1, 1 << 14);
+  return infrabench::int_axis("shorter side after the resize", 1, 1 << 14);
 }
 axis_options crop_axis() {
-  return int_axis("output size: a square crop of the resized image", 1, 1 << 14);
+  return infrabench::int_axis("output size: a square crop of the resized image", 1, 1 << 14);
 }
 axis_options stores_axis() {
-  return choice_axis(
+  return infrabench::choice_axis(
       "output stores: regular, or non-temporal (streaming: no write-allocate read, "
       "output kept out of the caches)",
       {"regular", "nontemporal"});
 }
 axis_options dtype_axis() {
-  return choice_axis("output element type", {"f32", "bf16", "f16"});
+  return infrabench::choice_axis("output element type", {"f32", "bf16", "f16"});
 }
 
 pp::isa resolve_isa(state& st) {

@@ -21,9 +21,6 @@ namespace pp = infrabench::kernels::cpu::preprocess;
 
 // ---- axes --------------------------------------------------------------------------------------
 
-[[nodiscard]] axis_options choice_axis(std::string description, std::vector<std::string> choices);
-[[nodiscard]] axis_options int_axis(std::string description, double min, double max = 1 << 24);
-
 // The options of the axes the benchmarks share (same names, same meaning everywhere).
 [[nodiscard]] axis_options isa_axis();      // isa: auto|scalar|avx2|avx512
 [[nodiscard]] axis_options threads_axis();  // threads: 0 = all CPUs

@@ -161,16 +161,18 @@ INFRABENCH_REGISTER(pipeline_bench, "preprocess/pipeline")
     .add_int64_axis("resize", {256}, resize_axis())
     .add_int64_axis("crop", {224}, crop_axis())
     .add_string_axis("dtype", {"f32"}, dtype_axis())
-    .add_string_axis("source", {"pixels", "jpeg"},
-                     choice_axis("jpeg: decode first; pixels: start from decoded images (the "
-                                 "transform alone)",
-                                 {"pixels", "jpeg"}))
+    .add_string_axis(
+        "source", {"pixels", "jpeg"},
+        infrabench::choice_axis("jpeg: decode first; pixels: start from decoded images (the "
+                                "transform alone)",
+                                {"pixels", "jpeg"}))
     .add_string_axis("crop_mode", {"random"},
-                     choice_axis("centre crop, or random (seeded by the image index)",
-                                 {"center", "random"}))
-    .add_string_axis("flip", {"random"},
-                     choice_axis("horizontal flip: none, always, or random (p = 0.5, seeded)",
-                                 {"none", "always", "random"}))
+                     infrabench::choice_axis("centre crop, or random (seeded by the image index)",
+                                             {"center", "random"}))
+    .add_string_axis(
+        "flip", {"random"},
+        infrabench::choice_axis("horizontal flip: none, always, or random (p = 0.5, seeded)",
+                                {"none", "always", "random"}))
     .add_string_axis("stores", {"regular"}, stores_axis())
     .memory_estimate(pipeline_memory);
 

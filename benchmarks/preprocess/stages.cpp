@@ -255,9 +255,10 @@ INFRABENCH_REGISTER(crop_stage, "preprocess/crop")
     .add_int64_axis("height", {375}, height_axis())
     .add_int64_axis("resize", {256}, resize_axis())
     .add_int64_axis("crop", {224}, crop_axis())
-    .add_string_axis("crop_mode", {"random"},
-                     choice_axis("window origin: centre, or random seeded by the image index",
-                                 {"center", "random"}))
+    .add_string_axis(
+        "crop_mode", {"random"},
+        infrabench::choice_axis("window origin: centre, or random seeded by the image index",
+                                {"center", "random"}))
     .memory_estimate(stage_memory);
 
 INFRABENCH_REGISTER(flip_stage, "preprocess/flip")

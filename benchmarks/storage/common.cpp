@@ -213,39 +213,6 @@ std::string resolve_dataset(infrabench::state& st, const ks::dataset_layout& lay
   return made.path;
 }
 
-infrabench::axis_options choice_axis(std::string description, std::vector<std::string> choices) {
-  infrabench::axis_options o;
-  o.description = std::move(description);
-  o.choices = std::move(choices);
-  return o;
-}
-
-infrabench::axis_options int_axis(std::string description, double min, double max, bool bytes) {
-  infrabench::axis_options o;
-  o.description = std::move(description);
-  o.min = min;
-  o.max = max;
-  o.bytes = bytes;
-  o.pow2 = bytes;
-  return o;
-}
-
-infrabench::axis_options switch_axis(std::string description) {
-  infrabench::axis_options o;
-  o.description = std::move(description) + " (0 = off, 1 = on)";
-  o.min = 0;
-  o.max = 1;
-  return o;
-}
-
-infrabench::axis_options float_axis(std::string description, double min, double max) {
-  infrabench::axis_options o;
-  o.description = std::move(description);
-  o.min = min;
-  o.max = max;
-  return o;
-}
-
 std::int64_t config_int(const infrabench::config& cfg, const std::string& name) {
   for (const auto& [n, v] : cfg) {
     if (n != name) continue;

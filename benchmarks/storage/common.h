@@ -55,14 +55,6 @@ void check_direct_block_size(std::uint64_t block_size, const ks::target_info& in
     const std::function<void(const std::string& dir)>& create);
 [[nodiscard]] bool verify_requested(const infrabench::state& st);
 
-// Axis options built field by field (GCC 12 warns about partial designated initializers).
-[[nodiscard]] infrabench::axis_options choice_axis(std::string description,
-                                                   std::vector<std::string> choices);
-[[nodiscard]] infrabench::axis_options int_axis(std::string description, double min, double max,
-                                                bool bytes = false);
-[[nodiscard]] infrabench::axis_options switch_axis(std::string description);
-[[nodiscard]] infrabench::axis_options float_axis(std::string description, double min, double max);
-
 // Value of an int64 or float64 axis in a configuration (for memory estimates).
 [[nodiscard]] std::int64_t config_int(const infrabench::config& cfg, const std::string& name);
 

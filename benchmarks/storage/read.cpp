@@ -362,42 +362,45 @@ INFRABENCH_REGISTER(storage_read, "storage/read")
         "reads a scratch file, a file or a block device (read-only) with io_uring or psync, "
         "sequential or random, fio-style; GB/s, IOPS, completion-latency percentiles, CPU per I/O")
     .add_string_axis("engine", {"io_uring", "psync"},
-                     sb::choice_axis("io_uring (liburing) or psync (pread, the baseline)",
-                                     {"io_uring", "psync"}))
-    .add_string_axis(
-        "pattern", {"seq", "rand"},
-        sb::choice_axis("seq: each job's region in order; rand: a random permutation of its "
-                        "blocks each pass",
-                        {"seq", "rand"}))
+                     infrabench::choice_axis("io_uring (liburing) or psync (pread, the baseline)",
+                                             {"io_uring", "psync"}))
+    .add_string_axis("pattern", {"seq", "rand"},
+                     infrabench::choice_axis(
+                         "seq: each job's region in order; rand: a random permutation of its "
+                         "blocks each pass",
+                         {"seq", "rand"}))
     .add_int64_axis("block_size", {4096, 128 << 10, 1 << 20},
-                    sb::int_axis("bytes per read", 1, 1 << 30, /*bytes=*/true))
+                    infrabench::bytes_axis("bytes per read", 1, 1 << 30))
     .add_int64_axis("queue_depth", {1, 32},
-                    sb::int_axis("reads in flight per job (io_uring ring limit 32768)", 1,
-                                 max_queue_depth))
+                    infrabench::int_axis("reads in flight per job (io_uring ring limit 32768)", 1,
+                                         max_queue_depth))
     .add_int64_axis("jobs", {1},
-                    sb::int_axis("threads, each with its own descriptor, ring and region", 1, 1024))
-    .add_int64_axis(
-        "pin", {0},
-        sb::switch_axis("pin job j to the j-th allowed CPU (fio's default is unpinned; pinning "
+                    infrabench::int_axis("threads, each with its own descriptor, ring and region",
+                                         1, 1024))
+    .add_int64_axis("pin", {0},
+                    infrabench::switch_axis(
+                        "pin job j to the j-th allowed CPU (fio's default is unpinned; pinning "
                         "away from the device's interrupt CPU costs a cross-CPU wake-up per read)"))
     .add_int64_axis("direct", {1},
-                    sb::switch_axis("O_DIRECT; 0 = buffered, a page-cache measurement"))
+                    infrabench::switch_axis("O_DIRECT; 0 = buffered, a page-cache measurement"))
     .add_int64_axis("fixed_buffers", {0},
-                    sb::switch_axis("io_uring registered buffers (locked memory)"))
-    .add_int64_axis("fixed_files", {0}, sb::switch_axis("io_uring registered file"))
-    .add_int64_axis("sqpoll", {0}, sb::switch_axis("io_uring SQPOLL kernel submission thread"))
+                    infrabench::switch_axis("io_uring registered buffers (locked memory)"))
+    .add_int64_axis("fixed_files", {0}, infrabench::switch_axis("io_uring registered file"))
+    .add_int64_axis("sqpoll", {0},
+                    infrabench::switch_axis("io_uring SQPOLL kernel submission thread"))
     .add_int64_axis(
         "iopoll", {0},
-        sb::switch_axis("io_uring IOPOLL polled completions (needs device poll queues)"))
+        infrabench::switch_axis("io_uring IOPOLL polled completions (needs device poll queues)"))
     .add_string_axis(
         "target", {"scratch"},
-        sb::choice_axis("scratch (a file under --scratch), a directory (a scratch file "
-                        "made there), or an existing file or block device, read only",
-                        {}))
-    .add_int64_axis("size", {std::int64_t{1} << 30},
-                    sb::int_axis("scratch file size; for an existing file or device the bytes read "
-                                 "from its start (0 = all)",
-                                 0, 1e18, /*bytes=*/true))
+        infrabench::choice_axis("scratch (a file under --scratch), a directory (a scratch file "
+                                "made there), or an existing file or block device, read only",
+                                {}))
+    .add_int64_axis(
+        "size", {std::int64_t{1} << 30},
+        infrabench::bytes_axis("scratch file size; for an existing file or device the bytes read "
+                               "from its start (0 = all)",
+                               0, 1e18))
     .memory_estimate([](const infrabench::config& cfg) -> std::int64_t {
       return sb::config_int(cfg, "block_size") * sb::config_int(cfg, "queue_depth") *
              sb::config_int(cfg, "jobs");

@@ -410,18 +410,20 @@ INFRABENCH_REGISTER(training_step, "training/step")
     .scope(rank_scope::collective)
     .add_string_axis("isa", {"auto"}, pb::isa_axis())
     .add_int64_axis("threads", {0},
-                    pb::int_axis("threads per rank (0 = this host's CPUs shared by its ranks)", 0,
-                                 4096))
-    .add_int64_axis("batch", {32}, pb::int_axis("samples per rank per step", 1, 4096))
+                    infrabench::int_axis(
+                        "threads per rank (0 = this host's CPUs shared by its ranks)", 0, 4096))
+    .add_int64_axis("batch", {32}, infrabench::int_axis("samples per rank per step", 1, 4096))
     .add_int64_axis("samples", {256},
-                    pb::int_axis("JPEG files in the scratch data set (per rank)", 1, 1 << 20))
+                    infrabench::int_axis("JPEG files in the scratch data set (per rank)", 1,
+                                         1 << 20))
     .add_int64_axis("width", {500}, pb::width_axis())
     .add_int64_axis("height", {375}, pb::height_axis())
     .add_int64_axis("resize", {256}, pb::resize_axis())
     .add_int64_axis("crop", {224}, pb::crop_axis())
-    .add_int64_axis("hidden", {64}, pb::int_axis("hidden units of the perceptron", 1, 1 << 16))
-    .add_int64_axis("classes", {10}, pb::int_axis("output classes", 2, 1 << 16))
-    .add_float64_axis("learning_rate", {0.01}, sb::float_axis("SGD learning rate", 0, 10))
+    .add_int64_axis("hidden", {64},
+                    infrabench::int_axis("hidden units of the perceptron", 1, 1 << 16))
+    .add_int64_axis("classes", {10}, infrabench::int_axis("output classes", 2, 1 << 16))
+    .add_float64_axis("learning_rate", {0.01}, infrabench::float_axis("SGD learning rate", 0, 10))
     .memory_estimate(step_memory);
 
 }  // namespace

@@ -303,4 +303,35 @@ std::vector<config> cartesian_product(const std::vector<axis>& axes) {
   return out;
 }
 
+axis_options choice_axis(std::string description, std::vector<std::string> choices) {
+  axis_options o;
+  o.description = std::move(description);
+  o.choices = std::move(choices);
+  return o;
+}
+
+axis_options int_axis(std::string description, std::optional<double> min,
+                      std::optional<double> max) {
+  axis_options o;
+  o.description = std::move(description);
+  o.min = min;
+  o.max = max;
+  return o;
+}
+
+axis_options bytes_axis(std::string description, double min, std::optional<double> max) {
+  axis_options o = int_axis(std::move(description), min, max);
+  o.bytes = true;
+  o.pow2 = true;
+  return o;
+}
+
+axis_options switch_axis(std::string description) {
+  return int_axis(std::move(description) + " (0 = off, 1 = on)", 0, 1);
+}
+
+axis_options float_axis(std::string description, double min, double max) {
+  return int_axis(std::move(description), min, max);
+}
+
 }  // namespace infrabench

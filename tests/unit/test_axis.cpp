@@ -7,7 +7,7 @@ using namespace infrabench;
 
 namespace {
 
-axis bytes_axis() {
+axis test_bytes_axis() {
   axis ax;
   ax.name = "size";
   ax.kind = axis_kind::int64;
@@ -17,7 +17,7 @@ axis bytes_axis() {
   return ax;
 }
 
-axis int_axis(std::optional<double> min = std::nullopt) {
+axis test_int_axis(std::optional<double> min = std::nullopt) {
   axis ax;
   ax.name = "threads";
   ax.kind = axis_kind::int64;
@@ -56,25 +56,28 @@ TEST(Axis, FormatBytes) {
 }
 
 TEST(Axis, Pow2Range) {
-  EXPECT_EQ(ints(parse_axis_values(bytes_axis(), "16KiB:128KiB")),
+  EXPECT_EQ(ints(parse_axis_values(test_bytes_axis(), "16KiB:128KiB")),
             (std::vector<std::int64_t>{16384, 32768, 65536, 131072}));
 }
 
 TEST(Axis, StepRangeAndList) {
-  EXPECT_EQ(ints(parse_axis_values(int_axis(), "1:7:2")), (std::vector<std::int64_t>{1, 3, 5, 7}));
-  EXPECT_EQ(ints(parse_axis_values(int_axis(), "1, 2,4")), (std::vector<std::int64_t>{1, 2, 4}));
+  EXPECT_EQ(ints(parse_axis_values(test_int_axis(), "1:7:2")),
+            (std::vector<std::int64_t>{1, 3, 5, 7}));
+  EXPECT_EQ(ints(parse_axis_values(test_int_axis(), "1, 2,4")),
+            (std::vector<std::int64_t>{1, 2, 4}));
 }
 
 TEST(Axis, BadValuesAreUserErrors) {
-  EXPECT_THROW((void)parse_axis_values(bytes_axis(), "abc"), user_error);
-  EXPECT_THROW((void)parse_axis_values(bytes_axis(), "0"), user_error);          // below min 1
-  EXPECT_THROW((void)parse_axis_values(bytes_axis(), "-4KiB"), user_error);      // negative
-  EXPECT_THROW((void)parse_axis_values(bytes_axis(), "1MiB:4KiB"), user_error);  // inverted
-  EXPECT_THROW((void)parse_axis_values(int_axis(), "1:8"), user_error);  // not pow2: needs step
-  EXPECT_THROW((void)parse_axis_values(int_axis(), "1,,2"), user_error);
-  EXPECT_THROW((void)parse_axis_values(int_axis(), ""), user_error);
-  EXPECT_THROW((void)parse_axis_values(int_axis(), "1.5"), user_error);
-  EXPECT_THROW((void)parse_axis_values(int_axis(0), "-1"), user_error);
+  EXPECT_THROW((void)parse_axis_values(test_bytes_axis(), "abc"), user_error);
+  EXPECT_THROW((void)parse_axis_values(test_bytes_axis(), "0"), user_error);          // below min 1
+  EXPECT_THROW((void)parse_axis_values(test_bytes_axis(), "-4KiB"), user_error);      // negative
+  EXPECT_THROW((void)parse_axis_values(test_bytes_axis(), "1MiB:4KiB"), user_error);  // inverted
+  EXPECT_THROW((void)parse_axis_values(test_int_axis(), "1:8"),
+               user_error);  // not pow2: needs step
+  EXPECT_THROW((void)parse_axis_values(test_int_axis(), "1,,2"), user_error);
+  EXPECT_THROW((void)parse_axis_values(test_int_axis(), ""), user_error);
+  EXPECT_THROW((void)parse_axis_values(test_int_axis(), "1.5"), user_error);
+  EXPECT_THROW((void)parse_axis_values(test_int_axis(0), "-1"), user_error);
 }
 
 TEST(Axis, StringChoices) {
@@ -103,7 +106,7 @@ TEST(Axis, FloatRangeCountsSteps) {
 }
 
 TEST(Axis, CartesianProductLastAxisFastest) {
-  axis a = int_axis();
+  axis a = test_int_axis();
   a.name = "a";
   a.values = {std::int64_t{1}, std::int64_t{2}};
   axis b;
@@ -129,4 +132,22 @@ TEST(Axis, ConfigInt64FindsTheAxisOrFallsBack) {
   ASSERT_NE(find_axis(cfg, "op"), nullptr);
   EXPECT_EQ(std::get<std::string>(*find_axis(cfg, "op")), "sum");
   EXPECT_EQ(find_axis(cfg, "missing"), nullptr);
+}
+
+TEST(Axis, OptionHelpersSayWhatTheyAccept) {
+  const auto b = bytes_axis("bytes per copy", 4096);
+  EXPECT_TRUE(b.bytes);
+  EXPECT_TRUE(b.pow2);
+  EXPECT_EQ(b.min, 4096);
+  EXPECT_FALSE(b.max);
+  const auto s = switch_axis("O_DIRECT");
+  EXPECT_EQ(s.description, "O_DIRECT (0 = off, 1 = on)");
+  EXPECT_EQ(s.min, 0);
+  EXPECT_EQ(s.max, 1);
+  const auto c = choice_axis("kernel", {"copy", "triad"});
+  EXPECT_EQ(c.choices, (std::vector<std::string>{"copy", "triad"}));
+  const auto i = int_axis("threads", 0);
+  EXPECT_EQ(i.min, 0);
+  EXPECT_FALSE(i.max);
+  EXPECT_FALSE(i.bytes);
 }
