@@ -4,8 +4,11 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <cstdlib>
+#include <limits>
+#include <sstream>
 
 #include <CLI/CLI.hpp>
 #include <atomic>
@@ -45,6 +48,7 @@ using json = nlohmann::json;
 constexpr int exit_ok = 0;
 constexpr int exit_failures = 1;
 constexpr int exit_bad_input = 2;
+constexpr int exit_output_failed = 3;  // a file could not be written where asked
 
 std::atomic<bool> g_interrupted{false};
 std::atomic<int> g_signal{0};
@@ -69,7 +73,8 @@ struct run_options {
   std::string suite_name = "quick";
   std::string filter;
   std::vector<std::string> axes;
-  double min_time = 0, max_time = 0, timeout = 0, target_ci = 0;
+  // -1: not given (the suite's value, or the default, applies).
+  double min_time = -1, max_time = -1, timeout = -1, target_ci = -1;
   std::string output = "infrabench-report.json";
   std::string format = "table";
   bool quiet = false;
@@ -278,6 +283,39 @@ std::string config_text(const planned_benchmark& item, const config& cfg) {
   return out;
 }
 
+// Writes the report where the user asked; when that fails (disk full, EIO), the results are not
+// lost: they are saved as a new file elsewhere, or printed. Returns a sentence for the user:
+// "written to X", or what failed and where the report went instead (*ok = false).
+std::string deliver_report(const std::string& path, const std::string& text, bool* ok) {
+  *ok = true;
+  const std::string shown =
+      path == "-" ? std::string("standard output") : std::filesystem::absolute(path).string();
+  try {
+    write_output(path, text);
+    return "written to " + shown;
+  } catch (const std::exception& e) {
+    *ok = false;
+    const std::string failure = std::string(e.what());
+    if (const auto saved = save_elsewhere(text)) {
+      return "not written (" + failure + "); saved to " + *saved + " instead";
+    }
+    std::cout << text << std::flush;
+    return "not written (" + failure + "); printed on standard output instead";
+  }
+}
+
+// Whether the report goes to our standard output (-o -, /dev/stdout): the console table then
+// goes to standard error, so that stdout holds the report alone.
+bool report_on_stdout(const std::string& path) {
+  try {
+    const output_target t = resolve_output(path);
+    return t.kind == output_kind::standard_output ||
+           (t.kind == output_kind::descriptor && t.fd == STDOUT_FILENO);
+  } catch (const user_error&) {
+    return false;
+  }
+}
+
 int cmd_run(const run_options& opt, const std::vector<std::string>& command_line, int* argc,
             char*** argv) {
   auto comm = make_communicator(argc, argv);
@@ -302,10 +340,10 @@ int cmd_run(const run_options& opt, const std::vector<std::string>& command_line
       if (it == opt.option_text.end() || it->second.empty()) continue;
       sel.option_axes.push_back({"--" + o->name, o->axis, o->axis_scope, it->second});
     }
-    if (opt.min_time > 0) sel.min_time_s = opt.min_time;
-    if (opt.max_time > 0) sel.max_time_s = opt.max_time;
-    if (opt.timeout > 0) sel.timeout_s = opt.timeout;
-    if (opt.target_ci > 0) sel.target_rel_ci = opt.target_ci;
+    if (opt.min_time >= 0) sel.min_time_s = opt.min_time;
+    if (opt.max_time >= 0) sel.max_time_s = opt.max_time;
+    if (opt.timeout >= 0) sel.timeout_s = opt.timeout;
+    if (opt.target_ci >= 0) sel.target_rel_ci = opt.target_ci;
     plan = make_plan(registry::instance(), sel, caps);
     run_option_values = collect_option_values(opt);
     for (const auto& hook : cli_extensions::instance().pre_run_hooks) hook(run_option_values);
@@ -367,13 +405,14 @@ int cmd_run(const run_options& opt, const std::vector<std::string>& command_line
   std::mutex results_mu;
   std::vector<result> finished;
   const bool progress = !opt.quiet && root;
-  const std::string out_path = std::filesystem::absolute(opt.output).string();
-
+  // Where the report went, as said to the user; false when it could not go where asked.
+  std::string report_fate;
+  bool report_where_asked = true;
   auto write_report = [&](const json& results, const json& hosts) {
     ctx.finished_utc = utc_now_iso8601();
     ctx.hosts = hosts;
     json report = make_report(ctx, results);
-    write_file_atomic(opt.output, report.dump(2) + "\n");
+    report_fate = deliver_report(opt.output, report.dump(2) + "\n", &report_where_asked);
     return report;
   };
   auto to_json_array = [](const std::vector<result>& rs) {
@@ -433,7 +472,7 @@ int cmd_run(const run_options& opt, const std::vector<std::string>& command_line
       try {
         auto [all, hosts] = partial_results(std::move(extra));
         write_report(all, hosts);
-        print_error(diagnosis + "; partial report written to " + out_path);
+        print_error(diagnosis + "; partial report " + report_fate);
       } catch (const std::exception& e) {
         print_error(diagnosis + "; writing the partial report failed: " + e.what());
       }
@@ -478,7 +517,7 @@ int cmd_run(const run_options& opt, const std::vector<std::string>& command_line
                              " (rank " + std::to_string(comm->rank()) + ") did not return";
     try {
       write_report(to_json_array(copy), json::array({inventory}));
-      print_error(ctx.interrupted_reason + "; partial report written to " + out_path);
+      print_error(ctx.interrupted_reason + "; partial report " + report_fate);
     } catch (const std::exception& e) {
       print_error(ctx.interrupted_reason + "; writing the partial report failed: " + e.what());
     }
@@ -543,8 +582,11 @@ int cmd_run(const run_options& opt, const std::vector<std::string>& command_line
                              ": results finished so far";
   }
   const json report = write_report(all_results, hosts);
+  // With the report itself on stdout, the console output goes to stderr.
+  const bool stdout_taken = report_on_stdout(opt.output);
+  std::ostream& console = stdout_taken ? std::cerr : std::cout;
   if (opt.format == "json") {
-    std::cout << report.dump(2) << std::endl;
+    if (!stdout_taken) console << report.dump(2) << std::endl;
   } else {
     if (multi) {
       // Ranks that left a node-local benchmark to their host's leader: not a row each.
@@ -557,22 +599,26 @@ int cmd_run(const run_options& opt, const std::vector<std::string>& command_line
           shown.push_back(r);
         }
       }
-      print_table(std::cout, shown, true);
+      print_table(console, shown, true);
       if (left_to_leader > 0) {
-        std::cout << "(" << left_to_leader
-                  << " node-local configurations left to the one rank per host that ran them)\n\n";
+        console << "(" << left_to_leader
+                << " node-local configurations left to the one rank per host that ran them)\n\n";
       }
-      print_cluster_summary(std::cout, report["results"], findings, outliers);
-      std::cout << "\n";
+      print_cluster_summary(console, report["results"], findings, outliers);
+      console << "\n";
     } else {
-      print_table(std::cout, report["results"], false);
+      print_table(console, report["results"], false);
     }
     const auto& sum = report["summary"];
-    std::cout << sum["configurations"] << " configurations: " << sum["passed"] << " passed ("
-              << sum["invalid"] << " invalid), " << sum["skipped"] << " skipped, " << sum["failed"]
-              << " failed\n";
+    console << sum["configurations"] << " configurations: " << sum["passed"] << " passed ("
+            << sum["invalid"] << " invalid), " << sum["skipped"] << " skipped, " << sum["failed"]
+            << " failed\n";
   }
-  std::cerr << "report written to " << out_path << std::endl;
+  if (report_where_asked) {
+    std::cerr << "report " << report_fate << std::endl;
+  } else {
+    print_error("the report was " + report_fate);
+  }
   int hook_code = exit_ok;
   for (const auto& hook : cli_extensions::instance().post_run_hooks) {
     hook_code = std::max(hook_code, hook(report, run_option_values));
@@ -581,6 +627,7 @@ int cmd_run(const run_options& opt, const std::vector<std::string>& command_line
     print_error(ctx.interrupted_reason + "; the report is marked interrupted");
     return 128 + (sig ? sig : SIGTERM);
   }
+  if (!report_where_asked) return exit_output_failed;
   return std::max(hook_code,
                   report["summary"]["failed"].get<std::size_t>() > 0 ? exit_failures : exit_ok);
 }
@@ -595,6 +642,32 @@ void add_version_flag_everywhere(CLI::App& app, const std::string& version_text)
 }
 
 }  // namespace
+
+// CLI11's own range checks print DBL_MAX in full ("Value 0 not in range 0.000000 to
+// 17976931348623157081452..."); this says in one short line what is accepted:
+// "--timeout: must be a number of seconds > 0 (got -5)".
+CLI::Validator number_check(std::string what, double lo, bool lo_inclusive, double hi,
+                            bool hi_inclusive) {
+  const auto bound = [](double v) {
+    std::ostringstream os;
+    os << v;
+    return os.str();
+  };
+  std::string accepted = "must be " + what + " " + (lo_inclusive ? ">= " : "> ") + bound(lo);
+  if (std::isfinite(hi))
+    accepted += std::string(" and ") + (hi_inclusive ? "<= " : "< ") + bound(hi);
+  return CLI::Validator(
+      [accepted, lo, lo_inclusive, hi, hi_inclusive](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(text.c_str(), &end);
+        const bool number = end != text.c_str() && *end == '\0' && std::isfinite(v);
+        const bool above = lo_inclusive ? v >= lo : v > lo;
+        const bool below = hi_inclusive ? v <= hi : v < hi;
+        if (number && above && below) return {};
+        return accepted + " (got " + text + ")";
+      },
+      "", "number_check");
+}
 
 int cli_main(int argc, char** argv) {
   std::vector<std::string> command_line(argv, argv + argc);
@@ -628,15 +701,16 @@ int cli_main(int argc, char** argv) {
   run->add_option("-a,--axis", ro.axes,
                   "axis=v1,v2 or axis=lo:hi (powers of two) or lo:hi:step; repeatable")
       ->allow_extra_args(false);
-  run->add_option("--min-time", ro.min_time, "seconds to sample each configuration at least")
-      ->check(CLI::PositiveNumber);
+  run->add_option("--min-time", ro.min_time,
+                  "seconds to sample each configuration at least (0: no minimum)")
+      ->check(number_check("a number of seconds", 0, true));
   run->add_option("--max-time", ro.max_time, "seconds after which sampling stops")
-      ->check(CLI::PositiveNumber);
+      ->check(number_check("a number of seconds", 0, false));
   run->add_option("--timeout", ro.timeout, "seconds after which a configuration fails")
-      ->check(CLI::PositiveNumber);
+      ->check(number_check("a number of seconds", 0, false));
   run->add_option("--target-ci", ro.target_ci,
                   "stop when the median's 95% CI half-width is below this fraction")
-      ->check(CLI::PositiveNumber);
+      ->check(number_check("a fraction", 0, false, 1, false));
   run->add_option("-o,--output", ro.output, "report file")->capture_default_str();
   run->add_option("--format", ro.format, "console output")
       ->check(CLI::IsMember({"table", "json"}))
@@ -701,6 +775,9 @@ int cli_main(int argc, char** argv) {
   } catch (const user_error& e) {
     print_error(e.what());
     return exit_bad_input;
+  } catch (const output_error& e) {
+    print_error(e.what());
+    return exit_output_failed;
   } catch (const std::exception& e) {
     print_error(e.what());
     return exit_failures;

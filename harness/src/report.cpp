@@ -12,22 +12,6 @@
 #include "infrabench/error.h"
 
 namespace infrabench {
-namespace {
-
-std::string parent_dir(const std::string& path) {
-  const auto parent = std::filesystem::path(path).parent_path().string();
-  return parent.empty() ? "." : parent;
-}
-
-// Creates a unique temporary file next to `path`; returns its fd and name.
-int make_temp_beside(const std::string& path, std::string& temp_name) {
-  const auto p = std::filesystem::path(path);
-  temp_name = (std::filesystem::path(parent_dir(path)) / ("." + p.filename().string() + ".XXXXXX"))
-                  .string();
-  return mkstemp(temp_name.data());
-}
-
-}  // namespace
 
 std::string utc_now_iso8601() {
   const auto now = std::chrono::system_clock::now();
@@ -70,60 +54,6 @@ nlohmann::json make_report(const report_context& ctx, const nlohmann::json& resu
             {"failed", failed},
             {"invalid", invalid}}},
           {"results", results}};
-}
-
-void write_file_atomic(const std::string& path, const std::string& content) {
-  std::string temp;
-  const int fd = make_temp_beside(path, temp);
-  if (fd < 0) throw_errno("cannot create a temporary file beside " + path);
-  const char* p = content.data();
-  std::size_t left = content.size();
-  while (left > 0) {
-    const ssize_t n = ::write(fd, p, left);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      const int err = errno;
-      ::close(fd);
-      ::unlink(temp.c_str());
-      throw_errno(err, "writing " + temp);
-    }
-    p += n;
-    left -= static_cast<std::size_t>(n);
-  }
-  // mkstemp creates 0600; a report is not secret, give it the usual 0644 (less the umask).
-  const mode_t mask = umask(0);
-  umask(mask);
-  fchmod(fd, 0666 & ~mask);
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
-    const int err = errno;
-    ::unlink(temp.c_str());
-    throw_errno(err, "flushing " + temp);
-  }
-  if (::rename(temp.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    ::unlink(temp.c_str());
-    throw_errno(err, "renaming " + temp + " to " + path);
-  }
-}
-
-void check_output_path(const std::string& path) {
-  if (path.empty()) throw user_error("output path is empty");
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    throw user_error("output " + path + " is a directory");
-  const std::string dir = parent_dir(path);
-  if (!std::filesystem::exists(dir, ec))
-    throw user_error("output directory " + dir + " does not exist");
-  if (!std::filesystem::is_directory(dir, ec))
-    throw user_error("output directory " + dir + " is not a directory");
-  // Try it: permissions, read-only mounts and quotas all show up here, before anything runs.
-  std::string temp;
-  const int fd = make_temp_beside(path, temp);
-  if (fd < 0) {
-    throw user_error("cannot write the report to " + path + ": " + std::strerror(errno));
-  }
-  ::close(fd);
-  ::unlink(temp.c_str());
 }
 
 }  // namespace infrabench

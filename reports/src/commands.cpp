@@ -80,7 +80,7 @@ int check_and_print(const baseline& b, const report_view& report, const std::str
   }
   for (const auto& note : report.notes) std::cerr << "infrabench: note: " << note << std::endl;
   if (!junit_path.empty()) {
-    write_file_atomic(junit_path, junit_xml(b, report, verdicts));
+    write_output(junit_path, junit_xml(b, report, verdicts));
     std::cerr << "JUnit XML written to " << std::filesystem::absolute(junit_path).string()
               << std::endl;
   }
@@ -136,10 +136,10 @@ int check_and_print(const baseline& b, const report_view& report, const std::str
        create->add_option("-o,--output", o->output, "baseline file to write")->required();
        create->add_option("--name", o->name, "the baseline's name")->capture_default_str();
        create->add_option("--floor", o->floor, "smallest tolerance, as a fraction")
-           ->check(CLI::Range(0.0, 0.95))
+           ->check(number_check("a fraction", 0, true, 0.95, true))
            ->capture_default_str();
        create->add_option("--k", o->k, "tolerance = max(floor, k x spread)")
-           ->check(CLI::Range(0.0, 100.0))
+           ->check(number_check("a number", 0, true, 100, true))
            ->capture_default_str();
        auto* lint = sub.add_subcommand(
            "lint",
@@ -147,7 +147,7 @@ int check_and_print(const baseline& b, const report_view& report, const std::str
            "values exist (exit 2 when not); metric names are only known from a report");
        lint->add_option("BASELINE", o->baselines, "baseline files")->required();
        create->add_option("--max-tolerance", o->cap, "largest tolerance, as a fraction")
-           ->check(CLI::Range(0.01, 1.0))
+           ->check(number_check("a fraction", 0.01, true, 1, true))
            ->capture_default_str();
        return [o, lint] {
          if (lint->parsed()) {
@@ -186,7 +186,7 @@ int check_and_print(const baseline& b, const report_view& report, const std::str
          const json b = create_baseline(reports, co);
          const std::string text = b.dump(2) + "\n";
          (void)parse_baseline(text, o->output);  // what we write must read back
-         write_file_atomic(o->output, text);
+         write_output(o->output, text);
          std::cerr << "baseline with " << b["rules"].size() << " rules from " << reports.size()
                    << " report(s) written to " << std::filesystem::absolute(o->output).string()
                    << std::endl;
@@ -203,7 +203,8 @@ int check_and_print(const baseline& b, const report_view& report, const std::str
        struct opts {
          std::vector<std::string> reports, fail_pct;
          std::string format = "table", price, power, meta, output;
-         double alpha = compare_options{}.alpha, min_effect_pct = compare_options{}.min_effect * 100;
+         double alpha = compare_options{}.alpha,
+                min_effect_pct = compare_options{}.min_effect * 100;
        };
        auto o = std::make_shared<opts>();
        sub.add_option("REPORT", o->reports, "two or more reports; the first is the reference")
@@ -213,11 +214,11 @@ int check_and_print(const baseline& b, const report_view& report, const std::str
            ->capture_default_str();
        sub.add_option("-o,--output", o->output, "write the output to this file instead of stdout");
        sub.add_option("--alpha", o->alpha, "significance level of the Mann-Whitney U test")
-           ->check(CLI::Range(1e-6, 0.5))
+           ->check(number_check("a significance level", 1e-6, true, 0.5, true))
            ->capture_default_str();
        sub.add_option("--min-effect", o->min_effect_pct,
                       "smallest change (percent) called a change, however significant")
-           ->check(CLI::Range(0.0, 100.0))
+           ->check(number_check("a percentage", 0, true, 100, true))
            ->capture_default_str();
        sub.add_option(
            "--price", o->price,
@@ -285,7 +286,7 @@ int check_and_print(const baseline& b, const report_view& report, const std::str
          if (o->output.empty())
            std::cout << text.str() << std::flush;
          else
-           write_file_atomic(o->output, text.str());
+           write_output(o->output, text.str());
          for (const auto& r : reports) {
            for (const auto& note : r.notes)
              std::cerr << "infrabench: note: " << r.label << ": " << note << std::endl;
@@ -482,12 +483,12 @@ int history_trend(const std::string& db_path, const std::string& metric_arg,
        trend
            ->add_option("--min-shift", o->min_shift_pct,
                         "smallest change (percent) reported as a change point or drift")
-           ->check(CLI::Range(0.0, 100.0))
+           ->check(number_check("a percentage", 0, true, 100, true))
            ->capture_default_str();
        trend
            ->add_option("--alpha", o->alpha,
                         "significance level of the change-point and trend tests")
-           ->check(CLI::Range(1e-4, 0.5))
+           ->check(number_check("a significance level", 1e-4, true, 0.5, true))
            ->capture_default_str();
        trend->add_option("--format", o->format, "output")
            ->check(CLI::IsMember({"table", "json"}))
@@ -617,7 +618,7 @@ int history_trend(const std::string& db_path, const std::string& metric_arg,
          ho.title = o->title;
          ho.checked_against = b ? &*b : nullptr;
          const std::string html = render_html(reports, ho);
-         write_file_atomic(o->output, html);
+         write_output(o->output, html);
          std::cerr << "HTML report (" << html.size() / 1024 << " KiB, self-contained) written to "
                    << std::filesystem::absolute(o->output).string() << std::endl;
          return exit_ok;

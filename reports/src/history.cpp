@@ -213,6 +213,11 @@ history_db::history_db(const std::string& path, access mode, int max_version) : 
   }
   if (exists && fs::is_directory(path, ec))
     throw user_error("history database " + path + " is a directory");
+  // SQLite writes journals beside the database and rewrites it in place: a device, FIFO or
+  // socket given as the database would be written to or hang (and /dev/null-journal created).
+  if (exists && !fs::is_regular_file(path, ec))
+    throw user_error("history database " + path +
+                     " is not a regular file (a device, FIFO or socket cannot hold a database)");
   if (mode == access::write) {
     const std::string dir = fs::path(path).parent_path().string();
     if (!dir.empty() && !fs::is_directory(dir, ec))

@@ -1,9 +1,5 @@
 #include <gtest/gtest.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 
 #include "infrabench/error.h"
@@ -13,12 +9,6 @@ using namespace infrabench;
 namespace fs = std::filesystem;
 
 namespace {
-
-fs::path temp_dir() {
-  auto p = fs::temp_directory_path() / ("ib_report_test_" + std::to_string(::getpid()));
-  fs::create_directories(p);
-  return p;
-}
 
 result sample_result(status st) {
   result r;
@@ -43,42 +33,6 @@ result sample_result(status st) {
 }
 
 }  // namespace
-
-TEST(Report, AtomicWriteLeavesNoTemporaries) {
-  const auto dir = temp_dir();
-  const auto path = (dir / "r.json").string();
-  write_file_atomic(path, "{\"a\":1}\n");
-  write_file_atomic(path, "{\"a\":2}\n");  // replaces
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  EXPECT_EQ(ss.str(), "{\"a\":2}\n");
-  std::size_t files = 0;
-  for (const auto& e : fs::directory_iterator(dir)) {
-    (void)e;
-    ++files;
-  }
-  EXPECT_EQ(files, 1u);
-  fs::remove_all(dir);
-}
-
-TEST(Report, OutputPathChecks) {
-  const auto dir = temp_dir();
-  EXPECT_NO_THROW(check_output_path((dir / "ok.json").string()));
-  EXPECT_THROW(check_output_path((dir / "missing" / "r.json").string()), user_error);
-  EXPECT_THROW(check_output_path(dir.string()), user_error);  // a directory
-  EXPECT_THROW(check_output_path("/proc/infrabench.json"),
-               user_error);  // not writable, even as root
-  EXPECT_THROW(check_output_path(""), user_error);
-  if (::geteuid() != 0) {
-    const auto ro = dir / "ro";
-    fs::create_directories(ro);
-    ::chmod(ro.c_str(), 0555);
-    EXPECT_THROW(check_output_path((ro / "r.json").string()), user_error);
-    ::chmod(ro.c_str(), 0755);
-  }
-  fs::remove_all(dir);
-}
 
 TEST(Report, SummaryCountsAndFields) {
   report_context ctx;

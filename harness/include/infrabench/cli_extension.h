@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,13 @@
 #include "infrabench/options.h"
 
 namespace infrabench {
+
+// A numeric option's check that says in one short line what is accepted, e.g.
+// "--timeout: must be a number of seconds > 0 (got -5)" (CLI11's own range checks print the
+// bounds as 300-digit numbers). `what` names the kind of value: "a number of seconds".
+[[nodiscard]] CLI::Validator number_check(std::string what, double lo, bool lo_inclusive,
+                                          double hi = std::numeric_limits<double>::infinity(),
+                                          bool hi_inclusive = false);
 
 struct subcommand_spec {
   std::string name;

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "infrabench/output_file.h"  // every report is written with write_output
 #include "infrabench/result.h"
 
 namespace infrabench {
@@ -28,11 +29,6 @@ struct report_context {
 
 // `results`: an array of result::to_json() objects, from every rank.
 [[nodiscard]] nlohmann::json make_report(const report_context& ctx, const nlohmann::json& results);
-
-// Writes `content` to `path` atomically: a temporary file in the same directory, fsync, rename.
-void write_file_atomic(const std::string& path, const std::string& content);
-// Throws user_error unless a file can be created at `path` (directory exists and is writable).
-void check_output_path(const std::string& path);
 
 // ISO 8601 UTC with milliseconds: 2026-11-22T02:33:10.123Z
 [[nodiscard]] std::string utc_now_iso8601();
