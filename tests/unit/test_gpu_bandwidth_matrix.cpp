@@ -33,14 +33,8 @@ TEST(GpuBandwidthMatrix, SelectsIdsThatNeedNotBeContiguous) {
   EXPECT_EQ(error, "NUMA node 1 does not exist: this machine has 2 (0,2)");
 }
 
-TEST(GpuBandwidthMatrix, MetricNamesAndCopiesPerSample) {
+TEST(GpuBandwidthMatrix, MetricNames) {
   EXPECT_EQ(topo::cell_metric("bandwidth_gbps", "gpu3"), "bandwidth_gbps_gpu3");
-  EXPECT_EQ(topo::copies_per_sample(4096), 64);      // small copies: many per sample
-  EXPECT_EQ(topo::copies_per_sample(16 << 20), 16);  // 256 MiB of traffic per sample
-  EXPECT_EQ(topo::copies_per_sample(256 << 20), 1);
-  EXPECT_EQ(topo::copies_per_sample(std::int64_t{1} << 30), 1);
-  EXPECT_EQ(topo::copies_per_sample(0), 1);
-  EXPECT_EQ(topo::copies_per_sample(4096, 8), 8);
 }
 
 TEST(GpuBandwidthMatrix, SummarizesCells) {
