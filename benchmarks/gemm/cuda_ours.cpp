@@ -9,7 +9,6 @@
 #include "cuda_common.h"
 #include "gemm_common.h"
 #include "infrabench/benchmark.h"
-#include "infrabench/cuda_timer.h"
 #include "infrabench/state.h"
 
 namespace {
@@ -42,22 +41,13 @@ void run_ours(infrabench::state& st, const std::string& dtype_name, Launch launc
   const gc::operands o(shape, dt, {}, s);
   const int m = static_cast<int>(shape.m), n = static_cast<int>(shape.n),
             k = static_cast<int>(shape.k);
-  gc::check_cuda(launch(o, m, n, k, s.get()), "launch");
+  IB_CUDA(launch(o, m, n, k, s.get()));
   st.add_flops(gm::gemm_flops(shape));
-  infrabench::cuda_event_timer timer(s.get());
-  st.exec_timed(
-      [&] {
-        timer.start();
-        const int err = launch(o, m, n, k, s.get());
-        timer.stop();
-        gc::check_cuda(err, "launch");
-        return timer.seconds();
-      },
-      "cuda_event");
+  const auto timing = gc::time_gemm(st, s, [&] { IB_CUDA(launch(o, m, n, k, s.get())); });
   const double gflops = gb::median_gflops(st, gm::gemm_flops(shape));
-  gc::report_gpu_clocks(st, gpu);  // before verification lets the clocks settle
+  gc::report_gpu_clocks(st, gpu, timing);
   gb::report_verification(st, gc::verify_on_device(o, dt, s), "our " + dtype_name + " kernel");
-  gc::report_gpu_peak(st, gpu, dt, gflops);
+  gc::report_gpu_peak(st, gpu, dt, gflops, timing);
   report_vs_cublas(st, dtype_name, gflops);
 }
 
