@@ -9,6 +9,7 @@ if(INFRABENCH_WITH_CUDA)
     ${CMAKE_CURRENT_LIST_DIR}/gpu_common.cpp
     ${CMAKE_CURRENT_LIST_DIR}/gpu_host.cpp
     ${CMAKE_CURRENT_LIST_DIR}/gpu_peer.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/gpu_patterns.cpp
     ${CMAKE_CURRENT_LIST_DIR}/gpu_latency.cpp
     ${CMAKE_CURRENT_LIST_DIR}/gpu_pinned_alloc.cpp
   )

@@ -85,6 +85,25 @@ void gpu_row::exec(state& st, topo::cell_sweep& sweep, std::string timer_name) {
                              "queued; their timing includes queueing gaps");
 }
 
+bool enable_peer(int from, int to, std::string* why) {
+  int can = 0;
+  IB_CUDA(cudaDeviceCanAccessPeer(&can, from, to));
+  if (!can) {
+    *why = "peer access unsupported from GPU " + std::to_string(from) + " to GPU " +
+           std::to_string(to) + " (cudaDeviceCanAccessPeer = 0)";
+    return false;
+  }
+  const device_scope scope(from);
+  const cudaError_t rc = cudaDeviceEnablePeerAccess(to, 0);
+  if (rc != cudaSuccess && rc != cudaErrorPeerAccessAlreadyEnabled) {
+    *why = "cudaDeviceEnablePeerAccess(" + std::to_string(from) + " -> " + std::to_string(to) +
+           "): " + error_text(rc);
+    return false;
+  }
+  (void)cudaGetLastError();  // "already enabled" is sticky otherwise
+  return true;
+}
+
 int copy_blocks(const device_info& d) {
   return d.sm_count * 4;
 }

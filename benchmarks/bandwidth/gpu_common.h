@@ -83,6 +83,9 @@ class gpu_row {
   std::vector<std::unique_ptr<cell>> m_cells;
 };
 
+// Enables access from GPU `from` to GPU `to`'s memory; false with `why` when the pair cannot.
+[[nodiscard]] bool enable_peer(int from, int to, std::string* why);
+
 // Number of blocks for the copy kernels on `device`: enough 512-thread blocks to fill every SM.
 [[nodiscard]] int copy_blocks(const device_info& d);
 

@@ -119,26 +119,6 @@ struct p2p_cell {
   std::unique_ptr<gpu::stream> fwd, rev;
 };
 
-// Enables access from `from` to `to`'s memory; false with `why` when the pair cannot.
-[[nodiscard]] bool enable_peer(int from, int to, std::string* why) {
-  int can = 0;
-  IB_CUDA(cudaDeviceCanAccessPeer(&can, from, to));
-  if (!can) {
-    *why = "peer access unsupported from GPU " + std::to_string(from) + " to GPU " +
-           std::to_string(to) + " (cudaDeviceCanAccessPeer = 0)";
-    return false;
-  }
-  const gpu::device_scope scope(from);
-  const cudaError_t rc = cudaDeviceEnablePeerAccess(to, 0);
-  if (rc != cudaSuccess && rc != cudaErrorPeerAccessAlreadyEnabled) {
-    *why = "cudaDeviceEnablePeerAccess(" + std::to_string(from) + " -> " + std::to_string(to) +
-           "): " + gpu::error_text(rc);
-    return false;
-  }
-  (void)cudaGetLastError();  // "already enabled" is sticky otherwise
-  return true;
-}
-
 void p2p(infrabench::state& st) {
   const auto size = static_cast<std::size_t>(st.get_int64("size"));
   const bool sm = st.get_string("copy") == "sm";
@@ -166,7 +146,7 @@ void p2p(infrabench::state& st) {
     if (d == s) continue;  // the diagonal is bandwidth/d2d
     const std::string column = "gpu" + std::to_string(d);
     std::string why;
-    if (!enable_peer(s, d, &why) || !enable_peer(d, s, &why)) {
+    if (!gpu::enable_peer(s, d, &why) || !gpu::enable_peer(d, s, &why)) {
       sweep.add_na(column, why);
       continue;
     }

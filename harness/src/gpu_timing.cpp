@@ -73,7 +73,10 @@ struct gpu_batch_timer::impl {
         pair_stop.push_back(std::make_unique<kcu::event>(main.device, true));
       }
     }
-    if (!opts.joined.empty()) {
+    if (opts.flush_l2 && !opts.interfering.empty()) {
+      throw std::logic_error("gpu timing: flush_l2 with interfering streams is not supported");
+    }
+    if (!opts.joined.empty() || !opts.interfering.empty()) {
       fork = std::make_unique<kcu::event>(main.device);
       for (const auto& j : opts.joined) joins.push_back(std::make_unique<kcu::event>(j.device));
     }
@@ -114,8 +117,10 @@ struct gpu_batch_timer::impl {
     IB_CUDA(cudaEventRecord(start.get(), s()));
     if (fork) {
       IB_CUDA(cudaEventRecord(fork->get(), s()));
-      for (const auto& j : opts.joined) {
-        IB_CUDA(cudaStreamWaitEvent(static_cast<cudaStream_t>(j.stream), fork->get(), 0));
+      for (const auto* list : {&opts.joined, &opts.interfering}) {
+        for (const auto& j : *list) {
+          IB_CUDA(cudaStreamWaitEvent(static_cast<cudaStream_t>(j.stream), fork->get(), 0));
+        }
       }
     }
     for (std::int64_t i = 0; i < n; ++i) launch();
@@ -158,6 +163,9 @@ struct gpu_batch_timer::impl {
     }
     if (opts.block) release(held_at);
     IB_CUDA(cudaEventSynchronize(stop.get()));
+    for (const auto& j : opts.interfering) {
+      IB_CUDA(cudaStreamSynchronize(static_cast<cudaStream_t>(j.stream)));
+    }
     double gpu_ms = 0;
     if (opts.flush_l2) {
       for (std::int64_t i = 0; i < n; ++i) {

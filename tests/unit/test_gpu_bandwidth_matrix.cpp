@@ -77,6 +77,24 @@ TEST(GpuBandwidthMatrix, SweepRunsRunnableCellsAndSkipsTheWarmUp) {
   EXPECT_EQ(cells[2].samples, (std::vector<double>{0.5, 0.5}));
 }
 
+TEST(GpuBandwidthMatrix, BatchedCellsGetTheBatchAndSkipCalibration) {
+  // A row timed by the harness's GPU timing: each call passes the batch size to every cell, and
+  // the first calls (warm-up and calibration) are not samples.
+  topo::cell_sweep sweep;
+  std::vector<std::int64_t> seen;
+  sweep.add_batched("gpu0", [&](std::int64_t n) {
+    seen.push_back(n);
+    return 1.0 / static_cast<double>(n);
+  });
+  sweep.add_na("gpu1", "not enough memory", /*is_error=*/true);
+  sweep.skip_first_calls(4);
+  for (std::int64_t n : {1, 1, 16, 8, 8, 8}) (void)sweep.run_batch(n);
+  EXPECT_EQ(seen, (std::vector<std::int64_t>{1, 1, 16, 8, 8, 8}));
+  EXPECT_EQ(sweep.cells()[0].samples, (std::vector<double>{0.125, 0.125}));
+  EXPECT_TRUE(sweep.cells()[0].runnable());
+  EXPECT_TRUE(sweep.any_error());
+}
+
 TEST(GpuBandwidthMatrix, RowWithoutRunnableCellsReportsWhy) {
   topo::cell_sweep sweep;
   sweep.add_na("gpu1", "needs 2.0 GiB of device memory on GPU 1; 1.0 GiB free of 80.0 GiB", true);

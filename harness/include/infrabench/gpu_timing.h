@@ -35,6 +35,10 @@ struct gpu_exec_options {
   // Streams that take part in every launch besides the main one (a bidirectional copy): they
   // wait for the start event, and the main stream waits for them before the stop event.
   std::vector<gpu_stream_ref> joined;
+  // Streams that load the same links while the main stream is measured (nvbandwidth's
+  // interfering traffic): they start with the start event but the stop event does not wait for
+  // them; the call waits for them before it returns, so samples never overlap.
+  std::vector<gpu_stream_ref> interfering;
   // Multi-rank work: turns this rank's batch timing into the one every rank agrees on (the
   // slowest rank's per-launch and wall time, one reduction per sample). Empty: this process
   // alone decides.
