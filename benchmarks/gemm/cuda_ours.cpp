@@ -74,6 +74,31 @@ void cuda_wmma(infrabench::state& st) {
   });
 }
 
+void cuda_mma(infrabench::state& st) {
+  const std::string dtype = st.get_string("dtype");
+  const auto elem = gc::dtype_of(dtype).ab;
+  const gc::gpu_info gpu = gc::current_gpu();
+  if (gpu.major < 8) {
+    st.skip("our mma.sync kernel is built for sm_80+; " + gpu.name + " is sm_" +
+            std::to_string(gpu.major) + std::to_string(gpu.minor));
+  }
+  const gm::gemm_shape shape = gb::shape_of(st.get_string("shape"));
+  const auto l = gb::make_layout(shape, {});
+  // The same rule the launcher applies, on the real strides (pointers from cudaMalloc are
+  // aligned): a shape it cannot take is skipped with the reason, before anything is allocated.
+  if (const char* why = kcu::mma_gemm_unsupported(
+          elem, static_cast<int>(shape.m), static_cast<int>(shape.n), static_cast<int>(shape.k),
+          nullptr, static_cast<int>(l.lda), nullptr, static_cast<int>(l.ldb), nullptr,
+          static_cast<int>(l.ldc))) {
+    st.skip(std::string("our mma.sync kernel: ") + why);
+  }
+  run_ours(st, dtype, [elem](const gc::operands& o, int m, int n, int k, void* stream) {
+    return kcu::launch_mma_gemm(elem, m, n, k, o.a.get(), static_cast<int>(o.l.lda), o.b.get(),
+                                static_cast<int>(o.l.ldb), o.c.get(), static_cast<int>(o.l.ldc),
+                                stream);
+  });
+}
+
 std::vector<std::string> shapes() {
   return {"1024", "4096", "llama3-8b.mlp_up"};
 }
@@ -85,8 +110,9 @@ std::int64_t host_memory(const infrabench::config& cfg) {
 
 INFRABENCH_REGISTER(cuda_simt_fp32, "gemm/cuda_simt_fp32")
     .describe(
-        "our shared-memory tiled fp32 SIMT kernel (64x64 block tiles, 4x4 per thread); verified "
-        "on the device; % of cuBLAS fp32 and of the GPU peak")
+        "our fp32 SIMT kernel (128x128 block tiles, 8x8 register blocks per thread, warp tiling, "
+        "float4 loads, double-buffered shared memory); verified on the device; % of cuBLAS fp32 "
+        "and of the GPU peak")
     .require(infrabench::req::cuda)
     .add_string_axis("shape", shapes(), gb::shape_axis_options())
     .memory_estimate(host_memory);
@@ -98,6 +124,17 @@ INFRABENCH_REGISTER(cuda_wmma, "gemm/cuda_wmma")
     .require(infrabench::req::cuda)
     .add_string_axis("shape", shapes(), gb::shape_axis_options())
     .add_string_axis("dtype", {"fp16", "bf16"},
+                     infrabench::choice_axis("A, B and C type", {"fp16", "bf16"}))
+    .memory_estimate(host_memory);
+
+INFRABENCH_REGISTER(cuda_mma, "gemm/cuda_mma")
+    .describe(
+        "our tensor-core kernel on mma.sync m16n8k16 (fp16/bf16 in and out, fp32 accumulation, "
+        "sm_80+): 128x128 block tiles of 8 warps, ldmatrix fragments, 3-stage cp.async pipeline; "
+        "verified on the device; % of cuBLAS and of the GPU peak")
+    .require(infrabench::req::cuda)
+    .add_string_axis("shape", shapes(), gb::shape_axis_options())
+    .add_string_axis("dtype", {"bf16", "fp16"},
                      infrabench::choice_axis("A, B and C type", {"fp16", "bf16"}))
     .memory_estimate(host_memory);
 
