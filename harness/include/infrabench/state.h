@@ -103,6 +103,7 @@ class state {
   void exec_gpu_batched(const std::function<batch_timing(std::int64_t)>& run_batch,
                         std::int64_t max_iters, std::string timer_name);
   static constexpr int gpu_calibration_calls = 4;
+
   // Leave the benchmark: the configuration is skipped (hardware missing) or failed (an error).
   [[noreturn]] void skip(std::string reason);
   [[noreturn]] void fail(std::string reason);
