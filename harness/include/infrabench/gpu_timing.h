@@ -76,7 +76,9 @@ class gpu_batch_timer {
   // Queues `n` calls of `launch` (each enqueues one unit of work on the main stream, and on the
   // joined ones) between the events, releases the stream, waits for the stop event; returns the
   // GPU time per launch and the wall time of this call. The main stream's device is current
-  // while `launch` runs. `n` is clamped to max_launches().
+  // while `launch` runs. `n` is clamped to max_launches(). The first call does not hold the
+  // stream (kernels load lazily on first launch, which may synchronise the context): it is the
+  // unmeasured warm-up of exec_gpu_batched.
   batch_timing run(std::int64_t n, const std::function<void()>& launch);
   // The most launches one call queues: a held stream must hold them all (CUDA's launch queue
   // holds ~1000 entries before a launch blocks the host, which would wait for the blocking kernel
