@@ -45,10 +45,11 @@ void storage_dataloader(infrabench::state& st) {
   const double threshold = st.get_float64("au_threshold");
   const bool direct = st.get_int64("direct") != 0;
 
-  if (!ks::engine_compiled_in(engine))
-    st.skip(engine + " engine not compiled in (INFRABENCH_WITH_IO_URING=OFF)");
-  if (engine == "io_uring" && !st.caps().io_uring.available) {
-    st.skip("io_uring unavailable: " + st.caps().io_uring.reason);
+  {
+    // The engine table's refusals (not compiled in, unavailable here). The readers' depth is
+    // the loader's own (a psync reader reads one sample piece at a time whatever it is).
+    ks::engine_options probe;
+    (void)sb::require_engine(st, "reader_engine", probe);
   }
   if (layout.samples / batch < 2) {
     st.fail(std::to_string(layout.samples) + " samples make fewer than 2 batches of " +
@@ -192,42 +193,46 @@ void storage_dataloader(infrabench::state& st) {
   }
 }
 
-INFRABENCH_REGISTER(storage_dataloader, "storage/dataloader")
-    .describe(
-        "MLPerf-Storage-style data loading: sample files read in random order into host batches "
-        "feeding a simulated accelerator; samples/s, GB/s, accelerator utilisation (valid if >= "
-        "au_threshold), and the fastest accelerator fed at that AU")
-    .add_string_axis(
-        "reader_engine", {"io_uring"},
-        infrabench::choice_axis("io_uring, or psync (pread, one read at a time per reader)",
-                                {"io_uring", "psync"}))
-    .add_int64_axis("sample_size", {110 << 10},
-                    infrabench::bytes_axis(
-                        "bytes per sample file (110KiB: ImageNet JPEG; 140MiB: U-Net3D volume)", 1,
-                        std::int64_t{1} << 31))
-    .add_int64_axis("samples", {1024}, infrabench::int_axis("sample files in the data set", 2, 1e9))
-    .add_int64_axis("files_per_dir", {1024},
-                    infrabench::int_axis("sample files per directory", 1, 1e9))
-    .add_int64_axis("batch_size", {32},
-                    infrabench::int_axis("samples per batch (per accelerator step)", 1, 1e6))
-    .add_float64_axis("compute_ms", {10.0},
-                      infrabench::float_axis("simulated accelerator time per batch, ms (busy-wait)",
-                                             0, 1e6))
-    .add_int64_axis("prefetch", {4}, infrabench::int_axis("batches in the host ring", 1, 1024))
-    .add_int64_axis("readers", {1},
-                    infrabench::int_axis("reader threads, each with its own ring", 1, 256))
-    .add_int64_axis("reader_depth", {16},
-                    infrabench::int_axis("reads in flight per reader", 1, 4096))
-    .add_int64_axis("direct", {1},
-                    infrabench::switch_axis("O_DIRECT; 0 = buffered, the page cache helps"))
-    .add_float64_axis("au_threshold", {0.9},
-                      infrabench::float_axis("AU a valid result needs (MLPerf Storage: 0.9)", 0, 1))
-    .add_int64_axis(
-        "search", {1},
-        infrabench::switch_axis("also bisect for the fastest accelerator fed at au_threshold"))
-    .memory_estimate([](const infrabench::config& cfg) -> std::int64_t {
-      const std::int64_t slot = (sb::config_int(cfg, "sample_size") + 4095) / 4096 * 4096;
-      return slot * sb::config_int(cfg, "batch_size") * sb::config_int(cfg, "prefetch");
-    });
+[[maybe_unused]] const bool registered = [] {
+  auto& b = infrabench::registry::instance()
+                .add("storage/dataloader", storage_dataloader)
+                .describe(
+                    "MLPerf-Storage-style data loading: sample files read in random order into "
+                    "host batches feeding a simulated accelerator; samples/s, GB/s, accelerator "
+                    "utilisation (valid if >= au_threshold), and the fastest accelerator fed at "
+                    "that AU");
+  sb::add_engine_axis(b, "reader_engine", {"io_uring"});
+  b.add_int64_axis("sample_size", {110 << 10},
+                   infrabench::bytes_axis(
+                       "bytes per sample file (110KiB: ImageNet JPEG; 140MiB: U-Net3D volume)", 1,
+                       std::int64_t{1} << 31))
+      .add_int64_axis("samples", {1024},
+                      infrabench::int_axis("sample files in the data set", 2, 1e9))
+      .add_int64_axis("files_per_dir", {1024},
+                      infrabench::int_axis("sample files per directory", 1, 1e9))
+      .add_int64_axis("batch_size", {32},
+                      infrabench::int_axis("samples per batch (per accelerator step)", 1, 1e6))
+      .add_float64_axis(
+          "compute_ms", {10.0},
+          infrabench::float_axis("simulated accelerator time per batch, ms (busy-wait)", 0, 1e6))
+      .add_int64_axis("prefetch", {4}, infrabench::int_axis("batches in the host ring", 1, 1024))
+      .add_int64_axis("readers", {1},
+                      infrabench::int_axis("reader threads, each with its own ring", 1, 256))
+      .add_int64_axis("reader_depth", {16},
+                      infrabench::int_axis("reads in flight per reader", 1, 4096))
+      .add_int64_axis("direct", {1},
+                      infrabench::switch_axis("O_DIRECT; 0 = buffered, the page cache helps"))
+      .add_float64_axis(
+          "au_threshold", {0.9},
+          infrabench::float_axis("AU a valid result needs (MLPerf Storage: 0.9)", 0, 1))
+      .add_int64_axis(
+          "search", {1},
+          infrabench::switch_axis("also bisect for the fastest accelerator fed at au_threshold"))
+      .memory_estimate([](const infrabench::config& cfg) -> std::int64_t {
+        const std::int64_t slot = (sb::config_int(cfg, "sample_size") + 4095) / 4096 * 4096;
+        return slot * sb::config_int(cfg, "batch_size") * sb::config_int(cfg, "prefetch");
+      });
+  return true;
+}();
 
 }  // namespace

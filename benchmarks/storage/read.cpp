@@ -229,29 +229,10 @@ void storage_read(infrabench::state& st) {
   opts.queue_depth = qd;
   opts.block_size = bs;
   opts.direct = direct;
-  opts.fixed_buffers = st.get_int64("fixed_buffers") != 0;
-  opts.fixed_files = st.get_int64("fixed_files") != 0;
-  opts.sqpoll = st.get_int64("sqpoll") != 0;
-  opts.iopoll = st.get_int64("iopoll") != 0;
-
-  // What can be refused without touching the disk is refused before any scratch data is made.
-  if (!ks::engine_compiled_in(engine)) {
-    st.skip(engine + " engine not compiled in (INFRABENCH_WITH_IO_URING=OFF)");
-  }
-  if (engine == "io_uring" && !st.caps().io_uring.available) {
-    st.skip("io_uring unavailable: " + st.caps().io_uring.reason);
-  }
-  if (engine == "psync") {
-    if (qd != 1) {
-      st.skip(
-          "psync is synchronous: one read in flight per job (queue_depth=1); use jobs for "
-          "concurrency");
-    }
-    if (opts.fixed_buffers || opts.fixed_files || opts.sqpoll || opts.iopoll) {
-      st.skip("fixed_buffers, fixed_files, sqpoll and iopoll are io_uring options");
-    }
-  }
-  if (opts.iopoll && !direct) st.skip("IOPOLL needs O_DIRECT (direct=1)");
+  sb::read_engine_options(st, opts);
+  // What can be refused without touching the disk is refused before any scratch data is made:
+  // the engine table's refusals (not compiled in, unavailable here, an option it does not have).
+  (void)sb::require_engine(st, "engine", opts);
 
   // Also refuses a block size O_DIRECT cannot use, before any scratch data is written.
   const sb::read_target t = sb::resolve_read_target(st, target, size, direct, bs);
@@ -357,53 +338,52 @@ void storage_read(infrabench::state& st) {
   }
 }
 
-INFRABENCH_REGISTER(storage_read, "storage/read")
-    .describe(
-        "reads a scratch file, a file or a block device (read-only) with io_uring or psync, "
-        "sequential or random, fio-style; GB/s, IOPS, completion-latency percentiles, CPU per I/O")
-    .add_string_axis("engine", {"io_uring", "psync"},
-                     infrabench::choice_axis("io_uring (liburing) or psync (pread, the baseline)",
-                                             {"io_uring", "psync"}))
-    .add_string_axis("pattern", {"seq", "rand"},
-                     infrabench::choice_axis(
-                         "seq: each job's region in order; rand: a random permutation of its "
-                         "blocks each pass",
-                         {"seq", "rand"}))
-    .add_int64_axis("block_size", {4096, 128 << 10, 1 << 20},
-                    infrabench::bytes_axis("bytes per read", 1, 1 << 30))
-    .add_int64_axis("queue_depth", {1, 32},
-                    infrabench::int_axis("reads in flight per job (io_uring ring limit 32768)", 1,
-                                         max_queue_depth))
-    .add_int64_axis("jobs", {1},
-                    infrabench::int_axis("threads, each with its own descriptor, ring and region",
-                                         1, 1024))
-    .add_int64_axis("pin", {0},
-                    infrabench::switch_axis(
-                        "pin job j to the j-th allowed CPU (fio's default is unpinned; pinning "
-                        "away from the device's interrupt CPU costs a cross-CPU wake-up per read)"))
-    .add_int64_axis("direct", {1},
-                    infrabench::switch_axis("O_DIRECT; 0 = buffered, a page-cache measurement"))
-    .add_int64_axis("fixed_buffers", {0},
-                    infrabench::switch_axis("io_uring registered buffers (locked memory)"))
-    .add_int64_axis("fixed_files", {0}, infrabench::switch_axis("io_uring registered file"))
-    .add_int64_axis("sqpoll", {0},
-                    infrabench::switch_axis("io_uring SQPOLL kernel submission thread"))
-    .add_int64_axis(
-        "iopoll", {0},
-        infrabench::switch_axis("io_uring IOPOLL polled completions (needs device poll queues)"))
-    .add_string_axis(
-        "target", {"scratch"},
-        infrabench::choice_axis("scratch (a file under --scratch), a directory (a scratch file "
-                                "made there), or an existing file or block device, read only",
-                                {}))
-    .add_int64_axis(
-        "size", {std::int64_t{1} << 30},
-        infrabench::bytes_axis("scratch file size; for an existing file or device the bytes read "
-                               "from its start (0 = all)",
-                               0, 1e18))
-    .memory_estimate([](const infrabench::config& cfg) -> std::int64_t {
-      return sb::config_int(cfg, "block_size") * sb::config_int(cfg, "queue_depth") *
-             sb::config_int(cfg, "jobs");
-    });
+[[maybe_unused]] const bool registered = [] {
+  auto& b =
+      infrabench::registry::instance()
+          .add("storage/read", storage_read)
+          .describe(
+              "reads a scratch file, a file or a block device (read-only) with an engine of the "
+              "table (io_uring, psync), sequential or random, fio-style; GB/s, IOPS, "
+              "completion-latency percentiles, CPU per I/O");
+  sb::add_engine_axis(b, "engine", {"io_uring", "psync"});
+  b.add_string_axis(
+       "pattern", {"seq", "rand"},
+       infrabench::choice_axis("seq: each job's region in order; rand: a random permutation of its "
+                               "blocks each pass",
+                               {"seq", "rand"}))
+      .add_int64_axis("block_size", {4096, 128 << 10, 1 << 20},
+                      infrabench::bytes_axis("bytes per read", 1, 1 << 30))
+      .add_int64_axis("queue_depth", {1, 32},
+                      infrabench::int_axis("reads in flight per job (the engine's limit applies)",
+                                           1, max_queue_depth))
+      .add_int64_axis(
+          "jobs", {1},
+          infrabench::int_axis("threads, each with its own descriptor, ring and region", 1, 1024))
+      .add_int64_axis(
+          "pin", {0},
+          infrabench::switch_axis(
+              "pin job j to the j-th allowed CPU (fio's default is unpinned; pinning away from "
+              "the device's interrupt CPU costs a cross-CPU wake-up per read)"))
+      .add_int64_axis("direct", {1},
+                      infrabench::switch_axis("O_DIRECT; 0 = buffered, a page-cache measurement"));
+  // One axis per engine option, generated from the engine table.
+  sb::add_engine_option_axes(b);
+  b.add_string_axis(
+       "target", {"scratch"},
+       infrabench::choice_axis("scratch (a file under --scratch), a directory (a scratch file "
+                               "made there), or an existing file or block device, read only",
+                               {}))
+      .add_int64_axis(
+          "size", {std::int64_t{1} << 30},
+          infrabench::bytes_axis("scratch file size; for an existing file or device the bytes "
+                                 "read from its start (0 = all)",
+                                 0, 1e18))
+      .memory_estimate([](const infrabench::config& cfg) -> std::int64_t {
+        return sb::config_int(cfg, "block_size") * sb::config_int(cfg, "queue_depth") *
+               sb::config_int(cfg, "jobs");
+      });
+  return true;
+}();
 
 }  // namespace
