@@ -21,6 +21,7 @@
 #include "infrabench/options.h"
 #include "infrabench/state.h"
 #include "infrabench/stats.h"
+#include "job.h"
 #include "storage/checkpoint.h"
 #include "storage/engine.h"
 
@@ -272,6 +273,38 @@ void storage_checkpoint(infrabench::state& st) {
   add_metrics(st, c, s, t);
 }
 
+// The job's row: the ranks saved at the same time and restored at the same time (an agreement
+// between the phases), so the job's figure is its total bytes over its slowest rank's time.
+void combine_ranks(infrabench::state& st, const std::vector<sb::job_input_row>& ranks) {
+  using infrabench::metric_role;
+  std::vector<ks::rank_times> times;
+  for (const auto& r : ranks) {
+    times.push_back({static_cast<std::uint64_t>(r.metric("shard_bytes")), r.metric("save_s"),
+                     r.metric("restore_s")});
+  }
+  if (ranks.size() != static_cast<std::size_t>(st.comm().size())) {
+    st.fail("only " + std::to_string(ranks.size()) + " of " + std::to_string(st.comm().size()) +
+            " ranks saved a shard");
+  }
+  const ks::job_figures j = ks::job_figures_of(times);
+  const std::string n = std::to_string(ranks.size()) + " ranks";
+  st.add_metric("write_gbps", "GB/s", j.write_gbps, true,
+                "MLPerf Storage's checkpoint write figure: the " + n +
+                    "' shard bytes / the slowest rank's median save time (" +
+                    ranks[j.slowest_save].who() + "), GB = 1e9 B");
+  st.add_metric("read_gbps", "GB/s", j.read_gbps, true,
+                "the " + n + "' shard bytes / the slowest rank's median restore time (" +
+                    ranks[j.slowest_restore].who() + "), GB = 1e9 B");
+  st.add_metric("save_s", "s", j.save_s, false,
+                "time to save the job's checkpoint: the slowest rank's median");
+  st.add_metric("restore_s", "s", j.restore_s, false,
+                "time to restore the job's checkpoint: the slowest rank's median");
+  st.add_metric("checkpoint_bytes", "B", static_cast<double>(j.bytes), true,
+                "every rank's shard together", metric_role::information);
+  st.add_metric("ranks", "ranks", static_cast<double>(ranks.size()), true,
+                "ranks that wrote a shard", metric_role::information);
+}
+
 [[maybe_unused]] const bool registered = [] {
   std::vector<std::string> models;
   for (const auto& p : ks::model_presets()) models.emplace_back(p.name);
@@ -317,6 +350,11 @@ void storage_checkpoint(infrabench::state& st) {
     // The pattern's template and the engine's buffers: (queue depth + 1) writes.
     return sb::config_int(cfg, "write_size") * (sb::config_int(cfg, "queue_depth") + 1);
   });
+  sb::register_job_row(b,
+                       "storage/checkpoint for the whole mpirun/srun job, as MLPerf Storage "
+                       "defines it: every rank's shard bytes / the slowest rank's time to save "
+                       "(restore), the slowest rank named",
+                       combine_ranks);
   return true;
 }();
 

@@ -213,6 +213,19 @@ read_target resolve_read_target(infrabench::state& st, const std::string& target
   return t;
 }
 
+read_target shared_read_target(const scratch_data& made, std::uint64_t size, bool direct,
+                               std::uint64_t block_size) {
+  (void)ks::open_read_only(made.path, direct);  // unreadable here, or O_DIRECT refused: say so
+  read_target t;
+  t.path = made.path;
+  t.info = ks::inspect_target(made.path);
+  if (direct) check_direct_block_size(block_size, t.info, t.path);
+  t.scratch = true;
+  t.seed = made.seed;
+  t.bytes = std::min(size, t.info.size_bytes);
+  return t;
+}
+
 std::string resolve_dataset(infrabench::state& st, const ks::dataset_layout& layout,
                             std::uint64_t& seed) {
   const bool keep = st.option_flag("keep-scratch");
@@ -283,7 +296,10 @@ const ks::engine_ops& require_engine(infrabench::state& st, const std::string& a
                                      const ks::engine_options& opts) {
   const ks::engine_ops* ops = ks::find_engine(st.get_string(axis));
   if (ops == nullptr) st.fail("unknown engine '" + st.get_string(axis) + "'");  // axis choices
-  if (auto why = engine_refusal(st, *ops, opts); !why.empty()) st.skip(why);
+  // Agreed by every rank of a multi-rank run: a rank that skipped alone would leave the others
+  // waiting at the next agreement.
+  const std::string mine = engine_refusal(st, *ops, opts);
+  if (auto why = first_problem(st, mine); !why.empty()) st.skip(mine.empty() ? why : mine);
   return *ops;
 }
 

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cluster.h"
 #include "infrabench/axis.h"
 #include "infrabench/benchmark.h"
 #include "infrabench/state.h"
@@ -38,6 +39,11 @@ struct read_target {
 [[nodiscard]] read_target resolve_read_target(infrabench::state& st, const std::string& target,
                                               std::uint64_t size, bool direct,
                                               std::uint64_t block_size);
+
+// The scratch file another host (rank 0) made on a --scratch every host shares: its first `size`
+// bytes, contents known (seed). Throws ks::storage_error when it cannot be read here.
+[[nodiscard]] read_target shared_read_target(const scratch_data& made, std::uint64_t size,
+                                             bool direct, std::uint64_t block_size);
 
 // Throws ks::storage_error (one line, with the fix) when `block_size` is not a multiple of the
 // O_DIRECT alignment `info` reports for `path`.
@@ -71,7 +77,8 @@ void read_engine_options(const infrabench::state& st, ks::engine_options& opts);
 // an option it refuses): the table's generated refusal, or empty. Touches no disk.
 [[nodiscard]] std::string engine_refusal(const infrabench::state& st, const ks::engine_ops& ops,
                                          const ks::engine_options& opts);
-// The engine named by `axis`, skipping the configuration (st.skip) with engine_refusal's reason.
+// The engine named by `axis`, skipping the configuration (st.skip) with engine_refusal's reason
+// (in a multi-rank run: on every rank when any rank refuses; every rank must call it).
 const ks::engine_ops& require_engine(infrabench::state& st, const std::string& axis,
                                      const ks::engine_options& opts);
 

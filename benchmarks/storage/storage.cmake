@@ -3,6 +3,8 @@
 # (infrabench::kernels_storage).
 target_sources(infrabench_benchmarks PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/common.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/cluster.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/job.cpp
   ${CMAKE_CURRENT_LIST_DIR}/read.cpp
   ${CMAKE_CURRENT_LIST_DIR}/dataloader.cpp
   ${CMAKE_CURRENT_LIST_DIR}/checkpoint.cpp
