@@ -31,6 +31,7 @@ struct ring_settings {
   bool fixed_files = false;
   bool sqpoll = false;
   bool iopoll = false;
+  std::uint32_t submit_batch = 0;  // 0: all prepared at once
 
   explicit ring_settings(const engine_options& o)
       : depth(o.queue_depth),
@@ -39,7 +40,8 @@ struct ring_settings {
         fixed_buffers(o.option("fixed_buffers") != 0),
         fixed_files(o.option("fixed_files") != 0),
         sqpoll(o.option("sqpoll") != 0),
-        iopoll(o.option("iopoll") != 0) {}
+        iopoll(o.option("iopoll") != 0),
+        submit_batch(static_cast<std::uint32_t>(o.option("submit_batch"))) {}
 };
 
 std::string memlock_limit_text() {
@@ -309,6 +311,9 @@ class io_uring_reader final : public read_engine {
       m_ring.prep(sqe, false, s, bs, m_slots[s].offset);
       m_pending.push_back(s);
       ++m_issued;
+      if (m_settings.submit_batch != 0 && m_pending.size() >= m_settings.submit_batch) {
+        flush_pending();
+      }
     }
     flush_pending();
   }
