@@ -1,0 +1,8 @@
+# The transformer engine (training/step): the model description and fp32 CPU reference on our CPU
+# GEMM (cpu/transformer), whose per-element/per-row code (ops.h) the CUDA kernels share.
+target_sources(infrabench_kernels_cpu PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/cpu/transformer/model_config.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/cpu/transformer/cpu_ops.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/cpu/transformer/cpu_model.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/cpu/transformer/corpus.cpp
+)
