@@ -4,7 +4,6 @@ target_sources(infrabench_kernels_cpu PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/cpu/gemm.cpp
   ${CMAKE_CURRENT_LIST_DIR}/cpu/gemm_peak.cpp
   ${CMAKE_CURRENT_LIST_DIR}/cpu/gemm_model.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/cpu/mlp.cpp
 )
 # GPU: operand fill, device-side verification, our SIMT fp32 and WMMA fp16/bf16 kernels (sm_80+).
 if(INFRABENCH_WITH_CUDA)

@@ -5,4 +5,7 @@ target_sources(infrabench_kernels_cpu PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/cpu/transformer/cpu_ops.cpp
   ${CMAKE_CURRENT_LIST_DIR}/cpu/transformer/cpu_model.cpp
   ${CMAKE_CURRENT_LIST_DIR}/cpu/transformer/corpus.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/cpu/transformer/step_metrics.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/cpu/transformer/batch_loader.cpp
 )
+target_link_libraries(infrabench_kernels_cpu PUBLIC Threads::Threads)  # batch_loader

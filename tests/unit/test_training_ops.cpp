@@ -88,6 +88,11 @@ TEST(TrainingOps, GeluBackwardIsTheDerivative) {
     EXPECT_NEAR(tf::gelu_backward(x, 1.0f), fd, 2e-3) << x;
     EXPECT_FLOAT_EQ(tf::gelu_backward(x, 3.0f), 3.0f * tf::gelu_backward(x, 1.0f));
   }
+  for (float x = -50.0f; x <= 50.0f; x += 0.013f) {
+    EXPECT_NEAR(tf::ib_tanh(x), std::tanh(static_cast<double>(x)), 2e-7) << x;
+  }
+  EXPECT_EQ(tf::ib_tanh(1e30f), 1.0f);
+  EXPECT_EQ(tf::ib_tanh(-1e30f), -1.0f);
   EXPECT_FLOAT_EQ(tf::gelu_forward(0.0f), 0.0f);
   EXPECT_NEAR(tf::gelu_forward(1.0f), 0.8411920f, 1e-6);  // PyTorch gelu(1, approximate="tanh")
 }
@@ -328,6 +333,12 @@ TEST(TrainingOps, AdamWMatchesTheFormula) {
   h.correction1 = h.correction2 = 1.0f;
   EXPECT_EQ(tf::adamw_update(2.0f, 0.0f, m0, v0, h, false), 2.0f);
   EXPECT_LT(tf::adamw_update(2.0f, 0.0f, m0, v0, h, true), 2.0f);
+  // grad_scale: a summed gradient of two ranks at scale 1/2 is their mean.
+  float ma = 0, va = 0, mb = 0, vb = 0;
+  const float direct = tf::adamw_update(1.0f, 0.25f, ma, va, h, true);
+  h.grad_scale = 0.5f;
+  EXPECT_EQ(tf::adamw_update(1.0f, 0.5f, mb, vb, h, true), direct);
+  EXPECT_EQ(ma, mb);
 }
 
 TEST(TrainingOps, Bf16RoundingMatchesTheGemmConversion) {

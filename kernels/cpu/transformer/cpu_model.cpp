@@ -73,7 +73,7 @@ const float* cpu_model::block_input(int l) const {
 // ---------------------------------------------------------------------------------------
 
 void cpu_model::embed(const batch_view& in) {
-  const cpu_exec ex{m_threads, m_run, m_isa, &m_gemm_flops};
+  const cpu_exec ex{m_threads, m_run, m_isa, &m_gemm_flops, m_fine_grained};
   const auto& a = m_acts_layout;
   const auto& p = m_params_layout;
   const int C = m_cfg.width;
@@ -91,7 +91,7 @@ void cpu_model::embed(const batch_view& in) {
 }
 
 void cpu_model::block_forward(int l) {
-  const cpu_exec ex{m_threads, m_run, m_isa, &m_gemm_flops};
+  const cpu_exec ex{m_threads, m_run, m_isa, &m_gemm_flops, m_fine_grained};
   const auto& y = m_acts_layout.layers[static_cast<std::size_t>(l)];
   const auto& w = m_params_layout.blocks[static_cast<std::size_t>(l)];
   const int R = m_acts_layout.rows, C = m_cfg.width;
@@ -111,7 +111,7 @@ void cpu_model::block_forward(int l) {
 }
 
 void cpu_model::head_forward() {
-  const cpu_exec ex{m_threads, m_run, m_isa, &m_gemm_flops};
+  const cpu_exec ex{m_threads, m_run, m_isa, &m_gemm_flops, m_fine_grained};
   const auto& a = m_acts_layout;
   const auto& p = m_params_layout;
   const int C = m_cfg.width, V = m_cfg.outputs();
@@ -138,7 +138,7 @@ float cpu_model::forward(const batch_view& in) {
   embed(in);
   for (int l = 0; l < m_cfg.layers; ++l) block_forward(l);
   head_forward();
-  const cpu_exec ex{m_threads, m_run, m_isa, &m_gemm_flops};
+  const cpu_exec ex{m_threads, m_run, m_isa, &m_gemm_flops, m_fine_grained};
   const auto& a = m_acts_layout;
   const std::int32_t* targets = m_cfg.family == model_family::gpt2 ? in.targets : in.labels;
   // The fused cross-entropy leaves d(mean loss)/d(logits) in the logits, ready for the backward.
@@ -151,7 +151,7 @@ float cpu_model::forward(const batch_view& in) {
 // --------------------------------------------------------------------------------------
 
 void cpu_model::head_backward() {
-  const cpu_exec ex{m_threads, m_run, m_isa, &m_gemm_flops};
+  const cpu_exec ex{m_threads, m_run, m_isa, &m_gemm_flops, m_fine_grained};
   const auto& a = m_acts_layout;
   const auto& p = m_params_layout;
   const int C = m_cfg.width, V = m_cfg.outputs();
@@ -179,7 +179,7 @@ void cpu_model::head_backward() {
 // dres holds d(loss)/d(block output) on entry and d(loss)/d(block input) on return: each residual
 // branch adds its input gradient into it.
 void cpu_model::block_backward(int l) {
-  const cpu_exec ex{m_threads, m_run, m_isa, &m_gemm_flops};
+  const cpu_exec ex{m_threads, m_run, m_isa, &m_gemm_flops, m_fine_grained};
   const auto& a = m_acts_layout;
   const auto& y = a.layers[static_cast<std::size_t>(l)];
   const auto& w = m_params_layout.blocks[static_cast<std::size_t>(l)];
@@ -205,7 +205,7 @@ void cpu_model::block_backward(int l) {
 }
 
 void cpu_model::embed_backward() {
-  const cpu_exec ex{m_threads, m_run, m_isa, &m_gemm_flops};
+  const cpu_exec ex{m_threads, m_run, m_isa, &m_gemm_flops, m_fine_grained};
   const auto& a = m_acts_layout;
   const auto& p = m_params_layout;
   const int C = m_cfg.width;
@@ -224,18 +224,22 @@ void cpu_model::embed_backward() {
 
 float cpu_model::forward_backward(const batch_view& in) {
   const float loss = forward(in);
+  backward(in);
+  return loss;
+}
+
+void cpu_model::backward(const batch_view& in) {
   m_in = &in;
   std::fill(m_grads.begin(), m_grads.end(), 0.0f);
   head_backward();
   for (int l = m_cfg.layers - 1; l >= 0; --l) block_backward(l);
   embed_backward();
   m_in = nullptr;
-  return loss;
 }
 
 void cpu_model::adamw_step(adamw_hyper h) {
   set_adamw_step(h, ++m_steps);
-  const cpu_exec ex{m_threads, m_run, m_isa, nullptr};
+  const cpu_exec ex{m_threads, m_run, m_isa, nullptr, m_fine_grained};
   for (const auto& t : m_params_layout.tensors) {
     adamw(ex, m_params.data() + t.offset, m_grads.data() + t.offset, m_m.data() + t.offset,
           m_v.data() + t.offset, t.size, h, t.decay);

@@ -68,11 +68,16 @@ class cpu_model {
   void init_parameters(std::uint64_t seed);
   // The batch's mean loss. Throws std::invalid_argument for a token, target or label out of range.
   float forward(const batch_view& in);
-  // forward, then the gradient of the mean loss into grads() (zeroed first). Returns the loss.
+  // The gradient of the last forward()'s mean loss into grads() (zeroed first); `in` must be
+  // the batch that forward() saw.
+  void backward(const batch_view& in);
+  // forward, then backward. Returns the loss.
   float forward_backward(const batch_view& in);
   // One AdamW step with grads() (h's corrections are set from the model's own step count).
   void adamw_step(adamw_hyper h);
   [[nodiscard]] std::int64_t optimizer_steps() const { return m_steps; }
+  // Tests: split every operation across the threads however small (see cpu_exec).
+  void set_fine_grained(bool on) { m_fine_grained = on; }
 
  private:
   void check_inputs(const batch_view& in) const;
@@ -99,6 +104,7 @@ class cpu_model {
   const batch_view* m_in = nullptr;  // during forward
   double m_gemm_flops = 0;
   std::int64_t m_steps = 0;
+  bool m_fine_grained = false;
 };
 
 }  // namespace infrabench::kernels::transformer

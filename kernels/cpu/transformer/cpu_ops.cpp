@@ -13,10 +13,24 @@ namespace {
   return static_cast<std::size_t>(v);
 }
 
-// One GEMM split into `threads` parts on ex's runner.
+// Items of element-wise work per part: a part of less than ~10 us does not pay for waking a
+// thread (the tiny model's operations are that small).
+constexpr std::size_t element_grain = 1 << 15;
+// GEMM flops per part, for the same reason.
+constexpr double gemm_grain_flops = 4e6;
+
+[[nodiscard]] std::size_t row_grain(int C) {
+  return std::max<std::size_t>(1, element_grain / static_cast<std::size_t>(std::max(C, 1)));
+}
+
+// One GEMM split into up to `threads` parts on ex's runner.
 void gemm_parallel(const cpu_exec& ex, const sgemm_args& a) {
-  if (ex.flops != nullptr) *ex.flops += 2.0 * static_cast<double>(a.m) * a.n * a.k;
-  gemm_plan plan(a, ex.isa, std::max<std::size_t>(ex.threads, 1));
+  const double flops = 2.0 * static_cast<double>(a.m) * a.n * a.k;
+  if (ex.flops != nullptr) *ex.flops += flops;
+  const auto parts = std::min<std::size_t>(
+      std::max<std::size_t>(ex.threads, 1),
+      ex.fine_grained ? ex.threads : 1 + static_cast<std::size_t>(flops / gemm_grain_flops));
+  gemm_plan plan(a, ex.isa, parts);
   ex.parts(plan.threads(), [&](std::size_t t) { plan.run(t); });
 }
 
@@ -55,10 +69,11 @@ void cpu_exec::parts(std::size_t n, const std::function<void(std::size_t)>& fn) 
   run(n, fn);
 }
 
-void cpu_exec::ranges(std::size_t count,
-                      const std::function<void(std::size_t, std::size_t)>& fn) const {
-  const std::size_t n =
-      std::max<std::size_t>(1, std::min(std::max<std::size_t>(threads, 1), count));
+void cpu_exec::ranges(std::size_t count, const std::function<void(std::size_t, std::size_t)>& fn,
+                      std::size_t grain) const {
+  if (fine_grained) grain = 1;
+  const std::size_t most = std::max<std::size_t>(1, count / std::max<std::size_t>(grain, 1));
+  const std::size_t n = std::max<std::size_t>(1, std::min(std::max<std::size_t>(threads, 1), most));
   parts(n, [&](std::size_t p) {
     const std::size_t begin = count * p / n, end = count * (p + 1) / n;
     if (begin < end) fn(begin, end);
@@ -67,41 +82,50 @@ void cpu_exec::ranges(std::size_t count,
 
 void encoder_forward(const cpu_exec& ex, float* out, const std::int32_t* tokens, const float* wte,
                      const float* wpe, int B, int T, int C) {
-  ex.ranges(sz(B) * sz(T), [&](std::size_t r0, std::size_t r1) {
-    for (std::size_t r = r0; r < r1; ++r) {
-      const float* e = wte + sz(tokens[r]) * sz(C);
-      const float* p = wpe + (r % sz(T)) * sz(C);
-      float* o = out + r * sz(C);
-      for (int i = 0; i < C; ++i) o[i] = e[i] + p[i];
-    }
-  });
+  ex.ranges(
+      sz(B) * sz(T),
+      [&](std::size_t r0, std::size_t r1) {
+        for (std::size_t r = r0; r < r1; ++r) {
+          const float* e = wte + sz(tokens[r]) * sz(C);
+          const float* p = wpe + (r % sz(T)) * sz(C);
+          float* o = out + r * sz(C);
+          for (int i = 0; i < C; ++i) o[i] = e[i] + p[i];
+        }
+      },
+      row_grain(C));
 }
 
 void encoder_backward(const cpu_exec& ex, float* dwte, float* dwpe, const float* dout,
                       const std::int32_t* tokens, int B, int T, int C) {
   // Split by channels: rows with the same token or position then never race.
   const std::size_t rows = sz(B) * sz(T);
-  ex.ranges(sz(C), [&](std::size_t c0, std::size_t c1) {
-    for (std::size_t r = 0; r < rows; ++r) {
-      float* e = dwte + sz(tokens[r]) * sz(C);
-      float* p = dwpe + (r % sz(T)) * sz(C);
-      const float* d = dout + r * sz(C);
-      for (std::size_t i = c0; i < c1; ++i) {
-        e[i] += d[i];
-        p[i] += d[i];
-      }
-    }
-  });
+  ex.ranges(
+      sz(C),
+      [&](std::size_t c0, std::size_t c1) {
+        for (std::size_t r = 0; r < rows; ++r) {
+          float* e = dwte + sz(tokens[r]) * sz(C);
+          float* p = dwpe + (r % sz(T)) * sz(C);
+          const float* d = dout + r * sz(C);
+          for (std::size_t i = c0; i < c1; ++i) {
+            e[i] += d[i];
+            p[i] += d[i];
+          }
+        }
+      },
+      std::max<std::size_t>(1, element_grain / std::max<std::size_t>(rows, 1)));
 }
 
 void layernorm_forward(const cpu_exec& ex, float* out, float* mean, float* rstd, const float* x,
                        const float* w, const float* b, int rows, int C) {
-  ex.ranges(sz(rows), [&](std::size_t r0, std::size_t r1) {
-    for (std::size_t r = r0; r < r1; ++r) {
-      layernorm_forward_row(x + r * sz(C), w, b, out + r * sz(C), mean + r, rstd + r, C,
-                            one_lane{});
-    }
-  });
+  ex.ranges(
+      sz(rows),
+      [&](std::size_t r0, std::size_t r1) {
+        for (std::size_t r = r0; r < r1; ++r) {
+          layernorm_forward_row(x + r * sz(C), w, b, out + r * sz(C), mean + r, rstd + r, C,
+                                one_lane{});
+        }
+      },
+      row_grain(C));
 }
 
 void layernorm_backward(const cpu_exec& ex, float* dx, float* dw, float* db, const float* dout,
@@ -109,7 +133,8 @@ void layernorm_backward(const cpu_exec& ex, float* dx, float* dw, float* db, con
                         int rows, int C) {
   // Each part sums its rows' weight/bias gradients privately; the parts are added in order
   // afterwards (deterministic for a given thread count).
-  const std::size_t n = std::max<std::size_t>(1, std::min(ex.threads, sz(rows)));
+  const std::size_t n = std::max<std::size_t>(
+      1, std::min(ex.threads, sz(rows) / (ex.fine_grained ? 1 : row_grain(C))));
   std::vector<float> partial(n * 2 * sz(C), 0.0f);
   ex.parts(n, [&](std::size_t p) {
     float* pw = partial.data() + p * 2 * sz(C);
@@ -136,15 +161,18 @@ void linear_forward(const cpu_exec& ex, float* out, const float* in, const float
                     const float* bias, const float* residual, int rows, int IC, int OC) {
   const bool init = bias != nullptr || residual != nullptr;
   if (init) {
-    ex.ranges(sz(rows), [&](std::size_t r0, std::size_t r1) {
-      for (std::size_t r = r0; r < r1; ++r) {
-        float* o = out + r * sz(OC);
-        const float* res = residual != nullptr ? residual + r * sz(OC) : nullptr;
-        for (int j = 0; j < OC; ++j) {
-          o[j] = (res != nullptr ? res[j] : 0.0f) + (bias != nullptr ? bias[j] : 0.0f);
-        }
-      }
-    });
+    ex.ranges(
+        sz(rows),
+        [&](std::size_t r0, std::size_t r1) {
+          for (std::size_t r = r0; r < r1; ++r) {
+            float* o = out + r * sz(OC);
+            const float* res = residual != nullptr ? residual + r * sz(OC) : nullptr;
+            for (int j = 0; j < OC; ++j) {
+              o[j] = (res != nullptr ? res[j] : 0.0f) + (bias != nullptr ? bias[j] : 0.0f);
+            }
+          }
+        },
+        row_grain(OC));
   }
   gemm_parallel(ex, args(false, true, rows, OC, IC, in, IC, w, IC, init ? 1.0f : 0.0f, out, OC));
 }
@@ -158,12 +186,15 @@ void linear_backward(const cpu_exec& ex, float* din, bool accumulate_din, float*
   gemm_parallel(ex, args(true, false, OC, IC, rows, dout, OC, in, IC, 1.0f, dw, IC));
   if (db != nullptr) {
     // Column sums, split by columns (each column summed in row order by one part).
-    ex.ranges(sz(OC), [&](std::size_t c0, std::size_t c1) {
-      for (std::size_t r = 0; r < sz(rows); ++r) {
-        const float* d = dout + r * sz(OC);
-        for (std::size_t j = c0; j < c1; ++j) db[j] += d[j];
-      }
-    });
+    ex.ranges(
+        sz(OC),
+        [&](std::size_t c0, std::size_t c1) {
+          for (std::size_t r = 0; r < sz(rows); ++r) {
+            const float* d = dout + r * sz(OC);
+            for (std::size_t j = c0; j < c1; ++j) db[j] += d[j];
+          }
+        },
+        std::max<std::size_t>(1, element_grain / std::max<std::size_t>(sz(rows), 1)));
   }
 }
 
@@ -227,25 +258,34 @@ void attention_backward(const cpu_exec& ex, float* dqkv, float* datt, const floa
 }
 
 void gelu_forward(const cpu_exec& ex, float* out, const float* in, std::size_t n) {
-  ex.ranges(n, [&](std::size_t i0, std::size_t i1) {
-    for (std::size_t i = i0; i < i1; ++i) out[i] = transformer::gelu_forward(in[i]);
-  });
+  ex.ranges(
+      n,
+      [&](std::size_t i0, std::size_t i1) {
+        for (std::size_t i = i0; i < i1; ++i) out[i] = transformer::gelu_forward(in[i]);
+      },
+      element_grain / 4);
 }
 
 void gelu_backward(const cpu_exec& ex, float* din, const float* in, const float* dout,
                    std::size_t n) {
-  ex.ranges(n, [&](std::size_t i0, std::size_t i1) {
-    for (std::size_t i = i0; i < i1; ++i) din[i] = transformer::gelu_backward(in[i], dout[i]);
-  });
+  ex.ranges(
+      n,
+      [&](std::size_t i0, std::size_t i1) {
+        for (std::size_t i = i0; i < i1; ++i) din[i] = transformer::gelu_backward(in[i], dout[i]);
+      },
+      element_grain / 4);
 }
 
 double cross_entropy(const cpu_exec& ex, float* logits, float* losses, const std::int32_t* targets,
                      int rows, int V, float dloss) {
-  ex.ranges(sz(rows), [&](std::size_t r0, std::size_t r1) {
-    for (std::size_t r = r0; r < r1; ++r) {
-      losses[r] = cross_entropy_row(logits + r * sz(V), V, targets[r], dloss, one_lane{});
-    }
-  });
+  ex.ranges(
+      sz(rows),
+      [&](std::size_t r0, std::size_t r1) {
+        for (std::size_t r = r0; r < r1; ++r) {
+          losses[r] = cross_entropy_row(logits + r * sz(V), V, targets[r], dloss, one_lane{});
+        }
+      },
+      row_grain(V) / 4 + 1);
   double sum = 0;
   for (int r = 0; r < rows; ++r) sum += losses[r];
   return sum;
@@ -254,52 +294,62 @@ double cross_entropy(const cpu_exec& ex, float* logits, float* losses, const std
 void patch_extract(const cpu_exec& ex, float* patches, const float* images, int B, int image,
                    int patch, int channels) {
   const std::size_t n = sz(B) * sz(channels) * sz(image) * sz(image);
-  ex.ranges(n, [&](std::size_t e0, std::size_t e1) {
-    for (std::size_t e = e0; e < e1; ++e) {
-      patches[e] = images[patch_source_index(static_cast<std::int64_t>(e), image, patch, channels)];
-    }
-  });
+  ex.ranges(
+      n,
+      [&](std::size_t e0, std::size_t e1) {
+        for (std::size_t e = e0; e < e1; ++e) {
+          patches[e] =
+              images[patch_source_index(static_cast<std::int64_t>(e), image, patch, channels)];
+        }
+      },
+      element_grain);
 }
 
 void vit_assemble(const cpu_exec& ex, float* out, const float* patch_out, const float* patch_bias,
                   const float* cls, const float* pos, int B, int P, int C) {
   const std::size_t T = sz(P) + 1;
-  ex.ranges(sz(B) * T, [&](std::size_t r0, std::size_t r1) {
-    for (std::size_t r = r0; r < r1; ++r) {
-      const std::size_t b = r / T, t = r % T;
-      float* o = out + r * sz(C);
-      const float* p = pos + t * sz(C);
-      if (t == 0) {
-        for (int i = 0; i < C; ++i) o[i] = cls[i] + p[i];
-      } else {
-        const float* x = patch_out + (b * sz(P) + t - 1) * sz(C);
-        for (int i = 0; i < C; ++i) o[i] = x[i] + patch_bias[i] + p[i];
-      }
-    }
-  });
+  ex.ranges(
+      sz(B) * T,
+      [&](std::size_t r0, std::size_t r1) {
+        for (std::size_t r = r0; r < r1; ++r) {
+          const std::size_t b = r / T, t = r % T;
+          float* o = out + r * sz(C);
+          const float* p = pos + t * sz(C);
+          if (t == 0) {
+            for (int i = 0; i < C; ++i) o[i] = cls[i] + p[i];
+          } else {
+            const float* x = patch_out + (b * sz(P) + t - 1) * sz(C);
+            for (int i = 0; i < C; ++i) o[i] = x[i] + patch_bias[i] + p[i];
+          }
+        }
+      },
+      row_grain(C));
 }
 
 void vit_assemble_backward(const cpu_exec& ex, float* dpatch_out, float* dpatch_bias, float* dcls,
                            float* dpos, const float* dout, int B, int P, int C) {
   const std::size_t T = sz(P) + 1;
-  ex.ranges(sz(C), [&](std::size_t c0, std::size_t c1) {
-    for (std::size_t b = 0; b < sz(B); ++b) {
-      for (std::size_t t = 0; t < T; ++t) {
-        const float* d = dout + (b * T + t) * sz(C);
-        float* dp = dpos + t * sz(C);
-        for (std::size_t i = c0; i < c1; ++i) dp[i] += d[i];
-        if (t == 0) {
-          for (std::size_t i = c0; i < c1; ++i) dcls[i] += d[i];
-        } else {
-          float* dx = dpatch_out + (b * sz(P) + t - 1) * sz(C);
-          for (std::size_t i = c0; i < c1; ++i) {
-            dx[i] = d[i];
-            dpatch_bias[i] += d[i];
+  ex.ranges(
+      sz(C),
+      [&](std::size_t c0, std::size_t c1) {
+        for (std::size_t b = 0; b < sz(B); ++b) {
+          for (std::size_t t = 0; t < T; ++t) {
+            const float* d = dout + (b * T + t) * sz(C);
+            float* dp = dpos + t * sz(C);
+            for (std::size_t i = c0; i < c1; ++i) dp[i] += d[i];
+            if (t == 0) {
+              for (std::size_t i = c0; i < c1; ++i) dcls[i] += d[i];
+            } else {
+              float* dx = dpatch_out + (b * sz(P) + t - 1) * sz(C);
+              for (std::size_t i = c0; i < c1; ++i) {
+                dx[i] = d[i];
+                dpatch_bias[i] += d[i];
+              }
+            }
           }
         }
-      }
-    }
-  });
+      },
+      std::max<std::size_t>(1, element_grain / (sz(B) * T)));
 }
 
 void gather_class_tokens(const cpu_exec&, float* rows, const float* x, int B, int T, int C) {
@@ -317,11 +367,14 @@ void scatter_class_tokens(const cpu_exec&, float* dx, const float* drows, int B,
 
 void adamw(const cpu_exec& ex, float* params, const float* grads, float* m, float* v, std::size_t n,
            const adamw_hyper& h, bool decay) {
-  ex.ranges(n, [&](std::size_t i0, std::size_t i1) {
-    for (std::size_t i = i0; i < i1; ++i) {
-      params[i] = adamw_update(params[i], grads[i], m[i], v[i], h, decay);
-    }
-  });
+  ex.ranges(
+      n,
+      [&](std::size_t i0, std::size_t i1) {
+        for (std::size_t i = i0; i < i1; ++i) {
+          params[i] = adamw_update(params[i], grads[i], m[i], v[i], h, decay);
+        }
+      },
+      element_grain);
 }
 
 }  // namespace infrabench::kernels::transformer

@@ -33,11 +33,15 @@ struct cpu_exec {
   parallel_parts run;
   gemm_isa isa = gemm_isa::scalar;
   double* flops = nullptr;
+  // Tests: split every operation across the threads however small (exercises every split).
+  bool fine_grained = false;
 
   void parts(std::size_t n, const std::function<void(std::size_t)>& fn) const;
-  // Splits [0, count) into at most `threads` contiguous ranges and runs fn(begin, end) on each.
-  void ranges(std::size_t count,
-              const std::function<void(std::size_t begin, std::size_t end)>& fn) const;
+  // Splits [0, count) into at most `threads` contiguous ranges of at least `grain` items (the
+  // work below which handing a part to another thread costs more than it saves) and runs
+  // fn(begin, end) on each.
+  void ranges(std::size_t count, const std::function<void(std::size_t begin, std::size_t end)>& fn,
+              std::size_t grain = 1) const;
 };
 
 // out[b, t] = wte[tokens[b, t]] + wpe[t]. Tokens are assumed in range (checked by the model).
