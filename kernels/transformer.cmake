@@ -9,3 +9,12 @@ target_sources(infrabench_kernels_cpu PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/cpu/transformer/batch_loader.cpp
 )
 target_link_libraries(infrabench_kernels_cpu PUBLIC Threads::Threads)  # batch_loader
+# The GPU path (only with CUDA): our kernels (the shared ops.h code) and the model on cuBLASLt.
+if(INFRABENCH_WITH_CUDA)
+  target_sources(infrabench_kernels_cuda PRIVATE
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/transformer/kernels.cu
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/transformer/gpu_model.cu
+  )
+  target_link_libraries(infrabench_kernels_cuda PUBLIC infrabench::kernels_cpu CUDA::cublas
+                        CUDA::cublasLt)
+endif()

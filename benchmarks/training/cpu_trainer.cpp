@@ -35,7 +35,8 @@ class cpu_trainer final : public trainer {
     m_opt.grad_scale = 1.0f / static_cast<float>(comm.size());
   }
 
-  float step(const tf::batch_view& batch, tf::phase_times& t) override {
+  float step(const tf::batch_view& batch, const tf::batch_view* /*next*/,
+             tf::phase_times& t) override {
     auto t0 = clock_type::now();
     const float loss = m_model.forward(batch);
     t.forward += seconds_since(t0);

@@ -106,7 +106,7 @@ setup resolve(state& st) {
   }
   s.gpu = device == "gpu";
   if (s.gpu && !gpu_trainer_unavailable_reason().empty()) st.skip(gpu_trainer_unavailable_reason());
-  if (s.gpu && !st.caps().cuda.available) st.skip("no CUDA device: " + st.caps().cuda.reason);
+  if (s.gpu && !st.caps().cuda.available) st.skip(st.caps().cuda.reason);
 
   std::string dtype = st.get_string("dtype");
   if (dtype == "auto") {
@@ -326,16 +326,20 @@ void training_step(state& st) {
       loader_thread);
 
   // ---- timed steps ----
+  // Step g computes on batch g while holding batch g + 1 (a GPU copies it meanwhile): the wait
+  // for g + 1 is this step's data wait.
   std::uint64_t next_step = 0;
+  std::size_t current = loader->acquire(0);
   timed_run run;
   bool finite = true;
   const auto one_step = [&](tf::phase_times& t) {
     const std::uint64_t g = next_step++;
     const auto t0 = clock_type::now();
-    const std::size_t slot = loader->acquire(g);
+    const std::size_t next = loader->acquire(g + 1);
     t.data_wait += seconds_since(t0);
-    const float loss = tr->step(buffers.view(slot), t);
+    const float loss = tr->step(buffers.view(current), &buffers.view(next), t);
     loader->release(g);
+    current = next;
     finite = finite && std::isfinite(loss);
     return loss;
   };

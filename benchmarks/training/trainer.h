@@ -41,9 +41,12 @@ class trainer {
  public:
   virtual ~trainer() = default;
   // One step on `batch` (host memory, from host_alloc): forward, backward, the all-reduce of the
-  // gradients across ranks, AdamW on their mean. Adds each phase's time to `t`; returns this
-  // rank's mean loss. Throws std::runtime_error (with the failing call) on an error.
-  virtual float step(const tf::batch_view& batch, tf::phase_times& t) = 0;
+  // gradients across ranks, AdamW on their mean. `next` (may be null) is the following step's
+  // batch, already prepared: a GPU trainer copies it to the device while this step computes.
+  // Adds each phase's time to `t`; returns this rank's mean loss. Throws std::runtime_error (with
+  // the failing call) on an error.
+  virtual float step(const tf::batch_view& batch, const tf::batch_view* next,
+                     tf::phase_times& t) = 0;
   // The parameters (fp32 master copy) as they are now, on the host.
   [[nodiscard]] virtual std::vector<float> parameters() = 0;
   [[nodiscard]] virtual std::size_t param_count() const = 0;

@@ -12,7 +12,7 @@ from conftest import BIN, FAST, load_report, run
 
 TINY = ["--filter", "^training/step$", "-a", "model=gpt2-tiny", "-a", "device=cpu", "-a", "batch=4",
         "-a", "seq=32", "-a", "corpus_size=1MiB", "-a", "threads=1"]
-VIT = ["--filter", "^training/step$", "-a", "model=vit-tiny", "-a", "device=cpu", "-a", "batch=4",
+VIT = ["--filter", "^training/step$", "-a", "model=vit-tiny", "-a", "device=cpu", "-a", "batch=4", "-a", "seq=0",
        "-a", "samples=16", "-a", "threads=1"]
 # Enough timed steps (a few ms each) for the loss trend to be judged (20 or more).
 LONG = ["--min-time", "0.5", "--max-time", "1.5", "-q"]

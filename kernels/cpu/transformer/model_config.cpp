@@ -200,9 +200,11 @@ activation_layout make_activation_layout(const model_config& c, int batch, int s
   const std::size_t att = static_cast<std::size_t>(batch) * static_cast<std::size_t>(c.heads) *
                           static_cast<std::size_t>(seq) * static_cast<std::size_t>(seq);
   std::size_t n = 0, s = 0;
+  // Every activation starts on a 256-byte boundary (128 elements): vectorised loads, and the
+  // same alignment for every layer's tensors, so the GPU's GEMM library picks one algorithm.
   const auto take = [&](std::size_t count) {
-    const std::size_t at = n;
-    n += count;
+    const std::size_t at = (n + 127) / 128 * 128;
+    n = at + count;
     return at;
   };
   const auto stat = [&](std::size_t count) {
