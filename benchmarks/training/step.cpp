@@ -277,42 +277,53 @@ void training_step(state& st) {
               " is available: a smaller batch, seq or model");
     }
   }
+  // Set-up, where one rank can fail alone (a faulty GPU, a full disk, memory): every rank learns
+  // whether all succeeded before any goes on, so none waits for a rank that has left.
   double check_error = 0;
-  if (s.gpu) {
-    // Before timing: the GPU path against the CPU reference on the tiny model of this family.
-    const std::string wrong = gpu_gradient_check(s.opt, gpu_gradient_tolerance, check_error);
-    if (!wrong.empty()) st.fail("GPU gradient check against the CPU fp32 reference: " + wrong);
-  } else if (params.total <= cpu_check_max_params) {
-    const std::string wrong = cpu_gradient_check(s.opt, pool, cpu_gradient_tolerance, check_error);
-    if (!wrong.empty()) st.fail("CPU gradient check: " + wrong);
-  }
+  std::string check_wrong, setup_error;
   std::unique_ptr<trainer> tr;
-  try {
-    tr = s.gpu ? make_gpu_trainer(s.opt, comm) : make_cpu_trainer(s.opt, comm, pool);
-  } catch (const std::bad_alloc&) {
-    st.fail("out of memory building the model's buffers");
-  } catch (const std::invalid_argument& e) {
-    st.fail(e.what());
-  }
-
-  // Data: the loader reads ahead on its own thread for GPT-2 (I/O only) and for ViT on a GPU;
-  // ViT on the CPU decodes inside the step on the compute threads (there are no others).
+  std::unique_ptr<batch_slots> slots_memory;
   const std::size_t slots = 3;
-  batch_slots buffers(*tr, model, s.opt.batch, s.opt.seq, slots);
   std::unique_ptr<token_reader> tokens;
   std::unique_ptr<image_source> images;
-  std::string data_method;
   double entropy = 0;
-  if (gpt2) {
-    const token_corpus corpus = get_token_corpus(st, model.vocab, s.corpus_bytes);
-    entropy = corpus.entropy_nats;
-    tokens = std::make_unique<token_reader>(
-        corpus, s.opt.batch, s.opt.seq, static_cast<int>(me), static_cast<int>(ranks),
-        /*direct=*/true, ks::engine_compiled_in("io_uring") ? "io_uring" : "psync");
-  } else {
-    images = std::make_unique<image_source>(st, s.samples, model.image, static_cast<int>(me),
-                                            static_cast<int>(ranks), pb::resolve_isa(st));
+  try {
+    if (s.gpu) {
+      // Before timing: the GPU path against the CPU reference on the tiny model of this family.
+      check_wrong = gpu_gradient_check(s.opt, gpu_gradient_tolerance, check_error);
+      if (!check_wrong.empty()) {
+        check_wrong = "GPU gradient check against the CPU fp32 reference: " + check_wrong;
+      }
+    } else if (params.total <= cpu_check_max_params) {
+      check_wrong = cpu_gradient_check(s.opt, pool, cpu_gradient_tolerance, check_error);
+      if (!check_wrong.empty()) check_wrong = "CPU gradient check: " + check_wrong;
+    }
+    if (check_wrong.empty()) {
+      tr = s.gpu ? make_gpu_trainer(s.opt, comm) : make_cpu_trainer(s.opt, comm, pool);
+      slots_memory = std::make_unique<batch_slots>(*tr, model, s.opt.batch, s.opt.seq, slots);
+      // Data: the loader reads ahead on its own thread for GPT-2 (I/O only) and for ViT on a
+      // GPU; ViT on the CPU decodes inside the step on the compute threads (there are no others).
+      if (gpt2) {
+        const token_corpus corpus = get_token_corpus(st, model.vocab, s.corpus_bytes);
+        entropy = corpus.entropy_nats;
+        tokens = std::make_unique<token_reader>(
+            corpus, s.opt.batch, s.opt.seq, static_cast<int>(me), static_cast<int>(ranks),
+            /*direct=*/true, ks::engine_compiled_in("io_uring") ? "io_uring" : "psync");
+      } else {
+        images = std::make_unique<image_source>(st, s.samples, model.image, static_cast<int>(me),
+                                                static_cast<int>(ranks), pb::resolve_isa(st));
+      }
+    }
+  } catch (const std::bad_alloc&) {
+    setup_error = "out of memory building the model's buffers";
+  } catch (const std::exception& e) {
+    setup_error = e.what();
   }
+  const std::string mine = !setup_error.empty() ? setup_error : check_wrong;
+  if (comm.allreduce_max(mine.empty() ? 0.0 : 1.0) > 0) {
+    st.fail(!mine.empty() ? mine : "another rank failed to set up (its reason is in its result)");
+  }
+  batch_slots& buffers = *slots_memory;
   const bool loader_thread = gpt2 || s.gpu;
   auto loader = std::make_unique<tf::batch_loader>(
       slots,

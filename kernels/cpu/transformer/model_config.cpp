@@ -256,6 +256,16 @@ activation_layout make_activation_layout(const model_config& c, int batch, int s
   return a;
 }
 
+std::vector<std::pair<std::size_t, std::size_t>> gradient_buckets(const param_layout& p) {
+  std::vector<std::pair<std::size_t, std::size_t>> out;
+  const auto& b = p.block_begin;
+  const std::size_t L = b.size() - 1;
+  out.emplace_back(b[L], p.total);
+  for (std::size_t l = L; l-- > 0;) out.emplace_back(b[l], b[l + 1]);
+  out.emplace_back(0, b[0]);
+  return out;
+}
+
 void init_parameters(const model_config& c, const param_layout& layout, std::uint64_t seed,
                      float* params) {
   std::uint64_t state = seed * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull;

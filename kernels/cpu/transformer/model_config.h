@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace infrabench::kernels::transformer {
@@ -86,6 +87,14 @@ struct param_layout {
   [[nodiscard]] const tensor_info& find(std::string_view name) const;
 };
 [[nodiscard]] param_layout make_param_layout(const model_config& cfg);
+
+// The gradient buckets of a data-parallel all-reduce overlapped with the backward pass, as
+// [first, last) ranges of the parameter buffer in the order the backward finalises them: the
+// final LayerNorm (with ViT's head), block L-1, ..., block 0, then the embeddings (GPT-2's wte
+// last of all: the tied head adds to it first, the token embedding at the very end). Together
+// they cover the buffer exactly once.
+[[nodiscard]] std::vector<std::pair<std::size_t, std::size_t>> gradient_buckets(
+    const param_layout& layout);
 
 // GPT-2's initialisation, the same on every rank and device for a seed: matrices and embeddings
 // normal(0, 0.02), the projections back into the residual stream (proj, fcproj) normal(0, 0.02 /

@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "cpu/transformer/gpu_gemm_args.h"
 #include "cuda/transformer/cuda_support.h"
 #include "cuda/transformer/gpu_model.h"
 #include "cuda/transformer/kernels.h"
@@ -349,18 +350,17 @@ class model_impl final : public gpu_model {
   // ---------------------------------------------------------------------------------------
 
   // `c`: the matrix added (null when none); `extra`: the epilogue's aux matrix or bias.
-  lt_key key(cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, int lda, int ldb,
-             int ldd, cudaDataType_t d, cublasLtEpilogue_t ep, const void* a, const void* b,
-             const void* c, const void* dp, const void* extra) const {
+  lt_key key(const tf::colmajor_gemm& g, cudaDataType_t d, cublasLtEpilogue_t ep, const void* a,
+             const void* b, const void* c, const void* dp, const void* extra) const {
     lt_key x{};
-    x.ta = ta;
-    x.tb = tb;
-    x.m = m;
-    x.n = n;
-    x.k = k;
-    x.lda = lda;
-    x.ldb = ldb;
-    x.ldd = ldd;
+    x.ta = g.ta ? CUBLAS_OP_T : CUBLAS_OP_N;
+    x.tb = g.tb ? CUBLAS_OP_T : CUBLAS_OP_N;
+    x.m = g.m;
+    x.n = g.n;
+    x.k = g.k;
+    x.lda = g.lda;
+    x.ldb = g.ldb;
+    x.ldd = g.ldd;
     x.ab = cuda_type<T>();
     x.d = d;
     x.epilogue = ep;
@@ -379,8 +379,8 @@ class model_impl final : public gpu_model {
     cublasLtEpilogue_t ep = bias != nullptr ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
     if (gelu_aux != nullptr) ep = CUBLASLT_EPILOGUE_GELU_AUX_BIAS;
     // Column-major: out^T [OC x rows] = w (read as [IC x OC], transposed) . in^T [IC x rows].
-    const auto k = key(CUBLAS_OP_T, CUBLAS_OP_N, OC, rows, IC, IC, IC, OC, cuda_type<T>(), ep, w,
-                       in, residual, out, gelu_aux != nullptr ? gelu_aux : bias);
+    const auto k = key(tf::linear_forward_gemm(rows, IC, OC), cuda_type<T>(), ep, w, in, residual,
+                       out, gelu_aux != nullptr ? gelu_aux : bias);
     m_lt.run(k, w, in, residual, out, bias, gelu_aux, OC, stream());
   }
 
@@ -392,12 +392,12 @@ class model_impl final : public gpu_model {
       const cublasLtEpilogue_t ep =
           dgelu_aux != nullptr ? CUBLASLT_EPILOGUE_DGELU : CUBLASLT_EPILOGUE_DEFAULT;
       // din^T [IC x rows] = w^T [IC x OC] . dout^T [OC x rows]
-      const auto k = key(CUBLAS_OP_N, CUBLAS_OP_N, IC, rows, OC, IC, OC, IC, cuda_type<T>(), ep, w,
-                         dout, nullptr, din, dgelu_aux);
+      const auto k = key(tf::linear_input_grad_gemm(rows, IC, OC), cuda_type<T>(), ep, w, dout,
+                         nullptr, din, dgelu_aux);
       m_lt.run(k, w, dout, nullptr, din, nullptr, const_cast<T*>(dgelu_aux), IC, stream());
     }
     // dw^T [IC x OC] += in^T [IC x rows] . dout [rows x OC], fp32 output
-    const auto k = key(CUBLAS_OP_N, CUBLAS_OP_T, IC, OC, rows, IC, OC, IC, CUDA_R_32F,
+    const auto k = key(tf::linear_weight_grad_gemm(rows, IC, OC), CUDA_R_32F,
                        CUBLASLT_EPILOGUE_DEFAULT, in, dout, dw, dw, nullptr);
     m_lt.run(k, in, dout, dw, dw, nullptr, nullptr, 0, stream());
     if (db != nullptr) bias_backward(db, dout, rows, OC, stream());
@@ -409,29 +409,30 @@ class model_impl final : public gpu_model {
     const int R = m_a.rows, C = m_cfg.width;
     const auto& y = m_a.layers[0];
     const auto& w = m_p.blocks[0];
-    const auto fwd = key(CUBLAS_OP_T, CUBLAS_OP_N, 4 * C, R, C, C, C, 4 * C, cuda_type<T>(),
-                         CUBLASLT_EPILOGUE_GELU_AUX_BIAS, param(w.fcw), act(y.ln2), nullptr,
-                         act(y.fch_gelu), act(y.fch));
-    const auto bwd = key(CUBLAS_OP_N, CUBLAS_OP_N, 4 * C, R, C, 4 * C, C, 4 * C, cuda_type<T>(),
-                         CUBLASLT_EPILOGUE_DGELU, param(w.fcprojw), act(m_a.dres), nullptr,
-                         act(m_a.dfch), act(y.fch));
+    const auto fwd =
+        key(tf::linear_forward_gemm(R, C, 4 * C), cuda_type<T>(), CUBLASLT_EPILOGUE_GELU_AUX_BIAS,
+            param(w.fcw), act(y.ln2), nullptr, act(y.fch_gelu), act(y.fch));
+    const auto bwd =
+        key(tf::linear_input_grad_gemm(R, 4 * C, C), cuda_type<T>(), CUBLASLT_EPILOGUE_DGELU,
+            param(w.fcprojw), act(m_a.dres), nullptr, act(m_a.dfch), act(y.fch));
     m_fused_gelu = m_lt.supported(fwd) && m_lt.supported(bwd);
   }
 
   // Attention's batched GEMMs: one (batch row, head) pair per GEMM, through pointer arrays made
   // once (the buffers never move), so Q, K, V are read in place inside qkv without a permute.
+  // The GEMMs' arguments and the pairs' offsets come from gpu_gemm_args.h (tested on the CPU).
   enum ptr_kind { q_k, k_k, v_k, s_k, y_k, kinds };
   void make_attention_pointers() {
-    const int B = m_a.batch, NH = m_cfg.heads, Tn = m_a.seq, C = m_cfg.width, hs = C / NH;
+    const int B = m_a.batch, NH = m_cfg.heads, Tn = m_a.seq, C = m_cfg.width;
     const std::size_t pairs = static_cast<std::size_t>(B) * NH;
     // Per layer: q, k, v, s, y; then the backward's shared scratch: dq, dk, dv, ds, dy.
     const std::size_t sets = static_cast<std::size_t>(m_cfg.layers) + 1;
     std::vector<const void*> host(sets * kinds * pairs);
     const auto fill = [&](std::size_t set, T* qkv, T* att, T* y) {
       for (std::size_t i = 0; i < pairs; ++i) {
-        const std::size_t b = i / NH, h = i % NH;
-        T* q = qkv + b * Tn * 3 * C + h * hs;
-        const void* v[kinds] = {q, q + C, q + 2 * C, att + i * Tn * Tn, y + b * Tn * C + h * hs};
+        const auto at = tf::attention_pair_offsets(i, NH, Tn, C);
+        T* q = qkv + at.qkv;
+        const void* v[kinds] = {q, q + C, q + 2 * C, att + at.scores, y + at.out};
         for (int kd = 0; kd < kinds; ++kd) host[(set * kinds + kd) * pairs + i] = v[kd];
       }
     };
@@ -449,48 +450,36 @@ class model_impl final : public gpu_model {
     return m_attn_ptrs.get() + (set * kinds + static_cast<std::size_t>(kind)) * m_pairs;
   }
 
-  void batched(cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
-               const void* const* a, int lda, const void* const* b, int ldb, const void* const* c,
-               int ldc) {
+  void batched(const tf::colmajor_gemm& g, const void* const* a, const void* const* b,
+               const void* const* d) {
     const float alpha = 1.0f, beta = 0.0f;
-    IB_CUBLAS(cublasGemmBatchedEx(m_blas, ta, tb, m, n, k, &alpha, a, cuda_type<T>(), lda, b,
-                                  cuda_type<T>(), ldb, &beta, const_cast<void* const*>(c),
-                                  cuda_type<T>(), ldc, static_cast<int>(m_pairs),
-                                  CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    IB_CUBLAS(cublasGemmBatchedEx(
+        m_blas, g.ta ? CUBLAS_OP_T : CUBLAS_OP_N, g.tb ? CUBLAS_OP_T : CUBLAS_OP_N, g.m, g.n, g.k,
+        &alpha, a, cuda_type<T>(), g.lda, b, cuda_type<T>(), g.ldb, &beta,
+        const_cast<void* const*>(d), cuda_type<T>(), g.ldd, static_cast<int>(m_pairs),
+        CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
   }
 
   void attention_forward(int l) {
     const auto L = static_cast<std::size_t>(l);
     const int Tn = m_a.seq, C = m_cfg.width, hs = C / m_cfg.heads;
-    // S = Q K^T per pair (col-major S^T = K . Q^T)
-    batched(CUBLAS_OP_T, CUBLAS_OP_N, Tn, Tn, hs, ptrs(L, k_k), 3 * C, ptrs(L, q_k), 3 * C,
-            ptrs(L, s_k), Tn);
-    const auto& y = m_a.layers[L];
-    attention_softmax(act(y.att), static_cast<int>(m_pairs) * Tn, Tn,
+    batched(tf::attention_scores_gemm(Tn, hs, C), ptrs(L, k_k), ptrs(L, q_k), ptrs(L, s_k));
+    attention_softmax(act(m_a.layers[L].att), static_cast<int>(m_pairs) * Tn, Tn,
                       1.0f / std::sqrt(static_cast<float>(hs)), m_cfg.causal(), stream());
-    // Y = P V (col-major Y^T = V^T . P^T)
-    batched(CUBLAS_OP_N, CUBLAS_OP_N, hs, Tn, Tn, ptrs(L, v_k), 3 * C, ptrs(L, s_k), Tn,
-            ptrs(L, y_k), C);
+    batched(tf::attention_values_gemm(Tn, hs, C), ptrs(L, v_k), ptrs(L, s_k), ptrs(L, y_k));
   }
 
   void attention_backward(int l) {
     const auto L = static_cast<std::size_t>(l);
     const auto D = static_cast<std::size_t>(m_cfg.layers);  // the gradient scratch's pointers
     const int Tn = m_a.seq, C = m_cfg.width, hs = C / m_cfg.heads;
-    // dP = dY V^T (col-major dP^T = V . dY^T)
-    batched(CUBLAS_OP_T, CUBLAS_OP_N, Tn, Tn, hs, ptrs(L, v_k), 3 * C, ptrs(D, y_k), C,
-            ptrs(D, s_k), Tn);
-    // dV = P^T dY (col-major dV^T = dY^T . P)
-    batched(CUBLAS_OP_N, CUBLAS_OP_T, hs, Tn, Tn, ptrs(D, y_k), C, ptrs(L, s_k), Tn, ptrs(D, v_k),
-            3 * C);
+    batched(tf::attention_dprobs_gemm(Tn, hs, C), ptrs(L, v_k), ptrs(D, y_k), ptrs(D, s_k));
+    batched(tf::attention_dvalues_gemm(Tn, hs, C), ptrs(D, y_k), ptrs(L, s_k), ptrs(D, v_k));
     attention_softmax_backward(act(m_a.datt), act(m_a.layers[L].att),
                                static_cast<int>(m_pairs) * Tn, Tn,
                                1.0f / std::sqrt(static_cast<float>(hs)), m_cfg.causal(), stream());
-    // dQ = dS K (col-major dQ^T = K^T . dS^T); dK = dS^T Q (col-major dK^T = Q^T . dS)
-    batched(CUBLAS_OP_N, CUBLAS_OP_N, hs, Tn, Tn, ptrs(L, k_k), 3 * C, ptrs(D, s_k), Tn,
-            ptrs(D, q_k), 3 * C);
-    batched(CUBLAS_OP_N, CUBLAS_OP_T, hs, Tn, Tn, ptrs(L, q_k), 3 * C, ptrs(D, s_k), Tn,
-            ptrs(D, k_k), 3 * C);
+    batched(tf::attention_dqueries_gemm(Tn, hs, C), ptrs(L, k_k), ptrs(D, s_k), ptrs(D, q_k));
+    batched(tf::attention_dkeys_gemm(Tn, hs, C), ptrs(L, q_k), ptrs(D, s_k), ptrs(D, k_k));
   }
 
   // ---- the model, as cpu_model.cpp
@@ -619,13 +608,7 @@ class model_impl final : public gpu_model {
                     param(m_p.patchw), m_a.batch * P, pp, C);
   }
 
-  void make_buckets() {
-    const auto& b = m_p.block_begin;
-    const std::size_t L = static_cast<std::size_t>(m_cfg.layers);
-    m_buckets.emplace_back(b[L], m_p.total);  // final LayerNorm (+ ViT's head)
-    for (std::size_t l = L; l-- > 0;) m_buckets.emplace_back(b[l], b[l + 1]);
-    m_buckets.emplace_back(0, b[0]);  // embeddings (GPT-2's wte also took the head's gradient)
-  }
+  void make_buckets() { m_buckets = tf::gradient_buckets(m_p); }
 
   tf::model_config m_cfg;
   tf::param_layout m_p;
