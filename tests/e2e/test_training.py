@@ -2,9 +2,11 @@
 loader thread, or JPEG files decoded and transformed -> forward/backward -> gradient all-reduce ->
 AdamW), alone and under mpirun; the loss falls, the breakdown adds up, the scratch data is removed,
 bad configurations fail (or skip) with the reason while the run goes on."""
+import json
 import os
 import shutil
 import subprocess
+import sys
 
 import pytest
 
@@ -161,3 +163,37 @@ def test_two_ranks_all_reduce_their_gradients(tmp_path):
     assert abs(m["tokens_per_s_per_rank"]["value"] * 2 - m["tokens_per_s"]["value"]) < 1
     assert m["loss_last"]["value"] < m["loss_first"]["value"]
     assert [x for x in tmp_path.iterdir() if x.name.startswith("infrabench-scratch")] == []
+
+
+SCRIPT = os.path.join(os.environ.get("INFRABENCH_SOURCE_DIR", "."), "benchmarks", "training",
+                      "pytorch_reference.py")
+
+
+def script(*args):
+    return subprocess.run([sys.executable, SCRIPT, *args], capture_output=True, text=True,
+                          timeout=60)
+
+
+def test_pytorch_reference_script_parses_without_torch(tmp_path):
+    """The PyTorch reference runs on the GPU machine; here it must still explain itself and refuse
+    bad input with one line, and find the matching result in an infrabench report."""
+    p = script("--help")
+    assert p.returncode == 0 and "--report" in p.stdout and "--compile" in p.stdout, p.stderr
+    p = script("--seq", "4096")
+    assert p.returncode == 2 and "outside 1..1024" in p.stderr, p.stderr
+    p = script("--report", str(tmp_path / "missing.json"))
+    assert p.returncode == 2 and "cannot read" in p.stderr, p.stderr
+    result = {"benchmark": "training/step", "status": "passed", "host": "gpu1", "rank": 0,
+              "axes": {"model": "gpt2-124m", "batch": 0, "seq": 0, "dtype": "auto", "device": "auto"},
+              "axes_display": {"batch": "auto (16)", "seq": "auto (1024)", "dtype": "auto (bf16)",
+                               "device": "auto (gpu)"},
+              "metrics": [{"name": "tokens_per_s_per_rank", "value": 123456.0}]}
+    report = tmp_path / "r.json"
+    report.write_text(json.dumps({"results": [result]}))
+    p = script("--report", str(report), "--batch", "8")
+    assert p.returncode == 1 and "no passed training/step result" in p.stderr, p.stderr
+    p = script("--report", str(report))  # matches (auto values resolved): then needs PyTorch
+    if p.returncode == 0:
+        pytest.skip("PyTorch and a GPU are here: the reference ran")
+    assert p.returncode == 2, p.stderr
+    assert "PyTorch" in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
