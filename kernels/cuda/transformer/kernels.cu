@@ -294,8 +294,10 @@ __global__ void scatter_class_tokens_k(T* dx, const T* drows, int B, int seq, in
   }
 }
 
+// One warp per row (these kernels do not loop over rows, so the grid is not capped).
 [[nodiscard]] unsigned warps_grid(int rows) {
-  return grid_for(static_cast<std::size_t>(rows) * warp);
+  const std::size_t threads = static_cast<std::size_t>(std::max(rows, 1)) * warp;
+  return static_cast<unsigned>((threads + block - 1) / block);
 }
 
 }  // namespace
