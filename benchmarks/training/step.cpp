@@ -268,20 +268,10 @@ void training_step(state& st) {
   thread_pool pool(s.threads, /*pin=*/here == 1 && !s.gpu);
   s.opt.threads = pool.size();
 
-  // The model first (memory, shapes), then the data.
+  // Set-up, where one rank can fail alone (memory, a faulty GPU, a full disk): every rank learns
+  // whether all succeeded before any goes on, so none waits for a rank that has left.
   const auto acts = tf::make_activation_layout(model, s.opt.batch, s.opt.seq);
   const auto params = tf::make_param_layout(model);
-  if (!s.gpu) {
-    const double need = 4.0 * (4.0 * params.total + acts.total + acts.stats_total);
-    if (need > 0.9 * static_cast<double>(st.caps().memory_available_bytes)) {
-      st.fail("the CPU model needs " + ks::format_gib(static_cast<std::uint64_t>(need)) +
-              " (parameters, gradients, AdamW moments, activations) but " +
-              ks::format_gib(static_cast<std::uint64_t>(st.caps().memory_available_bytes)) +
-              " is available: a smaller batch, seq or model");
-    }
-  }
-  // Set-up, where one rank can fail alone (a faulty GPU, a full disk, memory): every rank learns
-  // whether all succeeded before any goes on, so none waits for a rank that has left.
   double check_error = 0;
   std::string check_wrong, setup_error;
   std::unique_ptr<trainer> tr;
@@ -290,8 +280,19 @@ void training_step(state& st) {
   std::unique_ptr<token_reader> tokens;
   std::unique_ptr<image_source> images;
   double entropy = 0;
+  if (!s.gpu) {
+    const double need = 4.0 * (4.0 * params.total + acts.total + acts.stats_total);
+    if (need > 0.9 * static_cast<double>(st.caps().memory_available_bytes)) {
+      setup_error = "the CPU model needs " + ks::format_gib(static_cast<std::uint64_t>(need)) +
+                    " (parameters, gradients, AdamW moments, activations) but " +
+                    ks::format_gib(static_cast<std::uint64_t>(st.caps().memory_available_bytes)) +
+                    " is available: a smaller batch, seq or model";
+    }
+  }
   try {
-    if (s.gpu) {
+    if (!setup_error.empty()) {
+      // nothing more to set up
+    } else if (s.gpu) {
       // Before timing: the GPU path against the CPU reference on the tiny model of this family.
       check_wrong = gpu_gradient_check(s.opt, gpu_gradient_tolerance, check_error);
       if (!check_wrong.empty()) {
@@ -301,7 +302,7 @@ void training_step(state& st) {
       check_wrong = cpu_gradient_check(s.opt, pool, cpu_gradient_tolerance, check_error);
       if (!check_wrong.empty()) check_wrong = "CPU gradient check: " + check_wrong;
     }
-    if (check_wrong.empty()) {
+    if (check_wrong.empty() && setup_error.empty()) {
       tr = s.gpu ? make_gpu_trainer(s.opt, comm) : make_cpu_trainer(s.opt, comm, pool);
       slots_memory = std::make_unique<batch_slots>(*tr, model, s.opt.batch, s.opt.seq, slots);
       // Data: the loader reads ahead on its own thread for GPT-2 (I/O only) and for ViT on a
@@ -404,7 +405,7 @@ void training_step(state& st) {
       std::to_string(extra_warmup_steps + 1) + " warm-up step" +
       (extra_warmup_steps > 0 ? "s" : "") +
       " excluded (MPI/NCCL set-up, first reads, page faults, cuBLASLt heuristics)";
-  const double per_rank = static_cast<double>(ranks);
+  const double ranks_d = static_cast<double>(ranks);
   st.add_time_metric(gpt2 ? "tokens_per_s_per_rank" : "images_per_s_per_rank",
                      gpt2 ? "tokens/s" : "images/s", true,
                      "the job's rate / " + std::to_string(ranks) +
@@ -416,7 +417,7 @@ void training_step(state& st) {
     st.add_time_metric("tokens_per_s", "tokens/s", true,
                        "images/s x " + std::to_string(s.opt.seq) +
                            " tokens per image (class token + patches), the whole job",
-                       [&](double sec) { return tokens_per_step * per_rank / sec; });
+                       [&](double sec) { return tokens_per_step * ranks_d / sec; });
   }
   st.add_time_metric("step_ms", "ms", false, "median step time, slowest rank; " + warm,
                      [](double sec) { return sec * 1e3; });
