@@ -4,7 +4,6 @@ target_sources(infrabench_kernels_cpu PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/cpu/gemm.cpp
   ${CMAKE_CURRENT_LIST_DIR}/cpu/gemm_peak.cpp
   ${CMAKE_CURRENT_LIST_DIR}/cpu/gemm_model.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/cpu/mlp.cpp
 )
 # GPU: operand fill, device-side verification, our SIMT fp32 kernel, and the WMMA and mma.sync
 # (cp.async pipelined) fp16/bf16 tensor-core kernels (sm_80+).

@@ -1,59 +1,61 @@
-// training/step: the whole data path of a data-parallel training step at once, on the CPU. Each
-// step, every rank
-//   1. reads its share of the global batch, one JPEG file per sample, from a scratch data set
-//      (psync pread, buffered: a data set smaller than RAM comes from the page cache after the
-//      first epoch; storage/dataloader measures the cold path with O_DIRECT),
-//   2. decodes (libjpeg-turbo) and transforms (our fused resize -> crop -> flip -> normalise ->
-//      CHW) each sample straight into the model's input tensor,
-//   3. computes forward and backward of a two-layer perceptron on it (our GEMM, kernels/cpu/mlp),
-//   4. all-reduces the gradients with the other ranks (MPI_Allreduce, sum; nothing to do alone),
-//   5. applies the averaged gradient (SGD).
-// The hops run one after another (no overlap), so their times add up to the step and the
-// breakdown names the hop that limits this node. A step is as fast as its slowest rank: each
-// batch of steps is timed on every rank and the maximum kept (the all-reduce in every step keeps
-// the ranks in lockstep anyway). Samples/s counts the global batch.
+// training/step: a transformer trained data-parallel, fed from storage — the whole path of a
+// training node at once. Each step, every rank
+//   1. takes its batch from the loader: GPT-2 token sequences read from scratch shard files of a
+//      synthetic Markov corpus (our storage engine: io_uring, O_DIRECT) by a loader thread that
+//      reads ahead; or ViT images read as JPEG files, decoded and transformed by our preprocessing,
+//   2. (GPU) copies it to the device,
+//   3. runs the model forward and backward (GPT-2 or ViT on one transformer engine: on the CPU
+//      the fp32 reference on our GEMM; on a GPU cuBLASLt and our kernels),
+//   4. all-reduces the gradients with the other ranks (MPI on the CPU, NCCL on GPUs),
+//   5. applies AdamW to their mean.
+// Reported: tokens/s (ViT: images/s) of the job and per rank, MFU, the per-phase breakdown
+// (adding up to the step), peak memory, and the loss of the first and last timed step. A step is
+// as fast as its slowest rank: each batch of steps is timed on every rank and the maximum kept.
 //
-// Verified after timing: one more (untimed) step's five GEMM outputs are spot-checked against
-// fp64 dot products over the buffers used, one transformed image against the unfused scalar
-// stages, every loss is finite, and every rank ends with bit-identical parameters (the gradients
-// really were all-reduced, or ranks training on different samples would drift apart).
-#include <fcntl.h>
-#include <unistd.h>
+// Verified: before timing on a GPU, the tiny model's gradients against the CPU reference (on a
+// CPU, the vectorised GEMM against the scalar one); after timing, every loss finite, the loss
+// falling (given enough steps) and, on the Markov corpus, never below its entropy (a model that
+// beats the entropy sees its targets), one transformed image against the unfused scalar stages
+// (ViT), and bit-identical parameters on every rank.
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <atomic>
-#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
 #include <cstring>
 #include <memory>
-#include <numeric>
 #include <optional>
-#include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "../gemm/gemm_common.h"
 #include "../preprocess/common.h"
-#include "../storage/common.h"
 #include "cpu/gemm.h"
-#include "cpu/mlp.h"
-#include "cpu/preprocess/jpeg.h"
+#include "cpu/gemm_peak.h"
+#include "cpu/transformer/batch_loader.h"
+#include "cpu/transformer/cpu_model.h"
+#include "cpu/transformer/model_config.h"
+#include "cpu/transformer/step_metrics.h"
+#include "image_data.h"
 #include "infrabench/benchmark.h"
 #include "infrabench/communicator.h"
 #include "infrabench/state.h"
 #include "infrabench/thread_pool.h"
+#include "storage/engine.h"
 #include "storage/target.h"
+#include "token_data.h"
+#include "trainer.h"
 
 namespace infrabench::training_bench {
 namespace {
 
-namespace pp = infrabench::kernels::cpu::preprocess;
 namespace kc = infrabench::kernels::cpu;
 namespace ks = infrabench::kernels::storage;
 namespace pb = infrabench::preprocess_bench;
-namespace sb = infrabench::storage_bench;
+namespace gb = infrabench::gemm_bench;
 
 using clock_type = std::chrono::steady_clock;
 
@@ -61,64 +63,17 @@ using clock_type = std::chrono::steady_clock;
   return std::chrono::duration<double>(clock_type::now() - t0).count();
 }
 
-[[nodiscard]] std::size_t as_size(std::int64_t v) {
-  return static_cast<std::size_t>(v);
-}
-
-const requirement turbojpeg_req{"turbojpeg", [](const capabilities&) -> std::string {
-                                  return pp::jpeg_support().available ? std::string()
-                                                                      : pp::jpeg_support().reason;
-                                }};
-
-[[nodiscard]] std::string sample_file(const std::string& dir, std::size_t i) {
-  char name[48];
-  std::snprintf(name, sizeof(name), "/sample_%06zu.jpg", i);
-  return dir + name;
-}
-
-// Writes the data set's JPEGs as new files (O_EXCL: never over anything) in the new scratch
-// directory `dir`. Throws ks::storage_error with the file and the reason (a full disk, say).
-void write_files(const std::string& dir, const pb::dataset& ds, const std::atomic<bool>* cancel) {
-  for (std::size_t i = 0; i < ds.samples.size(); ++i) {
-    if (cancel != nullptr && cancel->load()) throw ks::storage_error("interrupted while writing");
-    const std::string path = sample_file(dir, i);
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd < 0) throw ks::storage_error("cannot create " + path + ": " + std::strerror(errno));
-    const auto& bytes = ds.samples[i].jpeg;
-    std::size_t done = 0;
-    while (done < bytes.size()) {
-      const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        const int err = n < 0 ? errno : ENOSPC;
-        ::close(fd);
-        throw ks::storage_error("cannot write " + path + ": " + std::strerror(err));
-      }
-      done += static_cast<std::size_t>(n);
-    }
-    if (::close(fd) != 0)
-      throw ks::storage_error("cannot write " + path + ": " + std::strerror(errno));
-  }
-}
-
-// Reads the whole file into `out` (resized to the file's size). Throws ks::storage_error.
-void read_file(const std::string& path, std::vector<std::uint8_t>& out, std::size_t expect) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw ks::storage_error("cannot open " + path + ": " + std::strerror(errno));
-  out.resize(expect);
-  std::size_t done = 0;
-  while (done < expect) {
-    const ssize_t n = ::pread(fd, out.data() + done, expect - done, static_cast<off_t>(done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const std::string why = n < 0 ? std::strerror(errno) : "file shorter than written";
-      ::close(fd);
-      throw ks::storage_error("cannot read " + path + ": " + why);
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  ::close(fd);
-}
+// Untimed steps before the harness's own warm-up call: page faults, MPI's and NCCL's first
+// large messages, cuBLASLt's heuristics and lazy module loading stay out of the timed steps.
+// On the CPU the harness's warm-up call (one step) covers it: a gpt2-124m step takes seconds there.
+constexpr int gpu_extra_warmup_steps = 2;
+// Tolerance of the GPU gradients against the CPU fp32 reference (relative L2 per tensor): bf16
+// keeps 8 bits of mantissa (2^-8 = 0.4 % per rounding), accumulated over a few dozen ops.
+constexpr double gpu_gradient_tolerance = 2e-2;
+// The vectorised CPU GEMM against the scalar one: both fp32, only the summation order differs.
+constexpr double cpu_gradient_tolerance = 1e-3;
+// The scalar GEMM takes ~1 s per GFLOP: the CPU check runs for the small models only.
+constexpr std::size_t cpu_check_max_params = 2000000;
 
 // Ranks that share this rank's host (they share its CPUs).
 [[nodiscard]] std::size_t ranks_on_this_host(const communicator& comm) {
@@ -127,192 +82,313 @@ void read_file(const std::string& path, std::vector<std::uint8_t>& out, std::siz
   return static_cast<std::size_t>(std::max<std::ptrdiff_t>(n, 1));
 }
 
-struct hop_times {
-  double read = 0, preprocess = 0, compute = 0, wait = 0, allreduce = 0, update = 0;
-  std::uint64_t steps = 0;
+// ---- the configuration ----------------------------------------------------------------------
+
+struct setup {
+  trainer_options opt;
+  bool gpu = false;
+  std::size_t threads = 1;
+  std::uint64_t corpus_bytes = 0;
+  std::size_t samples = 0;
 };
+
+// Resolves the axes (auto values from what this node has); skips what this node or build cannot
+// run, fails what cannot be run anywhere.
+setup resolve(state& st) {
+  setup s;
+  const auto model = tf::find_preset(st.get_string("model"));
+  if (!model) st.fail("unknown model " + st.get_string("model"));  // the axis choices prevent it
+  s.opt.model = *model;
+
+  std::string device = st.get_string("device");
+  if (device == "auto") {
+    device = st.caps().cuda.available ? "gpu" : "cpu";
+    st.set_axis_display("device", "auto (" + device + ")");
+  }
+  s.gpu = device == "gpu";
+  if (s.gpu && !gpu_trainer_unavailable_reason().empty()) st.skip(gpu_trainer_unavailable_reason());
+  if (s.gpu && !st.caps().cuda.available) st.skip(st.caps().cuda.reason);
+
+  std::string dtype = st.get_string("dtype");
+  if (dtype == "auto") {
+    dtype = s.gpu ? "bf16" : "fp32";
+    st.set_axis_display("dtype", "auto (" + dtype + ")");
+  }
+  s.opt.bf16 = dtype == "bf16";
+  if (s.opt.bf16 && !s.gpu) {
+    st.skip(
+        "the CPU path trains in fp32 only (the CPU reference); bf16 mixed precision is the "
+        "GPU path's");
+  }
+
+  std::string dp = st.get_string("dp");
+  if (dp == "auto") {
+    dp = s.gpu ? "overlap" : "sync";
+    st.set_axis_display("dp", "auto (" + dp + ")");
+  }
+  s.opt.dp = dp == "overlap" ? dp_mode::overlap : dp_mode::sync;
+  if (s.opt.dp == dp_mode::overlap && !s.gpu) {
+    st.skip(
+        "dp=overlap needs the GPU path: on the CPU the all-reduce would take the backward "
+        "pass's own cores (use dp=sync)");
+  }
+
+  s.opt.batch = static_cast<int>(st.get_int64("batch"));
+  if (s.opt.batch == 0) {
+    // The GPU's headline configuration; on the CPU one sequence (a gpt2-124m step of 1024 tokens
+    // takes ~10 s on two cores already).
+    s.opt.batch = s.gpu ? 16 : 1;
+    st.set_axis_display("batch", "auto (" + std::to_string(s.opt.batch) + ")");
+  }
+  try {
+    s.opt.seq = tf::resolve_seq(s.opt.model, static_cast<int>(st.get_int64("seq")));
+  } catch (const std::invalid_argument& e) {
+    st.fail(e.what());
+  }
+  if (st.get_int64("seq") == 0) {
+    st.set_axis_display("seq", "auto (" + std::to_string(s.opt.seq) + ")");
+  }
+  s.opt.optimizer.lr = static_cast<float>(st.get_float64("learning_rate"));
+  s.corpus_bytes = static_cast<std::uint64_t>(st.get_int64("corpus_size"));
+  s.samples = static_cast<std::size_t>(st.get_int64("samples"));
+  if (s.opt.model.family == tf::model_family::vit && !pp::jpeg_support().available) {
+    st.skip(pp::jpeg_support().reason);
+  }
+  const std::uint64_t corpus_tokens = s.corpus_bytes / 2;
+  if (s.opt.model.family == tf::model_family::gpt2 &&
+      corpus_tokens < static_cast<std::uint64_t>(s.opt.seq) + 4096) {
+    st.fail("corpus_size " + std::to_string(s.corpus_bytes) + " B cannot hold a sequence of " +
+            std::to_string(s.opt.seq + 1) + " tokens in a shard (at least " +
+            std::to_string(2 * (s.opt.seq + 4096)) + " B)");
+  }
+  return s;
+}
+
+// ---- the data -----------------------------------------------------------------------------------
+
+// Host buffers for `slots` batches (pinned for a GPU: the trainer allocates them).
+class batch_slots {
+ public:
+  batch_slots(trainer& tr, const tf::model_config& m, int batch, int seq, std::size_t slots)
+      : m_tr(tr) {
+    const std::size_t rows = static_cast<std::size_t>(batch) * static_cast<std::size_t>(seq);
+    for (std::size_t i = 0; i < slots; ++i) {
+      tf::batch_view v;
+      if (m.family == tf::model_family::gpt2) {
+        v.tokens = take<std::int32_t>(rows);
+        v.targets = take<std::int32_t>(rows);
+      } else {
+        v.images = take<float>(static_cast<std::size_t>(batch) * 3 * m.image * m.image);
+        v.labels = take<std::int32_t>(static_cast<std::size_t>(batch));
+      }
+      m_views.push_back(v);
+    }
+  }
+  ~batch_slots() {
+    for (void* p : m_memory) m_tr.host_free(p);
+  }
+  batch_slots(const batch_slots&) = delete;
+  batch_slots& operator=(const batch_slots&) = delete;
+  [[nodiscard]] const tf::batch_view& view(std::size_t slot) const { return m_views[slot]; }
+  [[nodiscard]] std::int32_t* tokens(std::size_t s) {
+    return const_cast<std::int32_t*>(m_views[s].tokens);
+  }
+  [[nodiscard]] std::int32_t* targets(std::size_t s) {
+    return const_cast<std::int32_t*>(m_views[s].targets);
+  }
+  [[nodiscard]] float* images(std::size_t s) { return const_cast<float*>(m_views[s].images); }
+  [[nodiscard]] std::int32_t* labels(std::size_t s) {
+    return const_cast<std::int32_t*>(m_views[s].labels);
+  }
+
+ private:
+  template <typename T>
+  T* take(std::size_t n) {
+    void* p = m_tr.host_alloc(n * sizeof(T));
+    m_memory.push_back(p);
+    std::memset(p, 0, n * sizeof(T));
+    return static_cast<T*>(p);
+  }
+  trainer& m_tr;
+  std::vector<void*> m_memory;
+  std::vector<tf::batch_view> m_views;
+};
+
+// ---- the report ---------------------------------------------------------------------------------
+
+struct timed_run {
+  tf::phase_times phases;
+  std::uint64_t steps = 0;
+  double wall_s = 0;  // this rank's wall time of the timed steps
+  std::vector<float> losses;
+};
+
+void report_breakdown(state& st, const timed_run& run, const trainer& tr, bool gpu) {
+  const auto parts = tf::make_breakdown(run.phases, run.steps, run.wall_s);
+  const std::string mean = " (rank 0's mean over the " + std::to_string(run.steps) +
+                           " timed steps; the parts add up to its step)";
+  for (const auto& p : parts) {
+    std::string what;
+    if (p.name == "data_wait") {
+      what = "waiting for the loader's batch: the reads and decoding that prefetching did not hide";
+    } else if (p.name == "h2d") {
+      what = gpu ? "host -> device copy of the batch from pinned memory, not hidden behind compute"
+                 : "no device copy on the CPU path";
+    } else if (p.name == "forward") {
+      what = gpu ? "forward pass incl. the loss, CUDA events" : "forward pass incl. the loss";
+    } else if (p.name == "backward") {
+      what = gpu ? "backward pass, CUDA events" : "backward pass";
+    } else if (p.name == "allreduce") {
+      what = "exposed gradient all-reduce: " + tr.allreduce_method();
+    } else if (p.name == "optimizer") {
+      what = "AdamW on the mean gradient (fp32 master weights)";
+    } else {
+      what = "the rest of the step: bookkeeping between phases, loss read-back";
+    }
+    st.add_metric(p.name + "_ms", "ms", p.ms_per_step, false, what + mean,
+                  metric_role::information);
+  }
+}
+
+// ---- the benchmark ------------------------------------------------------------------------------
 
 void training_step(state& st) {
   communicator& comm = st.comm();
-  const pp::isa pre_isa = pb::resolve_isa(st);
-  if (!pp::jpeg_support().available) st.skip(pp::jpeg_support().reason);
-  const auto batch = as_size(st.get_int64("batch"));
-  const auto samples = as_size(st.get_int64("samples"));
-  const int width = static_cast<int>(st.get_int64("width"));
-  const int height = static_cast<int>(st.get_int64("height"));
-  const int resize = static_cast<int>(st.get_int64("resize"));
-  const int crop = static_cast<int>(st.get_int64("crop"));
-  const auto lr = static_cast<float>(st.get_float64("learning_rate"));
-  if (resize > std::min(width, height) * 4)
-    st.fail("resize " + std::to_string(resize) + " is over 4x the source's shorter side");
-  if (crop > resize) {
-    st.fail("crop " + std::to_string(crop) + " is larger than resize " + std::to_string(resize) +
-            " (the crop is taken from the resized image's shorter side)");
-  }
-  if (samples < batch) {
-    st.fail("samples " + std::to_string(samples) + " < batch " + std::to_string(batch) +
-            ": the data set must hold at least one batch");
-  }
-
-  kc::mlp_shape shape;
-  shape.batch = static_cast<std::int64_t>(batch);
-  shape.inputs = std::int64_t{pp::channels} * crop * crop;
-  shape.hidden = st.get_int64("hidden");
-  shape.classes = st.get_int64("classes");
-
-  // Threads: this host's CPUs shared by the ranks on it, unless set.
-  const std::size_t here = ranks_on_this_host(comm);
-  std::size_t threads = as_size(st.get_int64("threads"));
-  if (threads == 0) threads = std::max<std::size_t>(allowed_cpus().size() / here, 1);
-  thread_pool pool(threads, /*pin=*/here == 1);
-  const kc::gemm_isa gisa = kc::best_gemm_isa(kc::gemm_dtype::fp32);
-
-  // The data set: synthetic images (seeded by index) as quality-90 JPEGs, written once per run.
-  const auto ds = pb::get_dataset(st, width, height, samples, true);
-  const std::uint64_t dataset_bytes = ds->jpeg_bytes();
-  const std::string dir = sb::resolve_scratch_files(
-      st, "training data set",
-      std::to_string(samples) + "x" + std::to_string(width) + "x" + std::to_string(height) +
-          (ds->from_directory ? "@" + ds->directory : ""),
-      dataset_bytes + samples * 4096,
-      [&](const std::string& d) { write_files(d, *ds, st.interrupted_flag()); });
-  if (!ds->from_directory) {
-    st.add_warning("buffered reads of a " + ks::format_gib(dataset_bytes) +
-                   " data set: after the first epoch it comes from the page cache "
-                   "(storage/dataloader measures reads with O_DIRECT)");
-  }
-
-  std::unique_ptr<kc::mlp> model;
-  try {
-    model = std::make_unique<kc::mlp>(shape, gisa, threads, /*seed=*/1);
-  } catch (const std::exception& e) {
-    st.fail(e.what());
-  }
-  const kc::parallel_parts parallel = [&](std::size_t parts,
-                                          const std::function<void(std::size_t)>& fn) {
-    pool.run([&](std::size_t t) {
-      for (std::size_t p = t; p < parts; p += pool.size()) fn(p);
-    });
-  };
-
-  // Per-thread decode state; the transformed image goes straight into the model's input row.
-  struct per_thread {
-    std::optional<pp::transformer> tr;
-    pb::sample_source source;
-  };
-  std::vector<per_thread> th(pool.size());
-  pool.run([&](std::size_t t) {
-    th[t].tr.emplace(pre_isa);
-    th[t].source = pb::sample_source(*ds, /*jpeg=*/true);
-  });
-  const auto norm = pp::imagenet_normalization();
-
+  setup s = resolve(st);
+  const auto& model = s.opt.model;
+  const bool gpt2 = model.family == tf::model_family::gpt2;
   const auto ranks = static_cast<std::size_t>(comm.size());
   const auto me = static_cast<std::size_t>(comm.rank());
-  std::vector<std::vector<std::uint8_t>> files(batch);
-  std::vector<std::size_t> index(batch);
-  std::vector<std::int32_t> labels(batch);
-  std::vector<std::size_t> order(samples);
-  std::uint64_t order_epoch = ~std::uint64_t{0};
-  std::uint64_t step_no = 0;
-  hop_times hops;
-  bool finite = true;
-  float first_loss = NAN, last_loss = NAN;
 
-  // The samples of this rank's share of global step `g`: a new random order every epoch (the
-  // same on every rank), rank r taking the r-th slice of each global batch.
-  const auto pick = [&](std::uint64_t g) {
-    for (std::size_t i = 0; i < batch; ++i) {
-      const std::uint64_t pos = (g * ranks + me) * batch + i;
-      const std::uint64_t epoch = pos / samples;
-      if (epoch != order_epoch) {
-        std::iota(order.begin(), order.end(), std::size_t{0});
-        std::shuffle(order.begin(), order.end(), std::mt19937_64(epoch + 1));
-        order_epoch = epoch;
-      }
-      index[i] = order[pos % samples];
-      labels[i] = static_cast<std::int32_t>(index[i] % as_size(shape.classes));
-    }
-  };
-  const std::size_t image_out = as_size(shape.inputs);
-  const auto spec_of = [&](std::size_t i, std::uint64_t g) {
-    const auto& px = ds->samples[index[i]].pixels;
-    return pb::make_spec({px.width(), px.height()}, resize, crop, "random", "random",
-                         static_cast<std::size_t>(g * batch + i));
-  };
-  for (const auto& s : ds->samples) {  // geometry the transform cannot do: say so before timing
-    try {
-      (void)pb::make_spec({s.pixels.width(), s.pixels.height()}, resize, crop, "random", "random",
-                          0);
-    } catch (const std::exception& e) {
-      st.fail(s.name + ": " + e.what());
+  // Threads: this host's CPUs shared by its ranks, unless set (CPU path: compute and decode;
+  // GPU path: decode).
+  const std::size_t here = ranks_on_this_host(comm);
+  s.threads = static_cast<std::size_t>(st.get_int64("threads"));
+  if (s.threads == 0) s.threads = std::max<std::size_t>(allowed_cpus().size() / here, 1);
+  thread_pool pool(s.threads, /*pin=*/here == 1 && !s.gpu);
+  s.opt.threads = pool.size();
+
+  // Set-up, where one rank can fail alone (memory, a faulty GPU, a full disk): every rank learns
+  // whether all succeeded before any goes on, so none waits for a rank that has left.
+  const auto acts = tf::make_activation_layout(model, s.opt.batch, s.opt.seq);
+  const auto params = tf::make_param_layout(model);
+  double check_error = 0;
+  std::string check_wrong, setup_error;
+  std::unique_ptr<trainer> tr;
+  std::unique_ptr<batch_slots> slots_memory;
+  const std::size_t slots = 3;
+  std::unique_ptr<token_reader> tokens;
+  std::unique_ptr<image_source> images;
+  double entropy = 0;
+  if (!s.gpu) {
+    const double need = 4.0 * (4.0 * params.total + acts.total + acts.stats_total);
+    if (need > 0.9 * static_cast<double>(st.caps().memory_available_bytes)) {
+      setup_error = "the CPU model needs " + ks::format_gib(static_cast<std::uint64_t>(need)) +
+                    " (parameters, gradients, AdamW moments, activations) but " +
+                    ks::format_gib(static_cast<std::uint64_t>(st.caps().memory_available_bytes)) +
+                    " is available: a smaller batch, seq or model";
     }
   }
-
-  // One step. The verification step (`check`) stops after the compute, on every rank, so that
-  // the GEMM outputs are checked as computed (the all-reduce would replace the local gradients).
-  std::string gemm_wrong;
-  const auto step = [&](bool check) {
-    const std::uint64_t g = step_no++;
-    pick(g);
-    auto t0 = clock_type::now();
-    for (std::size_t i = 0; i < batch; ++i) {
-      read_file(sample_file(dir, index[i]), files[i], ds->samples[index[i]].jpeg.size());
-    }
-    hops.read += seconds_since(t0);
-
-    t0 = clock_type::now();
-    float* x = model->input();
-    pool.run([&](std::size_t t) {
-      auto& mine = th[t];
-      for (std::size_t i = t; i < batch; i += pool.size()) {
-        const pp::image_view src = mine.source.decode(ds->samples[index[i]], files[i]);
-        mine.tr->pipeline(src, spec_of(i, g), norm, pp::dtype::f32, x + i * image_out);
+  try {
+    if (!setup_error.empty()) {
+      // nothing more to set up
+    } else if (s.gpu) {
+      // Before timing: the GPU path against the CPU reference on the tiny model of this family.
+      check_wrong = gpu_gradient_check(s.opt, gpu_gradient_tolerance, check_error);
+      if (!check_wrong.empty()) {
+        check_wrong = "GPU gradient check against the CPU fp32 reference: " + check_wrong;
       }
-    });
-    hops.preprocess += seconds_since(t0);
-
-    t0 = clock_type::now();
-    const float loss = model->forward_backward(labels.data(), parallel);
-    hops.compute += seconds_since(t0);
-    finite = finite && std::isfinite(loss);
-    if (std::isnan(first_loss)) first_loss = loss;
-    last_loss = loss;
-    if (check) {
-      gemm_wrong = model->verify_last_step(48, 7);
-      return;
+    } else if (params.total <= cpu_check_max_params) {
+      check_wrong = cpu_gradient_check(s.opt, pool, cpu_gradient_tolerance, check_error);
+      if (!check_wrong.empty()) check_wrong = "CPU gradient check: " + check_wrong;
     }
+    if (check_wrong.empty() && setup_error.empty()) {
+      tr = s.gpu ? make_gpu_trainer(s.opt, comm) : make_cpu_trainer(s.opt, comm, pool);
+      slots_memory = std::make_unique<batch_slots>(*tr, model, s.opt.batch, s.opt.seq, slots);
+      // Data: the loader reads ahead on its own thread for GPT-2 (I/O only) and for ViT on a
+      // GPU; ViT on the CPU decodes inside the step on the compute threads (there are no others).
+      if (gpt2) {
+        const token_corpus corpus = get_token_corpus(st, model.vocab, s.corpus_bytes);
+        entropy = corpus.entropy_nats;
+        tokens = std::make_unique<token_reader>(
+            corpus, s.opt.batch, s.opt.seq, static_cast<int>(me), static_cast<int>(ranks),
+            /*direct=*/true, ks::engine_compiled_in("io_uring") ? "io_uring" : "psync");
+      } else {
+        images = std::make_unique<image_source>(st, s.samples, model.image, static_cast<int>(me),
+                                                static_cast<int>(ranks), pb::resolve_isa(st));
+      }
+    }
+  } catch (const std::bad_alloc&) {
+    setup_error = "out of memory building the model's buffers";
+  } catch (const std::exception& e) {
+    setup_error = e.what();
+  }
+  const std::string mine = !setup_error.empty() ? setup_error : check_wrong;
+  if (comm.allreduce_max(mine.empty() ? 0.0 : 1.0) > 0) {
+    st.fail(!mine.empty() ? mine : "another rank failed to set up (its reason is in its result)");
+  }
+  batch_slots& buffers = *slots_memory;
+  const bool loader_thread = gpt2 || s.gpu;
+  auto loader = std::make_unique<tf::batch_loader>(
+      slots,
+      [&](std::uint64_t step, std::size_t slot) {
+        if (gpt2) {
+          tokens->read(step, buffers.tokens(slot), buffers.targets(slot));
+        } else {
+          images->produce(step, s.opt.batch, buffers.images(slot), buffers.labels(slot), pool);
+        }
+      },
+      loader_thread);
 
-    // A barrier first, so that waiting for the slowest rank (imbalance: a slow node, a slow
-    // disk) is told apart from moving the gradients.
-    t0 = clock_type::now();
-    if (ranks > 1) comm.barrier();
-    hops.wait += seconds_since(t0);
-    t0 = clock_type::now();
-    comm.allreduce_sum(model->grads(), model->param_count());
-    hops.allreduce += seconds_since(t0);
-
-    t0 = clock_type::now();
-    // The all-reduce summed the ranks' batch-mean gradients: their mean is the global batch's.
-    model->sgd(lr / static_cast<float>(ranks));
-    hops.update += seconds_since(t0);
-    ++hops.steps;
+  // ---- timed steps ----
+  // Step g computes on batch g while holding batch g + 1 (a GPU copies it meanwhile): the wait
+  // for g + 1 is this step's data wait.
+  std::uint64_t next_step = 0;
+  std::size_t current = loader->acquire(0);
+  timed_run run;
+  bool finite = true;
+  const auto one_step = [&](tf::phase_times& t) {
+    const std::uint64_t g = next_step++;
+    const auto t0 = clock_type::now();
+    const std::size_t next = loader->acquire(g + 1);
+    t.data_wait += seconds_since(t0);
+    const float loss = tr->step(buffers.view(current), &buffers.view(next), t);
+    loader->release(g);
+    current = next;
+    finite = finite && std::isfinite(loss);
+    return loss;
   };
-
-  st.add_items(static_cast<double>(batch * ranks), "sample");
-  st.add_bytes_read(static_cast<double>(dataset_bytes) / static_cast<double>(samples) *
-                    static_cast<double>(batch * ranks));
+  const int extra_warmup_steps = s.gpu ? gpu_extra_warmup_steps : 0;
+  for (int i = 0; i < extra_warmup_steps; ++i) {
+    tf::phase_times ignored;
+    (void)one_step(ignored);
+  }
+  const double tokens_per_step = static_cast<double>(s.opt.batch) * s.opt.seq;
+  if (gpt2) {
+    st.add_items(tokens_per_step * static_cast<double>(ranks), "token");
+  } else {
+    st.add_items(static_cast<double>(s.opt.batch) * static_cast<double>(ranks), "image");
+  }
+  const double flops_per_token =
+      tf::flops_per_token(model, static_cast<std::int64_t>(params.total), s.opt.seq);
+  st.add_flops(flops_per_token * tokens_per_step * static_cast<double>(ranks));
   std::uint64_t calls = 0;
   st.exec_batched(
       [&](std::int64_t iters) {
-        // The harness's first call is the warm-up (MPI sets up its large-message channels in the
-        // first all-reduce, files are first read): the hop breakdown starts after it.
-        if (calls++ == 1) hops = hop_times{};
+        // The harness's first call is its warm-up: the run's record starts after it.
+        if (calls++ == 1) run = timed_run{};
         const auto t0 = clock_type::now();
-        for (std::int64_t i = 0; i < iters; ++i) step(false);
+        for (std::int64_t i = 0; i < iters; ++i) {
+          tf::phase_times t;
+          run.losses.push_back(one_step(t));
+          run.phases += t;
+          ++run.steps;
+        }
+        const double took = seconds_since(t0);
+        run.wall_s += took;
         // The slowest rank's mean step, and the configuration's elapsed time on the slowest
         // rank, so that --timeout ends every rank at the same batch.
-        double v[2] = {seconds_since(t0) / static_cast<double>(iters), comm.config_elapsed()};
+        double v[2] = {took / static_cast<double>(iters), comm.config_elapsed()};
         comm.allreduce_max(v, 2);
         if (comm.config_timeout() > 0 && v[1] > comm.config_timeout()) {
           throw std::runtime_error("timed out after " + std::to_string(static_cast<int>(v[1])) +
@@ -321,109 +397,215 @@ void training_step(state& st) {
         return v[0];
       },
       "steady_clock_batch_mean_max_over_ranks");
-  if (calls < 2 || hops.steps == 0) return;  // interrupted during or right after the warm-up
+  if (calls < 2 || run.steps == 0) return;  // interrupted during or right after the warm-up
+  loader.reset();                           // no more reads in the background from here on
 
-  const auto per_step = [&](double total) { return 1e3 * total / static_cast<double>(hops.steps); };
-  const char* sequential = " (hops run one after another; rank 0's mean over the timed steps)";
-  st.add_metric("read_ms", "ms", per_step(hops.read), false,
-                std::string("pread of the batch's JPEG files") + sequential);
-  st.add_metric("preprocess_ms", "ms", per_step(hops.preprocess), false,
-                std::string("JPEG decode + fused transform into the input tensor, ") +
-                    std::to_string(pool.size()) + " threads" + sequential);
-  st.add_metric("compute_ms", "ms", per_step(hops.compute), false,
-                std::string("forward + backward, five GEMMs (ours, ") +
-                    std::string(kc::to_string(gisa)) + ")" + sequential);
-  st.add_metric("wait_ms", "ms", per_step(hops.wait), false,
-                std::string("MPI_Barrier before the all-reduce: waiting for the slowest rank "
-                            "(0 in a single process)") +
-                    sequential);
-  st.add_metric("allreduce_ms", "ms", per_step(hops.allreduce), false,
-                "MPI_Allreduce (sum) of " + std::to_string(model->param_count()) +
-                    " fp32 gradients across " + std::to_string(ranks) + " rank(s)" + sequential);
-  st.add_metric("update_ms", "ms", per_step(hops.update), false,
-                std::string("SGD update of the parameters") + sequential);
-  st.add_metric("compute_gflops", "GFLOP/s",
-                kc::mlp_step_flops(shape) / (hops.compute / static_cast<double>(hops.steps)) / 1e9,
-                true, "flops of the five GEMMs / compute time, rank 0");
-  const double total =
-      hops.read + hops.preprocess + hops.compute + hops.wait + hops.allreduce + hops.update;
-  const std::pair<const char*, double> parts[] = {
-      {"read", hops.read},           {"preprocess", hops.preprocess},
-      {"compute", hops.compute},     {"wait for the slowest rank", hops.wait},
-      {"allreduce", hops.allreduce}, {"update", hops.update}};
-  const auto* top =
-      std::max_element(std::begin(parts), std::end(parts),
-                       [](const auto& a, const auto& b) { return a.second < b.second; });
-  st.add_metric("limiting_hop_percent", "%", total > 0 ? 100 * top->second / total : 0, false,
-                std::string("share of the step taken by its slowest hop, here ") + top->first);
+  // ---- metrics ----
+  const std::string warm =
+      std::to_string(extra_warmup_steps + 1) + " warm-up step" +
+      (extra_warmup_steps > 0 ? "s" : "") +
+      " excluded (MPI/NCCL set-up, first reads, page faults, cuBLASLt heuristics)";
+  const double ranks_d = static_cast<double>(ranks);
+  st.add_time_metric(gpt2 ? "tokens_per_s_per_rank" : "images_per_s_per_rank",
+                     gpt2 ? "tokens/s" : "images/s", true,
+                     "the job's rate / " + std::to_string(ranks) +
+                         " rank(s) (one per GPU on the "
+                         "GPU path); " +
+                         warm,
+                     [&](double sec) { return (gpt2 ? tokens_per_step : s.opt.batch) / sec; });
+  if (!gpt2) {
+    st.add_time_metric("tokens_per_s", "tokens/s", true,
+                       "images/s x " + std::to_string(s.opt.seq) +
+                           " tokens per image (class token + patches), the whole job",
+                       [&](double sec) { return tokens_per_step * ranks_d / sec; });
+  }
+  st.add_time_metric("step_ms", "ms", false, "median step time, slowest rank; " + warm,
+                     [](double sec) { return sec * 1e3; });
 
-  // ---- verification (untimed) --------------------------------------------------------------
-  step(true);
-  st.check(gemm_wrong.empty(), "rank " + std::to_string(me) + ": " + gemm_wrong);
-  // The loss is not a performance metric (compare would gate on it): it is checked, not reported.
-  st.check(finite && std::isfinite(first_loss) && std::isfinite(last_loss),
-           "rank " + std::to_string(me) + ": a step's loss was not finite (first " +
-               std::to_string(first_loss) + ", last " + std::to_string(last_loss) + ")");
-  {
-    const std::size_t i = batch - 1;
-    const auto& s = ds->samples[index[i]];
-    pp::image decoded(s.pixels.width(), s.pixels.height());
-    th[0].source.codec()->decode(files[i], decoded.span());
-    std::vector<float> expect(image_out);
-    pp::pipeline_unfused(pp::isa::scalar, decoded.view(), spec_of(i, step_no - 1), norm,
-                         pp::dtype::f32, expect.data());
-    st.check(
-        std::memcmp(expect.data(), model->input() + i * image_out, image_out * sizeof(float)) == 0,
-        "rank " + std::to_string(me) + ": " + s.name +
-            ": the transformed input differs from the unfused scalar stages");
+  // MFU against the peak of this rank's device.
+  double peak = 0;
+  std::string peak_source;
+  if (s.gpu) {
+    peak = gpu_peak_flops(s.opt, peak_source);
+  } else {
+    const kc::gemm_isa isa = kc::best_gemm_isa(kc::gemm_dtype::fp32);
+    if (isa == kc::gemm_isa::avx512 || isa == kc::gemm_isa::avx2) {
+      const auto pisa =
+          isa == kc::gemm_isa::avx512 ? kc::peak_isa::avx512_fp32 : kc::peak_isa::avx2_fp32;
+      const auto pv = gb::cpu_peak(
+          st, pisa,
+          st.get_int64("threads") == 0 && here == 1 ? 0 : static_cast<std::int64_t>(pool.size()),
+          pool);
+      peak = pv.gflops * 1e9;
+      peak_source = pv.method;
+    } else {
+      peak_source = "no vectorised fp32 GEMM on this CPU: no FMA peak to compare with";
+    }
   }
-  // Identical parameters on every rank: MAX of (h, -h) over ranks gives max and -min of h.
-  double sum = 0, weighted = 0;
-  for (std::size_t i = 0; i < model->param_count(); ++i) {
-    sum += model->params()[i];
-    weighted += model->params()[i] * static_cast<double>(i % 1021 + 1);
+  const double median = st.partial_result().time.median;
+  if (peak > 0 && median > 0) {
+    st.add_metric(
+        "mfu_percent", "%",
+        100.0 * tf::model_flops_utilization(flops_per_token, tokens_per_step / median, peak), true,
+        tf::flops_formula_text() + " = " + std::to_string(flops_per_token / 1e6) +
+            " MFLOP/token x tokens/s per rank / peak " + std::to_string(peak / 1e9) + " GFLOP/s (" +
+            peak_source + ")");
+  } else {
+    st.add_warning("MFU not reported: " + peak_source);
   }
-  double h[4] = {sum, -sum, weighted, -weighted};
-  comm.allreduce_max(h, 4);
-  st.check(h[0] == -h[1] && h[2] == -h[3],
+  report_breakdown(st, run, *tr, s.gpu);
+  struct rusage ru {};
+  getrusage(RUSAGE_SELF, &ru);
+  st.add_metric("model_memory_mib", "MiB", static_cast<double>(tr->memory_bytes()) / (1 << 20),
+                false,
+                std::string(s.gpu ? "device" : "host") +
+                    " memory of the training state: parameters, gradients, AdamW moments, "
+                    "activations (the memory plan)",
+                metric_role::information);
+  st.add_metric("peak_rss_mib", "MiB", static_cast<double>(ru.ru_maxrss) / 1024.0, false,
+                "the process's peak resident set (getrusage), rank 0", metric_role::information);
+  st.add_metric("parameters", "count", static_cast<double>(params.total), false,
+                model.name + ": every parameter (embeddings included)", metric_role::information);
+  st.add_metric("loss_first", "nats", run.losses.front(), false,
+                "mean loss of rank 0's batch at the first timed step", metric_role::information);
+  st.add_metric("loss_last", "nats", run.losses.back(), false,
+                "mean loss of rank 0's batch at the last timed step", metric_role::information);
+  if (gpt2) {
+    st.add_metric("corpus_entropy_nats", "nats", entropy, false,
+                  "entropy rate of the Markov corpus: the loss a perfect model approaches",
+                  metric_role::information);
+  }
+  if (s.gpu) {
+    st.add_metric("gradient_error", "relative", check_error, false,
+                  "largest per-tensor ||g_gpu - g_cpu|| / ||g_cpu|| of the tiny model before "
+                  "timing, GPU path against the CPU fp32 reference (tolerance " +
+                      std::to_string(gpu_gradient_tolerance) + ")",
+                  metric_role::verification);
+  } else if (params.total <= cpu_check_max_params) {
+    st.add_metric("gradient_error", "relative", check_error, false,
+                  "largest per-tensor ||g - g_ref|| / ||g_ref|| before timing: this model on 2 "
+                  "sequences with the vectorised GEMM against the scalar reference GEMM "
+                  "(tolerance " +
+                      std::to_string(cpu_gradient_tolerance) + ")",
+                  metric_role::verification);
+  }
+  st.add_warning(std::string("data: ") + (gpt2 ? tokens->describe() : images->describe()) +
+                 "; model: " + tr->describe() + "; " + std::to_string(pool.size()) + " thread(s)");
+
+  // ---- verification (after timing) ----
+  const std::string who = "rank " + std::to_string(me) + ": ";
+  st.check(finite, who + "a step's loss was not finite");
+  const auto trend = tf::measure_loss_trend(run.losses);
+  if (trend.judged) {
+    st.check(trend.falling, who + "the loss did not fall over " + std::to_string(run.steps) +
+                                " steps (first " + std::to_string(trend.window) + ": " +
+                                std::to_string(trend.first_mean) +
+                                ", last: " + std::to_string(trend.last_mean) + ")");
+    if (gpt2) {
+      const double floor = tf::loss_floor(entropy, tokens_per_step * trend.window);
+      st.check(trend.last_mean >= floor,
+               who + "the loss (" + std::to_string(trend.last_mean) +
+                   ") fell below the corpus entropy (" + std::to_string(entropy) +
+                   " nats): the model sees its targets (causal mask, target shift)");
+    }
+  } else {
+    st.add_warning("loss trend not judged: " + std::to_string(run.steps) +
+                   " timed steps (20 needed)");
+  }
+  if (!gpt2) {
+    // One more batch, its first image against the unfused scalar stages.
+    images->produce(next_step, s.opt.batch, buffers.images(0), buffers.labels(0), pool);
+    const std::string wrong = images->verify(next_step, s.opt.batch, 0, buffers.images(0));
+    st.check(wrong.empty(), who + wrong);
+  }
+  // Identical parameters on every rank: a 63-bit hash in three exact 21-bit parts, compared by
+  // MAX of (h, -h) over ranks.
+  const std::vector<float> p = tr->parameters();
+  std::uint64_t h = 1469598103934665603ull;
+  for (float x : p) {
+    std::uint32_t u;
+    std::memcpy(&u, &x, sizeof(u));
+    h = (h ^ u) * 1099511628211ull;
+  }
+  double parts[6];
+  for (int i = 0; i < 3; ++i) {
+    parts[2 * i] = static_cast<double>((h >> (21 * i)) & 0x1fffff);
+    parts[2 * i + 1] = -parts[2 * i];
+  }
+  comm.allreduce_max(parts, 6);
+  st.check(parts[0] == -parts[1] && parts[2] == -parts[3] && parts[4] == -parts[5],
            "the ranks' parameters differ after training: the gradients were not all-reduced "
            "consistently");
 }
 
-// The data set (pixels + JPEGs, held by the data set cache), the model (parameters, gradients,
-// W1 packed by the GEMM plans) and the input tensor.
+// Host memory: the CPU model's plan (the GPU path keeps only pinned batches and a parameter copy
+// on the host), plus the ViT data set's pixels and JPEGs.
 [[nodiscard]] std::int64_t step_memory(const config& cfg) {
-  const std::int64_t samples = config_int64(cfg, "samples", 256);
-  const std::int64_t w = config_int64(cfg, "width", 500), h = config_int64(cfg, "height", 375);
-  const std::int64_t crop = config_int64(cfg, "crop", 224), batch = config_int64(cfg, "batch", 32);
-  const std::int64_t hidden = config_int64(cfg, "hidden", 64);
-  const std::int64_t inputs = 3 * crop * crop;
-  return samples * w * h * 4 + 4 * (3 * inputs * hidden + 4 * batch * inputs) + (64 << 20);
+  const auto* m = find_axis(cfg, "model");
+  const auto* d = find_axis(cfg, "device");
+  const auto model = tf::find_preset(m != nullptr ? std::get<std::string>(*m) : "gpt2-124m");
+  if (!model) return 64 << 20;
+  const bool cpu = d != nullptr && std::get<std::string>(*d) == "cpu";
+  const std::int64_t params = static_cast<std::int64_t>(tf::make_param_layout(*model).total);
+  std::int64_t bytes = (cpu ? 16 : 8) * params + (64 << 20);
+  if (cpu) {
+    try {
+      const int batch = static_cast<int>(config_int64(cfg, "batch", 0));
+      const auto a = tf::make_activation_layout(*model, batch == 0 ? 1 : batch,
+                                                static_cast<int>(config_int64(cfg, "seq", 0)));
+      bytes += 4 * static_cast<std::int64_t>(a.total + a.stats_total);
+    } catch (const std::exception&) {
+      // An impossible shape fails in the body with its reason.
+    }
+  }
+  if (model->family == tf::model_family::vit) {
+    bytes += config_int64(cfg, "samples", 256) * 500 * 375 * 4;
+  }
+  return bytes;
 }
 
 INFRABENCH_REGISTER(training_step, "training/step")
     .describe(
-        "a data-parallel training step through every hop: read JPEG files, decode + transform, "
-        "MLP forward/backward (our GEMM), gradient all-reduce (MPI), SGD; samples/s and the time "
-        "of each hop")
-    .require(turbojpeg_req)
+        "a transformer (GPT-2 or ViT) trained data-parallel through every hop: token shards read "
+        "by a loader thread (io_uring, O_DIRECT) or JPEG files decoded + transformed, "
+        "forward/backward on the GPU (cuBLASLt) or CPU (our GEMM), gradient all-reduce (NCCL or "
+        "MPI), AdamW; tokens/s, MFU and the time of each phase")
     .scope(rank_scope::collective)
-    .add_string_axis("isa", {"auto"}, pb::isa_axis())
+    .add_string_axis("model", {"gpt2-124m"},
+                     infrabench::choice_axis("gpt2-tiny (2 layers, width 64), gpt2-124m, "
+                                             "gpt2-350m, vit-tiny (32 px), vit-b16 (224 px)",
+                                             tf::preset_names()))
+    .add_string_axis("device", {"auto"},
+                     infrabench::choice_axis("auto (a GPU when there is one), gpu, cpu",
+                                             {"auto", "gpu", "cpu"}))
+    .add_string_axis("dtype", {"auto"},
+                     infrabench::choice_axis("auto (bf16 on a GPU, fp32 on the CPU), bf16 (mixed "
+                                             "precision, fp32 master weights), fp32",
+                                             {"auto", "bf16", "fp32"}))
+    .add_string_axis("dp", {"auto"},
+                     infrabench::choice_axis("data parallel: sync (all-reduce after the backward), "
+                                             "overlap (bucketed, during the backward; GPU), auto",
+                                             {"auto", "sync", "overlap"}))
+    .add_int64_axis("batch", {0},
+                    infrabench::int_axis("sequences (images) per rank per step; 0 = 16 on a GPU, "
+                                         "1 on the CPU",
+                                         0, 4096))
+    .add_int64_axis("seq", {0},
+                    infrabench::int_axis("tokens per sequence; 0 = the model's (GPT-2: its "
+                                         "positions; ViT: 1 + patches)",
+                                         0, 1 << 20))
     .add_int64_axis("threads", {0},
-                    infrabench::int_axis(
-                        "threads per rank (0 = this host's CPUs shared by its ranks)", 0, 4096))
-    .add_int64_axis("batch", {32}, infrabench::int_axis("samples per rank per step", 1, 4096))
+                    infrabench::int_axis("CPU threads per rank: compute (CPU path) and decoding "
+                                         "(0 = this host's CPUs shared by its ranks)",
+                                         0, 4096))
+    .add_float64_axis("learning_rate", {1e-3}, infrabench::float_axis("AdamW learning rate", 0, 1))
+    .add_int64_axis("corpus_size", {32 << 20},
+                    infrabench::bytes_axis("GPT-2: the token corpus's size on disk (per rank)",
+                                           1 << 16, static_cast<double>(std::int64_t{64} << 30)))
     .add_int64_axis("samples", {256},
-                    infrabench::int_axis("JPEG files in the scratch data set (per rank)", 1,
+                    infrabench::int_axis("ViT: JPEG files in the scratch data set (per rank)", 1,
                                          1 << 20))
-    .add_int64_axis("width", {500}, pb::width_axis())
-    .add_int64_axis("height", {375}, pb::height_axis())
-    .add_int64_axis("resize", {256}, pb::resize_axis())
-    .add_int64_axis("crop", {224}, pb::crop_axis())
-    .add_int64_axis("hidden", {64},
-                    infrabench::int_axis("hidden units of the perceptron", 1, 1 << 16))
-    .add_int64_axis("classes", {10}, infrabench::int_axis("output classes", 2, 1 << 16))
-    .add_float64_axis("learning_rate", {0.01}, infrabench::float_axis("SGD learning rate", 0, 10))
+    .add_string_axis("isa", {"auto"}, pb::isa_axis())
     .memory_estimate(step_memory);
 
 }  // namespace

@@ -1,0 +1,74 @@
+// The arithmetic of the training step's report, kept apart from the benchmark so it is unit
+// tested: the per-phase breakdown that adds up to the step, the loss trend checks, MFU, and the
+// comparison of two gradient sets tensor by tensor (GPU against the CPU reference).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cpu/transformer/model_config.h"
+
+namespace infrabench::kernels::transformer {
+
+// Seconds spent in each phase of a training step (summed over steps).
+struct phase_times {
+  double data_wait = 0;  // waiting for the loader's batch (what prefetching did not hide)
+  double h2d = 0;        // host -> device copy of the batch (GPU; 0 on the CPU)
+  double forward = 0;
+  double backward = 0;
+  double allreduce = 0;  // the gradient all-reduce's time not hidden behind the backward pass
+  double optimizer = 0;
+  phase_times& operator+=(const phase_times& o);
+  [[nodiscard]] double sum() const;
+};
+
+struct breakdown_part {
+  std::string name;  // "data_wait", ..., "other"
+  double ms_per_step = 0;
+  double percent = 0;  // of the step
+};
+
+// Each phase's mean per step over `steps` steps that took `wall_s` in all, and "other" (the wall
+// time no phase accounts for: bookkeeping between phases, loss read-back), so that the parts add
+// up to the measured step exactly. Throws std::invalid_argument for steps == 0 or wall_s <= 0.
+[[nodiscard]] std::vector<breakdown_part> make_breakdown(const phase_times& total,
+                                                         std::uint64_t steps, double wall_s);
+
+// Whether the loss fell over the timed steps: the mean of the first and of the last window
+// (a fifth of the steps, at least 3) compared; only judged with at least `min_steps` losses.
+struct loss_trend {
+  bool judged = false;
+  bool falling = false;
+  double first_mean = 0, last_mean = 0;
+  std::size_t window = 0;
+};
+[[nodiscard]] loss_trend measure_loss_trend(const std::vector<float>& losses,
+                                            std::size_t min_steps = 20);
+
+// The lowest mean loss a model that does not see its targets can show on the Markov corpus over
+// `tokens` tokens: the entropy rate less 5 standard deviations of the mean of that many per-token
+// losses (their spread bounded by 2 nats). The first position of each sequence has no context and
+// costs more, so a correct model stays above it; one below has seen its targets (a broken
+// causal mask, a shifted target).
+[[nodiscard]] double loss_floor(double entropy_nats, double tokens);
+
+// Model FLOP utilisation: achieved model flops per second over the peak, as a fraction.
+[[nodiscard]] double model_flops_utilization(double flops_per_token, double tokens_per_s,
+                                             double peak_flops);
+
+// ‖a − b‖ / ‖b‖ for every parameter tensor: the GPU's gradients (a) against the CPU reference's
+// (b). Returns the tensors whose error exceeds `tolerance`, with their errors, and the largest.
+struct tensor_error {
+  std::string name;
+  double relative = 0;
+};
+struct gradient_comparison {
+  std::vector<tensor_error> failed;
+  tensor_error worst;
+};
+[[nodiscard]] gradient_comparison compare_gradients(const param_layout& layout, const float* a,
+                                                    const float* b, double tolerance);
+
+}  // namespace infrabench::kernels::transformer

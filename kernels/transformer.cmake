@@ -1,0 +1,23 @@
+# The transformer engine (training/step): the model description and fp32 CPU reference on our CPU
+# GEMM (cpu/transformer), whose per-element/per-row code (ops.h) the CUDA kernels share.
+target_sources(infrabench_kernels_cpu PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/cpu/transformer/model_config.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/cpu/transformer/cpu_ops.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/cpu/transformer/cpu_model.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/cpu/transformer/corpus.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/cpu/transformer/step_metrics.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/cpu/transformer/batch_loader.cpp
+)
+target_link_libraries(infrabench_kernels_cpu PUBLIC Threads::Threads)  # batch_loader
+# The GPU path (only with CUDA): our kernels (the shared ops.h code) and the model on cuBLASLt.
+if(INFRABENCH_WITH_CUDA)
+  target_sources(infrabench_kernels_cuda PRIVATE
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/transformer/kernels.cu
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/transformer/gpu_model.cu
+  )
+  target_link_libraries(infrabench_kernels_cuda PUBLIC infrabench::kernels_cpu CUDA::cublas
+                        CUDA::cublasLt)
+endif()
+# errno from sqrt/exp is never read: without it GCC vectorises AdamW's square root.
+set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/cpu/transformer/cpu_ops.cpp PROPERTIES
+                            COMPILE_OPTIONS -fno-math-errno)
