@@ -14,6 +14,7 @@
 #include "cuda/transformer/cuda_support.h"
 #include "cuda/transformer/gpu_model.h"
 #include "gpu_allreduce.h"
+#include "hardware/gpu.h"
 #include "trainer.h"
 
 namespace infrabench::training_bench {
@@ -21,7 +22,8 @@ namespace infrabench::training_bench {
 namespace {
 
 namespace kcu = infrabench::kernels::cuda::transformer;
-namespace gm = infrabench::kernels::gemm_model;
+namespace hw = infrabench::kernels::hardware;
+namespace cuda_rt = infrabench::kernels::cuda;
 
 class single_allreduce final : public gpu_allreduce {
  public:
@@ -226,24 +228,19 @@ std::string gpu_gradient_check(const trainer_options& o, double tolerance, doubl
 // architecture's operations per clock per SM (kernels/cpu/gemm_model's table): the datasheet's
 // arithmetic. The hardware-figures module's SKU table replaces this lookup when it lands.
 double gpu_peak_flops(const trainer_options& o, std::string& source) {
-  int device = 0;
-  IB_CUDA(cudaGetDevice(&device));
-  cudaDeviceProp p{};
-  IB_CUDA(cudaGetDeviceProperties(&p, device));
-  int clock_khz = 0;
-  IB_CUDA(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, device));
-  const auto dtype = o.bf16 ? gm::gpu_dtype::bf16 : gm::gpu_dtype::fp32;
-  const auto tflops =
-      gm::gpu_peak_tflops(p.major, p.minor, dtype, p.multiProcessorCount, clock_khz / 1000.0);
-  if (!tflops) {
-    source = std::string(p.name) + " (sm_" + std::to_string(p.major * 10 + p.minor) +
+  const auto d = cuda_rt::query_device(cuda_rt::current_device());
+  const auto dtype = o.bf16 ? hw::gpu_dtype::bf16 : hw::gpu_dtype::fp32;
+  // The datasheet's dense peak of this SKU (H100 SXM bf16: 989.4 TFLOP/s), else the figure at the
+  // maximum SM clock, which the source then says.
+  const auto peak =
+      hw::dense_peak(d.name, d.sm_count, d.cc_major, d.cc_minor, d.max_sm_clock_mhz, dtype);
+  if (!peak) {
+    source = d.name + " (sm_" + std::to_string(d.cc_major * 10 + d.cc_minor) +
              ") is not in the peak table";
     return 0;
   }
-  source = std::string(p.name) + " " + std::string(gm::to_string(dtype)) +
-           " dense peak: " + std::to_string(p.multiProcessorCount) + " SMs x " +
-           std::to_string(clock_khz / 1000) + " MHz max clock x the architecture's ops/clock/SM";
-  return *tflops * 1e12;
+  source = d.name + " " + std::string(hw::to_string(dtype)) + " dense peak: " + peak->source;
+  return peak->value * 1e12;
 }
 
 }  // namespace infrabench::training_bench

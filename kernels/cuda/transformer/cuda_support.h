@@ -1,7 +1,6 @@
-// The transformer GPU path's CUDA support in one small header: error checks that throw with the
-// call, the error text and file:line, and RAII for device memory, pinned host memory, streams and
-// events. (The project's shared CUDA support layer replaces this header when it lands: the names
-// here are the only ones the transformer code uses.)
+// The transformer GPU path's view of the shared CUDA support layer (kernels/cuda/support.h: the
+// one error check, device buffer, stream and event of the code base): a typed device array over
+// the shared buffer, an event that records on a stream, and the cuBLAS status check.
 #pragma once
 
 #include <cublasLt.h>
@@ -13,92 +12,46 @@
 #include <string>
 #include <utility>
 
+#include "cuda/support.h"
+
 namespace infrabench::kernels::cuda::transformer {
-
-[[noreturn]] inline void throw_cuda_error(const std::string& what, const std::string& why,
-                                          const char* file, int line) {
-  throw std::runtime_error(std::string(file) + ":" + std::to_string(line) + ": " + what + ": " +
-                           why);
-}
-
-inline void check_cuda(cudaError_t rc, const char* what, const char* file, int line) {
-  if (rc != cudaSuccess) throw_cuda_error(what, cudaGetErrorString(rc), file, line);
-}
 
 inline void check_cublas(cublasStatus_t rc, const char* what, const char* file, int line) {
   if (rc != CUBLAS_STATUS_SUCCESS) {
-    throw_cuda_error(what,
-                     std::string(cublasGetStatusName(rc)) + " (" + cublasGetStatusString(rc) + ")",
-                     file, line);
+    throw std::runtime_error(std::string(file) + ":" + std::to_string(line) + ": " + what + ": " +
+                             cublasGetStatusName(rc) + " (" + cublasGetStatusString(rc) + ")");
   }
 }
 
-#define IB_CUDA(call) \
-  ::infrabench::kernels::cuda::transformer::check_cuda((call), #call, __FILE__, __LINE__)
 #define IB_CUBLAS(call) \
   ::infrabench::kernels::cuda::transformer::check_cublas((call), #call, __FILE__, __LINE__)
 // After a kernel launch: a bad configuration is reported at the launch, not at the next sync.
 #define IB_CUDA_LAUNCHED() IB_CUDA(cudaGetLastError())
 
-// Device memory for `count` elements of T (uninitialised). Move-only.
+// `count` elements of T in the shared device buffer (on the current device; uninitialised).
 template <typename T>
 class device_buffer {
  public:
   device_buffer() = default;
-  explicit device_buffer(std::size_t count) : m_count(count) {
-    if (count > 0) IB_CUDA(cudaMalloc(reinterpret_cast<void**>(&m_ptr), count * sizeof(T)));
-  }
-  ~device_buffer() {
-    if (m_ptr != nullptr) (void)cudaFree(m_ptr);
-  }
-  device_buffer(device_buffer&& o) noexcept
-      : m_ptr(std::exchange(o.m_ptr, nullptr)), m_count(std::exchange(o.m_count, 0)) {}
-  device_buffer& operator=(device_buffer&& o) noexcept {
-    std::swap(m_ptr, o.m_ptr);
-    std::swap(m_count, o.m_count);
-    return *this;
-  }
-  device_buffer(const device_buffer&) = delete;
-  device_buffer& operator=(const device_buffer&) = delete;
-  [[nodiscard]] T* get() const { return m_ptr; }
+  explicit device_buffer(std::size_t count) : m_buffer(count * sizeof(T)), m_count(count) {}
+  [[nodiscard]] T* get() const { return m_count ? m_buffer.as<T>() : nullptr; }
   [[nodiscard]] std::size_t size() const { return m_count; }
   [[nodiscard]] std::size_t bytes() const { return m_count * sizeof(T); }
 
  private:
-  T* m_ptr = nullptr;
+  ::infrabench::kernels::cuda::device_buffer m_buffer;
   std::size_t m_count = 0;
 };
 
-class stream {
+// The shared stream, on the current device.
+using stream = ::infrabench::kernels::cuda::stream;
+
+// The shared event on the current device; timing by default (the phases are timed with them).
+class event : public ::infrabench::kernels::cuda::event {
  public:
-  stream() { IB_CUDA(cudaStreamCreateWithFlags(&m_s, cudaStreamNonBlocking)); }
-  ~stream() {
-    if (m_s != nullptr) (void)cudaStreamDestroy(m_s);
-  }
-  stream(const stream&) = delete;
-  stream& operator=(const stream&) = delete;
-  [[nodiscard]] cudaStream_t get() const { return m_s; }
-
- private:
-  cudaStream_t m_s = nullptr;
-};
-
-class event {
- public:
-  // Timing events by default; `timing` false for pure ordering (cheaper to record and wait on).
-  explicit event(bool timing = true) {
-    IB_CUDA(cudaEventCreateWithFlags(&m_e, timing ? cudaEventDefault : cudaEventDisableTiming));
-  }
-  ~event() {
-    if (m_e != nullptr) (void)cudaEventDestroy(m_e);
-  }
-  event(const event&) = delete;
-  event& operator=(const event&) = delete;
-  [[nodiscard]] cudaEvent_t get() const { return m_e; }
-  void record(cudaStream_t s) { IB_CUDA(cudaEventRecord(m_e, s)); }
-
- private:
-  cudaEvent_t m_e = nullptr;
+  explicit event(bool timing = true)
+      : ::infrabench::kernels::cuda::event(::infrabench::kernels::cuda::current_device(), timing) {}
+  void record(cudaStream_t s) { IB_CUDA(cudaEventRecord(get(), s)); }
 };
 
 // Seconds between two recorded, completed events.
