@@ -193,8 +193,10 @@ gm::verification verify_on_device(const operands& o, const dtype_spec& dt, const
 
 void report_gpu_peak(state& st, const gpu_info& gpu, const dtype_spec& dt, double gflops) {
   st.add_metric("clock_mhz", "MHz", gpu.clock_mhz, true,
-                "maximum SM clock the driver reports (cudaDevAttrClockRate) for " + gpu.name);
-  st.add_metric("sm_count", "SMs", gpu.sm_count, true, "cudaDeviceProp::multiProcessorCount");
+                "maximum SM clock the driver reports (cudaDevAttrClockRate) for " + gpu.name,
+                infrabench::metric_role::information);
+  st.add_metric("sm_count", "SMs", gpu.sm_count, true, "cudaDeviceProp::multiProcessorCount",
+                infrabench::metric_role::information);
   const auto peak = gm::gpu_peak_tflops(gpu.major, gpu.minor, dt.peak, gpu.sm_count, gpu.clock_mhz);
   if (!peak) {
     st.add_warning("no peak-table entry for sm_" + std::to_string(gpu.major) +
@@ -204,7 +206,8 @@ void report_gpu_peak(state& st, const gpu_info& gpu, const dtype_spec& dt, doubl
   }
   st.add_metric("peak_tflops", "TFLOP/s", *peak, true,
                 "SM count x max SM clock x dense " + std::string(gm::to_string(dt.peak)) +
-                    " ops per clock per SM (peak table); datasheets may quote a lower clock");
+                    " ops per clock per SM (peak table); datasheets may quote a lower clock",
+                infrabench::metric_role::information);
   st.add_metric("pct_of_gpu_peak", "%", 100.0 * gflops / (*peak * 1e3), true,
                 "median GFLOP/s / peak_tflops");
 }
@@ -224,16 +227,19 @@ void report_gpu_clocks(state& st, const gpu_info& gpu) {
     return;
   }
   st.add_metric("sm_clock_mhz_actual", "MHz", clk.sm_mhz, true,
-                "NVML nvmlDeviceGetClockInfo(SM) right after the timed region");
+                "NVML nvmlDeviceGetClockInfo(SM) right after the timed region",
+                infrabench::metric_role::information);
   st.add_metric("mem_clock_mhz_actual", "MHz", clk.mem_mhz, true,
-                "NVML nvmlDeviceGetClockInfo(MEM) right after the timed region");
+                "NVML nvmlDeviceGetClockInfo(MEM) right after the timed region",
+                infrabench::metric_role::information);
   if (!clk.reasons_known) {
     st.add_warning("GPU clock event (throttle) reasons not available from this NVML");
     return;
   }
   st.add_metric("clock_event_reasons", "bitmask", static_cast<double>(clk.reasons), false,
                 "NVML current clock event (throttle) reasons right after the timed region: " +
-                    clk.reason_names());
+                    clk.reason_names(),
+                infrabench::metric_role::information);
   if (clk.slowed_down()) {
     st.add_warning("GPU clock held down during timing (" + clk.reason_names() + "): SM at " +
                    std::to_string(clk.sm_mhz) + " MHz of " +

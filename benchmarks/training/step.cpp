@@ -355,7 +355,8 @@ void training_step(state& st) {
       std::max_element(std::begin(parts), std::end(parts),
                        [](const auto& a, const auto& b) { return a.second < b.second; });
   st.add_metric("limiting_hop_percent", "%", total > 0 ? 100 * top->second / total : 0, false,
-                std::string("share of the step taken by its slowest hop, here ") + top->first);
+                std::string("share of the step taken by its slowest hop, here ") + top->first,
+                infrabench::metric_role::information);
 
   // ---- verification (untimed) --------------------------------------------------------------
   step(true);
