@@ -380,6 +380,8 @@ int cmd_run(const run_options& opt, const std::vector<std::string>& command_line
   ctx.command_line = command_line;
   ctx.started_utc = utc_now_iso8601();
   ctx.effective_suite = plan.effective_suite;
+  for (const auto& it : plan.items)
+    ctx.benchmark_metadata[it.bench->name()] = benchmark_metadata_json(*it.bench);
   ctx.launcher = comm->backend();
   ctx.world_size = comm->size();
   ctx.capabilities = caps.to_json();
