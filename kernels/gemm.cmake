@@ -6,11 +6,13 @@ target_sources(infrabench_kernels_cpu PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/cpu/gemm_model.cpp
   ${CMAKE_CURRENT_LIST_DIR}/cpu/mlp.cpp
 )
-# GPU: operand fill, device-side verification, our SIMT fp32 and WMMA fp16/bf16 kernels (sm_80+).
+# GPU: operand fill, device-side verification, our SIMT fp32 kernel, and the WMMA and mma.sync
+# (cp.async pipelined) fp16/bf16 tensor-core kernels (sm_80+).
 if(INFRABENCH_WITH_CUDA)
   target_sources(infrabench_kernels_cuda PRIVATE
     ${CMAKE_CURRENT_LIST_DIR}/cuda/gemm_support.cu
     ${CMAKE_CURRENT_LIST_DIR}/cuda/gemm_simt.cu
     ${CMAKE_CURRENT_LIST_DIR}/cuda/gemm_wmma.cu
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/gemm_mma.cu
   )
 endif()

@@ -7,9 +7,9 @@ target_sources(infrabench_benchmarks PRIVATE
 if(INFRABENCH_WITH_CUDA)
   target_sources(infrabench_benchmarks PRIVATE
     ${CMAKE_CURRENT_LIST_DIR}/gpu_common.cpp
-    ${CMAKE_CURRENT_LIST_DIR}/gpu_nvml.cpp
     ${CMAKE_CURRENT_LIST_DIR}/gpu_host.cpp
     ${CMAKE_CURRENT_LIST_DIR}/gpu_peer.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/gpu_patterns.cpp
     ${CMAKE_CURRENT_LIST_DIR}/gpu_latency.cpp
     ${CMAKE_CURRENT_LIST_DIR}/gpu_pinned_alloc.cpp
   )

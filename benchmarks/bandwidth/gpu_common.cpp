@@ -7,18 +7,13 @@
 #include <stdexcept>
 
 #include "cuda/copy.h"
-#include "cuda/spin.h"
-#include "gpu_nvml.h"
+#include "hardware/gpu.h"
+#include "infrabench/state.h"
 #include "infrabench/thread_pool.h"
+#include "topology/nvml.h"
 
 namespace infrabench::bw::gpu {
 namespace {
-
-[[nodiscard]] std::int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 [[nodiscard]] std::string read_line(const std::string& path) {
   std::ifstream in(path);
@@ -27,63 +22,7 @@ namespace {
   return line;
 }
 
-[[nodiscard]] int attribute(cudaDeviceAttr attr, int device) {
-  int value = 0;
-  if (cudaDeviceGetAttribute(&value, attr, device) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return 0;
-  }
-  return value;
-}
-
 }  // namespace
-
-void throw_cuda(cudaError_t rc, const char* call, const char* file, int line) {
-  std::string f(file);
-  if (const auto slash = f.rfind('/'); slash != std::string::npos) f = f.substr(slash + 1);
-  throw std::runtime_error(f + ":" + std::to_string(line) + ": " + call + ": " + error_text(rc));
-}
-
-std::string error_text(cudaError_t rc) {
-  (void)cudaGetLastError();
-  return std::string(cudaGetErrorString(rc)) + " (" + cudaGetErrorName(rc) + ")";
-}
-
-int device_count() {
-  int count = 0;
-  IB_CUDA(cudaGetDeviceCount(&count));
-  return count;
-}
-
-device_scope::device_scope(int device) {
-  IB_CUDA(cudaGetDevice(&m_previous));
-  IB_CUDA(cudaSetDevice(device));
-}
-
-device_scope::~device_scope() {
-  (void)cudaSetDevice(m_previous);
-}
-
-device_info query_device(int device) {
-  device_info d;
-  d.index = device;
-  cudaDeviceProp prop{};
-  IB_CUDA(cudaGetDeviceProperties(&prop, device));
-  d.name = prop.name;
-  d.sm_count = std::max(1, prop.multiProcessorCount);
-  d.cc_major = prop.major;
-  d.cc_minor = prop.minor;
-  // CUDA 13 dropped the clock fields from cudaDeviceProp; the attributes remain (kHz, bits).
-  d.memory_clock_khz = attribute(cudaDevAttrMemoryClockRate, device);
-  d.memory_bus_bits = attribute(cudaDevAttrGlobalMemoryBusWidth, device);
-  char bus[32] = {};
-  if (cudaDeviceGetPCIBusId(bus, sizeof bus, device) == cudaSuccess) {
-    d.bus_id = topo::normalize_pci_bus_id(bus);
-  } else {
-    (void)cudaGetLastError();
-  }
-  return d;
-}
 
 std::string check_fits(int device, std::size_t bytes) {
   const device_scope scope(device);
@@ -102,17 +41,6 @@ topo::gpu_identity identity(const device_info& d) {
   return g;
 }
 
-device_buffer::device_buffer(int device, std::size_t bytes) : m_device(device), m_bytes(bytes) {
-  const device_scope scope(device);
-  IB_CUDA(cudaMalloc(&m_ptr, std::max<std::size_t>(bytes, 1)));
-}
-
-device_buffer::~device_buffer() {
-  if (!m_ptr) return;
-  (void)cudaSetDevice(m_device);
-  (void)cudaFree(m_ptr);
-}
-
 host_buffer::host_buffer(std::size_t bytes, host_kind kind, int node)
     : m_bytes(bytes), m_memory(bytes, node) {
   if (kind == host_kind::pageable) return;
@@ -126,50 +54,54 @@ host_buffer::~host_buffer() {
   if (m_registered) (void)cudaHostUnregister(m_memory.data());
 }
 
-stream::stream(int device) : m_device(device) {
-  const device_scope scope(device);
-  IB_CUDA(cudaStreamCreateWithFlags(&m_stream, cudaStreamNonBlocking));
+void gpu_row::add(topo::cell_sweep& sweep, std::string column, gpu_stream_ref main,
+                  gpu_exec_options options, std::function<void()> launch) {
+  auto c = std::make_unique<cell>();
+  c->timer = std::make_unique<gpu_batch_timer>(main, std::move(options));
+  c->launch = std::move(launch);
+  cell* p = c.get();
+  m_cells.push_back(std::move(c));
+  sweep.add_batched(std::move(column),
+                    [p](std::int64_t n) { return p->timer->run(n, p->launch).per_iteration_s; });
 }
 
-stream::~stream() {
-  (void)cudaSetDevice(m_device);
-  (void)cudaStreamDestroy(m_stream);
+void gpu_row::exec(state& st, topo::cell_sweep& sweep, std::string timer_name) {
+  std::int64_t cap = max_iterations_per_sample;
+  for (const auto& c : m_cells) cap = std::min(cap, c->timer->max_launches());
+  sweep.skip_first_calls(state::gpu_calibration_calls);
+  st.exec_gpu_batched(
+      [&](std::int64_t n) {
+        const auto t0 = std::chrono::steady_clock::now();
+        const double per_launch = sweep.run_batch(n);
+        return batch_timing{
+            per_launch,
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()};
+      },
+      cap, std::move(timer_name));
+  int expired = 0;
+  for (const auto& c : m_cells) expired += c->timer->blocking_timeouts();
+  st.check(expired == 0, std::to_string(expired) +
+                             " samples: the blocking kernel gave up before all copies were "
+                             "queued; their timing includes queueing gaps");
 }
 
-event::event(int device) {
-  const device_scope scope(device);
-  IB_CUDA(cudaEventCreateWithFlags(&m_event, cudaEventDisableTiming));
-}
-
-event::~event() {
-  (void)cudaEventDestroy(m_event);
-}
-
-stream_gate::stream_gate() {
-  void* p = nullptr;
-  // Portable and mapped: every GPU's spin kernel reads the flag straight from host memory.
-  IB_CUDA(cudaHostAlloc(&p, sizeof(int), cudaHostAllocPortable | cudaHostAllocMapped));
-  m_flag = static_cast<volatile int*>(p);
-  *m_flag = 1;
-}
-
-stream_gate::~stream_gate() {
-  (void)cudaFreeHost(const_cast<int*>(m_flag));
-}
-
-void stream_gate::block(const stream& s) {
-  *m_flag = 0;
-  const device_scope scope(s.device());
-  void* dev = nullptr;
-  IB_CUDA(cudaHostGetDevicePointer(&dev, const_cast<int*>(m_flag), 0));
-  IB_CUDA(static_cast<cudaError_t>(infrabench::kernels::cuda::launch_spin(
-      static_cast<volatile int*>(dev), spin_timeout_ns, s.get())));
-  m_blocked_at_ns = now_ns();
-}
-
-void stream_gate::release() {
-  if (now_ns() - m_blocked_at_ns >= static_cast<std::int64_t>(spin_timeout_ns)) ++m_expired;
-  *m_flag = 1;
+bool enable_peer(int from, int to, std::string* why) {
+  int can = 0;
+  IB_CUDA(cudaDeviceCanAccessPeer(&can, from, to));
+  if (!can) {
+    *why = "peer access unsupported from GPU " + std::to_string(from) + " to GPU " +
+           std::to_string(to) + " (cudaDeviceCanAccessPeer = 0)";
+    return false;
+  }
+  const device_scope scope(from);
+  const cudaError_t rc = cudaDeviceEnablePeerAccess(to, 0);
+  if (rc != cudaSuccess && rc != cudaErrorPeerAccessAlreadyEnabled) {
+    *why = "cudaDeviceEnablePeerAccess(" + std::to_string(from) + " -> " + std::to_string(to) +
+           "): " + error_text(rc);
+    return false;
+  }
+  (void)cudaGetLastError();  // "already enabled" is sticky otherwise
+  return true;
 }
 
 int copy_blocks(const device_info& d) {
@@ -199,7 +131,7 @@ std::uint64_t checksum_device(int device, const void* p, std::size_t bytes) {
 topo::pcie_link read_pcie_link(const std::string& bus_id) {
   // NVML where the driver's library loads (it reads the link from the driver, also inside
   // containers whose sysfs hides the device); sysfs otherwise.
-  if (auto link = nvml_pcie_link(bus_id, nullptr)) return *link;
+  if (auto link = topo::nvml_pcie_link(bus_id, nullptr)) return *link;
   const std::string dir = "/sys/bus/pci/devices/" + bus_id + "/";
   return topo::pcie_link::from_sysfs(
       read_line(dir + "current_link_speed"), read_line(dir + "current_link_width"),
@@ -228,16 +160,16 @@ std::optional<topo::ceiling> pcie_ceiling(const device_info& d, int directions,
 }
 
 std::optional<topo::ceiling> memory_ceiling(const device_info& d, std::string* why_not) {
-  const auto peak = topo::memory_peak_gbps(d.memory_clock_khz, d.memory_bus_bits);
+  // The datasheet figure where the SKU is known (hardware/gpu.h), else clock x bus width.
+  const auto peak =
+      kernels::hardware::memory_peak(d.name, d.sm_count, d.memory_clock_khz, d.memory_bus_bits);
   if (!peak) {
     if (why_not) *why_not = "memory clock or bus width not reported by the driver";
     return std::nullopt;
   }
   topo::ceiling c;
-  c.gbps = *peak;
-  c.description = topo::format_gbps(*peak) + " GB/s: " + d.name + " memory peak, 2 x " +
-                  std::to_string(d.memory_clock_khz / 1000) + " MHz x " +
-                  std::to_string(d.memory_bus_bits) + " bits";
+  c.gbps = peak->value;
+  c.description = topo::format_gbps(peak->value) + " GB/s: " + d.name + " " + peak->source;
   return c;
 }
 
@@ -246,8 +178,8 @@ std::optional<topo::ceiling> peer_ceiling(const device_info& a, const device_inf
                                           std::string* warning) {
   topo::nvlink_inventory la, lb;
   if (!a.bus_id.empty() && !b.bus_id.empty()) {
-    la = nvlinks_of(a.bus_id);
-    lb = nvlinks_of(b.bus_id);
+    la = topo::nvlinks_of(a.bus_id);
+    lb = topo::nvlinks_of(b.bus_id);
   }
   return unpack(topo::peer_ceiling_of(identity(a), identity(b), la, lb, pcie_choice(a, directions),
                                       pcie_choice(b, directions), directions),

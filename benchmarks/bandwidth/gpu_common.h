@@ -1,64 +1,36 @@
-// CUDA plumbing for the GPU data-movement benchmarks (compiled only with CUDA): errors with
-// context, RAII for streams, events, device and host buffers, the spin-kernel gate that holds a
-// stream until every timed copy is queued (nvbandwidth's method), device-side pattern fills and
-// checksums, and the theoretical ceilings of the links a copy crosses.
+// CUDA plumbing for the GPU data-movement benchmarks (compiled only with CUDA): host buffers on a
+// NUMA node, device-side pattern fills and checksums, the theoretical ceilings of the links a
+// copy crosses, and the harness's GPU timing applied to a row of cells (one per GPU). Errors,
+// device buffers, streams and events are the code base's one CUDA layer (cuda/support.h).
 #pragma once
-
-#include <cuda_runtime_api.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "cuda/support.h"
 #include "gpu_shared.h"
+#include "infrabench/gpu_timing.h"
 #include "topology/ceiling.h"
 #include "topology/link.h"
 #include "topology/numa.h"
 
 namespace infrabench::bw::gpu {
 
-// Throws std::runtime_error "file:line: call: <CUDA error text> (<name>)" and clears the
-// runtime's sticky last error so later calls do not report it again.
-[[noreturn]] void throw_cuda(cudaError_t rc, const char* call, const char* file, int line);
-inline void check_cuda(cudaError_t rc, const char* call, const char* file, int line) {
-  if (rc != cudaSuccess) throw_cuda(rc, call, file, line);
-}
-// "out of memory (cudaErrorMemoryAllocation)"; clears the last error.
-[[nodiscard]] std::string error_text(cudaError_t rc);
-
-}  // namespace infrabench::bw::gpu
-
-#define IB_CUDA(call) ::infrabench::bw::gpu::check_cuda((call), #call, __FILE__, __LINE__)
-
-namespace infrabench::bw::gpu {
-
-[[nodiscard]] int device_count();
-
-// Makes `device` current for the scope and restores the previous one.
-class device_scope {
- public:
-  explicit device_scope(int device);
-  ~device_scope();
-  device_scope(const device_scope&) = delete;
-  device_scope& operator=(const device_scope&) = delete;
-
- private:
-  int m_previous = 0;
-};
-
-struct device_info {
-  int index = 0;
-  std::string name;
-  int sm_count = 1;
-  int cc_major = 0, cc_minor = 0;
-  long long memory_clock_khz = 0;
-  int memory_bus_bits = 0;
-  std::string bus_id;  // normalized "0000:3b:00.0"; empty when unknown
-};
-[[nodiscard]] device_info query_device(int device);
+// The code base's one CUDA layer (kernels/cuda/support.h): errors (IB_CUDA), RAII, devices.
+namespace kcu = infrabench::kernels::cuda;
+using kcu::device_buffer;
+using kcu::device_count;
+using kcu::device_info;
+using kcu::device_scope;
+using kcu::error_text;
+using kcu::event;
+using kcu::query_device;
+using kcu::stream;
 
 // Empty when `bytes` fit in the device's free memory, else "needs 2.0 GiB on GPU 1; 1.2 GiB
 // free of 79.1 GiB" (topo::fits_message).
@@ -66,22 +38,6 @@ struct device_info {
 
 // The facts about `d` the pure ceiling logic (topology/ceiling.h) needs.
 [[nodiscard]] topo::gpu_identity identity(const device_info& d);
-
-class device_buffer {
- public:
-  device_buffer(int device, std::size_t bytes);
-  ~device_buffer();
-  device_buffer(const device_buffer&) = delete;
-  device_buffer& operator=(const device_buffer&) = delete;
-  [[nodiscard]] void* get() const { return m_ptr; }
-  [[nodiscard]] int device() const { return m_device; }
-  [[nodiscard]] std::size_t bytes() const { return m_bytes; }
-
- private:
-  int m_device;
-  std::size_t m_bytes;
-  void* m_ptr = nullptr;
-};
 
 enum class host_kind { pinned, pageable };
 
@@ -106,53 +62,29 @@ class host_buffer {
   void* m_device_ptr = nullptr;
 };
 
-class stream {
+// A row of GPU cells timed by the harness (state::exec_gpu_batched): each cell has its own
+// gpu_batch_timer (a blocking kernel holds its stream while the batch's launches are queued, one
+// event pair brackets them), and each call of the row runs every cell's batch in turn. The
+// row's sample is the sum of the cells' times per launch; a cell's own samples give its median.
+class gpu_row {
  public:
-  explicit stream(int device);
-  ~stream();
-  stream(const stream&) = delete;
-  stream& operator=(const stream&) = delete;
-  [[nodiscard]] cudaStream_t get() const { return m_stream; }
-  [[nodiscard]] int device() const { return m_device; }
+  // A cell whose unit of work `launch` enqueues on `main` (and the joined streams of `options`).
+  void add(topo::cell_sweep& sweep, std::string column, gpu_stream_ref main,
+           gpu_exec_options options, std::function<void()> launch);
+  // Samples the row until the stopping rule is met; marks the result invalid when a blocking
+  // kernel gave up before its batch was queued.
+  void exec(state& st, topo::cell_sweep& sweep, std::string timer_name = "cuda_event_batch");
 
  private:
-  int m_device;
-  cudaStream_t m_stream = nullptr;
+  struct cell {
+    std::unique_ptr<gpu_batch_timer> timer;
+    std::function<void()> launch;
+  };
+  std::vector<std::unique_ptr<cell>> m_cells;
 };
 
-// An event for ordering only (no timing), created on `device`.
-class event {
- public:
-  explicit event(int device);
-  ~event();
-  event(const event&) = delete;
-  event& operator=(const event&) = delete;
-  [[nodiscard]] cudaEvent_t get() const { return m_event; }
-
- private:
-  cudaEvent_t m_event = nullptr;
-};
-
-// nvbandwidth's measurement: block(s) queues the spin kernel, which holds the stream until
-// release(); the caller queues the start event and every copy behind it, so the copies run back
-// to back with no launch gaps in the timed interval. A spin kernel that gave up (its timeout
-// passed before the release, e.g. the host was preempted) is counted in `expired()`.
-class stream_gate {
- public:
-  stream_gate();
-  ~stream_gate();
-  stream_gate(const stream_gate&) = delete;
-  stream_gate& operator=(const stream_gate&) = delete;
-  void block(const stream& s);
-  void release();
-  [[nodiscard]] int expired() const { return m_expired; }
-
- private:
-  volatile int* m_flag = nullptr;
-  std::int64_t m_blocked_at_ns = 0;
-  int m_expired = 0;
-};
-inline constexpr std::uint64_t spin_timeout_ns = 2'000'000'000;
+// Enables access from GPU `from` to GPU `to`'s memory; false with `why` when the pair cannot.
+[[nodiscard]] bool enable_peer(int from, int to, std::string* why);
 
 // Number of blocks for the copy kernels on `device`: enough 512-thread blocks to fill every SM.
 [[nodiscard]] int copy_blocks(const device_info& d);
@@ -172,7 +104,8 @@ void fill_device(int device, void* p, std::size_t bytes, std::uint64_t seed);
 [[nodiscard]] std::optional<topo::ceiling> pcie_ceiling(const device_info& d, int directions,
                                                         std::string* why_not, std::string* warning);
 
-// The ceiling of a copy within one GPU: its DRAM/HBM peak (clock x bus width).
+// The ceiling of a copy within one GPU: its datasheet memory bandwidth (hardware/gpu.h), or for
+// an unknown SKU its DRAM/HBM peak from clock x bus width.
 [[nodiscard]] std::optional<topo::ceiling> memory_ceiling(const device_info& d,
                                                           std::string* why_not);
 

@@ -1,8 +1,9 @@
 // bandwidth/h2d, bandwidth/d2h, bandwidth/bidirectional: host<->GPU copies over PCIe (or C2C), as
 // nvbandwidth measures them. One row per host memory node (`numa_node`); its cells are the GPUs
-// (bandwidth_gbps_gpu<N>, efficiency_pct_gpu<N> against the GPU's PCIe link). Pinned copies are
-// queued behind a spin kernel and timed with CUDA events; pageable copies cannot be (the runtime
-// stages them through the calling thread), so they are timed with events as they are issued.
+// (bandwidth_gbps_gpu<N>, efficiency_pct_gpu<N> against the GPU's PCIe link). Timed by the
+// harness (gpu_row, state::exec_gpu_batched): pinned copies are queued behind its blocking kernel
+// and bracketed by one event pair per batch; pageable copies cannot be held (the runtime stages
+// them through the calling thread), so the events bracket them as they are issued.
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -16,7 +17,6 @@
 #include "gpu_common.h"
 #include "gpu_shared.h"
 #include "infrabench/benchmark.h"
-#include "infrabench/cuda_timer.h"
 #include "infrabench/state.h"
 #include "topology/numa.h"
 #include "topology/pattern.h"
@@ -41,8 +41,6 @@ struct host_cell {
   std::unique_ptr<gpu::device_buffer> dev_out;  // d2h source
   std::unique_ptr<gpu::host_buffer> host_out;   // d2h destination
   std::unique_ptr<gpu::stream> up, down;        // h2d and d2h streams
-  std::unique_ptr<gpu::event> go, down_done;
-  std::unique_ptr<infrabench::cuda_event_timer> timer;
   std::uint64_t out_seed = 0;
 };
 
@@ -112,10 +110,8 @@ void host_copies(infrabench::state& st, direction dir) {
     }
   };
   if (host_in) check_node(*host_in, "host source");
-  const int copies = topo::copies_per_sample(static_cast<std::int64_t>(size));
-  gpu::stream_gate gate;
-
   topo::cell_sweep sweep;
+  gpu::gpu_row row;
   std::vector<std::unique_ptr<host_cell>> cells;
   for (int g : gpus) {
     const std::string column = "gpu" + std::to_string(g);
@@ -140,15 +136,6 @@ void host_copies(infrabench::state& st, direction dir) {
         c->host_out = std::make_unique<gpu::host_buffer>(size, kind, static_cast<int>(node_id));
         check_node(*c->host_out, "host destination of GPU " + std::to_string(g));
         c->down = std::make_unique<gpu::stream>(g);
-      }
-      const gpu::stream& timed = up ? *c->up : *c->down;
-      {
-        const gpu::device_scope scope(g);
-        c->timer = std::make_unique<infrabench::cuda_event_timer>(timed.get());
-      }
-      if (up && down) {
-        c->go = std::make_unique<gpu::event>(g);
-        c->down_done = std::make_unique<gpu::event>(g);
       }
     } catch (const std::exception& e) {
       sweep.add_na(column, e.what(), /*is_error=*/true);
@@ -176,44 +163,20 @@ void host_copies(infrabench::state& st, direction dir) {
                                 cudaMemcpyDeviceToHost, cell->down->get()));
       }
     };
-    sweep.add(column, [cell, &gate, pinned, up, down, copies, enqueue_up, enqueue_down] {
-      const gpu::device_scope scope(cell->device);
-      const gpu::stream& timed = up ? *cell->up : *cell->down;
-      if (!pinned) {
-        // Pageable: each call returns only once the data went through the staging buffer, so
-        // queueing behind a spin kernel would deadlock; the events bracket the issued copies.
-        cell->timer->start();
-        for (int i = 0; i < copies; ++i) up ? enqueue_up() : enqueue_down();
-        cell->timer->stop();
-        return cell->timer->seconds() / copies;
-      }
-      gate.block(timed);
-      cell->timer->start();
-      if (up && down) {
-        // The d2h stream starts when the h2d stream passes the spin kernel; the timer's stop
-        // waits for both.
-        IB_CUDA(cudaEventRecord(cell->go->get(), cell->up->get()));
-        IB_CUDA(cudaStreamWaitEvent(cell->down->get(), cell->go->get(), 0));
-        for (int i = 0; i < copies; ++i) {
-          enqueue_up();
-          enqueue_down();
-        }
-        IB_CUDA(cudaEventRecord(cell->down_done->get(), cell->down->get()));
-        IB_CUDA(cudaStreamWaitEvent(cell->up->get(), cell->down_done->get(), 0));
-      } else {
-        for (int i = 0; i < copies; ++i) up ? enqueue_up() : enqueue_down();
-      }
-      cell->timer->stop();
-      gate.release();
-      return cell->timer->seconds() / copies;
+    // The harness's timing of one cell: pinned copies held behind its blocking kernel; the
+    // bidirectional d2h stream joins the h2d stream's bracket (it starts at the start event, and
+    // the stop event waits for it).
+    infrabench::gpu_exec_options opts;
+    opts.block = pinned;
+    const gpu::stream& timed = up ? *cell->up : *cell->down;
+    if (up && down) opts.joined.push_back({cell->down->get(), g});
+    row.add(sweep, column, {timed.get(), g}, std::move(opts), [up, down, enqueue_up, enqueue_down] {
+      if (up) enqueue_up();
+      if (down) enqueue_down();
     });
   }
   bw::require_runnable(st, sweep);
-
-  st.exec_timed([&] { return sweep.run_once(); }, "cuda_event");
-  st.check(gate.expired() == 0, std::to_string(gate.expired()) +
-                                    " samples: the spin kernel timed out before the copies were "
-                                    "queued; their timing includes queueing gaps");
+  row.exec(st, sweep);
 
   // Verification: every destination holds its source's pattern.
   for (const auto& c : cells) {

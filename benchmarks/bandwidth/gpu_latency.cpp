@@ -19,7 +19,6 @@
 #include "gpu_common.h"
 #include "gpu_shared.h"
 #include "infrabench/benchmark.h"
-#include "infrabench/cuda_timer.h"
 #include "infrabench/state.h"
 #include "topology/pattern.h"
 
@@ -58,10 +57,10 @@ struct latency_cell {
   // chase tests
   std::unique_ptr<gpu::device_buffer> chain_dev, end;
   std::unique_ptr<gpu::host_buffer> chain_host;
-  std::unique_ptr<infrabench::cuda_event_timer> timer;
-  std::uintptr_t base = 0;       // device address of line 0
-  unsigned long long at = 0;     // where the next sample continues
-  std::uint64_t steps_done = 0;  // every link followed, warm-up included
+  std::unique_ptr<gpu::event> start, stop;  // timing events around one chase kernel
+  std::uintptr_t base = 0;                  // device address of line 0
+  unsigned long long at = 0;                // where the next sample continues
+  std::uint64_t steps_done = 0;             // every link followed, warm-up included
 };
 
 void gpu_latency(infrabench::state& st) {
@@ -125,8 +124,8 @@ void gpu_latency(infrabench::state& st) {
         }
         c->end = std::make_unique<gpu::device_buffer>(g, sizeof(unsigned long long));
         c->at = c->base;
-        const gpu::device_scope scope(g);
-        c->timer = std::make_unique<infrabench::cuda_event_timer>(c->s->get());
+        c->start = std::make_unique<gpu::event>(g, /*timing=*/true);
+        c->stop = std::make_unique<gpu::event>(g, /*timing=*/true);
       }
     } catch (const std::exception& e) {
       sweep.add_na(column, e.what(), /*is_error=*/true);
@@ -152,12 +151,16 @@ void gpu_latency(infrabench::state& st) {
     } else {
       sweep.add(column, [cell, steps] {
         const gpu::device_scope scope(cell->device);
-        cell->timer->start();
-        IB_CUDA(static_cast<cudaError_t>(
-            kcu::launch_chase(reinterpret_cast<const void*>(cell->at), steps,
-                              static_cast<unsigned long long*>(cell->end->get()), cell->s->get())));
-        cell->timer->stop();
-        const double t = cell->timer->seconds();
+        // One kernel of ~20-60 ms per sample: launch gaps do not matter, so no blocking kernel.
+        IB_CUDA(cudaEventRecord(cell->start->get(), cell->s->get()));
+        IB_CUDA(kcu::launch_chase(reinterpret_cast<const void*>(cell->at), steps,
+                                  static_cast<unsigned long long*>(cell->end->get()),
+                                  cell->s->get()));
+        IB_CUDA(cudaEventRecord(cell->stop->get(), cell->s->get()));
+        IB_CUDA(cudaEventSynchronize(cell->stop->get()));
+        float ms = 0;
+        IB_CUDA(cudaEventElapsedTime(&ms, cell->start->get(), cell->stop->get()));
+        const double t = ms * 1e-3;
         // Continue from here next time: a chain restarted at line 0 would soon sit in L2.
         IB_CUDA(cudaMemcpy(&cell->at, cell->end->get(), sizeof cell->at, cudaMemcpyDeviceToHost));
         cell->steps_done += steps;

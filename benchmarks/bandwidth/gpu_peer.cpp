@@ -14,7 +14,6 @@
 #include "gpu_common.h"
 #include "gpu_shared.h"
 #include "infrabench/benchmark.h"
-#include "infrabench/cuda_timer.h"
 #include "infrabench/state.h"
 #include "topology/pattern.h"
 
@@ -47,7 +46,6 @@ struct d2d_cell {
   gpu::device_info info;
   std::unique_ptr<gpu::device_buffer> src, dst;
   std::unique_ptr<gpu::stream> s;
-  std::unique_ptr<infrabench::cuda_event_timer> timer;
 };
 
 void d2d(infrabench::state& st) {
@@ -57,9 +55,8 @@ void d2d(infrabench::state& st) {
   const auto gpus = topo::select_columns(gpu::device_count(), st.get_int64("gpu"), &error);
   if (!error.empty()) st.skip(error);
 
-  const int copies = topo::copies_per_sample(static_cast<std::int64_t>(size));
-  gpu::stream_gate gate;
   topo::cell_sweep sweep;
+  gpu::gpu_row row;
   std::vector<std::unique_ptr<d2d_cell>> cells;
   for (int g : gpus) {
     const std::string column = "gpu" + std::to_string(g);
@@ -76,33 +73,19 @@ void d2d(infrabench::state& st) {
       gpu::fill_device(g, c->src->get(), size, seed_forward + static_cast<std::uint64_t>(g));
       gpu::fill_device(g, c->dst->get(), size, seed_poison);
       c->s = std::make_unique<gpu::stream>(g);
-      const gpu::device_scope scope(g);
-      c->timer = std::make_unique<infrabench::cuda_event_timer>(c->s->get());
     } catch (const std::exception& e) {
       sweep.add_na(column, e.what(), /*is_error=*/true);
       continue;
     }
     d2d_cell* cell = c.get();
     cells.push_back(std::move(c));
-    sweep.add(column, [cell, &gate, sm, size, copies] {
-      const gpu::device_scope scope(cell->device);
-      gate.block(*cell->s);
-      cell->timer->start();
-      for (int i = 0; i < copies; ++i) {
-        enqueue_copy(sm, cell->dst->get(), cell->src->get(), size, gpu::copy_blocks(cell->info),
-                     *cell->s);
-      }
-      cell->timer->stop();
-      gate.release();
-      return cell->timer->seconds() / copies;
+    const int blocks = gpu::copy_blocks(cell->info);
+    row.add(sweep, column, {cell->s->get(), g}, {}, [cell, sm, size, blocks] {
+      enqueue_copy(sm, cell->dst->get(), cell->src->get(), size, blocks, *cell->s);
     });
   }
   bw::require_runnable(st, sweep);
-
-  st.exec_timed([&] { return sweep.run_once(); }, "cuda_event");
-  st.check(gate.expired() == 0, std::to_string(gate.expired()) +
-                                    " samples: the spin kernel timed out before the copies were "
-                                    "queued");
+  row.exec(st, sweep);
   for (const auto& c : cells) {
     const gpu::device_scope scope(c->device);
     IB_CUDA(cudaDeviceSynchronize());
@@ -134,29 +117,7 @@ struct p2p_cell {
   std::unique_ptr<gpu::device_buffer> src_data, dst_recv;  // forward: src_data -> dst_recv
   std::unique_ptr<gpu::device_buffer> dst_data, src_recv;  // reverse (bidir): dst_data -> src_recv
   std::unique_ptr<gpu::stream> fwd, rev;
-  std::unique_ptr<gpu::event> go, rev_done;
-  std::unique_ptr<infrabench::cuda_event_timer> timer;
 };
-
-// Enables access from `from` to `to`'s memory; false with `why` when the pair cannot.
-[[nodiscard]] bool enable_peer(int from, int to, std::string* why) {
-  int can = 0;
-  IB_CUDA(cudaDeviceCanAccessPeer(&can, from, to));
-  if (!can) {
-    *why = "peer access unsupported from GPU " + std::to_string(from) + " to GPU " +
-           std::to_string(to) + " (cudaDeviceCanAccessPeer = 0)";
-    return false;
-  }
-  const gpu::device_scope scope(from);
-  const cudaError_t rc = cudaDeviceEnablePeerAccess(to, 0);
-  if (rc != cudaSuccess && rc != cudaErrorPeerAccessAlreadyEnabled) {
-    *why = "cudaDeviceEnablePeerAccess(" + std::to_string(from) + " -> " + std::to_string(to) +
-           "): " + gpu::error_text(rc);
-    return false;
-  }
-  (void)cudaGetLastError();  // "already enabled" is sticky otherwise
-  return true;
-}
 
 void p2p(infrabench::state& st) {
   const auto size = static_cast<std::size_t>(st.get_int64("size"));
@@ -177,16 +138,15 @@ void p2p(infrabench::state& st) {
   if (!error.empty()) st.skip(error);
 
   const int s = static_cast<int>(src);
-  const int copies = topo::copies_per_sample(static_cast<std::int64_t>(size));
   const std::size_t per_gpu = size * (bidir ? 2 : 1);
-  gpu::stream_gate gate;
   topo::cell_sweep sweep;
+  gpu::gpu_row row;
   std::vector<std::unique_ptr<p2p_cell>> cells;
   for (int d : gpus) {
     if (d == s) continue;  // the diagonal is bandwidth/d2d
     const std::string column = "gpu" + std::to_string(d);
     std::string why;
-    if (!enable_peer(s, d, &why) || !enable_peer(d, s, &why)) {
+    if (!gpu::enable_peer(s, d, &why) || !gpu::enable_peer(d, s, &why)) {
       sweep.add_na(column, why);
       continue;
     }
@@ -208,10 +168,6 @@ void p2p(infrabench::state& st) {
       // write: the source GPU pushes (its copy engine or kernel); read: the destination pulls.
       const int fwd_dev = read ? d : s;
       c->fwd = std::make_unique<gpu::stream>(fwd_dev);
-      {
-        const gpu::device_scope scope(fwd_dev);
-        c->timer = std::make_unique<infrabench::cuda_event_timer>(c->fwd->get());
-      }
       if (bidir) {
         c->dst_data = std::make_unique<gpu::device_buffer>(d, size);
         c->src_recv = std::make_unique<gpu::device_buffer>(s, size);
@@ -219,8 +175,6 @@ void p2p(infrabench::state& st) {
         gpu::fill_device(s, c->src_recv->get(), size, seed_poison);
         const int rev_dev = read ? s : d;
         c->rev = std::make_unique<gpu::stream>(rev_dev);
-        c->go = std::make_unique<gpu::event>(fwd_dev);
-        c->rev_done = std::make_unique<gpu::event>(rev_dev);
       }
     } catch (const std::exception& e) {
       sweep.add_na(column, e.what(), /*is_error=*/true);
@@ -228,46 +182,30 @@ void p2p(infrabench::state& st) {
     }
     p2p_cell* cell = c.get();
     cells.push_back(std::move(c));
-    sweep.add(column, [cell, &gate, sm, bidir, size, copies] {
-      const int fwd_dev = cell->fwd->device();
-      const gpu::device_info& fwd_info = fwd_dev == cell->src ? cell->src_info : cell->dst_info;
-      gate.block(*cell->fwd);
-      {
-        const gpu::device_scope scope(fwd_dev);
-        cell->timer->start();
-        if (bidir) IB_CUDA(cudaEventRecord(cell->go->get(), cell->fwd->get()));
-        for (int i = 0; i < copies; ++i) {
-          enqueue_copy(sm, cell->dst_recv->get(), cell->src_data->get(), size,
-                       gpu::copy_blocks(fwd_info), *cell->fwd);
-        }
-      }
-      if (bidir) {
-        // The reverse stream waits for the forward one to pass the spin kernel, then both run.
-        const int rev_dev = cell->rev->device();
-        const gpu::device_info& rev_info = rev_dev == cell->src ? cell->src_info : cell->dst_info;
-        const gpu::device_scope scope(rev_dev);
-        IB_CUDA(cudaStreamWaitEvent(cell->rev->get(), cell->go->get(), 0));
-        for (int i = 0; i < copies; ++i) {
-          enqueue_copy(sm, cell->src_recv->get(), cell->dst_data->get(), size,
-                       gpu::copy_blocks(rev_info), *cell->rev);
-        }
-        IB_CUDA(cudaEventRecord(cell->rev_done->get(), cell->rev->get()));
-      }
-      {
-        const gpu::device_scope scope(fwd_dev);
-        if (bidir) IB_CUDA(cudaStreamWaitEvent(cell->fwd->get(), cell->rev_done->get(), 0));
-        cell->timer->stop();
-      }
-      gate.release();
-      return cell->timer->seconds() / copies;
-    });
+    const int fwd_dev = cell->fwd->device();
+    const int fwd_blocks = gpu::copy_blocks(fwd_dev == cell->src ? cell->src_info : cell->dst_info);
+    int rev_blocks = 0;
+    // The harness's timing: the forward stream is held and bracketed; with bidir the reverse
+    // stream joins the bracket (starts at the start event, the stop event waits for it).
+    infrabench::gpu_exec_options opts;
+    if (bidir) {
+      const int rev_dev = cell->rev->device();
+      rev_blocks = gpu::copy_blocks(rev_dev == cell->src ? cell->src_info : cell->dst_info);
+      opts.joined.push_back({cell->rev->get(), rev_dev});
+    }
+    row.add(sweep, column, {cell->fwd->get(), fwd_dev}, std::move(opts),
+            [cell, sm, bidir, size, fwd_blocks, rev_blocks] {
+              enqueue_copy(sm, cell->dst_recv->get(), cell->src_data->get(), size, fwd_blocks,
+                           *cell->fwd);
+              if (bidir) {
+                const gpu::device_scope scope(cell->rev->device());
+                enqueue_copy(sm, cell->src_recv->get(), cell->dst_data->get(), size, rev_blocks,
+                             *cell->rev);
+              }
+            });
   }
   bw::require_runnable(st, sweep);
-
-  st.exec_timed([&] { return sweep.run_once(); }, "cuda_event");
-  st.check(gate.expired() == 0, std::to_string(gate.expired()) +
-                                    " samples: the spin kernel timed out before the copies were "
-                                    "queued");
+  row.exec(st, sweep);
   for (const auto& c : cells) {
     for (int dev : {c->src, c->dst}) {
       const gpu::device_scope scope(dev);
@@ -310,7 +248,8 @@ void p2p(infrabench::state& st) {
 INFRABENCH_REGISTER(d2d, "bandwidth/d2d")
     .describe(
         "copy within each GPU's memory (columns bandwidth_gbps_gpu<N>, bytes read + written, and "
-        "efficiency_pct_gpu<N> of the memory peak); spin-kernel queued, CUDA-event timed")
+        "efficiency_pct_gpu<N> of the memory peak); harness GPU timing (blocking kernel, one "
+        "event pair per batch)")
     .require(infrabench::req::cuda)
     .add_int64_axis("size", {std::int64_t{256} << 20, std::int64_t{1} << 30},
                     size_axis("bytes per copy (larger than L2, or the copy stays in L2)"))

@@ -171,6 +171,9 @@ void report_bandwidth_row(
       }
       continue;
     }
+    // The ceiling itself, for charts (a line over a size sweep) and readers: context, not gated.
+    st.add_metric(topo::cell_metric("ceiling_gbps", c.column), "GB/s", ci.ceiling->gbps, true,
+                  "theoretical " + ci.ceiling->description, metric_role::information);
     if (topo::exceeds_ceiling(gbps, ci.ceiling->gbps)) {
       st.add_warning(c.column + ": measured " + topo::format_gbps(gbps) +
                      " GB/s is above the theoretical " + ci.ceiling->description +

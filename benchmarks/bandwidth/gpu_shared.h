@@ -84,8 +84,9 @@ struct bandwidth_cell_info {
   std::string what;                      // "host memory on node 0 -> GPU 1", for the method text
 };
 
-// Adds, for every runnable cell, bandwidth_gbps_<column> (bytes_per_op / median sample time) and,
-// when the ceiling is known and not exceeded, efficiency_pct_<column>; n/a cells become warnings;
+// Adds, for every runnable cell, bandwidth_gbps_<column> (bytes_per_op / median sample time), when
+// the ceiling is known ceiling_gbps_<column> (role information) and, when it is not exceeded,
+// efficiency_pct_<column>; n/a cells become warnings;
 // a cell whose samples are noisy (robust CV above 10%) marks the result invalid.
 void report_bandwidth_row(
     state& st, const topo::cell_sweep& sweep,

@@ -17,43 +17,81 @@ namespace infrabench::collectives {
 
 enum class coll_op { allreduce, allgather, reduce_scatter, broadcast, alltoall };
 
+// How a sweep point's `size` bytes become buffers, as nccl-tests sizes them: `size` is the larger
+// buffer, rounded down to whole elements per rank.
+enum class buffer_layout {
+  whole,     // send = receive = the whole buffer (all-reduce, broadcast)
+  gather,    // send one block, receive n blocks (all-gather)
+  scatter,   // send n blocks, receive one block (reduce-scatter)
+  exchange,  // send n blocks, receive n blocks (all-to-all)
+};
+
+// One collective, described once. The benchmarks (collectives/mpi_<name>, collectives/nccl_<name>)
+// are registered from this table, their buffers, inputs, in-place forms, bandwidth model and
+// verification follow from its row; each backend only adds its call (mpi_collectives.cpp,
+// nccl_collectives.cpp: one entry per row, checked at start-up).
+struct collective {
+  coll_op op;
+  std::string_view name;  // "allreduce"
+  buffer_layout layout;
+  // busbw = algbw x bus_scale x ((n - 1) / n when bus_per_rank), nccl-tests' doc/PERFORMANCE.md:
+  // the bandwidth each link needs for the slowest transfer of an optimal algorithm.
+  double bus_scale = 1;
+  bool bus_per_rank = true;
+  kernels::pattern::result_rule result;
+  bool reduces = false;         // a sum: the element type is an axis (float32, float64)
+  bool rooted = false;          // rank 0 is the root (broadcast): in place by nature
+  std::string_view dtypes;      // default values of the dtype axis, "," separated (reduces only)
+  std::string_view placements;  // default values of the placement axis (not rooted)
+  std::string_view mpi_call, nccl_call;  // for descriptions and method texts
+};
+[[nodiscard]] inline const std::vector<collective>& collective_table() {
+  using rr = kernels::pattern::result_rule;
+  static const std::vector<collective> table = {
+      {coll_op::allreduce, "allreduce", buffer_layout::whole, 2.0, true, rr::sum, true, false,
+       "float32,float64", "out_of_place,in_place", "MPI_Allreduce (sum)", "ncclAllReduce (sum)"},
+      {coll_op::allgather, "allgather", buffer_layout::gather, 1.0, true, rr::gather, false, false,
+       "", "out_of_place", "MPI_Allgather", "ncclAllGather"},
+      {coll_op::reduce_scatter, "reduce_scatter", buffer_layout::scatter, 1.0, true,
+       rr::sum_own_block, true, false, "float32", "out_of_place", "MPI_Reduce_scatter_block (sum)",
+       "ncclReduceScatter (sum)"},
+      {coll_op::broadcast, "broadcast", buffer_layout::whole, 1.0, false, rr::root_input, false,
+       true, "", "", "MPI_Bcast from rank 0", "ncclBroadcast from rank 0"},
+      {coll_op::alltoall, "alltoall", buffer_layout::exchange, 1.0, true, rr::exchange, false,
+       false, "", "out_of_place", "MPI_Alltoall", "grouped ncclSend/ncclRecv"},
+  };
+  return table;
+}
+// "float32,float64" -> {"float32", "float64"}; "" -> {}.
+[[nodiscard]] inline std::vector<std::string> split_list(std::string_view text) {
+  std::vector<std::string> out;
+  while (!text.empty()) {
+    const auto comma = text.find(',');
+    out.emplace_back(text.substr(0, comma));
+    if (comma == std::string_view::npos) break;
+    text.remove_prefix(comma + 1);
+  }
+  return out;
+}
+
+[[nodiscard]] inline const collective& describe(coll_op op) {
+  for (const auto& c : collective_table()) {
+    if (c.op == op) return c;
+  }
+  return collective_table().front();  // unreachable: every coll_op has a row (unit-tested)
+}
+
 inline std::string_view to_string(coll_op op) {
-  switch (op) {
-    case coll_op::allreduce:
-      return "allreduce";
-    case coll_op::allgather:
-      return "allgather";
-    case coll_op::reduce_scatter:
-      return "reduce_scatter";
-    case coll_op::broadcast:
-      return "broadcast";
-    case coll_op::alltoall:
-      return "alltoall";
-  }
-  return "?";
+  return describe(op).name;
 }
 
-// busbw = algbw * bus_factor (nccl-tests, doc/PERFORMANCE.md): the bandwidth each link would need
-// for the slowest of an optimal algorithm's transfers, comparable with the hardware's peak.
 inline double bus_factor(coll_op op, int n) {
-  const double nn = n;
-  switch (op) {
-    case coll_op::allreduce:
-      return 2.0 * (nn - 1) / nn;
-    case coll_op::allgather:
-    case coll_op::reduce_scatter:
-    case coll_op::alltoall:
-      return (nn - 1) / nn;
-    case coll_op::broadcast:
-      return 1.0;
-  }
-  return 1.0;
+  const collective& c = describe(op);
+  return c.bus_per_rank ? c.bus_scale * (n - 1.0) / n : c.bus_scale;
 }
 
-// Element counts of one operation for a `size`-byte sweep point, as nccl-tests sizes them: the
-// size is the larger buffer (all-reduce, broadcast: the buffer; all-gather: the receive buffer;
-// reduce-scatter: the send buffer; all-to-all: each rank's send buffer), rounded down to whole
-// elements per rank. `bytes` (what algbw divides by the time) is that larger buffer.
+// Element counts of one operation for a `size`-byte sweep point. `bytes` (what algbw divides by
+// the time) is the larger buffer.
 struct layout {
   std::size_t send_count = 0;  // elements in the send buffer
   std::size_t recv_count = 0;  // elements in the receive buffer
@@ -64,30 +102,47 @@ struct layout {
 // nullopt when `size` is smaller than one element per rank.
 inline std::optional<layout> make_layout(coll_op op, std::int64_t size, std::size_t elem, int n) {
   const auto total = static_cast<std::size_t>(size) / elem;
+  const auto un = static_cast<std::size_t>(n);
   layout l;
-  switch (op) {
-    case coll_op::allreduce:
-    case coll_op::broadcast:
+  switch (describe(op).layout) {
+    case buffer_layout::whole:
       l.send_count = l.recv_count = l.block = total;
       break;
-    case coll_op::allgather:
-      l.block = total / static_cast<std::size_t>(n);
+    case buffer_layout::gather:
+      l.block = total / un;
       l.send_count = l.block;
-      l.recv_count = l.block * static_cast<std::size_t>(n);
+      l.recv_count = l.block * un;
       break;
-    case coll_op::reduce_scatter:
-      l.block = total / static_cast<std::size_t>(n);
-      l.send_count = l.block * static_cast<std::size_t>(n);
+    case buffer_layout::scatter:
+      l.block = total / un;
+      l.send_count = l.block * un;
       l.recv_count = l.block;
       break;
-    case coll_op::alltoall:
-      l.block = total / static_cast<std::size_t>(n);
-      l.send_count = l.recv_count = l.block * static_cast<std::size_t>(n);
+    case buffer_layout::exchange:
+      l.block = total / un;
+      l.send_count = l.recv_count = l.block * un;
       break;
   }
   if (l.block == 0) return std::nullopt;
   l.bytes = static_cast<double>(std::max(l.send_count, l.recv_count) * elem);
   return l;
+}
+
+// In place, where the input lives inside the receive buffer (MPI_IN_PLACE, NCCL's in-place
+// forms): all-gather's own block, else the start. In elements from the receive buffer's start.
+inline std::size_t in_place_send_offset(coll_op op, int me, const layout& l) {
+  return describe(op).layout == buffer_layout::gather ? static_cast<std::size_t>(me) * l.block : 0;
+}
+// Where the result lands within the receive buffer: a reduce-scatter in place leaves its block at
+// the rank's own offset (NCCL's in-place form), else the start.
+inline std::size_t result_offset(coll_op op, int me, const layout& l, bool in_place) {
+  return in_place && describe(op).layout == buffer_layout::scatter
+             ? static_cast<std::size_t>(me) * l.block
+             : 0;
+}
+// Elements of input a rank provides: one block gathered, the whole send buffer otherwise.
+inline std::size_t input_count(coll_op op, const layout& l) {
+  return describe(op).layout == buffer_layout::gather ? l.block : l.send_count;
 }
 
 // What rank `me` of `n` sends (element i of its send buffer).
@@ -100,21 +155,7 @@ inline double send_value(coll_op op, int me, std::size_t i) {
 // pattern::rank_sum(n), computed once.
 inline double expected_value(coll_op op, int me, int n, std::size_t block, std::size_t i,
                              double rank_sum_n) {
-  namespace p = kernels::pattern;
-  switch (op) {
-    case coll_op::allreduce:
-      return p::sum(rank_sum_n, n, i);
-    case coll_op::allgather:
-      return p::input(static_cast<int>(i / block), i % block);
-    case coll_op::reduce_scatter:
-      return p::sum(rank_sum_n, n, static_cast<std::size_t>(me) * block + i);
-    case coll_op::broadcast:
-      return p::input(0, i);
-    case coll_op::alltoall:
-      return p::input(static_cast<int>(i / block),
-                      static_cast<std::size_t>(me) * block + i % block);
-  }
-  return 0;
+  return kernels::pattern::expected(describe(op).result, me, n, block, i, rank_sum_n);
 }
 
 // ---- ring all-reduce
@@ -199,9 +240,40 @@ inline int tournament_partner(int p, int round, int i) {
 }
 
 // The GPU a rank drives: one per rank by its rank on the host, wrapping when there are more ranks
-// than devices (several ranks then share a GPU, which NCCL refuses: reported as a failure).
+// than devices (several ranks then share a GPU, which NCCL refuses: see shared_gpu_reason).
 inline int device_for_local_rank(int local_rank, int device_count) {
   return device_count <= 0 ? -1 : local_rank % device_count;
+}
+
+// The GPU one rank would drive: its host, the physical GPU (PCI bus id; with per-rank
+// CUDA_VISIBLE_DEVICES two ranks may both use "device 0" of different GPUs) and its index.
+struct rank_gpu {
+  std::string host;
+  std::string gpu_id;  // PCI bus id, or "" when unknown (then the index stands for it)
+  int device = -1;
+};
+// Why NCCL cannot run because two ranks would drive the same GPU ("ranks 0 and 1 on host vm share
+// GPU 0 (0000:3b:00.0): NCCL needs one GPU per rank; ..."), or empty. `ranks[r]` is rank r's.
+[[nodiscard]] inline std::string shared_gpu_reason(const std::vector<rank_gpu>& ranks) {
+  for (std::size_t a = 0; a < ranks.size(); ++a) {
+    std::vector<std::size_t> same{a};
+    for (std::size_t b = a + 1; b < ranks.size(); ++b) {
+      const bool same_gpu = ranks[b].gpu_id.empty() || ranks[a].gpu_id.empty()
+                                ? ranks[b].device == ranks[a].device
+                                : ranks[b].gpu_id == ranks[a].gpu_id;
+      if (ranks[b].host == ranks[a].host && same_gpu) same.push_back(b);
+    }
+    if (same.size() < 2) continue;
+    std::string who = "ranks ";
+    for (std::size_t k = 0; k < same.size(); ++k) {
+      who += (k == 0 ? "" : k + 1 == same.size() ? " and " : ", ") + std::to_string(same[k]);
+    }
+    const rank_gpu& g = ranks[a];
+    return who + " on host " + g.host + " share GPU " + std::to_string(g.device) +
+           (g.gpu_id.empty() ? "" : " (" + g.gpu_id + ")") +
+           ": NCCL needs one GPU per rank; start at most as many ranks per host as it has GPUs";
+  }
+  return {};
 }
 
 }  // namespace infrabench::collectives

@@ -1,12 +1,15 @@
-// MPI collectives on host buffers: all-reduce (MPI_Allreduce next to our own ring and recursive
-// doubling), all-gather, reduce-scatter, broadcast and all-to-all. nccl-tests' and OSU's method: a
-// size sweep, a batch of iterations timed on every rank and the slowest rank's mean kept, algbw =
-// bytes / time, busbw = algbw x the collective's bus factor, and the data verified afterwards from
-// known per-rank inputs.
+// MPI collectives on host buffers: every collective of model.h's table (all-reduce, with our own
+// ring and recursive doubling next to MPI_Allreduce, all-gather, reduce-scatter, broadcast and
+// all-to-all) registered as collectives/mpi_<name>; this file adds only the MPI call of each.
+// nccl-tests' and OSU's method: a size sweep, a batch of iterations timed on every rank and the
+// slowest rank's mean kept, algbw = bytes / time, busbw = algbw x the collective's bus factor, and
+// the data verified afterwards from known per-rank inputs.
 #include <mpi.h>
 
 #include <algorithm>
 #include <cstring>
+#include <map>
+#include <stdexcept>
 #include <string>
 
 #include "algorithms.h"
@@ -107,15 +110,51 @@ void add_bandwidth_metrics(state& st, double bytes, double factor) {
                      [](double t) { return t * 1e6; });
 }
 
+// What one operation works on, for the backend's call.
+struct mpi_operation {
+  const void* send = nullptr;  // MPI_IN_PLACE in place
+  void* recv = nullptr;
+  int count = 0;  // elements per rank (the whole count for whole-buffer collectives)
+  MPI_Datatype type = MPI_FLOAT;
+};
+using mpi_call = int (*)(const mpi_operation&);
+
+// The one thing this backend adds per collective of model.h's table: its MPI call.
+const std::map<coll_op, mpi_call>& mpi_calls() {
+  static const std::map<coll_op, mpi_call> calls = {
+      {coll_op::allreduce,
+       [](const mpi_operation& o) {
+         return MPI_Allreduce(o.send, o.recv, o.count, o.type, MPI_SUM, MPI_COMM_WORLD);
+       }},
+      {coll_op::allgather,
+       [](const mpi_operation& o) {
+         return MPI_Allgather(o.send, o.count, o.type, o.recv, o.count, o.type, MPI_COMM_WORLD);
+       }},
+      {coll_op::reduce_scatter,
+       [](const mpi_operation& o) {
+         return MPI_Reduce_scatter_block(o.send, o.recv, o.count, o.type, MPI_SUM, MPI_COMM_WORLD);
+       }},
+      {coll_op::broadcast,
+       [](const mpi_operation& o) {
+         return MPI_Bcast(o.recv, o.count, o.type, 0, MPI_COMM_WORLD);
+       }},
+      {coll_op::alltoall,
+       [](const mpi_operation& o) {
+         return MPI_Alltoall(o.send, o.count, o.type, o.recv, o.count, o.type, MPI_COMM_WORLD);
+       }},
+  };
+  return calls;
+}
+
 void run_collective(state& st, coll_op op) {
+  const collective& spec = describe(op);
   communicator& comm = st.comm();
   const int n = comm.size(), me = comm.rank();
   const std::int64_t size = st.get_int64("size");
-  const auto t = op == coll_op::allreduce || op == coll_op::reduce_scatter
-                     ? dtype_of(st.get_string("dtype"))
-                     : kc::reduce_dtype::float32;
+  const auto t = spec.reduces ? dtype_of(st.get_string("dtype")) : kc::reduce_dtype::float32;
   const std::size_t es = kc::dtype_size(t);
-  const bool in_place = op != coll_op::broadcast && st.get_string("placement") == "in_place";
+  const bool in_place = !spec.rooted && st.get_string("placement") == "in_place";
+  // Our own algorithms exist for all-reduce only (the `algorithm` axis of mpi_allreduce).
   const std::string algorithm = op == coll_op::allreduce ? st.get_string("algorithm") : "mpi";
 
   const auto l = make_layout(op, size, es, n);
@@ -138,57 +177,36 @@ void run_collective(state& st, coll_op op) {
   }
   agree_or_fail(st, alloc_error.empty(), alloc_error);
 
-  // Inputs. In place, the input lives where MPI reads it from in the receive buffer.
+  // Inputs. In place, the input lives where MPI reads it from in the receive buffer; a rooted
+  // collective's root fills the buffer and the others clear it.
   auto set_inputs = [&] {
-    std::byte* src = in_place ? recv.data() : send.data();
-    switch (op) {
-      case coll_op::allgather:
-        fill(t, in_place ? recv.data() + static_cast<std::size_t>(me) * l->block * es : send.data(),
-             l->block, 0, me);
-        break;
-      case coll_op::broadcast:
-        if (me == 0)
-          fill(t, recv.data(), l->recv_count, 0, me);
-        else
-          std::memset(recv.data(), 0, l->recv_count * es);
-        break;
-      default:
-        fill(t, src, l->send_count, 0, me);
-        break;
+    if (spec.rooted) {
+      if (me == 0)
+        fill(t, recv.data(), l->recv_count, 0, me);
+      else
+        std::memset(recv.data(), 0, l->recv_count * es);
+      return;
     }
+    std::byte* src = in_place ? recv.data() + in_place_send_offset(op, me, *l) * es : send.data();
+    fill(t, src, input_count(op, *l), 0, me);
   };
-  const void* sbuf = in_place ? MPI_IN_PLACE : send.data();
+  mpi_operation o;
+  o.send = in_place ? MPI_IN_PLACE : send.data();
+  o.recv = recv.data();
+  o.count = static_cast<int>(l->block);
+  o.type = mpi_type(t);
+  const mpi_call call = mpi_calls().at(op);
   void* rbuf = recv.data();
-  const int cnt = static_cast<int>(l->block);
-  const MPI_Datatype dt = mpi_type(t);
   auto do_op = [&] {
-    int rc = MPI_SUCCESS;
-    switch (op) {
-      case coll_op::allreduce:
-        if (algorithm == "ring") {
-          ring_allreduce(in_place ? rbuf : sbuf, rbuf, l->recv_count, t, chunk_bytes,
-                         scratch.data(), MPI_COMM_WORLD);
-        } else if (algorithm == "recursive_doubling") {
-          recursive_doubling_allreduce(in_place ? rbuf : sbuf, rbuf, l->recv_count, t, chunk_bytes,
-                                       scratch.data(), MPI_COMM_WORLD);
-        } else {
-          rc = MPI_Allreduce(sbuf, rbuf, cnt, dt, MPI_SUM, MPI_COMM_WORLD);
-        }
-        break;
-      case coll_op::allgather:
-        rc = MPI_Allgather(sbuf, cnt, dt, rbuf, cnt, dt, MPI_COMM_WORLD);
-        break;
-      case coll_op::reduce_scatter:
-        rc = MPI_Reduce_scatter_block(sbuf, rbuf, cnt, dt, MPI_SUM, MPI_COMM_WORLD);
-        break;
-      case coll_op::broadcast:
-        rc = MPI_Bcast(rbuf, cnt, dt, 0, MPI_COMM_WORLD);
-        break;
-      case coll_op::alltoall:
-        rc = MPI_Alltoall(sbuf, cnt, dt, rbuf, cnt, dt, MPI_COMM_WORLD);
-        break;
+    if (algorithm == "ring") {
+      ring_allreduce(in_place ? rbuf : send.data(), rbuf, l->recv_count, t, chunk_bytes,
+                     scratch.data(), MPI_COMM_WORLD);
+    } else if (algorithm == "recursive_doubling") {
+      recursive_doubling_allreduce(in_place ? rbuf : send.data(), rbuf, l->recv_count, t,
+                                   chunk_bytes, scratch.data(), MPI_COMM_WORLD);
+    } else {
+      check_mpi(call(o), spec.mpi_call.data());
     }
-    check_mpi(rc, "MPI collective");
   };
 
   set_inputs();
@@ -206,21 +224,12 @@ void run_collective(state& st, coll_op op) {
   st.check(wrong.empty(), "verification failed on rank " + std::to_string(me) + ": " + wrong);
 }
 
+// Buffers of one configuration: the receive buffer, a separate send buffer (not rooted), the
+// ring's scratch (all-reduce), each up to `size` bytes; plus the process's own.
 std::int64_t memory_for(const config& c, int buffers) {
   return buffers * config_int64(c, "size", 0) + (64 << 20);
 }
 
-const axis_options size_opts{
-    .description = "message size (nccl-tests convention: the larger buffer)",
-    .bytes = true,
-    .pow2 = true,
-    .min = 8,
-    .max = 8.0 * (1ll << 30)};
-const axis_options dtype_opts{.description = "element type of the sum",
-                              .choices = {"float32", "float64"}};
-const axis_options placement_opts{
-    .description = "separate send and receive buffers, or MPI_IN_PLACE",
-    .choices = {"out_of_place", "in_place"}};
 // 8 B ... 1 GiB, powers of two (nccl-tests' -b 8 -e 1G -f 2).
 std::vector<std::int64_t> sweep() {
   std::vector<std::int64_t> v;
@@ -228,75 +237,58 @@ std::vector<std::int64_t> sweep() {
   return v;
 }
 
-void allreduce(state& st) {
-  run_collective(st, coll_op::allreduce);
+std::string bus_text(const collective& c) {
+  if (!c.bus_per_rank) return "busbw = algbw (bus factor 1)";
+  return "busbw = algbw x " + std::string(c.bus_scale == 1 ? "" : "2") + "(n-1)/n";
 }
-void allgather(state& st) {
-  run_collective(st, coll_op::allgather);
-}
-void reduce_scatter(state& st) {
-  run_collective(st, coll_op::reduce_scatter);
-}
-void broadcast(state& st) {
-  run_collective(st, coll_op::broadcast);
-}
-void alltoall(state& st) {
-  run_collective(st, coll_op::alltoall);
-}
+
+// Every row of the table, registered with its MPI call (start-up fails loudly on a row without
+// one: a programming error, caught by every test that starts the binary).
+[[maybe_unused]] const bool registered = [] {
+  const axis_options size_opts{
+      .description = "message size (nccl-tests convention: the larger buffer)",
+      .bytes = true,
+      .pow2 = true,
+      .min = 8,
+      .max = 8.0 * (1ll << 30)};
+  for (const collective& c : collective_table()) {
+    if (!mpi_calls().count(c.op)) {
+      throw std::logic_error("collectives: no MPI call for " + std::string(c.name));
+    }
+    const coll_op op = c.op;
+    const bool ours = op == coll_op::allreduce;  // our ring and recursive doubling
+    std::string text = std::string(c.mpi_call) + " on host buffers" +
+                       (ours ? " next to our own pipelined ring and recursive doubling over MPI "
+                               "point-to-point"
+                             : "") +
+                       ": algbw, " + bus_text(c) + ", latency; data verified";
+    auto& b = registry::instance()
+                  .add("collectives/mpi_" + std::string(c.name),
+                       [op](state& st) { run_collective(st, op); })
+                  .describe(text)
+                  .scope(rank_scope::collective)
+                  .min_ranks(2);
+    if (c.reduces) {
+      b.add_string_axis(
+          "dtype", split_list(c.dtypes),
+          {.description = "element type of the sum", .choices = {"float32", "float64"}});
+    }
+    if (!c.rooted) {
+      b.add_string_axis("placement", split_list(c.placements),
+                        {.description = "separate send and receive buffers, or MPI_IN_PLACE",
+                         .choices = {"out_of_place", "in_place"}});
+    }
+    b.add_int64_axis("size", sweep(), size_opts);
+    if (ours) {
+      b.add_string_axis(
+          "algorithm", {"mpi", "ring", "recursive_doubling"},
+          {.description = "MPI_Allreduce (the library's choice) or our own over MPI_Isend/Irecv",
+           .choices = {"mpi", "ring", "recursive_doubling"}});
+    }
+    const int buffers = (c.rooted ? 1 : 2) + (ours ? 1 : 0);
+    b.memory_estimate([buffers](const config& cfg) { return memory_for(cfg, buffers); });
+  }
+  return true;
+}();
 
 }  // namespace
-
-INFRABENCH_REGISTER(allreduce, "collectives/mpi_allreduce")
-    .describe(
-        "sum all-reduce on host buffers: MPI_Allreduce next to our own pipelined ring and "
-        "recursive "
-        "doubling over MPI point-to-point; algbw, busbw = algbw x 2(n-1)/n, latency; data verified")
-    .scope(rank_scope::collective)
-    .min_ranks(2)
-    .add_string_axis("dtype", {"float32", "float64"}, dtype_opts)
-    .add_string_axis("placement", {"out_of_place", "in_place"}, placement_opts)
-    .add_int64_axis("size", sweep(), size_opts)
-    .add_string_axis(
-        "algorithm", {"mpi", "ring", "recursive_doubling"},
-        {.description = "MPI_Allreduce (the library's choice) or our own over MPI_Isend/Irecv",
-         .choices = {"mpi", "ring", "recursive_doubling"}})
-    .memory_estimate([](const config& c) { return memory_for(c, 3); });
-
-INFRABENCH_REGISTER(allgather, "collectives/mpi_allgather")
-    .describe(
-        "MPI_Allgather on host buffers: algbw (receive buffer / time), busbw = algbw x (n-1)/n; "
-        "verified")
-    .scope(rank_scope::collective)
-    .min_ranks(2)
-    .add_string_axis("placement", {"out_of_place"}, placement_opts)
-    .add_int64_axis("size", sweep(), size_opts)
-    .memory_estimate([](const config& c) { return memory_for(c, 2); });
-
-INFRABENCH_REGISTER(reduce_scatter, "collectives/mpi_reduce_scatter")
-    .describe(
-        "MPI_Reduce_scatter_block (sum) on host buffers: algbw (send buffer / time), busbw = algbw "
-        "x "
-        "(n-1)/n; verified")
-    .scope(rank_scope::collective)
-    .min_ranks(2)
-    .add_string_axis("dtype", {"float32"}, dtype_opts)
-    .add_string_axis("placement", {"out_of_place"}, placement_opts)
-    .add_int64_axis("size", sweep(), size_opts)
-    .memory_estimate([](const config& c) { return memory_for(c, 2); });
-
-INFRABENCH_REGISTER(broadcast, "collectives/mpi_broadcast")
-    .describe("MPI_Bcast from rank 0 on host buffers: algbw = busbw (bus factor 1); verified")
-    .scope(rank_scope::collective)
-    .min_ranks(2)
-    .add_int64_axis("size", sweep(), size_opts)
-    .memory_estimate([](const config& c) { return memory_for(c, 1); });
-
-INFRABENCH_REGISTER(alltoall, "collectives/mpi_alltoall")
-    .describe(
-        "MPI_Alltoall on host buffers: algbw (send buffer / time), busbw = algbw x (n-1)/n; "
-        "verified")
-    .scope(rank_scope::collective)
-    .min_ranks(2)
-    .add_string_axis("placement", {"out_of_place"}, placement_opts)
-    .add_int64_axis("size", sweep(), size_opts)
-    .memory_estimate([](const config& c) { return memory_for(c, 2); });

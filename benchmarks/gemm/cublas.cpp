@@ -1,9 +1,10 @@
 // gemm/cublas and gemm/cublaslt: NVIDIA's GEMMs as the GPU headline. cublasGemmEx for fp32, tf32,
 // fp16 and bf16; cublasLtMatmul (heuristic algorithm, 32 MiB workspace) for the same and fp8 e4m3
 // on sm_89+. Row-major C = op(A) op(B) is computed as the column-major C^T = op(B)^T op(A)^T, so
-// no data is transposed. Timed with CUDA events (one GEMM per event pair, after a warm-up), every
-// configuration verified on the device against fp64 on sampled entries, reported as a fraction of
-// the peak table at the GPU's own SM count and clock.
+// no data is transposed. Timed by the harness (state::exec_gpu: a batch of GEMMs queued behind a
+// blocking kernel, one event pair per batch), every configuration verified on the device against
+// fp64 on sampled entries, reported as a fraction of the datasheet peak and of the peak at the SM
+// clock measured during the timing.
 #include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -15,7 +16,6 @@
 #include "cuda_common.h"
 #include "gemm_common.h"
 #include "infrabench/benchmark.h"
-#include "infrabench/cuda_timer.h"
 #include "infrabench/state.h"
 
 namespace {
@@ -64,11 +64,11 @@ prepared prepare(infrabench::state& st) {
 }
 
 void finish(infrabench::state& st, const prepared& p, const gc::operands& o, const gc::stream& s,
-            const std::string& what) {
+            const std::string& what, const infrabench::gpu_exec_report& timing) {
   const double gflops = gb::median_gflops(st, gm::gemm_flops(p.shape));
-  gc::report_gpu_clocks(st, p.gpu);  // before verification lets the clocks settle
+  gc::report_gpu_clocks(st, p.gpu, timing);
   gb::report_verification(st, gc::verify_on_device(o, p.dt, s), what);
-  gc::report_gpu_peak(st, p.gpu, p.dt, gflops);
+  gc::report_gpu_peak(st, p.gpu, p.dt, gflops, timing);
 }
 
 void cublas_gemm(infrabench::state& st) {
@@ -82,7 +82,7 @@ void cublas_gemm(infrabench::state& st) {
     cublasHandle_t h;
     ~guard() { (void)cublasDestroy(h); }
   } g{h};
-  check_cublas(cublasSetStream(h, static_cast<cudaStream_t>(s.get())), "cublasSetStream");
+  check_cublas(cublasSetStream(h, s.get()), "cublasSetStream");
   check_cublas(cublasSetWorkspace(h, ws.get(), workspace_bytes), "cublasSetWorkspace");
   const float alpha = 1.0f, beta = 0.0f;
   const auto& l = o.l;
@@ -96,17 +96,8 @@ void cublas_gemm(infrabench::state& st) {
   };
   check_cublas(call(), "cublasGemmEx (" + p.dt.name + ")");
   st.add_flops(gm::gemm_flops(p.shape));
-  infrabench::cuda_event_timer timer(s.get());
-  st.exec_timed(
-      [&] {
-        timer.start();
-        const auto status = call();
-        timer.stop();
-        check_cublas(status, "cublasGemmEx");
-        return timer.seconds();
-      },
-      "cuda_event");
-  finish(st, p, o, s, "cublasGemmEx " + p.dt.name);
+  const auto timing = gc::time_gemm(st, s, [&] { check_cublas(call(), "cublasGemmEx"); });
+  finish(st, p, o, s, "cublasGemmEx " + p.dt.name, timing);
 }
 
 void cublaslt_gemm(infrabench::state& st) {
@@ -171,24 +162,15 @@ void cublaslt_gemm(infrabench::state& st) {
   if (found == 0) st.skip("cuBLASLt has no algorithm for " + p.dt.name + " at this shape/layout");
 
   const float alpha = 1.0f, beta = 0.0f;
-  const auto stream = static_cast<cudaStream_t>(s.get());
+  const cudaStream_t stream = s.get();
   const auto call = [&] {
     return cublasLtMatmul(h, desc, &alpha, o.b.get(), la, o.a.get(), lb, &beta, o.c.get(), lc,
                           o.c.get(), ld, &heuristic.algo, ws.get(), workspace_bytes, stream);
   };
   check_cublas(call(), "cublasLtMatmul (" + p.dt.name + ")");
   st.add_flops(gm::gemm_flops(p.shape));
-  infrabench::cuda_event_timer timer(s.get());
-  st.exec_timed(
-      [&] {
-        timer.start();
-        const auto status = call();
-        timer.stop();
-        check_cublas(status, "cublasLtMatmul");
-        return timer.seconds();
-      },
-      "cuda_event");
-  finish(st, p, o, s, "cublasLtMatmul " + p.dt.name);
+  const auto timing = gc::time_gemm(st, s, [&] { check_cublas(call(), "cublasLtMatmul"); });
+  finish(st, p, o, s, "cublasLtMatmul " + p.dt.name, timing);
 }
 
 std::vector<std::string> gpu_shapes() {
@@ -209,8 +191,8 @@ std::int64_t host_memory(const infrabench::config& cfg) {
 
 INFRABENCH_REGISTER(cublas_gemm, "gemm/cublas")
     .describe(
-        "cublasGemmEx fp32/tf32/fp16/bf16 (fp32 accumulation), CUDA-event timed, verified on the "
-        "device against fp64; % of the GPU peak table")
+        "cublasGemmEx fp32/tf32/fp16/bf16 (fp32 accumulation), harness GPU timing, verified on the "
+        "device against fp64; % of the datasheet peak and of the peak at the measured clock")
     .require(infrabench::req::cuda)
     .add_string_axis("shape", gpu_shapes(), gb::shape_axis_options())
     .add_string_axis("dtype", {"fp32", "tf32", "fp16", "bf16"},
@@ -222,7 +204,7 @@ INFRABENCH_REGISTER(cublas_gemm, "gemm/cublas")
 INFRABENCH_REGISTER(cublaslt_gemm, "gemm/cublaslt")
     .describe(
         "cublasLtMatmul (heuristic algorithm, 32 MiB workspace) fp32/tf32/fp16/bf16 and fp8 e4m3 "
-        "(sm_89+, bf16 out), CUDA-event timed, verified on the device; % of the GPU peak table")
+        "(sm_89+, bf16 out), harness GPU timing, verified on the device; % of the datasheet peak")
     .require(infrabench::req::cuda)
     .add_string_axis("shape", gpu_shapes(), gb::shape_axis_options())
     .add_string_axis("dtype", {"tf32", "bf16", "fp8_e4m3"},

@@ -3,62 +3,26 @@
 #include <cuda_runtime.h>
 
 #include <atomic>
+#include <cmath>
 #include <cstdio>
 #include <limits>
 #include <stdexcept>
 #include <utility>
 
-#include "../bandwidth/gpu_nvml.h"
-#include "topology/link.h"
-
 namespace infrabench::gemm_cuda {
-
-void check_cuda(int err, std::string_view what) {
-  if (err == cudaSuccess) return;
-  throw std::runtime_error(std::string(what) + ": " +
-                           cudaGetErrorString(static_cast<cudaError_t>(err)));
-}
-
-device_buffer::device_buffer(std::size_t bytes) {
-  check_cuda(cudaMalloc(&m_ptr, bytes > 0 ? bytes : 1),
-             "cudaMalloc(" + std::to_string(bytes) + " bytes)");
-}
-device_buffer::~device_buffer() {
-  (void)cudaFree(m_ptr);
-}
-
-stream::stream() {
-  cudaStream_t s = nullptr;
-  check_cuda(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
-  m_stream = s;
-}
-stream::~stream() {
-  (void)cudaStreamDestroy(static_cast<cudaStream_t>(m_stream));
-}
-void stream::sync() const {
-  check_cuda(cudaStreamSynchronize(static_cast<cudaStream_t>(m_stream)), "cudaStreamSynchronize");
-}
 
 gpu_info current_gpu() {
   gpu_info g;
-  check_cuda(cudaGetDevice(&g.device), "cudaGetDevice");
-  cudaDeviceProp prop{};
-  check_cuda(cudaGetDeviceProperties(&prop, g.device), "cudaGetDeviceProperties");
-  g.name = prop.name;
-  g.major = prop.major;
-  g.minor = prop.minor;
-  g.sm_count = prop.multiProcessorCount;
-  int khz = 0;
-  check_cuda(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, g.device),
-             "cudaDeviceGetAttribute(ClockRate)");
-  g.clock_mhz = khz / 1000.0;
-  check_cuda(cudaMemGetInfo(&g.free_bytes, &g.total_bytes), "cudaMemGetInfo");
-  char bus[32] = {};
-  if (cudaDeviceGetPCIBusId(bus, sizeof bus, g.device) == cudaSuccess) {
-    g.bus_id = kernels::topology::normalize_pci_bus_id(bus);
-  } else {
-    (void)cudaGetLastError();  // no bus id: NVML clocks are then reported unknown
-  }
+  g.device = kcu::current_device();
+  const kcu::device_info d = kcu::query_device(g.device);
+  g.name = d.name;
+  g.major = d.cc_major;
+  g.minor = d.cc_minor;
+  g.sm_count = d.sm_count;
+  g.clock_mhz = d.max_sm_clock_mhz;
+  g.total_bytes = d.total_bytes;
+  g.free_bytes = kcu::free_bytes(g.device);
+  g.bus_id = d.bus_id;
   return g;
 }
 
@@ -68,19 +32,19 @@ dtype_spec dtype_of(const std::string& name) {
   // Tensor-core accumulators may truncate rather than round: twice the fp32 unit roundoff.
   if (name == "fp32")
     return {
-        name,  e::fp32, e::fp32, {nf::fp32, nf::fp32, nf::fp32, nf::fp32, 1.0}, gm::gpu_dtype::fp32,
+        name,  e::fp32, e::fp32, {nf::fp32, nf::fp32, nf::fp32, nf::fp32, 1.0}, hw::gpu_dtype::fp32,
         -1.0f, 1.0f};
   if (name == "tf32")
     return {
-        name,  e::fp32, e::fp32, {nf::fp32, nf::tf32, nf::fp32, nf::fp32, 2.0}, gm::gpu_dtype::tf32,
+        name,  e::fp32, e::fp32, {nf::fp32, nf::tf32, nf::fp32, nf::fp32, 2.0}, hw::gpu_dtype::tf32,
         -1.0f, 1.0f};
   if (name == "fp16")
     return {
-        name,  e::fp16, e::fp16, {nf::fp16, nf::fp16, nf::fp32, nf::fp16, 2.0}, gm::gpu_dtype::fp16,
+        name,  e::fp16, e::fp16, {nf::fp16, nf::fp16, nf::fp32, nf::fp16, 2.0}, hw::gpu_dtype::fp16,
         -1.0f, 1.0f};
   if (name == "bf16")
     return {
-        name,  e::bf16, e::bf16, {nf::bf16, nf::bf16, nf::fp32, nf::bf16, 2.0}, gm::gpu_dtype::bf16,
+        name,  e::bf16, e::bf16, {nf::bf16, nf::bf16, nf::fp32, nf::bf16, 2.0}, hw::gpu_dtype::bf16,
         -1.0f, 1.0f};
   // fp8: Hopper's fp8 tensor cores keep ~14 bits in their accumulators between promotions
   // (2^10 x the fp32 unit roundoff). Inputs in [0, 1): with all products positive the bound is
@@ -90,7 +54,7 @@ dtype_spec dtype_of(const std::string& name) {
             e::fp8_e4m3,
             e::bf16,
             {nf::fp8_e4m3, nf::fp8_e4m3, nf::fp32, nf::bf16, 1024.0},
-            gm::gpu_dtype::fp8,
+            hw::gpu_dtype::fp8,
             0.0f,
             1.0f};
   }
@@ -120,14 +84,11 @@ operands::operands(const gm::gemm_shape& s, const dtype_spec& dt, gemm_bench::tr
       a(static_cast<std::size_t>(s.m * s.k) * kcu::gemm_elem_bytes(dt.ab)),
       b(static_cast<std::size_t>(s.k * s.n) * kcu::gemm_elem_bytes(dt.ab)),
       c(static_cast<std::size_t>(s.m * s.n) * kcu::gemm_elem_bytes(dt.c)) {
-  check_cuda(kcu::gemm_fill_uniform(a.get(), static_cast<std::size_t>(s.m * s.k), dt.ab, 1, dt.lo,
-                                    dt.hi, st.get()),
-             "fill A");
-  check_cuda(kcu::gemm_fill_uniform(b.get(), static_cast<std::size_t>(s.k * s.n), dt.ab, 2, dt.lo,
-                                    dt.hi, st.get()),
-             "fill B");
-  check_cuda(kcu::gemm_fill_nan(c.get(), static_cast<std::size_t>(s.m * s.n), dt.c, st.get()),
-             "fill C");
+  IB_CUDA(kcu::gemm_fill_uniform(a.get(), static_cast<std::size_t>(s.m * s.k), dt.ab, 1, dt.lo,
+                                 dt.hi, st.get()));
+  IB_CUDA(kcu::gemm_fill_uniform(b.get(), static_cast<std::size_t>(s.k * s.n), dt.ab, 2, dt.lo,
+                                 dt.hi, st.get()));
+  IB_CUDA(kcu::gemm_fill_nan(c.get(), static_cast<std::size_t>(s.m * s.n), dt.c, st.get()));
   st.sync();
 }
 
@@ -143,29 +104,23 @@ gm::verification verify_on_device(const operands& o, const dtype_spec& dt, const
   device_buffer dpos(flat.size() * sizeof(std::int64_t));
   device_buffer dout(static_cast<std::size_t>(count) * 3 * sizeof(double));
   device_buffer dnonfinite(2 * sizeof(unsigned long long));
-  auto cs = static_cast<cudaStream_t>(st.get());
-  check_cuda(cudaMemcpyAsync(dpos.get(), flat.data(), flat.size() * sizeof(std::int64_t),
-                             cudaMemcpyHostToDevice, cs),
-             "upload sample positions");
-  check_cuda(cudaMemsetAsync(dnonfinite.get(), 0, 2 * sizeof(unsigned long long), cs), "memset");
-  check_cuda(
-      kcu::gemm_verify_samples(dt.ab, dt.c, o.l.trans.a, o.l.trans.b, static_cast<int>(s.k),
-                               o.a.get(), static_cast<int>(o.l.lda), o.b.get(),
-                               static_cast<int>(o.l.ldb), o.c.get(), static_cast<int>(o.l.ldc),
-                               dpos.as<std::int64_t>(), count, dout.as<double>(), st.get()),
-      "verification kernel");
-  check_cuda(kcu::gemm_count_nonfinite(dt.c, static_cast<int>(s.m), static_cast<int>(s.n),
-                                       o.c.get(), static_cast<int>(o.l.ldc),
-                                       dnonfinite.as<unsigned long long>(), st.get()),
-             "non-finite scan");
+  const cudaStream_t cs = st.get();
+  IB_CUDA(cudaMemcpyAsync(dpos.get(), flat.data(), flat.size() * sizeof(std::int64_t),
+                          cudaMemcpyHostToDevice, cs));
+  IB_CUDA(cudaMemsetAsync(dnonfinite.get(), 0, 2 * sizeof(unsigned long long), cs));
+  IB_CUDA(kcu::gemm_verify_samples(dt.ab, dt.c, o.l.trans.a, o.l.trans.b, static_cast<int>(s.k),
+                                   o.a.get(), static_cast<int>(o.l.lda), o.b.get(),
+                                   static_cast<int>(o.l.ldb), o.c.get(), static_cast<int>(o.l.ldc),
+                                   dpos.as<std::int64_t>(), count, dout.as<double>(), cs));
+  IB_CUDA(kcu::gemm_count_nonfinite(dt.c, static_cast<int>(s.m), static_cast<int>(s.n), o.c.get(),
+                                    static_cast<int>(o.l.ldc), dnonfinite.as<unsigned long long>(),
+                                    cs));
   std::vector<double> out(static_cast<std::size_t>(count) * 3);
   unsigned long long nonfinite[2] = {0, 0};
-  check_cuda(cudaMemcpyAsync(out.data(), dout.get(), out.size() * sizeof(double),
-                             cudaMemcpyDeviceToHost, cs),
-             "download verification");
-  check_cuda(
-      cudaMemcpyAsync(nonfinite, dnonfinite.get(), sizeof(nonfinite), cudaMemcpyDeviceToHost, cs),
-      "download non-finite count");
+  IB_CUDA(cudaMemcpyAsync(out.data(), dout.get(), out.size() * sizeof(double),
+                          cudaMemcpyDeviceToHost, cs));
+  IB_CUDA(
+      cudaMemcpyAsync(nonfinite, dnonfinite.get(), sizeof(nonfinite), cudaMemcpyDeviceToHost, cs));
   st.sync();
   std::vector<gm::sampled_entry> entries;
   for (int e = 0; e < count; ++e) {
@@ -191,59 +146,94 @@ gm::verification verify_on_device(const operands& o, const dtype_spec& dt, const
   return v;
 }
 
-void report_gpu_peak(state& st, const gpu_info& gpu, const dtype_spec& dt, double gflops) {
-  st.add_metric("clock_mhz", "MHz", gpu.clock_mhz, true,
-                "maximum SM clock the driver reports (cudaDevAttrClockRate) for " + gpu.name,
-                infrabench::metric_role::information);
-  st.add_metric("sm_count", "SMs", gpu.sm_count, true, "cudaDeviceProp::multiProcessorCount",
-                infrabench::metric_role::information);
-  const auto peak = gm::gpu_peak_tflops(gpu.major, gpu.minor, dt.peak, gpu.sm_count, gpu.clock_mhz);
-  if (!peak) {
-    st.add_warning("no peak-table entry for sm_" + std::to_string(gpu.major) +
-                   std::to_string(gpu.minor) + " " + std::string(gm::to_string(dt.peak)) +
-                   ": fraction of peak not reported");
-    return;
-  }
-  st.add_metric("peak_tflops", "TFLOP/s", *peak, true,
-                "SM count x max SM clock x dense " + std::string(gm::to_string(dt.peak)) +
-                    " ops per clock per SM (peak table); datasheets may quote a lower clock",
-                infrabench::metric_role::information);
-  st.add_metric("pct_of_gpu_peak", "%", 100.0 * gflops / (*peak * 1e3), true,
-                "median GFLOP/s / peak_tflops");
+gpu_exec_report time_gemm(state& st, const stream& s, const std::function<void()>& launch) {
+  // The harness owns the timing: a blocking kernel holds the stream while a batch of GEMMs is
+  // queued, one event pair brackets them, so launch gaps never enter the figure.
+  return st.exec_gpu({s.get(), s.device()}, launch);
 }
 
-void report_gpu_clocks(state& st, const gpu_info& gpu) {
-  // cudaDevAttrClockRate is the maximum; under a power or thermal limit the GPU runs slower, and
-  // a fraction of peak computed at the maximum clock would blame the kernel for it.
-  const bw::gpu::clock_report clk =
-      gpu.bus_id.empty() ? bw::gpu::clock_report{} : bw::gpu::clocks_of(gpu.bus_id);
-  if (!clk.known) {
+namespace {
+
+[[nodiscard]] std::string mhz(double v) {
+  return std::to_string(static_cast<long>(std::lround(v))) + " MHz";
+}
+
+}  // namespace
+
+void report_gpu_peak(state& st, const gpu_info& gpu, const dtype_spec& dt, double gflops,
+                     const gpu_exec_report& timing) {
+  st.add_metric("clock_mhz", "MHz", gpu.clock_mhz, true,
+                "maximum SM clock the driver reports (cudaDevAttrClockRate) for " + gpu.name,
+                metric_role::information);
+  st.add_metric("sm_count", "SMs", gpu.sm_count, true, "cudaDeviceProp::multiProcessorCount",
+                metric_role::information);
+  const std::string type(hw::to_string(dt.peak));
+  if (const auto peak =
+          hw::dense_peak(gpu.name, gpu.sm_count, gpu.major, gpu.minor, gpu.clock_mhz, dt.peak)) {
+    st.add_metric("peak_tflops", "TFLOP/s", peak->value, true, peak->source,
+                  metric_role::information);
+    st.add_metric("pct_of_peak", "%", 100.0 * gflops / (peak->value * 1e3), true,
+                  "median GFLOP/s / peak_tflops (" +
+                      std::string(peak->datasheet ? "the datasheet figure"
+                                                  : "clock-derived: no "
+                                                    "datasheet figure") +
+                      ")",
+                  metric_role::information);
+    if (!peak->datasheet) st.add_warning("pct_of_peak: " + peak->source);
+  } else {
+    st.add_warning("no peak figure for " + gpu.name + " (sm_" + std::to_string(gpu.major) +
+                   std::to_string(gpu.minor) + ") " + type + ": fraction of peak not reported");
+    return;
+  }
+  if (!timing.clocks_known) {
+    st.add_warning("pct_of_peak_at_clock not reported: SM clock during the timing unknown (" +
+                   timing.clocks_reason + ")");
+    return;
+  }
+  const auto at_clock = hw::peak_at_clock_tflops(gpu.major, gpu.minor, dt.peak, gpu.sm_count,
+                                                 timing.sm_clock_mhz_median);
+  if (!at_clock) return;
+  st.add_metric("peak_at_clock_tflops", "TFLOP/s", *at_clock, true,
+                std::to_string(gpu.sm_count) + " SMs x " + mhz(timing.sm_clock_mhz_median) +
+                    " (median SM clock NVML read during the timing) x dense " + type +
+                    " ops per clock per SM (hardware/gpu.h)",
+                metric_role::information);
+  st.add_metric("pct_of_peak_at_clock", "%", 100.0 * gflops / (*at_clock * 1e3), true,
+                "median GFLOP/s / peak_at_clock_tflops: the kernel's efficiency at the clock the "
+                "GPU actually ran (a power cap lowers the clock, not this figure)",
+                metric_role::information);
+}
+
+void report_gpu_clocks(state& st, const gpu_info& gpu, const gpu_exec_report& timing) {
+  if (!timing.clocks_known) {
     static std::atomic<bool> said{false};
     if (!said.exchange(true)) {
-      st.add_warning(
-          "actual GPU clocks not recorded (only the maximum, clock_mhz): " +
-          (gpu.bus_id.empty() ? std::string("PCI bus id of the GPU unknown") : clk.reason));
+      st.add_warning("actual GPU clocks not recorded (only the maximum, clock_mhz): " +
+                     timing.clocks_reason);
     }
     return;
   }
-  st.add_metric("sm_clock_mhz_actual", "MHz", clk.sm_mhz, true,
-                "NVML nvmlDeviceGetClockInfo(SM) right after the timed region",
-                infrabench::metric_role::information);
-  st.add_metric("mem_clock_mhz_actual", "MHz", clk.mem_mhz, true,
-                "NVML nvmlDeviceGetClockInfo(MEM) right after the timed region",
-                infrabench::metric_role::information);
-  if (!clk.reasons_known) {
+  const std::string readings = std::to_string(timing.clock_readings) + " NVML readings between " +
+                               "samples (nvmlDeviceGetClockInfo)";
+  st.add_metric("sm_clock_mhz_actual", "MHz", timing.sm_clock_mhz_median, true,
+                "median SM clock over " + readings + "; min " + mhz(timing.sm_clock_mhz_min) +
+                    ", max " + mhz(timing.sm_clock_mhz_max),
+                metric_role::information);
+  st.add_metric("mem_clock_mhz_actual", "MHz", timing.mem_clock_mhz_median, true,
+                "median memory clock over " + readings, metric_role::information);
+  if (!timing.reasons_known) {
     st.add_warning("GPU clock event (throttle) reasons not available from this NVML");
     return;
   }
-  st.add_metric("clock_event_reasons", "bitmask", static_cast<double>(clk.reasons), false,
-                "NVML current clock event (throttle) reasons right after the timed region: " +
-                    clk.reason_names(),
-                infrabench::metric_role::information);
-  if (clk.slowed_down()) {
-    st.add_warning("GPU clock held down during timing (" + clk.reason_names() + "): SM at " +
-                   std::to_string(clk.sm_mhz) + " MHz of " +
-                   std::to_string(static_cast<int>(gpu.clock_mhz)) + " MHz maximum");
+  st.add_metric("clock_event_reasons", "bitmask", static_cast<double>(timing.clock_event_reasons),
+                false,
+                "NVML clock event (throttle) reasons seen during the timing (OR over readings): " +
+                    timing.clock_event_names,
+                metric_role::information);
+  if (timing.slowed_down) {
+    st.add_warning("GPU clock held down during timing (" + timing.clock_event_names + "): SM at " +
+                   mhz(timing.sm_clock_mhz_median) + " median (" + mhz(timing.sm_clock_mhz_min) +
+                   " min) of " + mhz(gpu.clock_mhz) + " maximum");
   }
 }
 

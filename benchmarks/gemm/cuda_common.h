@@ -1,54 +1,31 @@
-// What the GPU GEMM benchmarks share (compiled only with CUDA): device buffers, the device and its
-// peak, the dtype table (element types, tolerance rule, peak type), device-side verification.
+// What the GPU GEMM benchmarks share (compiled only with CUDA): the device and its peaks, the
+// dtype table (element types, tolerance rule, peak type), the harness's GPU timing of one GEMM,
+// device-side verification.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "cpu/gemm_model.h"
 #include "cuda/gemm_cuda.h"
+#include "cuda/support.h"
 #include "gemm_common.h"
+#include "hardware/gpu.h"
 #include "infrabench/state.h"
 
 namespace infrabench::gemm_cuda {
 
 namespace gm = kernels::gemm_model;
 namespace kcu = kernels::cuda;
+namespace hw = kernels::hardware;
 
-// Throws std::runtime_error "<what>: <CUDA error text>" unless err is cudaSuccess.
-void check_cuda(int err, std::string_view what);
-
-class device_buffer {
- public:
-  explicit device_buffer(std::size_t bytes);
-  ~device_buffer();
-  device_buffer(const device_buffer&) = delete;
-  device_buffer& operator=(const device_buffer&) = delete;
-  [[nodiscard]] void* get() const { return m_ptr; }
-  template <typename T>
-  [[nodiscard]] T* as() const {
-    return static_cast<T*>(m_ptr);
-  }
-
- private:
-  void* m_ptr = nullptr;
-};
-
-class stream {
- public:
-  stream();
-  ~stream();
-  stream(const stream&) = delete;
-  stream& operator=(const stream&) = delete;
-  [[nodiscard]] void* get() const { return m_stream; }
-  void sync() const;
-
- private:
-  void* m_stream = nullptr;
-};
+// The code base's one CUDA layer (kernels/cuda/support.h): IB_CUDA, buffers, streams.
+using kcu::device_buffer;
+using kcu::stream;
 
 struct gpu_info {
   int device = 0;
@@ -67,7 +44,7 @@ struct dtype_spec {
   kcu::gemm_elem ab;             // A and B as stored
   kcu::gemm_elem c;              // C as stored
   gm::precision_spec precision;  // for the tolerance
-  gm::gpu_dtype peak;            // which row of the peak table
+  hw::gpu_dtype peak;            // which column of the peak tables
   float lo = -1.0f, hi = 1.0f;   // input range
 };
 // Throws std::invalid_argument for an unknown name (the axis choices prevent it).
@@ -90,13 +67,21 @@ struct operands {
 [[nodiscard]] gm::verification verify_on_device(const operands& o, const dtype_spec& dt,
                                                 const stream& st);
 
-// Adds clock_mhz, sm_count and pct_of_gpu_peak (when the architecture is in the peak table).
-void report_gpu_peak(state& st, const gpu_info& gpu, const dtype_spec& dt, double gflops);
+// Times `launch` (one GEMM on `s`) with the harness's GPU timing (state::exec_gpu: blocking
+// kernel, one event pair per batch) and returns what it saw, clocks included.
+gpu_exec_report time_gemm(state& st, const stream& s, const std::function<void()>& launch);
 
-// Records the clocks the GPU actually ran at, read from NVML right after the timed region (call it
-// before anything else touches the GPU): sm_clock_mhz_actual, mem_clock_mhz_actual and the clock
-// event (throttle) reasons, with a warning when power or temperature held the clock down. Without
-// NVML says so once per run, in the first result that asks.
-void report_gpu_clocks(state& st, const gpu_info& gpu);
+// Adds the peaks (information): clock_mhz, sm_count, peak_tflops and pct_of_peak against the
+// datasheet figure of the SKU (hardware/gpu.h; an unknown SKU: the figure derived from the
+// maximum clock, and the method says so), and peak_at_clock_tflops and pct_of_peak_at_clock
+// against the peak at the SM clock NVML read during the timing.
+void report_gpu_peak(state& st, const gpu_info& gpu, const dtype_spec& dt, double gflops,
+                     const gpu_exec_report& timing);
+
+// Records the clocks the GPU ran at during the timing (NVML, read between samples):
+// sm_clock_mhz_actual (median; min and max in the method), mem_clock_mhz_actual and the clock
+// event (throttle) reasons seen, with a warning when power or temperature held the clock down.
+// Without NVML says so once per run, in the first result that asks.
+void report_gpu_clocks(state& st, const gpu_info& gpu, const gpu_exec_report& timing);
 
 }  // namespace infrabench::gemm_cuda

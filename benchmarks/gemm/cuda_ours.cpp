@@ -9,7 +9,6 @@
 #include "cuda_common.h"
 #include "gemm_common.h"
 #include "infrabench/benchmark.h"
-#include "infrabench/cuda_timer.h"
 #include "infrabench/state.h"
 
 namespace {
@@ -43,22 +42,13 @@ void run_ours(infrabench::state& st, const std::string& dtype_name, Launch launc
   const gc::operands o(shape, dt, {}, s);
   const int m = static_cast<int>(shape.m), n = static_cast<int>(shape.n),
             k = static_cast<int>(shape.k);
-  gc::check_cuda(launch(o, m, n, k, s.get()), "launch");
+  IB_CUDA(launch(o, m, n, k, s.get()));
   st.add_flops(gm::gemm_flops(shape));
-  infrabench::cuda_event_timer timer(s.get());
-  st.exec_timed(
-      [&] {
-        timer.start();
-        const int err = launch(o, m, n, k, s.get());
-        timer.stop();
-        gc::check_cuda(err, "launch");
-        return timer.seconds();
-      },
-      "cuda_event");
+  const auto timing = gc::time_gemm(st, s, [&] { IB_CUDA(launch(o, m, n, k, s.get())); });
   const double gflops = gb::median_gflops(st, gm::gemm_flops(shape));
-  gc::report_gpu_clocks(st, gpu);  // before verification lets the clocks settle
+  gc::report_gpu_clocks(st, gpu, timing);
   gb::report_verification(st, gc::verify_on_device(o, dt, s), "our " + dtype_name + " kernel");
-  gc::report_gpu_peak(st, gpu, dt, gflops);
+  gc::report_gpu_peak(st, gpu, dt, gflops, timing);
   report_vs_cublas(st, dtype_name, gflops);
 }
 
@@ -85,6 +75,31 @@ void cuda_wmma(infrabench::state& st) {
   });
 }
 
+void cuda_mma(infrabench::state& st) {
+  const std::string dtype = st.get_string("dtype");
+  const auto elem = gc::dtype_of(dtype).ab;
+  const gc::gpu_info gpu = gc::current_gpu();
+  if (gpu.major < 8) {
+    st.skip("our mma.sync kernel is built for sm_80+; " + gpu.name + " is sm_" +
+            std::to_string(gpu.major) + std::to_string(gpu.minor));
+  }
+  const gm::gemm_shape shape = gb::shape_of(st.get_string("shape"));
+  const auto l = gb::make_layout(shape, {});
+  // The same rule the launcher applies, on the real strides (pointers from cudaMalloc are
+  // aligned): a shape it cannot take is skipped with the reason, before anything is allocated.
+  if (const char* why = kcu::mma_gemm_unsupported(
+          elem, static_cast<int>(shape.m), static_cast<int>(shape.n), static_cast<int>(shape.k),
+          nullptr, static_cast<int>(l.lda), nullptr, static_cast<int>(l.ldb), nullptr,
+          static_cast<int>(l.ldc))) {
+    st.skip(std::string("our mma.sync kernel: ") + why);
+  }
+  run_ours(st, dtype, [elem](const gc::operands& o, int m, int n, int k, void* stream) {
+    return kcu::launch_mma_gemm(elem, m, n, k, o.a.get(), static_cast<int>(o.l.lda), o.b.get(),
+                                static_cast<int>(o.l.ldb), o.c.get(), static_cast<int>(o.l.ldc),
+                                stream);
+  });
+}
+
 std::vector<std::string> shapes() {
   return {"1024", "4096", "llama3-8b.mlp_up"};
 }
@@ -96,8 +111,9 @@ std::int64_t host_memory(const infrabench::config& cfg) {
 
 INFRABENCH_REGISTER(cuda_simt_fp32, "gemm/cuda_simt_fp32")
     .describe(
-        "our shared-memory tiled fp32 SIMT kernel (64x64 block tiles, 4x4 per thread); verified "
-        "on the device; % of cuBLAS fp32 and of the GPU peak")
+        "our fp32 SIMT kernel (128x128 block tiles, 8x8 register blocks per thread, warp tiling, "
+        "float4 loads, double-buffered shared memory); verified on the device; % of cuBLAS fp32 "
+        "and of the GPU peak")
     .require(infrabench::req::cuda)
     .add_string_axis("shape", shapes(), gb::shape_axis_options())
     .memory_estimate(host_memory);
@@ -109,6 +125,17 @@ INFRABENCH_REGISTER(cuda_wmma, "gemm/cuda_wmma")
     .require(infrabench::req::cuda)
     .add_string_axis("shape", shapes(), gb::shape_axis_options())
     .add_string_axis("dtype", {"fp16", "bf16"},
+                     infrabench::choice_axis("A, B and C type", {"fp16", "bf16"}))
+    .memory_estimate(host_memory);
+
+INFRABENCH_REGISTER(cuda_mma, "gemm/cuda_mma")
+    .describe(
+        "our tensor-core kernel on mma.sync m16n8k16 (fp16/bf16 in and out, fp32 accumulation, "
+        "sm_80+): 128x128 block tiles of 8 warps, ldmatrix fragments, 3-stage cp.async pipeline; "
+        "verified on the device; % of cuBLAS and of the GPU peak")
+    .require(infrabench::req::cuda)
+    .add_string_axis("shape", shapes(), gb::shape_axis_options())
+    .add_string_axis("dtype", {"bf16", "fp16"},
                      infrabench::choice_axis("A, B and C type", {"fp16", "bf16"}))
     .memory_estimate(host_memory);
 

@@ -11,6 +11,9 @@
 #include <random>
 #include <variant>
 
+#include "infrabench/cli_extension.h"
+#include "infrabench/communicator.h"
+#include "infrabench/error.h"
 #include "infrabench/options.h"
 
 INFRABENCH_RUN_OPTION(storage_scratch_option, "scratch", ".",
@@ -18,12 +21,27 @@ INFRABENCH_RUN_OPTION(storage_scratch_option, "scratch", ".",
                       "infrabench-scratch-XXXXXX directory, removed at the end)");
 INFRABENCH_RUN_FLAG(storage_keep_scratch_option, "keep-scratch",
                     "keep the storage benchmarks' scratch data (its path is in the report)");
+INFRABENCH_RUN_OPTION(storage_scratch_reserve_option, "scratch-reserve", "",
+                      "free space storage benchmarks leave on the --scratch filesystem, in bytes "
+                      "(512MiB, 2GiB; 0 for a filesystem kept for scratch data); default "
+                      "max(10%, 1GiB)");
 INFRABENCH_RUN_FLAG(
     storage_verify_option, "verify",
     "storage benchmarks check every byte read against what was written (scratch data)");
 
 namespace infrabench::storage_bench {
 namespace {
+
+// --scratch-reserve is refused as bad input (exit 2) before anything runs.
+[[maybe_unused]] const bool reserve_checked = register_pre_run_hook([](const option_values& o) {
+  const auto it = o.find("scratch-reserve");
+  if (it == o.end() || it->second.empty()) return;
+  try {
+    if (parse_bytes(it->second) < 0) throw user_error("must not be negative");
+  } catch (const user_error& e) {
+    throw user_error("--scratch-reserve: " + std::string(e.what()));
+  }
+});
 
 namespace fs = std::filesystem;
 
@@ -46,7 +64,7 @@ class scratch_cache {
   };
 
   made get(const std::string& parent_in, const std::string& kind, const std::string& key,
-           std::uint64_t bytes, bool keep,
+           std::uint64_t bytes, bool keep, std::optional<std::uint64_t> reserve,
            const std::function<std::string(const std::string& dir, std::uint64_t seed)>& create) {
     std::lock_guard lock(m_mu);
     const std::string parent = fs::absolute(parent_in).lexically_normal().string();
@@ -63,7 +81,7 @@ class scratch_cache {
     if (where.kind != ks::target_kind::directory) {
       throw ks::storage_error("scratch location " + parent + " is not a directory");
     }
-    if (auto refusal = ks::check_free_space(parent, ks::filesystem_space(parent), bytes);
+    if (auto refusal = ks::check_free_space(parent, ks::filesystem_space(parent), bytes, reserve);
         !refusal.empty()) {
       throw ks::storage_error(refusal);
     }
@@ -116,6 +134,7 @@ std::string resolve_scratch_files(infrabench::state& st, const std::string& kind
                                   const std::function<void(const std::string& dir)>& create) {
   const bool keep = st.option_flag("keep-scratch");
   const auto made = scratch_cache::instance().get(st.option("scratch"), kind, key, bytes, keep,
+                                                  scratch_reserve(st),
                                                   [&](const std::string& dir, std::uint64_t) {
                                                     create(dir);
                                                     return dir;
@@ -171,7 +190,7 @@ read_target resolve_read_target(infrabench::state& st, const std::string& target
     throw ks::storage_error(
         "size=0 (the whole target) needs an existing file or device; scratch data needs a size");
   const auto made = scratch_cache::instance().get(
-      parent, "file", std::to_string(size), size, keep,
+      parent, "file", std::to_string(size), size, keep, scratch_reserve(st),
       [&](const std::string& dir, std::uint64_t seed) {
         // A block size O_DIRECT cannot use is refused before the file is written (1 GiB takes
         // seconds), from an empty file in the same directory.
@@ -194,6 +213,19 @@ read_target resolve_read_target(infrabench::state& st, const std::string& target
   return t;
 }
 
+read_target shared_read_target(const scratch_data& made, std::uint64_t size, bool direct,
+                               std::uint64_t block_size) {
+  (void)ks::open_read_only(made.path, direct);  // unreadable here, or O_DIRECT refused: say so
+  read_target t;
+  t.path = made.path;
+  t.info = ks::inspect_target(made.path);
+  if (direct) check_direct_block_size(block_size, t.info, t.path);
+  t.scratch = true;
+  t.seed = made.seed;
+  t.bytes = std::min(size, t.info.size_bytes);
+  return t;
+}
+
 std::string resolve_dataset(infrabench::state& st, const ks::dataset_layout& layout,
                             std::uint64_t& seed) {
   const bool keep = st.option_flag("keep-scratch");
@@ -202,15 +234,111 @@ std::string resolve_dataset(infrabench::state& st, const ks::dataset_layout& lay
                           std::to_string(layout.files_per_dir);
   // Each file also costs a few KiB of metadata; count a block per file on top of the data.
   const std::uint64_t need = layout.total_bytes() + layout.samples * 4096;
-  const auto made =
-      scratch_cache::instance().get(st.option("scratch"), "dataset", key, need, keep,
-                                    [&](const std::string& dir, std::uint64_t s) {
-                                      ks::create_dataset(dir, layout, s, st.interrupted_flag());
-                                      return dir;
-                                    });
+  const auto made = scratch_cache::instance().get(
+      st.option("scratch"), "dataset", key, need, keep, scratch_reserve(st),
+      [&](const std::string& dir, std::uint64_t s) {
+        ks::create_dataset(dir, layout, s, st.interrupted_flag());
+        return dir;
+      });
   seed = made.seed;
   if (keep) st.add_warning("scratch data set kept (--keep-scratch): " + made.path);
   return made.path;
+}
+
+benchmark& add_engine_axis(benchmark& b, const std::string& axis_name,
+                           std::vector<std::string> defaults) {
+  std::vector<std::string> choices = ks::all_engine_names();
+  std::string text;
+  for (const ks::engine_ops* e : ks::engine_table()) {
+    text += (text.empty() ? "" : "; ") + std::string(e->name) + ": " + std::string(e->description);
+  }
+  return b.add_string_axis(axis_name, std::move(defaults), choice_axis(text, std::move(choices)));
+}
+
+benchmark& add_engine_option_axes(benchmark& b) {
+  for (const ks::engine_ops* e : ks::engine_table()) {
+    for (const ks::option_spec& o : e->options) {
+      if (b.find_axis(o.name) != nullptr) continue;  // an option two engines share: one axis
+      const std::string what = std::string(e->name) + " option: " + std::string(o.description);
+      b.add_int64_axis(
+          std::string(o.name), {o.default_value},
+          o.is_switch() ? switch_axis(what)
+                        : int_axis(what, static_cast<double>(o.min), static_cast<double>(o.max)));
+    }
+  }
+  return b;
+}
+
+void read_engine_options(const infrabench::state& st, ks::engine_options& opts) {
+  for (const ks::engine_ops* e : ks::engine_table()) {
+    for (const ks::option_spec& o : e->options) {
+      if (const axis_value* v = find_axis(st.get_config(), o.name)) {
+        if (const auto* i = std::get_if<std::int64_t>(v)) opts.engine_specific.set(o.name, *i);
+      }
+    }
+  }
+}
+
+std::string engine_refusal(const infrabench::state& st, const ks::engine_ops& ops,
+                           const ks::engine_options& opts) {
+  if (!ops.compiled_in()) return ks::validate_engine_options(ops, opts);
+  // The harness probes each capability once; the requirement of the same name says why not.
+  for (const requirement* r : {&req::io_uring}) {
+    if (ops.capability != r->name) continue;
+    if (auto why = r->check(st.caps()); !why.empty()) {
+      return std::string(ops.name) + " unavailable: " + why;
+    }
+  }
+  return ks::validate_engine_options(ops, opts);
+}
+
+const ks::engine_ops& require_engine(infrabench::state& st, const std::string& axis,
+                                     const ks::engine_options& opts) {
+  const ks::engine_ops* ops = ks::find_engine(st.get_string(axis));
+  if (ops == nullptr) st.fail("unknown engine '" + st.get_string(axis) + "'");  // axis choices
+  // Agreed by every rank of a multi-rank run: a rank that skipped alone would leave the others
+  // waiting at the next agreement.
+  const std::string mine = engine_refusal(st, *ops, opts);
+  if (auto why = first_problem(st, mine); !why.empty()) st.skip(mine.empty() ? why : mine);
+  return *ops;
+}
+
+std::optional<std::uint64_t> scratch_reserve(const infrabench::state& st) {
+  const std::string v = st.option("scratch-reserve");
+  if (v.empty()) return std::nullopt;
+  return static_cast<std::uint64_t>(parse_bytes(v));  // validated before the run
+}
+
+namespace {
+// How long a rank may wait for the others at an agreement point: the configuration's limit (the
+// others may still be writing), with the margin the runner gives multi-rank configurations.
+double agreement_limit(const communicator& comm) {
+  const double config = comm.config_timeout() > 0 ? comm.config_timeout() * 1.25 + 5 : 0;
+  return std::max(config, comm.op_timeout());
+}
+}  // namespace
+
+std::string first_problem(infrabench::state& st, const std::string& mine) {
+  communicator& comm = st.comm();
+  if (comm.size() == 1) return mine;
+  const op_scope scope(comm, agreement_limit(comm));
+  if (comm.allreduce_max(mine.empty() ? 0.0 : 1.0) == 0) return {};
+  const auto all = comm.gather_strings(mine);
+  std::string first;
+  const auto hosts = comm.hostnames();
+  for (std::size_t r = 0; r < all.size() && first.empty(); ++r) {
+    if (all[r].empty()) continue;
+    first =
+        "rank " + std::to_string(r) + " (" + (r < hosts.size() ? hosts[r] : "?") + "): " + all[r];
+  }
+  return comm.broadcast_string(first);
+}
+
+void max_over_ranks(infrabench::state& st, std::vector<double>& v) {
+  communicator& comm = st.comm();
+  if (comm.size() == 1) return;
+  const op_scope scope(comm, agreement_limit(comm));
+  comm.allreduce_max(v.data(), v.size());
 }
 
 std::int64_t config_int(const infrabench::config& cfg, const std::string& name) {

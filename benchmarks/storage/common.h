@@ -5,11 +5,15 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "cluster.h"
 #include "infrabench/axis.h"
+#include "infrabench/benchmark.h"
 #include "infrabench/state.h"
+#include "storage/engine.h"
 #include "storage/target.h"
 
 namespace infrabench::storage_bench {
@@ -36,6 +40,11 @@ struct read_target {
                                               std::uint64_t size, bool direct,
                                               std::uint64_t block_size);
 
+// The scratch file another host (rank 0) made on a --scratch every host shares: its first `size`
+// bytes, contents known (seed). Throws ks::storage_error when it cannot be read here.
+[[nodiscard]] read_target shared_read_target(const scratch_data& made, std::uint64_t size,
+                                             bool direct, std::uint64_t block_size);
+
 // Throws ks::storage_error (one line, with the fix) when `block_size` is not a multiple of the
 // O_DIRECT alignment `info` reports for `path`.
 void check_direct_block_size(std::uint64_t block_size, const ks::target_info& info,
@@ -54,6 +63,37 @@ void check_direct_block_size(std::uint64_t block_size, const ks::target_info& in
     infrabench::state& st, const std::string& kind, const std::string& key, std::uint64_t bytes,
     const std::function<void(const std::string& dir)>& create);
 [[nodiscard]] bool verify_requested(const infrabench::state& st);
+
+// ---- engines: the axes and refusals generated from the engine table (kernels/storage/engine.h) --
+
+// Adds the string axis `axis_name` choosing an engine of the table (values `defaults`).
+benchmark& add_engine_axis(benchmark& b, const std::string& axis_name,
+                           std::vector<std::string> defaults);
+// Adds one int64 axis per engine option of the table, each at its default.
+benchmark& add_engine_option_axes(benchmark& b);
+// The engine options set on this configuration's axes (every engine's; validation sorts them).
+void read_engine_options(const infrabench::state& st, ks::engine_options& opts);
+// Why `ops` cannot run here with `opts` (not compiled in, its capability missing on this machine,
+// an option it refuses): the table's generated refusal, or empty. Touches no disk.
+[[nodiscard]] std::string engine_refusal(const infrabench::state& st, const ks::engine_ops& ops,
+                                         const ks::engine_options& opts);
+// The engine named by `axis`, skipping the configuration (st.skip) with engine_refusal's reason
+// (in a multi-rank run: on every rank when any rank refuses; every rank must call it).
+const ks::engine_ops& require_engine(infrabench::state& st, const std::string& axis,
+                                     const ks::engine_options& opts);
+
+// ---- multi-rank agreement: every rank calls these at the same point of a configuration --------
+// Single process: trivial. Each waits for the slowest rank up to the configuration's own time
+// limit, not only the operation timeout: another rank may still be writing its data.
+
+// The first rank's problem ("rank r (host): <its text>") on every rank, empty when `mine` is
+// empty on every rank. One all-reduce when no rank has one.
+[[nodiscard]] std::string first_problem(infrabench::state& st, const std::string& mine);
+// Element-wise maximum of `v` over the ranks, in place.
+void max_over_ranks(infrabench::state& st, std::vector<double>& v);
+// The free space storage benchmarks leave on --scratch's filesystem: --scratch-reserve, or the
+// default rule (max(10%, 1 GiB)) when it is not given.
+[[nodiscard]] std::optional<std::uint64_t> scratch_reserve(const infrabench::state& st);
 
 // Value of an int64 or float64 axis in a configuration (for memory estimates).
 [[nodiscard]] std::int64_t config_int(const infrabench::config& cfg, const std::string& name);

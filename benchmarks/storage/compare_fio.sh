@@ -7,8 +7,12 @@
 #
 #   benchmarks/storage/compare_fio.sh [--bin build/infrabench] [--dir .] [--size 1G] [--runtime 5]
 #                                     [--alternations 3] [--workloads LIST] [--raw FILE]
-# LIST (comma-separated, default all): seq128k_qd32 seq1m_qd8 rand4k_qd32 rand4k_qd1
+#                                     [--ib-args "-a submit_batch=1 ..."]
+# LIST (comma-separated, default all): seq128k_qd32 seq1m_qd8 rand4k_qd1 rand4k_qd32 rand4k_qd128
 #   shm_psync_rand4k_qd1 shm_io_uring_rand4k_qd1
+# Each ratio is taken within an alternation (fio's run and infrabench's next to it), so the
+# table's median and range (min-max) are of paired ratios: the virtual disk's drift between
+# alternations cancels. CPU per I/O: fio's usr+sys CPU over its I/Os; infrabench's cpu_us_per_io.
 # The test file (incompressible, from /dev/urandom) is made in a new directory under --dir and
 # removed at the end, also on Ctrl-C. --raw FILE keeps every run's numbers (JSON lines).
 set -euo pipefail
@@ -18,10 +22,11 @@ dir=.
 size=1G
 runtime=5
 alternations=3
-workloads=seq128k_qd32,seq1m_qd8,rand4k_qd32,rand4k_qd1,shm_psync_rand4k_qd1,shm_io_uring_rand4k_qd1
+workloads=seq128k_qd32,seq1m_qd8,rand4k_qd1,rand4k_qd32,rand4k_qd128,shm_psync_rand4k_qd1,shm_io_uring_rand4k_qd1
 raw=""
+ib_args=""
 
-usage() { sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+usage() { sed -n '2,/^set -euo/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --bin) bin=$2; shift 2 ;;
@@ -31,6 +36,7 @@ while [ $# -gt 0 ]; do
     --alternations) alternations=$2; shift 2 ;;
     --workloads) workloads=$2; shift 2 ;;
     --raw) raw=$2; shift 2 ;;
+    --ib-args) ib_args=$2; shift 2 ;;
     -h|--help) usage 0 ;;
     *) echo "compare_fio.sh: unknown argument '$1'" >&2; usage 2 >&2 ;;
   esac
@@ -72,7 +78,7 @@ need_disk=0; need_shm=0
 IFS=, read -r -a wl <<< "$workloads"
 for w in "${wl[@]}"; do
   case "$w" in
-    seq128k_qd32|seq1m_qd8|rand4k_qd32|rand4k_qd1) need_disk=1 ;;
+    seq128k_qd32|seq1m_qd8|rand4k_qd1|rand4k_qd32|rand4k_qd128) need_disk=1 ;;
     shm_psync_rand4k_qd1|shm_io_uring_rand4k_qd1) need_shm=1 ;;
     *) die "unknown workload '$w'" ;;
   esac
@@ -92,6 +98,7 @@ spec() {
     seq1m_qd8) echo "seq 1 MiB QD8|$disk_file|io_uring|read|seq|1m|1MiB|8" ;;
     rand4k_qd32) echo "rand 4 KiB QD32|$disk_file|io_uring|randread|rand|4k|4KiB|32" ;;
     rand4k_qd1) echo "rand 4 KiB QD1|$disk_file|io_uring|randread|rand|4k|4KiB|1" ;;
+    rand4k_qd128) echo "rand 4 KiB QD128|$disk_file|io_uring|randread|rand|4k|4KiB|128" ;;
     shm_psync_rand4k_qd1) echo "tmpfs psync rand 4 KiB QD1|$shm/data|psync|randread|rand|4k|4KiB|1" ;;
     shm_io_uring_rand4k_qd1) echo "tmpfs io_uring rand 4 KiB QD1|$shm/data|io_uring|randread|rand|4k|4KiB|1" ;;
   esac
@@ -106,9 +113,13 @@ run_fio() {  # label file engine rw bs qd
       --output="$out" >/dev/null
   python3 - "$out" "$1" >> "$results" <<'PY'
 import json, sys
-r = json.load(open(sys.argv[1]))["jobs"][0]["read"]
+job = json.load(open(sys.argv[1]))["jobs"][0]
+r = job["read"]
+# fio's CPU: usr% + sys% of its job's run time, over the I/Os it completed.
+cpu_s = (job["usr_cpu"] + job["sys_cpu"]) / 100 * job["job_runtime"] / 1e3
 print(json.dumps({"w": sys.argv[2], "tool": "fio", "bw": r["bw_bytes"], "iops": r["iops"],
-                  "p99_us": r["clat_ns"]["percentile"]["99.000000"] / 1e3}))
+                  "p99_us": r["clat_ns"]["percentile"]["99.000000"] / 1e3,
+                  "cpu_us_per_io": cpu_s / max(r["total_ios"], 1) * 1e6}))
 PY
 }
 run_ib() {  # label file engine pattern bs qd
@@ -116,7 +127,7 @@ run_ib() {  # label file engine pattern bs qd
   # --target-ci tiny: sample for the whole runtime, as fio does.
   "$bin" run --filter '^storage/read$' -a engine="$3" -a pattern="$4" -a block_size="$5" -a queue_depth="$6" \
       -a jobs=1 -a direct=1 -a target="$2" -a size=0 --min-time "$runtime" --max-time "$runtime" \
-      --target-ci 0.000001 -q -o "$out" >/dev/null
+      --target-ci 0.000001 $ib_args -q -o "$out" >/dev/null
   python3 - "$out" "$1" >> "$results" <<'PY'
 import json, sys
 (r,) = json.load(open(sys.argv[1]))["results"]
@@ -128,7 +139,8 @@ m = {x["name"]: x["value"] for x in r["metrics"]}
 mean_s = r["time_s"]["mean"]
 work = r["work_per_iteration"]
 print(json.dumps({"w": sys.argv[2], "tool": "infrabench", "bw": work["bytes_read"] / mean_s,
-                  "iops": work["items"] / mean_s, "p99_us": m["latency_us_p99"]}))
+                  "iops": work["items"] / mean_s, "p99_us": m["latency_us_p99"],
+                  "cpu_us_per_io": m["cpu_us_per_io"]}))
 PY
 }
 
@@ -150,17 +162,23 @@ python3 - "$results" "$alternations" "$runtime" <<'PY'
 import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
 order = list(dict.fromkeys(r["w"] for r in rows))
-med = lambda w, tool, k: statistics.median(r[k] for r in rows if r["w"] == w and r["tool"] == tool)
-print(f"infrabench / fio, medians of {sys.argv[2]} alternations of {sys.argv[3]} s each; throughput as "
-      "total bytes / total time for both (target: ratio >= 1.00); p99 completion latency (target: "
-      "ratio <= 1.10)\n")
-print("| workload | fio MB/s | infrabench MB/s | ratio | fio IOPS | infrabench IOPS | ratio "
-      "| fio p99 us | infrabench p99 us | ratio |")
-print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+def runs(w, tool):
+    return [r for r in rows if r["w"] == w and r["tool"] == tool]
+def cell(w, k):
+    """fio's median, infrabench's median, and the paired ratios' median and range."""
+    f, b = runs(w, "fio"), runs(w, "infrabench")
+    ratios = [y[k] / x[k] for x, y in zip(f, b) if x[k] > 0]
+    return (statistics.median(x[k] for x in f), statistics.median(y[k] for y in b),
+            statistics.median(ratios), min(ratios), max(ratios))
+print(f"infrabench / fio, {sys.argv[2]} alternations of {sys.argv[3]} s each (medians; ratio = median of "
+      "the paired ratios, range min-max); throughput as total bytes / total time for both (target: "
+      "ratio >= 1.00); p99 completion latency (target: ratio <= 1.10); CPU per I/O (usr + sys)\n")
+print("| workload | fio MB/s | infrabench MB/s | ratio | fio IOPS | infrabench IOPS | ratio (range) "
+      "| fio p99 us | infrabench p99 us | ratio (range) | fio CPU us/IO | infrabench CPU us/IO |")
+print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 for w in order:
-    f = {k: med(w, "fio", k) for k in ("bw", "iops", "p99_us")}
-    b = {k: med(w, "infrabench", k) for k in ("bw", "iops", "p99_us")}
-    print(f"| {w} | {f['bw']/1e6:.0f} | {b['bw']/1e6:.0f} | {b['bw']/f['bw']:.2f} | {f['iops']:.0f} | "
-          f"{b['iops']:.0f} | {b['iops']/f['iops']:.2f} | {f['p99_us']:.0f} | {b['p99_us']:.0f} | "
-          f"{b['p99_us']/f['p99_us']:.2f} |")
+    bw, io, p99, cpu = (cell(w, k) for k in ("bw", "iops", "p99_us", "cpu_us_per_io"))
+    print(f"| {w} | {bw[0]/1e6:.0f} | {bw[1]/1e6:.0f} | {bw[2]:.2f} | {io[0]:.0f} | {io[1]:.0f} | "
+          f"{io[2]:.2f} ({io[3]:.2f}-{io[4]:.2f}) | {p99[0]:.0f} | {p99[1]:.0f} | "
+          f"{p99[2]:.2f} ({p99[3]:.2f}-{p99[4]:.2f}) | {cpu[0]:.2f} | {cpu[1]:.2f} |")
 PY

@@ -11,9 +11,11 @@
 #include <cstdio>
 #include <string>
 
+#include "cluster.h"
 #include "common.h"
 #include "infrabench/benchmark.h"
 #include "infrabench/state.h"
+#include "job.h"
 #include "storage/dataloader.h"
 #include "storage/engine.h"
 
@@ -45,18 +47,38 @@ void storage_dataloader(infrabench::state& st) {
   const double threshold = st.get_float64("au_threshold");
   const bool direct = st.get_int64("direct") != 0;
 
-  if (!ks::engine_compiled_in(engine))
-    st.skip(engine + " engine not compiled in (INFRABENCH_WITH_IO_URING=OFF)");
-  if (engine == "io_uring" && !st.caps().io_uring.available) {
-    st.skip("io_uring unavailable: " + st.caps().io_uring.reason);
+  {
+    // The engine table's refusals (not compiled in, unavailable here). The readers' depth is
+    // the loader's own (a psync reader reads one sample piece at a time whatever it is).
+    ks::engine_options probe;
+    (void)sb::require_engine(st, "reader_engine", probe);
   }
   if (layout.samples / batch < 2) {
     st.fail(std::to_string(layout.samples) + " samples make fewer than 2 batches of " +
             std::to_string(batch) + " (the first step is excluded from AU)");
   }
 
-  std::uint64_t seed = 0;
-  const std::string root = sb::resolve_dataset(st, layout, seed);
+  // Under mpirun/srun every rank takes part in agreeing on the data set; one rank per host reads
+  // (a shared --scratch: one data set, each host its own samples).
+  const sb::cluster_view view = sb::view_of(st.comm());
+  const sb::scratch_sharing sharing =
+      view.multi && view.hosts > 1 ? sb::sharing_of_scratch(st) : sb::scratch_sharing::single_host;
+  const sb::scratch_data made = sb::agree_on_scratch(st, view, sharing, [&] {
+    sb::scratch_data d;
+    d.path = sb::resolve_dataset(st, layout, d.seed);
+    return d;
+  });
+  if (!view.measures) st.skip(view.not_measuring);
+  const std::string root = made.path;
+  const std::uint64_t seed = made.seed;
+  const bool shared = sharing == sb::scratch_sharing::shared;
+  if (shared) {
+    st.add_warning("--scratch is shared by the " + std::to_string(view.hosts) +
+                   " hosts: one data set of " + std::to_string(layout.samples) +
+                   " samples, of which this host (" + std::to_string(view.host + 1) + " of " +
+                   std::to_string(view.hosts) + ") reads every " + std::to_string(view.hosts) +
+                   "th");
+  }
   const ks::target_info first = ks::inspect_target(layout.sample_path(root, 0));
   if (direct)
     (void)ks::open_read_only(layout.sample_path(root, 0), true);  // says so if O_DIRECT is refused
@@ -79,6 +101,8 @@ void storage_dataloader(infrabench::state& st) {
   opts.direct_align = std::max<std::uint32_t>(first.direct_align, 512);
   opts.max_read = std::max<std::uint64_t>(std::uint64_t{1} << 20, opts.direct_align);
   opts.verify = sb::verify_requested(st);
+  opts.part = shared ? view.host : 0;
+  opts.parts = shared ? view.hosts : 1;
   if (opts.verify)
     st.add_warning("--verify: every sample is checked by its reader, inside the timed epochs");
 
@@ -87,6 +111,8 @@ void storage_dataloader(infrabench::state& st) {
     dl = std::make_unique<ks::dataloader>(opts);
   } catch (const ks::unsupported_error& e) {
     st.skip(e.what());
+  } catch (const ks::storage_error& e) {
+    st.fail(e.what());
   }
 
   const std::uint64_t window_samples = (dl->steps_per_epoch() - 1) * batch;
@@ -187,47 +213,102 @@ void storage_dataloader(infrabench::state& st) {
         "fastest simulated accelerator (samples / its measured compute time) fed with AU >= "
         "au_threshold: bisection over compute time per batch, " +
             probe_text + " (compute-time bracket +-" + percent(0.5 * (hi / lo - 1)) + ")");
+    // MLPerf Storage's figure: how many accelerators of this kind the storage keeps busy.
+    const double one = static_cast<double>(batch) / std::max(compute_s, 1e-12);
+    st.add_metric("accelerators_at_au", "accelerators", std::floor(best_rate / one), true,
+                  "accelerators computing " + number(st.get_float64("compute_ms")) +
+                      " ms per batch of " + std::to_string(batch) +
+                      " this host's storage feeds at AU >= au_threshold: the fastest accelerator "
+                      "fed / one accelerator's rate, rounded down (an estimate from one loader "
+                      "pipeline, not a run with that many accelerators)");
   } else {
     st.add_warning("search: no probed compute time reached AU >= au_threshold");
   }
 }
 
-INFRABENCH_REGISTER(storage_dataloader, "storage/dataloader")
-    .describe(
-        "MLPerf-Storage-style data loading: sample files read in random order into host batches "
-        "feeding a simulated accelerator; samples/s, GB/s, accelerator utilisation (valid if >= "
-        "au_threshold), and the fastest accelerator fed at that AU")
-    .add_string_axis(
-        "reader_engine", {"io_uring"},
-        infrabench::choice_axis("io_uring, or psync (pread, one read at a time per reader)",
-                                {"io_uring", "psync"}))
-    .add_int64_axis("sample_size", {110 << 10},
-                    infrabench::bytes_axis(
-                        "bytes per sample file (110KiB: ImageNet JPEG; 140MiB: U-Net3D volume)", 1,
-                        std::int64_t{1} << 31))
-    .add_int64_axis("samples", {1024}, infrabench::int_axis("sample files in the data set", 2, 1e9))
-    .add_int64_axis("files_per_dir", {1024},
-                    infrabench::int_axis("sample files per directory", 1, 1e9))
-    .add_int64_axis("batch_size", {32},
-                    infrabench::int_axis("samples per batch (per accelerator step)", 1, 1e6))
-    .add_float64_axis("compute_ms", {10.0},
-                      infrabench::float_axis("simulated accelerator time per batch, ms (busy-wait)",
-                                             0, 1e6))
-    .add_int64_axis("prefetch", {4}, infrabench::int_axis("batches in the host ring", 1, 1024))
-    .add_int64_axis("readers", {1},
-                    infrabench::int_axis("reader threads, each with its own ring", 1, 256))
-    .add_int64_axis("reader_depth", {16},
-                    infrabench::int_axis("reads in flight per reader", 1, 4096))
-    .add_int64_axis("direct", {1},
-                    infrabench::switch_axis("O_DIRECT; 0 = buffered, the page cache helps"))
-    .add_float64_axis("au_threshold", {0.9},
-                      infrabench::float_axis("AU a valid result needs (MLPerf Storage: 0.9)", 0, 1))
-    .add_int64_axis(
-        "search", {1},
-        infrabench::switch_axis("also bisect for the fastest accelerator fed at au_threshold"))
-    .memory_estimate([](const infrabench::config& cfg) -> std::int64_t {
-      const std::int64_t slot = (sb::config_int(cfg, "sample_size") + 4095) / 4096 * 4096;
-      return slot * sb::config_int(cfg, "batch_size") * sb::config_int(cfg, "prefetch");
-    });
+// The job's row: the hosts loaded at the same time, so their sample rates add up; a synchronous
+// data-parallel job waits for its slowest host, so the job's AU is the lowest host's.
+void combine_hosts(infrabench::state& st, const std::vector<sb::job_input_row>& hosts) {
+  using infrabench::metric_role;
+  const std::string n = std::to_string(hosts.size()) + " hosts";
+  auto sum = [&](const std::string& metric) {
+    double total = 0;
+    for (double v : sb::values_of(hosts, metric)) total += v;
+    return total;
+  };
+  const auto lowest =
+      std::min_element(hosts.begin(), hosts.end(), [](const auto& a, const auto& b) {
+        return a.metric("accelerator_utilization_percent") <
+               b.metric("accelerator_utilization_percent");
+      });
+  st.add_metric(
+      "accelerator_utilization_percent_min", "%", lowest->metric("accelerator_utilization_percent"),
+      true,
+      "the lowest host AU (a synchronous job runs at its slowest host's pace): " + lowest->who());
+  st.check(
+      lowest->metric("accelerator_utilization_percent") >= 100 * st.get_float64("au_threshold"),
+      lowest->who() + ": AU below au_threshold");
+  st.add_metric("aggregate_samples_per_s", "samples/s", sum("samples_per_s"), true,
+                "sum of the " + n + "' median samples/s, loaded at the same time");
+  st.add_metric("aggregate_gbps", "GB/s", sum("bandwidth_gbps"), true,
+                "sum of the " + n + "' median GB/s, loaded at the same time, GB = 1e9 B");
+  const auto accel = sb::values_of(hosts, "accelerators_at_au");
+  if (accel.size() == hosts.size()) {
+    st.add_metric("accelerators_at_au", "accelerators", sum("accelerators_at_au"), true,
+                  "accelerators the whole cluster's storage feeds at AU >= au_threshold (MLPerf "
+                  "Storage's figure): the sum of each host's accelerators_at_au, its search run "
+                  "while the other hosts ran theirs");
+  }
+  st.add_metric("hosts", "hosts", static_cast<double>(hosts.size()), true,
+                "hosts that measured (one rank each)", metric_role::information);
+}
+
+[[maybe_unused]] const bool registered = [] {
+  auto& b = infrabench::registry::instance()
+                .add("storage/dataloader", storage_dataloader)
+                .scope(infrabench::rank_scope::every_rank)  // one rank per host reads (cluster.h)
+                .describe(
+                    "MLPerf-Storage-style data loading: sample files read in random order into "
+                    "host batches feeding a simulated accelerator; samples/s, GB/s, accelerator "
+                    "utilisation (valid if >= au_threshold), and the fastest accelerator fed at "
+                    "that AU");
+  sb::add_engine_axis(b, "reader_engine", {"io_uring"});
+  b.add_int64_axis("sample_size", {110 << 10},
+                   infrabench::bytes_axis(
+                       "bytes per sample file (110KiB: ImageNet JPEG; 140MiB: U-Net3D volume)", 1,
+                       std::int64_t{1} << 31))
+      .add_int64_axis("samples", {1024},
+                      infrabench::int_axis("sample files in the data set", 2, 1e9))
+      .add_int64_axis("files_per_dir", {1024},
+                      infrabench::int_axis("sample files per directory", 1, 1e9))
+      .add_int64_axis("batch_size", {32},
+                      infrabench::int_axis("samples per batch (per accelerator step)", 1, 1e6))
+      .add_float64_axis(
+          "compute_ms", {10.0},
+          infrabench::float_axis("simulated accelerator time per batch, ms (busy-wait)", 0, 1e6))
+      .add_int64_axis("prefetch", {4}, infrabench::int_axis("batches in the host ring", 1, 1024))
+      .add_int64_axis("readers", {1},
+                      infrabench::int_axis("reader threads, each with its own ring", 1, 256))
+      .add_int64_axis("reader_depth", {16},
+                      infrabench::int_axis("reads in flight per reader", 1, 4096))
+      .add_int64_axis("direct", {1},
+                      infrabench::switch_axis("O_DIRECT; 0 = buffered, the page cache helps"))
+      .add_float64_axis(
+          "au_threshold", {0.9},
+          infrabench::float_axis("AU a valid result needs (MLPerf Storage: 0.9)", 0, 1))
+      .add_int64_axis(
+          "search", {1},
+          infrabench::switch_axis("also bisect for the fastest accelerator fed at au_threshold"))
+      .memory_estimate([](const infrabench::config& cfg) -> std::int64_t {
+        const std::int64_t slot = (sb::config_int(cfg, "sample_size") + 4095) / 4096 * 4096;
+        return slot * sb::config_int(cfg, "batch_size") * sb::config_int(cfg, "prefetch");
+      });
+  sb::register_job_row(b,
+                       "storage/dataloader across the hosts of an mpirun/srun job: the "
+                       "accelerators the whole cluster's storage feeds at the AU threshold "
+                       "(MLPerf Storage's figure), the lowest host AU named",
+                       combine_hosts);
+  return true;
+}();
 
 }  // namespace

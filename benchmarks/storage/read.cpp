@@ -16,10 +16,12 @@
 #include <thread>
 #include <vector>
 
+#include "cluster.h"
 #include "common.h"
 #include "infrabench/benchmark.h"
 #include "infrabench/state.h"
 #include "infrabench/thread_pool.h"
+#include "job.h"
 #include "storage/engine.h"
 #include "storage/io_plan.h"
 #include "storage/latency_histogram.h"
@@ -214,6 +216,32 @@ class free_running_jobs {
   std::thread m_driver;
 };
 
+// Each job's region: of this host's part of the data set when every host reads one shared data
+// set (disjoint parts), else of the whole target.
+std::vector<ks::io_region> job_regions(infrabench::state& st, const sb::read_target& t,
+                                       std::uint64_t bs, std::uint32_t jobs,
+                                       const sb::cluster_view& view, sb::scratch_sharing sharing) {
+  const bool shared = sharing == sb::scratch_sharing::shared;
+  const std::uint32_t parts = shared ? view.hosts : 1;
+  std::vector<ks::io_region> all;
+  try {
+    all = ks::split_regions(t.bytes, bs, std::uint64_t{parts} * jobs);
+  } catch (const std::invalid_argument& e) {
+    st.fail(t.path + ": " + e.what() +
+            (shared ? " (shared by " + std::to_string(parts) + " hosts)" : ""));
+  }
+  const auto first = all.begin() + static_cast<std::ptrdiff_t>(shared ? view.host * jobs : 0);
+  std::vector<ks::io_region> mine(first, first + jobs);
+  if (shared) {
+    st.add_warning("--scratch is shared by the " + std::to_string(parts) +
+                   " hosts: one data set of " + ks::format_gib(t.bytes) + ", of which this host (" +
+                   std::to_string(view.host + 1) + " of " + std::to_string(parts) +
+                   ") reads its own part, bytes " + std::to_string(mine.front().begin) + ".." +
+                   std::to_string(mine.back().begin + mine.back().blocks * bs));
+  }
+  return mine;
+}
+
 void storage_read(infrabench::state& st) {
   const std::string engine = st.get_string("engine");
   const auto pattern = ks::parse_access_pattern(st.get_string("pattern"));
@@ -229,38 +257,26 @@ void storage_read(infrabench::state& st) {
   opts.queue_depth = qd;
   opts.block_size = bs;
   opts.direct = direct;
-  opts.fixed_buffers = st.get_int64("fixed_buffers") != 0;
-  opts.fixed_files = st.get_int64("fixed_files") != 0;
-  opts.sqpoll = st.get_int64("sqpoll") != 0;
-  opts.iopoll = st.get_int64("iopoll") != 0;
+  sb::read_engine_options(st, opts);
+  // What can be refused without touching the disk is refused before any scratch data is made:
+  // the engine table's refusals (not compiled in, unavailable here, an option it does not have).
+  (void)sb::require_engine(st, "engine", opts);
 
-  // What can be refused without touching the disk is refused before any scratch data is made.
-  if (!ks::engine_compiled_in(engine)) {
-    st.skip(engine + " engine not compiled in (INFRABENCH_WITH_IO_URING=OFF)");
-  }
-  if (engine == "io_uring" && !st.caps().io_uring.available) {
-    st.skip("io_uring unavailable: " + st.caps().io_uring.reason);
-  }
-  if (engine == "psync") {
-    if (qd != 1) {
-      st.skip(
-          "psync is synchronous: one read in flight per job (queue_depth=1); use jobs for "
-          "concurrency");
-    }
-    if (opts.fixed_buffers || opts.fixed_files || opts.sqpoll || opts.iopoll) {
-      st.skip("fixed_buffers, fixed_files, sqpoll and iopoll are io_uring options");
-    }
-  }
-  if (opts.iopoll && !direct) st.skip("IOPOLL needs O_DIRECT (direct=1)");
-
+  // Under mpirun/srun every rank takes part in agreeing on the data; one rank per host reads.
+  const sb::cluster_view view = sb::view_of(st.comm());
+  const sb::scratch_sharing sharing = !view.multi || view.hosts < 2
+                                          ? sb::scratch_sharing::single_host
+                                      : target == "scratch" ? sb::sharing_of_scratch(st)
+                                                            : sb::scratch_sharing::node_local;
   // Also refuses a block size O_DIRECT cannot use, before any scratch data is written.
-  const sb::read_target t = sb::resolve_read_target(st, target, size, direct, bs);
-  std::vector<ks::io_region> regions;
-  try {
-    regions = ks::split_regions(t.bytes, bs, jobs);
-  } catch (const std::invalid_argument& e) {
-    st.fail(t.path + ": " + e.what());
-  }
+  sb::read_target t;
+  const sb::scratch_data made = sb::agree_on_scratch(st, view, sharing, [&] {
+    t = sb::resolve_read_target(st, target, size, direct, bs);
+    return sb::scratch_data{t.path, t.seed};
+  });
+  if (!view.measures) st.skip(view.not_measuring);
+  if (t.path.empty()) t = sb::shared_read_target(made, size, direct, bs);
+  const std::vector<ks::io_region> regions = job_regions(st, t, bs, jobs, view, sharing);
   if (!direct) {
     st.add_warning(
         "direct=0: buffered reads through the page cache (a page-cache measurement, not the "
@@ -358,53 +374,91 @@ void storage_read(infrabench::state& st) {
   }
 }
 
-INFRABENCH_REGISTER(storage_read, "storage/read")
-    .describe(
-        "reads a scratch file, a file or a block device (read-only) with io_uring or psync, "
-        "sequential or random, fio-style; GB/s, IOPS, completion-latency percentiles, CPU per I/O")
-    .add_string_axis("engine", {"io_uring", "psync"},
-                     infrabench::choice_axis("io_uring (liburing) or psync (pread, the baseline)",
-                                             {"io_uring", "psync"}))
-    .add_string_axis("pattern", {"seq", "rand"},
-                     infrabench::choice_axis(
-                         "seq: each job's region in order; rand: a random permutation of its "
-                         "blocks each pass",
-                         {"seq", "rand"}))
-    .add_int64_axis("block_size", {4096, 128 << 10, 1 << 20},
-                    infrabench::bytes_axis("bytes per read", 1, 1 << 30))
-    .add_int64_axis("queue_depth", {1, 32},
-                    infrabench::int_axis("reads in flight per job (io_uring ring limit 32768)", 1,
-                                         max_queue_depth))
-    .add_int64_axis("jobs", {1},
-                    infrabench::int_axis("threads, each with its own descriptor, ring and region",
-                                         1, 1024))
-    .add_int64_axis("pin", {0},
-                    infrabench::switch_axis(
-                        "pin job j to the j-th allowed CPU (fio's default is unpinned; pinning "
-                        "away from the device's interrupt CPU costs a cross-CPU wake-up per read)"))
-    .add_int64_axis("direct", {1},
-                    infrabench::switch_axis("O_DIRECT; 0 = buffered, a page-cache measurement"))
-    .add_int64_axis("fixed_buffers", {0},
-                    infrabench::switch_axis("io_uring registered buffers (locked memory)"))
-    .add_int64_axis("fixed_files", {0}, infrabench::switch_axis("io_uring registered file"))
-    .add_int64_axis("sqpoll", {0},
-                    infrabench::switch_axis("io_uring SQPOLL kernel submission thread"))
-    .add_int64_axis(
-        "iopoll", {0},
-        infrabench::switch_axis("io_uring IOPOLL polled completions (needs device poll queues)"))
-    .add_string_axis(
-        "target", {"scratch"},
-        infrabench::choice_axis("scratch (a file under --scratch), a directory (a scratch file "
-                                "made there), or an existing file or block device, read only",
-                                {}))
-    .add_int64_axis(
-        "size", {std::int64_t{1} << 30},
-        infrabench::bytes_axis("scratch file size; for an existing file or device the bytes read "
-                               "from its start (0 = all)",
-                               0, 1e18))
-    .memory_estimate([](const infrabench::config& cfg) -> std::int64_t {
-      return sb::config_int(cfg, "block_size") * sb::config_int(cfg, "queue_depth") *
-             sb::config_int(cfg, "jobs");
-    });
+// The job's row: the hosts read at the same time (started together after agreeing on the data),
+// so their rates add up; the slowest host decides how long a job that needs every host's data
+// waits.
+void combine_hosts(infrabench::state& st, const std::vector<sb::job_input_row>& hosts) {
+  using infrabench::metric_role;
+  const auto gbps = sb::values_of(hosts, "bandwidth_gbps");
+  const auto iops = sb::values_of(hosts, "ios_per_s");
+  const std::size_t slowest = static_cast<std::size_t>(
+      std::min_element(hosts.begin(), hosts.end(),
+                       [](const auto& a, const auto& b) {
+                         return a.metric("bandwidth_gbps") < b.metric("bandwidth_gbps");
+                       }) -
+      hosts.begin());
+  const std::string n = std::to_string(hosts.size()) + " hosts";
+  double sum_gbps = 0, sum_iops = 0;
+  for (double v : gbps) sum_gbps += v;
+  for (double v : iops) sum_iops += v;
+  st.add_metric("aggregate_gbps", "GB/s", sum_gbps, true,
+                "sum of the " + n +
+                    "' median GB/s, measured at the same time (each host's "
+                    "sampling stops by its own rule), GB = 1e9 B");
+  st.add_metric("aggregate_ios_per_s", "IO/s", sum_iops, true,
+                "sum of the " + n + "' median reads per second, measured at the same time");
+  st.add_metric("slowest_host_gbps", "GB/s", hosts[slowest].metric("bandwidth_gbps"), true,
+                "the slowest host's median GB/s: " + hosts[slowest].who());
+  const auto p99 = sb::values_of(hosts, "latency_us_p99");
+  if (!p99.empty()) {
+    st.add_metric("worst_host_latency_us_p99", "us", *std::max_element(p99.begin(), p99.end()),
+                  false, "the highest p99 completion latency of the " + n);
+  }
+  st.add_metric("hosts", "hosts", static_cast<double>(hosts.size()), true,
+                "hosts that measured (one rank each)", metric_role::information);
+}
+
+[[maybe_unused]] const bool registered = [] {
+  auto& b =
+      infrabench::registry::instance()
+          .add("storage/read", storage_read)
+          .scope(infrabench::rank_scope::every_rank)  // one rank per host reads (cluster.h)
+          .describe(
+              "reads a scratch file, a file or a block device (read-only) with an engine of the "
+              "table (io_uring, psync), sequential or random, fio-style; GB/s, IOPS, "
+              "completion-latency percentiles, CPU per I/O");
+  sb::add_engine_axis(b, "engine", {"io_uring", "psync"});
+  b.add_string_axis(
+       "pattern", {"seq", "rand"},
+       infrabench::choice_axis("seq: each job's region in order; rand: a random permutation of its "
+                               "blocks each pass",
+                               {"seq", "rand"}))
+      .add_int64_axis("block_size", {4096, 128 << 10, 1 << 20},
+                      infrabench::bytes_axis("bytes per read", 1, 1 << 30))
+      .add_int64_axis("queue_depth", {1, 32},
+                      infrabench::int_axis("reads in flight per job (the engine's limit applies)",
+                                           1, max_queue_depth))
+      .add_int64_axis(
+          "jobs", {1},
+          infrabench::int_axis("threads, each with its own descriptor, ring and region", 1, 1024))
+      .add_int64_axis(
+          "pin", {0},
+          infrabench::switch_axis(
+              "pin job j to the j-th allowed CPU (fio's default is unpinned; pinning away from "
+              "the device's interrupt CPU costs a cross-CPU wake-up per read)"))
+      .add_int64_axis("direct", {1},
+                      infrabench::switch_axis("O_DIRECT; 0 = buffered, a page-cache measurement"));
+  // One axis per engine option, generated from the engine table.
+  sb::add_engine_option_axes(b);
+  b.add_string_axis(
+       "target", {"scratch"},
+       infrabench::choice_axis("scratch (a file under --scratch), a directory (a scratch file "
+                               "made there), or an existing file or block device, read only",
+                               {}))
+      .add_int64_axis(
+          "size", {std::int64_t{1} << 30},
+          infrabench::bytes_axis("scratch file size; for an existing file or device the bytes "
+                                 "read from its start (0 = all)",
+                                 0, 1e18))
+      .memory_estimate([](const infrabench::config& cfg) -> std::int64_t {
+        return sb::config_int(cfg, "block_size") * sb::config_int(cfg, "queue_depth") *
+               sb::config_int(cfg, "jobs");
+      });
+  sb::register_job_row(b,
+                       "storage/read across the hosts of an mpirun/srun job: aggregate GB/s and "
+                       "IOPS of the hosts reading at the same time, the slowest host named",
+                       combine_hosts);
+  return true;
+}();
 
 }  // namespace

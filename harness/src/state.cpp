@@ -1,5 +1,6 @@
 #include "infrabench/state.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <stdexcept>
@@ -91,7 +92,8 @@ void state::exec(const std::function<void()>& fn) {
       [&](std::int64_t iters) {
         const auto t0 = clock_type::now();
         for (std::int64_t i = 0; i < iters; ++i) fn();
-        return seconds_since(t0) / static_cast<double>(iters);
+        const double wall = seconds_since(t0);
+        return batch_timing{wall / static_cast<double>(iters), wall};
       },
       "cpu_steady_clock");
 }
@@ -99,35 +101,61 @@ void state::exec(const std::function<void()>& fn) {
 void state::exec_timed(const std::function<double()>& fn, std::string timer_name) {
   sample_loop(
       [&](std::int64_t iters) {
+        const auto t0 = clock_type::now();
         double total = 0;
         for (std::int64_t i = 0; i < iters; ++i) total += fn();
-        return total / static_cast<double>(iters);
+        return batch_timing{total / static_cast<double>(iters), seconds_since(t0)};
       },
       std::move(timer_name));
 }
 
 void state::exec_batched(const std::function<double(std::int64_t)>& run_batch,
                          std::string timer_name) {
+  // The returned time is all the ranks agree on, so it stands for the wall time too.
+  sample_loop(
+      [&](std::int64_t iters) {
+        const double t = run_batch(iters);
+        return batch_timing{t, t * static_cast<double>(iters)};
+      },
+      std::move(timer_name));
+}
+
+void state::exec_batched(const std::function<batch_timing(std::int64_t)>& run_batch,
+                         std::string timer_name) {
   sample_loop(run_batch, std::move(timer_name));
 }
 
-void state::sample_loop(const std::function<double(std::int64_t)>& run_batch,
-                        std::string timer_name) {
+void state::exec_gpu_batched(const std::function<batch_timing(std::int64_t)>& run_batch,
+                             std::int64_t max_iters, std::string timer_name) {
+  (void)run_batch(1);  // lazy module loading, first touch, clocks ramping up: not a measurement
+  const batch_timing one = run_batch(1);
+  const std::int64_t n = std::min<std::int64_t>(16, std::max<std::int64_t>(max_iters, 2));
+  const batch_timing many = run_batch(n);
+  sample_loop(run_batch, std::move(timer_name),
+              gpu_launches_per_sample(one, 1, many, n, m_settings.min_sample_time_s, max_iters));
+}
+
+void state::sample_loop(const std::function<batch_timing(std::int64_t)>& run_batch,
+                        std::string timer_name, std::int64_t fixed_iters) {
   if (m_executed) throw std::logic_error("state::exec called twice for one configuration");
   m_executed = true;
   m_result.timer = std::move(timer_name);
   const auto& rule = m_settings.rule;
 
-  // Warm-up: caches, page faults, lazy initialisation. Its time also sizes the batches.
-  const double warm = run_batch(1);
-  std::int64_t iters = 1;
-  if (warm < m_settings.min_sample_time_s) {
-    const double want = m_settings.min_sample_time_s / std::max(warm, 1e-9);
-    iters = static_cast<std::int64_t>(std::min(std::ceil(want), 1e9));
-  }
+  // Warm-up: caches, page faults, lazy initialisation. Its time also sizes the batches: by the
+  // larger of measured and wall time, so a per-call overhead the timer does not see (a GPU
+  // benchmark's gate and synchronise) cannot make one sample take 100x min_sample_time_s.
+  const std::int64_t warm_iters = fixed_iters > 0 ? fixed_iters : 1;
+  const batch_timing warm = run_batch(warm_iters);
+  const std::int64_t iters =
+      fixed_iters > 0 ? fixed_iters
+                      : iterations_per_sample(warm, warm_iters, m_settings.min_sample_time_s);
 
   auto& samples = m_result.samples_s;
-  double measured = 0;
+  // The budget (min/max time) counts the wall time samples cost, never less than their measured
+  // time: with measured time alone a GPU benchmark whose calls cost 100x their GPU time in host
+  // overhead ran 100x its max-time.
+  double spent = 0;
   stopping_rule::verdict v = stopping_rule::verdict::go_on;
   std::size_t next_check = 1;
   while (true) {
@@ -139,12 +167,12 @@ void state::sample_loop(const std::function<double(std::int64_t)>& run_batch,
       throw timeout_error("timed out after " + std::to_string(m_settings.timeout_s) + " s with " +
                           std::to_string(samples.size()) + " samples (--timeout)");
     }
-    const double t = run_batch(iters);
-    samples.push_back(t);
-    measured += t * static_cast<double>(iters);
+    const batch_timing t = run_batch(iters);
+    samples.push_back(t.per_iteration_s);
+    spent += std::max(t.wall_s, t.per_iteration_s * static_cast<double>(iters));
     // Re-evaluating the CI costs O(n log n); past 64 samples check every n/16 samples.
     if (samples.size() >= next_check) {
-      v = rule.decide(samples, measured);
+      v = rule.decide(samples, spent);
       if (v != stopping_rule::verdict::go_on) break;
       next_check = samples.size() < 64 ? samples.size() + 1 : samples.size() + samples.size() / 16;
     }

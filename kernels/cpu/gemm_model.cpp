@@ -315,71 +315,19 @@ std::vector<position> sample_positions(std::int64_t m, std::int64_t n, std::int6
 // ---- GPU peak table
 // ------------------------------------------------------------------------------
 
-std::string_view to_string(gpu_dtype d) {
-  switch (d) {
-    case gpu_dtype::fp64:
-      return "fp64";
-    case gpu_dtype::fp32:
-      return "fp32";
-    case gpu_dtype::tf32:
-      return "tf32";
-    case gpu_dtype::fp16:
-      return "fp16";
-    case gpu_dtype::bf16:
-      return "bf16";
-    case gpu_dtype::fp8:
-      return "fp8";
-    case gpu_dtype::int8:
-      return "int8";
-  }
-  return "?";
-}
-
-namespace {
-struct arch_rates {
-  gpu_arch arch;
-  // Dense ops per clock per SM: fp64, fp32, tf32, fp16, bf16, fp8, int8 (0 = not supported).
-  double rate[7];
-};
-// From the architecture whitepapers (per-SM throughput of the CUDA cores and tensor cores, fp32
-// accumulation, no sparsity). fp64 is the tensor-core rate where tensor cores do fp64 (sm_80,
-// sm_90, sm_100), else the 1/64-rate CUDA cores. Checked in test_gemm_model.cpp against the
-// datasheets: A100 and H100 (SXM, PCIe), L4, L40S, A40, and HGX B200 (2.25 PFLOP/s dense BF16 =
-// 148 SMs x 8192 x 1856 MHz; NVIDIA's datasheet quotes 4.5 P with sparsity and no clock).
-const std::vector<arch_rates>& rates_table() {
-  static const std::vector<arch_rates> table = {
-      {{8, 0, "Ampere (A100)"}, {128, 128, 1024, 2048, 2048, 0, 4096}},
-      {{8, 6, "Ampere (A10, A40, RTX 30)"}, {4, 256, 512, 1024, 1024, 0, 2048}},
-      {{8, 9, "Ada (L4, L40S, RTX 40)"}, {4, 256, 512, 1024, 1024, 2048, 2048}},
-      {{9, 0, "Hopper (H100, H200)"}, {256, 256, 2048, 4096, 4096, 8192, 8192}},
-      {{10, 0, "Blackwell (B200)"}, {128, 256, 4096, 8192, 8192, 16384, 16384}},
-  };
-  return table;
-}
-}  // namespace
-
 std::optional<double> gpu_ops_per_clock_per_sm(int major, int minor, gpu_dtype dtype) {
-  for (const auto& r : rates_table()) {
-    if (r.arch.major == major && r.arch.minor == minor) {
-      const double v = r.rate[static_cast<int>(dtype)];
-      if (v <= 0) return std::nullopt;
-      return v;
-    }
-  }
-  return std::nullopt;
+  return hardware::ops_per_clock_per_sm(major, minor, dtype);
 }
 
 std::optional<double> gpu_peak_tflops(int major, int minor, gpu_dtype dtype, int sm_count,
                                       double clock_mhz) {
-  const auto per_sm = gpu_ops_per_clock_per_sm(major, minor, dtype);
-  if (!per_sm || sm_count <= 0 || clock_mhz <= 0) return std::nullopt;
-  return *per_sm * sm_count * clock_mhz * 1e6 / 1e12;
+  return hardware::peak_at_clock_tflops(major, minor, dtype, sm_count, clock_mhz);
 }
 
 const std::vector<gpu_arch>& gpu_arch_table() {
   static const std::vector<gpu_arch> archs = [] {
     std::vector<gpu_arch> v;
-    for (const auto& r : rates_table()) v.push_back(r.arch);
+    for (const auto& r : hardware::gpu_arch_table()) v.push_back({r.major, r.minor, r.family});
     return v;
   }();
   return archs;

@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "hardware/gpu.h"
+
 namespace infrabench::kernels::gemm_model {
 
 // ---- shapes
@@ -130,8 +132,9 @@ struct position {
 // ---- GPU peak table
 // ------------------------------------------------------------------------------
 
-enum class gpu_dtype { fp64, fp32, tf32, fp16, bf16, fp8, int8 };
-[[nodiscard]] std::string_view to_string(gpu_dtype d);
+// The GPU figures live in the hardware-figures module (hardware/gpu.h); these forward to it.
+using gpu_dtype = hardware::gpu_dtype;
+using hardware::to_string;
 
 struct gpu_arch {
   int major = 0, minor = 0;  // compute capability

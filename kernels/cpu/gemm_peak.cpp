@@ -1,5 +1,7 @@
 #include "cpu/gemm_peak.h"
 
+#include "hardware/cpu.h"
+
 #include <immintrin.h>
 
 #include <stdexcept>
@@ -134,15 +136,17 @@ std::string peak_isa_unsupported_reason(peak_isa isa) {
 }
 
 double peak_flops_per_instruction(peak_isa isa) {
+  // The figures live in the hardware-figures module, with their source.
+  namespace hw = infrabench::kernels::hardware;
   switch (isa) {
     case peak_isa::avx2_fp32:
-      return 8 * 2;
+      return hw::cpu_flops_per_instruction(hw::cpu_vector_op::avx2_fma_fp32);
     case peak_isa::avx512_fp32:
-      return 16 * 2;
+      return hw::cpu_flops_per_instruction(hw::cpu_vector_op::avx512_fma_fp32);
     case peak_isa::avx512_bf16:
-      return 16 * 4;  // per fp32 lane: two bf16 products and two additions
+      return hw::cpu_flops_per_instruction(hw::cpu_vector_op::avx512_dpbf16_fp32);
     case peak_isa::avx512_fp16:
-      return 32 * 2;
+      return hw::cpu_flops_per_instruction(hw::cpu_vector_op::avx512_fma_fp16);
   }
   return 0;
 }

@@ -32,4 +32,34 @@ INFRABENCH_HD inline double sum(double rank_sum_n, int n, std::size_t i) {
   return rank_sum_n + static_cast<double>(n) * static_cast<double>(i % 13);
 }
 
+// What a collective leaves in a receive buffer, by the shape of its result (one rule may serve
+// several collectives; benchmarks/collectives/model.h names the rule of each).
+enum class result_rule {
+  sum,            // every rank: the element-wise sum of all ranks' inputs (all-reduce)
+  gather,         // every rank: block r holds rank r's input block (all-gather)
+  sum_own_block,  // rank me: block me of the sum (reduce-scatter)
+  root_input,     // every rank: rank 0's input (broadcast from rank 0)
+  exchange,       // rank me: block r holds block me of rank r's input (all-to-all)
+};
+
+// Element i of rank `me`'s receive buffer after a collective with result `rule` over n ranks
+// (`block` elements per rank; `rank_sum_n` = rank_sum(n), computed once). The same code checks
+// on the host (MPI) and on the device (NCCL).
+INFRABENCH_HD inline double expected(result_rule rule, int me, int n, std::size_t block,
+                                     std::size_t i, double rank_sum_n) {
+  switch (rule) {
+    case result_rule::sum:
+      return sum(rank_sum_n, n, i);
+    case result_rule::gather:
+      return input(static_cast<int>(i / block), i % block);
+    case result_rule::sum_own_block:
+      return sum(rank_sum_n, n, static_cast<std::size_t>(me) * block + i);
+    case result_rule::root_input:
+      return input(0, i);
+    case result_rule::exchange:
+      return input(static_cast<int>(i / block), static_cast<std::size_t>(me) * block + i % block);
+  }
+  return 0;
+}
+
 }  // namespace infrabench::kernels::pattern

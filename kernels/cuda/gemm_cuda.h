@@ -25,8 +25,9 @@ int gemm_fill_uniform(void* dst, std::size_t count, gemm_elem type, std::uint64_
 // Fills with quiet NaN (fp32, fp16, bf16): an entry a kernel never writes then fails verification.
 int gemm_fill_nan(void* dst, std::size_t count, gemm_elem type, void* stream);
 
-// Our fp32 SIMT kernel: 64 x 64 tiles of C per 256-thread block, 4 x 4 per thread, 16-deep k
-// slices staged in shared memory. C = A B (op = none: row-major A m x k, B k x n).
+// Our fp32 SIMT kernel: 128 x 128 tiles of C per 256-thread block, 8 x 8 per thread (register
+// blocking, warp tiling, float4 loads, double-buffered 8-deep k slices; cuda/gemm_tiling.h).
+// C = A B (op = none: row-major A m x k, B k x n), any m, n, k.
 int launch_simt_sgemm(int m, int n, int k, const float* a, int lda, const float* b, int ldb,
                       float* c, int ldc, void* stream);
 
@@ -35,6 +36,18 @@ int launch_simt_sgemm(int m, int n, int k, const float* a, int lda, const float*
 // in shared memory; any m, n, k (edges zero-padded). Returns cudaErrorInvalidValue for fp32/fp8.
 int launch_wmma_gemm(gemm_elem type, int m, int n, int k, const void* a, int lda, const void* b,
                      int ldb, void* c, int ldc, void* stream);
+
+// Our mma.sync tensor-core kernel (m16n8k16, sm_80+): fp16 or bf16 A (m x k) and B (k x n), fp32
+// accumulation, C in the same type; 128 x 128 tiles per 8-warp block, 32-deep k slices through a
+// 3-stage cp.async pipeline, fragments via ldmatrix (cuda/gemm_tiling.h). Returns
+// cudaErrorInvalidValue for a shape or type mma_gemm_unsupported refuses.
+int launch_mma_gemm(gemm_elem type, int m, int n, int k, const void* a, int lda, const void* b,
+                    int ldb, void* c, int ldc, void* stream);
+// Why launch_mma_gemm cannot take these operands (k, n, lda, ldb multiples of 8, 16-byte aligned
+// A and B, even ldc, fp16/bf16), or nullptr when it can.
+[[nodiscard]] const char* mma_gemm_unsupported(gemm_elem type, int m, int n, int k, const void* a,
+                                               int lda, const void* b, int ldb, const void* c,
+                                               int ldc);
 
 // For `count` positions (pairs i, j in `positions`, device memory), computes in fp64 the
 // reference sum_p a_ip b_pj, sum_p |a_ip b_pj| and reads C[i][j] (of type c_type), writing

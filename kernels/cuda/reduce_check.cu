@@ -14,31 +14,13 @@ __global__ void fill_kernel(T* buf, std::size_t count, std::size_t base, int ran
   }
 }
 
-__device__ double expected(check_kind kind, int me, int n, std::size_t block, std::size_t i,
-                           double rs) {
-  switch (kind) {
-    case check_kind::allreduce:
-      return pattern::sum(rs, n, i);
-    case check_kind::allgather:
-      return pattern::input(static_cast<int>(i / block), i % block);
-    case check_kind::reduce_scatter:
-      return pattern::sum(rs, n, static_cast<std::size_t>(me) * block + i);
-    case check_kind::broadcast:
-      return pattern::input(0, i);
-    case check_kind::alltoall:
-      return pattern::input(static_cast<int>(i / block),
-                            static_cast<std::size_t>(me) * block + i % block);
-  }
-  return 0;
-}
-
 template <typename T>
-__global__ void check_kernel(const T* buf, std::size_t count, check_kind kind, int me, int n,
-                             std::size_t block, double rs, unsigned long long* bad) {
+__global__ void check_kernel(const T* buf, std::size_t count, pattern::result_rule rule, int me,
+                             int n, std::size_t block, double rs, unsigned long long* bad) {
   unsigned long long mine = 0;
   for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < count;
        i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
-    mine += buf[i] != static_cast<T>(expected(kind, me, n, block, i, rs));
+    mine += buf[i] != static_cast<T>(pattern::expected(rule, me, n, block, i, rs));
   }
   if (mine) atomicAdd(bad, mine);
 }
@@ -61,15 +43,15 @@ int launch_fill_pattern(void* buf, bool is_double, std::size_t count, std::size_
   return static_cast<int>(cudaGetLastError());
 }
 
-int launch_count_mismatches(const void* buf, bool is_double, std::size_t count, check_kind kind,
-                            int me, int n, std::size_t block, double rs, unsigned long long* bad,
-                            void* stream) {
+int launch_count_mismatches(const void* buf, bool is_double, std::size_t count,
+                            pattern::result_rule rule, int me, int n, std::size_t block, double rs,
+                            unsigned long long* bad, void* stream) {
   auto s = static_cast<cudaStream_t>(stream);
   if (is_double) {
-    check_kernel<<<grid_for(count), 256, 0, s>>>(static_cast<const double*>(buf), count, kind, me,
+    check_kernel<<<grid_for(count), 256, 0, s>>>(static_cast<const double*>(buf), count, rule, me,
                                                  n, block, rs, bad);
   } else {
-    check_kernel<<<grid_for(count), 256, 0, s>>>(static_cast<const float*>(buf), count, kind, me, n,
+    check_kernel<<<grid_for(count), 256, 0, s>>>(static_cast<const float*>(buf), count, rule, me, n,
                                                  block, rs, bad);
   }
   return static_cast<int>(cudaGetLastError());

@@ -6,18 +6,18 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace infrabench::kernels::cuda {
+#include "cpu/reduce_pattern.h"
 
-// What a receive buffer must hold (see benchmarks/collectives/model.h expected_value).
-enum class check_kind { allreduce, allgather, reduce_scatter, broadcast, alltoall };
+namespace infrabench::kernels::cuda {
 
 // buf[i] = pattern::input(rank, index_base + i) as float (is_double false) or double, on `stream`.
 int launch_fill_pattern(void* buf, bool is_double, std::size_t count, std::size_t index_base,
                         int rank, void* stream);
-// Counts wrong elements of a receive buffer into *mismatches (device memory, zeroed first by the
-// caller) on `stream`. Returns the launch's cudaError_t.
-int launch_count_mismatches(const void* buf, bool is_double, std::size_t count, check_kind kind,
-                            int me, int n, std::size_t block, double rank_sum_n,
-                            unsigned long long* mismatches, void* stream);
+// Counts elements of a receive buffer that differ from pattern::expected(rule, ...) into
+// *mismatches (device memory, zeroed first by the caller) on `stream`. Returns the launch's
+// cudaError_t.
+int launch_count_mismatches(const void* buf, bool is_double, std::size_t count,
+                            pattern::result_rule rule, int me, int n, std::size_t block,
+                            double rank_sum_n, unsigned long long* mismatches, void* stream);
 
 }  // namespace infrabench::kernels::cuda

@@ -1,6 +1,7 @@
 // A minimal asynchronous read interface for the data loader's reader threads: queue reads,
-// submit them, wait for completions. "io_uring" keeps them in flight in the kernel; "psync"
-// performs each read with pread at submit (the synchronous baseline, one read at a time).
+// submit them, wait for completions. Each engine of the table (engine.h) makes one: "io_uring"
+// keeps them in flight in the kernel; "psync" performs each read with pread at submit (the
+// synchronous baseline, one read at a time: its depth() is 1 whatever was asked).
 #pragma once
 
 #include <cstddef>
@@ -39,7 +40,8 @@ class async_reader {
 };
 
 // Create on the thread that will use it (io_uring rings are single-issuer). Throws
-// unsupported_error when the engine is not compiled in or cannot be set up here.
+// std::invalid_argument for an unknown engine, unsupported_error when it is not compiled in or
+// cannot be set up here.
 [[nodiscard]] std::unique_ptr<async_reader> make_async_reader(std::string_view engine,
                                                               std::uint32_t depth);
 

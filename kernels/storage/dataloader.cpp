@@ -53,10 +53,14 @@ dataloader::dataloader(dataloader_options opts) : m_opts(std::move(opts)) {
     throw std::invalid_argument(
         "dataloader: max_read must be a multiple of the O_DIRECT alignment");
   }
-  m_steps = o.layout.samples / o.batch_size;
+  if (o.parts == 0 || o.part >= o.parts) {
+    throw std::invalid_argument("dataloader: part must be < parts");
+  }
+  m_steps = o.samples_in_part() / o.batch_size;
   if (m_steps < 2) {
-    throw storage_error("the data set's " + std::to_string(o.layout.samples) + " samples make " +
-                        std::to_string(m_steps) + " batch(es) of " + std::to_string(o.batch_size) +
+    throw storage_error("the data set's " + std::to_string(o.samples_in_part()) +
+                        " samples (of this part) make " + std::to_string(m_steps) +
+                        " batch(es) of " + std::to_string(o.batch_size) +
                         "; accelerator utilisation needs at least 2 (the first is excluded)");
   }
   m_slot = round_up(std::max<std::uint64_t>(o.layout.sample_size, 1),
@@ -161,7 +165,7 @@ void dataloader::reader_epoch(async_reader& io, std::vector<sample_io>& live) {
   const auto& o = m_opts;
   const std::uint64_t total = m_steps * o.batch_size;
   const std::uint64_t size = o.layout.sample_size;
-  const block_permutation order(o.layout.samples, m_epoch_seed);
+  const block_permutation order(o.samples_in_part(), m_epoch_seed);
   constexpr std::uint64_t none = ~std::uint64_t{0};
   std::uint64_t claimed = none;  // a position taken but not yet started
   sample_io* current = nullptr;  // the sample whose reads are being issued
@@ -174,7 +178,7 @@ void dataloader::reader_epoch(async_reader& io, std::vector<sample_io>& live) {
         std::find_if(live.begin(), live.end(), [](const sample_io& s) { return !s.active; });
     sample_io& s = *free_slot;  // live holds depth + 1 entries and each active one has a read out
     s.position = position;
-    s.index = order(position);
+    s.index = o.part + o.parts * order(position);
     const std::string path = o.layout.sample_path(o.root, s.index);
     s.fd = unique_fd(open(path.c_str(), O_RDONLY | O_CLOEXEC | (o.direct ? O_DIRECT : 0)));
     if (s.fd.get() < 0) throw storage_error("open " + path + ": " + std::strerror(errno));

@@ -33,6 +33,14 @@ struct dataloader_options {
   bool direct = true;
   std::uint32_t direct_align = 512;
   bool verify = false;
+  // This loader reads part `part` of `parts` of the data set: samples part, part + parts, ...
+  // (hosts sharing one data set read disjoint samples). 1 part: all of it.
+  std::uint64_t part = 0;
+  std::uint64_t parts = 1;
+  // Samples this loader reads each epoch.
+  [[nodiscard]] std::uint64_t samples_in_part() const {
+    return layout.samples > part ? (layout.samples - part + parts - 1) / parts : 0;
+  }
 };
 
 struct epoch_result {

@@ -293,14 +293,16 @@ std::uint64_t free_space_margin(std::uint64_t fs_total) {
   return std::max<std::uint64_t>(fs_total / 10, std::uint64_t{1} << 30);
 }
 
-std::string check_free_space(const std::string& dir, const fs_space& space, std::uint64_t need) {
-  const std::uint64_t margin = free_space_margin(space.total);
+std::string check_free_space(const std::string& dir, const fs_space& space, std::uint64_t need,
+                             std::optional<std::uint64_t> margin_bytes) {
+  const std::uint64_t margin = margin_bytes.value_or(free_space_margin(space.total));
+  const std::string rule = margin_bytes ? "the margin asked for" : "the margin of max(10%, 1 GiB)";
   if (need <= space.available && space.available - need >= margin) return {};
   const std::string left =
       need <= space.available ? "leave " + format_gib(space.available - need) + " free"
                               : "need " + format_gib(need - space.available) + " more than is free";
   return "refusing to create " + format_gib(need) + " of scratch data in " + dir + ": it would " +
-         left + ", below the margin of max(10%, 1 GiB) = " + format_gib(margin) + " (" +
+         left + ", below " + rule + " = " + format_gib(margin) + " (" +
          format_gib(space.available) + " available of " + format_gib(space.total) +
          "); use a smaller size or another --scratch directory";
 }
@@ -324,6 +326,126 @@ void scratch_dir::remove() noexcept {
   std::error_code ec;
   fs::remove_all(m_path, ec);
   m_path.clear();
+}
+
+void run_directory::check_name(const std::string& name) {
+  if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos ||
+      name.find('\0') != std::string::npos) {
+    throw storage_error("refusing file name '" + name +
+                        "': only plain names inside the run's own directory are written");
+  }
+}
+
+run_directory::run_directory(const std::string& parent) {
+  std::string templ = (fs::path(parent) / "infrabench-scratch-XXXXXX").string();
+  std::vector<char> buf(templ.begin(), templ.end());
+  buf.push_back('\0');
+  if (mkdtemp(buf.data()) == nullptr) {
+    throw storage_error("creating a scratch directory in " + parent + ": " + errno_text(errno));
+  }
+  m_path = buf.data();
+  m_dir = unique_fd(open(m_path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (m_dir.get() < 0) {
+    const int err = errno;
+    (void)rmdir(m_path.c_str());
+    throw storage_error("opening the scratch directory " + m_path + ": " + errno_text(err));
+  }
+}
+
+run_directory::~run_directory() {
+  if (!m_keep) (void)remove_all();
+}
+
+const run_directory::file_id* run_directory::find(const std::string& name) const {
+  for (const auto& f : m_files) {
+    if (f.name == name) return &f;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> run_directory::created() const {
+  std::vector<std::string> out;
+  for (const auto& f : m_files) out.push_back(f.name);
+  return out;
+}
+
+unique_fd run_directory::create_file(const std::string& name, int extra_flags) {
+  check_name(name);
+  if (m_removed) throw storage_error("scratch directory " + m_path + " was already removed");
+  unique_fd fd(openat(m_dir.get(), name.c_str(),
+                      O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | extra_flags, 0600));
+  if (fd.get() < 0) {
+    const int err = errno;
+    std::string why = "creating " + m_path + "/" + name + ": " + errno_text(err);
+    if (err == EINVAL && (extra_flags & O_DIRECT) != 0) {
+      why += " (the filesystem (" + fs_type_name(m_path) + ") refuses O_DIRECT; use direct=0)";
+    }
+    throw storage_error(why);
+  }
+  struct stat st {};
+  if (fstat(fd.get(), &st) != 0) {
+    const int err = errno;
+    (void)unlinkat(m_dir.get(), name.c_str(), 0);
+    throw storage_error("fstat " + m_path + "/" + name + ": " + errno_text(err));
+  }
+  unique_fd held(openat(m_dir.get(), name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+  if (held.get() < 0) {
+    const int err = errno;
+    (void)unlinkat(m_dir.get(), name.c_str(), 0);
+    throw storage_error("opening " + m_path + "/" + name + ": " + errno_text(err));
+  }
+  m_files.push_back({name, st.st_dev, st.st_ino, std::move(held)});
+  return fd;
+}
+
+unique_fd run_directory::open_created(const std::string& name, int extra_flags) const {
+  check_name(name);
+  const file_id* f = find(name);
+  if (f == nullptr) {
+    throw storage_error("refusing to open " + m_path + "/" + name + ": this run did not create it");
+  }
+  unique_fd fd(openat(m_dir.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | extra_flags));
+  if (fd.get() < 0)
+    throw storage_error("opening " + m_path + "/" + name + ": " + errno_text(errno));
+  struct stat st {};
+  if (fstat(fd.get(), &st) != 0 || st.st_dev != f->dev || st.st_ino != f->ino) {
+    throw storage_error(m_path + "/" + name + " is no longer the file this run created");
+  }
+  return fd;
+}
+
+bool run_directory::remove_file(const std::string& name) noexcept {
+  const auto it = std::find_if(m_files.begin(), m_files.end(),
+                               [&](const file_id& f) { return f.name == name; });
+  if (it == m_files.end()) return true;
+  struct stat st {};
+  if (fstatat(m_dir.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+    const bool gone = errno == ENOENT;
+    if (gone) m_files.erase(it);
+    return gone;
+  }
+  if (st.st_dev != it->dev || st.st_ino != it->ino) return false;  // not ours any more
+  if (unlinkat(m_dir.get(), name.c_str(), 0) != 0 && errno != ENOENT) return false;
+  m_files.erase(it);
+  return true;
+}
+
+std::string run_directory::remove_all() noexcept {
+  if (m_removed || m_path.empty()) return {};
+  std::string left;
+  for (const auto& name : created()) {
+    if (!remove_file(name)) left += (left.empty() ? "" : ", ") + name;
+  }
+  if (left.empty()) {
+    if (rmdir(m_path.c_str()) != 0 && errno != ENOENT) {
+      left = m_path + " (" + errno_text(errno) + ": it holds files this run did not create)";
+    } else {
+      m_removed = true;
+    }
+  } else {
+    left = m_path + ": " + left + " (replaced since this run created them: left alone)";
+  }
+  return left;
 }
 
 void create_pattern_file(const std::string& path, std::uint64_t size, std::uint64_t seed,

@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -89,9 +90,11 @@ struct fs_space {
 [[nodiscard]] fs_space filesystem_space(const std::string& dir);
 // The free space scratch data must leave: max(10% of the filesystem, 1 GiB).
 [[nodiscard]] std::uint64_t free_space_margin(std::uint64_t fs_total);
-// Empty when `need` bytes fit in `space` and leave the margin free; else the refusal, one line.
+// Empty when `need` bytes fit in `space` and leave `margin` bytes free (default:
+// free_space_margin); else the refusal, one line.
 [[nodiscard]] std::string check_free_space(const std::string& dir, const fs_space& space,
-                                           std::uint64_t need);
+                                           std::uint64_t need,
+                                           std::optional<std::uint64_t> margin = std::nullopt);
 
 // A new directory "infrabench-scratch-XXXXXX" (mkdtemp, mode 0700) under `parent`; on
 // destruction it is removed with everything in it, unless keep() was called.
@@ -109,6 +112,57 @@ class scratch_dir {
  private:
   std::string m_path;
   bool m_keep = false;
+};
+
+// The write guard of checkpoints: a directory this run created (mkdtemp, mode 0700, under
+// `parent`) and the files it created in it, and nothing else. Files are made only by plain name
+// (no '/', not "." or ".."), relative to the directory's own descriptor (openat: replacing the
+// directory's path after it was made cannot redirect a write elsewhere), with
+// O_CREAT|O_EXCL|O_NOFOLLOW (never an existing path, never through a symlink). Only files it
+// created are removed, by the name they were made with and only while that name still holds the
+// inode created (a file put there under the same name since is left alone: each created file is
+// held open by an O_PATH descriptor, so its inode number cannot be reused by another file until
+// it is removed); the directory is removed with rmdir, so anything another process put in it
+// survives. Destruction removes
+// everything (unless keep() was called). Throws storage_error with the path and the reason.
+class run_directory {
+ public:
+  explicit run_directory(const std::string& parent);
+  run_directory(const run_directory&) = delete;
+  run_directory& operator=(const run_directory&) = delete;
+  ~run_directory();
+
+  // A new file `name` open for writing (plus `extra_flags`, e.g. O_DIRECT), mode 0600.
+  [[nodiscard]] unique_fd create_file(const std::string& name, int extra_flags = 0);
+  // Opens a file this object created, read-only (plus `extra_flags`). Refuses any other name.
+  [[nodiscard]] unique_fd open_created(const std::string& name, int extra_flags = 0) const;
+  // Removes a file this object created (idempotent). Returns false, leaving it, when the name no
+  // longer holds the inode created.
+  bool remove_file(const std::string& name) noexcept;
+  // Removes every file created, then the directory. Returns what could not be removed (empty
+  // when everything was): files swapped under our names, a directory holding others' files.
+  std::string remove_all() noexcept;
+  void keep() { m_keep = true; }
+
+  [[nodiscard]] const std::string& path() const { return m_path; }
+  [[nodiscard]] std::vector<std::string> created() const;
+  // Refuses a name that is not a plain file name (public for tests).
+  static void check_name(const std::string& name);
+
+ private:
+  struct file_id {
+    std::string name;
+    dev_t dev = 0;
+    ino_t ino = 0;
+    unique_fd held;  // O_PATH: keeps the inode (and its number) ours until removal
+  };
+  [[nodiscard]] const file_id* find(const std::string& name) const;
+
+  std::string m_path;
+  unique_fd m_dir;
+  std::vector<file_id> m_files;
+  bool m_keep = false;
+  bool m_removed = false;
 };
 
 // Creates `path`, which must not exist, reserves `size` bytes with fallocate, fills them with

@@ -1,5 +1,7 @@
 #include "topology/link.h"
 
+#include "hardware/gpu.h"
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -36,21 +38,6 @@ namespace {
 }
 
 }  // namespace
-
-const std::vector<pcie_generation>& pcie_generations() {
-  // PCIe base specifications: 8b/10b up to Gen2, 128b/130b for Gen3-5, and from Gen6 FLIT mode,
-  // where 242 of every 256 bytes carry TLP/DLLP data (the rest is FEC and CRC).
-  static const std::vector<pcie_generation> table = {
-      {1, 2.5, 8.0 / 10.0, "8b/10b"},
-      {2, 5.0, 8.0 / 10.0, "8b/10b"},
-      {3, 8.0, 128.0 / 130.0, "128b/130b"},
-      {4, 16.0, 128.0 / 130.0, "128b/130b"},
-      {5, 32.0, 128.0 / 130.0, "128b/130b"},
-      {6, 64.0, 242.0 / 256.0, "FLIT 242B/256B"},
-      {7, 128.0, 242.0 / 256.0, "FLIT 242B/256B"},
-  };
-  return table;
-}
 
 const pcie_generation* pcie_generation_by_number(int gen) {
   for (const auto& g : pcie_generations()) {
@@ -157,32 +144,6 @@ std::optional<std::string> pcie_link::degraded_warning() const {
   return text;
 }
 
-std::optional<double> nvlink_link_gbps(int generation) {
-  // Per link and direction: NVLink 1 (P100) 20 GB/s; NVLink 2-4 (V100, A100, H100) 25 GB/s;
-  // NVLink 5 (B200) 50 GB/s. So H100 SXM: 18 links x 25 = 450 GB/s per direction (900 both).
-  switch (generation) {
-    case 1:
-      return 20.0;
-    case 2:
-    case 3:
-    case 4:
-      return 25.0;
-    case 5:
-      return 50.0;
-    default:
-      return std::nullopt;
-  }
-}
-
-std::optional<int> nvlink_generation_for(int cc_major, int cc_minor) {
-  if (cc_major == 6 && cc_minor == 0) return 1;
-  if (cc_major == 7 && cc_minor == 0) return 2;
-  if (cc_major == 8 && cc_minor == 0) return 3;
-  if (cc_major == 9 && cc_minor == 0) return 4;
-  if (cc_major == 10) return 5;
-  return std::nullopt;
-}
-
 std::string normalize_pci_bus_id(std::string_view text) {
   text = trim(text);
   // [domain:]bus:device.function, all hexadecimal.
@@ -270,8 +231,7 @@ nvlink_pair nvlink_between(const std::vector<nvlink_endpoint>& links_of_a,
 }
 
 std::optional<double> memory_peak_gbps(long long memory_clock_khz, int bus_width_bits) {
-  if (memory_clock_khz <= 0 || bus_width_bits <= 0) return std::nullopt;
-  return 2.0 * static_cast<double>(memory_clock_khz) * 1e3 * bus_width_bits / 8.0 / 1e9;
+  return hardware::memory_peak_from_clock_gbps(memory_clock_khz, bus_width_bits);
 }
 
 std::optional<double> efficiency_percent(double measured_gbps, double ceiling_gbps) {

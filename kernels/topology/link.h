@@ -10,25 +10,20 @@
 #include <string_view>
 #include <vector>
 
+#include "hardware/links.h"
+
 namespace infrabench::kernels::topology {
 
-// One row of the PCIe table: transfer rate per lane and line encoding, per direction.
-struct pcie_generation {
-  int gen = 0;
-  double gigatransfers = 0;        // GT/s per lane
-  double encoding_efficiency = 0;  // payload bits / line bits: 8b/10b, 128b/130b, FLIT 242/256
-  const char* encoding = "";
-  // Bytes per second per lane and direction after line encoding, in GB/s (1e9 B/s). Packet
-  // (TLP/DLLP) overhead is not in it: a real x16 link delivers ~85-90% of this.
-  [[nodiscard]] double lane_gbps() const { return gigatransfers * encoding_efficiency / 8.0; }
-};
+// The PCIe and NVLink figures live in the hardware-figures module (hardware/links.h).
+using hardware::nvlink_generation_for;
+using hardware::nvlink_link_gbps;
+using hardware::pcie_generation;
+using hardware::pcie_generations;
 
 // Generations 1..7; nullptr for any other number.
 [[nodiscard]] const pcie_generation* pcie_generation_by_number(int gen);
 // The generation whose rate is `gigatransfers` (2.5, 5, 8, 16, 32, 64, 128; +-1%), or nullptr.
 [[nodiscard]] const pcie_generation* pcie_generation_by_rate(double gigatransfers);
-// Every row of the table, generation 1 first.
-[[nodiscard]] const std::vector<pcie_generation>& pcie_generations();
 
 // sysfs `current_link_speed` / `max_link_speed`: "16.0 GT/s PCIe", "32.0 GT/s PCIe", "8 GT/s",
 // "2.5 GT/s PCIe" -> GT/s. nullopt for "Unknown", "Unknown speed", empty or malformed text.
@@ -61,14 +56,6 @@ struct pcie_link {
   // x8, below its maximum Gen5 x16: ..."); nullopt when it runs at its maximum or is unknown.
   [[nodiscard]] std::optional<std::string> degraded_warning() const;
 };
-
-// NVLink bandwidth per link and direction, in GB/s, by NVLink generation (1..5): 20, 25, 25, 25,
-// 50. nullopt for other generations.
-[[nodiscard]] std::optional<double> nvlink_link_gbps(int generation);
-// The NVLink generation of a GPU from its compute capability, for the data-centre parts that carry
-// full-width NVLink: 6.0 (P100) 1, 7.0 (V100) 2, 8.0 (A100) 3, 9.0 (H100/H200) 4, 10.x (B200/B300)
-// 5. nullopt otherwise (e.g. 8.6 and 8.9 boards use narrower bridge links).
-[[nodiscard]] std::optional<int> nvlink_generation_for(int cc_major, int cc_minor);
 
 // "0000:3B:00.0", "00000000:3b:00.0", "3b:00.0" -> "0000:3b:00.0" (4-digit domain, lower case);
 // empty for malformed text. CUDA prints 4 domain digits, NVML 8: this makes them comparable.

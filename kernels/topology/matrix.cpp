@@ -57,13 +57,6 @@ std::string cell_metric(std::string_view metric, std::string_view column) {
   return std::string(metric) + "_" + std::string(column);
 }
 
-int copies_per_sample(std::int64_t bytes, int max_copies) {
-  constexpr std::int64_t target = std::int64_t{256} << 20;
-  if (bytes <= 0 || max_copies <= 1) return 1;
-  const std::int64_t n = (target + bytes - 1) / bytes;
-  return static_cast<int>(std::clamp<std::int64_t>(n, 1, max_copies));
-}
-
 cell_stats summarize_cell(std::vector<double> samples) {
   cell_stats s;
   s.n = samples.size();
@@ -84,6 +77,13 @@ void cell_sweep::add(std::string column, sample_fn sample) {
   cell c;
   c.column = std::move(column);
   c.sample = std::move(sample);
+  m_cells.push_back(std::move(c));
+}
+
+void cell_sweep::add_batched(std::string column, batch_fn batch) {
+  cell c;
+  c.column = std::move(column);
+  c.batch = std::move(batch);
   m_cells.push_back(std::move(c));
 }
 
@@ -130,11 +130,16 @@ std::vector<cell_sweep::entry> cell_sweep::entries() const {
 }
 
 double cell_sweep::run_once() {
-  const bool record = m_calls++ > 0;  // call 0 is the warm-up
+  return run_batch(1);
+}
+
+double cell_sweep::run_batch(std::int64_t n) {
+  // The first calls are the harness's warm-up and calibration.
+  const bool record = m_calls++ >= static_cast<std::size_t>(std::max(m_unrecorded, 0));
   double total = 0;
   for (auto& c : m_cells) {
     if (!c.runnable()) continue;
-    const double t = c.sample();
+    const double t = c.batch ? c.batch(n) : c.sample();
     if (record) c.samples.push_back(t);
     total += t;
   }

@@ -32,10 +32,6 @@ namespace infrabench::kernels::topology {
 // "bandwidth_gbps" + "gpu1" -> "bandwidth_gbps_gpu1".
 [[nodiscard]] std::string cell_metric(std::string_view metric, std::string_view column);
 
-// Copies queued per timed sample for a transfer of `bytes`: enough that the whole sample is at
-// least ~256 MiB of traffic where that takes no more than `max_copies`, and at least one.
-[[nodiscard]] int copies_per_sample(std::int64_t bytes, int max_copies = 64);
-
 // Median, spread and noise of one cell's samples.
 struct cell_stats {
   std::size_t n = 0;
@@ -45,23 +41,32 @@ struct cell_stats {
 [[nodiscard]] cell_stats summarize_cell(std::vector<double> samples);
 
 // The cells of one row and their samples. The harness calls the row's timed function repeatedly
-// (state::exec_timed); each call runs every runnable cell once and returns the sum of their
-// times, so the row's stopping rule covers all its cells; per-cell samples give each cell's
-// median. The first call is the harness's warm-up and is not recorded.
+// (state::exec_timed, or state::exec_gpu_batched for batches of n operations); each call runs
+// every runnable cell once and returns the sum of their times, so the row's stopping rule covers
+// all its cells; per-cell samples give each cell's median. The first calls are the harness's
+// warm-up (and calibration) and are not recorded: one by default, see skip_first_calls.
 class cell_sweep {
  public:
   using sample_fn = std::function<double()>;  // one sample of one cell: seconds per operation
+  // One sample of one cell over a batch of n operations: seconds per operation.
+  using batch_fn = std::function<double(std::int64_t n)>;
 
   struct cell {
     std::string column;        // "gpu1", "dst3", "mem0"
-    sample_fn sample;          // empty for an n/a cell
+    sample_fn sample;          // empty for an n/a cell (and for a batched one)
+    batch_fn batch;            // set instead of `sample` for a batched cell
     std::string na_reason;     // why the cell is n/a
     bool na_is_error = false;  // n/a because something failed (vs. unsupported here)
     std::vector<double> samples;
-    [[nodiscard]] bool runnable() const { return static_cast<bool>(sample); }
+    [[nodiscard]] bool runnable() const {
+      return static_cast<bool>(sample) || static_cast<bool>(batch);
+    }
   };
 
   void add(std::string column, sample_fn sample);
+  void add_batched(std::string column, batch_fn batch);
+  // How many calls of run_once/run_batch are warm-up or calibration (not recorded); default 1.
+  void skip_first_calls(int calls) { m_unrecorded = calls; }
   void add_na(std::string column, std::string reason, bool is_error = false);
 
   [[nodiscard]] bool any_runnable() const;
@@ -81,12 +86,15 @@ class cell_sweep {
 
   // Runs every runnable cell once, in column order; returns the sum of their times in seconds.
   double run_once();
+  // The same with a batch of n operations per cell (a plain cell runs once whatever n is).
+  double run_batch(std::int64_t n);
 
   [[nodiscard]] const std::vector<cell>& cells() const { return m_cells; }
 
  private:
   std::vector<cell> m_cells;
   std::size_t m_calls = 0;
+  int m_unrecorded = 1;
 };
 
 }  // namespace infrabench::kernels::topology

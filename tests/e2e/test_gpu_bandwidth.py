@@ -8,8 +8,11 @@ import pytest
 from conftest import FAST, listing, load_report, run
 
 GPU_BENCHMARKS = ["bandwidth/h2d", "bandwidth/d2h", "bandwidth/bidirectional", "bandwidth/d2d",
-                  "bandwidth/p2p", "bandwidth/gpu_latency", "bandwidth/pinned_alloc"]
-GPU_FILTER = "^bandwidth/(h2d|d2h|bidirectional|d2d|p2p|gpu_latency|pinned_alloc)$"
+                  "bandwidth/p2p", "bandwidth/gpu_latency", "bandwidth/pinned_alloc",
+                  "bandwidth/host_to_all", "bandwidth/all_to_host", "bandwidth/all_to_one",
+                  "bandwidth/one_to_all"]
+GPU_FILTER = ("^bandwidth/(h2d|d2h|bidirectional|d2d|p2p|gpu_latency|pinned_alloc|host_to_all|"
+              "all_to_host|all_to_one|one_to_all)$")
 HAS_CUDA = os.environ.get("INFRABENCH_HAS_CUDA", "0").upper() in ("1", "ON", "TRUE")
 SMALL_NUMA = ["-a", "array_size=4MiB"]
 
@@ -64,6 +67,23 @@ def test_gpu_benchmarks_skip_with_the_probes_reason(report_path):
     # The console collapses each benchmark's skips into one line with the reason.
     p = run("run", "--filter", "^bandwidth/h2d$", *FAST, "-o", report_path)
     assert "bandwidth/h2d: skipped" in p.stdout and "no CUDA device" in p.stdout, p.stdout
+
+
+def test_many_to_one_patterns_have_their_axes():
+    """nvbandwidth's many-to-one tests: host patterns have a NUMA row and copy kinds; peer
+    patterns also choose who issues the copies (write: the sender, read: the receiver)."""
+    if not HAS_CUDA:
+        pytest.skip("built without CUDA")
+    names = listing("^bandwidth/(host_to_all|all_to_host|all_to_one|one_to_all)$")
+    assert set(names) == {"bandwidth/host_to_all", "bandwidth/all_to_host",
+                          "bandwidth/all_to_one", "bandwidth/one_to_all"}
+    for name, b in names.items():
+        axes = {a["name"]: a for a in b["axes"]}
+        assert {"size", "copy", "gpu"} <= set(axes), name
+        if name.endswith("host") or name.startswith("bandwidth/host"):
+            assert "numa_node" in axes, name
+        else:
+            assert axes["access"]["defaults"] == ["write", "read"], name
 
 
 def test_numa_matrix_runs_here(report_path):

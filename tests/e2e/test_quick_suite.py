@@ -25,8 +25,9 @@ def test_default_run_is_the_quick_suite(tmp_path):
     built = {b for b in hops if run("list", "--filter", "^" + b + "$").returncode == 0}
     assert built - benchmarks == set(), built - benchmarks
     passed = {r["benchmark"] for r in report["results"] if r["status"] == "passed"}
-    for b in ("bandwidth/host_memory", "storage/read", "preprocess/pipeline", "gemm/ours_fp32"):
-        assert b in passed, b  # psync reads run in every build
+    for b in ("bandwidth/host_memory", "storage/read", "storage/checkpoint", "preprocess/pipeline",
+              "gemm/ours_fp32"):
+        assert b in passed, b  # psync reads (and checkpoint writes) run in every build
     for r in report["results"]:
         if r["benchmark"] == "storage/dataloader" and r["status"] == "skipped":
             assert "io_uring" in r["reason"], r  # its default reader needs io_uring

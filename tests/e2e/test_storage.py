@@ -716,3 +716,203 @@ def test_compare_fio_smoke(tmp_path):
     ratios = [float(c) for c in cells if c.replace(".", "", 1).isdigit()]
     assert ratios and all(r > 0 for r in ratios), rows
     assert not os.listdir(tmp_path) or all(not n.startswith("compare-fio") for n in os.listdir(tmp_path))
+
+
+# ---- storage/checkpoint (issue 20): save, restore, verify, remove; the write guard --------------
+
+CKPT = ["--filter", "^storage/checkpoint$", "-a", "model=custom", "-a", "size=24MiB",
+        "-a", "write_size=1MiB", "-a", "engine=psync", "-a", "queue_depth=1"]
+
+
+def ckpt_metrics_ok(r, shard_bytes):
+    assert r["status"] == "passed", r
+    assert not any("verify" in x for x in r.get("invalid_reasons", [])), r
+    m = metrics(r)
+    for k in ["write_gbps", "read_gbps", "save_s", "restore_s", "write_latency_us_p50", "write_latency_us_p99",
+              "write_latency_us_max"]:
+        assert k in m and m[k] > 0, (k, r)
+    assert m["shard_bytes"] == shard_bytes, m
+    # GB/s is this rank's bytes over its median time (GB = 1e9 B).
+    assert m["write_gbps"] == pytest.approx(shard_bytes / m["save_s"] / 1e9, rel=1e-6)
+    assert m["read_gbps"] == pytest.approx(shard_bytes / m["restore_s"] / 1e9, rel=1e-6)
+    assert m["write_latency_us_p50"] <= m["write_latency_us_p99"] <= m["write_latency_us_max"] * 1.004
+    roles = {x["name"]: x.get("role", "performance") for x in r["metrics"]}
+    assert roles["write_gbps"] == "performance" and roles["shard_bytes"] == "information", roles
+    return m
+
+
+@pytest.mark.parametrize("where", ["disk", "tmpfs"])
+@pytest.mark.parametrize("engine,direct", [("psync", 0), ("psync", 1), ("io_uring", 0), ("io_uring", 1)])
+def test_checkpoint_saved_restored_verified_and_removed(where, engine, direct, shared_dir, report_path):
+    if engine == "io_uring" and not io_uring_available():
+        pytest.skip("io_uring unavailable here")
+    scratch = shared_dir if where == "disk" else tempfile.mkdtemp(prefix="ib-ckpt-", dir="/dev/shm")
+    try:
+        qd = 4 if engine == "io_uring" else 1
+        p = run("run", *CKPT, "-a", f"engine={engine}", "-a", f"queue_depth={qd}", "-a", f"direct={direct}",
+                *FAST, "--scratch", scratch, "-o", report_path)
+        if direct and p.returncode == 1 and "refuses O_DIRECT" in p.stdout + p.stderr:
+            pytest.skip("this kernel's tmpfs refuses O_DIRECT")
+        assert p.returncode == 0, p.stdout + p.stderr
+        (r,) = results_of(load_report(report_path), "storage/checkpoint")
+        m = ckpt_metrics_ok(r, 24 << 20)
+        cache = next(x for x in r["metrics"] if x["name"] == "page_cache_resident_percent")
+        if direct:
+            assert "O_DIRECT" in cache["method"], cache
+        else:
+            # Buffered: the files' pages were dropped before reading back; a disk's are gone, a
+            # tmpfs keeps them (they are its storage), and the method says which.
+            assert "POSIX_FADV_DONTNEED" in cache["method"], cache
+            if where == "disk":
+                assert m["page_cache_resident_percent"] < 50, cache
+            else:
+                assert m["page_cache_resident_percent"] > 50 and "tmpfs" in cache["method"], cache
+        assert scratch_left(scratch) == []
+    finally:
+        if where == "tmpfs":
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+def test_checkpoint_presets_scale_and_shards(shared_dir, report_path):
+    # llama3-8b (105 GB) x 2e-4 = 21 MB in 3 files of whole 1 MiB writes: 20 MiB (nearest).
+    p = run("run", "--filter", "^storage/checkpoint$", "-a", "model=llama3-8b", "-a", "scale=0.0002",
+            "-a", "shards_per_rank=3", "-a", "sync=fdatasync", *FAST, "--scratch", shared_dir, "-o", report_path)
+    assert p.returncode == 0, p.stdout + p.stderr
+    (r,) = results_of(load_report(report_path), "storage/checkpoint")
+    m = ckpt_metrics_ok(r, 20 << 20)
+    assert m["checkpoint_bytes"] == 20 << 20
+    method = next(x["method"] for x in r["metrics"] if x["name"] == "checkpoint_bytes")
+    assert "llama3-8b (105 GB) x 0.0002" in method, method
+    assert scratch_left(shared_dir) == []
+    # Without mpirun the job row says why it has nothing to add.
+    p = run("run", "--filter", "^storage/checkpoint_job$", "-a", "model=custom", "-a", "size=4MiB", *FAST,
+            "--scratch", shared_dir, "-o", report_path)
+    assert p.returncode == 0, p.stderr
+    (j,) = results_of(load_report(report_path), "storage/checkpoint_job")
+    assert j["status"] == "skipped" and "2 ranks" in j["reason"], j
+
+
+def test_checkpoint_larger_than_free_space_is_refused(shared_dir, report_path):
+    p = run("run", *CKPT, "-a", "size=1000000GiB", *FAST, "--scratch", shared_dir, "-o", report_path)
+    assert p.returncode == 1, p.stderr
+    (r,) = results_of(load_report(report_path), "storage/checkpoint")
+    assert r["status"] == "failed" and "refusing to create" in r["reason"] and "\n" not in r["reason"], r
+    assert scratch_left(shared_dir) == []
+    # --scratch-reserve changes the margin, and says so.
+    p = run("run", *CKPT, "-a", "size=1000000GiB", *FAST, "--scratch", shared_dir, "--scratch-reserve", "0",
+            "-o", report_path)
+    (r,) = results_of(load_report(report_path), "storage/checkpoint")
+    assert "the margin asked for" in r["reason"], r
+
+
+@pytest.mark.parametrize("bad", [["--scratch-reserve", "lots"], ["--scratch-reserve", "-1GiB"],
+                                 ["-a", "scale=0"], ["-a", "model=gpt-5"], ["-a", "write_size=100"],
+                                 ["-a", "shards_per_rank=0"], ["-a", "sync=never"]])
+def test_checkpoint_bad_input_exits_2_with_one_line(bad, shared_dir):
+    p = run("run", *CKPT, *bad, *FAST, "--scratch", shared_dir, "-o", os.path.join(shared_dir, "r.json"))
+    assert p.returncode == 2, (p.returncode, p.stderr)
+    assert p.stderr.count("\n") == 1 and "error" in p.stderr, p.stderr
+    assert scratch_left(shared_dir) == []
+
+
+def test_checkpoint_unwritable_scratch_directory(shared_dir):
+    prefix = as_nobody_or_skip()
+    locked = os.path.join(shared_dir, "locked")
+    os.mkdir(locked, 0o555)
+    out = os.path.join(shared_dir, "r.json")
+    p = run_as(prefix, "run", *CKPT, *FAST, "--scratch", locked, "-o", out, cwd=shared_dir)
+    assert p.returncode == 1, p.stdout + p.stderr
+    (r,) = results_of(load_report(out), "storage/checkpoint")
+    assert r["status"] == "failed" and "Permission denied" in r["reason"] and locked in r["reason"], r
+    assert os.listdir(locked) == []
+
+
+def test_checkpoint_as_unprivileged_user(shared_dir):
+    prefix = as_nobody_or_skip()
+    out = os.path.join(shared_dir, "r.json")
+    p = run_as(prefix, "run", *CKPT, *FAST, "--scratch", shared_dir, "-o", out, cwd=shared_dir)
+    assert p.returncode == 0, p.stdout + p.stderr
+    (r,) = results_of(load_report(out), "storage/checkpoint")
+    ckpt_metrics_ok(r, 24 << 20)
+    assert scratch_left(shared_dir) == []
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_checkpoint_removed_on_signal(sig, shared_dir, report_path):
+    proc = subprocess.Popen([BIN, "run", *CKPT, "-a", "size=256MiB", "--min-time", "30", "--max-time", "60",
+                             "--scratch", shared_dir, "-o", report_path],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not any(
+            os.listdir(os.path.join(shared_dir, d)) for d in scratch_left(shared_dir)):
+        time.sleep(0.01)
+    assert scratch_left(shared_dir), "no shard file appeared"
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + sig, err
+    assert scratch_left(shared_dir) == []
+
+
+# ---- under mpirun: every rank's shard, the job row; a disk filling up mid-write --------------------
+
+def mpirun_or_skip(n, *args, timeout=180):
+    if os.environ.get("INFRABENCH_HAS_MPI") != "1" or shutil.which("mpirun") is None:
+        pytest.skip("built without MPI, or no mpirun")
+    cmd = ["mpirun", "--oversubscribe", "--mca", "btl", "self,vader", "--mca", "mpi_yield_when_idle", "1",
+           "--timeout", str(timeout - 10), "-np", str(n)]
+    if os.geteuid() == 0:
+        cmd.insert(1, "--allow-run-as-root")
+    env = dict(os.environ)
+    env["ASAN_OPTIONS"] = env.get("ASAN_OPTIONS", "") + ":detect_leaks=0"
+    return subprocess.run(cmd + [BIN, *args], capture_output=True, text=True, timeout=timeout, env=env)
+
+
+def test_checkpoint_two_ranks_and_the_job_row(shared_dir, report_path):
+    p = mpirun_or_skip(2, "run", "--filter", "^storage/checkpoint(_job)?$", "-a", "model=custom",
+                       "-a", "size=32MiB", "-a", "shards_per_rank=2", *FAST, "--scratch", shared_dir,
+                       "-o", report_path)
+    assert p.returncode == 0, p.stdout + p.stderr
+    rep = load_report(report_path)
+    rows = results_of(rep, "storage/checkpoint")
+    assert sorted(r["rank"] for r in rows) == [0, 1]
+    per_rank = {r["rank"]: ckpt_metrics_ok(r, 16 << 20) for r in rows}
+    (job,) = results_of(rep, "storage/checkpoint_job")
+    assert job["status"] == "passed" and job["rank"] == 0, job
+    j = metrics(job)
+    # MLPerf Storage's figure: total bytes / the slowest rank's time, not the sum of the rates.
+    slowest_save = max(m["save_s"] for m in per_rank.values())
+    assert j["save_s"] == pytest.approx(slowest_save)
+    assert j["write_gbps"] == pytest.approx((32 << 20) / slowest_save / 1e9, rel=1e-6)
+    assert j["read_gbps"] == pytest.approx((32 << 20) / max(m["restore_s"] for m in per_rank.values()) / 1e9,
+                                           rel=1e-6)
+    assert j["ranks"] == 2 and j["checkpoint_bytes"] == 32 << 20
+    assert scratch_left(shared_dir) == []
+
+
+def test_checkpoint_disk_full_mid_write_fails_every_rank_and_leaves_nothing(tmp_path, report_path):
+    """Two ranks on a 48 MiB tmpfs, 32 MiB each: each passes the free-space check on its own
+    (--scratch-reserve 0), together they fill it mid-write. The configuration fails on both ranks
+    with the reason (no space), and nothing is left."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs needs root")
+    mnt = str(tmp_path / "small")
+    os.mkdir(mnt)
+    m = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=48m", "tmpfs", mnt], capture_output=True, text=True)
+    if m.returncode != 0:
+        pytest.skip("mount tmpfs: " + m.stderr.strip())
+    try:
+        p = mpirun_or_skip(2, "run", "--filter", "^storage/checkpoint(_job)?$", "-a", "model=custom",
+                           "-a", "size=64MiB", *FAST, "--scratch", mnt, "--scratch-reserve", "0", "-o", report_path)
+        assert p.returncode == 1, p.stdout + p.stderr
+        rep = load_report(report_path)
+        rows = results_of(rep, "storage/checkpoint")
+        assert sorted(r["rank"] for r in rows) == [0, 1], rows
+        reasons = [r["reason"] for r in rows]
+        assert all(r["status"] == "failed" for r in rows), rows
+        assert any("No space left on device" in x or "is the disk full" in x for x in reasons), reasons
+        assert all("\n" not in x for x in reasons), reasons
+        (job,) = results_of(rep, "storage/checkpoint_job")
+        assert job["status"] == "failed", job
+        assert os.listdir(mnt) == [], os.listdir(mnt)
+    finally:
+        subprocess.run(["umount", mnt])

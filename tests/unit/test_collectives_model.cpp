@@ -197,3 +197,59 @@ TEST(CollectivesModel, OneGpuPerRankByLocalRank) {
   EXPECT_EQ(device_for_local_rank(9, 8), 1);
   EXPECT_EQ(device_for_local_rank(0, 0), -1);
 }
+
+// ---- the collective table (issue 17 item 2): each collective described once ------------------
+
+TEST(CollectivesTable, EveryCollectiveHasOneRow) {
+  const auto& t = collective_table();
+  ASSERT_EQ(t.size(), 5u);
+  for (const auto op : {coll_op::allreduce, coll_op::allgather, coll_op::reduce_scatter,
+                        coll_op::broadcast, coll_op::alltoall}) {
+    int rows = 0;
+    for (const auto& c : t) rows += c.op == op;
+    EXPECT_EQ(rows, 1) << to_string(op);
+    EXPECT_EQ(describe(op).op, op);
+    EXPECT_FALSE(describe(op).mpi_call.empty());
+    EXPECT_FALSE(describe(op).nccl_call.empty());
+  }
+  // The axes the benchmarks get from their rows: sums have a dtype, the rooted broadcast no
+  // placement (it is in place by nature).
+  EXPECT_EQ(split_list(describe(coll_op::allreduce).dtypes),
+            (std::vector<std::string>{"float32", "float64"}));
+  EXPECT_TRUE(describe(coll_op::reduce_scatter).reduces);
+  EXPECT_FALSE(describe(coll_op::allgather).reduces);
+  EXPECT_TRUE(describe(coll_op::broadcast).rooted);
+  EXPECT_TRUE(split_list("").empty());
+  EXPECT_EQ(split_list("a"), (std::vector<std::string>{"a"}));
+}
+
+TEST(CollectivesTable, InPlaceFormsFollowTheLayout) {
+  const auto ag = *make_layout(coll_op::allgather, 1200, 4, 3);  // 100 elements per rank
+  EXPECT_EQ(in_place_send_offset(coll_op::allgather, 2, ag), 200u);
+  EXPECT_EQ(input_count(coll_op::allgather, ag), 100u);
+  const auto rs = *make_layout(coll_op::reduce_scatter, 1200, 4, 3);
+  EXPECT_EQ(in_place_send_offset(coll_op::reduce_scatter, 2, rs), 0u);
+  EXPECT_EQ(result_offset(coll_op::reduce_scatter, 2, rs, true), 200u);
+  EXPECT_EQ(result_offset(coll_op::reduce_scatter, 2, rs, false), 0u);
+  EXPECT_EQ(input_count(coll_op::reduce_scatter, rs), 300u);
+  const auto ar = *make_layout(coll_op::allreduce, 1200, 4, 3);
+  EXPECT_EQ(result_offset(coll_op::allreduce, 1, ar, true), 0u);
+  EXPECT_EQ(input_count(coll_op::allreduce, ar), 300u);
+}
+
+TEST(CollectivesTable, RanksSharingAGpuAreNamedBeforeNcclIsCalled) {
+  // Issue 16: two ranks on one host with one GPU: both drive GPU 0.
+  EXPECT_EQ(shared_gpu_reason({{"vm", "0000:3b:00.0", 0}, {"vm", "0000:3b:00.0", 0}}),
+            "ranks 0 and 1 on host vm share GPU 0 (0000:3b:00.0): NCCL needs one GPU per rank; "
+            "start at most as many ranks per host as it has GPUs");
+  // One rank per GPU, on one host or several: fine.
+  EXPECT_EQ(shared_gpu_reason({{"a", "0000:3b:00.0", 0}, {"a", "0000:5e:00.0", 1}}), "");
+  EXPECT_EQ(shared_gpu_reason({{"a", "0000:3b:00.0", 0}, {"b", "0000:3b:00.0", 0}}), "");
+  // Per-rank CUDA_VISIBLE_DEVICES: both see "device 0", but different GPUs.
+  EXPECT_EQ(shared_gpu_reason({{"a", "0000:3b:00.0", 0}, {"a", "0000:5e:00.0", 0}}), "");
+  // Bus id unknown: the index decides; three ranks on two GPUs name the pair that collides.
+  EXPECT_EQ(shared_gpu_reason({{"h", "", 0}, {"h", "", 1}, {"h", "", 0}}).substr(0, 31),
+            "ranks 0 and 2 on host h share G");
+  EXPECT_NE(shared_gpu_reason({{"h", "", 0}, {"h", "", 0}, {"h", "", 0}}).find("ranks 0, 1 and 2"),
+            std::string::npos);
+}

@@ -33,14 +33,8 @@ TEST(GpuBandwidthMatrix, SelectsIdsThatNeedNotBeContiguous) {
   EXPECT_EQ(error, "NUMA node 1 does not exist: this machine has 2 (0,2)");
 }
 
-TEST(GpuBandwidthMatrix, MetricNamesAndCopiesPerSample) {
+TEST(GpuBandwidthMatrix, MetricNames) {
   EXPECT_EQ(topo::cell_metric("bandwidth_gbps", "gpu3"), "bandwidth_gbps_gpu3");
-  EXPECT_EQ(topo::copies_per_sample(4096), 64);      // small copies: many per sample
-  EXPECT_EQ(topo::copies_per_sample(16 << 20), 16);  // 256 MiB of traffic per sample
-  EXPECT_EQ(topo::copies_per_sample(256 << 20), 1);
-  EXPECT_EQ(topo::copies_per_sample(std::int64_t{1} << 30), 1);
-  EXPECT_EQ(topo::copies_per_sample(0), 1);
-  EXPECT_EQ(topo::copies_per_sample(4096, 8), 8);
 }
 
 TEST(GpuBandwidthMatrix, SummarizesCells) {
@@ -81,6 +75,24 @@ TEST(GpuBandwidthMatrix, SweepRunsRunnableCellsAndSkipsTheWarmUp) {
   EXPECT_TRUE(cells[1].samples.empty());
   EXPECT_FALSE(cells[1].runnable());
   EXPECT_EQ(cells[2].samples, (std::vector<double>{0.5, 0.5}));
+}
+
+TEST(GpuBandwidthMatrix, BatchedCellsGetTheBatchAndSkipCalibration) {
+  // A row timed by the harness's GPU timing: each call passes the batch size to every cell, and
+  // the first calls (warm-up and calibration) are not samples.
+  topo::cell_sweep sweep;
+  std::vector<std::int64_t> seen;
+  sweep.add_batched("gpu0", [&](std::int64_t n) {
+    seen.push_back(n);
+    return 1.0 / static_cast<double>(n);
+  });
+  sweep.add_na("gpu1", "not enough memory", /*is_error=*/true);
+  sweep.skip_first_calls(4);
+  for (std::int64_t n : {1, 1, 16, 8, 8, 8}) (void)sweep.run_batch(n);
+  EXPECT_EQ(seen, (std::vector<std::int64_t>{1, 1, 16, 8, 8, 8}));
+  EXPECT_EQ(sweep.cells()[0].samples, (std::vector<double>{0.125, 0.125}));
+  EXPECT_TRUE(sweep.cells()[0].runnable());
+  EXPECT_TRUE(sweep.any_error());
 }
 
 TEST(GpuBandwidthMatrix, RowWithoutRunnableCellsReportsWhy) {

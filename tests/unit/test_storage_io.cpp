@@ -302,12 +302,12 @@ TEST(StorageEngine, OptionsAnEngineCannotHonourAreRefused) {
   o.queue_depth = 8;
   EXPECT_THROW((void)ks::make_read_engine("psync", 0, o), ks::unsupported_error);
   o.queue_depth = 1;
-  o.sqpoll = true;
+  o.engine_specific.set("sqpoll", 1);
   EXPECT_THROW((void)ks::make_read_engine("psync", 0, o), ks::unsupported_error);
   EXPECT_THROW((void)ks::make_read_engine("aio", 0, ks::engine_options{}), std::invalid_argument);
   if (ks::engine_compiled_in("io_uring")) {
     ks::engine_options p;
-    p.iopoll = true;
+    p.engine_specific.set("iopoll", 1);
     p.direct = false;
     EXPECT_THROW((void)ks::make_read_engine("io_uring", 0, p), ks::unsupported_error);
   } else {

@@ -12,8 +12,10 @@
 
 #include "infrabench/axis.h"
 #include "infrabench/capabilities.h"
+#include "infrabench/gpu_timing.h"
 #include "infrabench/options.h"
 #include "infrabench/result.h"
+#include "infrabench/sampling.h"
 #include "infrabench/stats.h"
 
 namespace infrabench {
@@ -73,13 +75,34 @@ class state {
   // Times `fn` with the CPU steady clock: one warm-up call, then samples until the stopping rule
   // is met. Calls are batched so one sample lasts at least min_sample_time_s.
   void exec(const std::function<void()>& fn);
-  // For benchmarks that time themselves (a CUDA event timer, a multi-rank max): `fn` runs one
-  // iteration and returns its duration in seconds; `timer_name` is recorded in the report.
+  // For benchmarks that time themselves (a CUDA event timer): `fn` runs one iteration and returns
+  // its duration in seconds; `timer_name` is recorded in the report. Samples are sized, and the
+  // max-time budget counted, by the larger of that duration and the call's wall time, so a fixed
+  // host overhead per call cannot stretch the run (sampling.h). The wall time is this rank's own:
+  // multi-rank work that must agree across ranks uses exec_batched.
   void exec_timed(const std::function<double()>& fn, std::string timer_name);
   // For benchmarks that time a whole batch themselves (a collective: each rank times the batch,
   // then the slowest rank's time is kept, one reduction per sample rather than per iteration):
   // `run_batch(iters)` runs `iters` iterations back to back and returns seconds per iteration.
   void exec_batched(const std::function<double(std::int64_t)>& run_batch, std::string timer_name);
+  // The same, for batches whose wall time exceeds their measured time (GPU work, rows of cells):
+  // `run_batch(iters)` returns both, and both size the samples and count against max-time.
+  void exec_batched(const std::function<batch_timing(std::int64_t)>& run_batch,
+                    std::string timer_name);
+  // GPU work, timed by the harness (gpu_timing.h; CUDA builds only): `launch` enqueues one unit
+  // of work on `stream`; a blocking kernel holds the stream while N launches are queued, one CUDA
+  // event pair brackets them, a sample is the bracket / N, N sized by exec_gpu_batched. SM and
+  // memory clocks are read between samples (NVML) and returned.
+  gpu_exec_report exec_gpu(gpu_stream_ref stream, const std::function<void()>& launch,
+                           const gpu_exec_options& options = {});
+  // The sampling behind exec_gpu, for rows of GPU cells timed with gpu_batch_timer: the first
+  // call of `run_batch` is unmeasured (lazy loading), two calibration calls of 1 and 16
+  // iterations fit wall = fixed + n x marginal, samples then hold enough iterations (at most
+  // `max_iters`) for the launches to fill min_sample_time_s (gpu_launches_per_sample), and the
+  // sample loop's own warm-up follows: the first gpu_calibration_calls calls are not samples.
+  void exec_gpu_batched(const std::function<batch_timing(std::int64_t)>& run_batch,
+                        std::int64_t max_iters, std::string timer_name);
+  static constexpr int gpu_calibration_calls = 4;
 
   // Leave the benchmark: the configuration is skipped (hardware missing) or failed (an error).
   [[noreturn]] void skip(std::string reason);
@@ -104,7 +127,10 @@ class state {
   [[nodiscard]] result& partial_result() { return m_result; }
 
  private:
-  void sample_loop(const std::function<double(std::int64_t)>& run_batch, std::string timer_name);
+  // Warm-up, then samples until the stopping rule says stop. `fixed_iters` > 0: every batch
+  // (warm-up included) has that many iterations, chosen by the caller (exec_gpu's calibration).
+  void sample_loop(const std::function<batch_timing(std::int64_t)>& run_batch,
+                   std::string timer_name, std::int64_t fixed_iters = 0);
   [[nodiscard]] const axis_value& find(std::string_view axis) const;
 
   std::chrono::steady_clock::time_point m_start;

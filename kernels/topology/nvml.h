@@ -1,6 +1,6 @@
 // GPU topology and clocks from NVML, loaded at run time with dlopen("libnvidia-ml.so.1"): the
 // library comes with the driver, not the toolkit, and there is no NVML header here, so the few
-// functions and types used are declared in gpu_nvml.cpp. Absent NVML means "NVLink topology
+// functions and types used are declared in nvml.cpp. Absent NVML means "NVLink topology
 // unknown", PCIe links read from sysfs instead, and "actual clocks unknown".
 #pragma once
 
@@ -10,16 +10,16 @@
 #include "topology/ceiling.h"
 #include "topology/link.h"
 
-namespace infrabench::bw::gpu {
+namespace infrabench::kernels::topology {
 
 // Every NVLink of the GPU at PCI `bus_id` (normalized), active or not, what each connects to, and
 // the NVLink version NVML reports (when the driver has nvmlDeviceGetNvLinkVersion).
-[[nodiscard]] infrabench::kernels::topology::nvlink_inventory nvlinks_of(const std::string& bus_id);
+[[nodiscard]] nvlink_inventory nvlinks_of(const std::string& bus_id);
 
 // The PCIe link of the GPU at `bus_id` as NVML reports it (current and maximum generation and
 // width); nullopt with `why_not` set when NVML is absent or does not answer.
-[[nodiscard]] std::optional<infrabench::kernels::topology::pcie_link> nvml_pcie_link(
-    const std::string& bus_id, std::string* why_not);
+[[nodiscard]] std::optional<pcie_link> nvml_pcie_link(const std::string& bus_id,
+                                                      std::string* why_not);
 
 // The clocks the GPU runs at now (not the maximum cudaDevAttrClockRate reports) and why it is
 // below its maximum, for benchmarks to record right after their timed region.
@@ -36,4 +36,4 @@ struct clock_report {
 };
 [[nodiscard]] clock_report clocks_of(const std::string& bus_id);
 
-}  // namespace infrabench::bw::gpu
+}  // namespace infrabench::kernels::topology

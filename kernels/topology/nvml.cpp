@@ -1,11 +1,11 @@
-#include "gpu_nvml.h"
+#include "topology/nvml.h"
 
 #include <dlfcn.h>
 
 #include <cstdio>
 #include <mutex>
 
-namespace infrabench::bw::gpu {
+namespace infrabench::kernels::topology {
 namespace {
 
 namespace topo = infrabench::kernels::topology;
@@ -263,4 +263,4 @@ clock_report clocks_of(const std::string& bus_id) {
   return r;
 }
 
-}  // namespace infrabench::bw::gpu
+}  // namespace infrabench::kernels::topology

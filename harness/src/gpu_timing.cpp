@@ -1,0 +1,298 @@
+// GPU timing (CUDA builds): the blocking kernel, the event brackets, the L2 flush and the clock
+// readings behind state::exec_gpu. Host code only: the blocking kernel is kernels/cuda/spin.cu.
+#include "infrabench/gpu_timing.h"
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <stdexcept>
+#include <vector>
+
+#include "cuda/spin.h"
+#include "cuda/support.h"
+#include "infrabench/state.h"
+#include "topology/nvml.h"
+
+namespace infrabench {
+namespace {
+
+namespace kcu = kernels::cuda;
+namespace topo = kernels::topology;
+using clock_type = std::chrono::steady_clock;
+
+[[nodiscard]] double seconds_since(clock_type::time_point t0) {
+  return std::chrono::duration<double>(clock_type::now() - t0).count();
+}
+
+// How long the blocking kernel holds a stream at most, so a release that never comes (an
+// exception between block and release) cannot hang the GPU.
+constexpr std::uint64_t block_timeout_ns = 2'000'000'000;
+// Launches one held stream may queue: CUDA's launch queue holds about 1000 entries before a
+// launch blocks the host (which would then wait for the blocking kernel to give up); a library
+// call may enqueue several kernels (cuBLAS, a split-k reduction), hence the margin.
+constexpr std::int64_t max_held_launches = 256;
+// With an L2 flush every launch queues a memset and two events besides its own work.
+constexpr std::int64_t max_flushed_launches = 64;
+// Unheld streams (pageable copies, NCCL) can queue as many as the host issues.
+constexpr std::int64_t max_free_launches = 1'000'000;
+
+[[nodiscard]] float elapsed_ms(cudaEvent_t a, cudaEvent_t b) {
+  float ms = 0;
+  IB_CUDA(cudaEventElapsedTime(&ms, a, b));
+  return ms;
+}
+
+}  // namespace
+
+struct gpu_batch_timer::impl {
+  gpu_stream_ref main;
+  gpu_exec_options opts;
+  kcu::event start, stop;
+  std::vector<std::unique_ptr<kcu::event>> pair_start, pair_stop;  // flush_l2: one pair per launch
+  std::unique_ptr<kcu::event> fork;                                // joined streams wait on it
+  std::vector<std::unique_ptr<kcu::event>> joins;                  // one per joined stream
+  kcu::device_buffer flush;
+  volatile int* flag = nullptr;  // pinned, mapped: the blocking kernel spins until it is non-zero
+  void* flag_on_device = nullptr;
+  int expired = 0;
+  bool warmed = false;  // the first call ran (unheld)
+
+  impl(gpu_stream_ref m, gpu_exec_options o)
+      : main(m), opts(std::move(o)), start(m.device, true), stop(m.device, true) {
+    const kcu::device_scope scope(main.device);
+    if (opts.flush_l2) {
+      if (!opts.joined.empty()) {
+        throw std::logic_error("gpu timing: flush_l2 with joined streams is not supported");
+      }
+      // Writing twice the L2's size evicts whatever the previous launch left there.
+      const kcu::device_info d = kcu::query_device(main.device);
+      flush = kcu::device_buffer(main.device, std::max<std::size_t>(2 * d.l2_bytes, 1 << 20));
+      for (std::int64_t i = 0; i < max_flushed_launches; ++i) {
+        pair_start.push_back(std::make_unique<kcu::event>(main.device, true));
+        pair_stop.push_back(std::make_unique<kcu::event>(main.device, true));
+      }
+    }
+    if (opts.flush_l2 && !opts.interfering.empty()) {
+      throw std::logic_error("gpu timing: flush_l2 with interfering streams is not supported");
+    }
+    if (!opts.joined.empty() || !opts.interfering.empty()) {
+      fork = std::make_unique<kcu::event>(main.device);
+      for (const auto& j : opts.joined) joins.push_back(std::make_unique<kcu::event>(j.device));
+    }
+    if (opts.block) {
+      void* p = nullptr;
+      // Portable and mapped: the kernel reads the flag straight from host memory.
+      IB_CUDA(cudaHostAlloc(&p, sizeof(int), cudaHostAllocPortable | cudaHostAllocMapped));
+      flag = static_cast<volatile int*>(p);
+      *flag = 1;
+      IB_CUDA(cudaHostGetDevicePointer(&flag_on_device, p, 0));
+    }
+  }
+  ~impl() {
+    if (flag) (void)cudaFreeHost(const_cast<int*>(flag));
+  }
+  impl(const impl&) = delete;
+  impl& operator=(const impl&) = delete;
+
+  [[nodiscard]] cudaStream_t s() const { return static_cast<cudaStream_t>(main.stream); }
+
+  [[nodiscard]] std::int64_t cap() const {
+    if (opts.flush_l2) return max_flushed_launches;
+    return opts.block ? max_held_launches : max_free_launches;
+  }
+
+  void hold() {
+    *flag = 0;
+    IB_CUDA(kcu::launch_spin(static_cast<volatile int*>(flag_on_device), block_timeout_ns, s()));
+  }
+  void release(clock_type::time_point held_at) {
+    if (seconds_since(held_at) * 1e9 >= static_cast<double>(block_timeout_ns)) ++expired;
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    *flag = 1;
+  }
+
+  // Start event, fork to the joined streams, the launches, join, stop event.
+  void bracket(std::int64_t n, const std::function<void()>& launch) {
+    IB_CUDA(cudaEventRecord(start.get(), s()));
+    if (fork) {
+      IB_CUDA(cudaEventRecord(fork->get(), s()));
+      for (const auto* list : {&opts.joined, &opts.interfering}) {
+        for (const auto& j : *list) {
+          IB_CUDA(cudaStreamWaitEvent(static_cast<cudaStream_t>(j.stream), fork->get(), 0));
+        }
+      }
+    }
+    for (std::int64_t i = 0; i < n; ++i) launch();
+    for (std::size_t k = 0; k < joins.size(); ++k) {
+      const auto& j = opts.joined[k];
+      const kcu::device_scope other(j.device);
+      IB_CUDA(cudaEventRecord(joins[k]->get(), static_cast<cudaStream_t>(j.stream)));
+      IB_CUDA(cudaStreamWaitEvent(s(), joins[k]->get(), 0));
+    }
+    IB_CUDA(cudaEventRecord(stop.get(), s()));
+  }
+
+  // One flush and one event pair per launch; returns nothing, the pairs are read after the wait.
+  void flushed(std::int64_t n, const std::function<void()>& launch) {
+    for (std::int64_t i = 0; i < n; ++i) {
+      const auto k = static_cast<std::size_t>(i);
+      IB_CUDA(cudaMemsetAsync(flush.get(), static_cast<int>(i & 0xff), flush.bytes(), s()));
+      IB_CUDA(cudaEventRecord(pair_start[k]->get(), s()));
+      launch();
+      IB_CUDA(cudaEventRecord(pair_stop[k]->get(), s()));
+    }
+    IB_CUDA(cudaEventRecord(stop.get(), s()));
+  }
+
+  batch_timing run(std::int64_t n, const std::function<void()>& launch) {
+    n = std::clamp<std::int64_t>(n, 1, cap());
+    const auto t0 = clock_type::now();
+    const kcu::device_scope scope(main.device);
+    // The first call never holds the stream: with lazy module loading (CUDA's default) the first
+    // launch of a kernel may synchronise the context, which would wait for the blocking kernel
+    // while the blocking kernel waits for the host (CUDA programming guide, lazy loading).
+    const bool held = opts.block && warmed;
+    warmed = true;
+    if (held) hold();
+    const auto held_at = clock_type::now();
+    try {
+      if (opts.flush_l2) {
+        flushed(n, launch);
+      } else {
+        bracket(n, launch);
+      }
+    } catch (...) {
+      if (held) *flag = 1;  // never leave the stream held behind an error
+      throw;
+    }
+    if (held) release(held_at);
+    IB_CUDA(cudaEventSynchronize(stop.get()));
+    for (const auto& j : opts.interfering) {
+      IB_CUDA(cudaStreamSynchronize(static_cast<cudaStream_t>(j.stream)));
+    }
+    double gpu_ms = 0;
+    if (opts.flush_l2) {
+      for (std::int64_t i = 0; i < n; ++i) {
+        const auto k = static_cast<std::size_t>(i);
+        gpu_ms += elapsed_ms(pair_start[k]->get(), pair_stop[k]->get());
+      }
+    } else {
+      gpu_ms = elapsed_ms(start.get(), stop.get());
+    }
+    return {gpu_ms * 1e-3 / static_cast<double>(n), seconds_since(t0)};
+  }
+};
+
+gpu_batch_timer::gpu_batch_timer(gpu_stream_ref main, gpu_exec_options options)
+    : m(std::make_unique<impl>(main, std::move(options))) {}
+
+gpu_batch_timer::~gpu_batch_timer() = default;
+
+batch_timing gpu_batch_timer::run(std::int64_t n, const std::function<void()>& launch) {
+  return m->run(n, launch);
+}
+
+std::int64_t gpu_batch_timer::max_launches() const {
+  return m->cap();
+}
+
+int gpu_batch_timer::blocking_timeouts() const {
+  return m->expired;
+}
+
+namespace {
+
+// Clock readings during the samples, at most one per 10 ms of wall time (an NVML query costs
+// tens of microseconds; readings are outside the timed brackets either way).
+class clock_sampler {
+ public:
+  explicit clock_sampler(int device) {
+    const kcu::device_info d = kcu::query_device(device);
+    m_bus_id = d.bus_id;
+    if (m_bus_id.empty()) m_reason = "PCI bus id of GPU " + std::to_string(device) + " unknown";
+  }
+
+  void maybe_read(bool force = false) {
+    if (m_bus_id.empty() || m_gave_up) return;
+    if (!force && m_readings > 0 && seconds_since(m_last) < 0.01) return;
+    m_last = clock_type::now();
+    const topo::clock_report c = topo::clocks_of(m_bus_id);
+    if (!c.known) {
+      m_reason = c.reason;
+      m_gave_up = true;  // NVML absent or refusing: no point asking after every sample
+      return;
+    }
+    ++m_readings;
+    m_sm.push_back(c.sm_mhz);
+    m_mem.push_back(c.mem_mhz);
+    if (c.reasons_known) {
+      m_reasons_known = true;
+      m_reasons |= c.reasons;
+    }
+  }
+
+  void fill(gpu_exec_report& r) const {
+    r.clock_readings = m_readings;
+    if (m_readings == 0) {
+      r.clocks_reason = m_reason.empty() ? "no clock reading" : m_reason;
+      return;
+    }
+    r.clocks_known = true;
+    r.sm_clock_mhz_median = median(m_sm);
+    r.sm_clock_mhz_min = *std::min_element(m_sm.begin(), m_sm.end());
+    r.sm_clock_mhz_max = *std::max_element(m_sm.begin(), m_sm.end());
+    r.mem_clock_mhz_median = median(m_mem);
+    r.reasons_known = m_reasons_known;
+    r.clock_event_reasons = m_reasons;
+    topo::clock_report names;
+    names.reasons = m_reasons;
+    r.clock_event_names = names.reason_names();
+    r.slowed_down = names.slowed_down();
+  }
+
+ private:
+  [[nodiscard]] static double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  }
+
+  std::string m_bus_id, m_reason;
+  bool m_gave_up = false;
+  int m_readings = 0;
+  clock_type::time_point m_last{};
+  std::vector<double> m_sm, m_mem;
+  bool m_reasons_known = false;
+  unsigned long long m_reasons = 0;
+};
+
+}  // namespace
+
+gpu_exec_report state::exec_gpu(gpu_stream_ref stream, const std::function<void()>& launch,
+                                const gpu_exec_options& options) {
+  gpu_batch_timer timer(stream, options);
+  clock_sampler clocks(stream.device);
+  std::int64_t calls = 0;
+  exec_gpu_batched(
+      [&](std::int64_t n) {
+        batch_timing t = timer.run(n, launch);
+        if (options.agree) t = options.agree(t);
+        // The first reading after the first call: the GPU has left its idle clocks by then.
+        if (options.read_clocks) clocks.maybe_read(++calls == 1);
+        return t;
+      },
+      timer.max_launches(), options.timer_name);
+  gpu_exec_report report;
+  report.launches_per_sample = m_result.iterations_per_sample;
+  report.blocking_timeouts = timer.blocking_timeouts();
+  if (options.read_clocks) clocks.fill(report);
+  check(report.blocking_timeouts == 0,
+        std::to_string(report.blocking_timeouts) +
+            " samples: the blocking kernel gave up before all launches were queued; their "
+            "timing includes queueing gaps");
+  return report;
+}
+
+}  // namespace infrabench
