@@ -382,8 +382,8 @@ class planner {
   }
 
   // GPU copies and other byte sweeps stored a column per device: per column, bandwidth against
-  // the size, a series per combination of the other axes (pinned/pageable x ce/sm), and the link
-  // ceiling the column's efficiency was computed against as a line.
+  // the size, a series per combination of the other axes (pinned/pageable x ce/sm), and the
+  // column's link or memory ceiling as a line.
   void size_curves(const std::string& bench, const std::vector<item>& items,
                    const result_shape_info& info, const std::string& size_axis, json& charts) {
     const family& f = info.families.front();
@@ -392,29 +392,44 @@ class planner {
       const std::size_t before = charts.size();
       curve(bench, items, info.varying, size_axis, metric, charts);
       if (charts.size() == before) continue;
-      const std::string eff = "efficiency_pct_" + f.prefix + std::to_string(index);
-      if (const auto ceiling = implied_ceiling(items, metric, eff)) {
+      const std::string column = f.prefix + std::to_string(index);
+      if (const auto ceiling = column_ceiling(items, metric, column)) {
         json& spec = charts.back();
-        spec["datasets"].push_back(level_line(
-            "ceiling: " + format_value(*ceiling, "GB/s") + " (what " + eff + " is a percentage of)",
-            *ceiling, spec["x"]["min"].get<double>(), spec["x"]["max"].get<double>()));
+        spec["datasets"].push_back(level_line(ceiling->second, ceiling->first,
+                                              spec["x"]["min"].get<double>(),
+                                              spec["x"]["max"].get<double>()));
       }
     }
   }
 
-  // The ceiling a column's efficiency percentage divides by: value / (efficiency / 100), the
-  // median over the results that have both.
-  std::optional<double> implied_ceiling(const std::vector<item>& items, const std::string& metric,
-                                        const std::string& efficiency) const {
-    std::vector<double> ceilings;
+  // The ceiling of a column and its label: the ceiling_gbps_<column> the results carry (the
+  // theoretical link or memory bandwidth), or for reports before it, the one efficiency_pct was
+  // computed against (value / (efficiency / 100)); the median over the results.
+  std::optional<std::pair<double, std::string>> column_ceiling(const std::vector<item>& items,
+                                                               const std::string& metric,
+                                                               const std::string& column) const {
+    std::vector<double> carried, implied;
+    std::string what;
     for (const auto& it : items) {
+      if (const metric_view* c = it.r->find_metric("ceiling_gbps_" + column);
+          c && std::isfinite(c->value) && c->value > 0) {
+        carried.push_back(c->value);
+        if (what.empty()) what = c->method;
+      }
       const metric_view* m = it.r->find_metric(metric);
-      const metric_view* e = it.r->find_metric(efficiency);
+      const metric_view* e = it.r->find_metric("efficiency_pct_" + column);
       if (m && e && std::isfinite(m->value) && std::isfinite(e->value) && e->value > 0)
-        ceilings.push_back(m->value * 100 / e->value);
+        implied.push_back(m->value * 100 / e->value);
     }
-    if (ceilings.empty()) return std::nullopt;
-    return median_of(ceilings);
+    if (!carried.empty()) {
+      const double c = median_of(carried);
+      return std::pair{
+          c, "ceiling: " + format_value(c, "GB/s") + (what.empty() ? "" : " (" + what + ")")};
+    }
+    if (implied.empty()) return std::nullopt;
+    const double c = median_of(implied);
+    return std::pair{c, "ceiling: " + format_value(c, "GB/s") + " (what efficiency_pct_" + column +
+                            " is a percentage of)"};
   }
 
   void per_node_charts(const std::string& bench, const std::vector<item>& items,
@@ -672,19 +687,29 @@ class planner {
                       {"datasets", datasets}});
   }
 
+  // One matrix row's cells: a column metric each, n/a (null) where not measured (itself, an
+  // unsupported pair, a skipped row).
+  static void row_cells(const result_view& r, const std::vector<std::pair<int, std::string>>& cols,
+                        std::size_t ri, json& cells, std::string& unit, bool& hib) {
+    for (std::size_t ci = 0; ci < cols.size(); ++ci) {
+      const metric_view* m = r.find_metric(cols[ci].second);
+      if (m && std::isfinite(m->value)) {
+        unit = m->unit;
+        hib = m->higher_is_better;
+        cells.push_back({ci, ri, m->value});
+      } else {
+        cells.push_back({ci, ri, nullptr});
+      }
+    }
+  }
+
   // A matrix whose rows are results (one per row axis value, or one per node) and whose columns
   // are a family of metrics.
   void metric_heatmaps(const std::string& bench, const std::vector<item>& items,
                        const std::set<std::string>& varying, const std::string& base,
                        const std::string& prefix,
                        const std::vector<std::pair<int, std::string>>& cols, json& charts) {
-    std::string row_axis;
-    for (const auto& a : varying) {
-      if (is_row_axis(a)) {
-        row_axis = a;
-        break;
-      }
-    }
+    const std::string row_axis = find_row_axis(varying);
     std::map<std::string, std::vector<const item*>> groups;
     std::vector<std::string> order;
     for (const auto& it : items) {
@@ -706,18 +731,7 @@ class planner {
       for (const auto* it : g) {
         rows.push_back(row_axis.empty() ? rep.node_of(*it->r)
                                         : row_axis + "=" + axis_display(*it->r, row_axis));
-        for (std::size_t ci = 0; ci < cols.size(); ++ci) {
-          const metric_view* m = it->r->find_metric(cols[ci].second);
-          if (m && std::isfinite(m->value)) {
-            unit = m->unit;
-            hib = m->higher_is_better;
-            cells.push_back({ci, ri, m->value});
-          } else {
-            cells.push_back(
-                {ci, ri, nullptr});  // n/a: not measured (itself, unsupported pair, skipped row)
-          }
-        }
-        ++ri;
+        row_cells(*it->r, cols, ri++, cells, unit, hib);
       }
       const std::string rest = label_without(*g.front()->r, varying, {row_axis});
       std::string title = bench + ": " + base + " (" + (row_axis.empty() ? "node" : row_axis) +

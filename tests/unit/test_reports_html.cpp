@@ -290,6 +290,24 @@ TEST(ReportsHtml, GpuCopiesAreBandwidthAgainstSizeWithTheCeiling) {
     EXPECT_EQ(series, 4u);  // pinned/pageable x ce/sm
     EXPECT_EQ(ceilings, 1u);
   }
+  // The ceiling the results carry (ceiling_gbps_gpu0) is drawn rather than the implied one.
+  json carried = gpu_copy_report("bandwidth/h2d", 1);
+  for (auto& r : carried["results"]) {
+    r["metrics"].push_back({{"name", "ceiling_gbps_gpu0"},
+                            {"unit", "GB/s"},
+                            {"value", 64.0},
+                            {"best", 64.0},
+                            {"better", "higher"},
+                            {"method", "theoretical link"},
+                            {"role", "information"},
+                            {"samples", json::array()}});
+  }
+  const std::vector<report_view> with_ceiling = {parse_report(carried.dump(), "c.json")};
+  const auto drawn = charts_of(chart_specs(with_ceiling, 100), "bandwidth/h2d");
+  ASSERT_EQ(drawn.size(), 1u);
+  EXPECT_EQ(drawn[0]["datasets"].back()["data"][0][1], 64.0);
+  EXPECT_NE(drawn[0]["datasets"].back()["label"].get<std::string>().find("theoretical link"),
+            std::string::npos);
   // Two GPUs: a chart per GPU column, still no heat map.
   const std::vector<report_view> two = {
       parse_report(gpu_copy_report("bandwidth/h2d", 2).dump(), "gpu2.json")};
@@ -329,6 +347,27 @@ TEST(ReportsHtml, InformationMetricsAreNotChartedOrCompared) {
       parse_report(gpu_copy_report("bandwidth/h2d", 1).dump(), "a.json")};
   for (const auto& c : charts_of(chart_specs(reps, 100), "bandwidth/h2d"))
     EXPECT_EQ(c["title"].get<std::string>().find("sm_clock_mhz_actual"), std::string::npos);
+  if (chartjs_source().empty()) GTEST_SKIP() << "built without libjs-chart.js: no page";
+  // Two CPU runs: the comparison's ratio chart holds gflops, not the clock or the verification.
+  auto run = [](const std::string& label, double clock) {
+    auto r = parse_report(
+        ib_test::report(json::array({ib_test::result(
+                            "gemm/cpu_peak", {{"isa", "avx2"}},
+                            {{"gflops", "GFLOP/s", 100},
+                             {"clock_ghz", "GHz", clock, true, {}, "information"},
+                             {"verify_err_to_bound", "ratio", 0.1, false, {}, "verification"}})}))
+            .dump(),
+        label + ".json");
+    r.label = label;
+    return r;
+  };
+  const std::string html = render_html({run("a", 4), run("b", 2)}, {});
+  const auto at = html.find("\"cmp_metrics\":{");  // the spec in the page's data (keys sorted)
+  ASSERT_NE(at, std::string::npos);
+  const std::string spec = html.substr(at, html.find("\"id\"", at + 10) - at);
+  EXPECT_NE(spec.find("gflops"), std::string::npos) << spec;
+  EXPECT_EQ(spec.find("clock_ghz"), std::string::npos) << spec;
+  EXPECT_EQ(spec.find("verify_err_to_bound"), std::string::npos) << spec;
 }
 
 TEST(ReportsHtml, TelemetryIsPlottedListedAndDiffed) {
