@@ -202,8 +202,8 @@ TEST(ReportsIo, RolesAxisMetadataAndTelemetryAreRead) {
 }
 
 TEST(ReportsIo, BadRoleMetadataOrTelemetryIsNamedByPath) {
-  auto j = ib_test::report(json::array(
-      {ib_test::result("gemm/cpu_peak", json::object(), {{"clock_ghz", "GHz", 4, true, {}, "context"}})}));
+  auto j = ib_test::report(json::array({ib_test::result(
+      "gemm/cpu_peak", json::object(), {{"clock_ghz", "GHz", 4, true, {}, "context"}})}));
   try {
     (void)parse_report(j.dump(), "r.json");
     FAIL();
