@@ -16,15 +16,19 @@ if ! command -v "$cxx" >/dev/null; then
 fi
 mkdir -p "$out/obj"
 # The parsers and their consumers, without the CLI, SQLite or Chart.js.
-sources=(reports/src/report_io.cpp reports/src/baseline.cpp reports/src/compare.cpp reports/src/rank_stats.cpp
+# (result.cpp: metric roles and result identity; stats.cpp: what result.cpp summarizes with;
+# printers/csv.cpp: a format that prints what the fuzzed reports compare to.)
+library=(reports/src/report_io.cpp reports/src/baseline.cpp reports/src/compare.cpp reports/src/rank_stats.cpp
          reports/src/text.cpp reports/src/html_report.cpp reports/src/chartjs_none.cpp
-         harness/src/report.cpp harness/src/error.cpp harness/src/axis.cpp tests/fuzz/fuzz_report.cpp tests/fuzz/fuzz_baseline.cpp)
+         harness/src/report.cpp harness/src/error.cpp harness/src/axis.cpp harness/src/result.cpp
+         harness/src/stats.cpp reports/src/printers/csv.cpp)
+sources=("${library[@]}" tests/fuzz/fuzz_report.cpp tests/fuzz/fuzz_baseline.cpp)
 flags="-std=c++20 -g -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -Ireports/include -Iharness/include"
 echo "==== fuzz: building with $($cxx --version | head -1)"
 printf '%s\n' "${sources[@]}" |
   xargs -P "$(nproc)" -I{} sh -c 'o="$1/obj/$(echo "$2" | tr / _).o"; [ "$o" -nt "$2" ] || exec $3 $4 -c "$2" -o "$o"' _ "$out" {} "$cxx" "$flags"
 objs=()
-for s in "${sources[@]:0:10}"; do objs+=("$out/obj/$(echo "$s" | tr / _).o"); done
+for s in "${library[@]}"; do objs+=("$out/obj/$(echo "$s" | tr / _).o"); done
 for target in report baseline; do
   "$cxx" -fsanitize=fuzzer,address,undefined "${objs[@]}" "$out/obj/tests_fuzz_fuzz_$target.cpp.o" -o "$out/fuzz_$target"
 done

@@ -63,13 +63,15 @@ void cpu_peak(infrabench::state& st) {
   const double ghz = measure_clock_ghz(pool);
   st.add_metric("clock_ghz", "GHz", ghz, true,
                 "dependent integer adds (1 per cycle) / second, median over threads and 5 runs "
-                "right after the timed samples");
+                "right after the timed samples",
+                infrabench::metric_role::information);
   if (ghz > 0) {
     st.add_metric("instr_per_cycle", "instr/cycle",
                   gflops / (ghz * threads * kc::peak_flops_per_instruction(*isa)), true,
                   "median GFLOP/s / (clock x threads x " +
                       std::to_string(static_cast<int>(kc::peak_flops_per_instruction(*isa))) +
-                      " flop per instruction): vector multiply-add issue rate per core");
+                      " flop per instruction): vector multiply-add issue rate per core",
+                  infrabench::metric_role::information);
   }
   st.check(std::all_of(sink.begin(), sink.end(), [](float v) { return v == v; }),
            "an accumulator became NaN");

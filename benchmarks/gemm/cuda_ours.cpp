@@ -26,7 +26,8 @@ void report_vs_cublas(infrabench::state& st, const std::string& dtype, double gf
     if (m.name == "gflops" && m.value > 0) {
       st.add_metric("pct_of_cublas", "%", 100.0 * gflops / m.value, true,
                     "this median GFLOP/s / gemm/cublas (dtype=" + dtype + ", same shape) median " +
-                        std::to_string(m.value) + " GFLOP/s, earlier in this run");
+                        std::to_string(m.value) + " GFLOP/s, earlier in this run",
+                    infrabench::metric_role::information);
     }
   }
 }

@@ -232,7 +232,8 @@ void report_verification(state& st, const gm::verification& v, std::string_view 
   st.add_metric("verify_err_to_bound", "ratio", v.max_bound_ratio, false,
                 "max over " + std::to_string(v.checked) +
                     " sampled entries of |C - fp64 reference| / tolerance bound (fail above 1); " +
-                    v.tol.rule);
+                    v.tol.rule,
+                infrabench::metric_role::verification);
   st.check(v.ok, std::string(what) + " differs from the fp64 reference: " + v.summary());
 }
 

@@ -324,7 +324,8 @@ void add_derived_metrics(state& st, const std::string& name, const work& w, std:
     if (scalar > 0) {
       st.add_metric(
           "speedup_vs_scalar", "x", w.images / t / scalar, true,
-          "images/s / images/s of isa=scalar with the same other axes, earlier in this run");
+          "images/s / images/s of isa=scalar with the same other axes, earlier in this run",
+          infrabench::metric_role::information);
     }
   }
 
@@ -350,7 +351,8 @@ void add_derived_metrics(state& st, const std::string& name, const work& w, std:
                     (w.bytes_in + w.bytes_out) / t / 1e9 / best, true,
                     "(bytes read + written) / median time, over the best bandwidth_gbps of "
                     "bandwidth/host_memory kernel=copy with the same threads earlier in this run "
-                    "(STREAM counting in both: write-allocate traffic not included)");
+                    "(STREAM counting in both: write-allocate traffic not included)",
+                    infrabench::metric_role::information);
     } else {
       // Say how to get the roofline rather than leave the metric silently missing.
       st.add_warning("no memory_bandwidth_fraction: bandwidth/host_memory kernel=copy threads=" +

@@ -70,7 +70,8 @@ void decode_stage(state& st) {
   add_derived_metrics(st, "preprocess/decode", w, threads, false);
   st.add_metric("jpeg_bytes_per_image", "B",
                 static_cast<double>(ds->jpeg_bytes()) / static_cast<double>(batch), false,
-                "mean compressed size of the inputs (synthetic: quality 90, 4:2:0)");
+                "mean compressed size of the inputs (synthetic: quality 90, 4:2:0)",
+                infrabench::metric_role::information);
 }
 
 // ---- pipeline ----------------------------------------------------------------------------------

@@ -150,7 +150,8 @@ void pipeline_opencv(state& st) {
                     "images/s of preprocess/pipeline (isa=" + isa +
                         ", same other axes, earlier in this run) / images/s of this OpenCV " +
                         pp::opencv_support().version + " (" + pp::opencv_support().threading +
-                        ") configuration");
+                        ") configuration",
+                    infrabench::metric_role::information);
       break;
     }
   }

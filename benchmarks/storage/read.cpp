@@ -363,7 +363,8 @@ void storage_read(infrabench::state& st) {
                   "reads in flight per job, time-weighted mean over the measured calls (the queue "
                   "depth actually reached; a read is in flight from the return of the submitting "
                   "call to its reaping, as for fio's clat); engine as set up: " +
-                      js.front().engine->describe());
+                      js.front().engine->describe(),
+                  infrabench::metric_role::information);
   }
   if (opts.verify) {
     st.check(total.verify_failures == 0,

@@ -28,6 +28,7 @@
 #include "infrabench/communicator.h"
 #include "infrabench/error.h"
 #include "infrabench/options.h"
+#include "infrabench/printer.h"
 #include "infrabench/report.h"
 #include "infrabench/run_agreement.h"
 #include "infrabench/runner.h"
@@ -380,6 +381,8 @@ int cmd_run(const run_options& opt, const std::vector<std::string>& command_line
   ctx.command_line = command_line;
   ctx.started_utc = utc_now_iso8601();
   ctx.effective_suite = plan.effective_suite;
+  for (const auto& it : plan.items)
+    ctx.benchmark_metadata[it.bench->name()] = benchmark_metadata_json(*it.bench);
   ctx.launcher = comm->backend();
   ctx.world_size = comm->size();
   ctx.capabilities = caps.to_json();
@@ -585,8 +588,9 @@ int cmd_run(const run_options& opt, const std::vector<std::string>& command_line
   // With the report itself on stdout, the console output goes to stderr.
   const bool stdout_taken = report_on_stdout(opt.output);
   std::ostream& console = stdout_taken ? std::cerr : std::cout;
-  if (opt.format == "json") {
-    if (!stdout_taken) console << report.dump(2) << std::endl;
+  const printer& format = printer_registry::instance().find(opt.format, document::run);
+  if (opt.format != "table") {
+    if (!stdout_taken) format.print(console, run_document{report, report["results"], multi});
   } else {
     if (multi) {
       // Ranks that left a node-local benchmark to their host's leader: not a row each.
@@ -599,7 +603,7 @@ int cmd_run(const run_options& opt, const std::vector<std::string>& command_line
           shown.push_back(r);
         }
       }
-      print_table(console, shown, true);
+      format.print(console, run_document{report, shown, true});
       if (left_to_leader > 0) {
         console << "(" << left_to_leader
                 << " node-local configurations left to the one rank per host that ran them)\n\n";
@@ -607,7 +611,7 @@ int cmd_run(const run_options& opt, const std::vector<std::string>& command_line
       print_cluster_summary(console, report["results"], findings, outliers);
       console << "\n";
     } else {
-      print_table(console, report["results"], false);
+      format.print(console, run_document{report, report["results"], false});
     }
     const auto& sum = report["summary"];
     console << sum["configurations"] << " configurations: " << sum["passed"] << " passed ("
@@ -713,7 +717,7 @@ int cli_main(int argc, char** argv) {
       ->check(number_check("a fraction", 0, false, 1, false));
   run->add_option("-o,--output", ro.output, "report file")->capture_default_str();
   run->add_option("--format", ro.format, "console output")
-      ->check(CLI::IsMember({"table", "json"}))
+      ->check(CLI::IsMember(printer_registry::instance().names(document::run)))
       ->capture_default_str();
   run->add_flag("-q,--quiet", ro.quiet, "no progress lines");
   // Options benchmark groups registered (self-describing, so --help lists them).

@@ -9,6 +9,7 @@
 #include <ctime>
 #include <filesystem>
 
+#include "infrabench/benchmark.h"
 #include "infrabench/error.h"
 
 namespace infrabench {
@@ -26,6 +27,21 @@ std::string utc_now_iso8601() {
   return buf;
 }
 
+nlohmann::json benchmark_metadata_json(const benchmark& b) {
+  nlohmann::json axes = nlohmann::json::object();
+  for (const auto& ax : b.axes()) {
+    nlohmann::json a = {{"kind", std::string(to_string(ax.kind))},
+                        {"bytes", ax.options.bytes},
+                        {"pow2", ax.options.pow2},
+                        {"description", ax.options.description}};
+    if (ax.options.bytes) a["unit"] = "B";
+    axes[ax.name] = std::move(a);
+  }
+  nlohmann::json requires_ = nlohmann::json::array();
+  for (const auto& r : b.requirements()) requires_.push_back(r.name);
+  return {{"requires", requires_}, {"axes", axes}};
+}
+
 nlohmann::json make_report(const report_context& ctx, const nlohmann::json& results) {
   std::size_t passed = 0, skipped = 0, failed = 0, invalid = 0;
   for (const auto& r : results) {
@@ -40,6 +56,7 @@ nlohmann::json make_report(const report_context& ctx, const nlohmann::json& resu
                         {"world_size", ctx.world_size},     {"interrupted", ctx.interrupted},
                         {"suite", ctx.effective_suite},     {"settings", ctx.settings}};
   if (ctx.interrupted) run["interrupted_reason"] = ctx.interrupted_reason;
+  if (!ctx.benchmark_metadata.empty()) run["benchmark_metadata"] = ctx.benchmark_metadata;
   return {{"schema_version", report_schema_version},
           {"tool", "infrabench"},
           {"units",

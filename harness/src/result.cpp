@@ -28,6 +28,33 @@ std::string_view to_string(metric_role r) {
   return "?";
 }
 
+std::optional<metric_role> parse_metric_role(std::string_view text) {
+  for (const auto r :
+       {metric_role::performance, metric_role::information, metric_role::verification})
+    if (to_string(r) == text) return r;
+  return std::nullopt;
+}
+
+std::string result_identity(std::string_view benchmark,
+                            const std::map<std::string, nlohmann::json>& axes,
+                            std::optional<int> rank) {
+  std::string key(benchmark);
+  for (const auto& [k, v] : axes) key += "|" + k + "=" + v.dump();
+  if (rank) key += "|rank=" + std::to_string(*rank);
+  return key;
+}
+
+std::string result_identity(const nlohmann::json& result, bool with_rank) {
+  std::map<std::string, nlohmann::json> axes;
+  if (const auto it = result.find("axes"); it != result.end() && it->is_object()) {
+    for (const auto& [k, v] : it->items()) axes[k] = v;
+  }
+  std::optional<int> rank;
+  if (with_rank && result.contains("rank") && result["rank"].is_number_integer())
+    rank = result["rank"].get<int>();
+  return result_identity(result.value("benchmark", std::string()), axes, rank);
+}
+
 nlohmann::json result::to_json() const {
   nlohmann::json j;
   j["benchmark"] = benchmark;

@@ -67,13 +67,8 @@ void check_axes_object(const rule_reader& rd, const json& axes, const std::strin
   }
 }
 
-rule parse_rule(const json& j, std::size_t index, const std::string& origin,
-                bool default_require_valid, double default_max_deviation) {
-  rule_reader rd(origin, "rules[" + std::to_string(index) + "]");
-  if (!j.is_object()) rd.fail("expected an object, got " + std::string(j.type_name()));
-  if (const auto id = j.find("id"); id != j.end()) {
-    rd.set_where("rules[" + std::to_string(index) + "] (\"" + rd.string(*id, "id") + "\")");
-  }
+// The keys a rule may have: a typo is refused, not ignored.
+void check_rule_keys(const rule_reader& rd, const json& j) {
   static const std::set<std::string> known = {"id",
                                               "benchmark",
                                               "axes",
@@ -89,21 +84,19 @@ rule parse_rule(const json& j, std::size_t index, const std::string& origin,
                                               "note",
                                               "source"};
   for (const auto& [k, v] : j.items()) {
-    if (!known.count(k)) {
-      rd.fail(
-          "unknown key \"" + k +
-          "\" (expected one of: id, benchmark, axes, metric, unit, min, max, "
-          "reference, fraction_of_peak, no_outlier_nodes, require_valid, waived, note, source)");
-    }
+    if (known.count(k)) continue;
+    rd.fail("unknown key \"" + k +
+            "\" (expected one of: id, benchmark, axes, metric, unit, min, max, "
+            "reference, fraction_of_peak, no_outlier_nodes, require_valid, waived, note, source)");
   }
-  rule r;
-  r.require_valid = default_require_valid;
-  r.max_deviation = default_max_deviation;
+}
+
+// What the rule judges (benchmark, axes, metric) and how (unit, waived, require_valid, note).
+void read_rule_target(const rule_reader& rd, const json& j, rule& r) {
   if (!j.contains("benchmark")) rd.fail("missing \"benchmark\"");
   r.benchmark = rd.string(j["benchmark"], "benchmark");
-  if (!std::regex_match(r.benchmark, benchmark_name_re())) {
+  if (!std::regex_match(r.benchmark, benchmark_name_re()))
     rd.fail("benchmark \"" + r.benchmark + "\" is not of the form group/name");
-  }
   if (!j.contains("metric")) rd.fail("missing \"metric\"");
   r.metric = rd.string(j["metric"], "metric");
   if (!std::regex_match(r.metric, metric_pattern_re()))
@@ -124,124 +117,146 @@ rule parse_rule(const json& j, std::size_t index, const std::string& origin,
     if (!j["require_valid"].is_boolean()) rd.fail("require_valid: expected true or false");
     r.require_valid = j["require_valid"].get<bool>();
   }
+}
 
+void read_bounds(const rule_reader& rd, const json& j, rule& r) {
+  r.kind = rule_kind::bounds;
+  if (j.contains("min")) r.min = rd.number(j["min"], "min");
+  if (j.contains("max")) r.max = rd.number(j["max"], "max");
+  if (r.min && r.max && *r.min > *r.max)
+    rd.fail("min " + format_number(*r.min) + " > max " + format_number(*r.max));
+}
+
+// ReFrame's form [reference, lower threshold, upper threshold(, unit)], or an object.
+void read_reference(const rule_reader& rd, const json& ref, rule& r) {
+  r.kind = rule_kind::reference;
+  json value, lower, upper;
+  if (ref.is_array()) {
+    if (ref.size() < 3 || ref.size() > 4)
+      rd.fail("reference: expected [value, lower, upper] or [value, lower, upper, unit]");
+    value = ref[0];
+    lower = ref[1];
+    upper = ref[2];
+    if (ref.size() == 4) {
+      const std::string u = rd.string(ref[3], "reference unit");
+      if (!r.unit.empty() && u != r.unit)
+        rd.fail("reference unit \"" + u + "\" differs from unit \"" + r.unit + "\"");
+      r.unit = u;
+    }
+  } else if (ref.is_object()) {
+    for (const auto& [k, v] : ref.items()) {
+      if (k != "value" && k != "lower" && k != "upper")
+        rd.fail("reference: unknown key \"" + k + "\" (value, lower, upper)");
+    }
+    if (!ref.contains("value")) rd.fail("reference: missing \"value\"");
+    value = ref["value"];
+    lower = ref.value("lower", json());
+    upper = ref.value("upper", json());
+  } else {
+    rd.fail("reference: expected [value, lower, upper] or {\"value\", \"lower\", \"upper\"}");
+  }
+  r.ref = rd.number(value, "reference value");
+  if (!(r.ref > 0)) rd.fail("reference value must be positive (thresholds are fractions of it)");
+  r.lower = rd.optional_number(lower, "reference lower threshold");
+  r.upper = rd.optional_number(upper, "reference upper threshold");
+  if (!r.lower && !r.upper)
+    rd.fail("reference: lower and upper thresholds are both null: nothing to check");
+  if (r.lower && (*r.lower > 0 || *r.lower < -1))
+    rd.fail("reference lower threshold must be in [-1, 0] (e.g. -0.1 for 10% below)");
+  if (r.upper && *r.upper < 0)
+    rd.fail("reference upper threshold must be >= 0 (e.g. 0.1 for 10% above)");
+}
+
+// The peak a fraction_of_peak rule divides by: the report's own metric (peak_metric, of this or
+// another benchmark) rather than a literal.
+void read_peak_metric(const rule_reader& rd, const json& f, rule& r) {
+  r.peak_metric = rd.string(f["peak_metric"], "fraction_of_peak.peak_metric");
+  if (!std::regex_match(r.peak_metric, metric_name_re()))
+    rd.fail("fraction_of_peak.peak_metric is not a metric name");
+  if (f.contains("peak_benchmark")) {
+    r.peak_benchmark = rd.string(f["peak_benchmark"], "fraction_of_peak.peak_benchmark");
+    if (!std::regex_match(r.peak_benchmark, benchmark_name_re()))
+      rd.fail("fraction_of_peak.peak_benchmark is not of the form group/name");
+  }
+  if (f.contains("peak_axes")) {
+    check_axes_object(rd, f["peak_axes"], "peak_axes");
+    r.peak_axes = f["peak_axes"];
+  }
+}
+
+void read_fraction_of_peak(const rule_reader& rd, const json& f, rule& r) {
+  r.kind = rule_kind::fraction_of_peak;
+  if (!f.is_object())
+    rd.fail(
+        "fraction_of_peak: expected an object {\"min\": 0.8, \"peak\": N | \"peak_metric\": "
+        "NAME}");
+  for (const auto& [k, v] : f.items()) {
+    if (k != "min" && k != "peak" && k != "peak_metric" && k != "peak_benchmark" &&
+        k != "peak_axes" && k != "peak_source") {
+      rd.fail("fraction_of_peak: unknown key \"" + k +
+              "\" (min, peak, peak_source, peak_metric, peak_benchmark, peak_axes)");
+    }
+  }
+  if (!f.contains("min"))
+    rd.fail("fraction_of_peak: missing \"min\" (the smallest acceptable fraction, e.g. 0.8)");
+  r.min_fraction = rd.number(f["min"], "fraction_of_peak.min");
+  if (!(r.min_fraction > 0 && r.min_fraction <= 1.5))
+    rd.fail("fraction_of_peak.min must be in (0, 1.5]");
+  const bool literal = f.contains("peak"), from_report = f.contains("peak_metric");
+  if (literal == from_report)
+    rd.fail(
+        "fraction_of_peak: give exactly one of \"peak\" (a number) and \"peak_metric\" (a metric "
+        "in the report)");
+  if (literal) {
+    r.peak = rd.number(f["peak"], "fraction_of_peak.peak");
+    if (!(*r.peak > 0)) rd.fail("fraction_of_peak.peak must be positive");
+    if (f.contains("peak_benchmark") || f.contains("peak_axes"))
+      rd.fail("fraction_of_peak: peak_benchmark/peak_axes go with peak_metric");
+  } else {
+    read_peak_metric(rd, f, r);
+  }
+  if (f.contains("peak_source")) rd.string(f["peak_source"], "fraction_of_peak.peak_source");
+}
+
+void read_no_outlier_nodes(const rule_reader& rd, const json& o, rule& r) {
+  r.kind = rule_kind::no_outlier_nodes;
+  if (o.is_boolean()) {
+    if (!o.get<bool>()) rd.fail("no_outlier_nodes: false checks nothing (remove the rule)");
+  } else if (o.is_object()) {
+    for (const auto& [k, v] : o.items()) {
+      if (k != "max_deviation")
+        rd.fail("no_outlier_nodes: unknown key \"" + k + "\" (max_deviation)");
+    }
+    if (o.contains("max_deviation"))
+      r.max_deviation = rd.number(o["max_deviation"], "no_outlier_nodes.max_deviation");
+  } else {
+    rd.fail("no_outlier_nodes: expected true or {\"max_deviation\": 0.1}");
+  }
+  if (!(r.max_deviation > 0 && r.max_deviation < 1))
+    rd.fail("no_outlier_nodes.max_deviation must be in (0, 1)");
+  // Nodes are compared per configuration and metric; a pattern would mix metrics.
+  if (r.metric.find('*') != std::string::npos)
+    rd.fail("no_outlier_nodes: give one metric, not a pattern (\"" + r.metric + "\")");
+}
+
+// Exactly one check per rule: the one its keys name.
+void read_check(const rule_reader& rd, const json& j, rule& r) {
   int kinds = 0;
   if (j.contains("min") || j.contains("max")) {
     ++kinds;
-    r.kind = rule_kind::bounds;
-    if (j.contains("min")) r.min = rd.number(j["min"], "min");
-    if (j.contains("max")) r.max = rd.number(j["max"], "max");
-    if (r.min && r.max && *r.min > *r.max)
-      rd.fail("min " + format_number(*r.min) + " > max " + format_number(*r.max));
+    read_bounds(rd, j, r);
   }
   if (j.contains("reference")) {
     ++kinds;
-    r.kind = rule_kind::reference;
-    const json& ref = j["reference"];
-    json value, lower, upper;
-    if (ref.is_array()) {
-      // ReFrame's form: [reference, lower threshold, upper threshold(, unit)].
-      if (ref.size() < 3 || ref.size() > 4)
-        rd.fail("reference: expected [value, lower, upper] or [value, lower, upper, unit]");
-      value = ref[0];
-      lower = ref[1];
-      upper = ref[2];
-      if (ref.size() == 4) {
-        const std::string u = rd.string(ref[3], "reference unit");
-        if (!r.unit.empty() && u != r.unit)
-          rd.fail("reference unit \"" + u + "\" differs from unit \"" + r.unit + "\"");
-        r.unit = u;
-      }
-    } else if (ref.is_object()) {
-      for (const auto& [k, v] : ref.items()) {
-        if (k != "value" && k != "lower" && k != "upper")
-          rd.fail("reference: unknown key \"" + k + "\" (value, lower, upper)");
-      }
-      if (!ref.contains("value")) rd.fail("reference: missing \"value\"");
-      value = ref["value"];
-      lower = ref.value("lower", json());
-      upper = ref.value("upper", json());
-    } else {
-      rd.fail("reference: expected [value, lower, upper] or {\"value\", \"lower\", \"upper\"}");
-    }
-    r.ref = rd.number(value, "reference value");
-    if (!(r.ref > 0)) rd.fail("reference value must be positive (thresholds are fractions of it)");
-    r.lower = rd.optional_number(lower, "reference lower threshold");
-    r.upper = rd.optional_number(upper, "reference upper threshold");
-    if (!r.lower && !r.upper)
-      rd.fail("reference: lower and upper thresholds are both null: nothing to check");
-    if (r.lower && (*r.lower > 0 || *r.lower < -1))
-      rd.fail("reference lower threshold must be in [-1, 0] (e.g. -0.1 for 10% below)");
-    if (r.upper && *r.upper < 0)
-      rd.fail("reference upper threshold must be >= 0 (e.g. 0.1 for 10% above)");
+    read_reference(rd, j["reference"], r);
   }
   if (j.contains("fraction_of_peak")) {
     ++kinds;
-    r.kind = rule_kind::fraction_of_peak;
-    const json& f = j["fraction_of_peak"];
-    if (!f.is_object())
-      rd.fail(
-          "fraction_of_peak: expected an object {\"min\": 0.8, \"peak\": N | \"peak_metric\": "
-          "NAME}");
-    for (const auto& [k, v] : f.items()) {
-      if (k != "min" && k != "peak" && k != "peak_metric" && k != "peak_benchmark" &&
-          k != "peak_axes" && k != "peak_source") {
-        rd.fail("fraction_of_peak: unknown key \"" + k +
-                "\" (min, peak, peak_source, peak_metric, peak_benchmark, peak_axes)");
-      }
-    }
-    if (!f.contains("min"))
-      rd.fail("fraction_of_peak: missing \"min\" (the smallest acceptable fraction, e.g. 0.8)");
-    r.min_fraction = rd.number(f["min"], "fraction_of_peak.min");
-    if (!(r.min_fraction > 0 && r.min_fraction <= 1.5))
-      rd.fail("fraction_of_peak.min must be in (0, 1.5]");
-    const bool literal = f.contains("peak"), from_report = f.contains("peak_metric");
-    if (literal == from_report)
-      rd.fail(
-          "fraction_of_peak: give exactly one of \"peak\" (a number) and \"peak_metric\" (a metric "
-          "in the report)");
-    if (literal) {
-      r.peak = rd.number(f["peak"], "fraction_of_peak.peak");
-      if (!(*r.peak > 0)) rd.fail("fraction_of_peak.peak must be positive");
-      if (f.contains("peak_benchmark") || f.contains("peak_axes"))
-        rd.fail("fraction_of_peak: peak_benchmark/peak_axes go with peak_metric");
-    } else {
-      r.peak_metric = rd.string(f["peak_metric"], "fraction_of_peak.peak_metric");
-      if (!std::regex_match(r.peak_metric, metric_name_re()))
-        rd.fail("fraction_of_peak.peak_metric is not a metric name");
-      if (f.contains("peak_benchmark")) {
-        r.peak_benchmark = rd.string(f["peak_benchmark"], "fraction_of_peak.peak_benchmark");
-        if (!std::regex_match(r.peak_benchmark, benchmark_name_re()))
-          rd.fail("fraction_of_peak.peak_benchmark is not of the form group/name");
-      }
-      if (f.contains("peak_axes")) {
-        check_axes_object(rd, f["peak_axes"], "peak_axes");
-        r.peak_axes = f["peak_axes"];
-      }
-    }
-    if (f.contains("peak_source")) rd.string(f["peak_source"], "fraction_of_peak.peak_source");
+    read_fraction_of_peak(rd, j["fraction_of_peak"], r);
   }
   if (j.contains("no_outlier_nodes")) {
     ++kinds;
-    r.kind = rule_kind::no_outlier_nodes;
-    const json& o = j["no_outlier_nodes"];
-    if (o.is_boolean()) {
-      if (!o.get<bool>()) rd.fail("no_outlier_nodes: false checks nothing (remove the rule)");
-    } else if (o.is_object()) {
-      for (const auto& [k, v] : o.items()) {
-        if (k != "max_deviation")
-          rd.fail("no_outlier_nodes: unknown key \"" + k + "\" (max_deviation)");
-      }
-      if (o.contains("max_deviation"))
-        r.max_deviation = rd.number(o["max_deviation"], "no_outlier_nodes.max_deviation");
-    } else {
-      rd.fail("no_outlier_nodes: expected true or {\"max_deviation\": 0.1}");
-    }
-    if (!(r.max_deviation > 0 && r.max_deviation < 1))
-      rd.fail("no_outlier_nodes.max_deviation must be in (0, 1)");
-    // Nodes are compared per configuration and metric; a pattern would mix metrics.
-    if (r.metric.find('*') != std::string::npos)
-      rd.fail("no_outlier_nodes: give one metric, not a pattern (\"" + r.metric + "\")");
+    read_no_outlier_nodes(rd, j["no_outlier_nodes"], r);
   }
   if (kinds != 1) {
     rd.fail(kinds == 0
@@ -249,8 +264,27 @@ rule parse_rule(const json& j, std::size_t index, const std::string& origin,
                 : "more than one check: give exactly one of min/max, reference, fraction_of_peak, "
                   "no_outlier_nodes (write several rules)");
   }
+}
+
+}  // namespace
+
+rule parse_rule(const json& j, std::size_t index, const std::string& origin,
+                const rule_defaults& defaults) {
+  rule_reader rd(origin, "rules[" + std::to_string(index) + "]");
+  if (!j.is_object()) rd.fail("expected an object, got " + std::string(j.type_name()));
+  if (const auto id = j.find("id"); id != j.end()) {
+    rd.set_where("rules[" + std::to_string(index) + "] (\"" + rd.string(*id, "id") + "\")");
+  }
+  check_rule_keys(rd, j);
+  rule r;
+  r.require_valid = defaults.require_valid;
+  r.max_deviation = defaults.max_deviation;
+  read_rule_target(rd, j, r);
+  read_check(rd, j, r);
   return r;
 }
+
+namespace {
 
 std::string axes_text(const json& axes) {
   std::string out;
@@ -313,10 +347,10 @@ std::string rule::expectation() const {
   return "";
 }
 
-baseline parse_baseline(std::string_view text, const std::string& origin) {
-  const json doc = parse_json_text(text, origin);
-  if (!doc.is_object())
-    throw user_error(origin + ": expected a JSON object (an infrabench baseline)");
+namespace {
+
+// "infrabench_baseline": the format version; a report or another file is named for what it is.
+void check_baseline_version(const json& doc, const std::string& origin) {
   const auto ver = doc.find("infrabench_baseline");
   if (ver == doc.end()) {
     if (doc.value("tool", json()) == "infrabench") {
@@ -336,14 +370,15 @@ baseline parse_baseline(std::string_view text, const std::string& origin) {
   }
   if (ver->get<long long>() < 1)
     throw user_error(origin + ": baseline format " + ver->dump() + " does not exist");
+}
+
+void read_baseline_header(const json& doc, const std::string& origin, baseline& b) {
   static const std::set<std::string> known = {
       "$schema",     "infrabench_baseline", "name",       "description", "source",   "machine",
       "created_utc", "created_from",        "derivation", "notes",       "defaults", "rules"};
   for (const auto& [k, v] : doc.items()) {
     if (!known.count(k)) throw user_error(origin + ": unknown top-level key \"" + k + "\"");
   }
-  baseline b;
-  b.path = origin;
   auto str = [&](const char* key) {
     const auto it = doc.find(key);
     if (it == doc.end()) return std::string();
@@ -354,41 +389,33 @@ baseline parse_baseline(std::string_view text, const std::string& origin) {
   b.description = str("description");
   b.source = str("source");
   str("machine");
-  bool default_require_valid = false;
-  double default_max_dev = 0.1;
-  if (const auto d = doc.find("defaults"); d != doc.end()) {
-    if (!d->is_object()) throw user_error(origin + ": \"defaults\" must be an object");
-    for (const auto& [k, v] : d->items()) {
-      if (k == "require_valid") {
-        if (!v.is_boolean())
-          throw user_error(origin + ": defaults.require_valid must be true or false");
-        default_require_valid = v.get<bool>();
-      } else if (k == "max_deviation") {
-        if (!v.is_number() || !(v.get<double>() > 0 && v.get<double>() < 1)) {
-          throw user_error(origin + ": defaults.max_deviation must be a number in (0, 1)");
-        }
-        default_max_dev = v.get<double>();
-      } else {
-        throw user_error(origin + ": defaults: unknown key \"" + k +
-                         "\" (require_valid, max_deviation)");
-      }
+}
+
+rule_defaults read_defaults(const json& doc, const std::string& origin) {
+  rule_defaults d;
+  const auto it = doc.find("defaults");
+  if (it == doc.end()) return d;
+  if (!it->is_object()) throw user_error(origin + ": \"defaults\" must be an object");
+  for (const auto& [k, v] : it->items()) {
+    if (k == "require_valid") {
+      if (!v.is_boolean())
+        throw user_error(origin + ": defaults.require_valid must be true or false");
+      d.require_valid = v.get<bool>();
+    } else if (k == "max_deviation") {
+      if (!v.is_number() || !(v.get<double>() > 0 && v.get<double>() < 1))
+        throw user_error(origin + ": defaults.max_deviation must be a number in (0, 1)");
+      d.max_deviation = v.get<double>();
+    } else {
+      throw user_error(origin + ": defaults: unknown key \"" + k +
+                       "\" (require_valid, max_deviation)");
     }
   }
-  const auto rules = doc.find("rules");
-  if (rules == doc.end() || !rules->is_array())
-    throw user_error(origin + ": missing \"rules\" (an array)");
-  if (rules->empty()) throw user_error(origin + ": \"rules\" is empty: nothing to check");
-  std::map<std::string, int> ids;
-  for (std::size_t i = 0; i < rules->size(); ++i) {
-    rule r = parse_rule((*rules)[i], i, origin, default_require_valid, default_max_dev);
-    if (!r.id.empty()) {
-      if (ids[r.id]++)
-        throw user_error(origin + ": rules[" + std::to_string(i) + "]: id \"" + r.id +
-                         "\" used twice");
-    }
-    b.rules.push_back(std::move(r));
-  }
-  for (auto& r : b.rules) {
+  return d;
+}
+
+// Rules without an id get one from what they check, made unique.
+void assign_rule_ids(std::vector<rule>& rules, std::map<std::string, int>& ids) {
+  for (auto& r : rules) {
     if (!r.id.empty()) continue;
     std::string id = r.benchmark;
     const std::string ax = axes_text(r.axes);
@@ -401,6 +428,33 @@ baseline parse_baseline(std::string_view text, const std::string& origin) {
     ids[unique] = 1;
     r.id = unique;
   }
+}
+
+}  // namespace
+
+baseline parse_baseline(std::string_view text, const std::string& origin) {
+  const json doc = parse_json_text(text, origin);
+  if (!doc.is_object())
+    throw user_error(origin + ": expected a JSON object (an infrabench baseline)");
+  check_baseline_version(doc, origin);
+  baseline b;
+  b.path = origin;
+  read_baseline_header(doc, origin, b);
+  const rule_defaults defaults = read_defaults(doc, origin);
+  const auto rules = doc.find("rules");
+  if (rules == doc.end() || !rules->is_array())
+    throw user_error(origin + ": missing \"rules\" (an array)");
+  if (rules->empty()) throw user_error(origin + ": \"rules\" is empty: nothing to check");
+  std::map<std::string, int> ids;
+  for (std::size_t i = 0; i < rules->size(); ++i) {
+    rule r = parse_rule((*rules)[i], i, origin, defaults);
+    if (!r.id.empty() && ids[r.id]++) {
+      throw user_error(origin + ": rules[" + std::to_string(i) + "]: id \"" + r.id +
+                       "\" used twice");
+    }
+    b.rules.push_back(std::move(r));
+  }
+  assign_rule_ids(b.rules, ids);
   return b;
 }
 
@@ -665,6 +719,174 @@ verdict evaluate_outliers(const rule& r, const report_view& report,
   return v;
 }
 
+verdict waived_verdict(const rule& r, std::string detail) {
+  verdict v;
+  v.r = &r;
+  v.expected = r.expectation();
+  v.status = verdict_status::waived;
+  v.measured = "-";
+  v.detail = std::move(detail);
+  return v;
+}
+
+// The metrics of `res` the rule judges: its metric, or every metric its pattern matches (each
+// GPU's column must pass on its own).
+std::vector<const metric_view*> judged_metrics(const rule& r, const result_view& res) {
+  std::vector<const metric_view*> ms;
+  if (r.metric.find('*') != std::string::npos) {
+    for (const auto& x : res.metrics) {
+      if (metric_matches(r.metric, x.name)) ms.push_back(&x);
+    }
+  } else if (const metric_view* x = res.find_metric(r.metric)) {
+    ms.push_back(x);
+  }
+  return ms;
+}
+
+// Judges one metric of one result; nullopt (with the reason in `waived_why`) when it cannot be.
+std::optional<judged> judge_metric(const baseline& b, const rule& r, const report_view& report,
+                                   const result_view& res, const metric_view& m,
+                                   const std::string& where, std::vector<std::string>& waived_why) {
+  judged jd;
+  jd.result = &res;
+  if (!std::isfinite(m.value)) {
+    waived_why.push_back(where + ": " + m.name + " is not a number");
+    return std::nullopt;
+  }
+  jd.value = jd.shown = m.value;
+  if (r.kind == rule_kind::fraction_of_peak) {
+    if (!m.higher_is_better) {
+      throw user_error(b.path + ": rule \"" + r.id +
+                       "\": fraction_of_peak needs a higher-is-better metric; " + r.metric +
+                       " is lower-is-better");
+    }
+    std::string peak_unit = m.unit;
+    const double peak = find_peak(b, r, report, res, &peak_unit);
+    if (!(peak > 0)) {
+      waived_why.push_back(where + ": no peak " + r.peak_metric + " in the report");
+      return std::nullopt;
+    }
+    if (peak_unit != m.unit) {
+      throw user_error(b.path + ": rule \"" + r.id + "\": peak is in " + peak_unit + ", " +
+                       r.metric + " in " + m.unit);
+    }
+    jd.shown = m.value / peak;
+  }
+  jd.ok = value_passes(r, jd.shown);
+  if (jd.ok && r.require_valid && !res.valid) {
+    jd.ok = false;
+    std::string reasons;
+    for (const auto& why : res.invalid_reasons) reasons += (reasons.empty() ? "" : "; ") + why;
+    jd.why = where + ": result is INVALID (" + reasons + ") and the rule requires a valid one";
+  } else if (!jd.ok) {
+    jd.why =
+        where + ": " +
+        (r.kind == rule_kind::fraction_of_peak
+             ? format_number(jd.shown * 100) + "% of peak (" + format_value(jd.value, m.unit) + ")"
+             : format_value(jd.value, m.unit));
+  }
+  return jd;
+}
+
+// Everything the rule can judge in the results it matched; what it cannot goes to `waived_why`.
+struct judgement {
+  std::vector<judged> items;
+  std::vector<std::string> waived_why;
+  std::string unit;
+  bool higher_is_better = true;
+};
+
+judgement judge_results(const baseline& b, const rule& r, const report_view& report,
+                        const std::vector<const result_view*>& matched) {
+  judgement out;
+  for (const auto* res : matched) {
+    if (res->status == "skipped") {
+      out.waived_why.push_back("skipped: " + res->reason);
+      continue;
+    }
+    if (res->status == "failed") {
+      judged jd;
+      jd.result = res;
+      jd.ok = false;
+      jd.why = where_of(report, *res) + ": benchmark failed: " + res->reason;
+      out.items.push_back(jd);
+      continue;
+    }
+    const auto ms = judged_metrics(r, *res);
+    if (ms.empty())
+      out.waived_why.push_back(where_of(report, *res) + ": no " + r.metric + " in this result");
+    for (const metric_view* m : ms) {
+      const std::string where =
+          where_of(report, *res) + (r.metric.find('*') != std::string::npos ? " " + m->name : "");
+      if (auto jd = judge_metric(b, r, report, *res, *m, where, out.waived_why)) {
+        out.unit = m->unit;
+        out.higher_is_better = m->higher_is_better;
+        out.items.push_back(*jd);
+      }
+    }
+  }
+  return out;
+}
+
+// The value a verdict shows: the worst judged one (a failed benchmark counts as worst of all).
+std::string measured_text(const rule& r, const judgement& j) {
+  const judged* shown = nullptr;
+  for (const auto& jd : j.items) {
+    if (!shown || !std::isfinite(jd.value) ||
+        (std::isfinite(shown->value) && worse(jd.shown, shown->shown, j.higher_is_better)))
+      shown = &jd;
+    if (!std::isfinite(shown->value)) break;
+  }
+  std::string text;
+  if (!std::isfinite(shown->value))
+    text = "failed";
+  else if (r.kind == rule_kind::fraction_of_peak)
+    text = format_number(shown->shown * 100) + "% (" + format_value(shown->value, j.unit) + ")";
+  else
+    text = format_value(shown->value, j.unit);
+  if (j.items.size() > 1) text += " (worst of " + std::to_string(j.items.size()) + ")";
+  return text;
+}
+
+// PASS when every judged item passed; the detail names the first failure, the INVALID results
+// and what could not be judged.
+void conclude(const rule& r, const judgement& j, verdict& v) {
+  std::size_t invalid = 0;
+  for (const auto& jd : j.items) {
+    if (!jd.ok) v.failing.push_back(jd.why);
+    if (jd.result && jd.result->status == "passed" && !jd.result->valid) ++invalid;
+  }
+  v.status = v.failing.empty() ? verdict_status::pass : verdict_status::fail;
+  if (!v.failing.empty())
+    v.detail =
+        v.failing.front() +
+        (v.failing.size() > 1 ? " (and " + std::to_string(v.failing.size() - 1) + " more)" : "");
+  if (invalid > 0 && !r.require_valid) {
+    v.detail += std::string(v.detail.empty() ? "" : "; ") + std::to_string(invalid) + " of " +
+                std::to_string(j.items.size()) + " result(s) marked INVALID (noisy or unverified)";
+  }
+  if (!j.waived_why.empty())
+    v.detail += std::string(v.detail.empty() ? "" : "; ") + std::to_string(j.waived_why.size()) +
+                " not judged: " + j.waived_why.front();
+}
+
+}  // namespace
+
+bool value_passes(const rule& r, double value) {
+  switch (r.kind) {
+    case rule_kind::bounds:
+      return (!r.min || value >= *r.min) && (!r.max || value <= *r.max);
+    case rule_kind::reference:
+      return (!r.lower || value >= r.ref * (1 + *r.lower)) &&
+             (!r.upper || value <= r.ref * (1 + *r.upper));
+    case rule_kind::fraction_of_peak:
+      return value >= r.min_fraction;
+    case rule_kind::no_outlier_nodes:
+      return true;  // judged across nodes, not per value
+  }
+  return false;
+}
+
 verdict evaluate_rule(const baseline& b, const rule& r, const report_view& report) {
   check_metric_known(b, r, r.benchmark, r.metric, report);
   if (r.kind == rule_kind::fraction_of_peak && !r.peak_metric.empty()) {
@@ -675,162 +897,27 @@ verdict evaluate_rule(const baseline& b, const rule& r, const report_view& repor
   for (const auto& res : report.results) {
     if (res.benchmark == r.benchmark && res.axes_match(r.axes)) matched.push_back(&res);
   }
+  if (!r.waived.empty()) return waived_verdict(r, "waived by the baseline: " + r.waived);
+  if (matched.empty()) {
+    const std::string ax = axes_text(r.axes);
+    return waived_verdict(
+        r, "not in the report: no result of " + r.benchmark + (ax.empty() ? "" : " with " + ax));
+  }
+  if (r.kind == rule_kind::no_outlier_nodes) return evaluate_outliers(r, report, matched);
+  const judgement j = judge_results(b, r, report, matched);
+  if (j.items.empty()) {
+    const std::set<std::string> uniq(j.waived_why.begin(), j.waived_why.end());
+    std::string detail;
+    for (const auto& w : uniq) detail += (detail.empty() ? "" : "; ") + w;
+    return waived_verdict(r, detail);
+  }
   verdict v;
   v.r = &r;
   v.expected = r.expectation();
-  if (!r.waived.empty()) {
-    v.status = verdict_status::waived;
-    v.measured = "-";
-    v.detail = "waived by the baseline: " + r.waived;
-    return v;
-  }
-  if (matched.empty()) {
-    v.status = verdict_status::waived;
-    v.measured = "-";
-    const std::string ax = axes_text(r.axes);
-    v.detail = "not in the report: no result of " + r.benchmark + (ax.empty() ? "" : " with " + ax);
-    return v;
-  }
-  if (r.kind == rule_kind::no_outlier_nodes) return evaluate_outliers(r, report, matched);
-
-  std::vector<judged> items;
-  std::vector<std::string> waived_why;
-  std::string unit;
-  bool higher_is_better = true;
-  for (const auto* res : matched) {
-    if (res->status == "skipped") {
-      waived_why.push_back("skipped: " + res->reason);
-      continue;
-    }
-    if (res->status == "failed") {
-      judged jd;
-      jd.result = res;
-      jd.ok = false;
-      jd.why = where_of(report, *res) + ": benchmark failed: " + res->reason;
-      items.push_back(jd);
-      continue;
-    }
-    // A pattern judges every metric it matches (each GPU's column must pass on its own).
-    const bool pattern = r.metric.find('*') != std::string::npos;
-    std::vector<const metric_view*> ms;
-    if (pattern) {
-      for (const auto& x : res->metrics) {
-        if (metric_matches(r.metric, x.name)) ms.push_back(&x);
-      }
-    } else if (const metric_view* x = res->find_metric(r.metric)) {
-      ms.push_back(x);
-    }
-    if (ms.empty()) {
-      waived_why.push_back(where_of(report, *res) + ": no " + r.metric + " in this result");
-      continue;
-    }
-    for (const metric_view* m : ms) {
-      const std::string where = where_of(report, *res) + (pattern ? " " + m->name : "");
-      judged jd;
-      jd.result = res;
-      if (!std::isfinite(m->value)) {
-        waived_why.push_back(where + ": " + m->name + " is not a number");
-        continue;
-      }
-      unit = m->unit;
-      higher_is_better = m->higher_is_better;
-      jd.value = jd.shown = m->value;
-      switch (r.kind) {
-        case rule_kind::bounds:
-          jd.ok = (!r.min || m->value >= *r.min) && (!r.max || m->value <= *r.max);
-          break;
-        case rule_kind::reference:
-          jd.ok = (!r.lower || m->value >= r.ref * (1 + *r.lower)) &&
-                  (!r.upper || m->value <= r.ref * (1 + *r.upper));
-          break;
-        case rule_kind::fraction_of_peak: {
-          if (!m->higher_is_better) {
-            throw user_error(b.path + ": rule \"" + r.id +
-                             "\": fraction_of_peak needs a higher-is-better metric; " + r.metric +
-                             " is lower-is-better");
-          }
-          std::string peak_unit = unit;
-          const double peak = find_peak(b, r, report, *res, &peak_unit);
-          if (!(peak > 0)) {
-            waived_why.push_back(where + ": no peak " + r.peak_metric + " in the report");
-            continue;
-          }
-          if (peak_unit != unit) {
-            throw user_error(b.path + ": rule \"" + r.id + "\": peak is in " + peak_unit + ", " +
-                             r.metric + " in " + unit);
-          }
-          jd.shown = m->value / peak;
-          jd.ok = jd.shown >= r.min_fraction;
-          break;
-        }
-        case rule_kind::no_outlier_nodes:
-          break;
-      }
-      if (jd.ok && r.require_valid && !res->valid) {
-        jd.ok = false;
-        std::string reasons;
-        for (const auto& why : res->invalid_reasons) reasons += (reasons.empty() ? "" : "; ") + why;
-        jd.why = where + ": result is INVALID (" + reasons + ") and the rule requires a valid one";
-      } else if (!jd.ok) {
-        jd.why =
-            where + ": " +
-            (r.kind == rule_kind::fraction_of_peak ? format_number(jd.shown * 100) + "% of peak (" +
-                                                         format_value(jd.value, unit) + ")"
-                                                   : format_value(jd.value, unit));
-      }
-      items.push_back(jd);
-    }
-  }
-  if (items.empty()) {
-    v.status = verdict_status::waived;
-    v.measured = "-";
-    std::set<std::string> uniq(waived_why.begin(), waived_why.end());
-    for (const auto& w : uniq) v.detail += (v.detail.empty() ? "" : "; ") + w;
-    return v;
-  }
-  // The worst value shown (a failed benchmark counts as worst of all).
-  const judged* shown = nullptr;
-  for (const auto& jd : items) {
-    if (!shown)
-      shown = &jd;
-    else if (!std::isfinite(jd.value))
-      shown = &jd;
-    else if (std::isfinite(shown->value) && worse(jd.shown, shown->shown, higher_is_better))
-      shown = &jd;
-    if (!std::isfinite(shown->value)) break;
-  }
-  if (!std::isfinite(shown->value))
-    v.measured = "failed";
-  else if (r.kind == rule_kind::fraction_of_peak)
-    v.measured = format_number(shown->shown * 100) + "% (" + format_value(shown->value, unit) + ")";
-  else
-    v.measured = format_value(shown->value, unit);
-  if (items.size() > 1) v.measured += " (worst of " + std::to_string(items.size()) + ")";
-  bool all_ok = true;
-  std::size_t invalid = 0;
-  for (const auto& jd : items) {
-    if (!jd.ok) {
-      all_ok = false;
-      v.failing.push_back(jd.why);
-    }
-    if (jd.result && jd.result->status == "passed" && !jd.result->valid) ++invalid;
-  }
-  v.status = all_ok ? verdict_status::pass : verdict_status::fail;
-  if (!all_ok)
-    v.detail =
-        v.failing.front() +
-        (v.failing.size() > 1 ? " (and " + std::to_string(v.failing.size() - 1) + " more)" : "");
-  if (invalid > 0 && !r.require_valid) {
-    v.detail += std::string(v.detail.empty() ? "" : "; ") + std::to_string(invalid) + " of " +
-                std::to_string(items.size()) + " result(s) marked INVALID (noisy or unverified)";
-  }
-  if (!waived_why.empty())
-    v.detail += std::string(v.detail.empty() ? "" : "; ") + std::to_string(waived_why.size()) +
-                " not judged: " + waived_why.front();
+  v.measured = measured_text(r, j);
+  conclude(r, j, v);
   return v;
 }
-
-}  // namespace
 
 std::vector<verdict> evaluate(const baseline& b, const report_view& report) {
   std::vector<verdict> out;
@@ -882,6 +969,24 @@ void print_verdicts(std::ostream& out, const baseline& b, const report_view& rep
       << (c.pass == 0 && c.fail == 0 ? " (no rule could be checked)" : "") << "\n";
 }
 
+json verdicts_json(const check_outcome& v) {
+  json rules = json::array();
+  for (const auto& x : v.verdicts) {
+    rules.push_back({{"rule", x.r->id},
+                     {"benchmark", x.r->benchmark},
+                     {"metric", x.r->metric},
+                     {"verdict", std::string(to_string(x.status))},
+                     {"measured", x.measured},
+                     {"expected", x.expected},
+                     {"detail", x.detail},
+                     {"failing", x.failing}});
+  }
+  const auto c = count(v.verdicts);
+  return {{"baseline", v.b.path}, {"report", v.report.path}, {"passed", c.pass},
+          {"failed", c.fail},     {"waived", c.waived},      {"verdict", c.fail ? "FAIL" : "PASS"},
+          {"rules", rules}};
+}
+
 std::string junit_xml(const baseline& b, const report_view& report,
                       const std::vector<verdict>& verdicts) {
   const auto c = count(verdicts);
@@ -921,32 +1026,31 @@ std::string junit_xml(const baseline& b, const report_view& report,
   return x.str();
 }
 
-json create_baseline(const std::vector<report_view>& reports, const create_options& opt) {
-  struct acc {
-    const result_view* first = nullptr;
-    std::string metric, unit;
-    bool higher = true;
-    std::vector<double> valid_values, all_values;
-    std::vector<double> within;  // robust CV of each result's samples
-  };
-  std::map<std::string, acc> groups;
-  std::vector<std::string> order;
-  std::size_t passed = 0;
+namespace {
+
+// One configuration's metric across the reports: the values baseline create derives a rule from.
+struct metric_values {
+  const result_view* first = nullptr;
+  std::string metric, unit;
+  bool higher = true;
+  std::vector<double> valid_values, all_values;
+  std::vector<double> within;  // robust CV of each result's samples
+};
+
+// Per configuration and performance metric, the values of the passed results. Information and
+// verification metrics get no rule: a clock is not a speed, and verification is judged by the
+// result's own VALID/INVALID.
+std::vector<metric_values> collect_values(const std::vector<report_view>& reports) {
+  std::map<std::string, std::size_t> index;
+  std::vector<metric_values> out;
   for (const auto& rep : reports) {
     for (const auto& res : rep.results) {
       if (res.status != "passed") continue;
-      ++passed;
       for (const auto& m : res.metrics) {
-        if (!std::isfinite(m.value)) continue;
-        const std::string key = res.config_key() + "#" + m.name;
-        auto& a = groups[key];
-        if (!a.first) {
-          order.push_back(key);
-          a.first = &res;
-          a.metric = m.name;
-          a.unit = m.unit;
-          a.higher = m.higher_is_better;
-        }
+        if (!m.is_performance() || !std::isfinite(m.value)) continue;
+        const auto [it, added] = index.emplace(res.config_key() + "#" + m.name, out.size());
+        if (added) out.push_back({&res, m.name, m.unit, m.higher_is_better, {}, {}, {}});
+        auto& a = out[it->second];
         a.all_values.push_back(m.value);
         if (res.valid) a.valid_values.push_back(m.value);
         if (m.samples.size() >= 3) {
@@ -956,62 +1060,75 @@ json create_baseline(const std::vector<report_view>& reports, const create_optio
       }
     }
   }
-  std::vector<const report_view*> ptrs;
-  for (const auto& r : reports) ptrs.push_back(&r);
-  const auto varying = varying_axes(ptrs);
-  if (passed == 0 || order.empty())
-    throw user_error(
-        "baseline create: the reports hold no passed result with a metric to derive rules from");
-  json rules = json::array();
-  for (const auto& key : order) {
-    const auto& a = groups[key];
-    const bool from_valid = !a.valid_values.empty();
-    const auto& values = from_valid ? a.valid_values : a.all_values;
-    const double med = median_of(values);
-    if (!(med > 0)) continue;  // relative tolerances need a positive reference
-    double between = 0;
-    if (values.size() >= 3)
-      between = robust_cv_of(values);
-    else if (values.size() == 2)
-      between = std::fabs(values[0] - values[1]) / (values[0] + values[1]);
-    if (!std::isfinite(between)) between = 0;
-    const double within = a.within.empty() ? 0 : median_of(a.within);
-    const double spread = std::max(between, std::isfinite(within) ? within : 0.0);
-    double tol = std::min(opt.cap, std::max(opt.floor, opt.k * spread));
-    tol = std::ceil(tol * 100 - 1e-9) / 100;  // whole percent, rounded up
-    json axes = json::object();
-    for (const auto& [k, v] : a.first->axes) axes[k] = v;
-    // Four significant digits: more would pretend a precision the spread does not have.
-    char buf[32];
-    std::snprintf(buf, sizeof(buf), "%.4g", med);
-    const double ref = std::strtod(buf, nullptr);
-    json reference = a.higher ? json::array({ref, -std::min(tol, 1.0), nullptr})
-                              : json::array({ref, nullptr, tol});
-    char note[256];
-    std::snprintf(note, sizeof(note),
-                  "median of %zu %sresult(s); spread %.1f%% between results, %.1f%% within; "
-                  "tolerance min(%.0f%%, max(%.0f%%, %.1f x spread))",
-                  values.size(), from_valid ? "valid " : "(INVALID, none valid) ", between * 100,
-                  within * 100, opt.cap * 100, opt.floor * 100, opt.k);
-    // The id names the benchmark and the axes that vary between its configurations (the full set
-    // of axes is in "axes"), so it stays readable.
-    std::string id = a.first->benchmark;
-    std::string compact;
-    for (const auto& [k, v] : a.first->axes) {
-      if (!varying.at(a.first->benchmark).count(k)) continue;
-      const auto d = a.first->axes_display.find(k);
-      compact += (compact.empty() ? "" : ",") + k + "=" +
-                 (d != a.first->axes_display.end() ? d->second : v.dump());
-    }
-    if (!compact.empty()) id += "[" + compact + "]";
-    id += ":" + a.metric;
-    json rj = {
-        {"id", id},       {"benchmark", a.first->benchmark}, {"axes", axes}, {"metric", a.metric},
-        {"unit", a.unit}, {"reference", reference},          {"note", note}};
-    rules.push_back(rj);
+  return out;
+}
+
+struct derived_tolerance {
+  double reference = 0, tolerance = 0, between = 0, within = 0;
+  std::size_t n = 0;
+  bool from_valid = false;
+};
+
+// The median and min(cap, max(floor, k x spread)), rounded up to a whole percent.
+derived_tolerance derive_tolerance(const metric_values& a, const create_options& opt) {
+  derived_tolerance d;
+  d.from_valid = !a.valid_values.empty();
+  const auto& values = d.from_valid ? a.valid_values : a.all_values;
+  d.n = values.size();
+  d.reference = median_of(values);
+  if (values.size() >= 3)
+    d.between = robust_cv_of(values);
+  else if (values.size() == 2)
+    d.between = std::fabs(values[0] - values[1]) / (values[0] + values[1]);
+  if (!std::isfinite(d.between)) d.between = 0;
+  d.within = a.within.empty() ? 0 : median_of(a.within);
+  if (!std::isfinite(d.within)) d.within = 0;
+  const double tol = std::min(opt.cap, std::max(opt.floor, opt.k * std::max(d.between, d.within)));
+  d.tolerance = std::ceil(tol * 100 - 1e-9) / 100;
+  return d;
+}
+
+// The id names the benchmark and the axes that vary between its configurations (the full set of
+// axes is in "axes"), so it stays readable.
+std::string derived_rule_id(const metric_values& a, const std::set<std::string>& varying) {
+  std::string id = a.first->benchmark;
+  std::string compact;
+  for (const auto& [k, v] : a.first->axes) {
+    if (!varying.count(k)) continue;
+    const auto d = a.first->axes_display.find(k);
+    compact += (compact.empty() ? "" : ",") + k + "=" +
+               (d != a.first->axes_display.end() ? d->second : v.dump());
   }
-  if (rules.empty())
-    throw user_error("baseline create: no metric with a positive value to derive rules from");
+  if (!compact.empty()) id += "[" + compact + "]";
+  return id + ":" + a.metric;
+}
+
+json derived_rule(const metric_values& a, const derived_tolerance& d,
+                  const std::set<std::string>& varying, const create_options& opt) {
+  json axes = json::object();
+  for (const auto& [k, v] : a.first->axes) axes[k] = v;
+  // Four significant digits: more would pretend a precision the spread does not have.
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.4g", d.reference);
+  const double ref = std::strtod(buf, nullptr);
+  const json reference = a.higher ? json::array({ref, -std::min(d.tolerance, 1.0), nullptr})
+                                  : json::array({ref, nullptr, d.tolerance});
+  char note[256];
+  std::snprintf(note, sizeof(note),
+                "median of %zu %sresult(s); spread %.1f%% between results, %.1f%% within; "
+                "tolerance min(%.0f%%, max(%.0f%%, %.1f x spread))",
+                d.n, d.from_valid ? "valid " : "(INVALID, none valid) ", d.between * 100,
+                d.within * 100, opt.cap * 100, opt.floor * 100, opt.k);
+  return {{"id", derived_rule_id(a, varying)},
+          {"benchmark", a.first->benchmark},
+          {"axes", axes},
+          {"metric", a.metric},
+          {"unit", a.unit},
+          {"reference", reference},
+          {"note", note}};
+}
+
+json created_from(const std::vector<report_view>& reports) {
   json sources = json::array();
   for (const auto& rep : reports) {
     sources.push_back({{"report", rep.path},
@@ -1019,12 +1136,33 @@ json create_baseline(const std::vector<report_view>& reports, const create_optio
                        {"started_utc", rep.started_utc},
                        {"git_commit", rep.git_commit()}});
   }
+  return sources;
+}
+
+}  // namespace
+
+json create_baseline(const std::vector<report_view>& reports, const create_options& opt) {
+  const auto collected = collect_values(reports);
+  if (collected.empty())
+    throw user_error(
+        "baseline create: the reports hold no passed result with a performance metric to derive "
+        "rules from");
+  std::vector<const report_view*> ptrs;
+  for (const auto& r : reports) ptrs.push_back(&r);
+  const auto varying = varying_axes(ptrs);
+  json rules = json::array();
+  for (const auto& a : collected) {
+    const derived_tolerance d = derive_tolerance(a, opt);
+    if (!(d.reference > 0)) continue;  // relative tolerances need a positive reference
+    rules.push_back(derived_rule(a, d, varying.at(a.first->benchmark), opt));
+  }
+  if (rules.empty())
+    throw user_error("baseline create: no metric with a positive value to derive rules from");
   char deriv[384];
   std::snprintf(deriv, sizeof(deriv),
-                "per configuration and metric: reference = median over results; tolerance "
-                "(one-sided, in the metric's bad "
-                "direction) = min(%.2f, max(%.2f, %.1f x spread)), spread = max(robust CV "
-                "between results, median robust CV of samples)",
+                "per configuration and performance metric: reference = median over results; "
+                "tolerance (one-sided, in the metric's bad direction) = min(%.2f, max(%.2f, %.1f x "
+                "spread)), spread = max(robust CV between results, median robust CV of samples)",
                 opt.cap, opt.floor, opt.k);
   return {{"infrabench_baseline", baseline_format_version},
           {"name", opt.name},
@@ -1032,7 +1170,7 @@ json create_baseline(const std::vector<report_view>& reports, const create_optio
                               std::to_string(reports.size()) + " report(s)"},
           {"source", "measured"},
           {"created_utc", utc_now_iso8601()},
-          {"created_from", sources},
+          {"created_from", created_from(reports)},
           {"derivation", deriv},
           {"rules", rules}};
 }

@@ -14,6 +14,7 @@
 #include "infrabench/cli_extension.h"
 #include "infrabench/error.h"
 #include "infrabench/options.h"
+#include "infrabench/printer.h"
 #include "infrabench/report.h"
 #include "infrabench/reports/baseline.h"
 #include "infrabench/reports/compare.h"
@@ -43,44 +44,21 @@ benchmark_catalog registry_catalog() {
   return out;
 }
 
-json verdicts_json(const std::vector<verdict>& verdicts) {
-  json out = json::array();
-  for (const auto& v : verdicts) {
-    out.push_back({{"rule", v.r->id},
-                   {"benchmark", v.r->benchmark},
-                   {"metric", v.r->metric},
-                   {"verdict", std::string(to_string(v.status))},
-                   {"measured", v.measured},
-                   {"expected", v.expected},
-                   {"detail", v.detail},
-                   {"failing", v.failing}});
-  }
-  return out;
-}
-
-// Evaluates, prints and writes JUnit; returns the exit code (1 when any rule failed).
+// Evaluates, prints in `format` and writes JUnit; returns the exit code (1 when any rule failed).
 int check_and_print(const baseline& b, const report_view& report, const std::string& junit_path,
                     const std::string& format, bool fail_on_waived) {
   check_benchmarks_known(b, known_benchmarks(), &report);
   check_rule_axes(b, registry_catalog(), &report);
   const auto verdicts = evaluate(b, report);
-  if (format == "json") {
-    const auto c = count(verdicts);
-    std::cout << json({{"baseline", b.path},
-                       {"report", report.path},
-                       {"passed", c.pass},
-                       {"failed", c.fail},
-                       {"waived", c.waived},
-                       {"verdict", c.fail ? "FAIL" : "PASS"},
-                       {"rules", verdicts_json(verdicts)}})
-                     .dump(2)
-              << std::endl;
-  } else {
-    print_verdicts(std::cout, b, report, verdicts);
-  }
+  const check_outcome outcome{b, report, verdicts};
+  const auto& printers = printer_registry::instance();
+  printers.find(format, document::verdicts).print(std::cout, outcome);
+  std::cout << std::flush;
   for (const auto& note : report.notes) std::cerr << "infrabench: note: " << note << std::endl;
   if (!junit_path.empty()) {
-    write_output(junit_path, junit_xml(b, report, verdicts));
+    std::ostringstream xml;
+    printers.find("junit", document::verdicts).print(xml, outcome);
+    write_output(junit_path, xml.str());
     std::cerr << "JUnit XML written to " << std::filesystem::absolute(junit_path).string()
               << std::endl;
   }
@@ -88,6 +66,14 @@ int check_and_print(const baseline& b, const report_view& report, const std::str
   if (c.fail) return exit_fail;
   if (fail_on_waived && c.waived) return exit_fail;
   return exit_ok;
+}
+
+// A command's --format: the registry's formats for the document it prints.
+CLI::Option* add_format_option(CLI::App& sub, std::string& format, document d,
+                               const std::string& help) {
+  return sub.add_option("--format", format, help)
+      ->check(CLI::IsMember(printer_registry::instance().names(d)))
+      ->capture_default_str();
 }
 
 // ---- check -----------------------------------------------------------------------------------
@@ -104,9 +90,7 @@ int check_and_print(const baseline& b, const report_view& report, const std::str
            ->required();
        sub.add_option("--junit", o->junit,
                       "also write the verdicts as JUnit XML (one test case per rule)");
-       sub.add_option("--format", o->format, "console output")
-           ->check(CLI::IsMember({"table", "json"}))
-           ->capture_default_str();
+       add_format_option(sub, o->format, document::verdicts, "console output");
        sub.add_flag("--fail-on-waived", o->fail_on_waived,
                     "exit 1 when a rule could not be checked, too");
        return [o] {
@@ -117,7 +101,46 @@ int check_and_print(const baseline& b, const report_view& report, const std::str
        };
      }});
 
-// ---- baseline create -------------------------------------------------------------------------
+// ---- baseline create / lint -------------------------------------------------------------------
+int baseline_lint(const std::vector<std::string>& paths) {
+  const auto known = known_benchmarks();
+  const auto catalog = registry_catalog();
+  for (const auto& path : paths) {
+    baseline b = load_baseline(path);
+    // A benchmark this build lacks (GPU rules on a CPU-only build) cannot be judged here; say so
+    // rather than fail, since the file is not wrong for it.
+    std::size_t missing = 0;
+    std::erase_if(b.rules, [&](const rule& r) {
+      const bool lacks = !known.count(r.benchmark) ||
+                         (!r.peak_benchmark.empty() && !known.count(r.peak_benchmark));
+      missing += lacks;
+      return lacks;
+    });
+    check_rule_axes(b, catalog);
+    std::cout << path << ": " << b.rules.size() << " rule(s) OK";
+    if (missing)
+      std::cout << ", " << missing << " not checked (benchmark not compiled into this build)";
+    std::cout << "\n";
+  }
+  return exit_ok;
+}
+
+int baseline_create(const std::vector<std::string>& paths, const std::string& output,
+                    const create_options& co) {
+  std::vector<report_view> reports;
+  for (const auto& p : paths) reports.push_back(load_report(p));
+  check_output_path(output);
+  if (co.cap < co.floor) throw user_error("baseline create: --max-tolerance is below --floor");
+  const json b = create_baseline(reports, co);
+  const std::string text = b.dump(2) + "\n";
+  (void)parse_baseline(text, output);  // what we write must read back
+  write_output(output, text);
+  std::cerr << "baseline with " << b["rules"].size() << " rules from " << reports.size()
+            << " report(s) written to " << std::filesystem::absolute(output).string() << std::endl;
+  return exit_ok;
+}
+
+// ---- baseline (the subcommand) ---------------------------------------------------------------
 [[maybe_unused]] const bool baseline_registered = register_subcommand(
     {"baseline",
      "derive a baseline from the reports of known-good nodes (baseline create), or check one "
@@ -150,51 +173,71 @@ int check_and_print(const baseline& b, const report_view& report, const std::str
            ->check(number_check("a fraction", 0.01, true, 1, true))
            ->capture_default_str();
        return [o, lint] {
-         if (lint->parsed()) {
-           const auto known = known_benchmarks();
-           const auto catalog = registry_catalog();
-           for (const auto& path : o->baselines) {
-             baseline b = load_baseline(path);
-             // A benchmark this build lacks (GPU rules on a CPU-only build) cannot be judged
-             // here; say so rather than fail, since the file is not wrong for it.
-             std::size_t missing = 0;
-             std::erase_if(b.rules, [&](const rule& r) {
-               const bool lacks = !known.count(r.benchmark) ||
-                                  (!r.peak_benchmark.empty() && !known.count(r.peak_benchmark));
-               missing += lacks;
-               return lacks;
-             });
-             check_rule_axes(b, catalog);
-             std::cout << path << ": " << b.rules.size() << " rule(s) OK";
-             if (missing)
-               std::cout << ", " << missing
-                         << " not checked (benchmark not compiled into this build)";
-             std::cout << "\n";
-           }
-           return exit_ok;
-         }
-         std::vector<report_view> reports;
-         for (const auto& p : o->reports) reports.push_back(load_report(p));
-         check_output_path(o->output);
+         if (lint->parsed()) return baseline_lint(o->baselines);
          create_options co;
          co.floor = o->floor;
          co.k = o->k;
          co.cap = o->cap;
-         if (co.cap < co.floor)
-           throw user_error("baseline create: --max-tolerance is below --floor");
          co.name = o->name;
-         const json b = create_baseline(reports, co);
-         const std::string text = b.dump(2) + "\n";
-         (void)parse_baseline(text, o->output);  // what we write must read back
-         write_output(o->output, text);
-         std::cerr << "baseline with " << b["rules"].size() << " rules from " << reports.size()
-                   << " report(s) written to " << std::filesystem::absolute(o->output).string()
-                   << std::endl;
-         return exit_ok;
+         return baseline_create(o->reports, o->output, co);
        };
      }});
 
 // ---- compare ----------------------------------------------------------------------------------
+// --fail-on-regression's value (optional, so `--fail-on-regression a.json b.json` would take a.json
+// as the percentage: say so before the report count is wrong for an obscure reason).
+double regression_percent(const std::vector<std::string>& given) {
+  if (given.empty() || given.front().empty()) return 0;
+  const std::string& text = given.front();
+  char* end = nullptr;
+  const double pct = std::strtod(text.c_str(), &end);
+  if (end == text.c_str() || *end != '\0' || !(pct >= 0 && pct < 100)) {
+    throw user_error("--fail-on-regression: \"" + text +
+                     "\" is not a percentage in [0, 100) (its value is optional: write "
+                     "--fail-on-regression=PCT, or put the option after the reports)");
+  }
+  return pct;
+}
+
+// --meta FILE: {"LABEL": {"price": N, "power_w": N}} into the comparison's prices and powers.
+void read_meta(const std::string& path, compare_options& co) {
+  const json meta = parse_json_text(read_text_file(path, "metadata file"), path);
+  if (!meta.is_object())
+    throw user_error(path + ": expected {\"LABEL\": {\"price\": N, \"power_w\": N}}");
+  for (const auto& [label, v] : meta.items()) {
+    if (!v.is_object()) throw user_error(path + ": " + label + ": expected an object");
+    for (const auto& [k, x] : v.items()) {
+      if ((k != "price" && k != "power_w") || !x.is_number() || !(x.get<double>() > 0)) {
+        throw user_error(path + ": " + label + "." + k +
+                         ": expected \"price\" or \"power_w\" with a positive number");
+      }
+      (k == "price" ? co.price : co.power)[label] = x.get<double>();
+    }
+  }
+}
+
+// The CI gate: exit 1 when a significant regression of a performance metric larger than `pct`
+// exists between VALID results; the others are listed as not counted.
+int gate_regressions(const comparison& c, double pct) {
+  std::vector<std::string> noisy;
+  const auto regs = regressions(c, pct, &noisy);
+  if (!noisy.empty()) {
+    std::cerr << "infrabench: note: " << noisy.size()
+              << " regression(s) on INVALID (noisy or unverified) results not counted (rerun on a "
+                 "quiet machine; across runs, history trend judges run-to-run variance):\n";
+    for (const auto& r : noisy) std::cerr << "  " << r << "\n";
+  }
+  if (!regs.empty()) {
+    std::cerr << "infrabench: " << regs.size() << " significant regression(s) larger than "
+              << format_number(pct) << "%:\n";
+    for (const auto& r : regs) std::cerr << "  " << r << "\n";
+    return exit_fail;
+  }
+  std::cerr << "infrabench: no significant regression larger than " << format_number(pct) << "%"
+            << std::endl;
+  return exit_ok;
+}
+
 [[maybe_unused]] const bool compare_registered = register_subcommand(
     {"compare",
      "compare reports: ratios, Mann-Whitney significance, per-group geometric means, system "
@@ -209,9 +252,7 @@ int check_and_print(const baseline& b, const report_view& report, const std::str
        auto o = std::make_shared<opts>();
        sub.add_option("REPORT", o->reports, "two or more reports; the first is the reference")
            ->required();
-       sub.add_option("--format", o->format, "output")
-           ->check(CLI::IsMember({"table", "json", "markdown"}))
-           ->capture_default_str();
+       add_format_option(sub, o->format, document::comparison, "output");
        sub.add_option("-o,--output", o->output, "write the output to this file instead of stdout");
        sub.add_option("--alpha", o->alpha, "significance level of the Mann-Whitney U test")
            ->check(number_check("a significance level", 1e-6, true, 0.5, true))
@@ -234,19 +275,7 @@ int check_and_print(const baseline& b, const report_view& report, const std::str
                         ->expected(0, 1)
                         ->allow_extra_args(false);  // "=PCT" must not take the next report too
        return [o, fail] {
-         // The option's value is optional, so `--fail-on-regression a.json b.json` takes a.json
-         // as the percentage: say so before the report count is wrong for an obscure reason.
-         double pct = 0;
-         if (fail->count() > 0 && !o->fail_pct.empty() && !o->fail_pct.front().empty()) {
-           const std::string& text = o->fail_pct.front();
-           char* end = nullptr;
-           pct = std::strtod(text.c_str(), &end);
-           if (end == text.c_str() || *end != '\0' || !(pct >= 0 && pct < 100)) {
-             throw user_error("--fail-on-regression: \"" + text +
-                              "\" is not a percentage in [0, 100) (its value is optional: write "
-                              "--fail-on-regression=PCT, or put the option after the reports)");
-           }
-         }
+         const double pct = fail->count() > 0 ? regression_percent(o->fail_pct) : 0;
          if (!o->meta.empty() && (!o->price.empty() || !o->power.empty()))
            throw user_error(
                "--meta gives prices and power itself: use it or --price/--power, not both");
@@ -259,30 +288,11 @@ int check_and_print(const baseline& b, const report_view& report, const std::str
          co.min_effect = o->min_effect_pct / 100;
          if (!o->price.empty()) co.price = parse_label_values(o->price, "--price");
          if (!o->power.empty()) co.power = parse_label_values(o->power, "--power");
-         if (!o->meta.empty()) {
-           const json meta = parse_json_text(read_text_file(o->meta, "metadata file"), o->meta);
-           if (!meta.is_object())
-             throw user_error(o->meta + ": expected {\"LABEL\": {\"price\": N, \"power_w\": N}}");
-           for (const auto& [label, v] : meta.items()) {
-             if (!v.is_object()) throw user_error(o->meta + ": " + label + ": expected an object");
-             for (const auto& [k, x] : v.items()) {
-               if ((k != "price" && k != "power_w") || !x.is_number() || !(x.get<double>() > 0)) {
-                 throw user_error(o->meta + ": " + label + "." + k +
-                                  ": expected \"price\" or \"power_w\" with a positive number");
-               }
-               (k == "price" ? co.price : co.power)[label] = x.get<double>();
-             }
-           }
-         }
+         if (!o->meta.empty()) read_meta(o->meta, co);
          if (!o->output.empty()) check_output_path(o->output);
          const comparison c = compare_reports(reports, co);
          std::ostringstream text;
-         if (o->format == "json")
-           text << comparison_json(c).dump(2) << "\n";
-         else if (o->format == "markdown")
-           print_comparison_markdown(text, c);
-         else
-           print_comparison_table(text, c);
+         printer_registry::instance().find(o->format, document::comparison).print(text, c);
          if (o->output.empty())
            std::cout << text.str() << std::flush;
          else
@@ -291,26 +301,7 @@ int check_and_print(const baseline& b, const report_view& report, const std::str
            for (const auto& note : r.notes)
              std::cerr << "infrabench: note: " << r.label << ": " << note << std::endl;
          }
-         if (fail->count() > 0) {
-           std::vector<std::string> noisy;
-           const auto regs = regressions(c, pct, &noisy);
-           if (!noisy.empty()) {
-             std::cerr << "infrabench: note: " << noisy.size()
-                       << " regression(s) on INVALID (noisy or unverified) results not counted "
-                          "(rerun on a quiet machine; across runs, history trend judges "
-                          "run-to-run variance):\n";
-             for (const auto& r : noisy) std::cerr << "  " << r << "\n";
-           }
-           if (!regs.empty()) {
-             std::cerr << "infrabench: " << regs.size() << " significant regression(s) larger than "
-                       << format_number(pct) << "%:\n";
-             for (const auto& r : regs) std::cerr << "  " << r << "\n";
-             return exit_fail;
-           }
-           std::cerr << "infrabench: no significant regression larger than " << format_number(pct)
-                     << "%" << std::endl;
-         }
-         return exit_ok;
+         return fail->count() > 0 ? gate_regressions(c, pct) : exit_ok;
        };
      }});
 
@@ -331,114 +322,222 @@ std::string short_time(const std::string& utc) {
   return utc.size() >= 16 ? utc.substr(0, 16) + "Z" : utc;
 }
 
-int history_trend(const std::string& db_path, const std::string& metric_arg,
-                  const std::string& benchmark_opt, const std::vector<std::string>& axis_args,
-                  const std::string& host, std::size_t last, const std::string& format,
-                  double min_shift, double alpha) {
-  std::string metric = metric_arg, benchmark = benchmark_opt;
-  if (const auto colon = metric_arg.find(':'); colon != std::string::npos) {
-    benchmark = metric_arg.substr(0, colon);
-    metric = metric_arg.substr(colon + 1);
+json trend_json(const history_db::series& se, const trend_analysis& t) {
+  json pts = json::array();
+  for (const auto& p : se.points) {
+    pts.push_back({{"run", p.run_id},
+                   {"started_utc", p.started_utc},
+                   {"git_commit", p.git_commit},
+                   {"value", p.value},
+                   {"valid", p.valid},
+                   {"samples", p.samples}});
   }
+  json cps = json::array();
+  for (const auto& c : t.changes) {
+    cps.push_back({{"index", c.index},
+                   {"run", se.points[c.index].run_id},
+                   {"started_utc", se.points[c.index].started_utc},
+                   {"before", c.before},
+                   {"after", c.after},
+                   {"p_value", c.p_value}});
+  }
+  json drifts = json::array();
+  for (const auto& d : t.drifts) {
+    drifts.push_back({{"from_run", se.points[d.from].run_id},
+                      {"to_run", se.points[d.to].run_id},
+                      {"relative_per_run", d.per_point},
+                      {"relative_total", d.total},
+                      {"p_value", d.p_value}});
+  }
+  return {{"benchmark", se.benchmark},
+          {"configuration", se.config_label},
+          {"node", se.node},
+          {"metric", se.metric},
+          {"unit", se.unit},
+          {"better", se.higher_is_better ? "higher" : "lower"},
+          {"points", pts},
+          {"change_points", cps},
+          {"drifts", drifts},
+          {"note", t.note}};
+}
+
+// "<- change point: 10 GB/s -> 8 GB/s (-20.0%, worse, p 0.001)"
+std::string change_text(const history_db::series& se, const change_point& c) {
+  const double rel = c.before != 0 ? c.after / c.before - 1 : 0;
+  const bool worse = se.higher_is_better ? rel < 0 : rel > 0;
+  return "<- change point: " + format_value(c.before, se.unit) + " -> " +
+         format_value(c.after, se.unit) + " (" + format_percent(rel) + ", " +
+         (worse ? "worse" : "better") + ", p " + format_p(c.p_value) + ")";
+}
+
+void print_trend(const history_db::series& se, const trend_analysis& t,
+                 const std::vector<double>& values, double min_shift, double alpha) {
+  std::cout << se.benchmark << (se.config_label.empty() ? "" : " " + se.config_label) << " on "
+            << se.node << ": " << se.metric << " (" << se.unit << ", "
+            << (se.higher_is_better ? "higher" : "lower") << " is better), " << se.points.size()
+            << " runs  " << sparkline(values) << "\n";
+  std::vector<std::vector<std::string>> rows = {{"run", "started", "commit", "value", "note"}};
+  std::size_t next_change = 0;
+  for (std::size_t i = 0; i < se.points.size(); ++i) {
+    const auto& p = se.points[i];
+    std::string mark = p.valid ? "" : "INVALID";
+    if (next_change < t.changes.size() && t.changes[next_change].index == i)
+      mark += std::string(mark.empty() ? "" : " ") + change_text(se, t.changes[next_change++]);
+    rows.push_back({std::to_string(p.run_id), short_time(p.started_utc), p.git_commit.substr(0, 10),
+                    format_value(p.value, se.unit), mark});
+  }
+  print_text_table(std::cout, rows, {true, false, false, true, false});
+  for (const auto& d : t.drifts) {
+    const bool worse = se.higher_is_better ? d.total < 0 : d.total > 0;
+    std::cout << "  drift: " << format_percent(d.per_point) << " per run over runs "
+              << se.points[d.from].run_id << ".." << se.points[d.to].run_id << " ("
+              << format_percent(d.total) << " in all, " << (worse ? "worse" : "better")
+              << ", Mann-Kendall p " << format_p(d.p_value) << ")\n";
+  }
+  if (!t.note.empty())
+    std::cout << "  " << t.note << "\n";
+  else if (t.changes.empty() && t.drifts.empty())
+    std::cout << "  no change point or drift (shift >= " << format_number(min_shift * 100)
+              << "%, p < " << format_number(alpha) << ")\n";
+  std::cout << "\n";
+}
+
+struct trend_query {
+  std::string db_path, metric, benchmark, host, format;
   json axes = json::object();
+  std::size_t last = 0;
+  double min_shift = 0.05, alpha = 0.01;
+};
+
+// METRIC or benchmark:METRIC, and -a axis=value filters.
+trend_query make_trend_query(const std::string& metric_arg, const std::string& benchmark_opt,
+                             const std::vector<std::string>& axis_args) {
+  trend_query q;
+  q.metric = metric_arg;
+  q.benchmark = benchmark_opt;
+  if (const auto colon = metric_arg.find(':'); colon != std::string::npos) {
+    q.benchmark = metric_arg.substr(0, colon);
+    q.metric = metric_arg.substr(colon + 1);
+  }
   for (const auto& a : axis_args) {
     const auto eq = a.find('=');
     if (eq == std::string::npos || eq == 0) throw user_error("-a " + a + ": expected axis=value");
-    axes[a.substr(0, eq)] = a.substr(eq + 1);
+    q.axes[a.substr(0, eq)] = a.substr(eq + 1);
   }
-  history_db db(db_path, history_db::access::read);
-  auto all = db.trend(metric, benchmark, axes, host);
+  return q;
+}
+
+int history_trend(const trend_query& q) {
+  history_db db(q.db_path, history_db::access::read);
+  auto all = db.trend(q.metric, q.benchmark, q.axes, q.host);
   if (all.empty()) {
-    throw user_error("no recorded value of metric \"" + metric + "\"" +
-                     (benchmark.empty() ? "" : " of " + benchmark) +
-                     (host.empty() ? "" : " on " + host) + " in " + db_path);
+    throw user_error("no recorded value of metric \"" + q.metric + "\"" +
+                     (q.benchmark.empty() ? "" : " of " + q.benchmark) +
+                     (q.host.empty() ? "" : " on " + q.host) + " in " + q.db_path);
   }
   change_point_options cpo;
-  cpo.min_relative_shift = min_shift;
-  cpo.alpha = alpha;
+  cpo.min_relative_shift = q.min_shift;
+  cpo.alpha = q.alpha;
   json out = json::array();
   for (auto& se : all) {
-    if (last > 0 && se.points.size() > last)
-      se.points.erase(se.points.begin(), se.points.end() - static_cast<std::ptrdiff_t>(last));
+    if (q.last > 0 && se.points.size() > q.last)
+      se.points.erase(se.points.begin(), se.points.end() - static_cast<std::ptrdiff_t>(q.last));
     std::vector<double> values;
     for (const auto& p : se.points) values.push_back(p.value);
     const auto t = analyse_trend(values, cpo);
-    if (format == "json") {
-      json pts = json::array();
-      for (const auto& p : se.points) {
-        pts.push_back({{"run", p.run_id},
-                       {"started_utc", p.started_utc},
-                       {"git_commit", p.git_commit},
-                       {"value", p.value},
-                       {"valid", p.valid},
-                       {"samples", p.samples}});
-      }
-      json cps = json::array();
-      for (const auto& c : t.changes) {
-        cps.push_back({{"index", c.index},
-                       {"run", se.points[c.index].run_id},
-                       {"started_utc", se.points[c.index].started_utc},
-                       {"before", c.before},
-                       {"after", c.after},
-                       {"p_value", c.p_value}});
-      }
-      json drifts = json::array();
-      for (const auto& d : t.drifts) {
-        drifts.push_back({{"from_run", se.points[d.from].run_id},
-                          {"to_run", se.points[d.to].run_id},
-                          {"relative_per_run", d.per_point},
-                          {"relative_total", d.total},
-                          {"p_value", d.p_value}});
-      }
-      out.push_back({{"benchmark", se.benchmark},
-                     {"configuration", se.config_label},
-                     {"node", se.node},
-                     {"metric", se.metric},
-                     {"unit", se.unit},
-                     {"better", se.higher_is_better ? "higher" : "lower"},
-                     {"points", pts},
-                     {"change_points", cps},
-                     {"drifts", drifts},
-                     {"note", t.note}});
-      continue;
-    }
-    std::cout << se.benchmark << (se.config_label.empty() ? "" : " " + se.config_label) << " on "
-              << se.node << ": " << se.metric << " (" << se.unit << ", "
-              << (se.higher_is_better ? "higher" : "lower") << " is better), " << se.points.size()
-              << " runs  " << sparkline(values) << "\n";
-    std::vector<std::vector<std::string>> rows = {{"run", "started", "commit", "value", "note"}};
-    std::size_t next_change = 0;
-    for (std::size_t i = 0; i < se.points.size(); ++i) {
-      const auto& p = se.points[i];
-      std::string mark = p.valid ? "" : "INVALID";
-      if (next_change < t.changes.size() && t.changes[next_change].index == i) {
-        const auto& c = t.changes[next_change++];
-        const double rel = c.before != 0 ? c.after / c.before - 1 : 0;
-        const bool worse = se.higher_is_better ? rel < 0 : rel > 0;
-        mark += std::string(mark.empty() ? "" : " ") +
-                "<- change point: " + format_value(c.before, se.unit) + " -> " +
-                format_value(c.after, se.unit) + " (" + format_percent(rel) + ", " +
-                (worse ? "worse" : "better") + ", p " + format_p(c.p_value) + ")";
-      }
-      rows.push_back({std::to_string(p.run_id), short_time(p.started_utc),
-                      p.git_commit.substr(0, 10), format_value(p.value, se.unit), mark});
-    }
-    print_text_table(std::cout, rows, {true, false, false, true, false});
-    for (const auto& d : t.drifts) {
-      const bool worse = se.higher_is_better ? d.total < 0 : d.total > 0;
-      std::cout << "  drift: " << format_percent(d.per_point) << " per run over runs "
-                << se.points[d.from].run_id << ".." << se.points[d.to].run_id << " ("
-                << format_percent(d.total) << " in all, " << (worse ? "worse" : "better")
-                << ", Mann-Kendall p " << format_p(d.p_value) << ")\n";
-    }
-    if (!t.note.empty())
-      std::cout << "  " << t.note << "\n";
-    else if (t.changes.empty() && t.drifts.empty())
-      std::cout << "  no change point or drift (shift >= " << format_number(min_shift * 100)
-                << "%, p < " << format_number(alpha) << ")\n";
-    std::cout << "\n";
+    if (q.format == "json")
+      out.push_back(trend_json(se, t));
+    else
+      print_trend(se, t, values, q.min_shift, q.alpha);
   }
-  if (format == "json") std::cout << out.dump(2) << std::endl;
+  if (q.format == "json") std::cout << out.dump(2) << std::endl;
+  return exit_ok;
+}
+
+int history_record(const std::string& db_path, const std::vector<std::string>& paths) {
+  std::vector<report_view> reports;
+  for (const auto& p : paths)
+    reports.push_back(load_report(p));  // all readable before any is recorded
+  history_db db(db_path, history_db::access::write);
+  for (const auto& m : db.migrations_applied())
+    std::cerr << "infrabench: migrated " << db_path << ": " << m << std::endl;
+  for (const auto& r : reports) {
+    const auto res = db.record(r, std::filesystem::absolute(r.path).string());
+    if (res.inserted) {
+      std::cout << "recorded " << r.path << " as run " << res.run_id << ": " << res.results
+                << " results, " << res.metrics << " metrics\n";
+    } else {
+      std::cout << "skipped " << r.path << ": already recorded as run " << res.run_id << "\n";
+    }
+  }
+  return exit_ok;
+}
+
+// One run's results and metrics.
+int history_show_run(const std::string& db_path, std::int64_t run, const std::string& format) {
+  history_db db(db_path, history_db::access::read);
+  const json details = db.run_details(run);
+  if (details.empty()) throw user_error("no run " + std::to_string(run) + " in " + db_path);
+  if (format == "json") {
+    std::cout << details.dump(2) << std::endl;
+    return exit_ok;
+  }
+  std::vector<std::vector<std::string>> rows = {
+      {"benchmark", "configuration", "node", "status", "metric", "value"}};
+  for (const auto& d : details) {
+    const std::string value = d["value"].is_number() ? format_value(d["value"].get<double>(),
+                                                                    d["unit"].get<std::string>())
+                                                     : "";
+    std::string status = d["status"].get<std::string>();
+    if (status == "passed" && !d["valid"].get<bool>()) status = "INVALID";
+    if (status != "passed" && status != "INVALID") status += ": " + d["reason"].get<std::string>();
+    rows.push_back({d["benchmark"], d["configuration"], d["node"], status, d["metric"], value});
+  }
+  print_text_table(std::cout, rows, {false, false, false, false, false, true});
+  return exit_ok;
+}
+
+json runs_json(const std::vector<history_db::run_row>& runs) {
+  json out = json::array();
+  for (const auto& r : runs) {
+    out.push_back({{"run", r.id},
+                   {"started_utc", r.started_utc},
+                   {"host", r.host},
+                   {"nodes", r.nodes},
+                   {"suite", r.suite},
+                   {"git_commit", r.git_commit},
+                   {"passed", r.passed},
+                   {"failed", r.failed},
+                   {"skipped", r.skipped},
+                   {"interrupted", r.interrupted},
+                   {"source", r.source},
+                   {"recorded_utc", r.recorded_utc}});
+  }
+  return out;
+}
+
+// The newest runs.
+int history_list_runs(const std::string& db_path, std::size_t limit, const std::string& host,
+                      const std::string& format) {
+  history_db db(db_path, history_db::access::read);
+  const auto runs = db.runs(limit, host);
+  if (format == "json") {
+    std::cout << runs_json(runs).dump(2) << std::endl;
+    return exit_ok;
+  }
+  std::cout << db_path << ": schema v" << db.schema_version() << ", newest " << runs.size()
+            << " run(s)\n";
+  std::vector<std::vector<std::string>> rows = {{"run", "started", "host", "nodes", "suite",
+                                                 "commit", "passed", "failed", "skipped",
+                                                 "report"}};
+  for (const auto& r : runs) {
+    rows.push_back(
+        {std::to_string(r.id), short_time(r.started_utc) + (r.interrupted ? " (interrupted)" : ""),
+         r.host, std::to_string(r.nodes), r.suite, r.git_commit.substr(0, 10),
+         std::to_string(r.passed), std::to_string(r.failed), std::to_string(r.skipped), r.source});
+  }
+  print_text_table(std::cout, rows,
+                   {true, false, false, true, false, false, true, true, true, false});
   return exit_ok;
 }
 
@@ -495,90 +594,19 @@ int history_trend(const std::string& db_path, const std::string& metric_arg,
            ->capture_default_str();
        add_db(trend);
        return [o, record, show, trend] {
-         if (record->parsed()) {
-           std::vector<report_view> reports;
-           for (const auto& p : o->reports)
-             reports.push_back(load_report(p));  // all readable before any is recorded
-           history_db db(o->db, history_db::access::write);
-           for (const auto& m : db.migrations_applied())
-             std::cerr << "infrabench: migrated " << o->db << ": " << m << std::endl;
-           for (const auto& r : reports) {
-             const auto res = db.record(r, std::filesystem::absolute(r.path).string());
-             if (res.inserted) {
-               std::cout << "recorded " << r.path << " as run " << res.run_id << ": " << res.results
-                         << " results, " << res.metrics << " metrics\n";
-             } else {
-               std::cout << "skipped " << r.path << ": already recorded as run " << res.run_id
-                         << "\n";
-             }
-           }
-           return exit_ok;
-         }
+         if (record->parsed()) return history_record(o->db, o->reports);
          if (show->parsed()) {
-           history_db db(o->db, history_db::access::read);
-           if (o->run > 0) {
-             const json details = db.run_details(o->run);
-             if (details.empty())
-               throw user_error("no run " + std::to_string(o->run) + " in " + o->db);
-             if (o->format == "json") {
-               std::cout << details.dump(2) << std::endl;
-               return exit_ok;
-             }
-             std::vector<std::vector<std::string>> rows = {
-                 {"benchmark", "configuration", "node", "status", "metric", "value"}};
-             for (const auto& d : details) {
-               const std::string value =
-                   d["value"].is_number()
-                       ? format_value(d["value"].get<double>(), d["unit"].get<std::string>())
-                       : "";
-               std::string status = d["status"].get<std::string>();
-               if (status == "passed" && !d["valid"].get<bool>()) status = "INVALID";
-               if (status != "passed" && status != "INVALID")
-                 status += ": " + d["reason"].get<std::string>();
-               rows.push_back(
-                   {d["benchmark"], d["configuration"], d["node"], status, d["metric"], value});
-             }
-             print_text_table(std::cout, rows, {false, false, false, false, false, true});
-             return exit_ok;
-           }
-           const auto runs = db.runs(o->limit, o->host);
-           if (o->format == "json") {
-             json out = json::array();
-             for (const auto& r : runs) {
-               out.push_back({{"run", r.id},
-                              {"started_utc", r.started_utc},
-                              {"host", r.host},
-                              {"nodes", r.nodes},
-                              {"suite", r.suite},
-                              {"git_commit", r.git_commit},
-                              {"passed", r.passed},
-                              {"failed", r.failed},
-                              {"skipped", r.skipped},
-                              {"interrupted", r.interrupted},
-                              {"source", r.source},
-                              {"recorded_utc", r.recorded_utc}});
-             }
-             std::cout << out.dump(2) << std::endl;
-             return exit_ok;
-           }
-           std::cout << o->db << ": schema v" << db.schema_version() << ", newest " << runs.size()
-                     << " run(s)\n";
-           std::vector<std::vector<std::string>> rows = {{"run", "started", "host", "nodes",
-                                                          "suite", "commit", "passed", "failed",
-                                                          "skipped", "report"}};
-           for (const auto& r : runs) {
-             rows.push_back({std::to_string(r.id),
-                             short_time(r.started_utc) + (r.interrupted ? " (interrupted)" : ""),
-                             r.host, std::to_string(r.nodes), r.suite, r.git_commit.substr(0, 10),
-                             std::to_string(r.passed), std::to_string(r.failed),
-                             std::to_string(r.skipped), r.source});
-           }
-           print_text_table(std::cout, rows,
-                            {true, false, false, true, false, false, true, true, true, false});
-           return exit_ok;
+           return o->run > 0 ? history_show_run(o->db, o->run, o->format)
+                             : history_list_runs(o->db, o->limit, o->host, o->format);
          }
-         return history_trend(o->db, o->metric, o->benchmark, o->axes, o->host, o->last, o->format,
-                              o->min_shift_pct / 100, o->alpha);
+         trend_query q = make_trend_query(o->metric, o->benchmark, o->axes);
+         q.db_path = o->db;
+         q.host = o->host;
+         q.format = o->format;
+         q.last = o->last;
+         q.min_shift = o->min_shift_pct / 100;
+         q.alpha = o->alpha;
+         return history_trend(q);
        };
      }});
 
@@ -617,7 +645,11 @@ int history_trend(const std::string& db_path, const std::string& metric_arg,
          html_options ho;
          ho.title = o->title;
          ho.checked_against = b ? &*b : nullptr;
-         const std::string html = render_html(reports, ho);
+         std::ostringstream page;
+         printer_registry::instance()
+             .find("html", document::page)
+             .print(page, html_page{reports, ho});
+         const std::string html = page.str();
          write_output(o->output, html);
          std::cerr << "HTML report (" << html.size() / 1024 << " KiB, self-contained) written to "
                    << std::filesystem::absolute(o->output).string() << std::endl;

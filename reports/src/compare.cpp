@@ -15,13 +15,6 @@ namespace {
 using json = nlohmann::json;
 const double nan_v = std::nan("");
 
-// Multi-rank reports: a configuration per rank (the same rank of each report is compared).
-std::string match_key(const report_view& rep, const result_view& r) {
-  std::string key = r.config_key();
-  if (rep.world_size > 1 || rep.multi_node()) key += "|rank=" + std::to_string(r.rank);
-  return key;
-}
-
 std::string describe(const report_view& r) {
   std::string d = r.path.empty() ? r.label : r.path;
   std::string extra = r.primary_hostname();
@@ -74,6 +67,8 @@ std::string_view to_string(change c) {
       return "missing";
     case change::no_samples:
       return "no samples";
+    case change::not_gated:
+      return "not gated";
   }
   return "?";
 }
@@ -132,170 +127,183 @@ std::vector<inventory_change> diff_inventories(const std::vector<report_view>& r
   return out;
 }
 
-comparison compare_reports(const std::vector<report_view>& reports, const compare_options& opt) {
-  if (reports.size() < 2) throw user_error("compare needs at least two reports");
-  comparison c;
-  c.options = opt;
-  const std::size_t nr = reports.size();
+namespace {
+
+// Labels, descriptions, and the prices and powers per report (NaN where not given); a price or
+// power for a label no report has is refused.
+void set_reports(comparison& c, const std::vector<report_view>& reports,
+                 const compare_options& opt) {
   for (const auto& r : reports) {
     c.labels.push_back(r.label.empty() ? "report " + std::to_string(c.labels.size() + 1) : r.label);
     c.descriptions.push_back(describe(r));
   }
   for (const auto* table : {&opt.price, &opt.power}) {
     for (const auto& [label, v] : *table) {
-      if (std::find(c.labels.begin(), c.labels.end(), label) == c.labels.end()) {
-        std::string known;
-        for (const auto& l : c.labels) known += (known.empty() ? "" : ", ") + l;
-        throw user_error(std::string(table == &opt.price ? "--price" : "--power") +
-                         ": no report labelled \"" + label + "\" (labels: " + known + ")");
-      }
+      if (std::find(c.labels.begin(), c.labels.end(), label) != c.labels.end()) continue;
+      std::string known;
+      for (const auto& l : c.labels) known += (known.empty() ? "" : ", ") + l;
+      throw user_error(std::string(table == &opt.price ? "--price" : "--power") +
+                       ": no report labelled \"" + label + "\" (labels: " + known + ")");
     }
   }
   for (const auto& l : c.labels) {
     c.price.push_back(opt.price.count(l) ? opt.price.at(l) : nan_v);
     c.power.push_back(opt.power.count(l) ? opt.power.at(l) : nan_v);
   }
+}
 
-  // Index the results of every report by configuration.
-  std::vector<std::map<std::string, const result_view*>> index(nr);
+// Every report's results by identity, and the identities in first-seen order.
+struct result_index {
+  std::vector<std::map<std::string, const result_view*>> per_report;
   std::vector<std::string> order;
+
+  // The result of `key` in each report (null where absent).
+  [[nodiscard]] std::vector<const result_view*> row(const std::string& key) const {
+    std::vector<const result_view*> rs;
+    for (const auto& idx : per_report) {
+      const auto it = idx.find(key);
+      rs.push_back(it == idx.end() ? nullptr : it->second);
+    }
+    return rs;
+  }
+};
+
+result_index index_results(const std::vector<report_view>& reports) {
+  result_index x;
+  x.per_report.resize(reports.size());
   std::set<std::string> seen;
-  for (std::size_t i = 0; i < nr; ++i) {
+  for (std::size_t i = 0; i < reports.size(); ++i) {
     for (const auto& r : reports[i].results) {
-      const std::string key = match_key(reports[i], r);
-      index[i].emplace(key, &r);
-      if (seen.insert(key).second) order.push_back(key);
+      const std::string key = reports[i].identity(r);
+      x.per_report[i].emplace(key, &r);
+      if (seen.insert(key).second) x.order.push_back(key);
     }
   }
-  std::vector<const report_view*> ptrs;
-  for (const auto& r : reports) ptrs.push_back(&r);
-  const auto varying = varying_axes(ptrs);
-  std::size_t common_configs = 0;
-  for (const auto& key : order) {
-    std::vector<const result_view*> rs(nr, nullptr);
-    std::size_t present = 0;
-    for (std::size_t i = 0; i < nr; ++i) {
-      const auto it = index[i].find(key);
-      if (it != index[i].end()) {
-        rs[i] = it->second;
-        ++present;
-      }
-    }
-    if (!rs[0] || present < 2) continue;
-    ++common_configs;
-    // Every metric any of them has, in the first report's order.
-    std::vector<std::string> metric_names;
-    for (const auto* r : rs) {
-      if (!r) continue;
-      for (const auto& m : r->metrics) {
-        if (std::find(metric_names.begin(), metric_names.end(), m.name) == metric_names.end())
-          metric_names.push_back(m.name);
-      }
-    }
-    const result_view& first_present = *rs[0];
-    for (const auto& name : metric_names) {
-      metric_row row;
-      row.benchmark = first_present.benchmark;
-      row.group = first_present.group();
-      row.config = first_present.axes_label(&varying.at(first_present.benchmark));
-      if (reports[0].world_size > 1 || reports[0].multi_node()) {
-        row.config += std::string(row.config.empty() ? "" : " ") +
-                      "rank=" + std::to_string(first_present.rank);
-      }
-      row.metric = name;
-      row.key = key + "#" + name;
-      const metric_view* base = nullptr;
-      for (std::size_t i = 0; i < nr; ++i) {
-        const metric_view* m =
-            rs[i] && rs[i]->status == "passed" ? rs[i]->find_metric(name) : nullptr;
-        if (i == 0) base = m;
-        if (m && row.unit.empty()) {
-          row.unit = m->unit;
-          row.higher_is_better = m->higher_is_better;
-        }
-        row.value.push_back(m ? m->value : nan_v);
-        row.valid.push_back(rs[i] && rs[i]->valid);
-        row.n.push_back(m ? m->samples.size() : 0);
-        double ratio = nan_v, p = nan_v;
-        change v = change::missing;
-        if (i == 0) {
-          v = m ? change::same : change::missing;
-          ratio = m ? 1.0 : nan_v;
-        } else if (base && m && std::isfinite(base->value) && std::isfinite(m->value) &&
-                   base->value != 0) {
-          ratio = m->value / base->value;
-          const double perf = m->higher_is_better ? ratio : 1 / ratio;
-          if (base->samples.size() < 2 || m->samples.size() < 2) {
-            v = change::no_samples;
-          } else {
-            p = mann_whitney_u(base->samples, m->samples).p_value;
-            const bool big = std::fabs(perf - 1) >= opt.min_effect;
-            // The samples of one run share that run's conditions (clock, placement, neighbours),
-            // so the U test sees within-run noise only. A difference that does not even leave
-            // either run's own 95% interval of the median is not called a change.
-            const double ci =
-                std::max(median_ci95_half_width(base->samples), median_ci95_half_width(m->samples));
-            const bool beyond_ci = !(std::fabs(m->value - base->value) <= ci);
-            if (p < opt.alpha && big && beyond_ci)
-              v = perf > 1 ? change::better : change::worse;
-            else
-              v = big ? change::not_significant : change::same;
-          }
-        }
-        row.ratio.push_back(ratio);
-        row.perf.push_back(
-            std::isfinite(ratio) && ratio > 0 ? (row.higher_is_better ? ratio : 1 / ratio) : nan_v);
-        row.p_value.push_back(p);
-        row.ci_half.push_back(m ? median_ci95_half_width(m->samples) : nan_v);
-        row.verdict.push_back(v);
-      }
-      bool comparable = false;
-      for (std::size_t i = 1; i < nr; ++i) comparable |= std::isfinite(row.ratio[i]);
-      if (comparable) c.rows.push_back(std::move(row));
+  return x;
+}
+
+// Every metric any of the results has, in the first report's order.
+std::vector<std::string> metric_names(const std::vector<const result_view*>& rs) {
+  std::vector<std::string> names;
+  for (const auto* r : rs) {
+    if (!r) continue;
+    for (const auto& m : r->metrics) {
+      if (std::find(names.begin(), names.end(), m.name) == names.end()) names.push_back(m.name);
     }
   }
-  // What only some reports have, per benchmark.
-  for (std::size_t i = 0; i < nr; ++i) {
+  return names;
+}
+
+// "only in B: 3 configuration(s) of gemm/cpu_fp32", per report and benchmark.
+std::vector<std::string> only_in(const std::vector<std::string>& labels, const result_index& x) {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < x.per_report.size(); ++i) {
     std::map<std::string, std::size_t> only;
-    for (const auto& [key, r] : index[i]) {
+    for (const auto& [key, r] : x.per_report[i]) {
       std::size_t elsewhere = 0;
-      for (std::size_t j = 0; j < nr; ++j) elsewhere += j != i && index[j].count(key);
+      for (std::size_t j = 0; j < x.per_report.size(); ++j)
+        elsewhere += j != i && x.per_report[j].count(key);
       if (elsewhere == 0) ++only[r->benchmark];
     }
     for (const auto& [bench, n] : only) {
-      c.only_in.push_back("only in " + c.labels[i] + ": " + std::to_string(n) +
-                          " configuration(s) of " + bench);
+      out.push_back("only in " + labels[i] + ": " + std::to_string(n) + " configuration(s) of " +
+                    bench);
     }
   }
-  if (c.rows.empty()) {
-    std::string what;
-    for (std::size_t i = 0; i < nr; ++i) {
-      std::set<std::string> benches;
-      for (const auto& r : reports[i].results) benches.insert(r.benchmark);
-      std::string list;
-      for (const auto& b : benches) list += (list.empty() ? "" : ", ") + b;
-      what +=
-          (what.empty() ? "" : "; ") + c.labels[i] + " has " + (list.empty() ? "no results" : list);
-    }
-    throw user_error(
-        "nothing in common to compare: no configuration has a measured metric in the first report "
-        "and another (" +
-        what + (common_configs ? "; the common configurations were skipped or failed" : "") + ")");
+  return out;
+}
+
+[[noreturn]] void refuse_nothing_in_common(const comparison& c,
+                                           const std::vector<report_view>& reports,
+                                           std::size_t common_configs) {
+  std::string what;
+  for (std::size_t i = 0; i < reports.size(); ++i) {
+    std::set<std::string> benches;
+    for (const auto& r : reports[i].results) benches.insert(r.benchmark);
+    std::string list;
+    for (const auto& b : benches) list += (list.empty() ? "" : ", ") + b;
+    what +=
+        (what.empty() ? "" : "; ") + c.labels[i] + " has " + (list.empty() ? "no results" : list);
   }
-  // Geometric-mean summaries per group.
+  throw user_error(
+      "nothing in common to compare: no configuration has a measured metric in the first report "
+      "and another (" +
+      what + (common_configs ? "; the common configurations were skipped or failed" : "") + ")");
+}
+
+}  // namespace
+
+change judge_change(const metric_view& base, const metric_view& m, const compare_options& opt,
+                    double* p_value) {
+  const double ratio = m.value / base.value;
+  const double perf = m.higher_is_better ? ratio : 1 / ratio;
+  if (base.samples.size() < 2 || m.samples.size() < 2) return change::no_samples;
+  *p_value = mann_whitney_u(base.samples, m.samples).p_value;
+  const bool big = std::fabs(perf - 1) >= opt.min_effect;
+  // The samples of one run share that run's conditions (clock, placement, neighbours), so the U
+  // test sees within-run noise only. A difference that does not even leave either run's own 95%
+  // interval of the median is not called a change.
+  const double ci =
+      std::max(median_ci95_half_width(base.samples), median_ci95_half_width(m.samples));
+  const bool beyond_ci = !(std::fabs(m.value - base.value) <= ci);
+  if (*p_value < opt.alpha && big && beyond_ci) return perf > 1 ? change::better : change::worse;
+  return big ? change::not_significant : change::same;
+}
+
+metric_row compare_metric(const std::vector<const result_view*>& rs, const std::string& name,
+                          const compare_options& opt) {
+  metric_row row;
+  row.metric = name;
+  const metric_view* base = nullptr;
+  for (std::size_t i = 0; i < rs.size(); ++i) {
+    const metric_view* m = rs[i] && rs[i]->status == "passed" ? rs[i]->find_metric(name) : nullptr;
+    if (i == 0) base = m;
+    if (m && row.unit.empty()) {
+      row.unit = m->unit;
+      row.higher_is_better = m->higher_is_better;
+      row.role = m->role;
+    }
+    row.value.push_back(m ? m->value : nan_v);
+    row.valid.push_back(rs[i] && rs[i]->valid);
+    row.n.push_back(m ? m->samples.size() : 0);
+    double ratio = nan_v, p = nan_v;
+    change v = change::missing;
+    if (i == 0) {
+      v = m ? change::same : change::missing;
+      ratio = m ? 1.0 : nan_v;
+    } else if (base && m && std::isfinite(base->value) && std::isfinite(m->value) &&
+               base->value != 0) {
+      ratio = m->value / base->value;
+      // A clock or a verification error is context, not a speed: shown, never judged.
+      v = m->is_performance() ? judge_change(*base, *m, opt, &p) : change::not_gated;
+    }
+    row.ratio.push_back(ratio);
+    row.perf.push_back(
+        std::isfinite(ratio) && ratio > 0 ? (row.higher_is_better ? ratio : 1 / ratio) : nan_v);
+    row.p_value.push_back(p);
+    row.ci_half.push_back(m ? median_ci95_half_width(m->samples) : nan_v);
+    row.verdict.push_back(v);
+  }
+  return row;
+}
+
+std::vector<group_summary> summarize_groups(const comparison& c) {
   std::vector<std::string> groups;
   for (const auto& row : c.rows) {
-    if (std::find(groups.begin(), groups.end(), row.group) == groups.end())
+    if (row.role == metric_role::performance &&
+        std::find(groups.begin(), groups.end(), row.group) == groups.end())
       groups.push_back(row.group);
   }
+  std::vector<group_summary> out;
   for (const auto& g : groups) {
     group_summary s;
     s.group = g;
-    for (std::size_t i = 0; i < nr; ++i) {
+    for (std::size_t i = 0; i < c.labels.size(); ++i) {
       std::vector<double> perfs;
       std::size_t better = 0, worse = 0;
       for (const auto& row : c.rows) {
-        if (row.group != g || !std::isfinite(row.perf[i])) continue;
+        if (row.group != g || row.role != metric_role::performance || !std::isfinite(row.perf[i]))
+          continue;
         perfs.push_back(row.perf[i]);
         better += row.verdict[i] == change::better;
         worse += row.verdict[i] == change::worse;
@@ -308,8 +316,46 @@ comparison compare_reports(const std::vector<report_view>& reports, const compar
       s.perf_per_price.push_back(gm * c.price[0] / c.price[i]);
       s.perf_per_watt.push_back(gm * c.power[0] / c.power[i]);
     }
-    c.groups.push_back(std::move(s));
+    out.push_back(std::move(s));
   }
+  return out;
+}
+
+comparison compare_reports(const std::vector<report_view>& reports, const compare_options& opt) {
+  if (reports.size() < 2) throw user_error("compare needs at least two reports");
+  comparison c;
+  c.options = opt;
+  set_reports(c, reports, opt);
+  const result_index index = index_results(reports);
+  std::vector<const report_view*> ptrs;
+  for (const auto& r : reports) ptrs.push_back(&r);
+  const auto varying = varying_axes(ptrs);
+  const bool per_rank = reports[0].world_size > 1 || reports[0].multi_node();
+  std::size_t common_configs = 0;
+  for (const auto& key : index.order) {
+    const auto rs = index.row(key);
+    const auto present = std::count_if(rs.begin(), rs.end(), [](const auto* r) { return r; });
+    if (!rs[0] || present < 2) continue;
+    ++common_configs;
+    const result_view& first = *rs[0];
+    std::string config = first.axes_label(&varying.at(first.benchmark));
+    if (per_rank)
+      config += std::string(config.empty() ? "" : " ") + "rank=" + std::to_string(first.rank);
+    for (const auto& name : metric_names(rs)) {
+      metric_row row = compare_metric(rs, name, opt);
+      const bool comparable = std::any_of(row.ratio.begin() + 1, row.ratio.end(),
+                                          [](double r) { return std::isfinite(r); });
+      if (!comparable) continue;
+      row.benchmark = first.benchmark;
+      row.group = first.group();
+      row.config = config;
+      row.key = key + "#" + name;
+      c.rows.push_back(std::move(row));
+    }
+  }
+  c.only_in = only_in(c.labels, index);
+  if (c.rows.empty()) refuse_nothing_in_common(c, reports, common_configs);
+  c.groups = summarize_groups(c);
   c.inventory = diff_inventories(reports);
   return c;
 }
@@ -329,6 +375,7 @@ std::vector<std::string> regressions(const comparison& c, double pct,
                                      std::vector<std::string>* not_counted) {
   std::vector<std::string> out;
   for (const auto& row : c.rows) {
+    if (row.role != metric_role::performance) continue;  // never judged: see compare_metric
     for (std::size_t i = 1; i < c.labels.size(); ++i) {
       if (row.verdict[i] != change::worse) continue;
       const double loss = 1 - row.perf[i];
@@ -355,6 +402,12 @@ std::string ratio_text(double r) {
   return buf;
 }
 
+// "clock_ghz (information)": a metric that is not gated says so where it is listed.
+std::string metric_label(const metric_row& row) {
+  if (row.role == metric_role::performance) return row.metric;
+  return row.metric + " (" + std::string(to_string(row.role)) + ")";
+}
+
 std::vector<std::vector<std::string>> metric_rows(const comparison& c, const std::string& benchmark,
                                                   bool markdown) {
   const std::size_t nr = c.labels.size();
@@ -370,7 +423,7 @@ std::vector<std::vector<std::string>> metric_rows(const comparison& c, const std
   for (const auto& row : c.rows) {
     if (!benchmark.empty() && row.benchmark != benchmark) continue;
     std::vector<std::string> cells = {
-        row.config.empty() ? "-" : row.config, row.metric,
+        row.config.empty() ? "-" : row.config, metric_label(row),
         format_value(row.value[0], row.unit) + (row.valid[0] ? "" : " (invalid)")};
     for (std::size_t i = 1; i < nr; ++i) {
       cells.push_back(format_value(row.value[i], row.unit) +
@@ -565,10 +618,13 @@ void print_comparison_markdown(std::ostream& out, const comparison& c) {
   if (!c.only_in.empty()) out << "\n";
 }
 
-json comparison_json(const comparison& c) {
-  std::vector<std::string> noisy;
-  const auto regs = regressions(c, 0, &noisy);
-  auto num = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
+namespace {
+
+json num(double v) {
+  return std::isfinite(v) ? json(v) : json(nullptr);
+}
+
+json reports_json(const comparison& c) {
   json reports = json::array();
   for (std::size_t i = 0; i < c.labels.size(); ++i) {
     reports.push_back({{"label", c.labels[i]},
@@ -576,33 +632,38 @@ json comparison_json(const comparison& c) {
                        {"price", num(c.price[i])},
                        {"power_w", num(c.power[i])}});
   }
-  json rows = json::array();
-  for (const auto& row : c.rows) {
-    json per = json::array();
-    for (std::size_t i = 0; i < c.labels.size(); ++i) {
-      json e = {{"report", c.labels[i]},
-                {"value", num(row.value[i])},
-                {"valid", row.valid[i]},
-                {"samples", row.n[i]},
-                {"ratio", num(row.ratio[i])},
-                {"perf_ratio", num(row.perf[i])},
-                {"p_value", num(row.p_value[i])},
-                {"ci95_half_width", num(row.ci_half[i])},
-                {"verdict", std::string(to_string(row.verdict[i]))}};
-      if (row.higher_is_better && std::isfinite(c.price[i]))
-        e["value_per_price"] = num(row.value[i] / c.price[i]);
-      if (row.higher_is_better && std::isfinite(c.power[i]))
-        e["value_per_watt"] = num(row.value[i] / c.power[i]);
-      per.push_back(e);
-    }
-    rows.push_back({{"benchmark", row.benchmark},
-                    {"group", row.group},
-                    {"configuration", row.config},
-                    {"metric", row.metric},
-                    {"unit", row.unit},
-                    {"better", row.higher_is_better ? "higher" : "lower"},
-                    {"reports", per}});
+  return reports;
+}
+
+json metric_row_json(const comparison& c, const metric_row& row) {
+  json per = json::array();
+  for (std::size_t i = 0; i < c.labels.size(); ++i) {
+    json e = {{"report", c.labels[i]},
+              {"value", num(row.value[i])},
+              {"valid", row.valid[i]},
+              {"samples", row.n[i]},
+              {"ratio", num(row.ratio[i])},
+              {"perf_ratio", num(row.perf[i])},
+              {"p_value", num(row.p_value[i])},
+              {"ci95_half_width", num(row.ci_half[i])},
+              {"verdict", std::string(to_string(row.verdict[i]))}};
+    if (row.higher_is_better && std::isfinite(c.price[i]))
+      e["value_per_price"] = num(row.value[i] / c.price[i]);
+    if (row.higher_is_better && std::isfinite(c.power[i]))
+      e["value_per_watt"] = num(row.value[i] / c.power[i]);
+    per.push_back(e);
   }
+  return {{"benchmark", row.benchmark},
+          {"group", row.group},
+          {"configuration", row.config},
+          {"metric", row.metric},
+          {"unit", row.unit},
+          {"better", row.higher_is_better ? "higher" : "lower"},
+          {"role", std::string(to_string(row.role))},
+          {"reports", per}};
+}
+
+json groups_json(const comparison& c) {
   json groups = json::array();
   for (const auto& g : c.groups) {
     json per = json::array();
@@ -617,19 +678,30 @@ json comparison_json(const comparison& c) {
     }
     groups.push_back({{"group", g.group}, {"reports", per}});
   }
+  return groups;
+}
+
+}  // namespace
+
+json comparison_json(const comparison& c) {
+  std::vector<std::string> noisy;
+  const auto regs = regressions(c, 0, &noisy);
+  json rows = json::array();
+  for (const auto& row : c.rows) rows.push_back(metric_row_json(c, row));
   json inv = json::array();
   for (const auto& ch : c.inventory)
     inv.push_back(
         {{"key", ch.key}, {"values", ch.values}, {"kind", ch.system ? "system" : "run_setting"}});
-  return {{"reports", reports},
+  return {{"reports", reports_json(c)},
           {"method",
            {{"test", "Mann-Whitney U, two-sided, on per-sample metric values"},
             {"alpha", c.options.alpha},
             {"min_effect", c.options.min_effect},
             {"guard", "the difference of the medians exceeds both reports' 95% CI half-widths"},
+            {"gated", "performance metrics only (information and verification are shown)"},
             {"not_gated", "regressions on INVALID results"}}},
           {"metrics", rows},
-          {"groups", groups},
+          {"groups", groups_json(c)},
           {"differences", inv},
           {"only_in", c.only_in},
           {"regressions", regs},

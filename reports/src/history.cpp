@@ -203,11 +203,15 @@ int pragma_int(sqlite3* db, const std::string& path, const char* sql) {
 
 }  // namespace
 
-history_db::history_db(const std::string& path, access mode, int max_version) : m_path(path) {
+namespace {
+
+// A path SQLite can hold a database at, for reading or recording (checked before SQLite creates
+// or rewrites anything).
+void check_database_path(const std::string& path, history_db::access mode) {
   namespace fs = std::filesystem;
   std::error_code ec;
   const bool exists = fs::exists(path, ec);
-  if (mode == access::read && !exists) {
+  if (mode == history_db::access::read && !exists) {
     throw user_error("no history database at " + path +
                      " (record reports first: infrabench history record REPORT --db " + path + ")");
   }
@@ -218,7 +222,7 @@ history_db::history_db(const std::string& path, access mode, int max_version) : 
   if (exists && !fs::is_regular_file(path, ec))
     throw user_error("history database " + path +
                      " is not a regular file (a device, FIFO or socket cannot hold a database)");
-  if (mode == access::write) {
+  if (mode == history_db::access::write) {
     const std::string dir = fs::path(path).parent_path().string();
     if (!dir.empty() && !fs::is_directory(dir, ec))
       throw user_error("directory " + dir + " of the history database does not exist");
@@ -227,27 +231,72 @@ history_db::history_db(const std::string& path, access mode, int max_version) : 
       throw user_error("history database " + path + " is read-only: cannot record");
     }
   }
-  m_writable = exists ? ::access(path.c_str(), W_OK) == 0 : true;
+}
+
+// What sqlite3_open_v2 opens. A file we cannot write: reading a WAL database needs its -shm file,
+// which a reader without write access to the directory cannot create; "immutable" reads the file
+// as it is (no writer can run on it either, as nobody who cannot write it records into it).
+std::string open_target(const std::string& path, bool writable) {
+  if (writable) return path;
+  std::string target = "file:";
+  for (char ch : path) {
+    if (ch == '%' || ch == '?' || ch == '#') {
+      char buf[4];
+      std::snprintf(buf, sizeof(buf), "%%%02X", static_cast<unsigned char>(ch));
+      target += buf;
+    } else {
+      target += ch;
+    }
+  }
+  return target + "?mode=ro&immutable=1";
+}
+
+// The schema version of an infrabench history; refuses another SQLite file and a newer version.
+int checked_schema_version(sqlite3* db, const std::string& path) {
+  // Reading the schema is the first thing that touches the file: a text file fails here.
+  const int tables = pragma_int(db, path, "SELECT count(*) FROM sqlite_master");
+  const int app = pragma_int(db, path, "PRAGMA application_id");
+  if (app != history_application_id && (app != 0 || tables > 0)) {
+    throw user_error(path +
+                     " is an SQLite database but not an infrabench history (application_id " +
+                     std::to_string(app) + ", " + std::to_string(tables) +
+                     " schema objects): refusing to touch it");
+  }
+  const int version = pragma_int(db, path, "PRAGMA user_version");
+  if (version > history_schema_version) {
+    throw user_error("history database " + path + " has schema version " + std::to_string(version) +
+                     ", newer than this infrabench (" + std::to_string(history_schema_version) +
+                     "): upgrade infrabench");
+  }
+  return version;
+}
+
+// WAL: readers never block the writer and a crash mid-write leaves the file consistent.
+// Persistent once set; another process may hold a lock for a moment, so retry.
+void use_wal(sqlite3* db, const std::string& path) {
+  exec(db, path, "PRAGMA foreign_keys = ON");
+  for (int attempt = 0;; ++attempt) {
+    char* err = nullptr;
+    const int rc = sqlite3_exec(db, "PRAGMA journal_mode = WAL", nullptr, nullptr, &err);
+    sqlite3_free(err);
+    if (rc == SQLITE_OK) break;
+    if ((rc & 0xff) != SQLITE_BUSY || attempt > 300)
+      throw_sqlite(db, path, "PRAGMA journal_mode = WAL");
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  exec(db, path, "PRAGMA synchronous = NORMAL");
+}
+
+}  // namespace
+
+history_db::history_db(const std::string& path, access mode, int max_version) : m_path(path) {
+  check_database_path(path, mode);
+  std::error_code ec;
+  m_writable = std::filesystem::exists(path, ec) ? ::access(path.c_str(), W_OK) == 0 : true;
   const int flags = m_writable ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
                                : SQLITE_OPEN_READONLY | SQLITE_OPEN_URI;
-  // A file we cannot write: reading a WAL database needs its -shm file, which a reader without
-  // write access to the directory cannot create; "immutable" reads the file as it is (no writer can
-  // run on it either, as nobody who cannot write it records into it).
-  std::string target = path;
-  if (!m_writable) {
-    target = "file:";
-    for (char ch : path) {
-      if (ch == '%' || ch == '?' || ch == '#') {
-        char buf[4];
-        std::snprintf(buf, sizeof(buf), "%%%02X", static_cast<unsigned char>(ch));
-        target += buf;
-      } else {
-        target += ch;
-      }
-    }
-    target += "?mode=ro&immutable=1";
-  }
-  if (sqlite3_open_v2(target.c_str(), &m_db, flags | SQLITE_OPEN_FULLMUTEX, nullptr) != SQLITE_OK) {
+  if (sqlite3_open_v2(open_target(path, m_writable).c_str(), &m_db, flags | SQLITE_OPEN_FULLMUTEX,
+                      nullptr) != SQLITE_OK) {
     const std::string msg = m_db ? sqlite3_errmsg(m_db) : "out of memory";
     sqlite3_close(m_db);
     m_db = nullptr;
@@ -256,21 +305,7 @@ history_db::history_db(const std::string& path, access mode, int max_version) : 
   try {
     sqlite3_busy_timeout(m_db, busy_timeout_ms);
     sqlite3_extended_result_codes(m_db, 0);
-    // Reading the schema is the first thing that touches the file: a text file fails here.
-    const int tables = pragma_int(m_db, path, "SELECT count(*) FROM sqlite_master");
-    const int app = pragma_int(m_db, path, "PRAGMA application_id");
-    if (app != history_application_id && (app != 0 || tables > 0)) {
-      throw user_error(path +
-                       " is an SQLite database but not an infrabench history (application_id " +
-                       std::to_string(app) + ", " + std::to_string(tables) +
-                       " schema objects): refusing to touch it");
-    }
-    const int version = pragma_int(m_db, path, "PRAGMA user_version");
-    if (version > history_schema_version) {
-      throw user_error("history database " + path + " has schema version " +
-                       std::to_string(version) + ", newer than this infrabench (" +
-                       std::to_string(history_schema_version) + "): upgrade infrabench");
-    }
+    const int version = checked_schema_version(m_db, path);
     if (version < max_version) {
       if (!m_writable) {
         throw user_error(
@@ -279,21 +314,7 @@ history_db::history_db(const std::string& path, access mode, int max_version) : 
       }
       migrate(max_version);
     }
-    if (m_writable) {
-      exec(m_db, path, "PRAGMA foreign_keys = ON");
-      // WAL: readers never block the writer and a crash mid-write leaves the file consistent.
-      // Persistent once set; another process may hold a lock for a moment, so retry.
-      for (int attempt = 0;; ++attempt) {
-        char* err = nullptr;
-        const int rc = sqlite3_exec(m_db, "PRAGMA journal_mode = WAL", nullptr, nullptr, &err);
-        sqlite3_free(err);
-        if (rc == SQLITE_OK) break;
-        if ((rc & 0xff) != SQLITE_BUSY || attempt > 300)
-          throw_sqlite(m_db, path, "PRAGMA journal_mode = WAL");
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      }
-      exec(m_db, path, "PRAGMA synchronous = NORMAL");
-    }
+    if (m_writable) use_wal(m_db, path);
   } catch (...) {
     sqlite3_close(m_db);
     m_db = nullptr;
@@ -330,51 +351,92 @@ int history_db::schema_version() const {
   return pragma_int(m_db, m_path, "PRAGMA user_version");
 }
 
+namespace {
+
+// The run this report was recorded as before, or 0.
+std::int64_t recorded_run(sqlite3* db, const std::string& path, const report_view& report) {
+  stmt find(db, "SELECT id FROM runs WHERE started_utc = ?1 AND finished_utc = ?2 AND host = ?3",
+            path);
+  find.bind(1, report.started_utc).bind(2, report.finished_utc).bind(3, report.primary_hostname());
+  return find.step() ? find.integer(0) : 0;
+}
+
+std::int64_t insert_run(sqlite3* db, const std::string& path, const report_view& report,
+                        const std::string& source) {
+  std::string suite;
+  if (report.run.is_object() && report.run.contains("suite") && report.run["suite"].is_object())
+    suite = report.run["suite"].value("name", "");
+  stmt ins(db,
+           "INSERT INTO runs (started_utc, finished_utc, host, world_size, suite, "
+           "schema_version, interrupted, source, "
+           "recorded_utc, git_commit) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+           path);
+  ins.bind(1, report.started_utc).bind(2, report.finished_utc).bind(3, report.primary_hostname());
+  ins.bind(4, static_cast<std::int64_t>(report.world_size))
+      .bind(5, suite)
+      .bind(6, report.schema_version);
+  ins.bind(7, static_cast<std::int64_t>(report.interrupted))
+      .bind(8, source)
+      .bind(9, utc_now_iso8601());
+  ins.bind(10, report.git_commit());
+  ins.step();
+  return sqlite3_last_insert_rowid(db);
+}
+
+void insert_hosts(sqlite3* db, const std::string& path, const report_view& report,
+                  std::int64_t run_id) {
+  stmt ins(db, "INSERT INTO hosts (run_id, hostname, inventory) VALUES (?1, ?2, ?3)", path);
+  for (const auto& h : report.hosts) {
+    ins.bind(1, run_id).bind(2, h.value("hostname", std::string())).bind(3, h.dump());
+    ins.step();
+    ins.reset();
+  }
+}
+
+// One result row (keyed by result_identity, as everywhere) and its metrics; the metric count.
+std::size_t insert_result(sqlite3* db, stmt& res, stmt& met, const report_view& report,
+                          const result_view& r, std::int64_t run_id) {
+  json axes = json::object();
+  for (const auto& [k, v] : r.axes) axes[k] = v;
+  res.bind(1, run_id)
+      .bind(2, r.benchmark)
+      .bind(3, r.config_key())
+      .bind(4, axes.dump())
+      .bind(5, r.axes_label());
+  res.bind(6, r.host)
+      .bind(7, static_cast<std::int64_t>(r.rank))
+      .bind(8, report.node_of(r))
+      .bind(9, r.status);
+  res.bind(10, r.reason).bind(11, static_cast<std::int64_t>(r.valid));
+  json display = json::object();
+  for (const auto& [k, v] : r.axes_display) display[k] = v;
+  res.bind(12, display.dump());
+  res.step();
+  res.reset();
+  const std::int64_t result_id = sqlite3_last_insert_rowid(db);
+  for (const auto& m : r.metrics) {
+    met.bind(1, result_id)
+        .bind(2, m.name)
+        .bind(3, m.unit)
+        .bind(4, std::string(m.higher_is_better ? "higher" : "lower"));
+    met.bind(5, m.value).bind(6, m.best).bind(7, json(m.samples).dump());
+    met.step();
+    met.reset();
+  }
+  return r.metrics.size();
+}
+
+}  // namespace
+
 history_db::record_outcome history_db::record(const report_view& report,
                                               const std::string& source) {
   if (!m_writable) throw user_error("history database " + m_path + " is read-only: cannot record");
   record_outcome out;
   write_transaction tx(m_db, m_path);
-  const std::string host = report.primary_hostname();
-  {
-    stmt find(m_db,
-              "SELECT id FROM runs WHERE started_utc = ?1 AND finished_utc = ?2 AND host = ?3",
-              m_path);
-    find.bind(1, report.started_utc).bind(2, report.finished_utc).bind(3, host);
-    if (find.step()) {
-      out.run_id = find.integer(0);
-      return out;  // recorded before: nothing to do (the transaction rolls back)
-    }
-  }
-  std::string suite;
-  if (report.run.is_object() && report.run.contains("suite") && report.run["suite"].is_object()) {
-    suite = report.run["suite"].value("name", "");
-  }
-  {
-    stmt ins(m_db,
-             "INSERT INTO runs (started_utc, finished_utc, host, world_size, suite, "
-             "schema_version, interrupted, source, "
-             "recorded_utc, git_commit) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-             m_path);
-    ins.bind(1, report.started_utc).bind(2, report.finished_utc).bind(3, host);
-    ins.bind(4, static_cast<std::int64_t>(report.world_size))
-        .bind(5, suite)
-        .bind(6, report.schema_version);
-    ins.bind(7, static_cast<std::int64_t>(report.interrupted))
-        .bind(8, source)
-        .bind(9, utc_now_iso8601());
-    ins.bind(10, report.git_commit());
-    ins.step();
-    out.run_id = sqlite3_last_insert_rowid(m_db);
-  }
-  {
-    stmt ins(m_db, "INSERT INTO hosts (run_id, hostname, inventory) VALUES (?1, ?2, ?3)", m_path);
-    for (const auto& h : report.hosts) {
-      ins.bind(1, out.run_id).bind(2, h.value("hostname", std::string())).bind(3, h.dump());
-      ins.step();
-      ins.reset();
-    }
-  }
+  if ((out.run_id = recorded_run(m_db, m_path, report)) != 0)
+    return out;  // recorded before: nothing to do (the transaction rolls back)
+  out.run_id = insert_run(m_db, m_path, report, source);
+  insert_hosts(m_db, m_path, report, out.run_id);
   stmt res(m_db,
            "INSERT INTO results (run_id, benchmark, config_key, axes, axes_label, host, rank, "
            "node, status, reason, valid, "
@@ -385,35 +447,8 @@ history_db::record_outcome history_db::record(const report_view& report,
            "?2, ?3, ?4, ?5, ?6, ?7)",
            m_path);
   for (const auto& r : report.results) {
-    json axes = json::object();
-    for (const auto& [k, v] : r.axes) axes[k] = v;
-    res.bind(1, out.run_id)
-        .bind(2, r.benchmark)
-        .bind(3, r.config_key())
-        .bind(4, axes.dump())
-        .bind(5, r.axes_label());
-    res.bind(6, r.host)
-        .bind(7, static_cast<std::int64_t>(r.rank))
-        .bind(8, report.node_of(r))
-        .bind(9, r.status);
-    res.bind(10, r.reason).bind(11, static_cast<std::int64_t>(r.valid));
-    json display = json::object();
-    for (const auto& [k, v] : r.axes_display) display[k] = v;
-    res.bind(12, display.dump());
-    res.step();
-    res.reset();
-    const std::int64_t result_id = sqlite3_last_insert_rowid(m_db);
+    out.metrics += insert_result(m_db, res, met, report, r, out.run_id);
     ++out.results;
-    for (const auto& m : r.metrics) {
-      met.bind(1, result_id)
-          .bind(2, m.name)
-          .bind(3, m.unit)
-          .bind(4, std::string(m.higher_is_better ? "higher" : "lower"));
-      met.bind(5, m.value).bind(6, m.best).bind(7, json(m.samples).dump());
-      met.step();
-      met.reset();
-      ++out.metrics;
-    }
   }
   tx.commit();
   out.inserted = true;

@@ -119,6 +119,13 @@ metric_view read_metric(const checker& c, const json& m, const std::string& wher
   mv.higher_is_better = better == "higher";
   mv.method = c.string(m, "method", where, std::string());
   mv.samples = c.numbers(m, "samples", where);
+  const std::string role = c.string(m, "role", where, "performance");
+  const auto parsed = parse_metric_role(role);
+  if (!parsed) {
+    c.fail(where + ".role",
+           "expected \"performance\", \"information\" or \"verification\", got \"" + role + "\"");
+  }
+  mv.role = *parsed;
   return mv;
 }
 
@@ -179,6 +186,39 @@ result_view read_result(const checker& c, const json& r, const std::string& wher
   return rv;
 }
 
+axis_meta read_axis_meta(const checker& c, const json& a, const std::string& where) {
+  if (!a.is_object()) c.fail(where, "expected an object, got " + type_name(a));
+  axis_meta m;
+  m.kind = c.string(a, "kind", where, std::string());
+  m.bytes = c.boolean(a, "bytes", where, false);
+  m.pow2 = c.boolean(a, "pow2", where, false);
+  m.unit = c.string(a, "unit", where, std::string());
+  m.description = c.string(a, "description", where, std::string());
+  return m;
+}
+
+// run.benchmark_metadata: {"group/name": {"requires": [...], "axes": {"size": {...}}}}.
+std::map<std::string, benchmark_meta> read_benchmark_metadata(const checker& c, const json& run) {
+  std::map<std::string, benchmark_meta> out;
+  const auto it = run.find("benchmark_metadata");
+  if (it == run.end() || it->is_null()) return out;
+  const std::string where = "run.benchmark_metadata";
+  if (!it->is_object()) c.fail(where, "expected an object, got " + type_name(*it));
+  for (const auto& [bench, b] : it->items()) {
+    if (!b.is_object()) c.fail(where + "." + bench, "expected an object, got " + type_name(b));
+    benchmark_meta meta;
+    meta.requires_ = c.strings(b, "requires", where + "." + bench);
+    if (const auto axes = b.find("axes"); axes != b.end() && !axes->is_null()) {
+      if (!axes->is_object())
+        c.fail(where + "." + bench + ".axes", "expected an object, got " + type_name(*axes));
+      for (const auto& [name, a] : axes->items())
+        meta.axes[name] = read_axis_meta(c, a, where + "." + bench + ".axes." + name);
+    }
+    out[bench] = std::move(meta);
+  }
+  return out;
+}
+
 std::string axis_value_text(const nlohmann::json& v) {
   return v.is_string() ? v.get<std::string>() : v.dump();
 }
@@ -198,9 +238,14 @@ std::string result_view::group() const {
 }
 
 std::string result_view::config_key() const {
-  std::string key = benchmark;
-  for (const auto& [k, v] : axes) key += "|" + k + "=" + v.dump();  // std::map: sorted by name
-  return key;
+  return result_identity(benchmark, axes);
+}
+
+std::string report_view::identity(const result_view& r) const {
+  // Several ranks each produced one (node-local results, a GPU per rank): the rank tells them
+  // apart, and the same rank of each report is compared.
+  if (world_size > 1 || multi_node()) return result_identity(r.benchmark, r.axes, r.rank);
+  return r.config_key();
 }
 
 std::string result_view::axes_label(const std::set<std::string>* only) const {
@@ -277,6 +322,22 @@ std::string report_view::primary_hostname() const {
   return results.empty() ? "" : results.front().host;
 }
 
+const axis_meta* report_view::axis_info(const std::string& bench, const std::string& axis) const {
+  const auto b = benchmarks.find(bench);
+  if (b == benchmarks.end()) return nullptr;
+  const auto a = b->second.axes.find(axis);
+  return a == b->second.axes.end() ? nullptr : &a->second;
+}
+
+std::optional<bool> report_view::runs_on_gpu(const std::string& bench) const {
+  const auto b = benchmarks.find(bench);
+  if (b == benchmarks.end()) return std::nullopt;
+  for (const auto& r : b->second.requires_) {
+    if (r == "cuda" || r == "nccl") return true;
+  }
+  return false;
+}
+
 std::optional<std::vector<int>> parse_version(std::string_view v) {
   std::vector<int> parts;
   std::size_t i = 0;
@@ -331,23 +392,11 @@ nlohmann::json parse_json_text(std::string_view text, const std::string& origin)
   }
 }
 
-report_view parse_report(std::string_view text, const std::string& origin) {
-  return parse_report(text, origin, report_schema_version);
-}
+namespace {
 
-report_view parse_report(std::string_view text, const std::string& origin,
-                         std::string_view reader_version) {
-  const json doc = parse_json_text(text, origin);
-  checker c(origin);
-  if (!doc.is_object())
-    throw user_error(origin + ": not an infrabench report (expected a JSON object, got " +
-                     type_name(doc) + ")");
-  const auto tool = doc.find("tool");
-  if (tool == doc.end() || !tool->is_string() || tool->get<std::string>() != "infrabench") {
-    throw user_error(origin + ": not an infrabench report (no \"tool\": \"infrabench\")");
-  }
-  report_view rv;
-  rv.schema_version = c.string(doc, "schema_version", "top level");
+// Refuses a newer or an incompatible major version; an older minor one is read with a note.
+void check_schema_version(const checker& c, const std::string& origin, report_view& rv,
+                          std::string_view reader_version) {
   const auto have = parse_version(rv.schema_version);
   const auto mine = parse_version(reader_version);
   if (!have) c.fail("schema_version", "\"" + rv.schema_version + "\" is not MAJOR.MINOR.PATCH");
@@ -372,13 +421,10 @@ report_view parse_report(std::string_view text, const std::string& origin,
     rv.notes.push_back("report schema " + rv.schema_version + " is older than " +
                        std::string(reader_version) + ": read with defaults for fields added since");
   }
-  const auto res = doc.find("results");
-  if (res == doc.end()) c.fail("top level", "missing \"results\"");
-  if (!res->is_array()) c.fail("results", "expected an array, got " + type_name(*res));
-  rv.results.reserve(res->size());
-  for (std::size_t i = 0; i < res->size(); ++i) {
-    rv.results.push_back(read_result(c, (*res)[i], "results[" + std::to_string(i) + "]"));
-  }
+}
+
+// Hosts, capabilities and the run section: what the report says about where and how it ran.
+void read_context(const checker& c, const json& doc, report_view& rv) {
   if (const auto h = doc.find("hosts"); h != doc.end() && !h->is_null()) {
     if (!h->is_array()) c.fail("hosts", "expected an array, got " + type_name(*h));
     for (std::size_t i = 0; i < h->size(); ++i) {
@@ -397,6 +443,41 @@ report_view parse_report(std::string_view text, const std::string& origin,
     const double ws = c.number(*run, "world_size", "run", 1.0);
     if (!(ws >= 1 && ws < 1e7)) c.fail("run.world_size", "expected a positive integer");
     rv.world_size = static_cast<int>(ws);
+    rv.benchmarks = read_benchmark_metadata(c, *run);
+  }
+}
+
+}  // namespace
+
+report_view parse_report(std::string_view text, const std::string& origin) {
+  return parse_report(text, origin, report_schema_version);
+}
+
+report_view parse_report(std::string_view text, const std::string& origin,
+                         std::string_view reader_version) {
+  const json doc = parse_json_text(text, origin);
+  checker c(origin);
+  if (!doc.is_object())
+    throw user_error(origin + ": not an infrabench report (expected a JSON object, got " +
+                     type_name(doc) + ")");
+  const auto tool = doc.find("tool");
+  if (tool == doc.end() || !tool->is_string() || tool->get<std::string>() != "infrabench") {
+    throw user_error(origin + ": not an infrabench report (no \"tool\": \"infrabench\")");
+  }
+  report_view rv;
+  rv.schema_version = c.string(doc, "schema_version", "top level");
+  check_schema_version(c, origin, rv, reader_version);
+  const auto res = doc.find("results");
+  if (res == doc.end()) c.fail("top level", "missing \"results\"");
+  if (!res->is_array()) c.fail("results", "expected an array, got " + type_name(*res));
+  rv.results.reserve(res->size());
+  for (std::size_t i = 0; i < res->size(); ++i) {
+    rv.results.push_back(read_result(c, (*res)[i], "results[" + std::to_string(i) + "]"));
+  }
+  read_context(c, doc, rv);
+  if (const auto t = doc.find("telemetry"); t != doc.end() && !t->is_null()) {
+    if (!t->is_object()) c.fail("telemetry", "expected an object, got " + type_name(*t));
+    rv.telemetry = *t;
   }
   return rv;
 }

@@ -159,4 +159,13 @@ std::string one_line(std::string s) {
   return s;
 }
 
+std::string csv_field(std::string_view s) {
+  const bool quote = s.find_first_of(",\"\r\n") != std::string_view::npos ||
+                     (!s.empty() && (s.front() == ' ' || s.back() == ' '));
+  if (!quote) return std::string(s);
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
 }  // namespace infrabench::reports

@@ -2,6 +2,8 @@
 reports of a short run and on the fixtures of tests/fuzz/corpus/ (synthetic shapes: 4 nodes, a
 matrix, percentiles)."""
 import copy
+import csv
+import io
 import json
 import os
 import shutil
@@ -516,5 +518,72 @@ def test_every_command_on_real_suite_reports(suite_reports, tmp_path):
     gemm = [c for c in charts if c["kind"] == "line" and c["title"].startswith("gemm/ours_fp32: gflops vs shape")]
     assert gemm, [c["title"] for c in charts]
     assert any(d.get("peak") and "gemm/cpu_peak" in d["label"] for d in gemm[0]["datasets"]), gemm[0]["datasets"]
-    assert any(c["kind"] == "heatmap" and c["title"].startswith("bandwidth/numa_matrix") for c in charts)
+    # The NUMA matrix is a heat map only where it is one (more than one cell); on a one-node
+    # machine its single cell is a bar.
+    numa_rows = [r for r in load_report(a)["results"]
+                 if r["benchmark"] == "bandwidth/numa_matrix" and r["status"] == "passed"]
+    columns = max((sum(m["name"].startswith("bandwidth_gbps_mem") for m in r["metrics"]) for r in numa_rows),
+                  default=0)
+    numa = [c["kind"] for c in charts if c["title"].startswith("bandwidth/numa_matrix")]
+    if len(numa_rows) * columns > 1:
+        assert "heatmap" in numa, numa
+    else:
+        assert numa and "heatmap" not in numa, numa
     assert any(c["kind"] == "percentiles" and c["title"].startswith("storage/read") for c in charts)
+
+
+# ---- output formats (one printer interface), roles and axis metadata ------------------------------
+def test_run_writes_axis_metadata_and_prints_csv(tmp_path):
+    path = str(tmp_path / "r.json")
+    p = run("run", "--filter", "bandwidth/memory_latency", "-a", "working_set=16KiB,1MiB", *FAST,
+            "--format", "csv", "-o", path)
+    assert p.returncode == 0, p.stderr
+    rows = list(csv.reader(io.StringIO(p.stdout)))
+    assert rows[0][:8] == ["benchmark", "configuration", "host", "rank", "status", "valid", "reason", "metric"]
+    body = [r for r in rows[1:] if r]
+    assert body and all(r[0] == "bandwidth/memory_latency" for r in body), rows
+    assert any("working_set=16KiB" in r[1] for r in body) and any("working_set=1MiB" in r[1] for r in body), rows
+    assert "configurations:" not in p.stdout  # the table's summary line is not CSV
+    meta = load_report(path)["run"]["benchmark_metadata"]["bandwidth/memory_latency"]
+    assert meta["axes"]["working_set"]["bytes"] is True
+    assert meta["requires"] == []
+
+
+def test_run_format_choices_come_from_the_printers():
+    p = run("run", "--format", "markdown", "--filter", "nothing")
+    assert p.returncode == 2
+    assert "csv" in p.stderr and "json" in p.stderr and "table" in p.stderr, p.stderr
+
+
+def test_compare_and_check_print_csv(tmp_path):
+    slow = scaled(SINGLE, 0.7, tmp_path, "slower.json")
+    p = run("compare", SINGLE, slow, "--format", "csv")
+    assert p.returncode == 0, p.stderr
+    rows = list(csv.DictReader(io.StringIO(p.stdout)))
+    triad = [r for r in rows if r["benchmark"] == "bandwidth/host_memory" and r["report"] == "slower"]
+    assert triad and triad[0]["verdict"] == "WORSE" and abs(float(triad[0]["ratio"]) - 0.7) < 1e-9, rows
+    base = write(tmp_path, "b.json", {"infrabench_baseline": 1, "rules": [
+        {"benchmark": "bandwidth/host_memory", "metric": "bandwidth_gbps", "min": 25}]})
+    p = run("check", slow, "--baseline", base, "--format", "csv")
+    assert p.returncode == 1, p.stdout + p.stderr
+    rows = list(csv.DictReader(io.StringIO(p.stdout)))
+    assert rows[0]["verdict"] == "FAIL" and rows[0]["metric"] == "bandwidth_gbps", rows
+
+
+def test_compare_gates_performance_metrics_only(tmp_path):
+    """Two runs whose clock and verification error moved: not a regression, not in the means."""
+    doc = json.load(open(SINGLE))
+    r = doc["results"][0]
+    r["metrics"].append({"name": "clock_ghz", "unit": "GHz", "value": 4.0, "best": 4.0, "better": "higher",
+                         "method": "test", "role": "information", "samples": [4.0, 4.01, 3.99, 4.0, 4.02]})
+    a = write(tmp_path, "a.json", doc)
+    slow = copy.deepcopy(doc)
+    m = slow["results"][0]["metrics"][-1]
+    m["value"], m["samples"] = 2.0, [2.0, 2.01, 1.99, 2.0, 2.02]
+    b = write(tmp_path, "b.json", slow)
+    p = run("compare", a, b, "--fail-on-regression=1")
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "clock_ghz (information)" in p.stdout and "not gated" in p.stdout
+    js = json.loads(run("compare", a, b, "--format", "json").stdout)
+    assert all(g["reports"][1]["metrics"] == sum(
+        1 for x in js["metrics"] if x["group"] == g["group"] and x["role"] == "performance") for g in js["groups"])

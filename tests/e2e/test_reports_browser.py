@@ -1,7 +1,9 @@
 """The HTML report in a real browser: headless Chromium opens the file, the page's script records
 on <body> how many charts it drew and how many canvases have pixels; no console message (our page
-logs only on errors) and a screenshot that is not blank. Two pages: the fixtures of tests/fuzz/corpus/
-(several reports, four nodes, a comparison) and two reports of a short real run (conftest.REAL_SUITE).
+logs only on errors) and a screenshot that is not blank. Three pages: the fixtures of tests/fuzz/corpus/
+(several reports, four nodes, a comparison), two reports of a short real run (conftest.REAL_SUITE),
+and the synthetic GPU node (copy sweeps against size with the link ceiling, a p2p heat map,
+telemetry over time).
 The screenshots are kept under $INFRABENCH_SCREENSHOT_DIR when set (ctest sets build/screenshots).
 Skipped, saying so, without chromium (CI installs it: ci/install-deps.sh)."""
 import os
@@ -66,13 +68,15 @@ def png_pixels(path):
     return width, height, bpp, rows
 
 
-@pytest.fixture(scope="module", params=["fixtures", "real"])
+@pytest.fixture(scope="module", params=["fixtures", "real", "gpu"])
 def page(request, tmp_path_factory):
     d = tmp_path_factory.mktemp("html")
     out = str(d / "report.html")
     if request.param == "fixtures":
         reports = [os.path.join(CORPUS, "synthetic_multinode.json"), os.path.join(CORPUS, "real_quick.json"),
                    os.path.join(CORPUS, "synthetic_single.json")]
+    elif request.param == "gpu":  # copy sweeps as curves with the link ceiling, a p2p heat map, telemetry
+        reports = [os.path.join(CORPUS, "synthetic_gpu.json")]
     else:
         reports = real_suite_reports(d)
     p = run("report", *reports, "-o", out)
@@ -91,7 +95,8 @@ def test_charts_render_without_console_errors(page):
     expected = int(attrs["data-charts-expected"])
     # fixtures: curves, bars, heat maps, percentiles, per-node bars, comparison; real: the GEMM curve
     # with its peak, the NUMA matrix, storage percentiles, pipeline bars, the comparison
-    assert expected >= 10 if kind == "fixtures" else expected >= 6, body
+    # gpu: four copy directions, the p2p matrix, the cuBLAS bars, two telemetry charts
+    assert expected >= {"fixtures": 10, "real": 6, "gpu": 7}[kind], body
     assert int(attrs["data-charts-drawn"]) == expected, body
     assert int(attrs["data-charts-nonblank"]) == expected, body
     assert attrs["data-errors"] == "0", attrs.get("data-error-text")

@@ -4,10 +4,12 @@
 // with another exception, a crash or a sanitizer report.
 #include <cstddef>
 #include <cstdint>
+#include <sstream>
 #include <string_view>
 #include <vector>
 
 #include "infrabench/error.h"
+#include "infrabench/printer.h"
 #include "infrabench/reports/baseline.h"
 #include "infrabench/reports/compare.h"
 #include "infrabench/reports/html_report.h"
@@ -38,6 +40,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const auto c = compare_reports(both, {});
     (void)regressions(c, 0);
     (void)comparison_json(c).dump();
+    std::ostringstream out;
+    print_comparison_table(out, c);
+    print_comparison_markdown(out, c);
+    printer_registry::instance().find("csv", document::comparison).print(out, c);
   } catch (const user_error&) {
   }
   try {
@@ -45,6 +51,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   } catch (const user_error&) {
   }
   (void)chart_specs(both, 50).dump();
+  (void)read_telemetry(r.telemetry, "f_");
   static const baseline rules = parse_baseline(
       R"({"infrabench_baseline": 1, "rules": [
         {"benchmark": "bandwidth/host_memory", "metric": "bandwidth_gbps", "min": 1},

@@ -8,7 +8,8 @@ With a report written by `infrabench run`, a trimmed copy of it (5 samples per m
 report/real_quick.json. The other reports are SYNTHETIC (suite name "synthetic-fixture", hosts
 "fixture-*"): shapes the suite cannot produce on one CPU-only machine (4 nodes with a slow one, the
 collectives/pairwise matrix, storage/read latency percentiles, a gemm/ours_fp32 shape sweep with
-gemm/cpu_peak, a two-node bandwidth/numa_matrix, preprocess/pipeline), with made-up numbers, under the
+gemm/cpu_peak, a two-node bandwidth/numa_matrix, preprocess/pipeline; a GPU node's copy sweeps, p2p
+matrix, axis metadata and telemetry), with made-up numbers, under the
 benchmark names and axes the suite writes today. They test
 the code paths; they are not measurements and are never quoted as such.
 """
@@ -121,6 +122,75 @@ def multinode(rng):
     return report(res, [host(n) for n in nodes], world=4)
 
 
+def gpu(rng):
+    """One GPU node as the copy benchmarks write it: a result per size x memory x copy with the GPU
+    as a column (bandwidth_gbps_gpu0, efficiency_pct_gpu0 and ceiling_gbps_gpu0 of a 63 GB/s PCIe
+    5.0 x16 link), d2d against HBM (efficiency only, as reports before ceiling_gbps), a 2-GPU p2p matrix, information metrics (clocks), the axis metadata the harness
+    writes (size is a byte axis) and node telemetry (GPU and CPU traces, counters, an event)."""
+    results = []
+    sizes = [4096, 65536, 1048576, 16777216, 268435456]
+    for bench, link, scale in (("bandwidth/h2d", 63.0, 0.87), ("bandwidth/d2h", 63.0, 0.87),
+                               ("bandwidth/bidirectional", 126.0, 0.78)):
+        for size in sizes:
+            for memory in ("pinned", "pageable"):
+                for copy_ in ("ce", "sm"):
+                    bw = link * scale * size / (size + 262144) * (1.0 if memory == "pinned" else 0.45) * \
+                        (1.0 if copy_ == "ce" else 0.93)
+                    r = result(rng, bench, {"size": size, "memory": memory, "copy": copy_, "numa_node": 0, "gpu": -1},
+                               [("bandwidth_gbps_gpu0", "GB/s", round(bw, 3), "higher"),
+                                ("efficiency_pct_gpu0", "%", round(100 * bw / link, 3), "higher")])
+                    r["axes_display"]["size"] = fmt_bytes(size)
+                    r["metrics"].append({"name": "ceiling_gbps_gpu0", "unit": "GB/s", "value": link, "best": link,
+                                         "better": "higher", "role": "information", "samples": [],
+                                         "method": "theoretical PCIe 5.0 x16 (synthetic)"})
+                    results.append(r)
+    for size in (268435456, 1073741824):
+        for copy_ in ("ce", "sm"):
+            r = result(rng, "bandwidth/d2d", {"size": size, "copy": copy_, "gpu": -1},
+                       [("bandwidth_gbps_gpu0", "GB/s", 2970.0 if copy_ == "ce" else 2850.0, "higher"),
+                        ("efficiency_pct_gpu0", "%", 88.6 if copy_ == "ce" else 85.0, "higher")])
+            r["axes_display"]["size"] = fmt_bytes(size)
+            results.append(r)
+    for src in (0, 1):
+        results.append(result(rng, "bandwidth/p2p", {"src": src, "dst": -1, "size": 268435456, "copy": "ce"},
+                              [("bandwidth_gbps_gpu%d" % d, "GB/s", 0.0 if d == src else 390.0, "higher")
+                               for d in (0, 1)]))
+    results.append(result(rng, "gemm/cublas", {"shape": "8192", "dtype": "bf16"},
+                          [("gflops", "GFLOP/s", 699000.0, "higher"), ("sm_clock_mhz_actual", "MHz", 1650.0, "higher")]))
+    results[-1]["metrics"][1]["role"] = "information"
+    doc = report(results, [host("fixture-gpu")])
+    size_axis = {"kind": "int64", "bytes": True, "pow2": True, "unit": "B", "description": "bytes per copy"}
+    plain = {"kind": "string", "bytes": False, "pow2": False, "description": "synthetic"}
+    doc["run"]["benchmark_metadata"] = {
+        b: {"requires": ["cuda"], "axes": {"size": size_axis, "memory": plain, "copy": plain, "numa_node": plain,
+                                           "gpu": plain, "src": plain, "dst": plain}}
+        for b in ("bandwidth/h2d", "bandwidth/d2h", "bandwidth/bidirectional", "bandwidth/d2d", "bandwidth/p2p")}
+    doc["run"]["benchmark_metadata"]["gemm/cublas"] = {"requires": ["cuda"], "axes": {}}
+    t = [round(0.1 * i, 1) for i in range(40)]
+    doc["telemetry"] = {
+        "interval_s": 0.1,
+        "gpus": [{"index": 0, "name": "Fixture GPU",
+                  "trace": {"t_s": t, "sm_clock_mhz": [1980 if i < 10 else 1650 for i in range(40)],
+                            "mem_clock_mhz": [2619] * 40, "power_w": [120 if i < 10 else 690 for i in range(40)],
+                            "temp_c": [38 + i // 2 for i in range(40)]},
+                  "counters_before": {"xid_count": 0, "ecc": {"volatile_sbe": 0}, "throttle_us": 0},
+                  "counters_after": {"xid_count": 1, "ecc": {"volatile_sbe": 0}, "throttle_us": 1500}}],
+        "cpu": {"trace": {"t_s": t, "freq_mhz_mean": [4400 - 5 * i for i in range(40)],
+                          "package_temp_c": [50 + i // 4 for i in range(40)]},
+                "counters_before": {"context_switches": 1000}, "counters_after": {"context_switches": 5200}},
+        "events": [{"t_s": 2.5, "kind": "xid", "gpu": 0, "text": "Xid 63: row remapping (synthetic)"}]}
+    doc["summary"]["configurations"] = len(results)
+    doc["summary"]["passed"] = len(results)
+    return doc
+
+
+def fmt_bytes(n):
+    for unit, div in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n % div == 0:
+            return "%d%s" % (n // div, unit)
+    return str(n)
+
+
 def main():
     rng = random.Random(1)
     os.makedirs(os.path.join(OUT, "report"), exist_ok=True)
@@ -153,6 +223,7 @@ def main():
         for m in r["metrics"]:
             m.pop("best", None)
     docs["report/minimal_fields.json"] = older
+    docs["report/synthetic_gpu.json"] = gpu(random.Random(2))
     if len(sys.argv) > 1:
         with open(sys.argv[1]) as f:
             real = json.load(f)

@@ -2,6 +2,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "infrabench/benchmark.h"
 #include "infrabench/error.h"
 #include "infrabench/report.h"
 
@@ -74,4 +75,36 @@ TEST(Report, UnitScaling) {
   EXPECT_EQ(format_scaled(1500, "GFLOP/s"), "1.50 TFLOP/s");
   EXPECT_EQ(format_scaled(2.5e6, "loads/s"), "2.50 Mloads/s");
   EXPECT_EQ(format_scaled(85, "ns"), "85.0 ns");
+}
+
+TEST(Report, BenchmarkMetadataSaysWhatEachAxisIs) {
+  benchmark b("bandwidth/test_copy", [](state&) {});
+  b.require(req::cuda)
+      .add_int64_axis("size", {4096, 65536}, bytes_axis("bytes per copy"))
+      .add_string_axis("copy", {"ce", "sm"}, choice_axis("engine", {"ce", "sm"}));
+  const auto meta = benchmark_metadata_json(b);
+  EXPECT_EQ(meta["requires"], nlohmann::json::array({"cuda"}));
+  EXPECT_EQ(meta["axes"]["size"]["kind"], "int64");
+  EXPECT_TRUE(meta["axes"]["size"]["bytes"].get<bool>());
+  EXPECT_EQ(meta["axes"]["size"]["unit"], "B");
+  EXPECT_FALSE(meta["axes"]["copy"]["bytes"].get<bool>());
+  EXPECT_EQ(meta["axes"]["copy"]["kind"], "string");
+  report_context ctx;
+  EXPECT_FALSE(make_report(ctx, nlohmann::json::array())["run"].contains("benchmark_metadata"));
+  ctx.benchmark_metadata[b.name()] = meta;
+  EXPECT_EQ(make_report(ctx, nlohmann::json::array())["run"]["benchmark_metadata"][b.name()], meta);
+}
+
+TEST(Report, ResultIdentityIsOneDefinition) {
+  const auto r = sample_result(status::passed);
+  auto j = r.to_json();
+  j["rank"] = 3;
+  // Axes sorted by name whatever their declaration order; the rank only when asked for.
+  EXPECT_EQ(result_identity(j, false),
+            "bandwidth/host_memory|array_size=268435456|kernel=\"triad\"");
+  EXPECT_EQ(result_identity(j, true), result_identity(j, false) + "|rank=3");
+  std::map<std::string, nlohmann::json> axes = {{"kernel", "triad"}, {"array_size", 268435456}};
+  EXPECT_EQ(result_identity("bandwidth/host_memory", axes, 3), result_identity(j, true));
+  EXPECT_EQ(parse_metric_role("information"), metric_role::information);
+  EXPECT_EQ(parse_metric_role("info"), std::nullopt);
 }

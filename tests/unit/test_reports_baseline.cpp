@@ -541,3 +541,41 @@ TEST(ReportsBaseline, ShippedBaselinesParseAndUsePerGpuMetrics) {
   }
   EXPECT_EQ(files, 2u);
 }
+
+TEST(ReportsBaseline, CreateMakesRulesForPerformanceMetricsOnly) {
+  std::vector<report_view> reps;
+  for (int i = 0; i < 3; ++i) {
+    reps.push_back(parse_report(
+        ib_test::report(json::array({ib_test::result(
+                            "gemm/cpu_peak", {{"isa", "avx2"}},
+                            {{"gflops", "GFLOP/s", 100.0 + i},
+                             {"clock_ghz", "GHz", 4, true, {}, "information"},
+                             {"verify_err_to_bound", "ratio", 0.1, false, {}, "verification"}})}))
+            .dump(),
+        "r" + std::to_string(i) + ".json"));
+  }
+  const json b = create_baseline(reps, {});
+  ASSERT_EQ(b["rules"].size(), 1u);
+  EXPECT_EQ(b["rules"][0]["metric"], "gflops");
+}
+
+TEST(ReportsBaseline, RuleStepsAreCallable) {
+  const rule r = parse_rule(json{{"benchmark", "gemm/cpu_fp32"},
+                                 {"metric", "gflops"},
+                                 {"reference", json::array({100, -0.1, nullptr})}},
+                            0, "b.json", {});
+  EXPECT_EQ(r.kind, rule_kind::reference);
+  EXPECT_TRUE(value_passes(r, 95));
+  EXPECT_FALSE(value_passes(r, 85));
+  const rule bounds = parse_rule(
+      json{{"benchmark", "gemm/cpu_fp32"}, {"metric", "gflops"}, {"min", 10}, {"max", 20}}, 3,
+      "b.json", {true, 0.2});
+  EXPECT_TRUE(bounds.require_valid);  // the baseline's defaults
+  EXPECT_FALSE(value_passes(bounds, 25));
+  try {
+    (void)parse_rule(json{{"benchmark", "gemm/cpu_fp32"}, {"metric", "gflops"}}, 4, "b.json", {});
+    FAIL();
+  } catch (const user_error& e) {
+    EXPECT_NE(std::string(e.what()).find("rules[4]: no check"), std::string::npos);
+  }
+}

@@ -235,3 +235,38 @@ TEST(ReportsCompare, InvalidResultsDoNotGate) {
   EXPECT_NE(md.str().find("INVALID (noisy) results, not counted"), std::string::npos);
   EXPECT_NE(md.str().find("(INVALID: not gated)"), std::string::npos);
 }
+
+// Two CPU runs of gemm/cpu_peak: the clock and the verification error moved a lot, the speed did
+// not. Only the speed is a performance ratio; the others are shown and never gated.
+TEST(ReportsCompare, OnlyPerformanceMetricsAreJudged) {
+  auto run = [](const std::string& label, double clock, double err, unsigned seed) {
+    auto j = ib_test::report(json::array({ib_test::result(
+        "gemm/cpu_peak", {{"isa", "avx2"}},
+        {{"gflops", "GFLOP/s", 100, true, samples(100, 0.01, seed)},
+         {"clock_ghz", "GHz", clock, true, samples(clock, 0.01, seed + 1), "information"},
+         {"verify_err_to_bound", "ratio", err, false, samples(err, 0.01, seed + 2),
+          "verification"}})}));
+    auto r = parse_report(j.dump(), label + ".json");
+    r.label = label;
+    return r;
+  };
+  const comparison c = compare_reports({run("a", 4.0, 0.1, 1), run("b", 2.0, 0.5, 7)}, {});
+  ASSERT_EQ(c.rows.size(), 3u);
+  for (const auto& r : c.rows) {
+    if (r.metric == "gflops") {
+      EXPECT_EQ(r.role, metric_role::performance);
+      EXPECT_NE(r.verdict[1], change::not_gated);
+    } else {
+      EXPECT_NE(r.role, metric_role::performance);
+      EXPECT_EQ(r.verdict[1], change::not_gated) << r.metric;
+    }
+  }
+  ASSERT_EQ(c.groups.size(), 1u);
+  EXPECT_EQ(c.groups[0].metrics[1], 1u);  // the geometric mean counts gflops alone
+  EXPECT_NEAR(c.groups[0].geomean_perf[1], 1.0, 0.05);
+  EXPECT_TRUE(regressions(c, 0).empty());  // the halved clock is not a regression
+  std::ostringstream table;
+  print_comparison_table(table, c);
+  EXPECT_NE(table.str().find("clock_ghz (information)"), std::string::npos);
+  EXPECT_EQ(comparison_json(c)["metrics"][1]["role"], "information");
+}

@@ -175,3 +175,45 @@ TEST(ReportsIo, VersionParsing) {
   EXPECT_FALSE(parse_version(""));
   EXPECT_FALSE(parse_version("1..2"));
 }
+
+TEST(ReportsIo, RolesAxisMetadataAndTelemetryAreRead) {
+  auto j = ib_test::report(json::array(
+      {ib_test::result("gemm/cpu_peak", {{"isa", "avx2"}},
+                       {{"gflops", "GFLOP/s", 100},
+                        {"clock_ghz", "GHz", 4, true, {}, "information"},
+                        {"verify_err_to_bound", "ratio", 0.1, false, {}, "verification"}})}));
+  ib_test::with_metadata(j, "bandwidth/h2d", {"cuda"}, {{"size", true, true}});
+  j["telemetry"] = {{"interval_s", 0.1}};
+  const report_view r = parse_report(j.dump(), "r.json");
+  const auto& res = r.results.front();
+  EXPECT_EQ(res.find_metric("gflops")->role, metric_role::performance);  // no "role": performance
+  EXPECT_EQ(res.find_metric("clock_ghz")->role, metric_role::information);
+  EXPECT_EQ(res.find_metric("verify_err_to_bound")->role, metric_role::verification);
+  ASSERT_NE(r.axis_info("bandwidth/h2d", "size"), nullptr);
+  EXPECT_TRUE(r.axis_info("bandwidth/h2d", "size")->bytes);
+  EXPECT_EQ(r.axis_info("bandwidth/h2d", "copy"), nullptr);
+  EXPECT_EQ(r.runs_on_gpu("bandwidth/h2d"), std::optional<bool>(true));
+  EXPECT_EQ(r.runs_on_gpu("gemm/cpu_peak"), std::nullopt);  // the report does not say: no guess
+  EXPECT_TRUE(r.telemetry.is_object());
+  // A report without any of it reads as before, with no note about roles.
+  const report_view old = parse_report(ib_test::report(json::array()).dump(), "old.json");
+  EXPECT_TRUE(old.benchmarks.empty());
+  EXPECT_TRUE(old.telemetry.is_null());
+}
+
+TEST(ReportsIo, BadRoleMetadataOrTelemetryIsNamedByPath) {
+  auto j = ib_test::report(json::array({ib_test::result(
+      "gemm/cpu_peak", json::object(), {{"clock_ghz", "GHz", 4, true, {}, "context"}})}));
+  try {
+    (void)parse_report(j.dump(), "r.json");
+    FAIL();
+  } catch (const user_error& e) {
+    EXPECT_NE(std::string(e.what()).find("results[0].metrics[0].role"), std::string::npos);
+  }
+  auto m = ib_test::report(json::array());
+  m["run"]["benchmark_metadata"] = {{"bandwidth/h2d", {{"axes", {{"size", {{"bytes", "yes"}}}}}}}};
+  EXPECT_THROW((void)parse_report(m.dump(), "m.json"), user_error);
+  auto t = ib_test::report(json::array());
+  t["telemetry"] = json::array();
+  EXPECT_THROW((void)parse_report(t.dump(), "t.json"), user_error);
+}

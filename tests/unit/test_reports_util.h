@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -16,6 +17,7 @@ struct m {
   double value;
   bool higher = true;
   std::vector<double> samples = {};
+  std::string role = "";  // "" leaves "role" out, as reports written before roles did
 };
 
 inline json result(const std::string& bench, json axes, std::vector<m> metrics,
@@ -33,6 +35,7 @@ inline json result(const std::string& bench, json axes, std::vector<m> metrics,
                   {"better", x.higher ? "higher" : "lower"},
                   {"method", "test"},
                   {"samples", s}});
+    if (!x.role.empty()) ms.back()["role"] = x.role;
   }
   json disp = json::object();
   for (const auto& [k, v] : axes.items()) disp[k] = v.is_string() ? v.get<std::string>() : v.dump();
@@ -109,6 +112,17 @@ inline json report(json results, json hosts = json::array({host("node1")}),
             {"failed", failed},
             {"invalid", 0}}},
           {"results", results}};
+}
+
+// Adds run.benchmark_metadata for `bench`: its requirements and, per axis, {bytes, pow2}.
+inline json& with_metadata(json& report, const std::string& bench,
+                           std::vector<std::string> requires_,
+                           const std::vector<std::tuple<std::string, bool, bool>>& axes) {
+  json ax = json::object();
+  for (const auto& [name, bytes, pow2] : axes)
+    ax[name] = {{"kind", "int64"}, {"bytes", bytes}, {"pow2", pow2}, {"description", name}};
+  report["run"]["benchmark_metadata"][bench] = {{"requires", requires_}, {"axes", ax}};
+  return report;
 }
 
 }  // namespace ib_test

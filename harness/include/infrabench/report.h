@@ -14,6 +14,8 @@ namespace infrabench {
 
 inline constexpr const char* report_schema_version = "1.1.0";
 
+class benchmark;
+
 struct report_context {
   std::vector<std::string> command_line;
   std::string started_utc, finished_utc;
@@ -25,7 +27,14 @@ struct report_context {
   int world_size = 1;
   bool interrupted = false;
   std::string interrupted_reason;
+  // run.benchmark_metadata: per benchmark, what its axes are (benchmark_metadata_json), so readers
+  // never guess a byte size or a GPU benchmark from a name. Left out of the report when empty.
+  nlohmann::json benchmark_metadata = nlohmann::json::object();
 };
+
+// What a benchmark declares about itself for readers of the report: its requirements ("cuda") and
+// per axis its kind, whether it is a byte size or a power-of-two sweep, its unit and description.
+[[nodiscard]] nlohmann::json benchmark_metadata_json(const benchmark& b);
 
 // `results`: an array of result::to_json() objects, from every rank.
 [[nodiscard]] nlohmann::json make_report(const report_context& ctx, const nlohmann::json& results);

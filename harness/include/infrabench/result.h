@@ -2,6 +2,8 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +23,8 @@ enum class status { passed, skipped, failed };
 // reference (verify_err_to_bound) and is judged by the benchmark itself, not as a speed.
 enum class metric_role { performance, information, verification };
 [[nodiscard]] std::string_view to_string(metric_role r);
+// "performance" -> metric_role::performance; nullopt for any other text (readers name the field).
+[[nodiscard]] std::optional<metric_role> parse_metric_role(std::string_view text);
 
 // A derived quantity with its unit. `value` is computed from the median sample time; `best` from
 // the fastest sample (STREAM reports best), `samples` from each sample, so reports can be compared
@@ -53,6 +57,16 @@ struct result_cell {
   std::string reason;    // why n/a
   bool error = false;    // n/a because something failed (vs. unsupported here)
 };
+
+// How a result is identified, within a report and across reports: its benchmark and axis values
+// (sorted by axis name, each value as JSON), and its rank where several ranks each produced one:
+// "bandwidth/host_memory|kernel=\"triad\"|threads=0|rank=1". The one definition that compare,
+// check, baseline create, history and the HTML report key results by (history stores it).
+[[nodiscard]] std::string result_identity(std::string_view benchmark,
+                                          const std::map<std::string, nlohmann::json>& axes,
+                                          std::optional<int> rank = std::nullopt);
+// The same for a result as written in a report (result::to_json()).
+[[nodiscard]] std::string result_identity(const nlohmann::json& result, bool with_rank);
 
 struct result {
   std::string benchmark;                                     // group/name

@@ -53,6 +53,16 @@ struct baseline {
   std::vector<rule> rules;
 };
 
+// The baseline-wide defaults a rule starts from ("defaults" in the file).
+struct rule_defaults {
+  bool require_valid = false;
+  double max_deviation = 0.1;
+};
+// One rule of a baseline's "rules" array (`index` names it in messages): its target (benchmark,
+// axes, metric) and exactly one check, each read by a step of its own. Throws user_error.
+[[nodiscard]] rule parse_rule(const nlohmann::json& j, std::size_t index, const std::string& origin,
+                              const rule_defaults& defaults);
+
 // Parses and validates a baseline: one user_error line naming the rule and the problem (unknown
 // key, no check kind or two of them, min > max, a malformed reference, ...).
 [[nodiscard]] baseline parse_baseline(std::string_view text, const std::string& origin);
@@ -94,10 +104,26 @@ struct verdict {
 // benchmark does not produce (judged from its passed results) or a unit that differs.
 [[nodiscard]] std::vector<verdict> evaluate(const baseline& b, const report_view& report);
 
+// The steps of `evaluate`, each callable on its own:
+// One rule against the report: the results it matches, each judged (a pattern judges every
+// metric it matches), the worst value shown; WAIVED when nothing could be judged.
+[[nodiscard]] verdict evaluate_rule(const baseline& b, const rule& r, const report_view& report);
+// Whether one value passes a bounds or reference rule (for fraction_of_peak: the fraction).
+[[nodiscard]] bool value_passes(const rule& r, double value);
+
 struct verdict_counts {
   std::size_t pass = 0, fail = 0, waived = 0;
 };
 [[nodiscard]] verdict_counts count(const std::vector<verdict>& v);
+
+// What `check` prints: the verdicts of a baseline's rules against one report (a printer document).
+struct check_outcome {
+  const baseline& b;
+  const report_view& report;
+  const std::vector<verdict>& verdicts;
+};
+// The verdicts with their counts and overall PASS/FAIL, as the json format writes them.
+[[nodiscard]] nlohmann::json verdicts_json(const check_outcome& v);
 
 void print_verdicts(std::ostream& out, const baseline& b, const report_view& report,
                     const std::vector<verdict>& verdicts);

@@ -23,17 +23,20 @@ struct compare_options {
   std::map<std::string, double> power;  // label -> watts
 };
 
-enum class change { same, better, worse, not_significant, missing, no_samples };
+// not_gated: an information or verification metric (a clock, a verification error): shown, never
+// called better or worse, never in a geometric mean or a regression gate.
+enum class change { same, better, worse, not_significant, missing, no_samples, not_gated };
 [[nodiscard]] std::string_view to_string(change c);
 
 struct metric_row {
   std::string key;  // config key + metric
   std::string benchmark, group, config, metric, unit;
   bool higher_is_better = true;
-  std::vector<double> value;    // per report; NaN where absent
-  std::vector<bool> valid;      // per report: the result was VALID
-  std::vector<std::size_t> n;   // samples per report
-  std::vector<double> ratio;    // value / value of the first report
+  metric_role role = metric_role::performance;  // as the first report that has the metric says
+  std::vector<double> value;                    // per report; NaN where absent
+  std::vector<bool> valid;                      // per report: the result was VALID
+  std::vector<std::size_t> n;                   // samples per report
+  std::vector<double> ratio;                    // value / value of the first report
   std::vector<double> perf;     // ratio oriented so > 1 is better (1/ratio for lower-is-better)
   std::vector<double> p_value;  // Mann-Whitney, report i vs the first (NaN for the first)
   std::vector<double> ci_half;  // half-width of the 95% CI of the median of the samples (NaN)
@@ -68,6 +71,17 @@ struct comparison {
 // Throws user_error when fewer than two reports are given or they have nothing in common.
 [[nodiscard]] comparison compare_reports(const std::vector<report_view>& reports,
                                          const compare_options& opt);
+
+// The steps of compare_reports, each callable on its own.
+// One metric of one configuration across the reports (`rs[i]` null where report i lacks it).
+[[nodiscard]] metric_row compare_metric(const std::vector<const result_view*>& rs,
+                                        const std::string& name, const compare_options& opt);
+// The verdict on one report's metric against the first's: the U test, the effect size and the
+// intervals of the median must all agree before a change is called.
+[[nodiscard]] change judge_change(const metric_view& base, const metric_view& m,
+                                  const compare_options& opt, double* p_value);
+// Geometric means of the performance ratios per benchmark group (performance metrics only).
+[[nodiscard]] std::vector<group_summary> summarize_groups(const comparison& c);
 
 // Significant regressions (report i vs the first) larger than `pct` percent: one line each.
 // Regressions where either result is INVALID (noisy, unverified) are not counted: they go to

@@ -13,6 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "infrabench/result.h"
+
 namespace infrabench::reports {
 
 struct metric_view {
@@ -23,6 +25,23 @@ struct metric_view {
   bool higher_is_better = true;
   std::string method;
   std::vector<double> samples;  // per-sample values (finite ones only)
+  // What the metric is for; a report written before roles existed reads as performance.
+  metric_role role = metric_role::performance;
+  [[nodiscard]] bool is_performance() const { return role == metric_role::performance; }
+};
+
+// What a benchmark said about one of its axes (run.benchmark_metadata): readers use it instead of
+// guessing from the axis name.
+struct axis_meta {
+  std::string kind;  // int64 | float64 | string
+  bool bytes = false;
+  bool pow2 = false;
+  std::string unit, description;
+};
+
+struct benchmark_meta {
+  std::vector<std::string> requires_;  // requirement names: "cuda", "nccl", "avx2"
+  std::map<std::string, axis_meta> axes;
 };
 
 struct result_view {
@@ -42,7 +61,7 @@ struct result_view {
   [[nodiscard]] const metric_view* find_metric(std::string_view name) const;
   [[nodiscard]] std::string group() const;  // "bandwidth" of "bandwidth/host_memory"
   // Benchmark and axes, canonical (axes sorted by name): the key that matches a configuration
-  // across reports.
+  // across reports (result_identity without a rank).
   [[nodiscard]] std::string config_key() const;
   // "bandwidth/host_memory kernel=triad threads=0" (display forms of the axes).
   [[nodiscard]] std::string config_label() const;
@@ -65,12 +84,24 @@ struct report_view {
   nlohmann::json capabilities = nlohmann::json::object();
   nlohmann::json run = nlohmann::json::object();
   std::vector<std::string> notes;  // what reading it had to assume (older version, nulls dropped)
+  // Per benchmark, its axes and requirements; empty for reports written before it existed.
+  std::map<std::string, benchmark_meta> benchmarks;
+  nlohmann::json telemetry;  // the report's "telemetry" object as written; null when absent
+
+  // The metadata of `axis` of `bench`, or nullptr when the report does not say.
+  [[nodiscard]] const axis_meta* axis_info(const std::string& bench, const std::string& axis) const;
+  // Whether `bench` runs on a GPU, as its declared requirements say (cuda or nccl); nullopt when
+  // the report does not carry them.
+  [[nodiscard]] std::optional<bool> runs_on_gpu(const std::string& bench) const;
 
   // Distinct hosts (or ranks) that produced results: more than one makes it a multi-node report.
   [[nodiscard]] std::vector<std::string> nodes() const;
   // The node a result belongs to: its host, or "rank N" when hosts repeat.
   [[nodiscard]] std::string node_of(const result_view& r) const;
   [[nodiscard]] bool multi_node() const { return nodes().size() > 1; }
+  // A result's identity in this report (result_identity): benchmark and axes, and its rank when
+  // several ranks produced results.
+  [[nodiscard]] std::string identity(const result_view& r) const;
   [[nodiscard]] std::string git_commit() const;
   [[nodiscard]] std::string primary_hostname() const;
 };

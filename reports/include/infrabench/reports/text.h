@@ -27,5 +27,8 @@ void print_markdown_table(std::ostream& out, const std::vector<std::vector<std::
 
 [[nodiscard]] std::string xml_escape(std::string_view s);  // also fine for HTML text and attributes
 [[nodiscard]] std::string one_line(std::string s);         // newlines -> spaces
+// One CSV field (RFC 4180): quoted, with quotes doubled, when it holds a comma, a quote, a line
+// break or leading/trailing space; as it is otherwise.
+[[nodiscard]] std::string csv_field(std::string_view s);
 
 }  // namespace infrabench::reports

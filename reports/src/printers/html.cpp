@@ -1,0 +1,20 @@
+// The `html` format: the self-contained page of `infrabench report`.
+#include "infrabench/printer.h"
+#include "infrabench/reports/html_report.h"
+
+namespace infrabench::reports {
+namespace {
+
+class html_printer final : public printer {
+ public:
+  [[nodiscard]] std::string_view name() const override { return "html"; }
+  [[nodiscard]] bool prints(document d) const override { return d == document::page; }
+  void print(std::ostream& out, const html_page& page) const override {
+    out << render_html(page.reports, page.options);
+  }
+};
+
+INFRABENCH_REGISTER_PRINTER(html_printer);
+
+}  // namespace
+}  // namespace infrabench::reports

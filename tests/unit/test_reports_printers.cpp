@@ -1,0 +1,87 @@
+// Output formats behind one interface: the registry's formats per document, and what the CSV
+// format writes (the other formats are tested through the functions they call and end to end).
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "infrabench/error.h"
+#include "infrabench/printer.h"
+#include "infrabench/reports/baseline.h"
+#include "infrabench/reports/compare.h"
+#include "infrabench/reports/text.h"
+#include "test_reports_util.h"
+
+using namespace infrabench;
+using namespace infrabench::reports;
+using ib_test::json;
+
+TEST(ReportsPrinters, EachCommandGetsTheFormatsThatPrintItsDocument) {
+  const auto& reg = printer_registry::instance();
+  using names = std::vector<std::string>;
+  EXPECT_EQ(reg.names(document::run), (names{"csv", "json", "table"}));
+  EXPECT_EQ(reg.names(document::comparison), (names{"csv", "json", "markdown", "table"}));
+  EXPECT_EQ(reg.names(document::verdicts), (names{"csv", "json", "junit", "table"}));
+  EXPECT_EQ(reg.names(document::page), (names{"html"}));
+  try {
+    (void)reg.find("markdown", document::run);
+    FAIL();
+  } catch (const user_error& e) {
+    EXPECT_NE(std::string(e.what()).find("formats: csv, json, table"), std::string::npos);
+  }
+}
+
+TEST(ReportsPrinters, CsvQuotesAsRfc4180) {
+  EXPECT_EQ(csv_field("plain"), "plain");
+  EXPECT_EQ(csv_field("a,b"), "\"a,b\"");
+  EXPECT_EQ(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
+  EXPECT_EQ(csv_field("two\nlines"), "\"two\nlines\"");
+  EXPECT_EQ(csv_field(" padded"), "\" padded\"");
+  EXPECT_EQ(csv_field(""), "");
+}
+
+TEST(ReportsPrinters, CsvRunIsOneRowPerMetric) {
+  const json results =
+      json::array({ib_test::result("gemm/cpu_peak", {{"isa", "avx2,fma"}, {"threads", 1}},
+                                   {{"gflops", "GFLOP/s", 100},
+                                    {"clock_ghz", "GHz", 4, true, {}, "information"}}),
+                   ib_test::result("gemm/cublas", {{"shape", "4096"}}, {}, "node1", 0, "skipped")});
+  const json report = ib_test::report(results);
+  std::ostringstream out;
+  printer_registry::instance()
+      .find("csv", document::run)
+      .print(out, run_document{report, results, false});
+  std::istringstream lines(out.str());
+  std::vector<std::string> rows;
+  for (std::string l; std::getline(lines, l);) rows.push_back(l);
+  ASSERT_EQ(rows.size(), 4u);  // header, two metrics, one skipped result
+  EXPECT_EQ(rows[0].rfind("benchmark,configuration,host,rank,status,valid,reason,metric,role,", 0),
+            0u);
+  EXPECT_EQ(rows[1].rfind("gemm/cpu_peak,\"isa=avx2,fma threads=1\",node1,0,passed,true,,gflops,"
+                          "performance,GFLOP/s,100,100,higher,3",
+                          0),
+            0u)
+      << rows[1];
+  EXPECT_NE(rows[2].find(",clock_ghz,information,GHz,4,"), std::string::npos);
+  EXPECT_NE(rows[3].find(",skipped,true,no CUDA device: test,"), std::string::npos);
+}
+
+TEST(ReportsPrinters, CsvComparisonHasARowPerMetricAndReport) {
+  auto make = [](const std::string& label, double v) {
+    auto r = parse_report(
+        ib_test::report(json::array({ib_test::result("bandwidth/host_memory", {{"kernel", "triad"}},
+                                                     {{"bandwidth_gbps", "GB/s", v}})}))
+            .dump(),
+        label + ".json");
+    r.label = label;
+    return r;
+  };
+  const comparison c = compare_reports({make("a", 10), make("b", 12)}, {});
+  std::ostringstream out;
+  printer_registry::instance().find("csv", document::comparison).print(out, c);
+  const std::string text = out.str();
+  EXPECT_NE(
+      text.find("bandwidth/host_memory,bandwidth,,bandwidth_gbps,performance,GB/s,higher,a,10,"),
+      std::string::npos)
+      << text;
+  EXPECT_NE(text.find(",b,12,true,3,1.2"), std::string::npos) << text;
+}
