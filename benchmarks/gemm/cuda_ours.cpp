@@ -94,6 +94,7 @@ std::int64_t host_memory(const infrabench::config& cfg) {
 }
 
 INFRABENCH_REGISTER(cuda_simt_fp32, "gemm/cuda_simt_fp32")
+    .uses("gemm/cublas")
     .describe(
         "our shared-memory tiled fp32 SIMT kernel (64x64 block tiles, 4x4 per thread); verified "
         "on the device; % of cuBLAS fp32 and of the GPU peak")
@@ -102,6 +103,7 @@ INFRABENCH_REGISTER(cuda_simt_fp32, "gemm/cuda_simt_fp32")
     .memory_estimate(host_memory);
 
 INFRABENCH_REGISTER(cuda_wmma, "gemm/cuda_wmma")
+    .uses("gemm/cublas")
     .describe(
         "our tensor-core WMMA kernel (fp16/bf16 in and out, fp32 accumulation, sm_80+); verified "
         "on the device; % of cuBLAS and of the GPU peak")

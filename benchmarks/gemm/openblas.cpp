@@ -233,6 +233,7 @@ std::int64_t memory_fp32(const infrabench::config& cfg) {
 }
 
 INFRABENCH_REGISTER(openblas_fp32, "gemm/openblas_fp32")
+    .uses("gemm/cpu_peak")
     .describe(
         "reference: OpenBLAS cblas_sgemm (dlopen'ed with OPENBLAS_CORETYPE = coretype, checked "
         "with openblas_get_corename); verified against fp64; % of FMA peak")

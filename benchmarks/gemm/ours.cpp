@@ -134,6 +134,9 @@ std::int64_t memory_bf16(const infrabench::config& cfg) {
 }
 
 INFRABENCH_REGISTER(ours_fp32, "gemm/ours_fp32")
+    .uses("gemm/cpu_peak")
+    .uses("gemm/openblas_fp32")
+    .uses("gemm/onednn_fp32")
     .describe(
         "our fp32 GEMM (BLIS-style packing + cache blocking, AVX-512 12x32 / AVX2 6x16 "
         "micro-kernel) on pinned threads; verified against fp64; % of FMA peak and of "
@@ -149,6 +152,8 @@ INFRABENCH_REGISTER(ours_fp32, "gemm/ours_fp32")
     .memory_estimate(memory_fp32);
 
 INFRABENCH_REGISTER(ours_bf16, "gemm/ours_bf16")
+    .uses("gemm/cpu_peak")
+    .uses("gemm/onednn_bf16")
     .describe(
         "our bf16 GEMM (bf16 inputs, fp32 accumulation and output) with AVX512_BF16 vdpbf16ps; "
         "verified against fp64; % of the vdpbf16ps peak and of oneDNN bf16")

@@ -28,6 +28,71 @@ std::string_view to_string(metric_role r) {
   return "?";
 }
 
+namespace {
+
+struct code_name {
+  reason_code code;
+  std::string_view name;
+};
+// The names are the report's (and the schema's enum): change them only with a schema version.
+constexpr code_name code_names[] = {
+    {reason_code::none, "none"},
+    {reason_code::unsupported, "unsupported"},
+    {reason_code::no_device, "no_device"},
+    {reason_code::not_built, "not_built"},
+    {reason_code::needs_ranks, "needs_ranks"},
+    {reason_code::node_local, "node_local"},
+    {reason_code::not_on_every_rank, "not_on_every_rank"},
+    {reason_code::resources, "resources"},
+    {reason_code::error, "error"},
+    {reason_code::timeout, "timeout"},
+    {reason_code::hung, "hung"},
+    {reason_code::no_measurement, "no_measurement"},
+    {reason_code::rank_failed, "rank_failed"},
+    {reason_code::interrupted, "interrupted"},
+    {reason_code::noisy, "noisy"},
+    {reason_code::verify_failed, "verify_failed"},
+    {reason_code::implausible, "implausible"},
+    {reason_code::check_failed, "check_failed"},
+};
+
+}  // namespace
+
+std::string_view to_string(reason_code c) {
+  for (const auto& [code, name] : code_names) {
+    if (code == c) return name;
+  }
+  return "?";
+}
+
+std::optional<reason_code> parse_reason_code(std::string_view name) {
+  for (const auto& [code, n] : code_names) {
+    if (n == name) return code;
+  }
+  return std::nullopt;
+}
+
+const std::vector<reason_code>& all_reason_codes() {
+  static const std::vector<reason_code> all = [] {
+    std::vector<reason_code> v;
+    for (const auto& [code, name] : code_names) v.push_back(code);
+    return v;
+  }();
+  return all;
+}
+
+void result::set_status(status s, reason_code c, std::string text) {
+  st = s;
+  code = c;
+  reason = std::move(text);
+}
+
+void result::mark_invalid(reason_code c, std::string text) {
+  valid = false;
+  invalid_codes.push_back(c);
+  invalid_reasons.push_back(std::move(text));
+}
+
 nlohmann::json result::to_json() const {
   nlohmann::json j;
   j["benchmark"] = benchmark;
@@ -39,9 +104,22 @@ nlohmann::json result::to_json() const {
     disp[axes[i].first] = axis_display[i];
   j["axes_display"] = disp;
   j["status"] = to_string(st);
-  if (!reason.empty()) j["reason"] = reason;
+  if (!reason.empty()) {
+    j["reason"] = reason;
+    // A reason set without a code (directly on the struct) still gets one a reader can use.
+    const reason_code fallback =
+        st == status::skipped ? reason_code::unsupported : reason_code::error;
+    j["reason_code"] = to_string(code == reason_code::none ? fallback : code);
+  }
   j["valid"] = valid;
   j["invalid_reasons"] = invalid_reasons;
+  // One code per reason; a reason pushed without one (not through mark_invalid) is check_failed.
+  nlohmann::json codes = nlohmann::json::array();
+  for (std::size_t i = 0; i < invalid_reasons.size(); ++i) {
+    codes.push_back(
+        to_string(i < invalid_codes.size() ? invalid_codes[i] : reason_code::check_failed));
+  }
+  j["invalid_reason_codes"] = codes;
   j["warnings"] = warnings;
   j["rank"] = rank;
   j["host"] = host;

@@ -1,5 +1,6 @@
 #include "infrabench/state.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <stdexcept>
@@ -22,11 +23,6 @@ std::string percent(double fraction) {
 }
 
 }  // namespace
-
-// Thrown out of the sampling loop when the configuration runs past its timeout.
-struct timeout_error : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
 
 state::state(const config& cfg, const capabilities& caps, communicator& comm,
              exec_settings settings)
@@ -66,7 +62,18 @@ std::string state::option(std::string_view name) const {
                          " nobody registered");
 }
 
+void state::set_dependencies(std::string self, std::vector<std::string> uses) {
+  m_self = std::move(self);
+  m_uses = std::move(uses);
+}
+
 const result* state::find_earlier(std::string_view benchmark, const nlohmann::json& axes) const {
+  if (m_uses && benchmark != m_self &&
+      std::find(m_uses->begin(), m_uses->end(), benchmark) == m_uses->end()) {
+    throw std::logic_error(m_self + " reads " + std::string(benchmark) +
+                           "'s result without declaring it: add .uses(\"" + std::string(benchmark) +
+                           "\") to its registration");
+  }
   if (!m_settings.earlier) return nullptr;
   for (const auto& r : *m_settings.earlier) {
     if (r.benchmark != benchmark) continue;
@@ -152,25 +159,22 @@ void state::sample_loop(const std::function<double(std::int64_t)>& run_batch,
   m_result.iterations_per_sample = iters;
   m_result.time = summarize(samples);
   if (m_result.stop_reason.empty()) m_result.stop_reason = to_string(v);
-  if (samples.empty()) throw std::runtime_error("interrupted before the first sample");
+  if (samples.empty()) throw interrupted_error("interrupted before the first sample");
 }
 
-void state::skip(std::string reason) {
-  m_result.st = status::skipped;
-  m_result.reason = std::move(reason);
+void state::skip(reason_code code, std::string reason) {
+  m_result.set_status(status::skipped, code, std::move(reason));
   throw state_exit{};
 }
 
-void state::fail(std::string reason) {
-  m_result.st = status::failed;
-  m_result.reason = std::move(reason);
+void state::fail(reason_code code, std::string reason) {
+  m_result.set_status(status::failed, code, std::move(reason));
   throw state_exit{};
 }
 
-void state::check(bool ok, std::string reason) {
+void state::check(bool ok, reason_code code, std::string reason) {
   if (ok) return;
-  m_result.valid = false;
-  m_result.invalid_reasons.push_back(std::move(reason));
+  m_result.mark_invalid(code, std::move(reason));
 }
 
 void state::add_metric(std::string name, std::string unit, double value, bool higher_is_better,
@@ -242,10 +246,9 @@ result state::finish(double elapsed_s) {
              "median time per iteration / " + item + "s per iteration");
     }
     if (r.time.robust_cv > m_settings.max_cv && s.size() > 2) {
-      r.valid = false;
-      r.invalid_reasons.push_back("noisy: robust CV " + percent(r.time.robust_cv) + " > " +
-                                  percent(m_settings.max_cv) + " over " + std::to_string(s.size()) +
-                                  " samples");
+      r.mark_invalid(reason_code::noisy, "noisy: robust CV " + percent(r.time.robust_cv) + " > " +
+                                             percent(m_settings.max_cv) + " over " +
+                                             std::to_string(s.size()) + " samples");
     }
     const double half = r.time.median_rel_ci_halfwidth();
     if (r.stop_reason != "converged" && half > m_settings.rule.target_rel_ci) {

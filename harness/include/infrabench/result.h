@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "infrabench/axis.h"
+#include "infrabench/reason.h"
 #include "infrabench/stats.h"
 
 namespace infrabench {
@@ -59,9 +60,11 @@ struct result {
   std::vector<std::pair<std::string, nlohmann::json>> axes;  // axis -> value, declaration order
   std::vector<std::string> axis_display;                     // human form of each axis value
   status st = status::passed;
-  std::string reason;  // for skipped/failed
+  std::string reason;                    // for skipped/failed
+  reason_code code = reason_code::none;  // the reason's code, for programs
   bool valid = true;
   std::vector<std::string> invalid_reasons;
+  std::vector<reason_code> invalid_codes;  // one per invalid_reasons entry (use mark_invalid)
   std::vector<std::string> warnings;
 
   int rank = 0;
@@ -76,6 +79,10 @@ struct result {
   std::vector<metric> metrics;
   std::vector<result_cell> cells;  // matrix benchmarks only; empty otherwise
 
+  // Sets status and reason together, so that no reason goes without its code.
+  void set_status(status s, reason_code c, std::string text);
+  // Marks the result invalid with a reason and its code.
+  void mark_invalid(reason_code c, std::string text);
   [[nodiscard]] nlohmann::json to_json() const;
 };
 
