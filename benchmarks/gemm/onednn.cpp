@@ -28,13 +28,16 @@ using tag = dnnl::memory::format_tag;
 using dt = dnnl::memory::data_type;
 
 // oneDNN's CPU runtime here is OpenMP (Debian's build): its thread count is the calling thread's
-// omp_set_num_threads, found in the libgomp that libdnnl brought in (no -fopenmp needed).
-bool set_omp_threads(int n) {
-  using fn = void (*)(int);
-  static const auto set = reinterpret_cast<fn>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
-  if (set == nullptr) return false;
-  set(n);
-  return true;
+// omp_set_num_threads, found in the libgomp that libdnnl brought in (no -fopenmp needed). Looked
+// up once per run.
+struct omp_api {
+  void (*set_num_threads)(int) = nullptr;
+};
+
+const omp_api& find_omp(infrabench::state& st) {
+  return st.resource<omp_api>("gemm/libgomp", [] {
+    return omp_api{reinterpret_cast<void (*)(int)>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"))};
+  });
 }
 
 dnnl::matmul::primitive_desc make_pd(const dnnl::engine& eng, const dnnl::memory::desc& a,
@@ -78,8 +81,10 @@ void run_onednn(infrabench::state& st) {
   std::optional<dnnl::stream> strm;
   std::optional<dnnl::matmul> prim;
   std::unordered_map<int, dnnl::memory> args;
+  const omp_api& omp = find_omp(st);
   caller.run([&](std::size_t) {
-    threads_set = set_omp_threads(static_cast<int>(threads));
+    threads_set = omp.set_num_threads != nullptr;
+    if (threads_set) omp.set_num_threads(static_cast<int>(threads));
     try {
       eng.emplace(dnnl::engine::kind::cpu, 0);
       strm.emplace(*eng);
@@ -114,21 +119,25 @@ void run_onednn(infrabench::state& st) {
 
   const double gflops = gb::median_gflops(st, flops);
   const std::string what = "oneDNN matmul (" + impl + ")";
+  const std::int64_t threads_axis = st.get_int64("threads");
+  // The vector-unit peak judges whether this reference ran at its best (plausibility); the
+  // percentage is of the machine's peak for the type, which counts AMX tiles where they exist
+  // (oneDNN uses them for bf16): a fraction of the FMA peak alone could exceed 100%.
+  const kc::peak_isa vector_isa = is_bf16 ? kc::peak_isa::avx512_bf16 : gb::fp32_peak_isa();
   double peak = 0;
   if constexpr (is_bf16) {
     gb::report_verification(
         st, gb::verify_bf16(l, a.data(), b.data(), c.data(), gb::bf16_tolerance(shape.k)), what);
-    peak = gb::report_peak_fraction(st, gflops, kc::peak_isa::avx512_bf16, st.get_int64("threads"),
-                                    fill_pool);
+    if (const auto amx = gb::amx_bf16_peak_isa()) {
+      (void)gb::report_peak_fraction(st, gflops, *amx, threads_axis, fill_pool);
+      peak = gb::cpu_peak(st, vector_isa, threads_axis, fill_pool).gflops;
+    } else {
+      peak = gb::report_peak_fraction(st, gflops, vector_isa, threads_axis, fill_pool);
+    }
   } else {
     gb::report_verification(
         st, gb::verify_fp32(l, a.data(), b.data(), c.data(), gb::fp32_tolerance(shape.k)), what);
-    peak =
-        gb::report_peak_fraction(st, gflops,
-                                 kc::peak_isa_unsupported_reason(kc::peak_isa::avx512_fp32).empty()
-                                     ? kc::peak_isa::avx512_fp32
-                                     : kc::peak_isa::avx2_fp32,
-                                 st.get_int64("threads"), fill_pool);
+    peak = gb::report_peak_fraction(st, gflops, vector_isa, threads_axis, fill_pool);
   }
   // Under heavy load the all-threads results were seen to collapse to exactly 8.00 ms per call
   // whatever the shape (4 GFLOP/s at 256^3, 34 at 512^3): a fixed per-call latency of two 4 ms

@@ -17,8 +17,6 @@
 #include <cstdint>
 #include <cstdlib>
 #include <functional>
-#include <mutex>
-#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -98,16 +96,12 @@ std::string lower(std::string s) {
   return s;
 }
 
-// Loads libopenblas once per process (it may already be loaded: OpenCV pulls it in through
-// liblapack/libblas when Debian's alternatives point there).
-const openblas_library& load_openblas() {
-  static std::mutex mu;
-  static std::optional<openblas_library> lib;
-  std::lock_guard lock(mu);
-  if (lib) return *lib;
-  lib.emplace();
+// Opens libopenblas (it may already be loaded: OpenCV pulls it in through liblapack/libblas when
+// Debian's alternatives point there). Once per run: st.resource keeps it.
+openblas_library load_openblas() {
+  openblas_library lib;
   const char* inherited = std::getenv("OPENBLAS_CORETYPE");
-  lib->env_before = inherited ? inherited : "";
+  lib.env_before = inherited ? inherited : "";
   void* handle = nullptr;
   std::string errors;
   for (const char* name : {"libopenblas.so.0", "libopenblas.so"}) {
@@ -117,24 +111,25 @@ const openblas_library& load_openblas() {
     errors += std::string(errors.empty() ? "" : "; ") + (e ? e : name);
   }
   if (!handle) {
-    lib->error = "OpenBLAS not found (" + errors + "); apt-get install libopenblas0";
-    return *lib;
+    lib.error = "OpenBLAS not found (" + errors + "); apt-get install libopenblas0";
+    return lib;
   }
   const auto sym = [&](const char* name) { return dlsym(handle, name); };
-  lib->sgemm = reinterpret_cast<cblas_sgemm_fn>(sym("cblas_sgemm"));
-  lib->set_num_threads = reinterpret_cast<void (*)(int)>(sym("openblas_set_num_threads"));
-  lib->get_num_threads = reinterpret_cast<int (*)()>(sym("openblas_get_num_threads"));
-  lib->get_corename = reinterpret_cast<char* (*)()>(sym("openblas_get_corename"));
-  lib->get_config = reinterpret_cast<char* (*)()>(sym("openblas_get_config"));
-  lib->dynamic_init = reinterpret_cast<void (*)()>(sym("gotoblas_dynamic_init"));
-  lib->dynamic_quit = reinterpret_cast<void (*)()>(sym("gotoblas_dynamic_quit"));
-  if (!lib->sgemm || !lib->set_num_threads || !lib->get_corename) {
-    lib->error =
+  lib.sgemm = reinterpret_cast<cblas_sgemm_fn>(sym("cblas_sgemm"));
+  lib.set_num_threads = reinterpret_cast<void (*)(int)>(sym("openblas_set_num_threads"));
+  lib.get_num_threads = reinterpret_cast<int (*)()>(sym("openblas_get_num_threads"));
+  lib.get_corename = reinterpret_cast<char* (*)()>(sym("openblas_get_corename"));
+  lib.get_config = reinterpret_cast<char* (*)()>(sym("openblas_get_config"));
+  lib.dynamic_init = reinterpret_cast<void (*)()>(sym("gotoblas_dynamic_init"));
+  lib.dynamic_quit = reinterpret_cast<void (*)()>(sym("gotoblas_dynamic_quit"));
+  if (!lib.sgemm || !lib.set_num_threads || !lib.get_corename) {
+    lib.error =
         "the loaded libopenblas lacks cblas_sgemm/openblas_set_num_threads/"
         "openblas_get_corename (not OpenBLAS?)";
   }
-  // Never dlclose: OpenBLAS's worker threads live as long as the process.
-  return *lib;
+  // Never dlclose, not even when the run's resources go: OpenBLAS's worker threads live as long
+  // as the process.
+  return lib;
 }
 
 // Selects OpenBLAS's kernels: OPENBLAS_CORETYPE = `coretype` (for "env": the inherited value, or
@@ -166,7 +161,8 @@ void openblas_fp32(infrabench::state& st) {
   if (coretype != "env") {
     if (const auto why = coretype_unsupported_reason(coretype); !why.empty()) st.skip(why);
   }
-  const openblas_library& lib = load_openblas();
+  const openblas_library& lib =
+      st.resource<openblas_library>("gemm/openblas", [] { return load_openblas(); });
   if (!lib.error.empty()) st.skip(lib.error);
   if (const auto why = select_core(lib, coretype); !why.empty()) st.skip(why);
   const std::string core = lib.corename();
@@ -220,11 +216,8 @@ void openblas_fp32(infrabench::state& st) {
   gb::report_verification(
       st, gb::verify_fp32(l, a.data(), b.data(), c.data(), gb::fp32_tolerance(shape.k)),
       "OpenBLAS cblas_sgemm (core " + core + ")");
-  const double peak = gb::report_peak_fraction(
-      st, gflops,
-      kc::peak_isa_unsupported_reason(kc::peak_isa::avx512_fp32).empty() ? kc::peak_isa::avx512_fp32
-                                                                         : kc::peak_isa::avx2_fp32,
-      st.get_int64("threads"), fill_pool);
+  const double peak =
+      gb::report_peak_fraction(st, gflops, gb::fp32_peak_isa(), st.get_int64("threads"), fill_pool);
   gb::check_reference_plausible(st, "gemm/openblas_fp32", gflops, flops, peak);
 }
 
