@@ -3,12 +3,16 @@
 // operands, transposes (as memory format tags) and threads; bf16 takes bf16 A and B and writes
 // fp32 C, as ours does. Every result verified against fp64.
 #include <dlfcn.h>
+#include <pthread.h>
+#include <sched.h>
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include <dnnl.hpp>
 
@@ -32,12 +36,62 @@ using dt = dnnl::memory::data_type;
 // up once per run.
 struct omp_api {
   void (*set_num_threads)(int) = nullptr;
+  int (*get_thread_num)() = nullptr;
+  // libgomp's entry point for `#pragma omp parallel` (GCC >= 4.9): fn(data) on every thread.
+  void (*parallel)(void (*)(void*), void*, unsigned, unsigned) = nullptr;
 };
 
 const omp_api& find_omp(infrabench::state& st) {
   return st.resource<omp_api>("gemm/libgomp", [] {
-    return omp_api{reinterpret_cast<void (*)(int)>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"))};
+    omp_api api;
+    api.set_num_threads =
+        reinterpret_cast<void (*)(int)>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
+    api.get_thread_num = reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "omp_get_thread_num"));
+    api.parallel = reinterpret_cast<void (*)(void (*)(void*), void*, unsigned, unsigned)>(
+        dlsym(RTLD_DEFAULT, "GOMP_parallel"));
+    return api;
   });
+}
+
+// Pins the OpenMP team oneDNN's parallel regions run on, thread t to allowed CPU t, as our own
+// pool's are: unpinned, the scheduler may stack two of them on one CPU or move one mid-call, and
+// each call waits for its slowest thread (on a 16-vCPU node the all-threads results spread by a
+// robust CV of 12-31%). libgomp keeps its threads and gives a team of the same size the same
+// threads in the same order, so pinning them in one region pins them for oneDNN's; a second region
+// checks that. Call on the OpenMP master after set_num_threads. Returns why not (empty: pinned).
+std::string pin_omp_team(const omp_api& omp, std::size_t threads) {
+  if (!omp.parallel || !omp.get_thread_num) {
+    return "libgomp's GOMP_parallel/omp_get_thread_num not found: oneDNN's threads are not pinned";
+  }
+  struct team {
+    const omp_api* omp;
+    std::vector<int> cpus;
+    std::atomic<int> wrong{0};
+    bool check = false;
+  } t{&omp, infrabench::allowed_cpus()};
+  auto pin = [](void* p) {
+    auto* tm = static_cast<team*>(p);
+    const auto id = static_cast<std::size_t>(tm->omp->get_thread_num());
+    cpu_set_t want;
+    CPU_ZERO(&want);
+    CPU_SET(tm->cpus[id % tm->cpus.size()], &want);
+    if (tm->check) {
+      cpu_set_t got;
+      CPU_ZERO(&got);
+      if (pthread_getaffinity_np(pthread_self(), sizeof(got), &got) != 0 || !CPU_EQUAL(&want, &got))
+        ++tm->wrong;
+    } else if (pthread_setaffinity_np(pthread_self(), sizeof(want), &want) != 0) {
+      ++tm->wrong;
+    }
+  };
+  omp.parallel(pin, &t, static_cast<unsigned>(threads), 0);
+  t.check = true;
+  omp.parallel(pin, &t, static_cast<unsigned>(threads), 0);
+  if (t.wrong.load() > 0) {
+    return std::to_string(t.wrong.load()) + " of oneDNN's " + std::to_string(threads) +
+           " OpenMP threads could not be kept pinned";
+  }
+  return {};
 }
 
 dnnl::matmul::primitive_desc make_pd(const dnnl::engine& eng, const dnnl::memory::desc& a,
@@ -57,7 +111,7 @@ void run_onednn(infrabench::state& st) {
   const std::size_t threads = gb::resolve_threads(st.get_int64("threads"));
   // oneDNN's OpenMP master thread. Pinned (like our thread 0) only when it works alone: the
   // OpenMP workers it starts inherit its affinity, and a master pinned to one CPU would stack the
-  // whole team on that CPU.
+  // whole team on that CPU. Once the team exists, pin_omp_team pins each of its threads.
   infrabench::thread_pool caller(1, /*pin=*/threads == 1);
   infrabench::thread_pool fill_pool(threads);
 
@@ -82,9 +136,11 @@ void run_onednn(infrabench::state& st) {
   std::optional<dnnl::matmul> prim;
   std::unordered_map<int, dnnl::memory> args;
   const omp_api& omp = find_omp(st);
+  std::string unpinned;
   caller.run([&](std::size_t) {
     threads_set = omp.set_num_threads != nullptr;
     if (threads_set) omp.set_num_threads(static_cast<int>(threads));
+    unpinned = pin_omp_team(omp, threads);
     try {
       eng.emplace(dnnl::engine::kind::cpu, 0);
       strm.emplace(*eng);
@@ -106,6 +162,7 @@ void run_onednn(infrabench::state& st) {
     st.skip(std::string("oneDNN has no ") + (is_bf16 ? "bf16" : "fp32") + " matmul here: " + error);
   }
   if (!threads_set) st.add_warning("omp_set_num_threads not found: oneDNN chose its thread count");
+  if (!unpinned.empty()) st.add_warning(unpinned);
   // A reference implementation would be a strawman, not oneDNN at its best: say so.
   if (impl.rfind("ref", 0) == 0) st.add_warning("oneDNN fell back to its reference kernel " + impl);
 

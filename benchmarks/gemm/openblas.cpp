@@ -11,6 +11,7 @@
 // value (default: the best core type this CPU runs); openblas_get_corename() is checked against
 // it and a mismatch is reported.
 #include <dlfcn.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <cctype>
@@ -47,6 +48,8 @@ struct openblas_library {
   cblas_sgemm_fn sgemm = nullptr;
   void (*set_num_threads)(int) = nullptr;
   int (*get_num_threads)() = nullptr;
+  int (*set_affinity)(int, std::size_t, cpu_set_t*) = nullptr;  // openblas_setaffinity
+  int (*get_affinity)(int, std::size_t, cpu_set_t*) = nullptr;  // openblas_getaffinity
   char* (*get_corename)() = nullptr;
   char* (*get_config)() = nullptr;
   void (*dynamic_init)() = nullptr;  // DYNAMIC_ARCH: selects the core from OPENBLAS_CORETYPE/CPUID
@@ -119,6 +122,10 @@ openblas_library load_openblas() {
   lib.set_num_threads = reinterpret_cast<void (*)(int)>(sym("openblas_set_num_threads"));
   lib.get_num_threads = reinterpret_cast<int (*)()>(sym("openblas_get_num_threads"));
   lib.get_corename = reinterpret_cast<char* (*)()>(sym("openblas_get_corename"));
+  lib.set_affinity =
+      reinterpret_cast<int (*)(int, std::size_t, cpu_set_t*)>(sym("openblas_setaffinity"));
+  lib.get_affinity =
+      reinterpret_cast<int (*)(int, std::size_t, cpu_set_t*)>(sym("openblas_getaffinity"));
   lib.get_config = reinterpret_cast<char* (*)()>(sym("openblas_get_config"));
   lib.dynamic_init = reinterpret_cast<void (*)()>(sym("gotoblas_dynamic_init"));
   lib.dynamic_quit = reinterpret_cast<void (*)()>(sym("gotoblas_dynamic_quit"));
@@ -156,6 +163,33 @@ std::string select_core(const openblas_library& lib, const std::string& coretype
   return {};
 }
 
+// Pins OpenBLAS's worker threads like our own pool's: its thread i to allowed CPU i + 1 (its last
+// thread is the caller, pinned to CPU 0 by our pool). Debian builds OpenBLAS NO_AFFINITY, so
+// otherwise the scheduler may stack two of them on one CPU for a while or move one mid-call, and
+// every call waits for its slowest thread: on a 16-vCPU node the all-threads calls spread by a
+// robust CV of 12-31%. Returns why the threads could not be pinned (empty when they are).
+std::string pin_openblas_threads(const openblas_library& lib, std::size_t threads) {
+  if (!lib.set_affinity || !lib.get_affinity) {
+    return "this OpenBLAS has no openblas_setaffinity: its threads are not pinned";
+  }
+  const auto cpus = infrabench::allowed_cpus();
+  for (std::size_t i = 0; i + 1 < threads; ++i) {
+    const int cpu = cpus[(i + 1) % cpus.size()];
+    cpu_set_t want;
+    CPU_ZERO(&want);
+    CPU_SET(cpu, &want);
+    cpu_set_t got;
+    CPU_ZERO(&got);
+    const int idx = static_cast<int>(i);
+    if (lib.set_affinity(idx, sizeof(want), &want) != 0 ||
+        lib.get_affinity(idx, sizeof(got), &got) != 0 || !CPU_EQUAL(&want, &got)) {
+      return "OpenBLAS thread " + std::to_string(i) + " could not be pinned to CPU " +
+             std::to_string(cpu);
+    }
+  }
+  return {};
+}
+
 void openblas_fp32(infrabench::state& st) {
   const std::string& coretype = st.get_string("coretype");
   if (coretype != "env") {
@@ -184,7 +218,7 @@ void openblas_fp32(infrabench::state& st) {
   const gb::layout l = gb::make_layout(shape, gb::parse_trans(st.get_string("trans")));
   const std::size_t threads = gb::resolve_threads(st.get_int64("threads"));
   // The caller runs on one pinned thread, like thread 0 of our GEMM; OpenBLAS adds its own
-  // (unpinned: Debian builds it NO_AFFINITY) threads up to openblas_set_num_threads.
+  // threads up to openblas_set_num_threads, pinned below.
   infrabench::thread_pool caller(1);
   infrabench::thread_pool fill_pool(threads);
   const auto a_count = static_cast<std::size_t>(shape.m * shape.k);
@@ -200,6 +234,7 @@ void openblas_fp32(infrabench::state& st) {
     st.add_warning("OpenBLAS runs " + std::to_string(lib.get_num_threads()) + " threads, not " +
                    std::to_string(threads));
   }
+  if (const auto why = pin_openblas_threads(lib, threads); !why.empty()) st.add_warning(why);
   const double flops = gm::gemm_flops(shape);
   st.add_flops(flops);
   const auto m = static_cast<int>(shape.m), n = static_cast<int>(shape.n),

@@ -388,13 +388,10 @@ report_context make_context(const std::vector<std::string>& command_line, const 
   ctx.world_size = comm.size();
   ctx.capabilities = caps.to_json();
   const auto& s = plan.settings;
-  ctx.settings = {{"min_samples", s.rule.min_samples},
-                  {"min_time_s", s.rule.min_time_s},
-                  {"max_time_s", s.rule.max_time_s},
-                  {"target_rel_ci", s.rule.target_rel_ci},
-                  {"timeout_s", s.timeout_s},
-                  {"min_sample_time_s", s.min_sample_time_s},
-                  {"max_cv", s.max_cv}};
+  ctx.settings = {{"min_samples", s.rule.min_samples}, {"min_time_s", s.rule.min_time_s},
+                  {"max_time_s", s.rule.max_time_s},   {"target_rel_ci", s.rule.target_rel_ci},
+                  {"timeout_s", s.timeout_s},          {"min_sample_time_s", s.min_sample_time_s},
+                  {"warm_up_s", s.warm_up_s},          {"max_cv", s.max_cv}};
   ctx.settings["options"] = options;
   return ctx;
 }

@@ -131,6 +131,7 @@ nlohmann::json result::to_json() const {
     // A configuration stopped early (timeout, failure) may have samples it never summarized.
     j["time_s"] = (time.n > 0 ? time : summarize(samples_s)).to_json();
     j["samples_s"] = samples_s;
+    if (load && load->known) j["sampling_load"] = load->to_json();
   }
   j["work_per_iteration"] = {{"bytes_read", work.bytes_read},
                              {"bytes_written", work.bytes_written},

@@ -1,11 +1,14 @@
 #include "infrabench/state.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <stdexcept>
 
 #include "infrabench/error.h"
+#include "infrabench/thread_pool.h"
 
 namespace infrabench {
 namespace {
@@ -20,6 +23,13 @@ std::string percent(double fraction) {
   char buf[32];
   std::snprintf(buf, sizeof(buf), "%.1f%%", fraction * 100.0);
   return buf;
+}
+
+// Why samples spread: the machine when it was busy, else the benchmark itself.
+std::string noise_cause(const std::optional<sampling_load>& load) {
+  if (!load || !load->known) return "the machine's load is unknown";
+  if (load->busy()) return "the machine was busy: " + load->describe();
+  return "the machine was quiet (" + load->describe() + "): the spread is the benchmark's own";
 }
 
 }  // namespace
@@ -118,6 +128,21 @@ void state::exec_batched(const std::function<double(std::int64_t)>& run_batch,
   sample_loop(run_batch, std::move(timer_name));
 }
 
+double state::warm_up(const std::function<double(std::int64_t)>& run_batch) const {
+  // Caches, page faults, lazy initialisation, and the clock: cores that sat idle take tens of
+  // milliseconds to reach their running frequency, and on a many-core node a threads=0 run starts
+  // on many idle cores. Single calls repeat until warm_up_s has passed (one call when it is
+  // slower), and the last one, free of first-call costs, sizes the batches. The decision uses
+  // only the calls' times, which a multi-rank run_batch makes the same on every rank.
+  double last = run_batch(1);
+  double total = last;
+  for (int calls = 1; total < m_settings.warm_up_s && calls < 1000; ++calls) {
+    last = run_batch(1);
+    total += last;
+  }
+  return last;
+}
+
 void state::sample_loop(const std::function<double(std::int64_t)>& run_batch,
                         std::string timer_name) {
   if (m_executed) throw std::logic_error("state::exec called twice for one configuration");
@@ -125,14 +150,16 @@ void state::sample_loop(const std::function<double(std::int64_t)>& run_batch,
   m_result.timer = std::move(timer_name);
   const auto& rule = m_settings.rule;
 
-  // Warm-up: caches, page faults, lazy initialisation. Its time also sizes the batches.
-  const double warm = run_batch(1);
+  const double warm = warm_up(run_batch);
   std::int64_t iters = 1;
   if (warm < m_settings.min_sample_time_s) {
     const double want = m_settings.min_sample_time_s / std::max(warm, 1e-9);
     iters = static_cast<std::int64_t>(std::min(std::ceil(want), 1e9));
   }
 
+  // The machine's load over the samples (not the warm-up): the cause of noise when it is busy.
+  const std::vector<int> cpus = allowed_cpus();
+  const load_snapshot load_before = take_load_snapshot(cpus);
   auto& samples = m_result.samples_s;
   double measured = 0;
   stopping_rule::verdict v = stopping_rule::verdict::go_on;
@@ -157,6 +184,8 @@ void state::sample_loop(const std::function<double(std::int64_t)>& run_batch,
     }
   }
   m_result.iterations_per_sample = iters;
+  m_result.load = load_between(load_before, take_load_snapshot(cpus), static_cast<int>(cpus.size()),
+                               static_cast<double>(sysconf(_SC_CLK_TCK)));
   m_result.time = summarize(samples);
   if (m_result.stop_reason.empty()) m_result.stop_reason = to_string(v);
   if (samples.empty()) throw interrupted_error("interrupted before the first sample");
@@ -248,7 +277,8 @@ result state::finish(double elapsed_s) {
     if (r.time.robust_cv > m_settings.max_cv && s.size() > 2) {
       r.mark_invalid(reason_code::noisy, "noisy: robust CV " + percent(r.time.robust_cv) + " > " +
                                              percent(m_settings.max_cv) + " over " +
-                                             std::to_string(s.size()) + " samples");
+                                             std::to_string(s.size()) + " samples; " +
+                                             noise_cause(r.load));
     }
     const double half = r.time.median_rel_ci_halfwidth();
     if (r.stop_reason != "converged" && half > m_settings.rule.target_rel_ci) {

@@ -55,6 +55,11 @@ void bench_display(state& st) {
 void bench_time_metric_early(state& st) {
   st.add_time_metric("x", "x", true, "before exec", [](double t) { return t; });
 }
+// Iterations of 1, 2 or 3 ms in turn: a robust CV far above 10%.
+void bench_noisy(state& st) {
+  int i = 0;
+  st.exec([&] { spin_for(1e-3 * (1 + (i++ % 3))); });
+}
 void bench_measures(state& st) {
   st.exec([] { spin_for(5e-6); });
 }
@@ -100,6 +105,7 @@ INFRABENCH_REGISTER(bench_nothing, "test/nothing");
 INFRABENCH_REGISTER(bench_time_metric, "test/time_metric");
 INFRABENCH_REGISTER(bench_time_metric_early, "test/time_metric_early");
 INFRABENCH_REGISTER(bench_reads_declared, "test/uses_a").uses("test/uses_c");
+INFRABENCH_REGISTER(bench_noisy, "test/noisy");
 INFRABENCH_REGISTER(bench_measures, "test/uses_b");
 INFRABENCH_REGISTER(bench_measures, "test/uses_c");
 INFRABENCH_REGISTER(bench_reads_undeclared, "test/uses_undeclared");
@@ -235,6 +241,47 @@ TEST_F(RunnerTest, InterruptStopsSampling) {
   // The warm-up call ran, then the flag stopped sampling before the first sample.
   EXPECT_EQ(r.st, status::failed);
   EXPECT_EQ(r.code, reason_code::interrupted);
+}
+
+// Noise is invalid with the code noisy, and the reason says whether the machine was busy (its
+// load while sampling is in the result) or quiet (then the spread is the benchmark's own).
+TEST_F(RunnerTest, NoisyResultNamesTheMachinesLoad) {
+  settings.rule.min_time_s = 0.05;
+  settings.rule.min_samples = 10;
+  const result r = run("test/noisy");
+  ASSERT_EQ(r.st, status::passed) << r.reason;
+  ASSERT_FALSE(r.valid);
+  ASSERT_EQ(r.invalid_codes.size(), 1u);
+  EXPECT_EQ(r.invalid_codes[0], reason_code::noisy);
+  ASSERT_TRUE(r.load.has_value());
+  if (r.load->known) {
+    EXPECT_NE(r.invalid_reasons[0].find(r.load->busy() ? "the machine was busy: other processes"
+                                                       : "the machine was quiet"),
+              std::string::npos)
+        << r.invalid_reasons[0];
+    EXPECT_GT(r.load->own_cpus, 0.2);  // it spun on one thread for the whole time
+    EXPECT_TRUE(r.to_json().contains("sampling_load"));
+  }
+}
+
+// Warm-up: single untimed calls until warm_up_s has passed (one call when it is 0), so idle cores
+// reach their clock before the first sample; the samples' calls are what remains.
+TEST_F(RunnerTest, WarmUpLastsWarmUpSeconds) {
+  std::int64_t calls = 0;
+  benchmark b("test/count_calls", [&](state& st) { st.exec([&] { ++calls, spin_for(100e-6); }); });
+  for (const double warm_up_s : {0.0, 0.02}) {
+    calls = 0;
+    settings.warm_up_s = warm_up_s;
+    const result r = run_one(b, {}, caps, *comm, settings);
+    ASSERT_EQ(r.st, status::passed) << r.reason;
+    const auto sampled = r.iterations_per_sample * static_cast<std::int64_t>(r.samples_s.size());
+    const std::int64_t warm_up_calls = calls - sampled;
+    if (warm_up_s == 0) {
+      EXPECT_EQ(warm_up_calls, 1);
+    } else {
+      EXPECT_GE(warm_up_calls, 2);  // 20 ms of 0.1 ms calls (fewer when preempted)
+    }
+  }
 }
 
 // A requirement's code travels with its text: a missing CUDA is no_device, or not_built in a

@@ -7,7 +7,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
+
 #include "infrabench/axis.h"
+#include "infrabench/machine_load.h"
 #include "infrabench/reason.h"
 #include "infrabench/stats.h"
 
@@ -74,7 +77,8 @@ struct result {
   std::vector<double> samples_s;  // seconds per iteration, one entry per sample
   summary time;
   std::string stop_reason;
-  double elapsed_s = 0;  // wall time spent on this configuration, set-up included
+  double elapsed_s = 0;               // wall time spent on this configuration, set-up included
+  std::optional<sampling_load> load;  // how busy the machine was while it sampled
   work_counts work;
   std::vector<metric> metrics;
   std::vector<result_cell> cells;  // matrix benchmarks only; empty otherwise

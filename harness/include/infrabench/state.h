@@ -42,6 +42,7 @@ struct interrupted_error : std::runtime_error {
 struct exec_settings {
   stopping_rule rule;
   double min_sample_time_s = 1e-3;  // batch iterations until one sample takes at least this long
+  double warm_up_s = 0.02;          // untimed calls before the samples (at least one)
   double timeout_s = 60;            // the configuration fails once it has run this long
   double max_cv = 0.10;             // samples noisier than this mark the result suspect
   const std::atomic<bool>* interrupted = nullptr;  // set by SIGINT/SIGTERM; sampling stops
@@ -101,8 +102,8 @@ class state {
   // Items (loads, images, I/Os): gives `<item>s_per_s` and `ns_per_<item>` metrics.
   void add_items(double items, std::string item_name = "item");
 
-  // Times `fn` with the CPU steady clock: one warm-up call, then samples until the stopping rule
-  // is met. Calls are batched so one sample lasts at least min_sample_time_s.
+  // Times `fn` with the CPU steady clock: warm-up calls (warm_up_s), then samples until the
+  // stopping rule is met. Calls are batched so one sample lasts at least min_sample_time_s.
   void exec(const std::function<void()>& fn);
   // For benchmarks that time themselves (a CUDA event timer, a multi-rank max): `fn` runs one
   // iteration and returns its duration in seconds; `timer_name` is recorded in the report.
@@ -143,6 +144,8 @@ class state {
 
  private:
   void sample_loop(const std::function<double(std::int64_t)>& run_batch, std::string timer_name);
+  // Untimed calls until warm_up_s has passed; returns the last call's seconds per iteration.
+  [[nodiscard]] double warm_up(const std::function<double(std::int64_t)>& run_batch) const;
   [[nodiscard]] const axis_value& find(std::string_view axis) const;
 
   std::chrono::steady_clock::time_point m_start;
