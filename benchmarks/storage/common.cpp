@@ -213,13 +213,4 @@ std::string resolve_dataset(infrabench::state& st, const ks::dataset_layout& lay
   return made.path;
 }
 
-std::int64_t config_int(const infrabench::config& cfg, const std::string& name) {
-  for (const auto& [n, v] : cfg) {
-    if (n != name) continue;
-    if (const auto* i = std::get_if<std::int64_t>(&v)) return *i;
-    if (const auto* d = std::get_if<double>(&v)) return static_cast<std::int64_t>(*d);
-  }
-  return 0;
-}
-
 }  // namespace infrabench::storage_bench

@@ -55,7 +55,4 @@ void check_direct_block_size(std::uint64_t block_size, const ks::target_info& in
     const std::function<void(const std::string& dir)>& create);
 [[nodiscard]] bool verify_requested(const infrabench::state& st);
 
-// Value of an int64 or float64 axis in a configuration (for memory estimates).
-[[nodiscard]] std::int64_t config_int(const infrabench::config& cfg, const std::string& name);
-
 }  // namespace infrabench::storage_bench

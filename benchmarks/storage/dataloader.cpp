@@ -226,8 +226,10 @@ INFRABENCH_REGISTER(storage_dataloader, "storage/dataloader")
         "search", {1},
         infrabench::switch_axis("also bisect for the fastest accelerator fed at au_threshold"))
     .memory_estimate([](const infrabench::config& cfg) -> std::int64_t {
-      const std::int64_t slot = (sb::config_int(cfg, "sample_size") + 4095) / 4096 * 4096;
-      return slot * sb::config_int(cfg, "batch_size") * sb::config_int(cfg, "prefetch");
+      const std::int64_t slot =
+          (infrabench::config_int64(cfg, "sample_size", 0) + 4095) / 4096 * 4096;
+      return slot * infrabench::config_int64(cfg, "batch_size", 0) *
+             infrabench::config_int64(cfg, "prefetch", 0);
     });
 
 }  // namespace

@@ -402,8 +402,9 @@ INFRABENCH_REGISTER(storage_read, "storage/read")
                                "from its start (0 = all)",
                                0, 1e18))
     .memory_estimate([](const infrabench::config& cfg) -> std::int64_t {
-      return sb::config_int(cfg, "block_size") * sb::config_int(cfg, "queue_depth") *
-             sb::config_int(cfg, "jobs");
+      return infrabench::config_int64(cfg, "block_size", 0) *
+             infrabench::config_int64(cfg, "queue_depth", 0) *
+             infrabench::config_int64(cfg, "jobs", 0);
     });
 
 }  // namespace
