@@ -93,73 +93,92 @@ void result::mark_invalid(reason_code c, std::string text) {
   invalid_reasons.push_back(std::move(text));
 }
 
+namespace {
+
+using json = nlohmann::json;
+
+// The outcome: status, the reason and its code, validity with a code per invalid reason.
+void outcome_to_json(const result& r, json& j) {
+  j["status"] = to_string(r.st);
+  if (!r.reason.empty()) {
+    j["reason"] = r.reason;
+    // A reason set without a code (directly on the struct) still gets one a reader can use.
+    const reason_code fallback =
+        r.st == status::skipped ? reason_code::unsupported : reason_code::error;
+    j["reason_code"] = to_string(r.code == reason_code::none ? fallback : r.code);
+  }
+  j["valid"] = r.valid;
+  j["invalid_reasons"] = r.invalid_reasons;
+  // One code per reason; a reason pushed without one (not through mark_invalid) is check_failed.
+  json codes = json::array();
+  for (std::size_t i = 0; i < r.invalid_reasons.size(); ++i) {
+    codes.push_back(
+        to_string(i < r.invalid_codes.size() ? r.invalid_codes[i] : reason_code::check_failed));
+  }
+  j["invalid_reason_codes"] = codes;
+  j["warnings"] = r.warnings;
+}
+
+// The samples and how they were taken (only when there are samples).
+void samples_to_json(const result& r, json& j) {
+  if (r.samples_s.empty()) return;
+  j["timer"] = r.timer;
+  j["iterations_per_sample"] = r.iterations_per_sample;
+  j["stop_reason"] = r.stop_reason;
+  // A configuration stopped early (timeout, failure) may have samples it never summarized.
+  j["time_s"] = (r.time.n > 0 ? r.time : summarize(r.samples_s)).to_json();
+  j["samples_s"] = r.samples_s;
+  if (r.load && r.load->known) j["sampling_load"] = r.load->to_json();
+}
+
+json metric_to_json(const metric& m) {
+  return {{"name", m.name},
+          {"unit", m.unit},
+          {"value", m.value},
+          {"best", m.best},
+          {"better", m.higher_is_better ? "higher" : "lower"},
+          {"method", m.method},
+          {"role", to_string(m.role)},
+          {"samples", m.samples}};
+}
+
+json cell_to_json(const result_cell& c) {
+  json cell = {{"column", c.column}, {"status", c.measured ? "measured" : "n/a"}};
+  if (!c.measured) {
+    cell["reason"] = c.reason;
+    cell["error"] = c.error;
+  }
+  return cell;
+}
+
+}  // namespace
+
 nlohmann::json result::to_json() const {
-  nlohmann::json j;
+  json j;
   j["benchmark"] = benchmark;
-  nlohmann::json ax = nlohmann::json::object();
+  json ax = json::object();
   for (const auto& [name, value] : axes) ax[name] = value;
   j["axes"] = ax;
-  nlohmann::json disp = nlohmann::json::object();
+  json disp = json::object();
   for (std::size_t i = 0; i < axes.size() && i < axis_display.size(); ++i)
     disp[axes[i].first] = axis_display[i];
   j["axes_display"] = disp;
-  j["status"] = to_string(st);
-  if (!reason.empty()) {
-    j["reason"] = reason;
-    // A reason set without a code (directly on the struct) still gets one a reader can use.
-    const reason_code fallback =
-        st == status::skipped ? reason_code::unsupported : reason_code::error;
-    j["reason_code"] = to_string(code == reason_code::none ? fallback : code);
-  }
-  j["valid"] = valid;
-  j["invalid_reasons"] = invalid_reasons;
-  // One code per reason; a reason pushed without one (not through mark_invalid) is check_failed.
-  nlohmann::json codes = nlohmann::json::array();
-  for (std::size_t i = 0; i < invalid_reasons.size(); ++i) {
-    codes.push_back(
-        to_string(i < invalid_codes.size() ? invalid_codes[i] : reason_code::check_failed));
-  }
-  j["invalid_reason_codes"] = codes;
-  j["warnings"] = warnings;
+  outcome_to_json(*this, j);
   j["rank"] = rank;
   j["host"] = host;
   j["elapsed_s"] = elapsed_s;
-  if (!samples_s.empty()) {
-    j["timer"] = timer;
-    j["iterations_per_sample"] = iterations_per_sample;
-    j["stop_reason"] = stop_reason;
-    // A configuration stopped early (timeout, failure) may have samples it never summarized.
-    j["time_s"] = (time.n > 0 ? time : summarize(samples_s)).to_json();
-    j["samples_s"] = samples_s;
-    if (load && load->known) j["sampling_load"] = load->to_json();
-  }
+  samples_to_json(*this, j);
   j["work_per_iteration"] = {{"bytes_read", work.bytes_read},
                              {"bytes_written", work.bytes_written},
                              {"flops", work.flops},
                              {"items", work.items},
                              {"item_name", work.item_name}};
-  nlohmann::json ms = nlohmann::json::array();
-  for (const auto& m : metrics) {
-    ms.push_back({{"name", m.name},
-                  {"unit", m.unit},
-                  {"value", m.value},
-                  {"best", m.best},
-                  {"better", m.higher_is_better ? "higher" : "lower"},
-                  {"method", m.method},
-                  {"role", to_string(m.role)},
-                  {"samples", m.samples}});
-  }
+  json ms = json::array();
+  for (const auto& m : metrics) ms.push_back(metric_to_json(m));
   j["metrics"] = ms;
   if (!cells.empty()) {
-    nlohmann::json cs = nlohmann::json::array();
-    for (const auto& c : cells) {
-      nlohmann::json cell = {{"column", c.column}, {"status", c.measured ? "measured" : "n/a"}};
-      if (!c.measured) {
-        cell["reason"] = c.reason;
-        cell["error"] = c.error;
-      }
-      cs.push_back(std::move(cell));
-    }
+    json cs = json::array();
+    for (const auto& c : cells) cs.push_back(cell_to_json(c));
     j["cells"] = cs;
   }
   return j;
