@@ -16,6 +16,20 @@
 // of the run the runner destroys every object in reverse order of creation, so an object made
 // with another one (a NCCL communicator after the CUDA context it uses) is destroyed first.
 // Asking for an existing key with another type is a bug in the benchmark (std::logic_error).
+//
+// A communicator or library handle that needs cleaning up owns it in its destructor, e.g. for the
+// GPU benchmarks (one NCCL communicator per run, made on first use, destroyed before the CUDA
+// runtime goes):
+//
+//   struct nccl_comm {
+//     ncclComm_t comm = nullptr;
+//     ~nccl_comm() { if (comm) ncclCommDestroy(comm); }
+//   };
+//   nccl_comm& c = st.resource<nccl_comm>("collectives/nccl", [&] {
+//     auto made = std::make_unique<nccl_comm>();
+//     check_nccl(ncclCommInitRank(&made->comm, world, id, rank));
+//     return made;
+//   });
 #pragma once
 
 #include <memory>

@@ -98,7 +98,8 @@ class runner {
   // Multi-rank runs: all ranks start each configuration together (communicator::sync_config);
   // node-local benchmarks run on one rank per host (the others record a skip); every-rank and
   // collective benchmarks run only when every rank meets their requirements (else all skip, with
-  // the reasons); a collective's result is recorded once, by rank 0.
+  // the reasons); a collective's result is recorded once, by rank 0. Objects benchmarks made with
+  // state::resource live until run() returns, destroyed in reverse order of creation.
   std::vector<result> run(const run_plan& plan, const run_callbacks& cb,
                           const std::atomic<bool>* interrupted);
 
