@@ -128,7 +128,8 @@ void p2p(infrabench::state& st) {
   const std::int64_t src = st.get_int64("src");
   if (src >= count) st.skip(topo::missing_index_reason("GPU", src, count));
   if (count < 2) {
-    st.skip("peer-to-peer needs two GPUs: this machine has 1 CUDA device");
+    st.skip(infrabench::reason_code::no_device,
+            "peer-to-peer needs two GPUs: this machine has 1 CUDA device");
   }
   if (st.get_int64("dst") == src) {
     st.skip("src and dst are the same GPU; bandwidth/d2d measures copies within one GPU");

@@ -125,8 +125,9 @@ void pairwise(state& st) {
   }
   const int p = static_cast<int>(who.size());
   if (p < 2) {
-    st.skip("between=nodes needs at least 2 hosts; all " + std::to_string(n) + " ranks are on " +
-            comm.hostname() + " (use -a between=ranks)");
+    st.skip(infrabench::reason_code::needs_ranks, "between=nodes needs at least 2 hosts; all " +
+                                                      std::to_string(n) + " ranks are on " +
+                                                      comm.hostname() + " (use -a between=ranks)");
   }
   const auto pos = std::find(who.begin(), who.end(), me);
   const int i = pos == who.end() ? -1 : static_cast<int>(pos - who.begin());
@@ -165,8 +166,9 @@ void pairwise(state& st) {
   }
   quiet_barrier(comm, round_limit);
   if (i < 0)
-    st.skip("between=nodes: measured for host " + comm.hostname() + " by rank " +
-            std::to_string(comm.node_leader()));
+    st.skip(infrabench::reason_code::node_local, "between=nodes: measured for host " +
+                                                     comm.hostname() + " by rank " +
+                                                     std::to_string(comm.node_leader()));
 
   double worst_bw = 0, worst_lat = 0;
   for (const auto& [peer, v] : bandwidth) {

@@ -65,8 +65,9 @@ void cuda_wmma(infrabench::state& st) {
   const auto elem = gc::dtype_of(dtype).ab;
   const gc::gpu_info gpu = gc::current_gpu();
   if (gpu.major < 8) {
-    st.skip("our WMMA kernel is built for sm_80+; " + gpu.name + " is sm_" +
-            std::to_string(gpu.major) + std::to_string(gpu.minor));
+    st.skip(infrabench::reason_code::no_device, "our WMMA kernel is built for sm_80+; " + gpu.name +
+                                                    " is sm_" + std::to_string(gpu.major) +
+                                                    std::to_string(gpu.minor));
   }
   run_ours(st, dtype, [elem](const gc::operands& o, int m, int n, int k, void* stream) {
     return kcu::launch_wmma_gemm(elem, m, n, k, o.a.get(), static_cast<int>(o.l.lda), o.b.get(),
@@ -80,8 +81,9 @@ void cuda_mma(infrabench::state& st) {
   const auto elem = gc::dtype_of(dtype).ab;
   const gc::gpu_info gpu = gc::current_gpu();
   if (gpu.major < 8) {
-    st.skip("our mma.sync kernel is built for sm_80+; " + gpu.name + " is sm_" +
-            std::to_string(gpu.major) + std::to_string(gpu.minor));
+    st.skip(infrabench::reason_code::no_device,
+            "our mma.sync kernel is built for sm_80+; " + gpu.name + " is sm_" +
+                std::to_string(gpu.major) + std::to_string(gpu.minor));
   }
   const gm::gemm_shape shape = gb::shape_of(st.get_string("shape"));
   const auto l = gb::make_layout(shape, {});
@@ -110,6 +112,7 @@ std::int64_t host_memory(const infrabench::config& cfg) {
 }
 
 INFRABENCH_REGISTER(cuda_simt_fp32, "gemm/cuda_simt_fp32")
+    .uses("gemm/cublas")
     .describe(
         "our fp32 SIMT kernel (128x128 block tiles, 8x8 register blocks per thread, warp tiling, "
         "float4 loads, double-buffered shared memory); verified on the device; % of cuBLAS fp32 "
@@ -119,6 +122,7 @@ INFRABENCH_REGISTER(cuda_simt_fp32, "gemm/cuda_simt_fp32")
     .memory_estimate(host_memory);
 
 INFRABENCH_REGISTER(cuda_wmma, "gemm/cuda_wmma")
+    .uses("gemm/cublas")
     .describe(
         "our tensor-core WMMA kernel (fp16/bf16 in and out, fp32 accumulation, sm_80+); verified "
         "on the device; % of cuBLAS and of the GPU peak")
@@ -129,6 +133,7 @@ INFRABENCH_REGISTER(cuda_wmma, "gemm/cuda_wmma")
     .memory_estimate(host_memory);
 
 INFRABENCH_REGISTER(cuda_mma, "gemm/cuda_mma")
+    .uses("gemm/cublas")
     .describe(
         "our tensor-core kernel on mma.sync m16n8k16 (fp16/bf16 in and out, fp32 accumulation, "
         "sm_80+): 128x128 block tiles of 8 warps, ldmatrix fragments, 3-stage cp.async pipeline; "

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -109,17 +110,29 @@ void report_verification(state& st, const gm::verification& v, std::string_view 
 
 // GFLOP/s from the median sample time of the exec() that just finished.
 [[nodiscard]] double median_gflops(state& st, double flops_per_call);
+// "98.31", "0.0625": a number for a sentence.
+[[nodiscard]] std::string short_number(double v);
 
-// The measured FMA peak of `isa` on `threads` threads (the threads axis value: 0 = all): the
-// gemm/cpu_peak result from earlier in this run, else measured here with the same kernel.
+// The measured peak of `isa` (kernels/cpu/gemm_peak.h) on `threads` threads (the threads axis
+// value: 0 = all): the gemm/cpu_peak result from earlier in this run (a benchmark that reports a
+// peak fraction declares .uses("gemm/cpu_peak")), else measured here with the same kernel.
 struct peak_value {
   double gflops = 0;
+  kernels::cpu::peak_isa isa = kernels::cpu::peak_isa::avx2_fp32;
   std::string method;
 };
 [[nodiscard]] peak_value cpu_peak(state& st, kernels::cpu::peak_isa isa, std::int64_t threads_axis,
                                   thread_pool& pool);
-// Adds pct_of_fma_peak (of `isa`'s measured peak) and returns that peak in GFLOP/s (0 when the
-// CPU lacks `isa`).
+// The peak kernel on every thread of `pool`, each timing itself: the best of `runs` runs.
+[[nodiscard]] double measure_peak_gflops(kernels::cpu::peak_isa isa, thread_pool& pool, int runs);
+// The fp32 FMA peak this CPU runs: avx512_fp32, else avx2_fp32.
+[[nodiscard]] kernels::cpu::peak_isa fp32_peak_isa();
+// amx_bf16 where the CPU (and the kernel) give AMX tiles: then the machine's bf16 peak counts them.
+[[nodiscard]] std::optional<kernels::cpu::peak_isa> amx_bf16_peak_isa();
+// Adds pct_of_fma_peak (pct_of_amx_peak for an AMX isa) of `isa`'s measured peak, and the peak
+// itself beside it (peak_<isa>_gflops, information), and returns that peak in GFLOP/s (0 when
+// the CPU lacks `isa`). A GEMM faster than the peak gets a warning instead of a percentage above
+// 100: that peak is not its ceiling.
 double report_peak_fraction(state& st, double gflops, kernels::cpu::peak_isa isa,
                             std::int64_t threads_axis, thread_pool& pool);
 // For a reference library (OpenBLAS, oneDNN), after exec(): marks the result invalid when its

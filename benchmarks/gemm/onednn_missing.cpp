@@ -13,13 +13,15 @@ namespace {
 namespace gb = infrabench::gemm_bench;
 
 const infrabench::requirement onednn_built{
-    "onednn", [](const infrabench::capabilities&) -> std::string {
+    "onednn",
+    [](const infrabench::capabilities&) -> std::string {
       return "oneDNN was not found when infrabench was built (apt-get install libdnnl-dev, "
              "then rebuild)";
-    }};
+    },
+    [](const infrabench::capabilities&) { return infrabench::reason_code::not_built; }};
 
 void not_built(infrabench::state& st) {
-  st.skip(onednn_built.check(st.caps()));
+  st.skip(infrabench::reason_code::not_built, onednn_built.check(st.caps()));
 }
 
 INFRABENCH_REGISTER(not_built, "gemm/onednn_fp32")

@@ -11,14 +11,13 @@
 // value (default: the best core type this CPU runs); openblas_get_corename() is checked against
 // it and a mismatch is reported.
 #include <dlfcn.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
 #include <cstdlib>
 #include <functional>
-#include <mutex>
-#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -49,6 +48,8 @@ struct openblas_library {
   cblas_sgemm_fn sgemm = nullptr;
   void (*set_num_threads)(int) = nullptr;
   int (*get_num_threads)() = nullptr;
+  int (*set_affinity)(int, std::size_t, cpu_set_t*) = nullptr;  // openblas_setaffinity
+  int (*get_affinity)(int, std::size_t, cpu_set_t*) = nullptr;  // openblas_getaffinity
   char* (*get_corename)() = nullptr;
   char* (*get_config)() = nullptr;
   void (*dynamic_init)() = nullptr;  // DYNAMIC_ARCH: selects the core from OPENBLAS_CORETYPE/CPUID
@@ -98,16 +99,12 @@ std::string lower(std::string s) {
   return s;
 }
 
-// Loads libopenblas once per process (it may already be loaded: OpenCV pulls it in through
-// liblapack/libblas when Debian's alternatives point there).
-const openblas_library& load_openblas() {
-  static std::mutex mu;
-  static std::optional<openblas_library> lib;
-  std::lock_guard lock(mu);
-  if (lib) return *lib;
-  lib.emplace();
+// Opens libopenblas (it may already be loaded: OpenCV pulls it in through liblapack/libblas when
+// Debian's alternatives point there). Once per run: st.resource keeps it.
+openblas_library load_openblas() {
+  openblas_library lib;
   const char* inherited = std::getenv("OPENBLAS_CORETYPE");
-  lib->env_before = inherited ? inherited : "";
+  lib.env_before = inherited ? inherited : "";
   void* handle = nullptr;
   std::string errors;
   for (const char* name : {"libopenblas.so.0", "libopenblas.so"}) {
@@ -117,24 +114,29 @@ const openblas_library& load_openblas() {
     errors += std::string(errors.empty() ? "" : "; ") + (e ? e : name);
   }
   if (!handle) {
-    lib->error = "OpenBLAS not found (" + errors + "); apt-get install libopenblas0";
-    return *lib;
+    lib.error = "OpenBLAS not found (" + errors + "); apt-get install libopenblas0";
+    return lib;
   }
   const auto sym = [&](const char* name) { return dlsym(handle, name); };
-  lib->sgemm = reinterpret_cast<cblas_sgemm_fn>(sym("cblas_sgemm"));
-  lib->set_num_threads = reinterpret_cast<void (*)(int)>(sym("openblas_set_num_threads"));
-  lib->get_num_threads = reinterpret_cast<int (*)()>(sym("openblas_get_num_threads"));
-  lib->get_corename = reinterpret_cast<char* (*)()>(sym("openblas_get_corename"));
-  lib->get_config = reinterpret_cast<char* (*)()>(sym("openblas_get_config"));
-  lib->dynamic_init = reinterpret_cast<void (*)()>(sym("gotoblas_dynamic_init"));
-  lib->dynamic_quit = reinterpret_cast<void (*)()>(sym("gotoblas_dynamic_quit"));
-  if (!lib->sgemm || !lib->set_num_threads || !lib->get_corename) {
-    lib->error =
+  lib.sgemm = reinterpret_cast<cblas_sgemm_fn>(sym("cblas_sgemm"));
+  lib.set_num_threads = reinterpret_cast<void (*)(int)>(sym("openblas_set_num_threads"));
+  lib.get_num_threads = reinterpret_cast<int (*)()>(sym("openblas_get_num_threads"));
+  lib.get_corename = reinterpret_cast<char* (*)()>(sym("openblas_get_corename"));
+  lib.set_affinity =
+      reinterpret_cast<int (*)(int, std::size_t, cpu_set_t*)>(sym("openblas_setaffinity"));
+  lib.get_affinity =
+      reinterpret_cast<int (*)(int, std::size_t, cpu_set_t*)>(sym("openblas_getaffinity"));
+  lib.get_config = reinterpret_cast<char* (*)()>(sym("openblas_get_config"));
+  lib.dynamic_init = reinterpret_cast<void (*)()>(sym("gotoblas_dynamic_init"));
+  lib.dynamic_quit = reinterpret_cast<void (*)()>(sym("gotoblas_dynamic_quit"));
+  if (!lib.sgemm || !lib.set_num_threads || !lib.get_corename) {
+    lib.error =
         "the loaded libopenblas lacks cblas_sgemm/openblas_set_num_threads/"
         "openblas_get_corename (not OpenBLAS?)";
   }
-  // Never dlclose: OpenBLAS's worker threads live as long as the process.
-  return *lib;
+  // Never dlclose, not even when the run's resources go: OpenBLAS's worker threads live as long
+  // as the process.
+  return lib;
 }
 
 // Selects OpenBLAS's kernels: OPENBLAS_CORETYPE = `coretype` (for "env": the inherited value, or
@@ -161,12 +163,40 @@ std::string select_core(const openblas_library& lib, const std::string& coretype
   return {};
 }
 
+// Pins OpenBLAS's worker threads like our own pool's: its thread i to allowed CPU i + 1 (its last
+// thread is the caller, pinned to CPU 0 by our pool). Debian builds OpenBLAS NO_AFFINITY, so
+// otherwise the scheduler may stack two of them on one CPU for a while or move one mid-call, and
+// every call waits for its slowest thread: on a 16-vCPU node the all-threads calls spread by a
+// robust CV of 12-31%. Returns why the threads could not be pinned (empty when they are).
+std::string pin_openblas_threads(const openblas_library& lib, std::size_t threads) {
+  if (!lib.set_affinity || !lib.get_affinity) {
+    return "this OpenBLAS has no openblas_setaffinity: its threads are not pinned";
+  }
+  const auto cpus = infrabench::allowed_cpus();
+  for (std::size_t i = 0; i + 1 < threads; ++i) {
+    const int cpu = cpus[(i + 1) % cpus.size()];
+    cpu_set_t want;
+    CPU_ZERO(&want);
+    CPU_SET(cpu, &want);
+    cpu_set_t got;
+    CPU_ZERO(&got);
+    const int idx = static_cast<int>(i);
+    if (lib.set_affinity(idx, sizeof(want), &want) != 0 ||
+        lib.get_affinity(idx, sizeof(got), &got) != 0 || !CPU_EQUAL(&want, &got)) {
+      return "OpenBLAS thread " + std::to_string(i) + " could not be pinned to CPU " +
+             std::to_string(cpu);
+    }
+  }
+  return {};
+}
+
 void openblas_fp32(infrabench::state& st) {
   const std::string& coretype = st.get_string("coretype");
   if (coretype != "env") {
     if (const auto why = coretype_unsupported_reason(coretype); !why.empty()) st.skip(why);
   }
-  const openblas_library& lib = load_openblas();
+  const openblas_library& lib =
+      st.resource<openblas_library>("gemm/openblas", [] { return load_openblas(); });
   if (!lib.error.empty()) st.skip(lib.error);
   if (const auto why = select_core(lib, coretype); !why.empty()) st.skip(why);
   const std::string core = lib.corename();
@@ -188,7 +218,7 @@ void openblas_fp32(infrabench::state& st) {
   const gb::layout l = gb::make_layout(shape, gb::parse_trans(st.get_string("trans")));
   const std::size_t threads = gb::resolve_threads(st.get_int64("threads"));
   // The caller runs on one pinned thread, like thread 0 of our GEMM; OpenBLAS adds its own
-  // (unpinned: Debian builds it NO_AFFINITY) threads up to openblas_set_num_threads.
+  // threads up to openblas_set_num_threads, pinned below.
   infrabench::thread_pool caller(1);
   infrabench::thread_pool fill_pool(threads);
   const auto a_count = static_cast<std::size_t>(shape.m * shape.k);
@@ -204,6 +234,7 @@ void openblas_fp32(infrabench::state& st) {
     st.add_warning("OpenBLAS runs " + std::to_string(lib.get_num_threads()) + " threads, not " +
                    std::to_string(threads));
   }
+  if (const auto why = pin_openblas_threads(lib, threads); !why.empty()) st.add_warning(why);
   const double flops = gm::gemm_flops(shape);
   st.add_flops(flops);
   const auto m = static_cast<int>(shape.m), n = static_cast<int>(shape.n),
@@ -220,11 +251,8 @@ void openblas_fp32(infrabench::state& st) {
   gb::report_verification(
       st, gb::verify_fp32(l, a.data(), b.data(), c.data(), gb::fp32_tolerance(shape.k)),
       "OpenBLAS cblas_sgemm (core " + core + ")");
-  const double peak = gb::report_peak_fraction(
-      st, gflops,
-      kc::peak_isa_unsupported_reason(kc::peak_isa::avx512_fp32).empty() ? kc::peak_isa::avx512_fp32
-                                                                         : kc::peak_isa::avx2_fp32,
-      st.get_int64("threads"), fill_pool);
+  const double peak =
+      gb::report_peak_fraction(st, gflops, gb::fp32_peak_isa(), st.get_int64("threads"), fill_pool);
   gb::check_reference_plausible(st, "gemm/openblas_fp32", gflops, flops, peak);
 }
 
@@ -233,6 +261,7 @@ std::int64_t memory_fp32(const infrabench::config& cfg) {
 }
 
 INFRABENCH_REGISTER(openblas_fp32, "gemm/openblas_fp32")
+    .uses("gemm/cpu_peak")
     .describe(
         "reference: OpenBLAS cblas_sgemm (dlopen'ed with OPENBLAS_CORETYPE = coretype, checked "
         "with openblas_get_corename); verified against fp64; % of FMA peak")

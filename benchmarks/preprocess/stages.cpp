@@ -245,6 +245,7 @@ INFRABENCH_REGISTER(resize_stage, "preprocess/resize")
     .memory_estimate(stage_memory);
 
 INFRABENCH_REGISTER(crop_stage, "preprocess/crop")
+    .uses("bandwidth/host_memory")
     .describe(
         "copy a crop x crop window of the resized image into its own buffer (row copies); "
         "fraction of the measured memory bandwidth")
@@ -262,6 +263,7 @@ INFRABENCH_REGISTER(crop_stage, "preprocess/crop")
     .memory_estimate(stage_memory);
 
 INFRABENCH_REGISTER(flip_stage, "preprocess/flip")
+    .uses("bandwidth/host_memory")
     .describe("horizontal flip of crop x crop 8-bit RGB images (pixel order reversed per row)")
     .add_string_axis("isa", {"auto"}, isa_axis())
     .add_int64_axis("threads", {1, 0}, threads_axis())
@@ -270,6 +272,7 @@ INFRABENCH_REGISTER(flip_stage, "preprocess/flip")
     .memory_estimate(stage_memory);
 
 INFRABENCH_REGISTER(normalize_stage, "preprocess/normalize")
+    .uses("bandwidth/host_memory")
     .describe(
         "convert + normalise crop x crop 8-bit RGB to float32/bfloat16/float16, "
         "(x/255 - mean)/std per channel, interleaved; fraction of the measured memory "
@@ -283,6 +286,7 @@ INFRABENCH_REGISTER(normalize_stage, "preprocess/normalize")
     .memory_estimate(stage_memory);
 
 INFRABENCH_REGISTER(layout_stage, "preprocess/layout")
+    .uses("bandwidth/host_memory")
     .describe("HWC -> CHW (planar) of normalised crop x crop images of `dtype` elements")
     .add_string_axis("isa", {"auto"}, isa_axis())
     .add_int64_axis("threads", {1, 0}, threads_axis())

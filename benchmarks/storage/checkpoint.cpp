@@ -348,7 +348,8 @@ void combine_ranks(infrabench::state& st, const std::vector<sb::job_input_row>& 
   sb::add_engine_option_axes(b);
   b.memory_estimate([](const infrabench::config& cfg) -> std::int64_t {
     // The pattern's template and the engine's buffers: (queue depth + 1) writes.
-    return sb::config_int(cfg, "write_size") * (sb::config_int(cfg, "queue_depth") + 1);
+    return infrabench::config_int64(cfg, "write_size", 0) *
+           (infrabench::config_int64(cfg, "queue_depth", 0) + 1);
   });
   sb::register_job_row(b,
                        "storage/checkpoint for the whole mpirun/srun job, as MLPerf Storage "

@@ -341,13 +341,4 @@ void max_over_ranks(infrabench::state& st, std::vector<double>& v) {
   comm.allreduce_max(v.data(), v.size());
 }
 
-std::int64_t config_int(const infrabench::config& cfg, const std::string& name) {
-  for (const auto& [n, v] : cfg) {
-    if (n != name) continue;
-    if (const auto* i = std::get_if<std::int64_t>(&v)) return *i;
-    if (const auto* d = std::get_if<double>(&v)) return static_cast<std::int64_t>(*d);
-  }
-  return 0;
-}
-
 }  // namespace infrabench::storage_bench

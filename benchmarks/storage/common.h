@@ -95,7 +95,4 @@ void max_over_ranks(infrabench::state& st, std::vector<double>& v);
 // default rule (max(10%, 1 GiB)) when it is not given.
 [[nodiscard]] std::optional<std::uint64_t> scratch_reserve(const infrabench::state& st);
 
-// Value of an int64 or float64 axis in a configuration (for memory estimates).
-[[nodiscard]] std::int64_t config_int(const infrabench::config& cfg, const std::string& name);
-
 }  // namespace infrabench::storage_bench

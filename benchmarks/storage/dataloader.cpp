@@ -68,7 +68,7 @@ void storage_dataloader(infrabench::state& st) {
     d.path = sb::resolve_dataset(st, layout, d.seed);
     return d;
   });
-  if (!view.measures) st.skip(view.not_measuring);
+  if (!view.measures) st.skip(infrabench::reason_code::node_local, view.not_measuring);
   const std::string root = made.path;
   const std::uint64_t seed = made.seed;
   const bool shared = sharing == sb::scratch_sharing::shared;
@@ -300,8 +300,10 @@ void combine_hosts(infrabench::state& st, const std::vector<sb::job_input_row>& 
           "search", {1},
           infrabench::switch_axis("also bisect for the fastest accelerator fed at au_threshold"))
       .memory_estimate([](const infrabench::config& cfg) -> std::int64_t {
-        const std::int64_t slot = (sb::config_int(cfg, "sample_size") + 4095) / 4096 * 4096;
-        return slot * sb::config_int(cfg, "batch_size") * sb::config_int(cfg, "prefetch");
+        const std::int64_t slot =
+            (infrabench::config_int64(cfg, "sample_size", 0) + 4095) / 4096 * 4096;
+        return slot * infrabench::config_int64(cfg, "batch_size", 0) *
+               infrabench::config_int64(cfg, "prefetch", 0);
       });
   sb::register_job_row(b,
                        "storage/dataloader across the hosts of an mpirun/srun job: the "

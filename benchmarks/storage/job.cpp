@@ -67,7 +67,8 @@ bool node_local_skip(const job_input_row& r) {
 void job_body(state& st, const std::string& workload, const job_combine_fn& combine) {
   const auto all = st.comm().gather_strings(my_row(st, workload).dump());
   // A collective: rank 0 records the job's row (the runner keeps only its result).
-  if (st.comm().rank() != 0) st.skip("the job's row is rank 0's");
+  if (st.comm().rank() != 0)
+    st.skip(infrabench::reason_code::node_local, "the job's row is rank 0's");
   std::vector<job_input_row> rows, passed;
   for (const auto& text : all) rows.push_back(parse_row(text));
   for (const auto& r : rows) {
@@ -117,7 +118,8 @@ benchmark& register_job_row(const benchmark& workload, const std::string& descri
                [name, combine = std::move(combine)](state& st) { job_body(st, name, combine); })
           .describe(description)
           .scope(rank_scope::collective)
-          .min_ranks(2);
+          .min_ranks(2)
+          .uses(name);  // combines the workload's results, measured first
   // The same axes (and values) as the workload: each job row matches one of its configurations.
   for (const axis& ax : workload.axes()) {
     switch (ax.kind) {

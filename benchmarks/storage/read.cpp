@@ -274,7 +274,7 @@ void storage_read(infrabench::state& st) {
     t = sb::resolve_read_target(st, target, size, direct, bs);
     return sb::scratch_data{t.path, t.seed};
   });
-  if (!view.measures) st.skip(view.not_measuring);
+  if (!view.measures) st.skip(infrabench::reason_code::node_local, view.not_measuring);
   if (t.path.empty()) t = sb::shared_read_target(made, size, direct, bs);
   const std::vector<ks::io_region> regions = job_regions(st, t, bs, jobs, view, sharing);
   if (!direct) {
@@ -451,8 +451,9 @@ void combine_hosts(infrabench::state& st, const std::vector<sb::job_input_row>& 
                                  "read from its start (0 = all)",
                                  0, 1e18))
       .memory_estimate([](const infrabench::config& cfg) -> std::int64_t {
-        return sb::config_int(cfg, "block_size") * sb::config_int(cfg, "queue_depth") *
-               sb::config_int(cfg, "jobs");
+        return infrabench::config_int64(cfg, "block_size", 0) *
+               infrabench::config_int64(cfg, "queue_depth", 0) *
+               infrabench::config_int64(cfg, "jobs", 0);
       });
   sb::register_job_row(b,
                        "storage/read across the hosts of an mpirun/srun job: aggregate GB/s and "

@@ -106,8 +106,10 @@ setup resolve(state& st) {
     st.set_axis_display("device", "auto (" + device + ")");
   }
   s.gpu = device == "gpu";
-  if (s.gpu && !gpu_trainer_unavailable_reason().empty()) st.skip(gpu_trainer_unavailable_reason());
-  if (s.gpu && !st.caps().cuda.available) st.skip(st.caps().cuda.reason);
+  if (s.gpu && !gpu_trainer_unavailable_reason().empty())
+    st.skip(infrabench::reason_code::no_device, gpu_trainer_unavailable_reason());
+  if (s.gpu && !st.caps().cuda.available)
+    st.skip(infrabench::reason_code::no_device, st.caps().cuda.reason);
 
   std::string dtype = st.get_string("dtype");
   if (dtype == "auto") {
@@ -565,6 +567,7 @@ void training_step(state& st) {
 }
 
 INFRABENCH_REGISTER(training_step, "training/step")
+    .uses("gemm/cpu_peak")  // MFU on the CPU: the measured peak when the run has one
     .describe(
         "a transformer (GPT-2 or ViT) trained data-parallel through every hop: token shards read "
         "by a loader thread (io_uring, O_DIRECT) or JPEG files decoded + transformed, "

@@ -170,8 +170,11 @@ def collect(reports, filter_re):
             if filter_re and not re.search(filter_re, r["benchmark"]):
                 continue
             # Ranks other than a host's first record node-local benchmarks as skipped; they say
-            # nothing about the machine.
-            if r.get("status") == "skipped" and str(r.get("reason", "")).startswith("node-local:"):
+            # nothing about the machine. Reports before schema 1.2.0 have no reason_code.
+            code = r.get("reason_code")
+            node_local = code == "node_local" if code else str(r.get("reason", "")).startswith(
+                "node-local:")
+            if r.get("status") == "skipped" and node_local:
                 continue
             by_bench.setdefault(r["benchmark"], {}).setdefault(result_key(r, multi_host), []).append(r)
     return by_bench, multi_host

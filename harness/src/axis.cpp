@@ -163,6 +163,57 @@ axis_value parse_axis_value(const axis& ax, std::string_view text) {
   return v;
 }
 
+namespace {
+
+// "lo:hi" (doubling, pow2 axes) or "lo:hi:step" of an int64 axis, appended to `out`.
+void append_int_range(const axis& ax, std::string_view item,
+                      const std::vector<std::string_view>& parts, std::vector<axis_value>& out) {
+  const std::int64_t lo = std::get<std::int64_t>(parse_axis_value(ax, parts[0]));
+  const std::int64_t hi = std::get<std::int64_t>(parse_axis_value(ax, parts[1]));
+  if (lo > hi) {
+    throw user_error("axis '" + ax.name + "': range '" + std::string(item) +
+                     "' has its bounds inverted");
+  }
+  if (parts.size() == 2 && !ax.options.pow2) {
+    throw user_error("axis '" + ax.name + "': range '" + std::string(item) +
+                     "' needs a step (lo:hi:step)");
+  }
+  if (parts.size() == 2) {
+    // Powers of two: doubling from lo. lo must be positive or doubling never moves.
+    if (lo <= 0) throw user_error("axis '" + ax.name + "': a doubling range must start above 0");
+    for (std::int64_t v = lo; v <= hi; v *= 2) {
+      out.emplace_back(v);
+      if (v > std::numeric_limits<std::int64_t>::max() / 2) break;
+    }
+    return;
+  }
+  const std::int64_t step = parse_int_or_bytes(ax, parts[2]);
+  if (step <= 0) throw user_error("axis '" + ax.name + "': range step must be positive");
+  for (std::int64_t v = lo; v <= hi; v += step) out.emplace_back(v);
+}
+
+// "lo:hi:step" of a float axis, appended to `out`.
+void append_float_range(const axis& ax, std::string_view item,
+                        const std::vector<std::string_view>& parts, std::vector<axis_value>& out) {
+  const double lo = std::get<double>(parse_axis_value(ax, parts[0]));
+  const double hi = std::get<double>(parse_axis_value(ax, parts[1]));
+  if (lo > hi) {
+    throw user_error("axis '" + ax.name + "': range '" + std::string(item) +
+                     "' has its bounds inverted");
+  }
+  if (parts.size() != 3)
+    throw user_error("axis '" + ax.name + "': a float range needs a step (lo:hi:step)");
+  double step = 0;
+  if (!parse_double(trim(parts[2]), step) || step <= 0) {
+    throw user_error("axis '" + ax.name + "': range step must be a positive number");
+  }
+  // Count steps rather than accumulate, so 0:1:0.1 gives 11 values and not 10.
+  const auto count = static_cast<std::int64_t>(std::floor((hi - lo) / step + 1e-9)) + 1;
+  for (std::int64_t i = 0; i < count; ++i) out.emplace_back(lo + static_cast<double>(i) * step);
+}
+
+}  // namespace
+
 std::vector<axis_value> parse_axis_values(const axis& ax, std::string_view text) {
   std::vector<axis_value> out;
   if (trim(text).empty()) throw user_error("axis '" + ax.name + "': no values given");
@@ -173,52 +224,13 @@ std::vector<axis_value> parse_axis_values(const axis& ax, std::string_view text)
     const auto parts = split(item, ':');
     if (parts.size() == 1 || ax.kind == axis_kind::string) {
       out.push_back(parse_axis_value(ax, item));
-      continue;
-    }
-    if (parts.size() > 3) {
+    } else if (parts.size() > 3) {
       throw user_error("axis '" + ax.name + "': range '" + std::string(item) +
                        "' must be lo:hi or lo:hi:step");
-    }
-    if (ax.kind == axis_kind::int64) {
-      const std::int64_t lo = std::get<std::int64_t>(parse_axis_value(ax, parts[0]));
-      const std::int64_t hi = std::get<std::int64_t>(parse_axis_value(ax, parts[1]));
-      if (lo > hi) {
-        throw user_error("axis '" + ax.name + "': range '" + std::string(item) +
-                         "' has its bounds inverted");
-      }
-      if (parts.size() == 2 && !ax.options.pow2) {
-        throw user_error("axis '" + ax.name + "': range '" + std::string(item) +
-                         "' needs a step (lo:hi:step)");
-      }
-      if (parts.size() == 2) {
-        // Powers of two: doubling from lo. lo must be positive or doubling never moves.
-        if (lo <= 0)
-          throw user_error("axis '" + ax.name + "': a doubling range must start above 0");
-        for (std::int64_t v = lo; v <= hi; v *= 2) {
-          out.emplace_back(v);
-          if (v > std::numeric_limits<std::int64_t>::max() / 2) break;
-        }
-      } else {
-        const std::int64_t step = parse_int_or_bytes(ax, parts[2]);
-        if (step <= 0) throw user_error("axis '" + ax.name + "': range step must be positive");
-        for (std::int64_t v = lo; v <= hi; v += step) out.emplace_back(v);
-      }
+    } else if (ax.kind == axis_kind::int64) {
+      append_int_range(ax, item, parts, out);
     } else {
-      const double lo = std::get<double>(parse_axis_value(ax, parts[0]));
-      const double hi = std::get<double>(parse_axis_value(ax, parts[1]));
-      if (lo > hi) {
-        throw user_error("axis '" + ax.name + "': range '" + std::string(item) +
-                         "' has its bounds inverted");
-      }
-      if (parts.size() != 3)
-        throw user_error("axis '" + ax.name + "': a float range needs a step (lo:hi:step)");
-      double step = 0;
-      if (!parse_double(trim(parts[2]), step) || step <= 0) {
-        throw user_error("axis '" + ax.name + "': range step must be a positive number");
-      }
-      // Count steps rather than accumulate, so 0:1:0.1 gives 11 values and not 10.
-      const auto count = static_cast<std::int64_t>(std::floor((hi - lo) / step + 1e-9)) + 1;
-      for (std::int64_t i = 0; i < count; ++i) out.emplace_back(lo + static_cast<double>(i) * step);
+      append_float_range(ax, item, parts, out);
     }
   }
   if (out.size() > 100000)

@@ -65,6 +65,13 @@ benchmark& benchmark::min_ranks(int n) {
   return *this;
 }
 
+benchmark& benchmark::uses(std::string other) {
+  if (other == m_name) throw std::logic_error(m_name + ": uses itself");
+  if (std::find(m_uses.begin(), m_uses.end(), other) == m_uses.end())
+    m_uses.push_back(std::move(other));
+  return *this;
+}
+
 std::string_view to_string(rank_scope s) {
   switch (s) {
     case rank_scope::node:
@@ -100,18 +107,21 @@ std::int64_t benchmark::memory_needed(const config& cfg) const {
   return m_memory ? m_memory(cfg) : 0;
 }
 
-std::string benchmark::unmet_requirements(const capabilities& caps) const {
-  std::string reasons;
+coded_reason benchmark::unmet(const capabilities& caps) const {
+  coded_reason out;
   for (const auto& r : m_requirements) {
-    auto why = r.check(caps);
-    if (!why.empty()) reasons += (reasons.empty() ? "" : "; ") + why;
+    auto why = r.unmet(caps);
+    if (why.empty()) continue;
+    if (out.empty()) out.code = why.code;
+    out.text += (out.text.empty() ? "" : "; ") + why.text;
   }
-  if (caps.world_size < m_min_ranks && reasons.empty()) {
-    reasons = "needs at least " + std::to_string(m_min_ranks) + " ranks (world size " +
-              std::to_string(caps.world_size) + "): launch with mpirun -np " +
-              std::to_string(m_min_ranks) + " or more";
+  if (caps.world_size < m_min_ranks && out.empty()) {
+    out.code = reason_code::needs_ranks;
+    out.text = "needs at least " + std::to_string(m_min_ranks) + " ranks (world size " +
+               std::to_string(caps.world_size) + "): launch with mpirun -np " +
+               std::to_string(m_min_ranks) + " or more";
   }
-  return reasons;
+  return out;
 }
 
 registry& registry::instance() {

@@ -89,6 +89,7 @@ cpu_isa probe_isa() {
   // the AMX kernel's business. Here we only say the hardware and the OS state support it.
   isa.amx_bf16 = os_saves_amx && bit(l7.edx, 22);
   isa.amx_tile = os_saves_amx && bit(l7.edx, 24);
+  isa.amx_int8 = os_saves_amx && bit(l7.edx, 25);
   return isa;
 }
 
@@ -155,6 +156,7 @@ void probe_mpi(capabilities& caps, int world_size) {
   if (!caps.mpi.available) caps.mpi.reason = "not launched by mpirun/srun (world size 1)";
 #else
   caps.mpi.available = false;
+  caps.mpi.compiled_in = false;
   caps.mpi.reason = "not compiled in (INFRABENCH_WITH_MPI=OFF)";
 #endif
 }
@@ -220,6 +222,27 @@ std::string check_io_uring(const capabilities& c) {
 std::string check_mpi(const capabilities& c) {
   return need_feature(c.mpi, "MPI");
 }
+// The codes of unmet feature requirements: a backend left out of the build, else what is missing
+// at run time (a GPU, ranks, kernel support).
+reason_code missing_device(const feature& f) {
+  return f.compiled_in ? reason_code::no_device : reason_code::not_built;
+}
+reason_code code_cuda(const capabilities& c) {
+  return missing_device(c.cuda);
+}
+reason_code code_nccl(const capabilities& c) {
+  return missing_device(c.nccl);
+}
+reason_code code_io_uring(const capabilities& c) {
+  return c.io_uring.compiled_in ? reason_code::unsupported : reason_code::not_built;
+}
+reason_code code_mpi(const capabilities& c) {
+  return c.mpi.compiled_in ? reason_code::needs_ranks : reason_code::not_built;
+}
+reason_code code_needs_ranks(const capabilities&) {
+  return reason_code::needs_ranks;
+}
+
 std::string check_multi_rank(const capabilities& c) {
   if (c.world_size >= 2) return {};
   return "needs at least 2 ranks (world size " + std::to_string(c.world_size) +
@@ -244,6 +267,7 @@ nlohmann::json capabilities::to_json() const {
       {"avx512_fp16", isa.avx512_fp16},
       {"amx_tile", isa.amx_tile},
       {"amx_bf16", isa.amx_bf16},
+      {"amx_int8", isa.amx_int8},
       {"os_saves_avx", isa.os_saves_avx},
       {"os_saves_avx512", isa.os_saves_avx512},
   };
@@ -288,11 +312,17 @@ constinit const requirement avx512f{"avx512f", &check_avx512f};
 constinit const requirement avx512bw{"avx512bw", &check_avx512bw};
 constinit const requirement avx512_bf16{"avx512_bf16", &check_avx512_bf16};
 constinit const requirement avx512_fp16{"avx512_fp16", &check_avx512_fp16};
-constinit const requirement cuda{"cuda", &check_cuda};
-constinit const requirement nccl{"nccl", &check_nccl};
-constinit const requirement io_uring{"io_uring", &check_io_uring};
-constinit const requirement mpi{"mpi", &check_mpi};
-constinit const requirement multi_rank{"multi_rank", &check_multi_rank};
+constinit const requirement cuda{"cuda", &check_cuda, &code_cuda};
+constinit const requirement nccl{"nccl", &check_nccl, &code_nccl};
+constinit const requirement io_uring{"io_uring", &check_io_uring, &code_io_uring};
+constinit const requirement mpi{"mpi", &check_mpi, &code_mpi};
+constinit const requirement multi_rank{"multi_rank", &check_multi_rank, &code_needs_ranks};
 }  // namespace req
+
+coded_reason requirement::unmet(const capabilities& caps) const {
+  std::string why = check(caps);
+  if (why.empty()) return {};
+  return {code ? code(caps) : reason_code::unsupported, std::move(why)};
+}
 
 }  // namespace infrabench

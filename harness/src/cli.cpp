@@ -83,6 +83,54 @@ struct run_options {
   std::map<std::string, bool> option_flags;
 };
 
+std::string joined(const std::vector<std::string>& parts, const std::string& sep) {
+  std::string out;
+  for (const auto& p : parts) out += (out.empty() ? "" : sep) + p;
+  return out;
+}
+
+json list_entry_json(const benchmark& b, const capabilities& caps) {
+  std::vector<std::string> reqs;
+  for (const auto& r : b.requirements()) reqs.push_back(r.name);
+  json axes = json::array();
+  for (const auto& ax : b.axes()) {
+    json vals = json::array();
+    for (const auto& v : ax.values) vals.push_back(format_axis_value(ax, v));
+    axes.push_back({{"name", ax.name},
+                    {"type", std::string(to_string(ax.kind))},
+                    {"defaults", vals},
+                    {"description", ax.options.description},
+                    {"choices", ax.options.choices}});
+  }
+  const coded_reason unmet = b.unmet(caps);
+  json entry = {{"name", b.name()},    {"description", b.description()},
+                {"axes", axes},        {"requires", joined(reqs, ",")},
+                {"uses", b.uses()},    {"runnable", unmet.empty()},
+                {"reason", unmet.text}};
+  if (!unmet.empty()) entry["reason_code"] = to_string(unmet.code);
+  return entry;
+}
+
+void print_list_entry(std::ostream& out, const benchmark& b, const capabilities& caps) {
+  out << b.name() << "\n    " << b.description() << "\n";
+  for (const auto& ax : b.axes()) {
+    std::vector<std::string> vals;
+    for (const auto& v : ax.values) vals.push_back(format_axis_value(ax, v));
+    out << "    -a " << ax.name << "=" << joined(vals, ",") << "    (" << to_string(ax.kind);
+    if (!ax.options.description.empty()) out << "; " << ax.options.description;
+    if (!ax.options.choices.empty()) out << "; one of " << joined(ax.options.choices, "|");
+    out << ")\n";
+  }
+  std::vector<std::string> reqs;
+  for (const auto& r : b.requirements()) reqs.push_back(r.name);
+  out << "    requires: " << (reqs.empty() ? "nothing special" : joined(reqs, ",")) << "\n";
+  if (!b.uses().empty()) {
+    out << "    uses: " << joined(b.uses(), ", ") << " (run first when selected)\n";
+  }
+  const std::string unmet = b.unmet_requirements(caps);
+  out << "    runs here: " << (unmet.empty() ? "yes" : "no, " + unmet) << "\n\n";
+}
+
 int cmd_list(const std::string& filter, bool as_json) {
   const capabilities caps = probe_capabilities(1);
   std::optional<std::regex> re;
@@ -98,43 +146,11 @@ int cmd_list(const std::string& filter, bool as_json) {
   for (const auto& b : registry::instance().all()) {
     if (re && !std::regex_search(b->name(), *re)) continue;
     ++shown;
-    const std::string unmet = b->unmet_requirements(caps);
-    std::string reqs;
-    for (const auto& r : b->requirements()) reqs += (reqs.empty() ? "" : ",") + r.name;
     if (as_json) {
-      json axes = json::array();
-      for (const auto& ax : b->axes()) {
-        json vals = json::array();
-        for (const auto& v : ax.values) vals.push_back(format_axis_value(ax, v));
-        axes.push_back({{"name", ax.name},
-                        {"type", std::string(to_string(ax.kind))},
-                        {"defaults", vals},
-                        {"description", ax.options.description},
-                        {"choices", ax.options.choices}});
-      }
-      out.push_back({{"name", b->name()},
-                     {"description", b->description()},
-                     {"axes", axes},
-                     {"requires", reqs},
-                     {"runnable", unmet.empty()},
-                     {"reason", unmet}});
-      continue;
+      out.push_back(list_entry_json(*b, caps));
+    } else {
+      print_list_entry(std::cout, *b, caps);
     }
-    std::cout << b->name() << "\n    " << b->description() << "\n";
-    for (const auto& ax : b->axes()) {
-      std::string vals;
-      for (const auto& v : ax.values) vals += (vals.empty() ? "" : ",") + format_axis_value(ax, v);
-      std::cout << "    -a " << ax.name << "=" << vals << "    (" << to_string(ax.kind);
-      if (!ax.options.description.empty()) std::cout << "; " << ax.options.description;
-      if (!ax.options.choices.empty()) {
-        std::string ch;
-        for (const auto& c : ax.options.choices) ch += (ch.empty() ? "" : "|") + c;
-        std::cout << "; one of " << ch;
-      }
-      std::cout << ")\n";
-    }
-    std::cout << "    requires: " << (reqs.empty() ? "nothing special" : reqs) << "\n";
-    std::cout << "    runs here: " << (unmet.empty() ? "yes" : "no, " + unmet) << "\n\n";
   }
   if (shown == 0) throw user_error("--filter '" + filter + "' matches no benchmark");
   if (as_json) std::cout << out.dump(2) << std::endl;
@@ -275,15 +291,6 @@ option_values collect_option_values(const run_options& opt) {
   return values;
 }
 
-std::string config_text(const planned_benchmark& item, const config& cfg) {
-  std::string out = item.bench->name();
-  for (const auto& [name, value] : cfg) {
-    const axis* ax = item.bench->find_axis(name);
-    out += " " + name + "=" + (ax ? format_axis_value(*ax, value) : "?");
-  }
-  return out;
-}
-
 // Writes the report where the user asked; when that fails (disk full, EIO), the results are not
 // lost: they are saved as a new file elsewhere, or printed. Returns a sentence for the user:
 // "written to X", or what failed and where the report went instead (*ok = false).
@@ -317,231 +324,193 @@ bool report_on_stdout(const std::string& path) {
   }
 }
 
-int cmd_run(const run_options& opt, const std::vector<std::string>& command_line, int* argc,
-            char*** argv) {
-  auto comm = make_communicator(argc, argv);
-  const bool root = comm->rank() == 0;
-  const capabilities caps = probe_capabilities(comm->size());
+// ---- run: the steps -----------------------------------------------------------------------------
 
-  // Every rank checks its input; a bad one anywhere stops all ranks (not a hang at the gather).
-  run_plan plan;
-  option_values run_option_values;
-  std::string error;
-  try {
-    selection sel;
-    sel.selected_suite = load_suite(opt.suite_name);
-    sel.suite_explicit =
-        opt.suite_name != "quick" ||
-        std::find(command_line.begin(), command_line.end(), "--suite") != command_line.end();
-    if (!opt.filter.empty()) sel.filter = opt.filter;
-    sel.axis_overrides = opt.axes;
-    for (const auto& o : option_registry::instance().all()) {
-      if (o->axis.empty()) continue;
-      const auto it = opt.option_text.find(o->name);
-      if (it == opt.option_text.end() || it->second.empty()) continue;
-      sel.option_axes.push_back({"--" + o->name, o->axis, o->axis_scope, it->second});
-    }
-    if (opt.min_time >= 0) sel.min_time_s = opt.min_time;
-    if (opt.max_time >= 0) sel.max_time_s = opt.max_time;
-    if (opt.timeout >= 0) sel.timeout_s = opt.timeout;
-    if (opt.target_ci >= 0) sel.target_rel_ci = opt.target_ci;
-    plan = make_plan(registry::instance(), sel, caps);
-    run_option_values = collect_option_values(opt);
-    for (const auto& hook : cli_extensions::instance().pre_run_hooks) hook(run_option_values);
-    if (root) check_output_path(opt.output);
-  } catch (const user_error& e) {
-    error = e.what();
+// What the command line selects (suite, filter, axes, axis options, sampling bounds).
+selection make_selection(const run_options& opt, const std::vector<std::string>& command_line) {
+  selection sel;
+  sel.selected_suite = load_suite(opt.suite_name);
+  sel.suite_explicit =
+      opt.suite_name != "quick" ||
+      std::find(command_line.begin(), command_line.end(), "--suite") != command_line.end();
+  if (!opt.filter.empty()) sel.filter = opt.filter;
+  sel.axis_overrides = opt.axes;
+  for (const auto& o : option_registry::instance().all()) {
+    if (o->axis.empty()) continue;
+    const auto it = opt.option_text.find(o->name);
+    if (it == opt.option_text.end() || it->second.empty()) continue;
+    sel.option_axes.push_back({"--" + o->name, o->axis, o->axis_scope, it->second});
   }
-  if (comm->size() > 1) {
-    if (comm->allreduce_max(error.empty() ? 0.0 : 1.0) > 0 && error.empty()) {
-      error = "another rank refused the run (see its message)";
-    }
-    // Every rank must run the same binary, settings, options and plan, or the collective steps
-    // would pair up wrong and hang: rank 0 compares them all and names the first difference.
-    if (error.empty()) {
-      const auto all =
-          comm->gather_strings(to_json(make_run_fingerprint(plan, run_option_values)).dump());
-      std::vector<run_fingerprint> by_rank;
-      for (const auto& s : all) by_rank.push_back(run_fingerprint_from_json(json::parse(s)));
-      const std::string why = comm->broadcast_string(
-          root ? describe_disagreement(by_rank, comm->hostnames()) : std::string());
-      if (!why.empty()) error = root ? why : "another rank refused the run: " + why;
-    }
-  }
-  if (!error.empty()) {
-    if (root || comm->size() == 1 || error.rfind("another rank", 0) != 0) print_error(error);
-    return exit_bad_input;
-  }
+  if (opt.min_time >= 0) sel.min_time_s = opt.min_time;
+  if (opt.max_time >= 0) sel.max_time_s = opt.max_time;
+  if (opt.timeout >= 0) sel.timeout_s = opt.timeout;
+  if (opt.target_ci >= 0) sel.target_rel_ci = opt.target_ci;
+  return sel;
+}
 
-  // Multi-rank runs: a communicating operation that takes longer fails the job, naming the rank.
-  comm->set_op_timeout(op_timeout_option(run_option_values));
-  const outlier_settings outliers = outlier_options(run_option_values);
+// Why a run does not start. `from_another_rank`: this rank's input was fine; another rank said why
+// (rank 0 prints the reason once for the job).
+struct refusal {
+  std::string text;
+  bool from_another_rank = false;
+  [[nodiscard]] bool empty() const { return text.empty(); }
+};
 
+// Multi-rank runs: whether every rank accepted its input and means the same run. Every rank must
+// run the same binary, settings, options and plan, or the collective steps would pair up wrong
+// and hang: rank 0 compares them all and names the first difference.
+refusal agree_across_ranks(communicator& comm, const run_plan& plan, const option_values& options,
+                           std::string error) {
+  if (comm.size() == 1) return {std::move(error)};
+  if (comm.allreduce_max(error.empty() ? 0.0 : 1.0) > 0) {
+    if (!error.empty()) return {std::move(error)};
+    return {"another rank refused the run (see its message)", true};
+  }
+  const bool root = comm.rank() == 0;
+  const auto all = comm.gather_strings(to_json(make_run_fingerprint(plan, options)).dump());
+  std::vector<run_fingerprint> by_rank;
+  for (const auto& s : all) by_rank.push_back(run_fingerprint_from_json(json::parse(s)));
+  const std::string why = comm.broadcast_string(
+      root ? describe_disagreement(by_rank, comm.hostnames()) : std::string());
+  if (why.empty()) return {};
+  if (root) return {why};
+  return {"another rank refused the run: " + why, true};
+}
+
+// The report's run section, before anything runs.
+report_context make_context(const std::vector<std::string>& command_line, const run_plan& plan,
+                            const option_values& options, const communicator& comm,
+                            const capabilities& caps) {
   report_context ctx;
   ctx.command_line = command_line;
   ctx.started_utc = utc_now_iso8601();
   ctx.effective_suite = plan.effective_suite;
   for (const auto& it : plan.items)
     ctx.benchmark_metadata[it.bench->name()] = benchmark_metadata_json(*it.bench);
-  ctx.launcher = comm->backend();
-  ctx.world_size = comm->size();
+  ctx.launcher = comm.backend();
+  ctx.world_size = comm.size();
   ctx.capabilities = caps.to_json();
   const auto& s = plan.settings;
-  ctx.settings = {{"min_samples", s.rule.min_samples},
-                  {"min_time_s", s.rule.min_time_s},
-                  {"max_time_s", s.rule.max_time_s},
-                  {"target_rel_ci", s.rule.target_rel_ci},
-                  {"timeout_s", s.timeout_s},
-                  {"min_sample_time_s", s.min_sample_time_s},
-                  {"max_cv", s.max_cv}};
-  ctx.settings["options"] = run_option_values;
-  plan.settings.options = &run_option_values;
-  const json inventory = collect_system_inventory(caps);
-  const bool multi = comm->size() > 1;
-  // Other ranks send rank 0 their inventory and each result as they go, so that the partial
-  // report written after a failure (a rank died, a link went down) still holds them.
-  if (multi && !root) comm->publish('I', inventory.dump());
+  ctx.settings = {{"min_samples", s.rule.min_samples}, {"min_time_s", s.rule.min_time_s},
+                  {"max_time_s", s.rule.max_time_s},   {"target_rel_ci", s.rule.target_rel_ci},
+                  {"timeout_s", s.timeout_s},          {"min_sample_time_s", s.min_sample_time_s},
+                  {"warm_up_s", s.warm_up_s},          {"max_cv", s.max_cv}};
+  ctx.settings["options"] = options;
+  return ctx;
+}
 
-  std::signal(SIGINT, on_signal);
-  std::signal(SIGTERM, on_signal);
+json to_json_array(const std::vector<result>& rs) {
+  json a = json::array();
+  for (const auto& r : rs) a.push_back(r.to_json());
+  return a;
+}
 
-  std::mutex results_mu;
-  std::vector<result> finished;
-  const bool progress = !opt.quiet && root;
-  // Where the report went, as said to the user; false when it could not go where asked.
-  std::string report_fate;
-  bool report_where_asked = true;
-  auto write_report = [&](const json& results, const json& hosts) {
-    ctx.finished_utc = utc_now_iso8601();
-    ctx.hosts = hosts;
-    json report = make_report(ctx, results);
-    report_fate = deliver_report(opt.output, report.dump(2) + "\n", &report_where_asked);
-    return report;
+// Multi-host runs: hosts far below the others (node-local metrics) and slow links or hosts
+// (pairwise) are named in the report (on their host's entry, and as a warning on the result).
+void annotate_outliers(json& all_results, json& hosts, const json& findings) {
+  auto names = [](const json& f, const std::string& host) {
+    return f.at("host") == host || f.value("peer", "") == host;
   };
-  auto to_json_array = [](const std::vector<result>& rs) {
-    json a = json::array();
-    for (const auto& r : rs) a.push_back(r.to_json());
-    return a;
-  };
-
-  progress_display prog(progress);
-  run_callbacks cb;
-  cb.on_start = [&](const planned_benchmark& item, const config& cfg, std::size_t i,
-                    std::size_t n) { prog.start(config_text(item, cfg), i, n); };
-  cb.on_result = [&](const result& r) {
-    {
-      std::lock_guard lock(results_mu);
-      finished.push_back(r);
+  for (auto& h : hosts) {
+    json mine = json::array();
+    for (const auto& f : findings) {
+      if (names(f, h.value("hostname", ""))) mine.push_back(f);
     }
-    if (multi && !root) comm->publish('R', r.to_json().dump());
-  };
-  // The results finished so far on every rank, and one inventory per host (rank 0, after a
-  // failure).
-  auto partial_results = [&](std::vector<result> extra) {
-    std::vector<result> copy;
-    {
-      std::lock_guard lock(results_mu);
-      copy = finished;
-    }
-    for (auto& r : extra) copy.push_back(std::move(r));
-    json all = to_json_array(copy);
-    json hosts = json::array({inventory});
-    std::set<std::string> seen{inventory.value("hostname", "")};
-    for (const auto& [rank, text] : comm->published('I')) {
-      const json inv = json::parse(text, nullptr, false);
-      if (!inv.is_discarded() && seen.insert(inv.value("hostname", "")).second)
-        hosts.push_back(inv);
-    }
-    for (const auto& [rank, text] : comm->published('R')) {
-      const json r = json::parse(text, nullptr, false);
-      if (!r.is_discarded()) all.push_back(r);
-    }
-    return std::make_pair(all, hosts);
-  };
-  std::mutex hung_mu;
-  std::vector<result> hung_results;  // the configuration the watchdog found stuck, if any
-  comm->set_failure_handler([&](const std::string& diagnosis) {
-    // A rank died, stopped answering, or an operation timed out (multi-rank runs; called from the
-    // communicator's monitor thread). Rank 0 saves what finished on every rank and names the
-    // culprit; the process then ends (the job cannot continue without that rank).
-    if (root) {
-      std::vector<result> extra;
-      {
-        std::lock_guard lock(hung_mu);
-        extra = hung_results;
+    h["outliers"] = mine;
+  }
+  for (auto& r : all_results) {
+    for (const auto& f : findings) {
+      if (names(f, r.at("host").get<std::string>()) && f.at("benchmark") == r.at("benchmark") &&
+          f.at("axes") == r.at("axes")) {
+        r["warnings"].push_back("outlier: " + f.at("text").get<std::string>());
       }
-      ctx.interrupted = true;
-      ctx.interrupted_reason = diagnosis;
-      try {
-        auto [all, hosts] = partial_results(std::move(extra));
-        write_report(all, hosts);
-        print_error(diagnosis + "; partial report " + report_fate);
-      } catch (const std::exception& e) {
-        print_error(diagnosis + "; writing the partial report failed: " + e.what());
-      }
-    } else {
-      print_error(diagnosis);
     }
-    run_cleanups();
-    std::_Exit(exit_failures);
-  });
-  cb.on_hung = [&](const planned_benchmark& item, const config& cfg, double running) {
-    // The benchmark is stuck in a call that will not return. Save what finished, name the
-    // stuck configuration, and end the process: there is no safe way to unwind that thread.
-    std::vector<result> copy;
-    {
-      std::lock_guard lock(results_mu);
-      copy = finished;
-    }
-    result hung;
-    hung.benchmark = item.bench->name();
-    for (const auto& [name, value] : cfg) {
-      hung.axes.emplace_back(name, std::visit([](const auto& x) { return json(x); }, value));
-      const axis* ax = item.bench->find_axis(name);
-      hung.axis_display.push_back(ax ? format_axis_value(*ax, value) : "?");
-    }
-    hung.rank = comm->rank();
-    hung.host = comm->hostname();
-    hung.st = status::failed;
-    hung.reason = "hung: no return after " + std::to_string(static_cast<int>(running)) +
-                  " s (timeout " + std::to_string(s.timeout_s) + " s)";
-    if (multi) {
-      // Rank 0 writes the report for the job, naming this rank (and anything else it knows).
-      if (root) {
-        std::lock_guard lock(hung_mu);
-        hung_results.push_back(hung);
-      }
-      comm->fail_job("timeout: " + config_text(item, cfg) + " did not return after " +
-                     std::to_string(static_cast<int>(running)) + " s");
-    }
-    copy.push_back(hung);
-    ctx.interrupted = true;
-    ctx.interrupted_reason = "timeout: " + config_text(item, cfg) + " on " + comm->hostname() +
-                             " (rank " + std::to_string(comm->rank()) + ") did not return";
-    try {
-      write_report(to_json_array(copy), json::array({inventory}));
-      print_error(ctx.interrupted_reason + "; partial report " + report_fate);
-    } catch (const std::exception& e) {
-      print_error(ctx.interrupted_reason + "; writing the partial report failed: " + e.what());
-    }
-    run_cleanups();
-    std::_Exit(exit_failures);
-  };
+  }
+}
 
-  runner run(caps, *comm);
-  const std::vector<result> results = run.run(plan, cb, &g_interrupted);
-  prog.finish();
-  run_cleanups();  // scratch a benchmark registered and did not remove (it should have)
+// The console output after a run: the tables (for a cluster without the ranks that left a
+// node-local benchmark to their host's leader, then the cluster summary) and the totals.
+void print_console(std::ostream& console, const printer& table, const json& report, bool multi,
+                   const json& findings, const outlier_settings& outliers) {
+  if (multi) {
+    json shown = json::array();
+    std::size_t left_to_leader = 0;
+    for (const auto& r : report["results"]) {
+      if (r.at("status") == "skipped" &&
+          r.value("reason_code", "") == to_string(reason_code::node_local)) {
+        ++left_to_leader;
+      } else {
+        shown.push_back(r);
+      }
+    }
+    table.print(console, run_document{report, shown, true});
+    if (left_to_leader > 0) {
+      console << "(" << left_to_leader
+              << " node-local configurations left to the one rank per host that ran them)\n\n";
+    }
+    print_cluster_summary(console, report["results"], findings, outliers);
+    console << "\n";
+  } else {
+    table.print(console, run_document{report, report["results"], false});
+  }
+  const auto& sum = report["summary"];
+  console << sum["configurations"] << " configurations: " << sum["passed"] << " passed ("
+          << sum["invalid"] << " invalid), " << sum["skipped"] << " skipped, " << sum["failed"]
+          << " failed\n";
+}
 
-  // Rank 0 collects every rank's results (as JSON) and one inventory per host.
-  json all_results = to_json_array(results);
-  json hosts = json::array({inventory});
-  bool interrupted = g_interrupted.load();
-  if (comm->size() > 1) {
-    interrupted = comm->allreduce_max(interrupted ? 1.0 : 0.0) > 0;
-    const json mine = {{"inventory", inventory}, {"results", all_results}};
-    const auto gathered = comm->gather_strings(mine.dump());
-    if (!root) return exit_ok;
+// One run from the plan to the report: the state the failure paths (a rank died, a benchmark
+// hung) share with the normal end, and the steps of both.
+class run_session {
+ public:
+  run_session(const run_options& opt, report_context ctx, communicator& comm,
+              const capabilities& caps, const option_values& options)
+      : m_opt(opt),
+        m_ctx(std::move(ctx)),
+        m_comm(comm),
+        m_caps(caps),
+        m_options(options),
+        m_inventory(collect_system_inventory(caps)),
+        m_progress(!opt.quiet && comm.rank() == 0) {}
+
+  // Runs the plan; every rank's finished results are also kept for a partial report.
+  std::vector<result> run(const run_plan& plan) {
+    // Other ranks send rank 0 their inventory and each result as they go, so that the partial
+    // report written after a failure (a rank died, a link went down) still holds them.
+    if (multi() && !root()) m_comm.publish('I', m_inventory.dump());
+    std::signal(SIGINT, on_signal);
+    std::signal(SIGTERM, on_signal);
+    m_comm.set_failure_handler(
+        [this](const std::string& diagnosis) { on_rank_failure(diagnosis); });
+    m_timeout_s = plan.settings.timeout_s;
+    run_callbacks cb;
+    cb.on_start = [this](const planned_benchmark& item, const config& cfg, std::size_t i,
+                         std::size_t n) {
+      m_progress.start(describe_config(*item.bench, cfg), i, n);
+    };
+    cb.on_result = [this](const result& r) { keep(r); };
+    cb.on_hung = [this](const planned_benchmark& item, const config& cfg, double running) {
+      on_hung(item, cfg, running);
+    };
+    runner run(m_caps, m_comm);
+    std::vector<result> results = run.run(plan, cb, &g_interrupted);
+    m_progress.finish();
+    run_cleanups();  // scratch a benchmark registered and did not remove (it should have)
+    return results;
+  }
+
+  // Rank 0 collects every rank's results (as JSON) and one inventory per host. False on the
+  // other ranks, which are done.
+  bool gather(const std::vector<result>& results, json& all_results, json& hosts,
+              bool& interrupted) {
+    all_results = to_json_array(results);
+    hosts = json::array({m_inventory});
+    interrupted = g_interrupted.load();
+    if (!multi()) return true;
+    interrupted = m_comm.allreduce_max(interrupted ? 1.0 : 0.0) > 0;
+    const json mine = {{"inventory", m_inventory}, {"results", all_results}};
+    const auto gathered = m_comm.gather_strings(mine.dump());
+    if (!root()) return false;
     all_results = json::array();
     hosts = json::array();
     std::set<std::string> seen_hosts;
@@ -551,89 +520,217 @@ int cmd_run(const run_options& opt, const std::vector<std::string>& command_line
         hosts.push_back(part["inventory"]);
       for (const auto& r : part["results"]) all_results.push_back(r);
     }
+    return true;
   }
 
-  // Multi-host runs: hosts far below the others (node-local metrics) and slow links or hosts
-  // (pairwise) are named in the report (on their host's entry, and as a warning on the result).
-  json findings = json::array();
-  if (multi) {
-    findings = find_outliers(all_results, outliers);
-    for (auto& h : hosts) {
-      json mine = json::array();
-      for (const auto& f : findings) {
-        if (f.at("host") == h.value("hostname", "") ||
-            f.value("peer", "") == h.value("hostname", ""))
-          mine.push_back(f);
-      }
-      h["outliers"] = mine;
+  // The end of a run on rank 0: outliers, the report, the console, the exit code.
+  int finish(json all_results, json hosts, bool interrupted) {
+    const outlier_settings outliers = outlier_options(m_options);
+    json findings = json::array();
+    if (multi()) {
+      findings = find_outliers(all_results, outliers);
+      annotate_outliers(all_results, hosts, findings);
     }
-    for (auto& r : all_results) {
-      for (const auto& f : findings) {
-        const bool host_match =
-            f.at("host") == r.at("host") || f.value("peer", "") == r.at("host").get<std::string>();
-        if (host_match && f.at("benchmark") == r.at("benchmark") && f.at("axes") == r.at("axes")) {
-          r["warnings"].push_back("outlier: " + f.at("text").get<std::string>());
-        }
-      }
+    m_ctx.interrupted = interrupted;
+    const int sig = g_signal.load();
+    if (interrupted) {
+      m_ctx.interrupted_reason = std::string("signal ") +
+                                 (sig ? strsignal(sig) : "on another rank") +
+                                 ": results finished so far";
     }
-  }
-
-  ctx.interrupted = interrupted;
-  const int sig = g_signal.load();
-  if (interrupted) {
-    ctx.interrupted_reason = std::string("signal ") + (sig ? strsignal(sig) : "on another rank") +
-                             ": results finished so far";
-  }
-  const json report = write_report(all_results, hosts);
-  // With the report itself on stdout, the console output goes to stderr.
-  const bool stdout_taken = report_on_stdout(opt.output);
-  std::ostream& console = stdout_taken ? std::cerr : std::cout;
-  const printer& format = printer_registry::instance().find(opt.format, document::run);
-  if (opt.format != "table") {
-    if (!stdout_taken) format.print(console, run_document{report, report["results"], multi});
-  } else {
-    if (multi) {
-      // Ranks that left a node-local benchmark to their host's leader: not a row each.
-      json shown = json::array();
-      std::size_t left_to_leader = 0;
-      for (const auto& r : report["results"]) {
-        if (r.at("status") == "skipped" && r.value("reason", "").rfind("node-local:", 0) == 0) {
-          ++left_to_leader;
-        } else {
-          shown.push_back(r);
-        }
-      }
-      format.print(console, run_document{report, shown, true});
-      if (left_to_leader > 0) {
-        console << "(" << left_to_leader
-                << " node-local configurations left to the one rank per host that ran them)\n\n";
-      }
-      print_cluster_summary(console, report["results"], findings, outliers);
-      console << "\n";
+    const json report = write_report(all_results, hosts);
+    // With the report itself on stdout, the console output goes to stderr.
+    const bool stdout_taken = report_on_stdout(m_opt.output);
+    std::ostream& console = stdout_taken ? std::cerr : std::cout;
+    const printer& format = printer_registry::instance().find(m_opt.format, document::run);
+    if (m_opt.format != "table") {
+      if (!stdout_taken) format.print(console, run_document{report, report["results"], multi()});
     } else {
-      format.print(console, run_document{report, report["results"], false});
+      print_console(console, format, report, multi(), findings, outliers);
     }
-    const auto& sum = report["summary"];
-    console << sum["configurations"] << " configurations: " << sum["passed"] << " passed ("
-            << sum["invalid"] << " invalid), " << sum["skipped"] << " skipped, " << sum["failed"]
-            << " failed\n";
+    say_where_the_report_went();
+    return exit_code(report, interrupted, sig);
   }
-  if (report_where_asked) {
-    std::cerr << "report " << report_fate << std::endl;
-  } else {
-    print_error("the report was " + report_fate);
+
+ private:
+  [[nodiscard]] bool root() const { return m_comm.rank() == 0; }
+  [[nodiscard]] bool multi() const { return m_comm.size() > 1; }
+
+  void keep(const result& r) {
+    {
+      std::lock_guard lock(m_results_mu);
+      m_finished.push_back(r);
+    }
+    if (multi() && !root()) m_comm.publish('R', r.to_json().dump());
   }
-  int hook_code = exit_ok;
-  for (const auto& hook : cli_extensions::instance().post_run_hooks) {
-    hook_code = std::max(hook_code, hook(report, run_option_values));
+
+  json write_report(const json& results, const json& hosts) {
+    m_ctx.finished_utc = utc_now_iso8601();
+    m_ctx.hosts = hosts;
+    json report = make_report(m_ctx, results);
+    m_report_fate = deliver_report(m_opt.output, report.dump(2) + "\n", &m_report_where_asked);
+    return report;
   }
-  if (interrupted) {
-    print_error(ctx.interrupted_reason + "; the report is marked interrupted");
-    return 128 + (sig ? sig : SIGTERM);
+
+  // The results finished so far (this rank's, `extra`, and on rank 0 every rank's as published),
+  // and one inventory per host: for the report written after a failure.
+  std::pair<json, json> partial_results(std::vector<result> extra) {
+    std::vector<result> copy;
+    {
+      std::lock_guard lock(m_results_mu);
+      copy = m_finished;
+    }
+    for (auto& r : extra) copy.push_back(std::move(r));
+    json all = to_json_array(copy);
+    json hosts = json::array({m_inventory});
+    std::set<std::string> seen{m_inventory.value("hostname", "")};
+    for (const auto& [rank, text] : m_comm.published('I')) {
+      const json inv = json::parse(text, nullptr, false);
+      if (!inv.is_discarded() && seen.insert(inv.value("hostname", "")).second)
+        hosts.push_back(inv);
+    }
+    for (const auto& [rank, text] : m_comm.published('R')) {
+      const json r = json::parse(text, nullptr, false);
+      if (!r.is_discarded()) all.push_back(r);
+    }
+    return {all, hosts};
   }
-  if (!report_where_asked) return exit_output_failed;
-  return std::max(hook_code,
-                  report["summary"]["failed"].get<std::size_t>() > 0 ? exit_failures : exit_ok);
+
+  // Saves what finished as an interrupted report and says why; the caller then ends the process.
+  void save_partial(const std::string& why, const json& results, const json& hosts) {
+    m_ctx.interrupted = true;
+    m_ctx.interrupted_reason = why;
+    try {
+      write_report(results, hosts);
+      print_error(why + "; partial report " + m_report_fate);
+    } catch (const std::exception& e) {
+      print_error(why + "; writing the partial report failed: " + e.what());
+    }
+  }
+
+  // A rank died, stopped answering, or an operation timed out (multi-rank runs; called from the
+  // communicator's monitor thread). Rank 0 saves what finished on every rank and names the
+  // culprit; the process then ends (the job cannot continue without that rank).
+  [[noreturn]] void on_rank_failure(const std::string& diagnosis) {
+    if (root()) {
+      std::vector<result> extra;
+      {
+        std::lock_guard lock(m_hung_mu);
+        extra = m_hung_results;
+      }
+      auto [all, hosts] = partial_results(std::move(extra));
+      save_partial(diagnosis, all, hosts);
+    } else {
+      print_error(diagnosis);
+    }
+    run_cleanups();
+    std::_Exit(exit_failures);
+  }
+
+  // The benchmark is stuck in a call that will not return. Save what finished, name the stuck
+  // configuration, and end the process: there is no safe way to unwind that thread.
+  [[noreturn]] void on_hung(const planned_benchmark& item, const config& cfg, double running) {
+    std::vector<result> copy;
+    {
+      std::lock_guard lock(m_results_mu);
+      copy = m_finished;
+    }
+    result hung = make_result(*item.bench, cfg, m_comm.rank(), m_comm.hostname());
+    hung.set_status(status::failed, reason_code::hung,
+                    "hung: no return after " + std::to_string(static_cast<int>(running)) +
+                        " s (timeout " + std::to_string(m_timeout_s) + " s)");
+    const std::string what = describe_config(*item.bench, cfg);
+    if (multi()) {
+      // Rank 0 writes the report for the job, naming this rank (and anything else it knows).
+      if (root()) {
+        std::lock_guard lock(m_hung_mu);
+        m_hung_results.push_back(hung);
+      }
+      m_comm.fail_job("timeout: " + what + " did not return after " +
+                      std::to_string(static_cast<int>(running)) + " s");
+    }
+    copy.push_back(hung);
+    save_partial("timeout: " + what + " on " + m_comm.hostname() + " (rank " +
+                     std::to_string(m_comm.rank()) + ") did not return",
+                 to_json_array(copy), json::array({m_inventory}));
+    run_cleanups();
+    std::_Exit(exit_failures);
+  }
+
+  void say_where_the_report_went() const {
+    if (m_report_where_asked) {
+      std::cerr << "report " << m_report_fate << std::endl;
+    } else {
+      print_error("the report was " + m_report_fate);
+    }
+  }
+
+  // 128 + signal when interrupted, 3 when the report is not where asked, 1 for failures (or a
+  // post-run hook's verdict, e.g. --baseline), else 0.
+  int exit_code(const json& report, bool interrupted, int sig) const {
+    int hook_code = exit_ok;
+    for (const auto& hook : cli_extensions::instance().post_run_hooks) {
+      hook_code = std::max(hook_code, hook(report, m_options));
+    }
+    if (interrupted) {
+      print_error(m_ctx.interrupted_reason + "; the report is marked interrupted");
+      return 128 + (sig ? sig : SIGTERM);
+    }
+    if (!m_report_where_asked) return exit_output_failed;
+    return std::max(hook_code,
+                    report["summary"]["failed"].get<std::size_t>() > 0 ? exit_failures : exit_ok);
+  }
+
+  const run_options& m_opt;
+  report_context m_ctx;
+  communicator& m_comm;
+  const capabilities& m_caps;
+  const option_values& m_options;
+  const json m_inventory;
+  progress_display m_progress;
+  double m_timeout_s = 0;
+  std::mutex m_results_mu;
+  std::vector<result> m_finished;  // guarded by m_results_mu
+  std::mutex m_hung_mu;
+  std::vector<result> m_hung_results;  // the configuration the watchdog found stuck, if any
+  // Where the report went, as said to the user; false when it could not go where asked.
+  std::string m_report_fate;
+  bool m_report_where_asked = true;
+};
+
+int cmd_run(const run_options& opt, const std::vector<std::string>& command_line, int* argc,
+            char*** argv) {
+  auto comm = make_communicator(argc, argv);
+  const bool root = comm->rank() == 0;
+  const capabilities caps = probe_capabilities(comm->size());
+
+  // Every rank checks its input; a bad one anywhere stops all ranks (not a hang at the gather).
+  run_plan plan;
+  option_values options;
+  std::string error;
+  try {
+    plan = make_plan(registry::instance(), make_selection(opt, command_line), caps);
+    options = collect_option_values(opt);
+    for (const auto& hook : cli_extensions::instance().pre_run_hooks) hook(options);
+    if (root) check_output_path(opt.output);
+  } catch (const user_error& e) {
+    error = e.what();
+  }
+  if (const refusal no = agree_across_ranks(*comm, plan, options, std::move(error)); !no.empty()) {
+    if (root || !no.from_another_rank) print_error(no.text);
+    return exit_bad_input;
+  }
+
+  // Multi-rank runs: a communicating operation that takes longer fails the job, naming the rank.
+  comm->set_op_timeout(op_timeout_option(options));
+  plan.settings.options = &options;
+  run_session session(opt, make_context(command_line, plan, options, *comm, caps), *comm, caps,
+                      options);
+  const std::vector<result> results = session.run(plan);
+  json all_results, hosts;
+  bool interrupted = false;
+  if (!session.gather(results, all_results, hosts, interrupted)) return exit_ok;
+  return session.finish(std::move(all_results), std::move(hosts), interrupted);
 }
 
 // Every named subcommand, at any depth (option groups are unnamed subcommands: left alone).
@@ -673,32 +770,14 @@ CLI::Validator number_check(std::string what, double lo, bool lo_inclusive, doub
       "", "number_check");
 }
 
-int cli_main(int argc, char** argv) {
-  std::vector<std::string> command_line(argv, argv + argc);
-  CLI::App app{"infrabench: hardware benchmarks for machine-learning infrastructure", "infrabench"};
-  const std::string version_text =
-      std::string("infrabench ") + INFRABENCH_VERSION + " (" + INFRABENCH_GIT_COMMIT + ")";
-  app.set_version_flag("--version", version_text);
-  app.require_subcommand(1);
+namespace {
 
-  auto* list = app.add_subcommand(
-      "list", "list every benchmark compiled in, its axes and whether it can run here");
-  std::string list_filter;
-  bool list_json = false;
-  list->add_option("--filter", list_filter, "regex on group/name");
-  list->add_flag("--json", list_json, "machine-readable output");
-
+// `run` and its options (the built-in ones and those benchmark groups registered).
+CLI::App* add_run_command(CLI::App& app, run_options& ro) {
   auto* run = app.add_subcommand("run", "run a suite (default: quick) and write a JSON report");
-  run_options ro;
   run->add_option(
          "--suite", ro.suite_name,
-         "built-in suite name (" +
-             [] {
-               std::string n;
-               for (const auto& s : builtin_suite_names()) n += (n.empty() ? "" : ", ") + s;
-               return n;
-             }() +
-             ") or a suite JSON file")
+         "built-in suite name (" + joined(builtin_suite_names(), ", ") + ") or a suite JSON file")
       ->capture_default_str();
   run->add_option("--filter", ro.filter,
                   "regex on group/name; without --suite, any matching benchmark");
@@ -730,32 +809,24 @@ int cli_main(int argc, char** argv) {
       run->add_option("--" + o->name, ro.option_text[o->name], o->help)->capture_default_str();
     }
   }
+  return run;
+}
 
-  auto* sys = app.add_subcommand("sysinfo", "print the system inventory");
-  bool sys_json = false;
-  sys->add_flag("--json", sys_json, "machine-readable output");
+// CLI11 reports a mistyped subcommand as "A subcommand is required"; this names it instead.
+// Empty when argv[1] is an option or a known subcommand.
+std::string unknown_subcommand(int argc, char** argv) {
+  if (argc <= 1 || argv[1][0] == '-') return {};
+  const std::string sub = argv[1];
+  std::vector<std::string> known = {"list", "run", "sysinfo"};
+  for (const auto& spec : cli_extensions::instance().subcommands) known.push_back(spec.name);
+  if (std::find(known.begin(), known.end(), sub) != known.end()) return {};
+  return "unknown subcommand '" + sub + "' (expected one of: " + joined(known, ", ") +
+         "; see infrabench --help)";
+}
 
-  // CLI11 reports a mistyped subcommand as "A subcommand is required"; name it instead.
-  if (argc > 1 && argv[1][0] != '-') {
-    const std::string sub = argv[1];
-    std::vector<std::string> known = {"list", "run", "sysinfo"};
-    for (const auto& spec : cli_extensions::instance().subcommands) known.push_back(spec.name);
-    if (std::find(known.begin(), known.end(), sub) == known.end()) {
-      std::string names;
-      for (const auto& k : known) names += (names.empty() ? "" : ", ") + k;
-      print_error("unknown subcommand '" + sub + "' (expected one of: " + names +
-                  "; see infrabench --help)");
-      return exit_bad_input;
-    }
-  }
-  std::vector<std::pair<CLI::App*, std::function<int()>>> extension_actions;
-  for (const auto& spec : cli_extensions::instance().subcommands) {
-    CLI::App* sub = app.add_subcommand(spec.name, spec.description);
-    extension_actions.emplace_back(sub, spec.setup(*sub));
-  }
-  // CLI11 puts --version on the top-level app only; `infrabench run --version` would be "not
-  // expected". Added last, so every subcommand (extensions and their nested ones included) has it.
-  add_version_flag_everywhere(app, version_text);
+// CLI11's parse, with its help and version answered and its errors in our one-line form.
+// Returns the exit code when the command is complete without running anything.
+std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -768,6 +839,46 @@ int cli_main(int argc, char** argv) {
     print_error(std::string(e.what()) + " (see infrabench --help)");
     return exit_bad_input;
   }
+  return std::nullopt;
+}
+
+}  // namespace
+
+int cli_main(int argc, char** argv) {
+  std::vector<std::string> command_line(argv, argv + argc);
+  CLI::App app{"infrabench: hardware benchmarks for machine-learning infrastructure", "infrabench"};
+  const std::string version_text =
+      std::string("infrabench ") + INFRABENCH_VERSION + " (" + INFRABENCH_GIT_COMMIT + ")";
+  app.set_version_flag("--version", version_text);
+  app.require_subcommand(1);
+
+  auto* list = app.add_subcommand(
+      "list", "list every benchmark compiled in, its axes and whether it can run here");
+  std::string list_filter;
+  bool list_json = false;
+  list->add_option("--filter", list_filter, "regex on group/name");
+  list->add_flag("--json", list_json, "machine-readable output");
+
+  run_options ro;
+  add_run_command(app, ro);
+
+  auto* sys = app.add_subcommand("sysinfo", "print the system inventory");
+  bool sys_json = false;
+  sys->add_flag("--json", sys_json, "machine-readable output");
+
+  if (const std::string unknown = unknown_subcommand(argc, argv); !unknown.empty()) {
+    print_error(unknown);
+    return exit_bad_input;
+  }
+  std::vector<std::pair<CLI::App*, std::function<int()>>> extension_actions;
+  for (const auto& spec : cli_extensions::instance().subcommands) {
+    CLI::App* sub = app.add_subcommand(spec.name, spec.description);
+    extension_actions.emplace_back(sub, spec.setup(*sub));
+  }
+  // CLI11 puts --version on the top-level app only; `infrabench run --version` would be "not
+  // expected". Added last, so every subcommand (extensions and their nested ones included) has it.
+  add_version_flag_everywhere(app, version_text);
+  if (const auto done = parse_command_line(app, argc, argv)) return *done;
 
   try {
     if (list->parsed()) return cmd_list(list_filter, list_json);

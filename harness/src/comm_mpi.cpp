@@ -284,9 +284,9 @@ class mpi_communicator final : public communicator {
 
   void allreduce_max(double* data, std::size_t n) override {
     op_scope scope(*this);
-    check_mpi(MPI_Allreduce(MPI_IN_PLACE, data, static_cast<int>(n), MPI_DOUBLE, MPI_MAX,
-                            MPI_COMM_WORLD),
-              "MPI_Allreduce");
+    check_mpi(
+        MPI_Allreduce(MPI_IN_PLACE, data, static_cast<int>(n), MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD),
+        "MPI_Allreduce");
   }
 
   bool sync_config(std::uint64_t key, double wait_limit_s, bool stop) override {
@@ -360,53 +360,7 @@ class mpi_communicator final : public communicator {
   // ---- liveness channel set-up
   // --------------------------------------------------------------------
   void start_liveness() {
-    std::string why_not;
-    std::uint64_t token = 0;
-    if (m_rank == 0) {
-      token =
-          std::random_device{}() * 0x9E3779B97F4A7C15ull + static_cast<std::uint64_t>(::getpid());
-      int port = 0;
-      m_listen = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-      sockaddr_in addr{};
-      addr.sin_family = AF_INET;
-      addr.sin_addr.s_addr = htonl(INADDR_ANY);
-      socklen_t alen = sizeof(addr);
-      if (m_listen < 0 || ::bind(m_listen, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-          ::listen(m_listen, m_size) != 0 ||
-          ::getsockname(m_listen, reinterpret_cast<sockaddr*>(&addr), &alen) != 0) {
-        why_not = std::string("cannot listen: ") + std::strerror(errno);
-      } else {
-        port = ntohs(addr.sin_port);
-      }
-      std::string info = std::to_string(token) + " " + std::to_string(port);
-      for (const auto& a : local_addresses()) info += " " + a;
-      (void)broadcast_string(info);
-      if (port != 0) accept_peers(token, why_not);
-      if (m_listen >= 0) ::close(m_listen);
-    } else {
-      std::istringstream in(broadcast_string(""));
-      int port = 0;
-      in >> token >> port;
-      std::string ip;
-      int fd = -1;
-      while (port != 0 && fd < 0 && in >> ip) fd = connect_with_timeout(ip, port, 2000);
-      if (fd < 0) {
-        why_not = "rank " + std::to_string(m_rank) + " cannot reach rank 0 over TCP";
-      } else if (!write_all(
-                     fd,
-                     encode(frame_hello, std::to_string(token) + " " + std::to_string(m_rank) +
-                                             " " + std::to_string(::getpid())),
-                     2000)) {
-        ::close(fd);
-        why_not = "rank " + std::to_string(m_rank) + " cannot write to rank 0";
-      } else {
-        peer p;
-        p.rank = 0;
-        p.fd = fd;
-        p.last_seen = steady_s();
-        m_peers.push_back(std::move(p));
-      }
-    }
+    std::string why_not = m_rank == 0 ? liveness_on_root() : liveness_to_root();
     int ok = why_not.empty() ? 1 : 0, all_ok = 0;
     check_mpi(MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD), "MPI_Allreduce");
     if (!all_ok) {
@@ -425,6 +379,108 @@ class mpi_communicator final : public communicator {
     }
     if (::pipe2(m_wake, O_CLOEXEC | O_NONBLOCK) != 0) throw std::runtime_error("pipe2 failed");
     m_monitor = std::thread([this] { monitor_loop(); });
+  }
+
+  // Rank 0: listens on a free port, tells every rank the token, port and its addresses, and
+  // accepts them. Returns why not (empty when every rank connected).
+  std::string liveness_on_root() {
+    const std::uint64_t token =
+        std::random_device{}() * 0x9E3779B97F4A7C15ull + static_cast<std::uint64_t>(::getpid());
+    std::string why_not;
+    int port = 0;
+    m_listen = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_ANY);
+    socklen_t alen = sizeof(addr);
+    if (m_listen < 0 || ::bind(m_listen, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+        ::listen(m_listen, m_size) != 0 ||
+        ::getsockname(m_listen, reinterpret_cast<sockaddr*>(&addr), &alen) != 0) {
+      why_not = std::string("cannot listen: ") + std::strerror(errno);
+    } else {
+      port = ntohs(addr.sin_port);
+    }
+    std::string info = std::to_string(token) + " " + std::to_string(port);
+    for (const auto& a : local_addresses()) info += " " + a;
+    (void)broadcast_string(info);
+    if (port != 0) accept_peers(token, why_not);
+    if (m_listen >= 0) ::close(m_listen);
+    return why_not;
+  }
+
+  // Other ranks: connects to rank 0 (the first of its addresses that answers) and says hello
+  // with the token, its rank and pid. Returns why not (empty when connected).
+  std::string liveness_to_root() {
+    std::istringstream in(broadcast_string(""));
+    std::uint64_t token = 0;
+    int port = 0;
+    in >> token >> port;
+    std::string ip;
+    int fd = -1;
+    while (port != 0 && fd < 0 && in >> ip) fd = connect_with_timeout(ip, port, 2000);
+    if (fd < 0) return "rank " + std::to_string(m_rank) + " cannot reach rank 0 over TCP";
+    const std::string hello =
+        std::to_string(token) + " " + std::to_string(m_rank) + " " + std::to_string(::getpid());
+    if (!write_all(fd, encode(frame_hello, hello), 2000)) {
+      ::close(fd);
+      return "rank " + std::to_string(m_rank) + " cannot write to rank 0";
+    }
+    peer p;
+    p.rank = 0;
+    p.fd = fd;
+    p.last_seen = steady_s();
+    m_peers.push_back(std::move(p));
+    return {};
+  }
+
+  // Reads what arrived from a connection not yet identified: its hello frame names its rank
+  // (then p.rank > 0), or it is rejected (p.closed: wrong token, rank taken or out of range).
+  void read_hello(peer& p, std::uint64_t token, std::vector<bool>& seen) {
+    char buf[256];
+    const ssize_t n = ::recv(p.fd, buf, sizeof(buf), 0);
+    if (n <= 0) {
+      p.closed = true;
+      return;
+    }
+    p.in.append(buf, static_cast<std::size_t>(n));
+    if (p.in.size() < 5) return;
+    std::uint32_t len = 0;
+    std::memcpy(&len, &p.in[1], 4);
+    if (p.in[0] != frame_hello || len > 200) {
+      p.closed = true;
+      return;
+    }
+    if (p.in.size() < 5 + len) return;
+    std::istringstream hello(p.in.substr(5, len));
+    p.in.erase(0, 5 + len);
+    std::uint64_t t = 0;
+    int r = -1;
+    hello >> t >> r;
+    if (t != token || r <= 0 || r >= m_size || seen[static_cast<std::size_t>(r)]) {
+      p.closed = true;
+      return;
+    }
+    seen[static_cast<std::size_t>(r)] = true;
+    p.rank = r;
+    p.last_seen = steady_s();
+  }
+
+  // Identified peers move to m_peers; rejected ones are closed. Returns how many moved.
+  std::size_t settle_pending(std::vector<peer>& pending) {
+    std::size_t moved = 0;
+    for (auto it = pending.begin(); it != pending.end();) {
+      if (it->closed) {
+        ::close(it->fd);
+        it = pending.erase(it);
+      } else if (it->rank > 0) {
+        m_peers.push_back(std::move(*it));
+        it = pending.erase(it);
+        ++moved;
+      } else {
+        ++it;
+      }
+    }
+    return moved;
   }
 
   void accept_peers(std::uint64_t token, std::string& why_not) {
@@ -447,49 +503,9 @@ class mpi_communicator final : public communicator {
         }
       }
       for (std::size_t i = 1; i < fds.size(); ++i) {
-        if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-        peer& p = pending[i - 1];
-        char buf[256];
-        const ssize_t n = ::recv(p.fd, buf, sizeof(buf), 0);
-        if (n <= 0) {
-          p.closed = true;
-          continue;
-        }
-        p.in.append(buf, static_cast<std::size_t>(n));
-        if (p.in.size() < 5) continue;
-        std::uint32_t len = 0;
-        std::memcpy(&len, &p.in[1], 4);
-        if (p.in[0] != frame_hello || len > 200) {
-          p.closed = true;
-          continue;
-        }
-        if (p.in.size() < 5 + len) continue;
-        std::istringstream hello(p.in.substr(5, len));
-        p.in.erase(0, 5 + len);
-        std::uint64_t t = 0;
-        int r = -1;
-        hello >> t >> r;
-        if (t != token || r <= 0 || r >= m_size || seen[static_cast<std::size_t>(r)]) {
-          p.closed = true;
-          continue;
-        }
-        seen[static_cast<std::size_t>(r)] = true;
-        p.rank = r;
-        p.last_seen = steady_s();
-        ++identified;
+        if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) read_hello(pending[i - 1], token, seen);
       }
-      // Identified peers move to m_peers; rejected ones are closed.
-      for (auto it = pending.begin(); it != pending.end();) {
-        if (it->closed) {
-          ::close(it->fd);
-          it = pending.erase(it);
-        } else if (it->rank > 0) {
-          m_peers.push_back(std::move(*it));
-          it = pending.erase(it);
-        } else {
-          ++it;
-        }
-      }
+      identified += settle_pending(pending);
     }
     for (auto& p : pending) ::close(p.fd);
     if (identified + 1 < static_cast<std::size_t>(m_size)) {
@@ -645,32 +661,51 @@ class mpi_communicator final : public communicator {
     if (!local_trouble.empty())
       run_failure_handler(m_rank == 0 ? diagnose(local_trouble) : local_trouble);
     const auto start = op_started_ns();
-    const double in_op_s = start ? static_cast<double>(now_ns() - start) * 1e-9 : 0;
-    const double limit = op_limit();
-    const bool op_timed_out = start && limit > 0 && in_op_s > limit;
-    const std::string where = activity().empty() ? "" : " during " + activity();
-
+    op_state op;
+    op.running = start != 0;
+    op.limit = op_limit();
+    op.timed_out =
+        op.running && op.limit > 0 && static_cast<double>(now_ns() - start) * 1e-9 > op.limit;
+    op.where = activity().empty() ? "" : " during " + activity();
     if (m_rank == 0) {
-      if (!m_trouble.empty()) run_failure_handler(diagnose(m_trouble.front()));
-      for (const auto& p : m_peers) {
-        if (p.closed && !p.quit) {
-          run_failure_handler(diagnose("a rank ended without finishing the run" + where));
-        }
-      }
-      if (op_timed_out) {
-        run_failure_handler(diagnose("an operation on rank 0 did not complete within " +
-                                     seconds_text(limit) + " (--op-timeout)" + where));
-      }
-      if (start) {
-        for (const auto& p : m_peers) {
-          if (now - p.last_seen > silent_fail_s) {
-            run_failure_handler(diagnose("a rank stopped answering" + where));
-          }
-        }
-      }
-      return;
+      check_as_root(now, op);
+    } else {
+      check_as_other(now, op);
     }
-    // Another rank: rank 0 decides; this rank tells it what went wrong here.
+  }
+
+  // The operation in progress, as the monitor sees it.
+  struct op_state {
+    bool running = false;    // a communicating operation is in progress
+    bool timed_out = false;  // it has run past --op-timeout
+    double limit = 0;
+    std::string where;  // " during <activity>"
+  };
+
+  // Rank 0 ends the job, naming the culprit: a rank's trouble report, a rank that ended, its own
+  // operation past the limit, or a rank silent during an operation.
+  void check_as_root(double now, const op_state& op) {
+    if (!m_trouble.empty()) run_failure_handler(diagnose(m_trouble.front()));
+    for (const auto& p : m_peers) {
+      if (p.closed && !p.quit) {
+        run_failure_handler(diagnose("a rank ended without finishing the run" + op.where));
+      }
+    }
+    if (op.timed_out) {
+      run_failure_handler(diagnose("an operation on rank 0 did not complete within " +
+                                   seconds_text(op.limit) + " (--op-timeout)" + op.where));
+    }
+    if (!op.running) return;
+    for (const auto& p : m_peers) {
+      if (now - p.last_seen > silent_fail_s) {
+        run_failure_handler(diagnose("a rank stopped answering" + op.where));
+      }
+    }
+  }
+
+  // Another rank: rank 0 decides; this rank tells it what went wrong here, and gives up on its
+  // own only when rank 0 is gone, silent, or does not end the job in time.
+  void check_as_other(double now, const op_state& op) {
     const peer* root = m_peers.empty() ? nullptr : &m_peers.front();
     if (m_root_ending.load()) {
       if (root && root->closed) std::_Exit(1);  // rank 0 is gone; the launcher ends the job
@@ -681,18 +716,18 @@ class mpi_communicator final : public communicator {
       std::_Exit(1);
     };
     if (root && root->closed && !root->quit)
-      give_up(who(0) + " ended without finishing the run" + where);
-    if (root && start && now - root->last_seen > silent_fail_s)
-      give_up(who(0) + " stopped answering" + where);
-    if (op_timed_out && m_gave_up_at == 0) {
+      give_up(who(0) + " ended without finishing the run" + op.where);
+    if (root && op.running && now - root->last_seen > silent_fail_s)
+      give_up(who(0) + " stopped answering" + op.where);
+    if (op.timed_out && m_gave_up_at == 0) {
       m_gave_up_at = now;
       const std::string text = who(m_rank) + ": an operation did not complete within " +
-                               seconds_text(limit) + " (--op-timeout)" + where;
+                               seconds_text(op.limit) + " (--op-timeout)" + op.where;
       if (!root) give_up(text);
       for (auto& p : m_peers) p.out += encode(frame_trouble, text);
     }
     if (m_gave_up_at > 0 && now - m_gave_up_at > trouble_grace_s) {
-      give_up("an operation did not complete within " + seconds_text(limit) + where +
+      give_up("an operation did not complete within " + seconds_text(op.limit) + op.where +
               " and rank 0 did not end the job");
     }
   }

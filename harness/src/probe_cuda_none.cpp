@@ -7,9 +7,11 @@ namespace infrabench::detail {
 
 void probe_cuda(capabilities& caps) {
   caps.cuda.available = false;
+  caps.cuda.compiled_in = false;
   caps.cuda.reason = "not compiled in (INFRABENCH_WITH_CUDA=OFF)";
   caps.cuda_device_count = 0;
   caps.cublas.available = false;
+  caps.cublas.compiled_in = false;
   caps.cublas.reason = "not compiled in (INFRABENCH_WITH_CUDA=OFF)";
 }
 

@@ -5,6 +5,7 @@ namespace infrabench::detail {
 
 void probe_nccl(capabilities& caps) {
   caps.nccl.available = false;
+  caps.nccl.compiled_in = false;
   caps.nccl.reason = "not compiled in (INFRABENCH_WITH_NCCL=OFF)";
 }
 

@@ -1,11 +1,14 @@
 #include "infrabench/state.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <stdexcept>
 
 #include "infrabench/error.h"
+#include "infrabench/thread_pool.h"
 
 namespace infrabench {
 namespace {
@@ -22,12 +25,14 @@ std::string percent(double fraction) {
   return buf;
 }
 
-}  // namespace
+// Why samples spread: the machine when it was busy, else the benchmark itself.
+std::string noise_cause(const std::optional<sampling_load>& load) {
+  if (!load || !load->known) return "the machine's load is unknown";
+  if (load->busy()) return "the machine was busy: " + load->describe();
+  return "the machine was quiet (" + load->describe() + "): the spread is the benchmark's own";
+}
 
-// Thrown out of the sampling loop when the configuration runs past its timeout.
-struct timeout_error : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+}  // namespace
 
 state::state(const config& cfg, const capabilities& caps, communicator& comm,
              exec_settings settings)
@@ -67,7 +72,18 @@ std::string state::option(std::string_view name) const {
                          " nobody registered");
 }
 
+void state::set_dependencies(std::string self, std::vector<std::string> uses) {
+  m_self = std::move(self);
+  m_uses = std::move(uses);
+}
+
 const result* state::find_earlier(std::string_view benchmark, const nlohmann::json& axes) const {
+  if (m_uses && benchmark != m_self &&
+      std::find(m_uses->begin(), m_uses->end(), benchmark) == m_uses->end()) {
+    throw std::logic_error(m_self + " reads " + std::string(benchmark) +
+                           "'s result without declaring it: add .uses(\"" + std::string(benchmark) +
+                           "\") to its registration");
+  }
   if (!m_settings.earlier) return nullptr;
   for (const auto& r : *m_settings.earlier) {
     if (r.benchmark != benchmark) continue;
@@ -135,6 +151,22 @@ void state::exec_gpu_batched(const std::function<batch_timing(std::int64_t)>& ru
               gpu_launches_per_sample(one, 1, many, n, m_settings.min_sample_time_s, max_iters));
 }
 
+batch_timing state::warm_up(const std::function<batch_timing(std::int64_t)>& run_batch) const {
+  // Caches, page faults, lazy initialisation, and the clock: cores that sat idle take tens of
+  // milliseconds to reach their running frequency, and on a many-core node a threads=0 run starts
+  // on many idle cores. Single calls repeat until warm_up_s has passed (one call when it is
+  // slower), and the last one, free of first-call costs, sizes the batches. The decision uses
+  // only the calls' times, which a multi-rank run_batch makes the same on every rank.
+  // The calls' cost counts by the larger of measured and wall time (a GPU call's host overhead).
+  batch_timing last = run_batch(1);
+  double total = std::max(last.per_iteration_s, last.wall_s);
+  for (int calls = 1; total < m_settings.warm_up_s && calls < 1000; ++calls) {
+    last = run_batch(1);
+    total += std::max(last.per_iteration_s, last.wall_s);
+  }
+  return last;
+}
+
 void state::sample_loop(const std::function<batch_timing(std::int64_t)>& run_batch,
                         std::string timer_name, std::int64_t fixed_iters) {
   if (m_executed) throw std::logic_error("state::exec called twice for one configuration");
@@ -142,15 +174,20 @@ void state::sample_loop(const std::function<batch_timing(std::int64_t)>& run_bat
   m_result.timer = std::move(timer_name);
   const auto& rule = m_settings.rule;
 
-  // Warm-up: caches, page faults, lazy initialisation. Its time also sizes the batches: by the
-  // larger of measured and wall time, so a per-call overhead the timer does not see (a GPU
-  // benchmark's gate and synchronise) cannot make one sample take 100x min_sample_time_s.
-  const std::int64_t warm_iters = fixed_iters > 0 ? fixed_iters : 1;
-  const batch_timing warm = run_batch(warm_iters);
-  const std::int64_t iters =
-      fixed_iters > 0 ? fixed_iters
-                      : iterations_per_sample(warm, warm_iters, m_settings.min_sample_time_s);
+  // Batches sized by the warm-up's last call, by the larger of measured and wall time, so a
+  // per-call overhead the timer does not see (a GPU benchmark's gate and synchronise) cannot make
+  // one sample take 100x min_sample_time_s. GPU work (fixed_iters) was warmed and calibrated by
+  // exec_gpu_batched: one batch of its size settles the queue.
+  std::int64_t iters = fixed_iters;
+  if (fixed_iters > 0) {
+    (void)run_batch(fixed_iters);
+  } else {
+    iters = iterations_per_sample(warm_up(run_batch), 1, m_settings.min_sample_time_s);
+  }
 
+  // The machine's load over the samples (not the warm-up): the cause of noise when it is busy.
+  const std::vector<int> cpus = allowed_cpus();
+  const load_snapshot load_before = take_load_snapshot(cpus);
   auto& samples = m_result.samples_s;
   // The budget (min/max time) counts the wall time samples cost, never less than their measured
   // time: with measured time alone a GPU benchmark whose calls cost 100x their GPU time in host
@@ -178,27 +215,26 @@ void state::sample_loop(const std::function<batch_timing(std::int64_t)>& run_bat
     }
   }
   m_result.iterations_per_sample = iters;
+  m_result.load = load_between(load_before, take_load_snapshot(cpus), static_cast<int>(cpus.size()),
+                               static_cast<double>(sysconf(_SC_CLK_TCK)));
   m_result.time = summarize(samples);
   if (m_result.stop_reason.empty()) m_result.stop_reason = to_string(v);
-  if (samples.empty()) throw std::runtime_error("interrupted before the first sample");
+  if (samples.empty()) throw interrupted_error("interrupted before the first sample");
 }
 
-void state::skip(std::string reason) {
-  m_result.st = status::skipped;
-  m_result.reason = std::move(reason);
+void state::skip(reason_code code, std::string reason) {
+  m_result.set_status(status::skipped, code, std::move(reason));
   throw state_exit{};
 }
 
-void state::fail(std::string reason) {
-  m_result.st = status::failed;
-  m_result.reason = std::move(reason);
+void state::fail(reason_code code, std::string reason) {
+  m_result.set_status(status::failed, code, std::move(reason));
   throw state_exit{};
 }
 
-void state::check(bool ok, std::string reason) {
+void state::check(bool ok, reason_code code, std::string reason) {
   if (ok) return;
-  m_result.valid = false;
-  m_result.invalid_reasons.push_back(std::move(reason));
+  m_result.mark_invalid(code, std::move(reason));
 }
 
 void state::add_metric(std::string name, std::string unit, double value, bool higher_is_better,
@@ -270,10 +306,10 @@ result state::finish(double elapsed_s) {
              "median time per iteration / " + item + "s per iteration");
     }
     if (r.time.robust_cv > m_settings.max_cv && s.size() > 2) {
-      r.valid = false;
-      r.invalid_reasons.push_back("noisy: robust CV " + percent(r.time.robust_cv) + " > " +
-                                  percent(m_settings.max_cv) + " over " + std::to_string(s.size()) +
-                                  " samples");
+      r.mark_invalid(reason_code::noisy, "noisy: robust CV " + percent(r.time.robust_cv) + " > " +
+                                             percent(m_settings.max_cv) + " over " +
+                                             std::to_string(s.size()) + " samples; " +
+                                             noise_cause(r.load));
     }
     const double half = r.time.median_rel_ci_halfwidth();
     if (r.stop_reason != "converged" && half > m_settings.rule.target_rel_ci) {

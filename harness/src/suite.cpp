@@ -51,74 +51,82 @@ std::vector<std::string> builtin_suite_names() {
   return names;
 }
 
-suite parse_suite(const std::string& text, const std::string& source) {
-  json doc;
+namespace {
+
+json parse_suite_json(const std::string& text, const std::string& source) {
   try {
-    doc = json::parse(text);
+    return json::parse(text);
   } catch (const json::parse_error& e) {
     // nlohmann's message already says "at line L, column C"; drop its "[json.exception...]" tag.
     std::string msg = e.what();
     if (const auto pos = msg.find("] "); pos != std::string::npos) msg = msg.substr(pos + 2);
     throw user_error("suite " + source + ": invalid JSON: " + msg);
   }
+}
+
+std::string optional_string(const json& doc, const char* key, const std::string& where) {
+  if (!doc.contains(key)) return {};
+  if (!doc[key].is_string()) throw user_error(where + ": \"" + key + "\" must be a string");
+  return doc[key].get<std::string>();
+}
+
+void parse_settings(const json& st, const std::string& where, suite& s) {
+  if (!st.is_object()) throw user_error(where + ": \"settings\" must be an object");
+  check_keys(st, {"min_time_s", "max_time_s", "timeout_s", "target_rel_ci"}, where + " settings");
+  if (st.contains("min_time_s"))
+    s.min_time_s = positive_number(st["min_time_s"], where, "min_time_s");
+  if (st.contains("max_time_s"))
+    s.max_time_s = positive_number(st["max_time_s"], where, "max_time_s");
+  if (st.contains("timeout_s")) s.timeout_s = positive_number(st["timeout_s"], where, "timeout_s");
+  if (st.contains("target_rel_ci"))
+    s.target_rel_ci = positive_number(st["target_rel_ci"], where, "target_rel_ci");
+}
+
+// One entry of "benchmarks": {"filter": regex, "axes": {name: value or list}}; `ew` names it.
+suite_entry parse_entry(const json& e, const std::string& ew) {
+  if (!e.is_object()) throw user_error(ew + ": must be an object");
+  check_keys(e, {"filter", "axes"}, ew);
+  if (!e.contains("filter") || !e["filter"].is_string()) {
+    throw user_error(ew + ": \"filter\" (a regex string) is required");
+  }
+  suite_entry entry;
+  entry.filter = e["filter"].get<std::string>();
+  if (!e.contains("axes")) return entry;
+  if (!e["axes"].is_object()) throw user_error(ew + ": \"axes\" must be an object");
+  for (const auto& [name, values] : e["axes"].items()) {
+    const bool scalar = values.is_number() || values.is_string();
+    bool list_ok = values.is_array() && !values.empty();
+    if (list_ok) {
+      for (const auto& v : values) list_ok = list_ok && (v.is_number() || v.is_string());
+    }
+    if (!scalar && !list_ok) {
+      throw user_error(ew + ": axis \"" + name +
+                       "\" must be a number, a string or a non-empty list of them");
+    }
+    entry.axes.emplace_back(name, values);
+  }
+  return entry;
+}
+
+}  // namespace
+
+suite parse_suite(const std::string& text, const std::string& source) {
+  const json doc = parse_suite_json(text, source);
   const std::string where = "suite " + source;
   if (!doc.is_object()) throw user_error(where + ": the top level must be an object");
   check_keys(doc, {"$schema", "name", "description", "settings", "benchmarks"}, where);
   suite s;
   s.source = source;
-  if (doc.contains("name")) {
-    if (!doc["name"].is_string()) throw user_error(where + ": \"name\" must be a string");
-    s.name = doc["name"].get<std::string>();
-  }
-  if (doc.contains("description")) {
-    if (!doc["description"].is_string())
-      throw user_error(where + ": \"description\" must be a string");
-    s.description = doc["description"].get<std::string>();
-  }
-  if (doc.contains("settings")) {
-    const auto& st = doc["settings"];
-    if (!st.is_object()) throw user_error(where + ": \"settings\" must be an object");
-    check_keys(st, {"min_time_s", "max_time_s", "timeout_s", "target_rel_ci"}, where + " settings");
-    if (st.contains("min_time_s"))
-      s.min_time_s = positive_number(st["min_time_s"], where, "min_time_s");
-    if (st.contains("max_time_s"))
-      s.max_time_s = positive_number(st["max_time_s"], where, "max_time_s");
-    if (st.contains("timeout_s"))
-      s.timeout_s = positive_number(st["timeout_s"], where, "timeout_s");
-    if (st.contains("target_rel_ci"))
-      s.target_rel_ci = positive_number(st["target_rel_ci"], where, "target_rel_ci");
-  }
+  if (doc.contains("name")) s.name = optional_string(doc, "name", where);
+  s.description = optional_string(doc, "description", where);
+  if (doc.contains("settings")) parse_settings(doc["settings"], where, s);
   if (!doc.contains("benchmarks"))
     throw user_error(where + ": missing \"benchmarks\" (a list of {\"filter\": ...})");
   const auto& list = doc["benchmarks"];
   if (!list.is_array()) throw user_error(where + ": \"benchmarks\" must be an array");
   if (list.empty()) throw user_error(where + ": \"benchmarks\" is empty");
   for (std::size_t i = 0; i < list.size(); ++i) {
-    const auto& e = list[i];
-    const std::string ew = where + " benchmarks[" + std::to_string(i) + "]";
-    if (!e.is_object()) throw user_error(ew + ": must be an object");
-    check_keys(e, {"filter", "axes"}, ew);
-    if (!e.contains("filter") || !e["filter"].is_string()) {
-      throw user_error(ew + ": \"filter\" (a regex string) is required");
-    }
-    suite_entry entry;
-    entry.filter = e["filter"].get<std::string>();
-    if (e.contains("axes")) {
-      if (!e["axes"].is_object()) throw user_error(ew + ": \"axes\" must be an object");
-      for (const auto& [name, values] : e["axes"].items()) {
-        const bool scalar = values.is_number() || values.is_string();
-        bool list_ok = values.is_array() && !values.empty();
-        if (list_ok) {
-          for (const auto& v : values) list_ok = list_ok && (v.is_number() || v.is_string());
-        }
-        if (!scalar && !list_ok) {
-          throw user_error(ew + ": axis \"" + name +
-                           "\" must be a number, a string or a non-empty list of them");
-        }
-        entry.axes.emplace_back(name, values);
-      }
-    }
-    s.entries.push_back(std::move(entry));
+    s.entries.push_back(parse_entry(list[i], where + " benchmarks[" + std::to_string(i) + "]"));
   }
   return s;
 }

@@ -6,6 +6,23 @@
 #include <utility>
 
 namespace infrabench {
+namespace {
+
+// A spinning worker's pause between looks: it lets the SMT sibling run and saves power.
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#else
+  std::this_thread::yield();
+#endif
+}
+
+// Long enough to bridge the gap between two calls of a timed loop and between two samples (the
+// harness's bookkeeping takes microseconds), short enough that workers of a finished benchmark
+// go to sleep at once.
+constexpr std::chrono::microseconds worker_spin{100};
+
+}  // namespace
 
 std::vector<int> allowed_cpus() {
   cpu_set_t set;
@@ -23,6 +40,7 @@ std::vector<int> allowed_cpus() {
 thread_pool::thread_pool(std::size_t threads, bool pin) {
   const auto cpus = allowed_cpus();
   if (threads == 0) threads = cpus.size();
+  if (threads <= cpus.size()) m_spin = worker_spin;
   m_workers.reserve(threads);
   for (std::size_t i = 0; i < threads; ++i) {
     const int cpu = pin ? cpus[i % cpus.size()] : -1;
@@ -33,7 +51,7 @@ thread_pool::thread_pool(std::size_t threads, bool pin) {
 thread_pool::~thread_pool() {
   {
     std::lock_guard lock(m_mutex);
-    m_stop = true;
+    m_stop.store(true);
   }
   m_start_cv.notify_all();
   for (auto& t : m_workers) t.join();
@@ -41,14 +59,47 @@ thread_pool::~thread_pool() {
 
 void thread_pool::run(const std::function<void(std::size_t)>& fn) {
   std::unique_lock lock(m_mutex);
-  m_task = &fn;
-  m_pending = m_workers.size();
+  m_task.store(&fn, std::memory_order_relaxed);
+  m_pending.store(m_workers.size(), std::memory_order_relaxed);
   m_error = nullptr;
-  ++m_generation;
-  m_start_cv.notify_all();
-  m_done_cv.wait(lock, [this] { return m_pending == 0; });
-  m_task = nullptr;
+  // Publishes the task: a spinning worker sees the new generation without the lock.
+  m_generation.fetch_add(1, std::memory_order_release);
+  if (m_sleeping > 0) m_start_cv.notify_all();
+  m_done_cv.wait(lock, [this] { return m_pending.load(std::memory_order_acquire) == 0; });
+  m_task.store(nullptr, std::memory_order_relaxed);
   if (m_error) std::rethrow_exception(std::exchange(m_error, nullptr));
+}
+
+bool thread_pool::wait_for_work(std::size_t seen) {
+  if (m_spin.count() > 0) {
+    const auto deadline = std::chrono::steady_clock::now() + m_spin;
+    for (unsigned i = 1;; ++i) {
+      if (m_stop.load(std::memory_order_relaxed)) return false;
+      if (m_generation.load(std::memory_order_acquire) != seen) return true;
+      if (i % 64 == 0 && std::chrono::steady_clock::now() >= deadline) break;
+      cpu_relax();
+    }
+  }
+  std::unique_lock lock(m_mutex);
+  ++m_sleeping;
+  m_start_cv.wait(lock, [&] {
+    return m_stop.load(std::memory_order_relaxed) ||
+           m_generation.load(std::memory_order_relaxed) != seen;
+  });
+  --m_sleeping;
+  return !m_stop.load(std::memory_order_relaxed);
+}
+
+void thread_pool::finish_task(std::exception_ptr error) {
+  if (error) {
+    std::lock_guard lock(m_mutex);
+    if (!m_error) m_error = error;
+  }
+  if (m_pending.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    // Under the lock, so run() cannot miss the notification between its check and its wait.
+    std::lock_guard lock(m_mutex);
+    m_done_cv.notify_one();
+  }
 }
 
 void thread_pool::worker_loop(std::size_t index, int cpu) {
@@ -60,26 +111,18 @@ void thread_pool::worker_loop(std::size_t index, int cpu) {
     pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
   }
   std::size_t seen = 0;
-  while (true) {
-    const std::function<void(std::size_t)>* task = nullptr;
-    {
-      std::unique_lock lock(m_mutex);
-      m_start_cv.wait(lock, [&] { return m_stop || m_generation != seen; });
-      if (m_stop) return;
-      seen = m_generation;
-      task = m_task;
-    }
+  while (wait_for_work(seen)) {
+    // run() starts no new generation before every worker finished this one, so the task read
+    // after the generation is this generation's.
+    seen = m_generation.load(std::memory_order_acquire);
+    const auto* task = m_task.load(std::memory_order_relaxed);
     std::exception_ptr error;
     try {
       (*task)(index);
     } catch (...) {
       error = std::current_exception();
     }
-    {
-      std::lock_guard lock(m_mutex);
-      if (error && !m_error) m_error = error;
-      if (--m_pending == 0) m_done_cv.notify_one();
-    }
+    finish_task(error);
   }
 }
 

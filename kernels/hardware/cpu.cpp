@@ -11,6 +11,12 @@ const std::vector<cpu_op_figure>& cpu_op_table() {
       {cpu_vector_op::avx512_fma_fp32, "vfmadd231ps zmm", 16, 2, "Intel SDM vol. 2: VFMADD231PS"},
       {cpu_vector_op::avx512_dpbf16_fp32, "vdpbf16ps zmm", 16, 4, "Intel SDM vol. 2: VDPBF16PS"},
       {cpu_vector_op::avx512_fma_fp16, "vfmadd231ph zmm", 32, 2, "Intel SDM vol. 2: VFMADD231PH"},
+      // A tile product: 16x16 results, each a sum of 32 bf16 (64 int8) products: K multiplies and
+      // K adds per result.
+      {cpu_vector_op::amx_tdpbf16ps, "tdpbf16ps tmm", 16 * 16, 32 * 2,
+       "Intel SDM vol. 2: TDPBF16PS (Intel AMX)"},
+      {cpu_vector_op::amx_tdpbssd, "tdpbssd tmm", 16 * 16, 64 * 2,
+       "Intel SDM vol. 2: TDPBSSD (Intel AMX)"},
   };
   return table;
 }

@@ -8,6 +8,8 @@
 #include <optional>
 #include <random>
 
+#include "infrabench/outliers.h"
+
 namespace infrabench::reports {
 namespace {
 
@@ -294,16 +296,13 @@ trend_analysis analyse_trend(const std::vector<double>& values, const change_poi
 
 std::vector<std::size_t> outliers_worse_than_median(const std::vector<double>& values,
                                                     bool higher_is_better, double max_deviation) {
-  std::vector<std::size_t> out;
-  if (values.size() < 2) return out;
-  const double m = median_of(values);
-  if (!std::isfinite(m) || m == 0) return out;
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    const double rel = (values[i] - m) / std::fabs(m);
-    const double worse = higher_is_better ? -rel : rel;
-    if (worse > max_deviation) out.push_back(i);
-  }
-  return out;
+  // The harness's definition (infrabench/outliers.h) with no z-score test: any node further than
+  // max_deviation from the median on the bad side, from two nodes up.
+  outlier_settings s;
+  s.z_threshold = 0;
+  s.min_deviation = max_deviation;
+  s.min_nodes = 2;
+  return outlier_indices(values, higher_is_better, s);
 }
 
 double geometric_mean(const std::vector<double>& v) {

@@ -1,6 +1,7 @@
 """The CLI as a user runs it: subcommands, reports, and every bad input of issue #2."""
 import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -64,6 +65,14 @@ def test_list_json():
     assert items["bandwidth/host_memory"]["runnable"] is True
     axes = {a["name"]: a for a in items["bandwidth/host_memory"]["axes"]}
     assert axes["kernel"]["defaults"] == ["copy", "scale", "add", "triad"]
+    # Every declared dependency names a benchmark of this binary (a typo would order nothing).
+    for name, b in items.items():
+        for used in b["uses"]:
+            assert used in items, (name, used)
+    assert "bandwidth/host_memory" in items["preprocess/crop"]["uses"]
+    # A benchmark that cannot run here says why, with the reason's code.
+    for b in items.values():
+        assert b["runnable"] == ("reason_code" not in b), b
 
 
 def test_sysinfo():
@@ -100,6 +109,27 @@ def test_run_writes_valid_report_and_table(report_path):
     # The console: one table per benchmark, units on the numbers, and where the report went.
     assert "bandwidth/host_memory" in p.stdout and "GB/s" in p.stdout and "ns" in p.stdout
     assert "report written to " + report_path in p.stderr
+
+
+def test_reasons_carry_codes_the_schema_knows(report_path):
+    # A skip and a failure in one run: each reason has its code, and the schema's enum is the
+    # harness's list of codes (harness/src/result.cpp), no more, no fewer.
+    p = run("run", "--filter", "^gemm/cpu_peak$", "-a", "isa=avx512_fp16", "-a", "threads=1", *FAST,
+            "-o", report_path)
+    assert p.returncode == 0, p.stderr
+    report = load_report(report_path)
+    (r,) = report["results"]
+    if r["status"] == "skipped":
+        assert r["reason_code"] == "unsupported", r
+    assert r["invalid_reason_codes"] == [] or len(r["invalid_reason_codes"]) == len(
+        r["invalid_reasons"])
+    src = os.environ.get("INFRABENCH_SOURCE_DIR", ".")
+    with open(os.path.join(src, "harness/src/result.cpp")) as f:
+        codes = re.findall(r'\{reason_code::(\w+), "(\w+)"\}', f.read())
+    assert codes and all(a == b for a, b in codes), codes
+    with open(os.path.join(src, "reports/schema/report.schema.json")) as f:
+        schema = json.load(f)
+    assert schema["$defs"]["reason_code"]["enum"] == [b for a, b in codes if b != "none"]
 
 
 def test_format_json_prints_the_report(report_path):

@@ -108,6 +108,7 @@ def test_node_local_benchmarks_run_once_per_host(tmp_path):
     [left] = [r for r in rep["results"] if r["status"] == "skipped"]
     assert measured["rank"] == 0 and left["rank"] == 1
     assert left["reason"].startswith("node-local: measured once per host")
+    assert left["reason_code"] == "node_local"
     assert "cluster: 1 host" in p.stdout and "left to the one rank per host" in p.stdout
 
 
@@ -136,6 +137,7 @@ def test_one_rank_is_too_few(tmp_path):
     assert p.returncode == 0, p.stdout + p.stderr
     [r] = load_report(out)["results"]
     assert r["status"] == "skipped" and "needs at least 2 ranks (world size 1)" in r["reason"]
+    assert r["reason_code"] == "needs_ranks"
 
 
 @needs_mpi

@@ -24,6 +24,37 @@ def test_list_shows_cpu_and_gpu_benchmarks():
     axes = {a["name"]: a for a in names["gemm/ours_fp32"]["axes"]}
     assert axes["trans"]["choices"] == ["nn", "nt", "tn", "tt"]
     assert {"shape", "threads", "isa"} <= set(axes)
+    # The results each benchmark reads are declared, and listed.
+    assert names["gemm/ours_fp32"]["uses"] == [
+        "gemm/cpu_peak", "gemm/openblas_fp32", "gemm/onednn_fp32"]
+    assert names["gemm/ours_bf16"]["uses"] == ["gemm/cpu_peak", "gemm/onednn_bf16"]
+    assert names["gemm/cpu_peak"]["uses"] == []
+    text = run("list", "--filter", "^gemm/ours_fp32$").stdout
+    assert "uses: gemm/cpu_peak, gemm/openblas_fp32, gemm/onednn_fp32" in text, text
+
+
+def test_run_order_follows_declared_uses(report_path):
+    # The references and the peak run before ours whatever the names, as declared.
+    p = run("run", "--filter", "^gemm/(cpu_peak|openblas_fp32|ours_fp32)$", *FAST,
+            "-a", "shape=64", "-a", "threads=1", "-o", report_path)
+    assert p.returncode == 0, p.stderr
+    order = [r["benchmark"] for r in load_report(report_path)["results"]]
+    assert order.index("gemm/ours_fp32") > order.index("gemm/openblas_fp32")
+    assert order.index("gemm/ours_fp32") > order.index("gemm/cpu_peak")
+
+
+def test_amx_peak_skipped_with_the_reason_without_tiles(report_path):
+    if "amx_tile" in cpu_flags():
+        pytest.skip("this CPU has AMX tiles")
+    p = run("run", "--filter", "^gemm/cpu_peak$", *FAST, "-a", "isa=amx_bf16,amx_int8",
+            "-a", "threads=1", "-o", report_path)
+    assert p.returncode == 0, p.stderr
+    rs = results(load_report(report_path), "gemm/cpu_peak")
+    assert len(rs) == 2
+    for r in rs:
+        assert r["status"] == "skipped", r
+        assert r["reason_code"] == "unsupported"
+        assert "AMX" in r["reason"], r["reason"]
 
 
 @pytest.mark.skipif(not HAS_CUDA, reason="built without CUDA")
@@ -67,6 +98,14 @@ def test_cpu_gemms_run_verify_and_compare(report_path):
             notes = " ".join(r["warnings"])
             assert metric(r, "pct_of_openblas") > 0 or "pct_of_openblas not reported" in notes, (
                 r["metrics"], notes)
+    # Every percentage of a peak is at most 100 and names its peak beside it.
+    for r in report["results"]:
+        for m in r.get("metrics", []):
+            if m["name"] in ("pct_of_fma_peak", "pct_of_amx_peak"):
+                assert m["value"] <= 100, (r["benchmark"], r["axes"], m)
+                companions = [c for c in r["metrics"]
+                              if c["name"].startswith("peak_") and c["name"] in m["method"]]
+                assert companions and companions[0]["role"] == "information", m["method"]
     # References of these tiny shapes are too small to judge against the peak (thread wake-up may
     # dominate): the plausibility rule leaves them alone.
     for name in ["gemm/openblas_fp32", "gemm/onednn_fp32", "gemm/onednn_bf16"]:
@@ -84,6 +123,11 @@ def test_cpu_gemms_run_verify_and_compare(report_path):
         elif r["status"] == "passed":
             assert metric(r, "clock_ghz") > 0
             assert metric(r, "instr_per_cycle") > 0
+            # Clock x width where the table knows this core: the kernel reaches it (a loaded
+            # machine may cost a few percent; the suite's own warning names < 97%).
+            names = [m["name"] for m in r["metrics"]]
+            if "pct_of_clock_x_width" in names:
+                assert 50 < metric(r, "pct_of_clock_x_width") < 110, r["metrics"]
 
 
 def test_openblas_runs_the_chosen_core_type(report_path):

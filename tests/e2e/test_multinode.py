@@ -354,11 +354,19 @@ def test_slow_host_storage_is_named(tmp_path):
         assert {r["host"] for r in rows} == {f"h{i}" for i in range(1, HOSTS + 1)}, text
         assert not any("shared by the" in w for r in rows for w in r["warnings"])  # node-local found
         slow = f"h{LAST}"
+        # hN is named for its storage. Which metrics cross the line depends on the tmpfs hosts'
+        # spread: with 3 hosts the MAD is the smaller of the two gaps to the median, so when the
+        # two tmpfs hosts differ by a third (two CPUs shared by three ranks), hN's bandwidth,
+        # 98% below, can stay inside 3.5 robust z while its latencies (tight on tmpfs) do not.
+        central = ("bandwidth_gbps", "ios_per_s", "latency_us_mean", "latency_us_p50")
         named = [f for f in findings(rep, slow, "host_metric")
-                 if f["benchmark"] == "storage/read" and f["metric"] == "bandwidth_gbps"]
+                 if f["benchmark"] == "storage/read" and f["metric"] in central]
         assert named, [f["text"] for h in rep["hosts"] for f in h.get("outliers", [])]
+        assert all(f["value"] < f["median"] if f["metric"] in ("bandwidth_gbps", "ios_per_s")
+                   else f["value"] > f["median"] for f in named), named
         for i in range(1, HOSTS):
-            wrong = [f for f in findings(rep, f"h{i}", "host_metric") if f["metric"] == "bandwidth_gbps"]
+            wrong = [f for f in findings(rep, f"h{i}", "host_metric")
+                     if f["benchmark"] == "storage/read" and f["metric"] in central]
             assert not wrong, [f["text"] for f in wrong]
         (job,) = results(rep, "storage/read_job")
         assert f"({slow})" in method(job, "slowest_host_gbps"), method(job, "slowest_host_gbps")

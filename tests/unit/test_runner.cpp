@@ -55,6 +55,41 @@ void bench_display(state& st) {
 void bench_time_metric_early(state& st) {
   st.add_time_metric("x", "x", true, "before exec", [](double t) { return t; });
 }
+// Iterations of 1, 2 or 3 ms in turn: a robust CV far above 10%.
+void bench_noisy(state& st) {
+  int i = 0;
+  st.exec([&] { spin_for(1e-3 * (1 + (i++ % 3))); });
+}
+void bench_measures(state& st) {
+  st.exec([] { spin_for(5e-6); });
+}
+// Reads test/uses_c's result, which it declared, then test/uses_b's, which it did not.
+void bench_reads_declared(state& st) {
+  (void)st.find_earlier("test/uses_c");
+  st.exec([] { spin_for(5e-6); });
+}
+void bench_reads_undeclared(state& st) {
+  (void)st.find_earlier("test/uses_b");
+  st.exec([] { spin_for(5e-6); });
+}
+
+// A run-wide resource: made once per run, destroyed when the run ends.
+struct counted_resource {
+  static inline int made = 0, alive = 0;
+  counted_resource() {
+    ++made;
+    ++alive;
+  }
+  counted_resource(const counted_resource&) = delete;
+  ~counted_resource() { --alive; }
+};
+void bench_resource(state& st) {
+  auto& r = st.resource<counted_resource>("test/counted",
+                                          [] { return std::make_unique<counted_resource>(); });
+  EXPECT_GE(counted_resource::alive, 1);
+  (void)r;
+  st.exec([] { spin_for(5e-6); });
+}
 
 INFRABENCH_REGISTER(bench_spin, "test/spin")
     .describe("spins")
@@ -69,6 +104,14 @@ INFRABENCH_REGISTER(bench_slow, "test/slow");
 INFRABENCH_REGISTER(bench_nothing, "test/nothing");
 INFRABENCH_REGISTER(bench_time_metric, "test/time_metric");
 INFRABENCH_REGISTER(bench_time_metric_early, "test/time_metric_early");
+INFRABENCH_REGISTER(bench_reads_declared, "test/uses_a").uses("test/uses_c");
+INFRABENCH_REGISTER(bench_noisy, "test/noisy");
+INFRABENCH_REGISTER(bench_measures, "test/uses_b");
+INFRABENCH_REGISTER(bench_measures, "test/uses_c");
+INFRABENCH_REGISTER(bench_reads_undeclared, "test/uses_undeclared");
+INFRABENCH_REGISTER(bench_measures, "test/cycle_a").uses("test/cycle_b");
+INFRABENCH_REGISTER(bench_measures, "test/cycle_b").uses("test/cycle_a");
+INFRABENCH_REGISTER(bench_resource, "test/resource").add_int64_axis("n", {1, 2, 3});
 INFRABENCH_REGISTER(bench_display, "test/display")
     .add_string_axis("mode", {"auto"}, {.choices = {"auto", "fast"}})
     .add_int64_axis("n", {1}, {.min = 1});
@@ -154,6 +197,8 @@ TEST_F(RunnerTest, ExceptionFailsOnlyThatConfiguration) {
   const result r = run("test/throws");
   EXPECT_EQ(r.st, status::failed);
   EXPECT_EQ(r.reason, "device on fire");
+  EXPECT_EQ(r.code, reason_code::error);
+  EXPECT_EQ(r.to_json()["reason_code"], "error");
 }
 
 TEST_F(RunnerTest, FailedVerificationMarksInvalid) {
@@ -162,13 +207,19 @@ TEST_F(RunnerTest, FailedVerificationMarksInvalid) {
   EXPECT_FALSE(r.valid);
   ASSERT_FALSE(r.invalid_reasons.empty());
   EXPECT_EQ(r.invalid_reasons[0], "checksum mismatch at 7");
+  ASSERT_EQ(r.invalid_codes.size(), r.invalid_reasons.size());
+  EXPECT_EQ(r.invalid_codes[0], reason_code::check_failed);
+  EXPECT_EQ(r.to_json()["invalid_reason_codes"][0], "check_failed");
 }
 
 TEST_F(RunnerTest, SkipAndNothingMeasured) {
-  EXPECT_EQ(run("test/skipper").st, status::skipped);
+  const result skipped = run("test/skipper");
+  EXPECT_EQ(skipped.st, status::skipped);
+  EXPECT_EQ(skipped.code, reason_code::unsupported);  // skip(text) without a code
   const result r = run("test/nothing");
   EXPECT_EQ(r.st, status::failed);
   EXPECT_NE(r.reason.find("without measuring"), std::string::npos);
+  EXPECT_EQ(r.code, reason_code::no_measurement);
 }
 
 TEST_F(RunnerTest, TimeoutFailsTheConfiguration) {
@@ -178,6 +229,7 @@ TEST_F(RunnerTest, TimeoutFailsTheConfiguration) {
   const result r = run("test/slow");
   EXPECT_EQ(r.st, status::failed);
   EXPECT_NE(r.reason.find("timed out"), std::string::npos) << r.reason;
+  EXPECT_EQ(r.code, reason_code::timeout);
 }
 
 TEST_F(RunnerTest, InterruptStopsSampling) {
@@ -188,6 +240,140 @@ TEST_F(RunnerTest, InterruptStopsSampling) {
   const result r = run("test/slow");
   // The warm-up call ran, then the flag stopped sampling before the first sample.
   EXPECT_EQ(r.st, status::failed);
+  EXPECT_EQ(r.code, reason_code::interrupted);
+}
+
+// Noise is invalid with the code noisy, and the reason says whether the machine was busy (its
+// load while sampling is in the result) or quiet (then the spread is the benchmark's own).
+TEST_F(RunnerTest, NoisyResultNamesTheMachinesLoad) {
+  settings.rule.min_time_s = 0.05;
+  settings.rule.min_samples = 10;
+  const result r = run("test/noisy");
+  ASSERT_EQ(r.st, status::passed) << r.reason;
+  ASSERT_FALSE(r.valid);
+  ASSERT_EQ(r.invalid_codes.size(), 1u);
+  EXPECT_EQ(r.invalid_codes[0], reason_code::noisy);
+  ASSERT_TRUE(r.load.has_value());
+  if (r.load->known) {
+    EXPECT_NE(r.invalid_reasons[0].find(r.load->busy() ? "the machine was busy: other processes"
+                                                       : "the machine was quiet"),
+              std::string::npos)
+        << r.invalid_reasons[0];
+    EXPECT_GT(r.load->own_cpus, 0.2);  // it spun on one thread for the whole time
+    EXPECT_TRUE(r.to_json().contains("sampling_load"));
+  }
+}
+
+// Warm-up: single untimed calls until warm_up_s has passed (one call when it is 0), so idle cores
+// reach their clock before the first sample; the samples' calls are what remains.
+TEST_F(RunnerTest, WarmUpLastsWarmUpSeconds) {
+  std::int64_t calls = 0;
+  benchmark b("test/count_calls", [&](state& st) { st.exec([&] { ++calls, spin_for(100e-6); }); });
+  for (const double warm_up_s : {0.0, 0.02}) {
+    calls = 0;
+    settings.warm_up_s = warm_up_s;
+    const result r = run_one(b, {}, caps, *comm, settings);
+    ASSERT_EQ(r.st, status::passed) << r.reason;
+    const auto sampled = r.iterations_per_sample * static_cast<std::int64_t>(r.samples_s.size());
+    const std::int64_t warm_up_calls = calls - sampled;
+    if (warm_up_s == 0) {
+      EXPECT_EQ(warm_up_calls, 1);
+    } else {
+      EXPECT_GE(warm_up_calls, 2);  // 20 ms of 0.1 ms calls (fewer when preempted)
+    }
+  }
+}
+
+// A requirement's code travels with its text: a missing CUDA is no_device, or not_built in a
+// build without CUDA; never the default.
+TEST_F(RunnerTest, UnmetRequirementCarriesItsCode) {
+  if (caps.cuda.available) GTEST_SKIP() << "this machine has a CUDA device";
+  const result r = run("test/needs_cuda");
+  EXPECT_EQ(r.code, caps.cuda.compiled_in ? reason_code::no_device : reason_code::not_built);
+}
+
+// The plan runs a benchmark after those it declared it uses, and otherwise keeps the registry's
+// order: test/uses_a (uses test/uses_c) moves behind test/uses_c; test/uses_b stays first.
+TEST_F(RunnerTest, PlanOrdersByDeclaredUses) {
+  const run_plan plan = make_plan(registry::instance(), sel_filter("^test/uses_[abc]$"), caps);
+  std::vector<std::string> order;
+  for (const auto& it : plan.items) order.push_back(it.bench->name());
+  EXPECT_EQ(order, (std::vector<std::string>{"test/uses_b", "test/uses_c", "test/uses_a"}));
+  // A used benchmark that is not selected holds nothing back.
+  const run_plan alone = make_plan(registry::instance(), sel_filter("^test/uses_a$"), caps);
+  ASSERT_EQ(alone.items.size(), 1u);
+  EXPECT_EQ(alone.items[0].bench->name(), "test/uses_a");
+  // The run plan's order is also the report's suite order.
+  EXPECT_EQ(plan.effective_suite["benchmarks"][2]["name"], "test/uses_a");
+}
+
+TEST_F(RunnerTest, UsesCycleIsABug) {
+  EXPECT_THROW((void)make_plan(registry::instance(), sel_filter("^test/cycle_"), caps),
+               std::logic_error);
+  EXPECT_THROW(registry::instance().add("test/self", [](state&) {}).uses("test/self"),
+               std::logic_error);
+}
+
+// find_earlier of a benchmark the registration did not declare fails the configuration, naming
+// the missing declaration; a declared one is fine.
+TEST_F(RunnerTest, ReadingAnUndeclaredResultIsABug) {
+  EXPECT_EQ(run("test/uses_a").st, status::passed);
+  const result r = run("test/uses_undeclared");
+  EXPECT_EQ(r.st, status::failed);
+  EXPECT_NE(r.reason.find(".uses(\"test/uses_b\")"), std::string::npos) << r.reason;
+}
+
+// One resource for the whole run (three configurations), destroyed when run() returns.
+TEST_F(RunnerTest, RunResourceLivesForTheRun) {
+  counted_resource::made = 0;
+  auto sel = sel_filter("^test/resource$");
+  run_plan plan = make_plan(registry::instance(), sel, caps);
+  plan.settings = settings;
+  runner rn(caps, *comm);
+  const auto results = rn.run(plan, {}, nullptr);
+  ASSERT_EQ(results.size(), 3u);
+  for (const auto& r : results) EXPECT_EQ(r.st, status::passed) << r.reason;
+  EXPECT_EQ(counted_resource::made, 1);
+  EXPECT_EQ(counted_resource::alive, 0);
+  // Without a run, a state keeps its own: made per configuration, gone with it.
+  (void)run("test/resource", {{"n", std::int64_t{1}}});
+  EXPECT_EQ(counted_resource::made, 2);
+  EXPECT_EQ(counted_resource::alive, 0);
+}
+
+// Every result starts from the same identity: the benchmark, axes with display, rank, host.
+TEST_F(RunnerTest, MakeResultNamesTheConfiguration) {
+  const benchmark* b = registry::instance().find("test/spin");
+  ASSERT_NE(b, nullptr);
+  const result r =
+      make_result(*b, {{"n", std::int64_t{2}}, {"size", std::int64_t{65536}}}, 3, "h7");
+  EXPECT_EQ(r.benchmark, "test/spin");
+  ASSERT_EQ(r.axes.size(), 2u);
+  EXPECT_EQ(r.axes[1].second, 65536);
+  EXPECT_EQ(r.axis_display[1], "64KiB");
+  EXPECT_EQ(r.rank, 3);
+  EXPECT_EQ(r.host, "h7");
+  EXPECT_EQ(describe_config(*b, {{"n", std::int64_t{2}}}), "test/spin n=2");
+}
+
+// Settings: the defaults, then the suite's, then the command line's; one bound given alone on
+// the command line moves the suite's other bound rather than clash with it.
+TEST_F(RunnerTest, EffectiveSettingsLayerSuiteAndCommandLine) {
+  selection sel;
+  sel.selected_suite = parse_suite(
+      R"({"settings":{"min_time_s":0.2,"max_time_s":1.5},"benchmarks":[{"filter":"^test/spin$"}]})",
+      "t");
+  exec_settings st = effective_settings(sel.selected_suite, sel);
+  EXPECT_DOUBLE_EQ(st.rule.min_time_s, 0.2);
+  EXPECT_DOUBLE_EQ(st.rule.max_time_s, 1.5);
+  sel.max_time_s = 0.1;
+  st = effective_settings(sel.selected_suite, sel);
+  EXPECT_DOUBLE_EQ(st.rule.min_time_s, 0.1);
+  EXPECT_DOUBLE_EQ(st.rule.max_time_s, 0.1);
+  sel.max_time_s.reset();
+  sel.min_time_s = 4;
+  st = effective_settings(sel.selected_suite, sel);
+  EXPECT_DOUBLE_EQ(st.rule.max_time_s, 4);
 }
 
 TEST_F(RunnerTest, PlanFromFilterAndOverrides) {

@@ -1,7 +1,10 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <stdexcept>
+#include <thread>
+#include <vector>
 
 #include "infrabench/thread_pool.h"
 
@@ -32,4 +35,24 @@ TEST(ThreadPool, RethrowsWorkerException) {
   std::atomic<int> n{0};
   pool.run([&](std::size_t) { ++n; });
   EXPECT_EQ(n.load(), 2);
+}
+
+// Workers watch for the next task for a while before they sleep, unless the pool has more threads
+// than CPUs (then a spinning worker would take a CPU from a working one). Either way every task
+// runs exactly once per worker, back to back and after the workers fell asleep.
+TEST(ThreadPool, SpinsOnlyWithACpuPerWorkerAndRunsEveryTask) {
+  const std::size_t cpus = allowed_cpus().size();
+  thread_pool fits(cpus);
+  EXPECT_GT(fits.spin_time().count(), 0);
+  thread_pool crowded(cpus + 1);
+  EXPECT_EQ(crowded.spin_time().count(), 0);
+  for (thread_pool* pool : {&fits, &crowded}) {
+    std::vector<std::atomic<int>> hits(pool->size());
+    for (int round = 0; round < 2000; ++round) {
+      pool->run([&](std::size_t i) { hits[i].fetch_add(1, std::memory_order_relaxed); });
+      // Now and then long enough for the spinning workers to go to sleep.
+      if (round % 500 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    for (auto& h : hits) EXPECT_EQ(h.load(), 2000);
+  }
 }

@@ -46,6 +46,10 @@ class benchmark {
   benchmark& scope(rank_scope s);
   // Skipped, with the reason, when the run has fewer ranks.
   benchmark& min_ranks(int n);
+  // This benchmark reads `other`'s results (state::find_earlier): a reference it is compared
+  // with, a peak it is a fraction of, a roofline. When both are selected, the run plan runs
+  // `other` first; `list` shows the declaration. Reading an undeclared benchmark is a bug.
+  benchmark& uses(std::string other);
 
   [[nodiscard]] const std::string& name() const { return m_name; }
   [[nodiscard]] std::string group() const;
@@ -53,13 +57,18 @@ class benchmark {
   [[nodiscard]] const std::vector<requirement>& requirements() const { return m_requirements; }
   [[nodiscard]] rank_scope scope() const { return m_scope; }
   [[nodiscard]] int min_ranks() const { return m_min_ranks; }
+  [[nodiscard]] const std::vector<std::string>& uses() const { return m_uses; }
   [[nodiscard]] const std::vector<axis>& axes() const { return m_axes; }
   [[nodiscard]] std::vector<axis>& axes() { return m_axes; }
   [[nodiscard]] const axis* find_axis(std::string_view name) const;
   [[nodiscard]] axis* find_axis(std::string_view name);
   [[nodiscard]] std::int64_t memory_needed(const config& cfg) const;
-  // Empty when every requirement is met, else the reasons joined by "; ".
-  [[nodiscard]] std::string unmet_requirements(const capabilities& caps) const;
+  // Empty when every requirement is met, else the reasons joined by "; " with the first unmet
+  // requirement's code.
+  [[nodiscard]] coded_reason unmet(const capabilities& caps) const;
+  [[nodiscard]] std::string unmet_requirements(const capabilities& caps) const {
+    return unmet(caps).text;
+  }
   void run(state& st) const { m_body(st); }
 
  private:
@@ -73,6 +82,7 @@ class benchmark {
   memory_fn m_memory;
   rank_scope m_scope = rank_scope::node;
   int m_min_ranks = 1;
+  std::vector<std::string> m_uses;
 };
 
 [[nodiscard]] std::string_view to_string(rank_scope s);

@@ -9,19 +9,22 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "infrabench/reason.h"
+
 namespace infrabench {
 
 struct feature {
   bool available = false;
-  std::string reason;   // why not, when !available ("not compiled in", the OS/driver error)
-  std::string version;  // library/runtime version when known
+  std::string reason;       // why not, when !available ("not compiled in", the OS/driver error)
+  std::string version;      // library/runtime version when known
+  bool compiled_in = true;  // false: the build left it out (reason_code::not_built)
 };
 
 struct cpu_isa {
   bool sse42 = false, avx = false, avx2 = false, fma = false;
   bool avx512f = false, avx512bw = false, avx512vl = false, avx512dq = false;
   bool avx512_vnni = false, avx512_bf16 = false, avx512_fp16 = false;
-  bool amx_tile = false, amx_bf16 = false;
+  bool amx_tile = false, amx_bf16 = false, amx_int8 = false;
   bool os_saves_avx = false, os_saves_avx512 = false;  // XCR0: the OS saves the wide registers
 };
 
@@ -45,10 +48,13 @@ struct capabilities {
 // Runs every probe. Cheap (milliseconds); call once and pass the result around.
 [[nodiscard]] capabilities probe_capabilities(int world_size);
 
-// A named requirement: returns an empty string when met, else the reason it is not.
+// A named requirement: returns an empty string when met, else the reason it is not. `code` gives
+// the reason's code (reason.h) when unmet; without one it is reason_code::unsupported.
 struct requirement {
   std::string name;
   std::string (*check)(const capabilities&);
+  reason_code (*code)(const capabilities&) = nullptr;
+  [[nodiscard]] coded_reason unmet(const capabilities& caps) const;
 };
 
 namespace req {

@@ -9,7 +9,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
+
 #include "infrabench/axis.h"
+#include "infrabench/machine_load.h"
+#include "infrabench/reason.h"
 #include "infrabench/stats.h"
 
 namespace infrabench {
@@ -73,9 +77,11 @@ struct result {
   std::vector<std::pair<std::string, nlohmann::json>> axes;  // axis -> value, declaration order
   std::vector<std::string> axis_display;                     // human form of each axis value
   status st = status::passed;
-  std::string reason;  // for skipped/failed
+  std::string reason;                    // for skipped/failed
+  reason_code code = reason_code::none;  // the reason's code, for programs
   bool valid = true;
   std::vector<std::string> invalid_reasons;
+  std::vector<reason_code> invalid_codes;  // one per invalid_reasons entry (use mark_invalid)
   std::vector<std::string> warnings;
 
   int rank = 0;
@@ -85,11 +91,16 @@ struct result {
   std::vector<double> samples_s;  // seconds per iteration, one entry per sample
   summary time;
   std::string stop_reason;
-  double elapsed_s = 0;  // wall time spent on this configuration, set-up included
+  double elapsed_s = 0;               // wall time spent on this configuration, set-up included
+  std::optional<sampling_load> load;  // how busy the machine was while it sampled
   work_counts work;
   std::vector<metric> metrics;
   std::vector<result_cell> cells;  // matrix benchmarks only; empty otherwise
 
+  // Sets status and reason together, so that no reason goes without its code.
+  void set_status(status s, reason_code c, std::string text);
+  // Marks the result invalid with a reason and its code.
+  void mark_invalid(reason_code c, std::string text);
   [[nodiscard]] nlohmann::json to_json() const;
 };
 

@@ -6,6 +6,7 @@
 #include <functional>
 #include <optional>
 #include <ostream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@
 
 #include "infrabench/benchmark.h"
 #include "infrabench/capabilities.h"
+#include "infrabench/cluster.h"
 #include "infrabench/options.h"
 #include "infrabench/result.h"
 #include "infrabench/state.h"
@@ -54,9 +56,28 @@ struct selection {
 
 // Builds the plan; throws user_error for a filter matching nothing, an unknown axis, a malformed
 // value, an axis option (--isa) that matches no selected benchmark or clashes with -a, or a
-// configuration needing more memory than is available.
+// configuration needing more memory than is available. The steps, in order: select the
+// benchmarks (registry order, with the suite's axis values), check the suite's axes exist, apply
+// -a and the axis options, take the settings, order by declared uses, expand the configurations.
 [[nodiscard]] run_plan make_plan(const registry& reg, const selection& sel,
                                  const capabilities& caps);
+
+// ---- plan steps (exposed for tests) -------------------------------------------------------------
+// -a name=values on every item that has the axis; returns the (item index, axis) pairs it set.
+std::set<std::pair<std::size_t, std::string>> apply_axis_overrides(
+    std::vector<planned_benchmark>& items, const std::vector<std::string>& overrides);
+// Sampling settings: the defaults, then the suite's, then the command line's.
+[[nodiscard]] exec_settings effective_settings(const suite& su, const selection& sel);
+// Items reordered so that every benchmark runs after those it uses (benchmark::uses) that are
+// selected too; otherwise the order is kept. A cycle is a bug (std::logic_error).
+[[nodiscard]] std::vector<planned_benchmark> order_by_uses(std::vector<planned_benchmark> items);
+
+// "gemm/ours_fp32 shape=512 threads=0 ...": a configuration for messages and progress lines.
+[[nodiscard]] std::string describe_config(const benchmark& bench, const config& cfg);
+// A result naming the benchmark, the configuration's axes (values and display), rank and host:
+// every result, whatever its outcome, starts from this.
+[[nodiscard]] result make_result(const benchmark& bench, const config& cfg, int rank,
+                                 std::string host);
 
 struct run_callbacks {
   // Called before each configuration (index counts from 0 over the whole plan).
@@ -77,45 +98,27 @@ class runner {
   // Multi-rank runs: all ranks start each configuration together (communicator::sync_config);
   // node-local benchmarks run on one rank per host (the others record a skip); every-rank and
   // collective benchmarks run only when every rank meets their requirements (else all skip, with
-  // the reasons); a collective's result is recorded once, by rank 0.
+  // the reasons); a collective's result is recorded once, by rank 0. Objects benchmarks made with
+  // state::resource live until run() returns, destroyed in reverse order of creation.
   std::vector<result> run(const run_plan& plan, const run_callbacks& cb,
                           const std::atomic<bool>* interrupted);
 
  private:
+  // One configuration: run_one, or run_multi in a multi-rank run (an error of the harness's own
+  // agreement steps ends the job); nullopt when another rank records it.
+  std::optional<result> run_config(const planned_benchmark& item, const config& cfg,
+                                   const exec_settings& settings);
   // One configuration of a multi-rank run; nullopt when another rank records it (collectives).
   std::optional<result> run_multi(const benchmark& bench, const config& cfg,
                                   const exec_settings& settings);
+  // Multi-rank runs: every rank starts `label` together; true when any rank asked to stop.
+  bool start_together(const std::string& label, double timeout_s, double wait_s, bool stop);
+  // Multi-rank runs: every rank has finished its last configuration.
+  void finish_together(double timeout_s, double wait_s);
 
   const capabilities& m_caps;
   communicator& m_comm;
 };
-
-// ---- multi-rank settings (run options) ----------------------------------------------------------
-// --op-timeout, --outlier-z, --outlier-min-dev as given to `run` (validated by a pre-run hook).
-[[nodiscard]] double op_timeout_option(const option_values& opts);
-
-// ---- cluster analysis: outliers among hosts -----------------------------------------------------
-struct outlier_settings {
-  double z_threshold = 3.5;    // |robust z| beyond this ...
-  double min_deviation = 0.2;  // ... and at least this far from the median (fraction of it)
-};
-[[nodiscard]] outlier_settings outlier_options(const option_values& opts);
-
-// Robust z-score of x among `values`: (x - median) / (1.4826 * MAD). The MAD is floored at 1% of
-// |median| so that identical values (a MAD of 0) do not make every difference infinite.
-[[nodiscard]] double robust_z(double x, const std::vector<double>& values);
-
-// Findings over the results of a multi-host run (report JSON results): a host whose node-local
-// metric lies far on the bad side of the other hosts; in collectives/pairwise, a host whose every
-// link is slow (named as the likely culprit, rather than each of its links) and single slow links.
-// Needs at least 3 hosts to say anything. Each finding: {kind, host, benchmark, axes, metric,
-// unit, value, median, robust_z, text}; links also have "peer".
-[[nodiscard]] nlohmann::json find_outliers(const nlohmann::json& results,
-                                           const outlier_settings& s);
-
-// Console summary of a multi-rank run: one row per host, the findings, pairwise matrices.
-void print_cluster_summary(std::ostream& out, const nlohmann::json& results,
-                           const nlohmann::json& findings, const outlier_settings& s);
 
 // Runs one configuration (exposed for tests).
 [[nodiscard]] result run_one(const benchmark& bench, const config& cfg, const capabilities& caps,

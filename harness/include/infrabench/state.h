@@ -7,14 +7,20 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
+#include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "infrabench/axis.h"
 #include "infrabench/capabilities.h"
 #include "infrabench/gpu_timing.h"
 #include "infrabench/options.h"
+#include "infrabench/reason.h"
 #include "infrabench/result.h"
+#include "infrabench/run_resources.h"
 #include "infrabench/sampling.h"
 #include "infrabench/stats.h"
 
@@ -25,14 +31,26 @@ class communicator;
 // Thrown by state::skip/fail to leave the benchmark body; caught by the runner.
 struct state_exit {};
 
+// Thrown out of the sampling loop when the configuration runs past its timeout (a failure with
+// reason_code::timeout).
+struct timeout_error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+// Thrown out of the sampling loop when the run is interrupted before the first sample.
+struct interrupted_error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 struct exec_settings {
   stopping_rule rule;
   double min_sample_time_s = 1e-3;  // batch iterations until one sample takes at least this long
+  double warm_up_s = 0.02;          // untimed calls before the samples (at least one)
   double timeout_s = 60;            // the configuration fails once it has run this long
   double max_cv = 0.10;             // samples noisier than this mark the result suspect
   const std::atomic<bool>* interrupted = nullptr;  // set by SIGINT/SIGTERM; sampling stops
   const option_values* options = nullptr;          // run options (--scratch ...), by name
   const std::vector<result>* earlier = nullptr;    // results finished earlier in this run
+  run_resources* resources = nullptr;              // objects shared by the run (state::resource)
 };
 
 class state {
@@ -61,9 +79,23 @@ class state {
   [[nodiscard]] bool option_flag(std::string_view name) const { return option(name) == "true"; }
   // A result this rank finished earlier in the run (e.g. bandwidth/host_memory as a roofline),
   // the first whose axes include every pair in `axes` (values as in the report: numbers or
-  // strings). Null when there is none.
+  // strings). Null when there is none. `benchmark` must be declared with benchmark::uses (or be
+  // this benchmark itself): asking for an undeclared one is a bug (std::logic_error), because the
+  // run plan orders benchmarks by those declarations.
   [[nodiscard]] const result* find_earlier(
       std::string_view benchmark, const nlohmann::json& axes = nlohmann::json::object()) const;
+  // Set by the runner: this benchmark's name and the benchmarks it declared it uses.
+  void set_dependencies(std::string self, std::vector<std::string> uses);
+
+  // An object shared by the whole run, made by `make` on first use (see run_resources.h):
+  // library handles, communicators, scratch data. Without a run (a state made in a test) it lives
+  // as long as this state.
+  template <class T, class Make>
+  T& resource(std::string_view key, Make&& make) {
+    if (m_settings.resources) return m_settings.resources->get<T>(key, std::forward<Make>(make));
+    if (!m_own_resources) m_own_resources = std::make_unique<run_resources>();
+    return m_own_resources->get<T>(key, std::forward<Make>(make));
+  }
 
   // Work done by one iteration of the timed function. Throughput is derived from these.
   void add_bytes_read(double bytes) { m_work.bytes_read += bytes; }
@@ -72,8 +104,8 @@ class state {
   // Items (loads, images, I/Os): gives `<item>s_per_s` and `ns_per_<item>` metrics.
   void add_items(double items, std::string item_name = "item");
 
-  // Times `fn` with the CPU steady clock: one warm-up call, then samples until the stopping rule
-  // is met. Calls are batched so one sample lasts at least min_sample_time_s.
+  // Times `fn` with the CPU steady clock: warm-up calls (warm_up_s), then samples until the
+  // stopping rule is met. Calls are batched so one sample lasts at least min_sample_time_s.
   void exec(const std::function<void()>& fn);
   // For benchmarks that time themselves (a CUDA event timer): `fn` runs one iteration and returns
   // its duration in seconds; `timer_name` is recorded in the report. Samples are sized, and the
@@ -104,11 +136,18 @@ class state {
                         std::int64_t max_iters, std::string timer_name);
   static constexpr int gpu_calibration_calls = 4;
 
-  // Leave the benchmark: the configuration is skipped (hardware missing) or failed (an error).
-  [[noreturn]] void skip(std::string reason);
-  [[noreturn]] void fail(std::string reason);
-  // Result verification: when !ok the result stays but is marked invalid with the reason.
-  void check(bool ok, std::string reason);
+  // Leave the benchmark: the configuration is skipped (hardware missing) or failed (an error),
+  // with the reason's code (reason.h); without one a skip is `unsupported`, a failure `error`.
+  [[noreturn]] void skip(std::string reason) { skip(reason_code::unsupported, std::move(reason)); }
+  [[noreturn]] void skip(reason_code code, std::string reason);
+  [[noreturn]] void fail(std::string reason) { fail(reason_code::error, std::move(reason)); }
+  [[noreturn]] void fail(reason_code code, std::string reason);
+  // Result verification: when !ok the result stays but is marked invalid with the reason (code
+  // check_failed unless given: verify_failed for a wrong output, implausible for a strawman).
+  void check(bool ok, std::string reason) {
+    check(ok, reason_code::check_failed, std::move(reason));
+  }
+  void check(bool ok, reason_code code, std::string reason);
   void add_warning(std::string text) { m_result.warnings.push_back(std::move(text)); }
   // The cells of a matrix benchmark's row, measured or n/a (kept when the row is skipped too).
   void set_cells(std::vector<result_cell> cells) { m_result.cells = std::move(cells); }
@@ -131,6 +170,9 @@ class state {
   // (warm-up included) has that many iterations, chosen by the caller (exec_gpu's calibration).
   void sample_loop(const std::function<batch_timing(std::int64_t)>& run_batch,
                    std::string timer_name, std::int64_t fixed_iters = 0);
+  // Untimed calls until warm_up_s has passed; returns the last call's timing (one iteration).
+  [[nodiscard]] batch_timing warm_up(
+      const std::function<batch_timing(std::int64_t)>& run_batch) const;
   [[nodiscard]] const axis_value& find(std::string_view axis) const;
 
   std::chrono::steady_clock::time_point m_start;
@@ -143,6 +185,9 @@ class state {
   work_counts m_work;
   bool m_executed = false;
   result m_result;
+  std::string m_self;                              // set_dependencies: this benchmark
+  std::optional<std::vector<std::string>> m_uses;  // set_dependencies: what it declared
+  std::unique_ptr<run_resources> m_own_resources;  // resource() without a run
 };
 
 }  // namespace infrabench

@@ -1,0 +1,38 @@
+// The one definition of an outlier node, used wherever results of several nodes (hosts, ranks,
+// links) are compared: the run's cluster findings (runner.h: find_outliers), the baseline rule
+// no_outlier_nodes and the HTML report's per-node bars (reports/rank_stats.h).
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+namespace infrabench {
+
+struct outlier_settings {
+  // |robust z| beyond this, on the metric's bad side (0: any distance in z counts) ...
+  double z_threshold = 3.5;
+  // ... and at least this far from the median, as a fraction of |median|.
+  double min_deviation = 0.2;
+  // Fewer values than this say nothing about which one is odd.
+  std::size_t min_nodes = 3;
+};
+
+// The median of the values (0 for none).
+[[nodiscard]] double sample_median(std::vector<double> values);
+
+// Robust z-score of x among `values`: (x - median) / (1.4826 * MAD). The MAD is floored at 1% of
+// |median| so that identical values (a MAD of 0) do not make every difference infinite.
+[[nodiscard]] double robust_z(double x, const std::vector<double>& values);
+
+// Whether x, one of `values`, is an outlier on the bad side (below the median when higher is
+// better): robust z beyond s.z_threshold and more than s.min_deviation x |median| from the median.
+// Never for fewer than s.min_nodes values or a median of 0 (no relative distance exists).
+[[nodiscard]] bool is_outlier(double x, const std::vector<double>& values, bool higher_is_better,
+                              const outlier_settings& s);
+
+// The indices of the outliers among `values` (is_outlier for each), in order.
+[[nodiscard]] std::vector<std::size_t> outlier_indices(const std::vector<double>& values,
+                                                       bool higher_is_better,
+                                                       const outlier_settings& s);
+
+}  // namespace infrabench
