@@ -33,6 +33,7 @@
 #include "infrabench/runner.h"
 #include "infrabench/suite.h"
 #include "infrabench/sysinfo.h"
+#include "infrabench/telemetry.h"
 
 namespace infrabench {
 
@@ -408,10 +409,15 @@ int cmd_run(const run_options& opt, const std::vector<std::string>& command_line
   // Where the report went, as said to the user; false when it could not go where asked.
   std::string report_fate;
   bool report_where_asked = true;
+  // Telemetry while the benchmarks run (one rank per host samples it): summaries on each result,
+  // the traces in the report.
+  const auto sampler = telemetry::start_for_run(
+      run_option_values, comm->rank() == comm->node_leader(), comm->hostname());
   auto write_report = [&](const json& results, const json& hosts) {
     ctx.finished_utc = utc_now_iso8601();
     ctx.hosts = hosts;
     json report = make_report(ctx, results);
+    if (sampler) report["telemetry"] = sampler->to_json();
     report_fate = deliver_report(opt.output, report.dump(2) + "\n", &report_where_asked);
     return report;
   };
@@ -424,7 +430,13 @@ int cmd_run(const run_options& opt, const std::vector<std::string>& command_line
   progress_display prog(progress);
   run_callbacks cb;
   cb.on_start = [&](const planned_benchmark& item, const config& cfg, std::size_t i,
-                    std::size_t n) { prog.start(config_text(item, cfg), i, n); };
+                    std::size_t n) {
+    prog.start(config_text(item, cfg), i, n);
+    if (sampler) sampler->begin_window();
+  };
+  cb.on_finished = [&](result& r) {
+    if (sampler) sampler->end_window(r);
+  };
   cb.on_result = [&](const result& r) {
     {
       std::lock_guard lock(results_mu);
@@ -527,6 +539,7 @@ int cmd_run(const run_options& opt, const std::vector<std::string>& command_line
 
   runner run(caps, *comm);
   const std::vector<result> results = run.run(plan, cb, &g_interrupted);
+  if (sampler) sampler->stop();
   prog.finish();
   run_cleanups();  // scratch a benchmark registered and did not remove (it should have)
 
