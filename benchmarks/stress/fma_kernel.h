@@ -1,6 +1,6 @@
 // A multiply-add load whose result is known bit for bit: many independent recurrences
 // acc = acc * a + b (a just below 1, different in every lane, so every step rounds and nothing
-// converges within a block) from a fixed start. Every core, every time, must produce the same
+// settles within a block) from a fixed start. Every core, every time, must produce the same
 // accumulators: a difference is a computing error (gpu-burn's idea, on the CPU). Used by
 // stress/cpu, health/cpu_core_speed and health/telemetry_overhead. No harness dependency.
 #pragma once
