@@ -32,6 +32,7 @@
 #include "infrabench/run_agreement.h"
 #include "infrabench/runner.h"
 #include "infrabench/suite.h"
+#include "infrabench/suite_estimate.h"
 #include "infrabench/sysinfo.h"
 #include "infrabench/telemetry.h"
 
@@ -82,6 +83,18 @@ struct run_options {
   std::map<std::string, std::string> option_text;  // registered run options, as given
   std::map<std::string, bool> option_flags;
 };
+
+// `list --suite NAME`: the suite's configurations with their time estimates.
+int cmd_list_suite(const std::string& name, bool as_json) {
+  const capabilities caps = probe_capabilities(1);
+  selection sel;
+  sel.selected_suite = load_suite(name);
+  sel.suite_explicit = true;
+  const run_plan plan = make_plan(registry::instance(), sel, caps);
+  print_estimate(std::cout, sel.selected_suite, estimate_plan(plan, sel.selected_suite, caps),
+                 as_json);
+  return exit_ok;
+}
 
 int cmd_list(const std::string& filter, bool as_json) {
   const capabilities caps = probe_capabilities(1);
@@ -696,6 +709,9 @@ int cli_main(int argc, char** argv) {
   bool list_json = false;
   list->add_option("--filter", list_filter, "regex on group/name");
   list->add_flag("--json", list_json, "machine-readable output");
+  std::string list_suite;
+  list->add_option("--suite", list_suite,
+                   "list a suite's configurations with their time estimates (and the totals)");
 
   auto* run = app.add_subcommand("run", "run a suite (default: quick) and write a JSON report");
   run_options ro;
@@ -779,6 +795,7 @@ int cli_main(int argc, char** argv) {
   }
 
   try {
+    if (list->parsed() && !list_suite.empty()) return cmd_list_suite(list_suite, list_json);
     if (list->parsed()) return cmd_list(list_filter, list_json);
     if (sys->parsed()) return cmd_sysinfo(sys_json);
     for (auto& [sub, action] : extension_actions) {

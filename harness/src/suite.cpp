@@ -97,7 +97,7 @@ suite parse_suite(const std::string& text, const std::string& source) {
     const auto& e = list[i];
     const std::string ew = where + " benchmarks[" + std::to_string(i) + "]";
     if (!e.is_object()) throw user_error(ew + ": must be an object");
-    check_keys(e, {"filter", "axes"}, ew);
+    check_keys(e, {"filter", "axes", "estimate_s"}, ew);
     if (!e.contains("filter") || !e["filter"].is_string()) {
       throw user_error(ew + ": \"filter\" (a regex string) is required");
     }
@@ -117,6 +117,11 @@ suite parse_suite(const std::string& text, const std::string& source) {
         }
         entry.axes.emplace_back(name, values);
       }
+    }
+    if (e.contains("estimate_s")) {
+      if (!e["estimate_s"].is_number() || !(e["estimate_s"].get<double>() > 0))
+        throw user_error(ew + ": \"estimate_s\" must be a number of seconds > 0");
+      entry.estimate_s = e["estimate_s"].get<double>();
     }
     s.entries.push_back(std::move(entry));
   }

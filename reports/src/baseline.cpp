@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <map>
 #include <regex>
 #include <sstream>
@@ -10,6 +11,7 @@
 #include "infrabench/report.h"
 #include "infrabench/reports/rank_stats.h"
 #include "infrabench/reports/text.h"
+#include "infrabench/suite.h"
 
 namespace infrabench::reports {
 namespace {
@@ -338,7 +340,8 @@ baseline parse_baseline(std::string_view text, const std::string& origin) {
     throw user_error(origin + ": baseline format " + ver->dump() + " does not exist");
   static const std::set<std::string> known = {
       "$schema",     "infrabench_baseline", "name",       "description", "source",   "machine",
-      "created_utc", "created_from",        "derivation", "notes",       "defaults", "rules"};
+      "created_utc", "created_from",        "derivation", "notes",       "defaults", "rules",
+      "suite"};
   for (const auto& [k, v] : doc.items()) {
     if (!known.count(k)) throw user_error(origin + ": unknown top-level key \"" + k + "\"");
   }
@@ -354,6 +357,15 @@ baseline parse_baseline(std::string_view text, const std::string& origin) {
   b.description = str("description");
   b.source = str("source");
   str("machine");
+  b.suite = str("suite");
+  if (doc.contains("suite")) {
+    // Refused now rather than when `accept` runs it: a missing built-in or file, or a bad suite.
+    try {
+      (void)load_suite(suite_to_run(b));
+    } catch (const user_error& e) {
+      throw user_error(origin + ": \"suite\": " + e.what());
+    }
+  }
   bool default_require_valid = false;
   double default_max_dev = 0.1;
   if (const auto d = doc.find("defaults"); d != doc.end()) {
@@ -402,6 +414,13 @@ baseline parse_baseline(std::string_view text, const std::string& origin) {
     r.id = unique;
   }
   return b;
+}
+
+std::string suite_to_run(const baseline& b) {
+  if (b.suite.empty()) return "";
+  const bool file = b.suite.find('/') != std::string::npos || b.suite.ends_with(".json");
+  if (!file || std::filesystem::path(b.suite).is_absolute()) return b.suite;
+  return (std::filesystem::path(b.path).parent_path() / b.suite).lexically_normal().string();
 }
 
 baseline load_baseline(const std::string& path) {
@@ -686,6 +705,7 @@ verdict evaluate_rule(const baseline& b, const rule& r, const report_view& repor
   }
   if (matched.empty()) {
     v.status = verdict_status::waived;
+    v.missing = true;
     v.measured = "-";
     const std::string ax = axes_text(r.axes);
     v.detail = "not in the report: no result of " + r.benchmark + (ax.empty() ? "" : " with " + ax);
@@ -876,6 +896,18 @@ void print_verdicts(std::ostream& out, const baseline& b, const report_view& rep
     out << "  " << v.r->id << " failed at:\n";
     for (const auto& f : v.failing) out << "    " << one_line(f) << "\n";
   }
+  const auto missing = static_cast<std::size_t>(
+      std::count_if(verdicts.begin(), verdicts.end(), [](const verdict& v) { return v.missing; }));
+  if (missing > 0) {
+    out << "  " << missing << " rule(s) waived because the report has no result for their "
+        << "configuration: "
+        << (b.suite.empty()
+                ? std::string("run the suite this baseline was made for (it names "
+                              "none: add \"suite\" to it)")
+                : "this baseline was made for suite " + b.suite + ": run infrabench run --suite " +
+                      suite_to_run(b) + " (or infrabench accept --baseline " + b.path + ")")
+        << "\n";
+  }
   const auto c = count(verdicts);
   out << "check: " << c.pass << " passed, " << c.fail << " failed, " << c.waived << " waived -> "
       << (c.fail ? "FAIL" : "PASS")
@@ -1026,15 +1058,27 @@ json create_baseline(const std::vector<report_view>& reports, const create_optio
                 "direction) = min(%.2f, max(%.2f, %.1f x spread)), spread = max(robust CV "
                 "between results, median robust CV of samples)",
                 opt.cap, opt.floor, opt.k);
-  return {{"infrabench_baseline", baseline_format_version},
-          {"name", opt.name},
-          {"description", "derived by infrabench baseline create from " +
-                              std::to_string(reports.size()) + " report(s)"},
-          {"source", "measured"},
-          {"created_utc", utc_now_iso8601()},
-          {"created_from", sources},
-          {"derivation", deriv},
-          {"rules", rules}};
+  // The suite the reports ran, when they all ran the same built-in one: `check` names it.
+  std::string suite;
+  bool same_suite = true;
+  for (std::size_t i = 0; i < reports.size(); ++i) {
+    const auto it = reports[i].run.find("suite");
+    const json ran = it != reports[i].run.end() && it->is_object() ? *it : json::object();
+    const std::string name = ran.value("name", ""), source = ran.value("source", "");
+    if (source != "builtin" || (i > 0 && name != suite)) same_suite = false;
+    if (i == 0) suite = name;
+  }
+  json out = {{"infrabench_baseline", baseline_format_version},
+              {"name", opt.name},
+              {"description", "derived by infrabench baseline create from " +
+                                  std::to_string(reports.size()) + " report(s)"},
+              {"source", "measured"},
+              {"created_utc", utc_now_iso8601()},
+              {"created_from", sources},
+              {"derivation", deriv},
+              {"rules", rules}};
+  if (same_suite && !suite.empty()) out["suite"] = suite;
+  return out;
 }
 
 }  // namespace infrabench::reports
