@@ -89,7 +89,7 @@ void cpu_core_speed(infrabench::state& st) {
 
 INFRABENCH_REGISTER(cpu_core_speed, "health/cpu_core_speed")
     .describe("no core slower than its siblings: every core loaded at once, results checked")
-    .add_int64_axis("rounds", {5},
+    .add_int64_axis("rounds", {8},
                     infrabench::int_axis("rounds of ~50 ms; a core's best counts", 1, 1000))
     .add_float64_axis("max_deviation", {0.15},
                       infrabench::float_axis("a core below (1 - this) x its siblings' median fails",
