@@ -130,7 +130,9 @@ cpu_source::cpu_source(std::string root) : m_root(std::move(root)) {
   m_sources["edac"] = m_edac_dirs.empty()
                           ? "not exposed: no EDAC memory controller (" + edac + "/mc*)"
                           : std::to_string(m_edac_dirs.size()) + " memory controller(s)";
-  m_sources["mce"] = "MCE line of " + under_root(m_root, "/proc/interrupts");
+  m_sources["mce"] = counters().count("mce_events")
+                         ? "MCE line of " + under_root(m_root, "/proc/interrupts")
+                         : "not exposed: no MCE line in " + under_root(m_root, "/proc/interrupts");
   m_last_power_t = std::chrono::steady_clock::now();
 }
 
