@@ -56,7 +56,8 @@ int accept(const accept_options& o, const std::vector<std::string>& run_args) {
                                    "--baseline", o.baseline, "-o",      o.report};
   if (!o.junit.empty()) args.insert(args.end(), {"--junit", o.junit});
   args.insert(args.end(), run_args.begin(), run_args.end());
-  std::cerr << "accept: suite " << suite << " against " << o.baseline << std::endl;
+  if (is_rank_zero())
+    std::cerr << "accept: suite " << suite << " against " << o.baseline << std::endl;
   const int rc = call(args);
   if (!is_rank_zero()) return rc;
   int html_rc = 0;

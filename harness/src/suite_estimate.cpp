@@ -89,7 +89,8 @@ void print_estimate(std::ostream& out, const suite& su, const std::vector<config
     out << "  " << buf << "  " << (e.skip_reason.empty() ? "runs here " : "skip here ")
         << e.benchmark << (e.configuration.empty() ? "" : " " + e.configuration) << "\n";
   }
-  out << "total by design, every configuration running (a node with every backend): "
+  out << "total by design, every configuration of this build running (a node with all of its "
+         "hardware): "
       << seconds_text(all) << "\n"
       << "here: " << seconds_text(here) << " for the " << runs_here << " configurations that run"
       << " (the others are skipped at once)\n";

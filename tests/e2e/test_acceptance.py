@@ -178,7 +178,7 @@ def listed_configs(suite):
 def test_list_suite_prints_estimates_within_the_targets():
     p = run("list", "--suite", "acceptance")
     assert p.returncode == 0, p.stderr
-    assert "total by design, every configuration running" in p.stdout and "here:" in p.stdout
+    assert "total by design, every configuration of this build running" in p.stdout and "here:" in p.stdout
     est = listed_configs("acceptance")
     assert all(c["estimate_from"] == "suite" for c in est["configurations"])
     assert abs(sum(c["estimate_s"] for c in est["configurations"]) - est["total_s"]) < 1e-6
