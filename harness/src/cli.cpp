@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <regex>
 #include <set>
@@ -33,7 +34,9 @@
 #include "infrabench/run_agreement.h"
 #include "infrabench/runner.h"
 #include "infrabench/suite.h"
+#include "infrabench/suite_estimate.h"
 #include "infrabench/sysinfo.h"
+#include "infrabench/telemetry.h"
 
 namespace infrabench {
 
@@ -129,6 +132,18 @@ void print_list_entry(std::ostream& out, const benchmark& b, const capabilities&
   }
   const std::string unmet = b.unmet_requirements(caps);
   out << "    runs here: " << (unmet.empty() ? "yes" : "no, " + unmet) << "\n\n";
+}
+
+// `list --suite NAME`: the suite's configurations with their time estimates.
+int cmd_list_suite(const std::string& name, bool as_json) {
+  const capabilities caps = probe_capabilities(1);
+  selection sel;
+  sel.selected_suite = load_suite(name);
+  sel.suite_explicit = true;
+  const run_plan plan = make_plan(registry::instance(), sel, caps);
+  print_estimate(std::cout, sel.selected_suite, estimate_plan(plan, sel.selected_suite, caps),
+                 as_json);
+  return exit_ok;
 }
 
 int cmd_list(const std::string& filter, bool as_json) {
@@ -471,7 +486,11 @@ class run_session {
         m_caps(caps),
         m_options(options),
         m_inventory(collect_system_inventory(caps)),
-        m_progress(!opt.quiet && comm.rank() == 0) {}
+        m_progress(!opt.quiet && comm.rank() == 0),
+        // Telemetry while the benchmarks run (one rank per host samples it): summaries on each
+        // result, the traces in the report.
+        m_sampler(telemetry::start_for_run(options, comm.rank() == comm.node_leader(),
+                                           comm.hostname())) {}
 
   // Runs the plan; every rank's finished results are also kept for a partial report.
   std::vector<result> run(const run_plan& plan) {
@@ -487,6 +506,10 @@ class run_session {
     cb.on_start = [this](const planned_benchmark& item, const config& cfg, std::size_t i,
                          std::size_t n) {
       m_progress.start(describe_config(*item.bench, cfg), i, n);
+      if (m_sampler) m_sampler->begin_window();
+    };
+    cb.on_finished = [this](result& r) {
+      if (m_sampler) m_sampler->end_window(r);
     };
     cb.on_result = [this](const result& r) { keep(r); };
     cb.on_hung = [this](const planned_benchmark& item, const config& cfg, double running) {
@@ -494,6 +517,7 @@ class run_session {
     };
     runner run(m_caps, m_comm);
     std::vector<result> results = run.run(plan, cb, &g_interrupted);
+    if (m_sampler) m_sampler->stop();
     m_progress.finish();
     run_cleanups();  // scratch a benchmark registered and did not remove (it should have)
     return results;
@@ -568,6 +592,7 @@ class run_session {
     m_ctx.finished_utc = utc_now_iso8601();
     m_ctx.hosts = hosts;
     json report = make_report(m_ctx, results);
+    if (m_sampler) report["telemetry"] = m_sampler->to_json();
     m_report_fate = deliver_report(m_opt.output, report.dump(2) + "\n", &m_report_where_asked);
     return report;
   }
@@ -688,6 +713,7 @@ class run_session {
   const option_values& m_options;
   const json m_inventory;
   progress_display m_progress;
+  std::unique_ptr<telemetry::session> m_sampler;
   double m_timeout_s = 0;
   std::mutex m_results_mu;
   std::vector<result> m_finished;  // guarded by m_results_mu
@@ -858,6 +884,9 @@ int cli_main(int argc, char** argv) {
   bool list_json = false;
   list->add_option("--filter", list_filter, "regex on group/name");
   list->add_flag("--json", list_json, "machine-readable output");
+  std::string list_suite;
+  list->add_option("--suite", list_suite,
+                   "list a suite's configurations with their time estimates (and the totals)");
 
   run_options ro;
   add_run_command(app, ro);
@@ -881,6 +910,7 @@ int cli_main(int argc, char** argv) {
   if (const auto done = parse_command_line(app, argc, argv)) return *done;
 
   try {
+    if (list->parsed() && !list_suite.empty()) return cmd_list_suite(list_suite, list_json);
     if (list->parsed()) return cmd_list(list_filter, list_json);
     if (sys->parsed()) return cmd_sysinfo(sys_json);
     for (auto& [sub, action] : extension_actions) {

@@ -634,6 +634,7 @@ std::vector<result> runner::run(const run_plan& plan, const run_callbacks& cb,
       std::optional<result> r = run_config(item, cfg, settings);
       watchdog.end();
       if (r) {
+        if (cb.on_finished) cb.on_finished(*r);
         if (cb.on_result) cb.on_result(*r);
         results.push_back(std::move(*r));
       }

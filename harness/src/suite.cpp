@@ -85,12 +85,17 @@ void parse_settings(const json& st, const std::string& where, suite& s) {
 // One entry of "benchmarks": {"filter": regex, "axes": {name: value or list}}; `ew` names it.
 suite_entry parse_entry(const json& e, const std::string& ew) {
   if (!e.is_object()) throw user_error(ew + ": must be an object");
-  check_keys(e, {"filter", "axes"}, ew);
+  check_keys(e, {"filter", "axes", "estimate_s"}, ew);
   if (!e.contains("filter") || !e["filter"].is_string()) {
     throw user_error(ew + ": \"filter\" (a regex string) is required");
   }
   suite_entry entry;
   entry.filter = e["filter"].get<std::string>();
+  if (e.contains("estimate_s")) {
+    if (!e["estimate_s"].is_number() || !(e["estimate_s"].get<double>() > 0))
+      throw user_error(ew + ": \"estimate_s\" must be a number of seconds > 0");
+    entry.estimate_s = e["estimate_s"].get<double>();
+  }
   if (!e.contains("axes")) return entry;
   if (!e["axes"].is_object()) throw user_error(ew + ": \"axes\" must be an object");
   for (const auto& [name, values] : e["axes"].items()) {

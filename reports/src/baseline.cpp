@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <map>
 #include <regex>
 #include <sstream>
@@ -10,6 +11,7 @@
 #include "infrabench/report.h"
 #include "infrabench/reports/rank_stats.h"
 #include "infrabench/reports/text.h"
+#include "infrabench/suite.h"
 
 namespace infrabench::reports {
 namespace {
@@ -375,7 +377,8 @@ void check_baseline_version(const json& doc, const std::string& origin) {
 void read_baseline_header(const json& doc, const std::string& origin, baseline& b) {
   static const std::set<std::string> known = {
       "$schema",     "infrabench_baseline", "name",       "description", "source",   "machine",
-      "created_utc", "created_from",        "derivation", "notes",       "defaults", "rules"};
+      "created_utc", "created_from",        "derivation", "notes",       "defaults", "rules",
+      "suite"};
   for (const auto& [k, v] : doc.items()) {
     if (!known.count(k)) throw user_error(origin + ": unknown top-level key \"" + k + "\"");
   }
@@ -389,6 +392,15 @@ void read_baseline_header(const json& doc, const std::string& origin, baseline& 
   b.description = str("description");
   b.source = str("source");
   str("machine");
+  b.suite = str("suite");
+  if (doc.contains("suite")) {
+    // Refused now rather than when `accept` runs it: a missing built-in or file, or a bad suite.
+    try {
+      (void)load_suite(suite_to_run(b));
+    } catch (const user_error& e) {
+      throw user_error(origin + ": \"suite\": " + e.what());
+    }
+  }
 }
 
 rule_defaults read_defaults(const json& doc, const std::string& origin) {
@@ -456,6 +468,13 @@ baseline parse_baseline(std::string_view text, const std::string& origin) {
   }
   assign_rule_ids(b.rules, ids);
   return b;
+}
+
+std::string suite_to_run(const baseline& b) {
+  if (b.suite.empty()) return "";
+  const bool file = b.suite.find('/') != std::string::npos || b.suite.ends_with(".json");
+  if (!file || std::filesystem::path(b.suite).is_absolute()) return b.suite;
+  return (std::filesystem::path(b.path).parent_path() / b.suite).lexically_normal().string();
 }
 
 baseline load_baseline(const std::string& path) {
@@ -900,8 +919,10 @@ verdict evaluate_rule(const baseline& b, const rule& r, const report_view& repor
   if (!r.waived.empty()) return waived_verdict(r, "waived by the baseline: " + r.waived);
   if (matched.empty()) {
     const std::string ax = axes_text(r.axes);
-    return waived_verdict(
+    verdict v = waived_verdict(
         r, "not in the report: no result of " + r.benchmark + (ax.empty() ? "" : " with " + ax));
+    v.missing = true;  // print_verdicts names the suite the baseline was made for
+    return v;
   }
   if (r.kind == rule_kind::no_outlier_nodes) return evaluate_outliers(r, report, matched);
   const judgement j = judge_results(b, r, report, matched);
@@ -962,6 +983,18 @@ void print_verdicts(std::ostream& out, const baseline& b, const report_view& rep
     if (v.status != verdict_status::fail || v.failing.size() < 2) continue;
     out << "  " << v.r->id << " failed at:\n";
     for (const auto& f : v.failing) out << "    " << one_line(f) << "\n";
+  }
+  const auto missing = static_cast<std::size_t>(
+      std::count_if(verdicts.begin(), verdicts.end(), [](const verdict& v) { return v.missing; }));
+  if (missing > 0) {
+    out << "  " << missing << " rule(s) waived because the report has no result for their "
+        << "configuration: "
+        << (b.suite.empty()
+                ? std::string("run the suite this baseline was made for (it names "
+                              "none: add \"suite\" to it)")
+                : "this baseline was made for suite " + b.suite + ": run infrabench run --suite " +
+                      suite_to_run(b) + " (or infrabench accept --baseline " + b.path + ")")
+        << "\n";
   }
   const auto c = count(verdicts);
   out << "check: " << c.pass << " passed, " << c.fail << " failed, " << c.waived << " waived -> "
@@ -1141,6 +1174,20 @@ json created_from(const std::vector<report_view>& reports) {
 
 }  // namespace
 
+// The built-in suite every report ran, or empty (a suite file, or different suites): what a
+// baseline made from them names, for `check` to say which suite it was made for.
+static std::string common_builtin_suite(const std::vector<report_view>& reports) {
+  std::string suite;
+  for (std::size_t i = 0; i < reports.size(); ++i) {
+    const auto it = reports[i].run.find("suite");
+    const json ran = it != reports[i].run.end() && it->is_object() ? *it : json::object();
+    const std::string name = ran.value("name", "");
+    if (ran.value("source", "") != "builtin" || (i > 0 && name != suite)) return "";
+    suite = name;
+  }
+  return suite;
+}
+
 json create_baseline(const std::vector<report_view>& reports, const create_options& opt) {
   const auto collected = collect_values(reports);
   if (collected.empty())
@@ -1164,15 +1211,17 @@ json create_baseline(const std::vector<report_view>& reports, const create_optio
                 "tolerance (one-sided, in the metric's bad direction) = min(%.2f, max(%.2f, %.1f x "
                 "spread)), spread = max(robust CV between results, median robust CV of samples)",
                 opt.cap, opt.floor, opt.k);
-  return {{"infrabench_baseline", baseline_format_version},
-          {"name", opt.name},
-          {"description", "derived by infrabench baseline create from " +
-                              std::to_string(reports.size()) + " report(s)"},
-          {"source", "measured"},
-          {"created_utc", utc_now_iso8601()},
-          {"created_from", created_from(reports)},
-          {"derivation", deriv},
-          {"rules", rules}};
+  json out = {{"infrabench_baseline", baseline_format_version},
+              {"name", opt.name},
+              {"description", "derived by infrabench baseline create from " +
+                                  std::to_string(reports.size()) + " report(s)"},
+              {"source", "measured"},
+              {"created_utc", utc_now_iso8601()},
+              {"created_from", created_from(reports)},
+              {"derivation", deriv},
+              {"rules", rules}};
+  if (const std::string suite = common_builtin_suite(reports); !suite.empty()) out["suite"] = suite;
+  return out;
 }
 
 }  // namespace infrabench::reports

@@ -83,6 +83,9 @@ struct run_callbacks {
   // Called before each configuration (index counts from 0 over the whole plan).
   std::function<void(const planned_benchmark&, const config&, std::size_t index, std::size_t total)>
       on_start;
+  // Called with each result before on_result, on the running thread: may add metrics and
+  // warnings (the telemetry's summary of the configuration's time window).
+  std::function<void(result&)> on_finished;
   std::function<void(const result&)> on_result;
   // Called from a watchdog thread when one configuration has run far past its timeout without
   // returning; it should save what can be saved and end the process.

@@ -66,6 +66,9 @@ class state {
   [[nodiscard]] const capabilities& caps() const { return m_caps; }
   [[nodiscard]] communicator& comm() const { return m_comm; }
   [[nodiscard]] const std::atomic<bool>* interrupted_flag() const { return m_settings.interrupted; }
+  // Seconds after which this configuration fails (a benchmark that runs for a set time, such as
+  // a stress, refuses a duration that cannot fit).
+  [[nodiscard]] double timeout_s() const { return m_settings.timeout_s; }
   // What this configuration's value of `axis` turned out to mean, shown instead of the value in
   // the report's axes_display and the console (isa=auto on an AVX-512 CPU: "auto (avx512)"). The
   // value itself, which baselines and comparisons match on, stays as given.

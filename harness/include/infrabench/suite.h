@@ -15,6 +15,9 @@ struct suite_entry {
   std::string filter;  // regex searched in "group/name"
   // axis name -> values as written: JSON numbers, strings ("64KiB", "16KiB:1GiB"), or lists.
   std::vector<std::pair<std::string, nlohmann::json>> axes;
+  // Seconds one configuration of this entry takes at most by design (set-up included; a
+  // configuration with a duration_s axis adds that), for `infrabench list --suite`.
+  std::optional<double> estimate_s;
 };
 
 struct suite {

@@ -50,8 +50,15 @@ struct rule {
 
 struct baseline {
   std::string path, name, description, source;
+  // The suite it was made for, as written: a built-in name or a suite file (relative to the
+  // baseline's directory); empty when it names none. `check` names it when rules are waived
+  // because their configurations are missing; `accept` runs it.
+  std::string suite;
   std::vector<rule> rules;
 };
+// The suite a baseline names, as `--suite` takes it: a built-in name, or the file's path (made
+// relative to the baseline's directory). Empty when it names none.
+[[nodiscard]] std::string suite_to_run(const baseline& b);
 
 // The baseline-wide defaults a rule starts from ("defaults" in the file).
 struct rule_defaults {
@@ -98,6 +105,7 @@ struct verdict {
   std::string expected;
   std::string detail;                // why it failed or was waived; the configurations involved
   std::vector<std::string> failing;  // one line per failing configuration or node
+  bool missing = false;  // waived because the report has no result for the configuration
 };
 
 // Evaluates every rule against the report. Throws user_error when a rule names a metric the

@@ -1,0 +1,97 @@
+// `infrabench accept --baseline FILE`: the operator's one command for node acceptance. Runs the
+// suite the baseline was made for (its "suite"), checks the report against the baseline, writes
+// JUnit and the HTML report, and exits 0 (accepted) or 1 (a rule or a benchmark failed); 2 for
+// bad input, before anything runs. It is `infrabench run --suite S --baseline FILE ...` followed by
+// `infrabench report`, composed here so that nobody has to remember which suite goes with which
+// baseline. Arguments after `--` go to `run` as they are (--scratch DIR, --timeout, mpirun ...).
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "infrabench/cli.h"
+#include "infrabench/cli_extension.h"
+#include "infrabench/error.h"
+#include "infrabench/output_file.h"
+#include "infrabench/reports/baseline.h"
+
+namespace {
+
+namespace ib = infrabench;
+
+int call(std::vector<std::string> args) {
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  return ib::cli_main(static_cast<int>(args.size()), argv.data());
+}
+
+// Only rank 0 of an mpirun/srun job writes the report; the others must not render it.
+bool is_rank_zero() {
+  for (const char* var : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"}) {
+    if (const char* v = std::getenv(var)) return std::string(v) == "0";
+  }
+  return true;
+}
+
+struct accept_options {
+  std::string baseline, junit, html, report = "acceptance-report.json";
+};
+
+int accept(const accept_options& o, const std::vector<std::string>& run_args) {
+  const ib::reports::baseline b = ib::reports::load_baseline(o.baseline);
+  const std::string suite = ib::reports::suite_to_run(b);
+  if (suite.empty()) {
+    throw ib::user_error(o.baseline +
+                         " names no suite to run: add \"suite\": \"acceptance\" (or the suite it "
+                         "was made for), or run infrabench run --suite S --baseline " +
+                         o.baseline);
+  }
+  for (const auto& path : {o.report, o.junit, o.html}) {
+    if (!path.empty()) ib::check_output_path(path);
+  }
+  std::vector<std::string> args = {"infrabench", "run",      "--suite", suite,
+                                   "--baseline", o.baseline, "-o",      o.report};
+  if (!o.junit.empty()) args.insert(args.end(), {"--junit", o.junit});
+  args.insert(args.end(), run_args.begin(), run_args.end());
+  if (is_rank_zero())
+    std::cerr << "accept: suite " << suite << " against " << o.baseline << std::endl;
+  const int rc = call(args);
+  if (!is_rank_zero()) return rc;
+  int html_rc = 0;
+  // An HTML report of whatever was measured, also when a rule failed (that is when it is read).
+  if (!o.html.empty() && (rc == 0 || rc == 1) && std::filesystem::exists(o.report)) {
+    html_rc = call({"infrabench", "report", o.report, "--baseline", o.baseline, "-o", o.html,
+                    "--title", "acceptance: " + (b.name.empty() ? o.baseline : b.name)});
+  }
+  std::cerr << "accept: "
+            << (rc == 0   ? "PASS"
+                : rc == 1 ? "FAIL"
+                          : "ERROR")
+            << " (exit " << rc << "): report " << o.report
+            << (o.junit.empty() ? "" : ", JUnit " + o.junit)
+            << (o.html.empty() ? "" : ", HTML " + o.html) << std::endl;
+  return rc != 0 ? rc : html_rc;
+}
+
+[[maybe_unused]] const bool accept_registered = ib::register_subcommand(
+    {"accept",
+     "accept a node: run the suite its baseline was made for, check it, write JUnit and HTML "
+     "(exit 0 accepted, 1 not)",
+     [](CLI::App& sub) -> std::function<int()> {
+       auto o = std::make_shared<accept_options>();
+       auto run_args = std::make_shared<std::vector<std::string>>();
+       sub.add_option("--baseline,-b", o->baseline,
+                      "baseline JSON naming its suite (configs/baselines/template-*.json)")
+           ->required();
+       sub.add_option("--junit", o->junit, "also write the verdicts as JUnit XML");
+       sub.add_option("--html", o->html, "also write the HTML report (telemetry plots, verdicts)");
+       sub.add_option("-o,--output", o->report, "report file")->capture_default_str();
+       sub.add_option("RUN_ARGS", *run_args,
+                      "after --: more options for run (--scratch DIR, --stress-duration S, ...)");
+       return [o, run_args] { return accept(*o, *run_args); };
+     }});
+
+}  // namespace

@@ -1,0 +1,96 @@
+// health/cpu_core_speed: every core loaded at once with the same multiply-add recurrences (their
+// results checked bit for bit), several rounds; each core's best round is compared with the
+// median of its siblings. A core well below them has a frequency limit, a thermal problem or a
+// fault; on hybrid CPUs performance and efficiency cores are compared within their own kind.
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <sstream>
+
+#include "../stress/fma_kernel.h"
+#include "common.h"
+#include "infrabench/benchmark.h"
+#include "infrabench/thread_pool.h"
+
+namespace {
+
+namespace h = infrabench::health;
+namespace s = infrabench::stress;
+
+// Intel hybrid CPUs list their core kinds in /sys/devices/cpu_core/cpus and cpu_atom/cpus
+// ("0-15,32-47"); every other CPU has one kind.
+std::vector<std::string> core_classes(const std::vector<int>& cpus) {
+  std::vector<std::string> out(cpus.size(), "all");
+  const std::string root = infrabench::telemetry::sysfs_root();
+  for (const char* kind : {"cpu_core", "cpu_atom"}) {
+    std::ifstream f(infrabench::telemetry::under_root(root, "/sys/devices/") + kind + "/cpus");
+    std::string list;
+    if (!std::getline(f, list)) continue;
+    std::stringstream ss(list);
+    std::string range;
+    while (std::getline(ss, range, ',')) {
+      int lo = 0, hi = 0;
+      if (std::sscanf(range.c_str(), "%d-%d", &lo, &hi) < 2) hi = lo;
+      for (std::size_t i = 0; i < cpus.size(); ++i) {
+        if (cpus[i] >= lo && cpus[i] <= hi) out[i] = kind;
+      }
+    }
+  }
+  return out;
+}
+
+void cpu_core_speed(infrabench::state& st) {
+  const auto rounds = st.get_int64("rounds");
+  infrabench::thread_pool pool(0);
+  const std::vector<int> cpus = infrabench::allowed_cpus();
+  std::vector<float> reference;
+  // ~50 ms per round on one core: calibrated on this CPU.
+  const auto t0 = std::chrono::steady_clock::now();
+  s::fma_block(20000, reference);
+  const double calib = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const auto iterations = std::max<std::int64_t>(
+      20000, static_cast<std::int64_t>(20000 * 0.05 / std::max(calib, 1e-6)));
+  s::fma_block(iterations, reference);
+  std::vector<double> best(pool.size(), 0.0);
+  std::vector<std::size_t> wrong(pool.size(), 0);
+  for (std::int64_t r = 0; r < rounds; ++r) {
+    pool.run([&](std::size_t t) {
+      std::vector<float> out;
+      const auto a = std::chrono::steady_clock::now();
+      s::fma_block(iterations, out);
+      const double sec =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count();
+      wrong[t] += s::fma_mismatches(out, reference);
+      best[t] = std::max(
+          best[t], s::fma_flops_per_iteration() * static_cast<double>(iterations) / sec / 1e9);
+    });
+  }
+  std::vector<int> ran_on(pool.size());
+  for (std::size_t t = 0; t < pool.size(); ++t) ran_on[t] = cpus[t % cpus.size()];
+  h::verdict v =
+      h::judge_core_speed(best, ran_on, core_classes(ran_on), st.get_float64("max_deviation"));
+  for (std::size_t t = 0; t < pool.size(); ++t) {
+    if (wrong[t] > 0)
+      v.failures.insert(v.failures.begin(),
+                        "CPU " + std::to_string(ran_on[t]) + " computed " +
+                            std::to_string(wrong[t]) +
+                            " wrong multiply-add results: a faulty core; replace the CPU");
+  }
+  std::vector<double> sorted = best;
+  std::sort(sorted.begin(), sorted.end());
+  st.add_metric("core_gflops_median", "GFLOP/s", sorted[sorted.size() / 2], true,
+                "median over the cores of each core's best round (" + s::fma_isa() +
+                    " multiply-add recurrences, every core at once)",
+                infrabench::metric_role::information);
+  h::finish(st, v);
+}
+
+}  // namespace
+
+INFRABENCH_REGISTER(cpu_core_speed, "health/cpu_core_speed")
+    .describe("no core slower than its siblings: every core loaded at once, results checked")
+    .add_int64_axis("rounds", {8},
+                    infrabench::int_axis("rounds of ~50 ms; a core's best counts", 1, 1000))
+    .add_float64_axis("max_deviation", {0.15},
+                      infrabench::float_axis("a core below (1 - this) x its siblings' median fails",
+                                             0.01, 0.9));

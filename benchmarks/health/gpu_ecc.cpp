@@ -1,0 +1,17 @@
+// health/gpu_ecc: ECC enabled; no double-bit ECC errors; no new single-bit ECC errors during the
+// run.
+#include "common.h"
+#include "infrabench/benchmark.h"
+
+namespace {
+
+void gpu_ecc(infrabench::state& st) {
+  namespace h = infrabench::health;
+  h::finish(st, h::judge_ecc(h::read_gpus()));
+}
+
+}  // namespace
+
+INFRABENCH_REGISTER(gpu_ecc, "health/gpu_ecc")
+    .describe("ECC enabled; no double-bit ECC errors; no new single-bit ECC errors during the run")
+    .require(infrabench::nvml::req_nvml);

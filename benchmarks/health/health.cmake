@@ -1,0 +1,16 @@
+# Health checks (health/*, issue 19): GPU state through NVML (loaded at run time, so these build
+# everywhere and skip without it), CPU node state through sysfs, and the telemetry's own cost.
+target_sources(infrabench_benchmarks PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/judge.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/common.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/gpu_pcie_link.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/gpu_nvlink.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/gpu_ecc.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/gpu_row_remap.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/gpu_throttle.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/gpu_xid.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/cpu_edac.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/cpu_mce.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/cpu_core_speed.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/telemetry_overhead.cpp
+)

@@ -1,0 +1,366 @@
+#include "judge.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace infrabench::health {
+namespace {
+
+std::string num(double v) {
+  char buf[48];
+  std::snprintf(buf, sizeof(buf), "%.0f", v);
+  return buf;
+}
+
+bool get(const counter_set& c, const std::string& key, double* out) {
+  const auto it = c.find(key);
+  if (it == c.end()) return false;
+  *out = it->second;
+  return true;
+}
+
+// now - before for a counter both have, else -1.
+double grew_by(const gpu_view& g, const std::string& key) {
+  double a = 0, b = 0;
+  if (!g.before || !get(*g.before, key, &a) || !get(g.now, key, &b)) return -1;
+  return b - a;
+}
+
+metric_value count_metric(std::string name, double v, std::string method) {
+  return {std::move(name), "count", v, false, std::move(method)};
+}
+
+}  // namespace
+
+std::string verdict::failure_text() const {
+  std::string s;
+  for (const auto& f : failures) s += (s.empty() ? "" : "; ") + f;
+  return s;
+}
+
+std::string gpu_view::label() const {
+  return "GPU " + std::to_string(index) + (name.empty() ? "" : " (" + name + ")");
+}
+
+verdict judge_pcie(const std::vector<gpu_view>& gpus) {
+  verdict v;
+  double gen_min = 1e9, width_min = 1e9, replays = 0;
+  bool any = false;
+  for (const auto& g : gpus) {
+    double gen = 0, width = 0, max_gen = 0, max_width = 0;
+    if (!get(g.now, "pcie_gen_current", &gen) || !get(g.now, "pcie_gen_max", &max_gen) ||
+        !get(g.now, "pcie_width_current", &width) || !get(g.now, "pcie_width_max", &max_width)) {
+      v.warnings.push_back(g.label() + ": NVML does not report its PCIe link");
+      continue;
+    }
+    any = true;
+    // An idle GPU may lower its link generation to save power: judge the best seen under load.
+    gen = std::max(gen, g.gen_seen);
+    width = std::max(width, g.width_seen);
+    gen_min = std::min(gen_min, gen);
+    width_min = std::min(width_min, width);
+    if (gen < max_gen || width < max_width) {
+      v.failures.push_back(
+          g.label() + ": PCIe link Gen" + num(gen) + " x" + num(width) + " below its maximum Gen" +
+          num(max_gen) + " x" + num(max_width) +
+          (g.gen_seen < 0 ? " (read once, idle: run with telemetry after a load to judge it "
+                            "under load)"
+                          : " (the best seen during the run)") +
+          ": reseat the card, check the slot/riser and the BIOS PCIe speed setting");
+    }
+    if (const double d = grew_by(g, "pcie_replay"); d > 0) {
+      replays = std::max(replays, d);
+      v.warnings.push_back(g.label() + ": " + num(d) +
+                           " PCIe replays during the run (link errors retried): watch the "
+                           "counter; a growing count points at the slot or riser");
+    }
+  }
+  if (!any) {
+    v.skip = "NVML reports no PCIe link for any GPU";
+    return v;
+  }
+  v.metrics.push_back(
+      {"pcie_gen_min", "generation", gen_min, true,
+       "lowest PCIe generation over the GPUs (the best each reached during the run)"});
+  v.metrics.push_back(
+      {"pcie_width_min", "lanes", width_min, true, "narrowest PCIe link width over the GPUs"});
+  v.metrics.push_back(count_metric("pcie_replays_max", replays,
+                                   "most PCIe replays one GPU counted during the run"));
+  return v;
+}
+
+verdict judge_nvlink(const std::vector<gpu_view>& gpus) {
+  verdict v;
+  double active_min = 1e9, down_total = 0, errors_max = 0;
+  for (const auto& g : gpus) {
+    active_min = std::min(active_min, static_cast<double>(g.links.active));
+    down_total += static_cast<double>(g.links.down.size());
+    if (!g.links.down.empty()) {
+      std::string which;
+      for (int l : g.links.down) which += (which.empty() ? "" : ",") + std::to_string(l);
+      v.failures.push_back(g.label() + ": NVLink " + which + " down (" +
+                           std::to_string(g.links.active) + " of " +
+                           std::to_string(g.links.present) +
+                           " up): check the fabric manager and the NVLink connections, reset the "
+                           "GPU; replace the baseboard/GPU if it stays down");
+    }
+    const double recovered = grew_by(g, "nvlink_recovery");
+    if (recovered > 0) {
+      errors_max = std::max(errors_max, recovered);
+      v.failures.push_back(g.label() + ": " + num(recovered) +
+                           " NVLink recoveries during the run (a link retrained): check the "
+                           "NVLink connections");
+    }
+    for (const char* k : {"nvlink_crc_flit", "nvlink_crc_data", "nvlink_replay"}) {
+      const double d = grew_by(g, k);
+      if (d > 0) {
+        errors_max = std::max(errors_max, d);
+        v.warnings.push_back(g.label() + ": " + k + " grew by " + num(d) + " during the run");
+      }
+    }
+  }
+  if (gpus.empty()) {
+    v.skip = "no GPU";
+    return v;
+  }
+  if (active_min == 0 && down_total == 0)
+    v.warnings.push_back("no NVLink on these GPUs (PCIe cards, or NVML lists none)");
+  v.metrics.push_back({"nvlinks_active_min", "links", active_min, true,
+                       "fewest NVLinks up on one GPU (a baseline states how many a node has)"});
+  v.metrics.push_back(
+      count_metric("nvlinks_down", down_total, "NVLinks present but down, over every GPU"));
+  v.metrics.push_back(count_metric("nvlink_errors_max", errors_max,
+                                   "largest growth of an NVLink error counter (CRC, replay, "
+                                   "recovery) on one GPU during the run"));
+  return v;
+}
+
+verdict judge_ecc(const std::vector<gpu_view>& gpus) {
+  verdict v;
+  double dbe_max = 0, sbe_new_max = 0;
+  bool any = false, new_judged = false;
+  for (const auto& g : gpus) {
+    double enabled = 0;
+    if (!get(g.now, "ecc_enabled", &enabled)) continue;
+    any = true;
+    if (enabled == 0) {
+      v.failures.push_back(g.label() + ": ECC is disabled: enable it (nvidia-smi -i " +
+                           std::to_string(g.index) + " -e 1) and reset the GPU");
+      continue;
+    }
+    double dbe = 0, agg = 0;
+    if (get(g.now, "ecc_dbe_volatile", &dbe) && dbe > 0) {
+      v.failures.push_back(g.label() + ": " + num(dbe) +
+                           " double-bit ECC errors since the driver loaded: reset the GPU; "
+                           "replace it if they return");
+    }
+    dbe_max = std::max(dbe_max, dbe);
+    if (get(g.now, "ecc_dbe_aggregate", &agg) && agg > 0 && dbe == 0) {
+      v.warnings.push_back(g.label() + ": " + num(agg) +
+                           " double-bit ECC errors in its lifetime (aggregate)");
+    }
+    const double sbe_new = grew_by(g, "ecc_sbe_volatile");
+    if (sbe_new >= 0) new_judged = true;
+    if (sbe_new > 0) {
+      sbe_new_max = std::max(sbe_new_max, sbe_new);
+      v.failures.push_back(g.label() + ": " + num(sbe_new) +
+                           " new single-bit ECC errors during the run: the memory is degrading; "
+                           "check the row remapping and plan to replace the GPU");
+    }
+  }
+  if (!any) {
+    v.skip = "ECC is not supported on these GPUs";
+    return v;
+  }
+  if (!new_judged)
+    v.warnings.push_back(
+        "new single-bit errors not judged: no counters from the start of the run "
+        "(telemetry off)");
+  v.metrics.push_back(count_metric("ecc_dbe_volatile_max", dbe_max,
+                                   "most volatile double-bit ECC errors on one GPU"));
+  v.metrics.push_back(count_metric("ecc_sbe_new_max", sbe_new_max,
+                                   "most single-bit ECC errors one GPU gained during the run"));
+  return v;
+}
+
+verdict judge_remap(const std::vector<gpu_view>& gpus) {
+  verdict v;
+  double pending_max = 0, failure_max = 0, unc_max = 0;
+  bool any = false;
+  for (const auto& g : gpus) {
+    double pending = 0, failure = 0, unc = 0, retired_pending = 0;
+    if (get(g.now, "remap_pending", &pending)) {
+      any = true;
+      get(g.now, "remap_failure", &failure);
+      get(g.now, "remapped_rows_uncorrectable", &unc);
+      if (failure > 0)
+        v.failures.push_back(g.label() +
+                             ": a row remap failed (no spare rows left): replace the "
+                             "GPU");
+      if (pending > 0)
+        v.failures.push_back(g.label() +
+                             ": a row remap is pending: reset the GPU (nvidia-smi -r -i " +
+                             std::to_string(g.index) + ") or reboot to apply it");
+      if (unc > 0)
+        v.warnings.push_back(g.label() + ": " + num(unc) +
+                             " rows remapped for uncorrectable errors");
+    } else if (get(g.now, "retired_pages_pending", &retired_pending)) {
+      any = true;  // before Ampere: page retirement instead of row remapping
+      pending = retired_pending;
+      if (pending > 0)
+        v.failures.push_back(g.label() +
+                             ": retired pages are pending: reset the GPU or reboot to "
+                             "retire them");
+    }
+    pending_max = std::max(pending_max, pending);
+    failure_max = std::max(failure_max, failure);
+    unc_max = std::max(unc_max, unc);
+  }
+  if (!any) {
+    v.skip = "neither row remapping nor page retirement is reported for these GPUs";
+    return v;
+  }
+  v.metrics.push_back(count_metric("remap_pending_max", pending_max,
+                                   "1 when a GPU has a row remap (or page retirement) pending"));
+  v.metrics.push_back(
+      count_metric("remap_failure_max", failure_max, "1 when a GPU's row remapping failed"));
+  v.metrics.push_back(count_metric("remapped_rows_uncorrectable_max", unc_max,
+                                   "most rows one GPU remapped for uncorrectable errors"));
+  return v;
+}
+
+verdict judge_throttle(const std::vector<gpu_view>& gpus) {
+  verdict v;
+  double worst = 0;
+  bool any = false;
+  for (const auto& g : gpus) {
+    unsigned long long serious_now = 0;
+    if (g.reasons_now >= 0) {
+      any = true;
+      for (const auto& b : nvml::reason_bits()) {
+        if (b.serious && (static_cast<unsigned long long>(g.reasons_now) & b.bit))
+          serious_now |= b.bit;
+      }
+    }
+    if (g.serious_fraction >= 0) any = true;
+    const double frac = std::max(g.serious_fraction, serious_now ? 1.0 : 0.0);
+    worst = std::max(worst, frac);
+    if (serious_now) {
+      v.failures.push_back(g.label() + ": in " + nvml::reason_names(serious_now) +
+                           " now: check cooling (fans, airflow, inlet temperature) and the power "
+                           "supply / power-brake signal");
+    } else if (g.serious_fraction > 0) {
+      v.failures.push_back(
+          g.label() + ": " + nvml::reason_names(g.serious_bits) + " during " +
+          num(100 * g.serious_fraction) +
+          "% of the run so far: check cooling (fans, airflow, inlet temperature) and power");
+    }
+  }
+  if (!any) {
+    v.skip = "NVML reports no clock event reasons for these GPUs";
+    return v;
+  }
+  v.metrics.push_back({"thermal_or_hw_slowdown_fraction_max", "ratio", worst, false,
+                       "largest share of the run so far one GPU spent in thermal or hardware "
+                       "slowdown (NVML clock event reasons; 1 when it is in one now)"});
+  return v;
+}
+
+verdict judge_xid(const std::vector<telemetry::event>& events, bool watching,
+                  const std::string& why_not) {
+  verdict v;
+  if (!watching) {
+    v.skip = "XID events not watched: " + why_not;
+    return v;
+  }
+  double n = 0;
+  for (const auto& e : events) {
+    if (e.kind != "xid") continue;
+    ++n;
+    v.failures.push_back("GPU " + std::to_string(e.gpu) + " at " + num(e.t_s) + " s: " + e.text);
+  }
+  v.metrics.push_back(
+      count_metric("xid_events", n, "XID events NVML reported during the run so far"));
+  return v;
+}
+
+verdict judge_edac(const counter_set& now, const counter_set* before, const std::string& why_not) {
+  verdict v;
+  double ce = 0, ue = 0;
+  if (!get(now, "edac_ce", &ce) || !get(now, "edac_ue", &ue)) {
+    v.skip = "EDAC " + why_not;
+    return v;
+  }
+  if (ue > 0)
+    v.failures.push_back(num(ue) +
+                         " uncorrected memory errors (EDAC) since boot: find the DIMM "
+                         "(edac-util -v or rasdaemon) and replace it");
+  double ce_new = -1, before_ce = 0;
+  if (before && get(*before, "edac_ce", &before_ce)) ce_new = ce - before_ce;
+  if (ce_new > 0)
+    v.failures.push_back(num(ce_new) +
+                         " corrected memory errors (EDAC) during the run: a DIMM is "
+                         "degrading: find it (edac-util -v) and replace it");
+  else if (ce > 0)
+    v.warnings.push_back(num(ce) + " corrected memory errors (EDAC) since boot");
+  if (ce_new < 0)
+    v.warnings.push_back(
+        "new corrected errors not judged: no counters from the start of the run "
+        "(telemetry off)");
+  v.metrics.push_back(count_metric("edac_ue", ue, "uncorrected memory errors since boot (EDAC)"));
+  v.metrics.push_back(count_metric("edac_ce_new", std::max(0.0, ce_new),
+                                   "corrected memory errors during the run (EDAC)"));
+  return v;
+}
+
+verdict judge_mce(const counter_set& now, const counter_set* before) {
+  verdict v;
+  double n = 0, b = 0;
+  if (!get(now, "mce_events", &n)) {
+    v.skip = "the kernel lists no machine-check exception count (no MCE line in /proc/interrupts)";
+    return v;
+  }
+  double fresh = -1;
+  if (before && get(*before, "mce_events", &b)) fresh = n - b;
+  if (fresh > 0)
+    v.failures.push_back(num(fresh) +
+                         " machine-check exceptions during the run: read the kernel "
+                         "log (mcelog/rasdaemon) for the failing CPU or DIMM");
+  else if (n > 0)
+    v.warnings.push_back(num(n) + " machine-check exceptions since boot: read the kernel log");
+  if (fresh < 0) v.warnings.push_back("machine checks during the run not judged (telemetry off)");
+  v.metrics.push_back(count_metric("mce_new", std::max(0.0, fresh),
+                                   "machine-check exceptions during the run (/proc/interrupts)"));
+  return v;
+}
+
+verdict judge_core_speed(const std::vector<double>& rate, const std::vector<int>& cpus,
+                         const std::vector<std::string>& core_class, double max_deviation) {
+  verdict v;
+  std::map<std::string, std::vector<double>> by_class;
+  for (std::size_t i = 0; i < rate.size(); ++i) by_class[core_class[i]].push_back(rate[i]);
+  double worst = 1;
+  for (std::size_t i = 0; i < rate.size(); ++i) {
+    auto values = by_class[core_class[i]];
+    std::sort(values.begin(), values.end());
+    const std::size_t h = values.size() / 2;
+    const double median = values.size() % 2 ? values[h] : (values[h - 1] + values[h]) / 2;
+    if (!(median > 0)) continue;
+    const double ratio = rate[i] / median;
+    worst = std::min(worst, ratio);
+    if (ratio < 1 - max_deviation) {
+      v.failures.push_back("CPU " + std::to_string(cpus[i]) + " runs at " + num(100 * ratio) +
+                           "% of its siblings' median" +
+                           (by_class.size() > 1 ? " (" + core_class[i] + " cores)" : "") +
+                           ": check its frequency (cpupower frequency-info), thermal paste or a "
+                           "BIOS limit; a core that stays slow needs the CPU replaced");
+    }
+  }
+  v.metrics.push_back({"slowest_core_ratio", "ratio", worst, true,
+                       "slowest core's FMA rate over the median of its class (best of the rounds "
+                       "per core, every core loaded at once)"});
+  return v;
+}
+
+}  // namespace infrabench::health

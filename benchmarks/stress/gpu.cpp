@@ -1,0 +1,350 @@
+// stress/gpu: every GPU at once, for a set duration, a bf16 cuBLASLt GEMM (power and thermal load
+// on the tensor cores, like DCGM's targeted power test and gpu-burn) followed by a large
+// device-to-device copy (HBM traffic); every GEMM result is compared with the first one (itself
+// checked against a CPU reference on sampled elements) and every copy with its source: a wrong
+// result is a failure. Per GPU and per second: GEMM TFLOP/s and copy GB/s, their stability, the
+// clock event (throttle) reasons, power and temperature from NVML; the ECC counters' and XIDs'
+// growth during the stress.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "gpu_check.h"
+#include "infrabench/benchmark.h"
+#include "infrabench/nvml_loader.h"
+#include "infrabench/state.h"
+#include "infrabench/telemetry.h"
+#include "lt_gemm.h"
+#include "stability.h"
+
+namespace {
+
+namespace s = infrabench::stress;
+namespace nv = infrabench::nvml;
+using clock_type = std::chrono::steady_clock;
+
+struct gpu_run {
+  int device = 0;
+  int nvml = -1;  // NVML's index of this GPU (matched by PCI bus id); -1 unknown
+  std::string name;
+  s::per_second flops, gemm_s, bytes, copy_s;
+  std::size_t wrong_gemm = 0, wrong_copy = 0, iterations = 0;
+  std::string reference_problem;
+  std::vector<double> power, temp;
+  std::size_t seconds_sampled = 0, seconds_serious = 0;
+  unsigned long long serious_bits = 0;
+  nv::counter_set ecc_before, ecc_after;
+  std::string error;
+};
+
+// A device allocation freed on scope exit.
+struct device_mem {
+  void* p = nullptr;
+  explicit device_mem(std::size_t bytes) { s::check_cuda(cudaMalloc(&p, bytes), "cudaMalloc"); }
+  ~device_mem() { cudaFree(p); }
+  device_mem(const device_mem&) = delete;
+  device_mem& operator=(const device_mem&) = delete;
+  template <typename T>
+  T* as() const {
+    return static_cast<T*>(p);
+  }
+};
+
+float bf16_to_float(std::uint16_t v) {
+  const std::uint32_t bits = static_cast<std::uint32_t>(v) << 16;
+  float f;
+  std::memcpy(&f, &bits, sizeof(f));
+  return f;
+}
+
+// The first GEMM result, checked on sampled elements against a double-precision CPU dot product:
+// C[i + j n] = sum_k A[k + i n] B[k + j n] (A transposed). Empty when it agrees.
+std::string check_reference(const device_mem& a, const device_mem& b, const device_mem& c, int n) {
+  const auto nn = static_cast<std::size_t>(n) * static_cast<std::size_t>(n);
+  std::vector<std::uint16_t> ha(nn), hb(nn);
+  std::vector<float> hc(nn);
+  s::check_cuda(cudaMemcpy(ha.data(), a.p, nn * 2, cudaMemcpyDeviceToHost), "copy A back");
+  s::check_cuda(cudaMemcpy(hb.data(), b.p, nn * 2, cudaMemcpyDeviceToHost), "copy B back");
+  s::check_cuda(cudaMemcpy(hc.data(), c.p, nn * 4, cudaMemcpyDeviceToHost), "copy C back");
+  for (int sample = 0; sample < 64; ++sample) {
+    const std::size_t i = (static_cast<std::size_t>(sample) * 7919) % static_cast<std::size_t>(n);
+    const std::size_t j = (static_cast<std::size_t>(sample) * 104729) % static_cast<std::size_t>(n);
+    double sum = 0, mag = 0;
+    for (std::size_t k = 0; k < static_cast<std::size_t>(n); ++k) {
+      const double p = static_cast<double>(bf16_to_float(ha[k + i * n])) *
+                       static_cast<double>(bf16_to_float(hb[k + j * n]));
+      sum += p;
+      mag += std::fabs(p);
+    }
+    // fp32 accumulation over n products, in any order: error below n * 2^-24 * sum |products|.
+    const double got = hc[i + j * n];
+    if (!(std::fabs(got - sum) <= 1e-3 * mag + 1e-6))
+      return "C[" + std::to_string(i) + "," + std::to_string(j) + "] = " + std::to_string(got) +
+             ", CPU reference " + std::to_string(sum);
+  }
+  return "";
+}
+
+void sample_nvml(gpu_run& g) {
+  if (g.nvml < 0) return;
+  const nv::gpu_sample smp = nv::library::instance().sample(static_cast<unsigned>(g.nvml));
+  g.power.push_back(smp.power_w);
+  g.temp.push_back(smp.temp_c);
+  if (std::isnan(smp.throttle_reasons)) return;
+  ++g.seconds_sampled;
+  unsigned long long serious = 0;
+  for (const auto& b : nv::reason_bits()) {
+    if (b.serious && (static_cast<unsigned long long>(smp.throttle_reasons) & b.bit))
+      serious |= b.bit;
+  }
+  g.seconds_serious += serious != 0;
+  g.serious_bits |= serious;
+}
+
+void drive(gpu_run& g, int n, clock_type::time_point t0, clock_type::time_point end,
+           const std::atomic<bool>* stop) {
+  s::check_cuda(cudaSetDevice(g.device), "cudaSetDevice");
+  cudaStream_t st = nullptr;
+  s::check_cuda(cudaStreamCreate(&st), "cudaStreamCreate");
+  struct stream_guard {
+    cudaStream_t s;
+    ~stream_guard() { cudaStreamDestroy(s); }
+  } guard{st};
+  std::size_t free_b = 0, total_b = 0;
+  s::check_cuda(cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo");
+  const auto nn = static_cast<std::size_t>(n) * static_cast<std::size_t>(n);
+  const std::size_t copy_bytes = std::min<std::size_t>(1ull << 30, free_b / 8) / 4096 * 4096;
+  const std::size_t words = copy_bytes / 8;
+  device_mem a(nn * 2), b(nn * 2), c(nn * 4), ref(nn * 4), src(copy_bytes), dst(copy_bytes),
+      bad(2 * sizeof(unsigned long long));
+  s::fill_bf16(a.as<std::uint16_t>(), nn, 1000 + static_cast<unsigned>(g.device), st);
+  s::fill_bf16(b.as<std::uint16_t>(), nn, 2000 + static_cast<unsigned>(g.device), st);
+  s::fill_words(src.as<std::uint64_t>(), words, 3000, st);
+  s::lt_gemm gemm(n);
+  gemm.run(a.p, b.p, ref.as<float>(), st);
+  s::check_cuda(cudaStreamSynchronize(st), "first GEMM");
+  g.reference_problem = check_reference(a, b, ref, n);
+  if (!g.reference_problem.empty()) return;
+
+  cudaEvent_t e[3];
+  for (auto& x : e) s::check_cuda(cudaEventCreate(&x), "cudaEventCreate");
+  unsigned long long* host_bad = nullptr;
+  s::check_cuda(cudaMallocHost(&host_bad, 2 * sizeof(unsigned long long)), "cudaMallocHost");
+  auto next_sample = t0 + std::chrono::seconds(1);
+  while (clock_type::now() < end && !(stop && *stop)) {
+    s::check_cuda(cudaMemsetAsync(bad.p, 0, 2 * sizeof(unsigned long long), st), "memset");
+    cudaEventRecord(e[0], st);
+    gemm.run(a.p, b.p, c.as<float>(), st);
+    cudaEventRecord(e[1], st);
+    s::check_cuda(cudaMemcpyAsync(dst.p, src.p, copy_bytes, cudaMemcpyDeviceToDevice, st), "copy");
+    cudaEventRecord(e[2], st);
+    s::count_float_mismatches(c.as<float>(), ref.as<float>(), nn, 1e-5f, 1e-5f,
+                              bad.as<unsigned long long>(), st);
+    s::count_word_mismatches(dst.as<std::uint64_t>(), src.as<std::uint64_t>(), words,
+                             bad.as<unsigned long long>() + 1, st);
+    s::check_cuda(cudaMemcpyAsync(host_bad, bad.p, 2 * sizeof(unsigned long long),
+                                  cudaMemcpyDeviceToHost, st),
+                  "copy counters");
+    s::check_cuda(cudaStreamSynchronize(st), "stress iteration");
+    float gemm_ms = 0, copy_ms = 0;
+    cudaEventElapsedTime(&gemm_ms, e[0], e[1]);
+    cudaEventElapsedTime(&copy_ms, e[1], e[2]);
+    const auto now = clock_type::now();
+    const double t = std::chrono::duration<double>(now - t0).count();
+    g.flops.add(t, gemm.flops());
+    g.gemm_s.add(t, gemm_ms / 1e3);
+    g.bytes.add(t, 2.0 * static_cast<double>(copy_bytes));  // read + written
+    g.copy_s.add(t, copy_ms / 1e3);
+    g.wrong_gemm += host_bad[0] > 0;
+    g.wrong_copy += host_bad[1] > 0;
+    ++g.iterations;
+    if (now >= next_sample) {
+      sample_nvml(g);
+      next_sample += std::chrono::seconds(1);
+    }
+  }
+  cudaFreeHost(host_bad);
+  for (auto& x : e) cudaEventDestroy(x);
+}
+
+// Rate per complete second: work / time spent on it in that second.
+std::vector<double> rates(const s::per_second& work, const s::per_second& time, double elapsed,
+                          double scale) {
+  const auto w = work.complete(elapsed), t = time.complete(elapsed);
+  std::vector<double> out;
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    if (t[i] > 0) out.push_back(w[i] / t[i] / scale);
+  }
+  return out;
+}
+
+infrabench::metric series(std::string name, std::string unit, const s::stability& stab,
+                          std::vector<double> per_second, std::string method) {
+  infrabench::metric m;
+  m.name = std::move(name);
+  m.unit = std::move(unit);
+  m.value = stab.median;
+  m.best = stab.best;
+  m.samples = std::move(per_second);
+  m.method = std::move(method);
+  return m;
+}
+
+double mean_of(const std::vector<double>& v) {
+  double sum = 0;
+  std::size_t n = 0;
+  for (double x : v) {
+    if (!std::isnan(x)) {
+      sum += x;
+      ++n;
+    }
+  }
+  return n ? sum / static_cast<double>(n) : std::nan("");
+}
+
+// Metrics and failures of one GPU.
+void report_gpu(infrabench::state& st, const gpu_run& g, double elapsed, double max_sag,
+                double t_begin, std::vector<std::string>& failures) {
+  using infrabench::metric_role;
+  const std::string sfx = "_gpu" + std::to_string(g.device);
+  const std::string who = "GPU " + std::to_string(g.device) + " (" + g.name + ")";
+  if (!g.error.empty()) {
+    failures.push_back(who + ": " + g.error);
+    return;
+  }
+  if (!g.reference_problem.empty()) {
+    failures.push_back(who + ": the first GEMM result is wrong (" + g.reference_problem +
+                       "): a faulty GPU or driver");
+    return;
+  }
+  const auto tflops = rates(g.flops, g.gemm_s, elapsed, 1e12);
+  const auto gbps = rates(g.bytes, g.copy_s, elapsed, 1e9);
+  const s::stability gs = s::analyze(tflops), cs = s::analyze(gbps);
+  st.partial_result().metrics.push_back(series(
+      "gemm_tflops" + sfx, "TFLOP/s", gs, tflops,
+      "bf16 cuBLASLt GEMM flops / GEMM time (CUDA events), per second; value = median second"));
+  st.partial_result().metrics.push_back(
+      series("copy_gbps" + sfx, "GB/s", cs, gbps,
+             "device-to-device copy, bytes read + written / copy time, per second; median second"));
+  st.add_metric("gemm_worst_second_ratio" + sfx, "ratio", gs.worst_ratio, true,
+                "worst second / median second of the GEMM rate", metric_role::verification);
+  st.add_metric("gemm_drift_pct" + sfx, "%", gs.drift_pct, true,
+                "GEMM rate: mean of the last window / the first - 1, x 100",
+                metric_role::verification);
+  st.add_metric("wrong_results" + sfx, "count", static_cast<double>(g.wrong_gemm + g.wrong_copy),
+                false, "iterations whose GEMM or copy differed from the reference",
+                metric_role::verification);
+  const auto ecc = [&](const char* k) {
+    const auto a = g.ecc_before.find(k), b = g.ecc_after.find(k);
+    return a == g.ecc_before.end() || b == g.ecc_after.end() ? 0.0 : b->second - a->second;
+  };
+  const double sbe = ecc("ecc_sbe_volatile"), dbe = ecc("ecc_dbe_volatile");
+  st.add_metric("ecc_errors_new" + sfx, "count", sbe + dbe, false,
+                "volatile single + double-bit ECC errors during the stress (NVML)",
+                metric_role::verification);
+  if (g.seconds_sampled > 0) {
+    st.add_metric("slowdown_fraction" + sfx, "ratio",
+                  static_cast<double>(g.seconds_serious) / static_cast<double>(g.seconds_sampled),
+                  false, "share of seconds in thermal or hardware slowdown (NVML)",
+                  metric_role::verification);
+    st.add_metric("power_w_mean" + sfx, "W", mean_of(g.power), true, "NVML board power, mean",
+                  metric_role::information);
+    double tmax = 0;
+    for (double x : g.temp) tmax = std::isnan(x) ? tmax : std::max(tmax, x);
+    st.add_metric("temp_c_max" + sfx, "C", tmax, false, "NVML GPU temperature, hottest second",
+                  metric_role::information);
+  }
+  if (g.wrong_gemm + g.wrong_copy > 0)
+    failures.push_back(who + ": " + std::to_string(g.wrong_gemm) + " GEMM and " +
+                       std::to_string(g.wrong_copy) + " copy results of " +
+                       std::to_string(g.iterations) + " were wrong: a faulty GPU");
+  if (sbe + dbe > 0)
+    failures.push_back(who + ": " + std::to_string(static_cast<long long>(sbe)) +
+                       " single-bit and " + std::to_string(static_cast<long long>(dbe)) +
+                       " double-bit ECC errors during the stress: see health/gpu_row_remap");
+  if (g.seconds_serious > 0)
+    failures.push_back(who + ": " + nv::reason_names(g.serious_bits) + " during " +
+                       std::to_string(g.seconds_serious) + " of " +
+                       std::to_string(g.seconds_sampled) +
+                       " s: check cooling (fans, airflow, inlet temperature) and power");
+  if (const auto why = s::sag_failure(gs, max_sag, "GEMM throughput", "TFLOP/s"); !why.empty())
+    failures.push_back(who + ": " + why);
+  if (auto* tele = infrabench::telemetry::active()) {
+    for (const auto& e : tele->events_since(t_begin)) {
+      if (e.kind == "xid" && e.gpu == g.nvml)
+        failures.push_back(who + ": XID " + e.text + " during the stress");
+    }
+  } else {
+    st.add_warning("XIDs not watched during the stress (telemetry off)");
+  }
+}
+
+void gpu_stress(infrabench::state& st) {
+  const double duration = st.get_float64("duration_s");
+  const auto n = static_cast<int>(st.get_int64("matrix_n"));
+  if (duration + 60 > st.timeout_s())
+    st.fail("duration_s " + std::to_string(static_cast<int>(duration)) +
+            " s does not fit the configuration timeout of " +
+            std::to_string(static_cast<int>(st.timeout_s())) + " s: raise --timeout");
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) st.skip("no CUDA device");
+  const nv::library& lib = nv::library::instance();
+  if (!lib.available())
+    st.add_warning("no NVML (" + lib.reason() + "): no clocks, ECC or throttling");
+  std::vector<gpu_run> runs(static_cast<std::size_t>(count));
+  for (int d = 0; d < count; ++d) {
+    gpu_run& g = runs[static_cast<std::size_t>(d)];
+    g.device = d;
+    cudaDeviceProp prop{};
+    if (cudaGetDeviceProperties(&prop, d) == cudaSuccess) g.name = prop.name;
+    char bus[32] = {};
+    if (cudaDeviceGetPCIBusId(bus, sizeof(bus), d) == cudaSuccess)
+      g.nvml = lib.index_of_bus_id(bus);
+    if (g.nvml >= 0) g.ecc_before = lib.ecc_volatile(static_cast<unsigned>(g.nvml));
+  }
+  auto* tele = infrabench::telemetry::active();
+  const double t_begin = tele ? tele->now_s() : 0;
+  const auto t0 = clock_type::now();
+  const auto end = t0 + std::chrono::duration_cast<clock_type::duration>(
+                            std::chrono::duration<double>(duration));
+  std::vector<std::thread> threads;
+  for (auto& g : runs) {
+    threads.emplace_back([&g, n, t0, end, &st] {
+      try {
+        drive(g, n, t0, end, st.interrupted_flag());
+      } catch (const std::exception& e) {
+        g.error = e.what();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  const double elapsed = std::chrono::duration<double>(clock_type::now() - t0).count();
+  std::vector<std::string> failures;
+  for (auto& g : runs) {
+    if (g.nvml >= 0) g.ecc_after = lib.ecc_volatile(static_cast<unsigned>(g.nvml));
+    report_gpu(st, g, elapsed, st.get_float64("max_sag"), t_begin, failures);
+  }
+  std::string text;
+  for (const auto& f : failures) text += (text.empty() ? "" : "; ") + f;
+  if (!text.empty()) st.fail(text);
+}
+
+}  // namespace
+
+INFRABENCH_REGISTER(gpu_stress, "stress/gpu")
+    .describe(
+        "every GPU at once: bf16 cuBLASLt GEMM + HBM copy for a duration, results checked; "
+        "throughput per second, its stability, throttling and ECC growth")
+    .require(infrabench::req::cuda)
+    .add_float64_axis("duration_s", {60},
+                      infrabench::float_axis("seconds of load (--stress-duration)", 1, 86400 * 7))
+    .add_int64_axis("matrix_n", {8192}, infrabench::int_axis("square GEMM size", 256, 32768))
+    .add_float64_axis("max_sag", {0.10},
+                      infrabench::float_axis("the worst second may fall this far below the median "
+                                             "(and the drift this far) before it fails",
+                                             0.01, 1));

@@ -1,0 +1,102 @@
+// NVML (the driver's management library) loaded at run time with dlopen, for telemetry and health
+// checks. The library ships with the driver, not the toolkit, and there is no NVML header on the
+// build machines: the few functions and types used are declared in nvml_loader.cpp. Without it
+// there is simply no GPU telemetry, with the reason. INFRABENCH_NVML_LIBRARY names another
+// library to load instead (the fake one the tests build, or a driver installed elsewhere).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "infrabench/capabilities.h"
+
+namespace infrabench::nvml {
+
+// One reading of a GPU's clocks, power and temperature; NaN where NVML did not answer.
+struct gpu_sample {
+  double sm_clock_mhz, mem_clock_mhz, power_w, temp_c;
+  double pcie_gen, pcie_width;  // current link: an idle GPU may lower its generation
+  double throttle_reasons;      // the nvmlClocksEventReason bit mask, NaN when unknown
+};
+
+// Counters read before and after a run: name -> value, only those the GPU answered for.
+// ecc_sbe_volatile, ecc_dbe_volatile, ecc_sbe_aggregate, ecc_dbe_aggregate, ecc_enabled,
+// remapped_rows_correctable, remapped_rows_uncorrectable, remap_pending, remap_failure,
+// retired_pages_sbe, retired_pages_dbe, retired_pages_pending, pcie_gen_current, pcie_gen_max,
+// pcie_width_current, pcie_width_max, pcie_replay, nvlink_present, nvlink_active,
+// nvlink_crc_flit, nvlink_crc_data, nvlink_replay, nvlink_recovery.
+using counter_set = std::map<std::string, double>;
+
+struct xid_event {
+  unsigned gpu = 0;
+  unsigned long long xid = 0;  // 999: the driver did not know which
+};
+
+// One clock event (throttle) reason bit of NVML.
+struct reason_bit {
+  unsigned long long bit;
+  const char* name;
+  bool slows;    // holds the clock below what the workload asked for (not idle or a setting)
+  bool serious;  // thermal or hardware slowdown: a fault under a stress, not a power budget
+};
+[[nodiscard]] const std::vector<reason_bit>& reason_bits();
+// "sw_power_cap, hw_slowdown"; "none" for 0.
+[[nodiscard]] std::string reason_names(unsigned long long mask);
+
+class library {
+ public:
+  // Loads `path` (a file name dlopen searches for, or a path) and initialises NVML. Never
+  // throws: when something is missing, available() is false and reason() says what.
+  explicit library(const std::string& path);
+  ~library();
+  library(const library&) = delete;
+  library& operator=(const library&) = delete;
+
+  // The process-wide library: $INFRABENCH_NVML_LIBRARY or libnvidia-ml.so.1, loaded once.
+  static library& instance();
+
+  [[nodiscard]] bool available() const { return m_available; }
+  [[nodiscard]] const std::string& reason() const { return m_reason; }
+  [[nodiscard]] const std::string& path() const { return m_path; }
+  [[nodiscard]] unsigned device_count() const { return static_cast<unsigned>(m_devices.size()); }
+  [[nodiscard]] std::string name(unsigned gpu) const;
+  [[nodiscard]] std::string driver_version() const;
+
+  [[nodiscard]] gpu_sample sample(unsigned gpu) const;
+  [[nodiscard]] counter_set counters(unsigned gpu) const;
+  // ecc_sbe_volatile and ecc_dbe_volatile only: cheap enough to poll every second.
+  [[nodiscard]] counter_set ecc_volatile(unsigned gpu) const;
+  // The NVML index of the GPU at a PCI bus id ("0000:17:00.0", as CUDA reports it); -1 if none.
+  [[nodiscard]] int index_of_bus_id(const std::string& bus_id) const;
+  // Links NVML lists for the GPU (state query answered) and how many of them are up.
+  struct nvlink_state {
+    int present = 0, active = 0;
+    std::vector<int> down;  // link indices present but not active
+  };
+  [[nodiscard]] nvlink_state nvlinks(unsigned gpu) const;
+
+  // XID events: watch() registers every GPU once (the reasons for GPUs that cannot be watched
+  // are kept); poll() returns what arrived since, without waiting. From one thread at a time.
+  void watch_xids();
+  [[nodiscard]] std::vector<xid_event> poll_xids();
+  [[nodiscard]] const std::string& xid_reason() const { return m_xid_reason; }
+  [[nodiscard]] bool watching_xids() const { return m_event_set != nullptr; }
+
+ private:
+  struct api;
+  std::unique_ptr<api> m_api;
+  std::string m_path, m_reason, m_xid_reason;
+  bool m_available = false;
+  std::vector<void*> m_devices;  // nvmlDevice_t
+  void* m_event_set = nullptr;   // nvmlEventSet_t
+};
+
+// A requirement for benchmarks that read NVML (the health checks): met when the library loaded
+// and lists at least one GPU. Not part of the capabilities probe: NVML is optional at run time
+// and loading it costs nothing when unused.
+extern const requirement req_nvml;
+
+}  // namespace infrabench::nvml

@@ -1,0 +1,21 @@
+# Node acceptance (issue 19): the fake NVML that the telemetry and health tests load instead of the
+# driver's (unit tests here, e2e tests through INFRABENCH_NVML_LIBRARY: built next to the
+# infrabench executable), and the pure parts of benchmarks/health and benchmarks/stress.
+add_library(infrabench_fake_nvml SHARED ${PROJECT_SOURCE_DIR}/tests/fake_nvml/fake_nvml.cpp)
+target_link_libraries(infrabench_fake_nvml PRIVATE nlohmann_json::nlohmann_json)
+set_target_properties(infrabench_fake_nvml PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}
+                      CXX_VISIBILITY_PRESET hidden)
+infrabench_set_warnings(infrabench_fake_nvml)
+add_dependencies(infrabench_unit_tests infrabench_fake_nvml)
+if(TARGET infrabench)
+  add_dependencies(infrabench infrabench_fake_nvml)  # the e2e tests load it beside the binary
+endif()
+target_sources(infrabench_unit_tests PRIVATE
+  ${PROJECT_SOURCE_DIR}/benchmarks/health/judge.cpp
+  ${PROJECT_SOURCE_DIR}/benchmarks/stress/stability.cpp
+  ${PROJECT_SOURCE_DIR}/benchmarks/stress/fma_kernel.cpp
+)
+target_include_directories(infrabench_unit_tests PRIVATE ${PROJECT_SOURCE_DIR}/benchmarks)
+target_compile_definitions(infrabench_unit_tests PRIVATE
+  INFRABENCH_FAKE_NVML_PATH="$<TARGET_FILE:infrabench_fake_nvml>"
+  INFRABENCH_SYSFS_FIXTURE="${PROJECT_SOURCE_DIR}/tests/fixtures/sysfs-node")

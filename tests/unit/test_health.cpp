@@ -1,0 +1,249 @@
+// The health checks' verdicts (benchmarks/health/judge.cpp) and the stress benchmarks' pure parts
+// (throughput stability, the checked multiply-add kernel).
+#include <cstring>
+
+#include <gtest/gtest.h>
+
+#include "health/judge.h"
+#include "stress/fma_kernel.h"
+#include "stress/stability.h"
+
+namespace infrabench {
+namespace {
+
+using health::counter_set;
+using health::gpu_view;
+
+gpu_view gpu(unsigned index, counter_set now) {
+  gpu_view g;
+  g.index = index;
+  g.name = "Fake H100";
+  g.now = std::move(now);
+  return g;
+}
+
+bool mentions(const health::verdict& v, const std::string& text) {
+  return v.failure_text().find(text) != std::string::npos;
+}
+
+double metric(const health::verdict& v, const std::string& name) {
+  for (const auto& m : v.metrics) {
+    if (m.name == name) return m.value;
+  }
+  ADD_FAILURE() << "no metric " << name;
+  return -1;
+}
+
+const counter_set link_ok = {{"pcie_gen_current", 5},
+                             {"pcie_gen_max", 5},
+                             {"pcie_width_current", 16},
+                             {"pcie_width_max", 16},
+                             {"pcie_replay", 0}};
+
+TEST(HealthPcie, LinkBelowItsMaximumFailsWithTheFigures) {
+  counter_set slow = link_ok;
+  slow["pcie_gen_current"] = 4;
+  slow["pcie_width_current"] = 8;
+  const auto v = health::judge_pcie({gpu(0, link_ok), gpu(1, slow)});
+  ASSERT_TRUE(v.failed());
+  EXPECT_TRUE(mentions(v, "GPU 1 (Fake H100): PCIe link Gen4 x8 below its maximum Gen5 x16"));
+  EXPECT_TRUE(mentions(v, "reseat the card"));
+  EXPECT_EQ(metric(v, "pcie_gen_min"), 4);
+  EXPECT_EQ(metric(v, "pcie_width_min"), 8);
+}
+
+TEST(HealthPcie, IdleGenerationIsJudgedByTheBestSeenUnderLoad) {
+  counter_set idle = link_ok;
+  idle["pcie_gen_current"] = 1;  // power saving at idle
+  gpu_view g = gpu(0, idle);
+  g.gen_seen = 5;
+  g.width_seen = 16;
+  const auto v = health::judge_pcie({g});
+  EXPECT_FALSE(v.failed()) << v.failure_text();
+  EXPECT_EQ(metric(v, "pcie_gen_min"), 5);
+}
+
+TEST(HealthPcie, ReplaysDuringTheRunAreAWarning) {
+  gpu_view g = gpu(0, link_ok);
+  g.now["pcie_replay"] = 12;
+  g.before = link_ok;
+  const auto v = health::judge_pcie({g});
+  EXPECT_FALSE(v.failed());
+  ASSERT_EQ(v.warnings.size(), 1u);
+  EXPECT_EQ(metric(v, "pcie_replays_max"), 12);
+}
+
+TEST(HealthNvlink, DownLinkAndRecoveryFail) {
+  gpu_view down = gpu(0, {});
+  down.links = {18, 17, {5}};
+  gpu_view retrained = gpu(1, {{"nvlink_recovery", 3}});
+  retrained.links = {18, 18, {}};
+  retrained.before = counter_set{{"nvlink_recovery", 1}};
+  const auto v = health::judge_nvlink({down, retrained});
+  EXPECT_TRUE(mentions(v, "GPU 0 (Fake H100): NVLink 5 down (17 of 18 up)"));
+  EXPECT_TRUE(mentions(v, "GPU 1 (Fake H100): 2 NVLink recoveries during the run"));
+  EXPECT_EQ(metric(v, "nvlinks_active_min"), 17);
+  EXPECT_EQ(metric(v, "nvlinks_down"), 1);
+}
+
+TEST(HealthNvlink, PcieCardsPassWithZeroLinksForTheBaselineToJudge) {
+  const auto v = health::judge_nvlink({gpu(0, {})});
+  EXPECT_FALSE(v.failed());
+  EXPECT_TRUE(v.skip.empty());
+  EXPECT_EQ(metric(v, "nvlinks_active_min"), 0);
+}
+
+TEST(HealthEcc, DisabledDoubleBitAndNewSingleBitErrorsFail) {
+  gpu_view off = gpu(0, {{"ecc_enabled", 0}});
+  gpu_view dbe = gpu(1, {{"ecc_enabled", 1}, {"ecc_dbe_volatile", 2}, {"ecc_sbe_volatile", 0}});
+  gpu_view sbe = gpu(2, {{"ecc_enabled", 1}, {"ecc_dbe_volatile", 0}, {"ecc_sbe_volatile", 5}});
+  sbe.before = counter_set{{"ecc_sbe_volatile", 4}};
+  const auto v = health::judge_ecc({off, dbe, sbe});
+  EXPECT_TRUE(mentions(v, "GPU 0 (Fake H100): ECC is disabled"));
+  EXPECT_TRUE(mentions(v, "GPU 1 (Fake H100): 2 double-bit ECC errors"));
+  EXPECT_TRUE(mentions(v, "GPU 2 (Fake H100): 1 new single-bit ECC errors during the run"));
+  EXPECT_EQ(metric(v, "ecc_dbe_volatile_max"), 2);
+  EXPECT_EQ(metric(v, "ecc_sbe_new_max"), 1);
+}
+
+TEST(HealthEcc, OldSingleBitErrorsPassAndWithoutTelemetryTheGrowthIsNotJudged) {
+  const auto v = health::judge_ecc({gpu(0, {{"ecc_enabled", 1}, {"ecc_sbe_volatile", 7}})});
+  EXPECT_FALSE(v.failed());
+  ASSERT_EQ(v.warnings.size(), 1u);
+  EXPECT_NE(v.warnings[0].find("telemetry off"), std::string::npos);
+  EXPECT_EQ(health::judge_ecc({gpu(0, {})}).skip, "ECC is not supported on these GPUs");
+}
+
+TEST(HealthRemap, PendingAndFailedRemapsFail) {
+  const auto v = health::judge_remap(
+      {gpu(0, {{"remap_pending", 1}, {"remap_failure", 0}, {"remapped_rows_uncorrectable", 1}}),
+       gpu(1, {{"remap_pending", 0}, {"remap_failure", 1}}),
+       gpu(2, {{"retired_pages_pending", 1}})});
+  EXPECT_TRUE(mentions(v, "GPU 0 (Fake H100): a row remap is pending: reset the GPU"));
+  EXPECT_TRUE(mentions(v, "GPU 1 (Fake H100): a row remap failed"));
+  EXPECT_TRUE(mentions(v, "GPU 2 (Fake H100): retired pages are pending"));
+  EXPECT_EQ(metric(v, "remap_pending_max"), 1);
+  EXPECT_EQ(metric(v, "remap_failure_max"), 1);
+}
+
+TEST(HealthThrottle, ThermalOrHardwareSlowdownFailsThePowerCapDoesNot) {
+  gpu_view capped = gpu(0, {});
+  capped.reasons_now = 0x4;
+  capped.serious_fraction = 0;
+  EXPECT_FALSE(health::judge_throttle({capped}).failed());
+  gpu_view hot = gpu(1, {});
+  hot.reasons_now = 0;
+  hot.serious_fraction = 0.25;
+  hot.serious_bits = 0x20;
+  gpu_view now = gpu(2, {});
+  now.reasons_now = 0x8;
+  const auto v = health::judge_throttle({capped, hot, now});
+  EXPECT_TRUE(mentions(v, "GPU 1 (Fake H100): sw_thermal_slowdown during 25% of the run"));
+  EXPECT_TRUE(mentions(v, "GPU 2 (Fake H100): in hw_slowdown now"));
+  EXPECT_EQ(metric(v, "thermal_or_hw_slowdown_fraction_max"), 1);
+}
+
+TEST(HealthXid, EveryXidFailsWithWhatItMeans) {
+  EXPECT_FALSE(health::judge_xid({}, false, "telemetry off").skip.empty());
+  EXPECT_FALSE(health::judge_xid({}, true, "").failed());
+  telemetry::event e;
+  e.t_s = 12;
+  e.kind = "xid";
+  e.gpu = 3;
+  e.text = "XID " + telemetry::describe_xid(48);
+  const auto v = health::judge_xid({e}, true, "");
+  EXPECT_TRUE(mentions(v, "GPU 3 at 12 s: XID 48: double-bit ECC error"));
+  EXPECT_EQ(metric(v, "xid_events"), 1);
+}
+
+TEST(HealthCpu, EdacAndMachineChecks) {
+  EXPECT_FALSE(health::judge_edac({}, nullptr, "not exposed").skip.empty());
+  const counter_set before = {{"edac_ce", 3}, {"edac_ue", 0}, {"mce_events", 1}};
+  const counter_set same = before;
+  EXPECT_FALSE(health::judge_edac(same, &before, "").failed());
+  const counter_set grown = {{"edac_ce", 5}, {"edac_ue", 0}, {"mce_events", 2}};
+  EXPECT_TRUE(mentions(health::judge_edac(grown, &before, ""),
+                       "2 corrected memory errors (EDAC) during the run"));
+  EXPECT_TRUE(mentions(health::judge_edac({{"edac_ce", 0}, {"edac_ue", 1}}, nullptr, ""),
+                       "1 uncorrected memory errors"));
+  EXPECT_TRUE(mentions(health::judge_mce(grown, &before), "1 machine-check exceptions during"));
+  EXPECT_FALSE(health::judge_mce(same, &before).failed());
+  EXPECT_FALSE(health::judge_mce({}, nullptr).skip.empty());
+}
+
+TEST(HealthCoreSpeed, SlowCoreFailsAndCoreKindsAreComparedApart) {
+  // Two performance cores at ~100, two efficiency cores at ~60: none is slow among its kind.
+  const std::vector<int> cpus = {0, 1, 2, 3};
+  const std::vector<std::string> kinds = {"cpu_core", "cpu_core", "cpu_atom", "cpu_atom"};
+  EXPECT_FALSE(health::judge_core_speed({100, 98, 60, 61}, cpus, kinds, 0.15).failed());
+  // Compared as one kind, the efficiency cores would look broken.
+  EXPECT_TRUE(health::judge_core_speed({100, 98, 60, 61}, cpus, {"all", "all", "all", "all"}, 0.15)
+                  .failed());
+  const auto v =
+      health::judge_core_speed({100, 101, 99, 70}, cpus, {"all", "all", "all", "all"}, 0.15);
+  EXPECT_TRUE(mentions(v, "CPU 3 runs at 70% of its siblings' median"));
+  EXPECT_NEAR(metric(v, "slowest_core_ratio"), 70.0 / 99.5, 1e-9);
+}
+
+TEST(StressStability, WorstSecondAndDrift) {
+  std::vector<double> steady(40, 100.0);
+  auto s = stress::analyze(steady);
+  EXPECT_EQ(s.seconds, 40u);
+  EXPECT_DOUBLE_EQ(s.worst_ratio, 1);
+  EXPECT_DOUBLE_EQ(s.drift_pct, 0);
+  EXPECT_EQ(s.window_s, 10);
+  EXPECT_TRUE(stress::sag_failure(s, 0.1, "GEMM throughput", "TFLOP/s").empty());
+
+  std::vector<double> dip = steady;
+  dip[17] = 60;
+  s = stress::analyze(dip);
+  EXPECT_DOUBLE_EQ(s.worst_ratio, 0.6);
+  EXPECT_EQ(
+      stress::sag_failure(s, 0.1, "GEMM throughput", "TFLOP/s"),
+      "GEMM throughput sagged: worst second 60% of the median (60 of 100 TFLOP/s); limit 90%");
+
+  // Boost clocks for the first 10 s, then a thermal steady state 23% lower: no single second
+  // stands out against the median, the drift does.
+  std::vector<double> drift(40, 100.0);
+  for (int i = 0; i < 10; ++i) drift[static_cast<std::size_t>(i)] = 130;
+  s = stress::analyze(drift);
+  EXPECT_DOUBLE_EQ(s.worst_ratio, 1);
+  EXPECT_NEAR(s.drift_pct, -23.08, 0.01);
+  EXPECT_EQ(stress::sag_failure(s, 0.1, "x", "u"),
+            "x drifted down 23% from the first 10 s to the last (limit 10%)");
+  EXPECT_FALSE(stress::sag_failure(stress::analyze({}), 0.1, "x", "u").empty());
+}
+
+TEST(StressStability, PerSecondBucketsLeaveThePartialSecondOut) {
+  stress::per_second a, b;
+  a.add(0.2, 1);
+  a.add(0.9, 2);
+  a.add(1.5, 4);
+  b.add(1.1, 8);
+  b.add(2.5, 100);  // in the partial third second
+  a.merge(b);
+  EXPECT_EQ(a.complete(2.7), (std::vector<double>{3, 12}));
+  EXPECT_EQ(a.complete(4.0), (std::vector<double>{3, 12, 100, 0}));
+}
+
+TEST(StressFmaKernel, ResultsAreBitForBitRepeatableAndAFlipIsCaught) {
+  std::vector<float> ref, again;
+  stress::fma_block(5000, ref);
+  stress::fma_block(5000, again);
+  ASSERT_FALSE(ref.empty());
+  EXPECT_EQ(stress::fma_mismatches(again, ref), 0u);
+  // No recurrence has settled: one more step changes every accumulator.
+  std::vector<float> longer;
+  stress::fma_block(5001, longer);
+  EXPECT_EQ(stress::fma_mismatches(longer, ref), ref.size());
+  // One flipped low bit, as a faulty unit would make, is a mismatch.
+  std::uint32_t bits;
+  std::memcpy(&bits, &again[7], 4);
+  bits ^= 1u;
+  std::memcpy(&again[7], &bits, 4);
+  EXPECT_EQ(stress::fma_mismatches(again, ref), 1u);
+  EXPECT_GT(stress::fma_flops_per_iteration(), 0);
+}
+
+}  // namespace
+}  // namespace infrabench
