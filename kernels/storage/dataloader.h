@@ -78,8 +78,24 @@ class dataloader {
 
  private:
   struct sample_io;
+  struct reader_cursor;
+  // What a reader does next when it wants to start a sample.
+  enum class sample_start { started, not_yet, epoch_ended };
   void reader_main(std::uint32_t index);
+  // A reader's epoch: issue reads, submit, reap, until every position is read (or it ends early).
   void reader_epoch(async_reader& io, std::vector<sample_io>& live);
+  [[nodiscard]] bool issue_reads(reader_cursor& c);
+  [[nodiscard]] sample_start start_next_sample(reader_cursor& c);
+  [[nodiscard]] sample_start wait_for_batch_buffer(reader_cursor& c);
+  sample_io* open_sample(reader_cursor& c, std::uint64_t position);
+  void queue_next_piece(reader_cursor& c);
+  void reap_completions(reader_cursor& c);
+  void finish_sample(sample_io& s);
+  // run_epoch's steps, on the accelerator's (the caller's) thread.
+  void start_epoch(std::uint64_t epoch_seed);
+  void consume_batches(std::uint64_t steps, std::uint64_t warmup, std::uint64_t compute_ns,
+                       epoch_result& r);
+  void end_epoch(std::uint64_t steps, epoch_result& r);
   void fail(const std::string& what);
   [[nodiscard]] std::byte* slot_ptr(std::uint64_t position) const;
 
