@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <memory>
 #include <string>
 
 #include "cluster.h"
@@ -36,194 +37,290 @@ std::string number(double v) {
   return buf;
 }
 
-void storage_dataloader(infrabench::state& st) {
-  const std::string engine = st.get_string("reader_engine");
+// What the steps of one configuration share: its axes, the data set agreed on, and the epochs
+// run so far (each epoch, measured or probe, reads in the order of its own seed).
+struct loader_run {
+  std::string engine;
   ks::dataset_layout layout;
-  layout.sample_size = static_cast<std::uint64_t>(st.get_int64("sample_size"));
-  layout.samples = static_cast<std::uint64_t>(st.get_int64("samples"));
-  layout.files_per_dir = static_cast<std::uint64_t>(st.get_int64("files_per_dir"));
-  const auto batch = static_cast<std::uint32_t>(st.get_int64("batch_size"));
-  const double compute_s = st.get_float64("compute_ms") * 1e-3;
-  const double threshold = st.get_float64("au_threshold");
-  const bool direct = st.get_int64("direct") != 0;
+  std::uint32_t batch = 0;
+  double compute_ms = 0;
+  double compute_s = 0;
+  double threshold = 0;
+  bool direct = false;
+  std::string root;        // the data set, once agreed on
+  std::uint64_t seed = 0;  // its data pattern
+  std::uint64_t epochs_run = 0;
+  [[nodiscard]] std::uint64_t next_epoch_seed() { return seed + ++epochs_run; }
+};
 
+loader_run read_axes(const infrabench::state& st) {
+  loader_run run;
+  run.engine = st.get_string("reader_engine");
+  run.layout.sample_size = static_cast<std::uint64_t>(st.get_int64("sample_size"));
+  run.layout.samples = static_cast<std::uint64_t>(st.get_int64("samples"));
+  run.layout.files_per_dir = static_cast<std::uint64_t>(st.get_int64("files_per_dir"));
+  run.batch = static_cast<std::uint32_t>(st.get_int64("batch_size"));
+  run.compute_ms = st.get_float64("compute_ms");
+  run.compute_s = run.compute_ms * 1e-3;
+  run.threshold = st.get_float64("au_threshold");
+  run.direct = st.get_int64("direct") != 0;
+  return run;
+}
+
+// What can be refused before any data set is made. Every rank calls it (require_engine agrees).
+void refuse_early(infrabench::state& st, const loader_run& run) {
   {
     // The engine table's refusals (not compiled in, unavailable here). The readers' depth is
     // the loader's own (a psync reader reads one sample piece at a time whatever it is).
     ks::engine_options probe;
     (void)sb::require_engine(st, "reader_engine", probe);
   }
-  if (layout.samples / batch < 2) {
-    st.fail(std::to_string(layout.samples) + " samples make fewer than 2 batches of " +
-            std::to_string(batch) + " (the first step is excluded from AU)");
+  if (run.layout.samples / run.batch < 2) {
+    st.fail(std::to_string(run.layout.samples) + " samples make fewer than 2 batches of " +
+            std::to_string(run.batch) + " (the first step is excluded from AU)");
   }
+}
 
-  // Under mpirun/srun every rank takes part in agreeing on the data set; one rank per host reads
-  // (a shared --scratch: one data set, each host its own samples).
+// Which part of the data set this host reads: all of it, or its share of one shared data set.
+struct host_part {
+  std::uint64_t part = 0;
+  std::uint64_t parts = 1;
+  std::uint32_t direct_align = 512;  // of the data set's first sample
+};
+
+// Under mpirun/srun every rank takes part in agreeing on the data set; one rank per host reads
+// (a shared --scratch: one data set, each host its own samples). Ranks that do not measure leave
+// here (skipped), after the agreement.
+host_part agree_on_dataset(infrabench::state& st, loader_run& run) {
   const sb::cluster_view view = sb::view_of(st.comm());
   const sb::scratch_sharing sharing =
       view.multi && view.hosts > 1 ? sb::sharing_of_scratch(st) : sb::scratch_sharing::single_host;
   const sb::scratch_data made = sb::agree_on_scratch(st, view, sharing, [&] {
     sb::scratch_data d;
-    d.path = sb::resolve_dataset(st, layout, d.seed);
+    d.path = sb::resolve_dataset(st, run.layout, d.seed);
     return d;
   });
   if (!view.measures) st.skip(infrabench::reason_code::node_local, view.not_measuring);
-  const std::string root = made.path;
-  const std::uint64_t seed = made.seed;
+  run.root = made.path;
+  run.seed = made.seed;
   const bool shared = sharing == sb::scratch_sharing::shared;
   if (shared) {
     st.add_warning("--scratch is shared by the " + std::to_string(view.hosts) +
-                   " hosts: one data set of " + std::to_string(layout.samples) +
+                   " hosts: one data set of " + std::to_string(run.layout.samples) +
                    " samples, of which this host (" + std::to_string(view.host + 1) + " of " +
                    std::to_string(view.hosts) + ") reads every " + std::to_string(view.hosts) +
                    "th");
   }
-  const ks::target_info first = ks::inspect_target(layout.sample_path(root, 0));
-  if (direct)
-    (void)ks::open_read_only(layout.sample_path(root, 0), true);  // says so if O_DIRECT is refused
-  if (!direct) {
+  const ks::target_info first = ks::inspect_target(run.layout.sample_path(run.root, 0));
+  if (run.direct) {
+    // Says so here if the data set's filesystem refuses O_DIRECT.
+    (void)ks::open_read_only(run.layout.sample_path(run.root, 0), true);
+  }
+  if (!run.direct) {
     st.add_warning(
         "direct=0: buffered reads; after the first epoch the data set may come from the page "
         "cache");
   }
+  return {shared ? view.host : 0, shared ? view.hosts : 1, first.direct_align};
+}
 
+ks::dataloader_options loader_options(infrabench::state& st, const loader_run& run,
+                                      const host_part& mine) {
   ks::dataloader_options opts;
-  opts.root = root;
-  opts.layout = layout;
-  opts.seed = seed;
-  opts.engine = engine;
-  opts.batch_size = batch;
+  opts.root = run.root;
+  opts.layout = run.layout;
+  opts.seed = run.seed;
+  opts.engine = run.engine;
+  opts.batch_size = run.batch;
   opts.prefetch = static_cast<std::uint32_t>(st.get_int64("prefetch"));
   opts.readers = static_cast<std::uint32_t>(st.get_int64("readers"));
   opts.reader_depth = static_cast<std::uint32_t>(st.get_int64("reader_depth"));
-  opts.direct = direct;
-  opts.direct_align = std::max<std::uint32_t>(first.direct_align, 512);
+  opts.direct = run.direct;
+  opts.direct_align = std::max<std::uint32_t>(mine.direct_align, 512);
   opts.max_read = std::max<std::uint64_t>(std::uint64_t{1} << 20, opts.direct_align);
   opts.verify = sb::verify_requested(st);
-  opts.part = shared ? view.host : 0;
-  opts.parts = shared ? view.hosts : 1;
+  opts.part = mine.part;
+  opts.parts = mine.parts;
   if (opts.verify)
     st.add_warning("--verify: every sample is checked by its reader, inside the timed epochs");
+  return opts;
+}
 
-  std::unique_ptr<ks::dataloader> dl;
+// The loader's readers set up their rings here: an engine refused at set-up skips.
+std::unique_ptr<ks::dataloader> start_loader(infrabench::state& st,
+                                             const ks::dataloader_options& opts) {
   try {
-    dl = std::make_unique<ks::dataloader>(opts);
+    return std::make_unique<ks::dataloader>(opts);
   } catch (const ks::unsupported_error& e) {
     st.skip(e.what());
   } catch (const ks::storage_error& e) {
     st.fail(e.what());
   }
+}
 
-  const std::uint64_t window_samples = (dl->steps_per_epoch() - 1) * batch;
-  st.add_items(static_cast<double>(window_samples), "sample");
-  st.add_bytes_read(static_cast<double>(window_samples * layout.sample_size));
-
-  // One call is one epoch; the harness's warm-up epoch (cold start) is not counted in AU.
-  std::uint64_t epoch = 0;
+// The measured epochs' sums (the warm-up epoch left out, except for verification).
+struct epoch_totals {
   double compute = 0, nominal = 0, window = 0, stall = 0, first_batch = 0;
   std::uint64_t verify_failures = 0, measured = 0;
   std::string first_failure;
+};
+
+// One call is one epoch; the harness's warm-up epoch (cold start) is not counted in AU.
+epoch_totals measure_epochs(infrabench::state& st, loader_run& run, ks::dataloader& dl) {
+  const std::uint64_t window_samples = (dl.steps_per_epoch() - 1) * run.batch;
+  st.add_items(static_cast<double>(window_samples), "sample");
+  st.add_bytes_read(static_cast<double>(window_samples * run.layout.sample_size));
+  epoch_totals t;
   st.exec_timed(
       [&] {
-        const ks::epoch_result r = dl->run_epoch(compute_s, seed + ++epoch);
-        verify_failures += r.verify_failures;
-        if (first_failure.empty()) first_failure = r.first_verify_failure;
-        if (epoch > 1) {
-          compute += r.compute_s;
-          nominal += r.nominal_compute_s;
-          window += r.window_s;
-          stall += r.stall_s;
-          first_batch += r.first_batch_s;
-          ++measured;
+        const ks::epoch_result r = dl.run_epoch(run.compute_s, run.next_epoch_seed());
+        t.verify_failures += r.verify_failures;
+        if (t.first_failure.empty()) t.first_failure = r.first_verify_failure;
+        if (run.epochs_run > 1) {
+          t.compute += r.compute_s;
+          t.nominal += r.nominal_compute_s;
+          t.window += r.window_s;
+          t.stall += r.stall_s;
+          t.first_batch += r.first_batch_s;
+          ++t.measured;
         }
         return r.window_s;
       },
       "accelerator_window");
-  if (measured == 0) return;  // interrupted after the warm-up epoch
+  return t;
+}
 
-  const double au = compute / window;
-  if (compute > 1.05 * nominal) {
-    st.add_warning("the simulated accelerator ran " + percent(compute / nominal - 1) +
+void report_epochs(infrabench::state& st, const loader_run& run, const ks::dataloader& dl,
+                   const epoch_totals& t, bool verify) {
+  const double au = t.compute / t.window;
+  if (t.compute > 1.05 * t.nominal) {
+    st.add_warning("the simulated accelerator ran " + percent(t.compute / t.nominal - 1) +
                    " longer than asked (its busy-wait was preempted: CPU contention)");
   }
   st.add_metric("accelerator_utilization_percent", "%", 100 * au, true,
                 "compute time / wall time of the simulated accelerator over the measured epochs, "
                 "first step of each epoch excluded (MLPerf Storage AU)");
   st.add_metric("stall_ms_per_step", "ms",
-                1e3 * stall / static_cast<double>(measured * (dl->steps_per_epoch() - 1)), false,
+                1e3 * t.stall / static_cast<double>(t.measured * (dl.steps_per_epoch() - 1)), false,
                 "time the accelerator waited for its next batch, per step (first step excluded)");
-  st.add_metric("first_batch_ms", "ms", 1e3 * first_batch / static_cast<double>(measured), false,
-                "epoch start to first complete batch (pipeline fill; excluded from AU)");
+  st.add_metric("first_batch_ms", "ms", 1e3 * t.first_batch / static_cast<double>(t.measured),
+                false, "epoch start to first complete batch (pipeline fill; excluded from AU)");
   st.add_metric("accelerator_samples_per_s", "samples/s",
-                static_cast<double>(batch) / std::max(compute_s, 1e-12), true,
+                static_cast<double>(run.batch) / std::max(run.compute_s, 1e-12), true,
                 "the simulated accelerator's rate: batch_size / compute_ms");
-  st.check(au >= threshold, "AU " + percent(au) + " < " + percent(threshold) +
-                                ": the storage cannot feed an accelerator computing " +
-                                number(st.get_float64("compute_ms")) + " ms per batch of " +
-                                std::to_string(batch));
-  if (opts.verify) {
-    st.check(verify_failures == 0,
-             "verify: " + std::to_string(verify_failures) +
-                 " samples differed from the data written; first: " + first_failure);
+  st.check(au >= run.threshold, "AU " + percent(au) + " < " + percent(run.threshold) +
+                                    ": the storage cannot feed an accelerator computing " +
+                                    number(run.compute_ms) + " ms per batch of " +
+                                    std::to_string(run.batch));
+  if (verify) {
+    st.check(t.verify_failures == 0,
+             "verify: " + std::to_string(t.verify_failures) +
+                 " samples differed from the data written; first: " + t.first_failure);
   }
+}
 
-  if (st.get_int64("search") == 0) return;
-  if (st.interrupted_flag() != nullptr && st.interrupted_flag()->load()) return;
-  // The loader's own ceiling (no compute), then bisection on the compute time per batch: AU rises
-  // with it, and the smallest compute time with AU >= threshold is the fastest accelerator fed.
-  // Probes are partial epochs (probe_steps batches, each in a new random order) measured after
-  // prefetch + 1 steps, so the batches the readers prepared ahead while the first ones computed
-  // do not flatter the loader: this is the rate it sustains.
-  const std::uint64_t prefetch = opts.prefetch;
-  const std::uint64_t probe_steps = std::min<std::uint64_t>(
-      dl->steps_per_epoch(), std::max<std::uint64_t>(32, 4 * (prefetch + 1)));
-  const std::uint64_t probe_warmup = std::min<std::uint64_t>(prefetch + 1, probe_steps / 2);
-  const std::string probe_text = std::to_string(probe_steps) + "-step probes, the first " +
-                                 std::to_string(probe_warmup) + " excluded";
-  auto probe = [&](double c) {
-    return dl->run_epoch(c, seed + ++epoch, probe_steps, probe_warmup);
+// The search's probes are partial epochs (`steps` batches, each in a new random order) measured
+// after `warmup` = prefetch + 1 steps, so the batches the readers prepared ahead while the first
+// ones computed do not flatter the loader: this is the rate it sustains.
+struct probe_plan {
+  std::uint64_t steps = 0;
+  std::uint64_t warmup = 0;
+  std::string text;  // how the probes were run, for the metrics' methods
+};
+
+probe_plan plan_probes(const ks::dataloader& dl, std::uint64_t prefetch) {
+  probe_plan p;
+  p.steps = std::min<std::uint64_t>(dl.steps_per_epoch(),
+                                    std::max<std::uint64_t>(32, 4 * (prefetch + 1)));
+  p.warmup = std::min<std::uint64_t>(prefetch + 1, p.steps / 2);
+  p.text =
+      std::to_string(p.steps) + "-step probes, the first " + std::to_string(p.warmup) + " excluded";
+  return p;
+}
+
+ks::epoch_result probe(loader_run& run, ks::dataloader& dl, const probe_plan& plan, double c) {
+  return dl.run_epoch(c, run.next_epoch_seed(), plan.steps, plan.warmup);
+}
+
+// The bisection's outcome: the compute-time bracket [lo, hi] per batch and the best rate fed.
+struct fed_bracket {
+  double best_rate = 0;  // samples/s of the best passing probe's accelerator; 0: none passed
+  double lo = 0, hi = 0;
+};
+
+// Bisection on the compute time per batch: AU rises with it, and the smallest compute time with
+// AU >= threshold is the fastest accelerator fed. Starts from the loader's own ceiling.
+fed_bracket bisect_compute_time(loader_run& run, ks::dataloader& dl, const probe_plan& plan,
+                                double loader_rate) {
+  // The rate the accelerator actually ran at in the best passing probe: samples / its measured
+  // busy time (below batch/compute_ms when CPU contention stretched the busy-wait).
+  fed_bracket b;
+  auto passes = [&](double c) {
+    const ks::epoch_result r = probe(run, dl, plan, c);
+    const bool ok = r.utilisation() >= run.threshold;
+    if (ok)
+      b.best_rate = std::max(b.best_rate, static_cast<double>(r.window_samples) / r.compute_s);
+    return ok;
   };
-  const ks::epoch_result flat = probe(0);
+  // AU = c * rate / batch when loader-bound.
+  const double guess = run.threshold * run.batch / loader_rate;
+  b.lo = guess * 0.5;
+  b.hi = guess * 1.5;
+  int probes = 0;
+  while (!passes(b.hi) && probes++ < 4) b.hi *= 2;
+  while (passes(b.lo) && probes++ < 8) b.lo /= 2;
+  for (int i = 0; i < 4; ++i) {
+    const double mid = 0.5 * (b.lo + b.hi);
+    (passes(mid) ? b.hi : b.lo) = mid;
+  }
+  return b;
+}
+
+void report_search(infrabench::state& st, const loader_run& run, const probe_plan& plan,
+                   const fed_bracket& b) {
+  if (b.best_rate <= 0) {
+    st.add_warning("search: no probed compute time reached AU >= au_threshold");
+    return;
+  }
+  st.add_metric(
+      "max_accelerator_samples_per_s_at_au", "samples/s", b.best_rate, true,
+      "fastest simulated accelerator (samples / its measured compute time) fed with AU >= "
+      "au_threshold: bisection over compute time per batch, " +
+          plan.text + " (compute-time bracket +-" + percent(0.5 * (b.hi / b.lo - 1)) + ")");
+  // MLPerf Storage's figure: how many accelerators of this kind the storage keeps busy.
+  const double one = static_cast<double>(run.batch) / std::max(run.compute_s, 1e-12);
+  st.add_metric("accelerators_at_au", "accelerators", std::floor(b.best_rate / one), true,
+                "accelerators computing " + number(run.compute_ms) + " ms per batch of " +
+                    std::to_string(run.batch) +
+                    " this host's storage feeds at AU >= au_threshold: the fastest accelerator "
+                    "fed / one accelerator's rate, rounded down (an estimate from one loader "
+                    "pipeline, not a run with that many accelerators)");
+}
+
+// With search=1: the loader's own ceiling (no compute), then the fastest accelerator it feeds.
+void search_fastest_fed(infrabench::state& st, loader_run& run, ks::dataloader& dl,
+                        std::uint64_t prefetch) {
+  const probe_plan plan = plan_probes(dl, prefetch);
+  const ks::epoch_result flat = probe(run, dl, plan, 0);
   const double loader_rate = static_cast<double>(flat.window_samples) / flat.window_s;
   st.add_metric(
       "loader_max_samples_per_s", "samples/s", loader_rate, true,
-      "samples delivered per second to an accelerator that computes nothing (" + probe_text + ")");
-  // The rate the accelerator actually ran at in the best passing probe: samples / its measured
-  // busy time (below batch/compute_ms when CPU contention stretched the busy-wait).
-  double best_rate = 0;
-  auto passes = [&](double c) {
-    const ks::epoch_result r = probe(c);
-    const bool ok = r.utilisation() >= threshold;
-    if (ok) best_rate = std::max(best_rate, static_cast<double>(r.window_samples) / r.compute_s);
-    return ok;
-  };
-  const double guess = threshold * batch / loader_rate;  // AU = c * rate / batch when loader-bound
-  double lo = guess * 0.5, hi = guess * 1.5;
-  int probes = 0;
-  while (!passes(hi) && probes++ < 4) hi *= 2;
-  while (passes(lo) && probes++ < 8) lo /= 2;
-  for (int i = 0; i < 4; ++i) {
-    const double mid = 0.5 * (lo + hi);
-    (passes(mid) ? hi : lo) = mid;
-  }
-  if (best_rate > 0) {
-    st.add_metric(
-        "max_accelerator_samples_per_s_at_au", "samples/s", best_rate, true,
-        "fastest simulated accelerator (samples / its measured compute time) fed with AU >= "
-        "au_threshold: bisection over compute time per batch, " +
-            probe_text + " (compute-time bracket +-" + percent(0.5 * (hi / lo - 1)) + ")");
-    // MLPerf Storage's figure: how many accelerators of this kind the storage keeps busy.
-    const double one = static_cast<double>(batch) / std::max(compute_s, 1e-12);
-    st.add_metric("accelerators_at_au", "accelerators", std::floor(best_rate / one), true,
-                  "accelerators computing " + number(st.get_float64("compute_ms")) +
-                      " ms per batch of " + std::to_string(batch) +
-                      " this host's storage feeds at AU >= au_threshold: the fastest accelerator "
-                      "fed / one accelerator's rate, rounded down (an estimate from one loader "
-                      "pipeline, not a run with that many accelerators)");
-  } else {
-    st.add_warning("search: no probed compute time reached AU >= au_threshold");
-  }
+      "samples delivered per second to an accelerator that computes nothing (" + plan.text + ")");
+  report_search(st, run, plan, bisect_compute_time(run, dl, plan, loader_rate));
+}
+
+void storage_dataloader(infrabench::state& st) {
+  loader_run run = read_axes(st);
+  refuse_early(st, run);
+  const host_part mine = agree_on_dataset(st, run);
+  const ks::dataloader_options opts = loader_options(st, run, mine);
+  const std::unique_ptr<ks::dataloader> dl = start_loader(st, opts);
+  const epoch_totals totals = measure_epochs(st, run, *dl);
+  if (totals.measured == 0) return;  // interrupted after the warm-up epoch
+  report_epochs(st, run, *dl, totals, opts.verify);
+  if (st.get_int64("search") == 0) return;
+  if (st.interrupted_flag() != nullptr && st.interrupted_flag()->load()) return;
+  search_fastest_fed(st, run, *dl, opts.prefetch);
 }
 
 // The job's row: the hosts loaded at the same time, so their sample rates add up; a synchronous
