@@ -242,82 +242,103 @@ std::vector<ks::io_region> job_regions(infrabench::state& st, const sb::read_tar
   return mine;
 }
 
-void storage_read(infrabench::state& st) {
-  const std::string engine = st.get_string("engine");
+// One configuration's axes, as the steps of storage_read use them.
+struct read_axes {
+  std::string engine;
+  ks::access_pattern pattern = ks::access_pattern::sequential;
+  std::uint64_t bs = 0;
+  std::uint32_t qd = 0;
+  std::uint32_t jobs = 0;
+  bool direct = false;
+  std::string target;
+  std::uint64_t size = 0;
+  ks::engine_options opts;  // verify is set once the target is known
+};
+
+read_axes read_axes_of(infrabench::state& st) {
+  read_axes a;
+  a.engine = st.get_string("engine");
   const auto pattern = ks::parse_access_pattern(st.get_string("pattern"));
-  const auto bs = static_cast<std::uint64_t>(st.get_int64("block_size"));
-  const auto qd = static_cast<std::uint32_t>(st.get_int64("queue_depth"));
-  const auto jobs = static_cast<std::uint32_t>(st.get_int64("jobs"));
-  const bool direct = st.get_int64("direct") != 0;
-  const std::string target = st.get_string("target");
-  const auto size = static_cast<std::uint64_t>(st.get_int64("size"));
+  a.bs = static_cast<std::uint64_t>(st.get_int64("block_size"));
+  a.qd = static_cast<std::uint32_t>(st.get_int64("queue_depth"));
+  a.jobs = static_cast<std::uint32_t>(st.get_int64("jobs"));
+  a.direct = st.get_int64("direct") != 0;
+  a.target = st.get_string("target");
+  a.size = static_cast<std::uint64_t>(st.get_int64("size"));
   if (!pattern) st.fail("unknown pattern");  // the axis choices prevent it
+  a.pattern = *pattern;
+  a.opts.queue_depth = a.qd;
+  a.opts.block_size = a.bs;
+  a.opts.direct = a.direct;
+  sb::read_engine_options(st, a.opts);
+  return a;
+}
 
-  ks::engine_options opts;
-  opts.queue_depth = qd;
-  opts.block_size = bs;
-  opts.direct = direct;
-  sb::read_engine_options(st, opts);
-  // What can be refused without touching the disk is refused before any scratch data is made:
-  // the engine table's refusals (not compiled in, unavailable here, an option it does not have).
-  (void)sb::require_engine(st, "engine", opts);
+// What this host reads: the target agreed on and each job's region of it.
+struct host_target {
+  sb::read_target t;
+  std::vector<ks::io_region> regions;
+};
 
-  // Under mpirun/srun every rank takes part in agreeing on the data; one rank per host reads.
+// Under mpirun/srun every rank takes part in agreeing on the data; one rank per host reads.
+// Ranks that do not measure leave here (skipped), after the agreement.
+host_target agree_on_target(infrabench::state& st, const read_axes& a) {
   const sb::cluster_view view = sb::view_of(st.comm());
   const sb::scratch_sharing sharing = !view.multi || view.hosts < 2
                                           ? sb::scratch_sharing::single_host
-                                      : target == "scratch" ? sb::sharing_of_scratch(st)
-                                                            : sb::scratch_sharing::node_local;
+                                      : a.target == "scratch" ? sb::sharing_of_scratch(st)
+                                                              : sb::scratch_sharing::node_local;
   // Also refuses a block size O_DIRECT cannot use, before any scratch data is written.
-  sb::read_target t;
+  host_target h;
   const sb::scratch_data made = sb::agree_on_scratch(st, view, sharing, [&] {
-    t = sb::resolve_read_target(st, target, size, direct, bs);
-    return sb::scratch_data{t.path, t.seed};
+    h.t = sb::resolve_read_target(st, a.target, a.size, a.direct, a.bs);
+    return sb::scratch_data{h.t.path, h.t.seed};
   });
   if (!view.measures) st.skip(infrabench::reason_code::node_local, view.not_measuring);
-  if (t.path.empty()) t = sb::shared_read_target(made, size, direct, bs);
-  const std::vector<ks::io_region> regions = job_regions(st, t, bs, jobs, view, sharing);
-  if (!direct) {
-    st.add_warning(
-        "direct=0: buffered reads through the page cache (a page-cache measurement, not the "
-        "device's)");
-  }
-  opts.verify = sb::verify_requested(st) && t.scratch;
-  opts.verify_seed = t.seed;
-  if (opts.verify) st.add_warning("--verify: every byte read is checked, inside the timed loop");
+  if (h.t.path.empty()) h.t = sb::shared_read_target(made, a.size, a.direct, a.bs);
+  h.regions = job_regions(st, h.t, a.bs, a.jobs, view, sharing);
+  return h;
+}
 
-  infrabench::thread_pool pool(jobs, st.get_int64("pin") != 0);
-  if (jobs > infrabench::allowed_cpus().size()) {
-    st.add_warning(std::to_string(jobs) + " jobs share " +
+// Opens each job's descriptor, plan and engine on its own pool thread (see job_set).
+void open_jobs(infrabench::state& st, infrabench::thread_pool& pool, std::vector<job>& js,
+               const read_axes& a, const host_target& h) {
+  if (a.jobs > infrabench::allowed_cpus().size()) {
+    st.add_warning(std::to_string(a.jobs) + " jobs share " +
                    std::to_string(infrabench::allowed_cpus().size()) + " CPUs");
   }
-  job_set set(pool);
-  auto& js = set.jobs();
   try {
     pool.run([&](std::size_t j) {
-      js[j].fd = ks::open_read_only(t.path, direct);
+      js[j].fd = ks::open_read_only(h.t.path, a.direct);
       // Buffered reads start cold too: drop what earlier configurations left in the page cache.
-      if (!direct) (void)posix_fadvise(js[j].fd.get(), 0, 0, POSIX_FADV_DONTNEED);
-      js[j].plan = std::make_unique<ks::io_plan>(*pattern, regions[j], bs, 0x5eed0000 + j);
-      js[j].engine = ks::make_read_engine(engine, js[j].fd.get(), opts);
+      if (!a.direct) (void)posix_fadvise(js[j].fd.get(), 0, 0, POSIX_FADV_DONTNEED);
+      js[j].plan = std::make_unique<ks::io_plan>(a.pattern, h.regions[j], a.bs, 0x5eed0000 + j);
+      js[j].engine = ks::make_read_engine(a.engine, js[j].fd.get(), a.opts);
     });
   } catch (const ks::unsupported_error& e) {
     st.skip(e.what());
   }
+}
 
-  const std::uint64_t per_call = ios_per_call(bs, qd);
-  st.add_bytes_read(static_cast<double>(per_call * bs * jobs));
-  st.add_items(static_cast<double>(per_call * jobs), "io");
+struct measured_calls {
+  std::uint64_t calls = 0;  // the harness's calls, its warm-up included
+  double cpu = 0;           // process CPU seconds after the warm-up call
+};
 
-  // The harness's first call is its warm-up: the jobs restart their statistics after it.
-  std::uint64_t calls = 0;
+// The harness's first call is its warm-up: the jobs restart their statistics after it.
+measured_calls measure_jobs(infrabench::state& st, infrabench::thread_pool& pool,
+                            std::vector<job>& js, const read_axes& a) {
+  const std::uint64_t per_call = ios_per_call(a.bs, a.qd);
+  st.add_bytes_read(static_cast<double>(per_call * a.bs * a.jobs));
+  st.add_items(static_cast<double>(per_call * a.jobs), "io");
+  measured_calls m;
   double cpu_start = 0;
   free_running_jobs runner(pool, js, per_call);
   try {
     st.exec_timed(
         [&] {
-          const double took = runner.wait_for_call(++calls);
-          if (calls == 1) cpu_start = cpu_seconds();
+          const double took = runner.wait_for_call(++m.calls);
+          if (m.calls == 1) cpu_start = cpu_seconds();
           return took;
         },
         "job_clocks_end_to_end");
@@ -326,51 +347,87 @@ void storage_read(infrabench::state& st) {
   } catch (const ks::unsupported_error& e) {
     st.skip(e.what());  // e.g. IOPOLL refused by the device at the first read
   }
-  const double cpu = cpu_seconds() - cpu_start;
+  m.cpu = cpu_seconds() - cpu_start;
+  return m;
+}
 
+// The jobs' measured reads, merged (nothing when no call was measured).
+struct job_totals {
   ks::latency_histogram hist;
-  ks::engine_counters total;
-  double qd_sum = 0;
-  for (auto& j : js) {
+  ks::engine_counters counters;
+  double qd_sum = 0;  // of the jobs' mean queue depths
+};
+
+job_totals sum_jobs(const std::vector<job>& js, std::uint64_t calls) {
+  job_totals t;
+  for (const auto& j : js) {
     if (calls < 2) break;
-    hist.merge(j.hist);
+    t.hist.merge(j.hist);
     const auto& c = j.engine->counters();
-    total.ios += c.ios;
-    total.bytes += c.bytes;
-    total.verify_failures += c.verify_failures;
-    if (total.first_verify_failure.empty()) total.first_verify_failure = c.first_verify_failure;
-    qd_sum += c.mean_queue_depth();
+    t.counters.ios += c.ios;
+    t.counters.bytes += c.bytes;
+    t.counters.verify_failures += c.verify_failures;
+    if (t.counters.first_verify_failure.empty())
+      t.counters.first_verify_failure = c.first_verify_failure;
+    t.qd_sum += c.mean_queue_depth();
   }
-  if (hist.count() > 0) {
-    const std::string hist_method =
-        "completion latency (read handed to the kernel -> completion reaped, fio's clat) of every "
-        "measured read, from a log-linear histogram (relative error <= 0.39%)";
-    const std::pair<const char*, double> percentiles[] = {{"latency_us_p50", 50},
-                                                          {"latency_us_p90", 90},
-                                                          {"latency_us_p99", 99},
-                                                          {"latency_us_p99_9", 99.9},
-                                                          {"latency_us_p99_99", 99.99}};
-    st.add_metric("latency_us_mean", "us", hist.mean() / 1e3, false,
-                  "mean completion latency of every measured read (exact)");
-    for (const auto& [name, p] : percentiles)
-      st.add_metric(name, "us", hist.percentile(p) / 1e3, false, hist_method);
-    st.add_metric("latency_us_max", "us", static_cast<double>(hist.max()) / 1e3, false,
-                  "slowest measured read");
-    st.add_metric(
-        "cpu_us_per_io", "us", cpu / static_cast<double>(total.ios) * 1e6, false,
-        "process CPU time (user + system, getrusage) over the measured calls / reads completed");
-    st.add_metric("queue_depth_mean", "reads", qd_sum / jobs, true,
-                  "reads in flight per job, time-weighted mean over the measured calls (the queue "
-                  "depth actually reached; a read is in flight from the return of the submitting "
-                  "call to its reaping, as for fio's clat); engine as set up: " +
-                      js.front().engine->describe(),
-                  infrabench::metric_role::information);
+  return t;
+}
+
+void report_latency(infrabench::state& st, const job_totals& t, double cpu, std::uint32_t jobs,
+                    const ks::read_engine& engine) {
+  const ks::latency_histogram& hist = t.hist;
+  const std::string hist_method =
+      "completion latency (read handed to the kernel -> completion reaped, fio's clat) of every "
+      "measured read, from a log-linear histogram (relative error <= 0.39%)";
+  const std::pair<const char*, double> percentiles[] = {{"latency_us_p50", 50},
+                                                        {"latency_us_p90", 90},
+                                                        {"latency_us_p99", 99},
+                                                        {"latency_us_p99_9", 99.9},
+                                                        {"latency_us_p99_99", 99.99}};
+  st.add_metric("latency_us_mean", "us", hist.mean() / 1e3, false,
+                "mean completion latency of every measured read (exact)");
+  for (const auto& [name, p] : percentiles)
+    st.add_metric(name, "us", hist.percentile(p) / 1e3, false, hist_method);
+  st.add_metric("latency_us_max", "us", static_cast<double>(hist.max()) / 1e3, false,
+                "slowest measured read");
+  st.add_metric(
+      "cpu_us_per_io", "us", cpu / static_cast<double>(t.counters.ios) * 1e6, false,
+      "process CPU time (user + system, getrusage) over the measured calls / reads completed");
+  st.add_metric("queue_depth_mean", "reads", t.qd_sum / jobs, true,
+                "reads in flight per job, time-weighted mean over the measured calls (the queue "
+                "depth actually reached; a read is in flight from the return of the submitting "
+                "call to its reaping, as for fio's clat); engine as set up: " +
+                    engine.describe(),
+                infrabench::metric_role::information);
+}
+
+void storage_read(infrabench::state& st) {
+  read_axes a = read_axes_of(st);
+  // What can be refused without touching the disk is refused before any scratch data is made:
+  // the engine table's refusals (not compiled in, unavailable here, an option it does not have).
+  (void)sb::require_engine(st, "engine", a.opts);
+  const host_target h = agree_on_target(st, a);
+  if (!a.direct) {
+    st.add_warning(
+        "direct=0: buffered reads through the page cache (a page-cache measurement, not the "
+        "device's)");
   }
-  if (opts.verify) {
-    st.check(total.verify_failures == 0,
-             "verify: " + std::to_string(total.verify_failures) + " of " +
-                 std::to_string(total.ios) +
-                 " reads differed from the data written; first: " + total.first_verify_failure);
+  a.opts.verify = sb::verify_requested(st) && h.t.scratch;
+  a.opts.verify_seed = h.t.seed;
+  if (a.opts.verify) st.add_warning("--verify: every byte read is checked, inside the timed loop");
+
+  infrabench::thread_pool pool(a.jobs, st.get_int64("pin") != 0);
+  job_set set(pool);
+  open_jobs(st, pool, set.jobs(), a, h);
+  const measured_calls m = measure_jobs(st, pool, set.jobs(), a);
+  const job_totals t = sum_jobs(set.jobs(), m.calls);
+  if (t.hist.count() > 0) report_latency(st, t, m.cpu, a.jobs, *set.jobs().front().engine);
+  if (a.opts.verify) {
+    st.check(t.counters.verify_failures == 0,
+             "verify: " + std::to_string(t.counters.verify_failures) + " of " +
+                 std::to_string(t.counters.ios) + " reads differed from the data written; first: " +
+                 t.counters.first_verify_failure);
   }
 }
 
