@@ -105,21 +105,6 @@ struct host_row {
   return gpus;
 }
 
-// The row's host node; skips when it does not exist or has no memory.
-[[nodiscard]] topo::numa_node resolve_node(infrabench::state& st, std::int64_t node_id) {
-  const auto nodes = gpu::host_nodes();
-  for (const auto& n : nodes) {
-    if (n.id != node_id) continue;
-    if (!n.has_memory) st.skip("NUMA node " + std::to_string(node_id) + " has no memory");
-    return n;
-  }
-  std::vector<int> ids;
-  for (const auto& n : nodes) ids.push_back(n.id);
-  std::string why;
-  (void)topo::select_ids(ids, node_id, &why, "NUMA node");
-  st.skip(why);
-}
-
 // Where the host pages really are: the row is labelled with this node.
 void check_host_node(infrabench::state& st, const host_config& cfg, const gpu::host_buffer& b,
                      const std::string& what) {
@@ -277,7 +262,8 @@ void host_copies(infrabench::state& st, direction dir) {
   const std::vector<int> gpus = resolve_gpus(st);
   // The issuing thread runs on the memory's node: pageable copies are staged by it, and pinned
   // copies' doorbells come from it.
-  const bw::scoped_affinity affinity(gpu::usable_cpus(resolve_node(st, cfg.node_id)));
+  const auto nodes = gpu::host_nodes();
+  const bw::scoped_affinity affinity(gpu::usable_cpus(gpu::row_node(st, cfg.node_id, nodes)));
   host_row r;
   r.source = make_host_source(st, cfg);
   build_row(st, cfg, gpus, r);

@@ -181,8 +181,18 @@ struct p2p_row {
   return true;
 }
 
-// The pair's buffers and streams, destinations poisoned so a copy that did not happen is seen.
-// Throws when an allocation fails.
+// One direction's buffers: `data` on GPU `from` holding the pattern of `seed`, and `recv` on GPU
+// `to`, poisoned so a copy that did not happen is seen.
+void make_copy_buffers(int from, int to, std::size_t size, std::uint64_t seed,
+                       std::unique_ptr<gpu::device_buffer>& data,
+                       std::unique_ptr<gpu::device_buffer>& recv) {
+  data = std::make_unique<gpu::device_buffer>(from, size);
+  recv = std::make_unique<gpu::device_buffer>(to, size);
+  gpu::fill_device(from, data->get(), size, seed);
+  gpu::fill_device(to, recv->get(), size, seed_poison);
+}
+
+// The pair's buffers and streams. Throws when an allocation fails.
 [[nodiscard]] std::unique_ptr<p2p_cell> make_cell(const p2p_config& cfg, int d) {
   const int s = cfg.src;
   const std::size_t size = cfg.size;
@@ -191,18 +201,12 @@ struct p2p_row {
   c->dst = d;
   c->src_info = gpu::query_device(s);
   c->dst_info = gpu::query_device(d);
-  c->src_data = std::make_unique<gpu::device_buffer>(s, size);
-  c->dst_recv = std::make_unique<gpu::device_buffer>(d, size);
-  gpu::fill_device(s, c->src_data->get(), size, seed_forward);
-  gpu::fill_device(d, c->dst_recv->get(), size, seed_poison);
+  make_copy_buffers(s, d, size, seed_forward, c->src_data, c->dst_recv);
   // write: the source GPU pushes (its copy engine or kernel); read: the destination pulls.
   const int fwd_dev = cfg.read ? d : s;
   c->fwd = std::make_unique<gpu::stream>(fwd_dev);
   if (cfg.bidir) {
-    c->dst_data = std::make_unique<gpu::device_buffer>(d, size);
-    c->src_recv = std::make_unique<gpu::device_buffer>(s, size);
-    gpu::fill_device(d, c->dst_data->get(), size, seed_reverse);
-    gpu::fill_device(s, c->src_recv->get(), size, seed_poison);
+    make_copy_buffers(d, s, size, seed_reverse, c->dst_data, c->src_recv);
     const int rev_dev = cfg.read ? s : d;
     c->rev = std::make_unique<gpu::stream>(rev_dev);
   }
