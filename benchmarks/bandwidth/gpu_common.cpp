@@ -207,4 +207,19 @@ std::vector<int> usable_cpus(const topo::numa_node& n) {
   return out;
 }
 
+const topo::numa_node& row_node(state& st, std::int64_t node_id,
+                                const std::vector<topo::numa_node>& nodes) {
+  for (const auto& n : nodes) {
+    if (n.id == node_id) {
+      if (!n.has_memory) st.skip("NUMA node " + std::to_string(node_id) + " has no memory");
+      return n;
+    }
+  }
+  std::vector<int> ids;
+  for (const auto& n : nodes) ids.push_back(n.id);
+  std::string why;
+  (void)topo::select_ids(ids, node_id, &why, "NUMA node");
+  st.skip(why);
+}
+
 }  // namespace infrabench::bw::gpu

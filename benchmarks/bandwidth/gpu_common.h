@@ -120,5 +120,9 @@ void fill_device(int device, void* p, std::size_t bytes, std::uint64_t seed);
 // of a node that this process may use.
 [[nodiscard]] std::vector<topo::numa_node> host_nodes();
 [[nodiscard]] std::vector<int> usable_cpus(const topo::numa_node& n);
+// The node of `nodes` a row's host memory is on; leaves the benchmark skipped when there is no
+// such node or it has no memory.
+[[nodiscard]] const topo::numa_node& row_node(state& st, std::int64_t node_id,
+                                              const std::vector<topo::numa_node>& nodes);
 
 }  // namespace infrabench::bw::gpu

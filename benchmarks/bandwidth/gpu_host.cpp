@@ -48,160 +48,199 @@ struct host_cell {
   return d == direction::h2d ? "host -> GPU" : d == direction::d2h ? "GPU -> host" : "host <-> GPU";
 }
 
-void host_copies(infrabench::state& st, direction dir) {
-  const auto size = static_cast<std::size_t>(st.get_int64("size"));
-  const bool pinned = st.get_string("memory") == "pinned";
-  const bool sm = st.get_string("copy") == "sm";
-  const auto node_id = st.get_int64("numa_node");
+// One row's configuration, read from the axes.
+struct host_config {
+  direction dir = direction::h2d;
+  std::size_t size = 0;
+  bool pinned = false;
+  bool sm = false;           // copy kernel instead of the copy engine
+  std::int64_t node_id = 0;  // the row: the host memory's NUMA node
+  bool up = false;           // host -> GPU copies
+  bool down = false;         // GPU -> host copies
+  [[nodiscard]] gpu::host_kind kind() const {
+    return pinned ? gpu::host_kind::pinned : gpu::host_kind::pageable;
+  }
+  [[nodiscard]] int node() const { return static_cast<int>(node_id); }
+  [[nodiscard]] int directions() const { return up && down ? 2 : 1; }
+};
 
-  if (sm && !pinned) {
+// What one row owns while it runs: the shared host source, the GPU cells and their timing.
+// Declared in the order they must be torn down in reverse (cells before the row that times them).
+struct host_row {
+  std::unique_ptr<gpu::host_buffer> source;  // the source of host -> GPU copies
+  topo::cell_sweep sweep;
+  gpu::gpu_row row;
+  std::vector<std::unique_ptr<host_cell>> cells;
+};
+
+// Reads the axes; skips the combinations pageable memory cannot run.
+[[nodiscard]] host_config resolve_config(infrabench::state& st, direction dir) {
+  host_config cfg;
+  cfg.dir = dir;
+  cfg.size = static_cast<std::size_t>(st.get_int64("size"));
+  cfg.pinned = st.get_string("memory") == "pinned";
+  cfg.sm = st.get_string("copy") == "sm";
+  cfg.node_id = st.get_int64("numa_node");
+  cfg.up = dir != direction::d2h;
+  cfg.down = dir != direction::h2d;
+  if (cfg.sm && !cfg.pinned) {
     st.skip(
         "copy=sm reads and writes host memory from kernels through mapped pinned pages; "
         "pageable memory has no device mapping (use memory=pinned)");
   }
-  if (dir == direction::bidirectional && !pinned) {
+  if (dir == direction::bidirectional && !cfg.pinned) {
     st.skip(
         "pageable copies are staged synchronously by the calling thread, so the two "
         "directions cannot overlap; bidirectional needs memory=pinned");
   }
+  return cfg;
+}
 
+// The GPUs of the row's columns; skips when the gpu axis names none that exists.
+[[nodiscard]] std::vector<int> resolve_gpus(infrabench::state& st) {
   const int count = gpu::device_count();
   std::string error;
-  const std::vector<int> gpus = topo::select_columns(count, st.get_int64("gpu"), &error);
+  std::vector<int> gpus = topo::select_columns(count, st.get_int64("gpu"), &error);
   if (!error.empty()) st.skip(error);
+  return gpus;
+}
 
-  const auto nodes = gpu::host_nodes();
-  const topo::numa_node* node = nullptr;
-  for (const auto& n : nodes) {
-    if (n.id == node_id) node = &n;
+// Where the host pages really are: the row is labelled with this node.
+void check_host_node(infrabench::state& st, const host_config& cfg, const gpu::host_buffer& b,
+                     const std::string& what) {
+  if (const auto& e = b.binding_error(); !e.empty()) {
+    st.add_warning(what + " not bound to node " + std::to_string(cfg.node_id) + ": " + e +
+                   "; placed by first touch from the node's CPUs");
   }
-  if (!node) {
-    std::vector<int> ids;
-    for (const auto& n : nodes) ids.push_back(n.id);
-    std::string why;
-    (void)topo::select_ids(ids, node_id, &why, "NUMA node");
-    st.skip(why);
+  if (const auto wrong = bw::check_placement(b.get(), b.bytes(), cfg.node())) {
+    if (wrong->starts_with("cannot query")) {
+      st.add_warning(what + ": " + *wrong);
+    } else {
+      st.check(false, what + ": " + *wrong);
+    }
   }
-  if (!node->has_memory) st.skip("NUMA node " + std::to_string(node_id) + " has no memory");
-  // The issuing thread runs on the memory's node: pageable copies are staged by it, and pinned
-  // copies' doorbells come from it.
-  const bw::scoped_affinity affinity(gpu::usable_cpus(*node));
+}
 
-  const gpu::host_kind kind = pinned ? gpu::host_kind::pinned : gpu::host_kind::pageable;
-  const bool up = dir != direction::d2h;
-  const bool down = dir != direction::h2d;
-  std::unique_ptr<gpu::host_buffer> host_in;  // the source of host -> GPU copies
-  if (up) {
-    host_in = std::make_unique<gpu::host_buffer>(size, kind, static_cast<int>(node_id));
-    topo::fill_pattern(host_in->get(), size, host_seed);
+// The host source of host -> GPU copies (none for d2h), filled with the pattern.
+[[nodiscard]] std::unique_ptr<gpu::host_buffer> make_host_source(infrabench::state& st,
+                                                                 const host_config& cfg) {
+  if (!cfg.up) return nullptr;
+  auto source = std::make_unique<gpu::host_buffer>(cfg.size, cfg.kind(), cfg.node());
+  topo::fill_pattern(source->get(), cfg.size, host_seed);
+  check_host_node(st, cfg, *source, "host source");
+  return source;
+}
+
+// GPU g's buffers and streams, destinations filled so a copy that did not happen is seen. Throws
+// when an allocation fails.
+[[nodiscard]] std::unique_ptr<host_cell> make_cell(infrabench::state& st, const host_config& cfg,
+                                                   int g) {
+  auto c = std::make_unique<host_cell>();
+  c->device = g;
+  c->info = gpu::query_device(g);
+  c->out_seed = host_seed + 1 + static_cast<std::uint64_t>(g);
+  if (cfg.up) {
+    c->dev_in = std::make_unique<gpu::device_buffer>(g, cfg.size);
+    gpu::fill_device(g, c->dev_in->get(), cfg.size, ~host_seed);  // differs from the source
+    c->up = std::make_unique<gpu::stream>(g);
   }
-  // Where the host pages really are: the row is labelled with this node.
-  const auto check_node = [&](const gpu::host_buffer& b, const std::string& what) {
-    if (const auto& e = b.binding_error(); !e.empty()) {
-      st.add_warning(what + " not bound to node " + std::to_string(node_id) + ": " + e +
-                     "; placed by first touch from the node's CPUs");
-    }
-    if (const auto wrong = bw::check_placement(b.get(), b.bytes(), static_cast<int>(node_id))) {
-      if (wrong->starts_with("cannot query")) {
-        st.add_warning(what + ": " + *wrong);
-      } else {
-        st.check(false, what + ": " + *wrong);
-      }
-    }
-  };
-  if (host_in) check_node(*host_in, "host source");
-  topo::cell_sweep sweep;
-  gpu::gpu_row row;
-  std::vector<std::unique_ptr<host_cell>> cells;
+  if (cfg.down) {
+    c->dev_out = std::make_unique<gpu::device_buffer>(g, cfg.size);
+    gpu::fill_device(g, c->dev_out->get(), cfg.size, c->out_seed);
+    c->host_out = std::make_unique<gpu::host_buffer>(cfg.size, cfg.kind(), cfg.node());
+    check_host_node(st, cfg, *c->host_out, "host destination of GPU " + std::to_string(g));
+    c->down = std::make_unique<gpu::stream>(g);
+  }
+  return c;
+}
+
+// One copy in the given direction on the cell's stream (current device: the cell's GPU).
+void enqueue_up(const host_config& cfg, const host_cell& cell, const gpu::host_buffer& source,
+                int blocks) {
+  if (cfg.sm) {
+    IB_CUDA(static_cast<cudaError_t>(kcu::launch_copy(cell.dev_in->get(), source.device_ptr(),
+                                                      cfg.size, blocks, cell.up->get())));
+  } else {
+    IB_CUDA(cudaMemcpyAsync(cell.dev_in->get(), source.get(), cfg.size, cudaMemcpyHostToDevice,
+                            cell.up->get()));
+  }
+}
+void enqueue_down(const host_config& cfg, const host_cell& cell, int blocks) {
+  if (cfg.sm) {
+    IB_CUDA(static_cast<cudaError_t>(kcu::launch_copy(
+        cell.host_out->device_ptr(), cell.dev_out->get(), cfg.size, blocks, cell.down->get())));
+  } else {
+    IB_CUDA(cudaMemcpyAsync(cell.host_out->get(), cell.dev_out->get(), cfg.size,
+                            cudaMemcpyDeviceToHost, cell.down->get()));
+  }
+}
+
+// The harness's timing of one cell: pinned copies held behind its blocking kernel; the
+// bidirectional d2h stream joins the h2d stream's bracket (it starts at the start event, and the
+// stop event waits for it).
+void add_timed_cell(host_row& r, const host_config& cfg, const std::string& column,
+                    const host_cell& cell) {
+  const int blocks = gpu::copy_blocks(cell.info);
+  infrabench::gpu_exec_options opts;
+  opts.block = cfg.pinned;
+  const gpu::stream& timed = cfg.up ? *cell.up : *cell.down;
+  if (cfg.up && cfg.down) opts.joined.push_back({cell.down->get(), cell.device});
+  const gpu::host_buffer* source = r.source.get();
+  r.row.add(r.sweep, column, {timed.get(), cell.device}, std::move(opts),
+            [&cfg, &cell, source, blocks] {
+              if (cfg.up) enqueue_up(cfg, cell, *source, blocks);
+              if (cfg.down) enqueue_down(cfg, cell, blocks);
+            });
+}
+
+// One cell per GPU, or n/a with the reason when its memory does not fit or cannot be set up.
+void build_row(infrabench::state& st, const host_config& cfg, const std::vector<int>& gpus,
+               host_row& r) {
   for (int g : gpus) {
     const std::string column = "gpu" + std::to_string(g);
-    const std::size_t device_bytes = size * (up && down ? 2 : 1);
+    const std::size_t device_bytes = cfg.size * (cfg.up && cfg.down ? 2 : 1);
     if (std::string why = gpu::check_fits(g, device_bytes); !why.empty()) {
-      sweep.add_na(column, why, /*is_error=*/true);
+      r.sweep.add_na(column, why, /*is_error=*/true);
       continue;
     }
-    auto c = std::make_unique<host_cell>();
+    std::unique_ptr<host_cell> c;
     try {
-      c->device = g;
-      c->info = gpu::query_device(g);
-      c->out_seed = host_seed + 1 + static_cast<std::uint64_t>(g);
-      if (up) {
-        c->dev_in = std::make_unique<gpu::device_buffer>(g, size);
-        gpu::fill_device(g, c->dev_in->get(), size, ~host_seed);  // differs from the source
-        c->up = std::make_unique<gpu::stream>(g);
-      }
-      if (down) {
-        c->dev_out = std::make_unique<gpu::device_buffer>(g, size);
-        gpu::fill_device(g, c->dev_out->get(), size, c->out_seed);
-        c->host_out = std::make_unique<gpu::host_buffer>(size, kind, static_cast<int>(node_id));
-        check_node(*c->host_out, "host destination of GPU " + std::to_string(g));
-        c->down = std::make_unique<gpu::stream>(g);
-      }
+      c = make_cell(st, cfg, g);
     } catch (const std::exception& e) {
-      sweep.add_na(column, e.what(), /*is_error=*/true);
+      r.sweep.add_na(column, e.what(), /*is_error=*/true);
       continue;
     }
-    host_cell* cell = c.get();
-    cells.push_back(std::move(c));
-    const int blocks = gpu::copy_blocks(cell->info);
-    // One copy in the given direction on stream s (current device: the cell's GPU).
-    auto enqueue_up = [cell, &host_in, size, sm, blocks] {
-      if (sm) {
-        IB_CUDA(static_cast<cudaError_t>(kcu::launch_copy(
-            cell->dev_in->get(), host_in->device_ptr(), size, blocks, cell->up->get())));
-      } else {
-        IB_CUDA(cudaMemcpyAsync(cell->dev_in->get(), host_in->get(), size, cudaMemcpyHostToDevice,
-                                cell->up->get()));
-      }
-    };
-    auto enqueue_down = [cell, size, sm, blocks] {
-      if (sm) {
-        IB_CUDA(static_cast<cudaError_t>(kcu::launch_copy(
-            cell->host_out->device_ptr(), cell->dev_out->get(), size, blocks, cell->down->get())));
-      } else {
-        IB_CUDA(cudaMemcpyAsync(cell->host_out->get(), cell->dev_out->get(), size,
-                                cudaMemcpyDeviceToHost, cell->down->get()));
-      }
-    };
-    // The harness's timing of one cell: pinned copies held behind its blocking kernel; the
-    // bidirectional d2h stream joins the h2d stream's bracket (it starts at the start event, and
-    // the stop event waits for it).
-    infrabench::gpu_exec_options opts;
-    opts.block = pinned;
-    const gpu::stream& timed = up ? *cell->up : *cell->down;
-    if (up && down) opts.joined.push_back({cell->down->get(), g});
-    row.add(sweep, column, {timed.get(), g}, std::move(opts), [up, down, enqueue_up, enqueue_down] {
-      if (up) enqueue_up();
-      if (down) enqueue_down();
-    });
+    r.cells.push_back(std::move(c));
+    add_timed_cell(r, cfg, column, *r.cells.back());
   }
-  bw::require_runnable(st, sweep);
-  row.exec(st, sweep);
+}
 
-  // Verification: every destination holds its source's pattern.
-  for (const auto& c : cells) {
+// Every destination holds its source's pattern.
+void verify_cells(infrabench::state& st, const host_config& cfg, const host_row& r) {
+  for (const auto& c : r.cells) {
     const gpu::device_scope scope(c->device);
     IB_CUDA(cudaDeviceSynchronize());
-    if (up) {
+    if (cfg.up) {
       const auto problem = topo::compare_checksum(
-          topo::pattern_checksum(host_seed, size),
-          gpu::checksum_device(c->device, c->dev_in->get(), size),
+          topo::pattern_checksum(host_seed, cfg.size),
+          gpu::checksum_device(c->device, c->dev_in->get(), cfg.size),
           "GPU " + std::to_string(c->device) + " destination of host -> GPU");
       if (problem) st.check(false, *problem);
     }
-    if (down) {
-      if (const auto at = topo::find_pattern_mismatch(c->host_out->get(), size, c->out_seed)) {
+    if (cfg.down) {
+      if (const auto at = topo::find_pattern_mismatch(c->host_out->get(), cfg.size, c->out_seed)) {
         st.check(false, "host destination of GPU " + std::to_string(c->device) + " -> host: byte " +
                             std::to_string(*at) + " differs from the GPU's source pattern");
       }
     }
   }
+}
 
-  // Read the links now, while they are still trained up from the copies (GPUs drop to a low
-  // PCIe speed when idle).
-  const int directions = up && down ? 2 : 1;
-  const double bytes_per_op = static_cast<double>(size) * directions;
-  std::vector<std::string> warned;
+// Bandwidth and efficiency per cell. Reads the links now, while they are still trained up from
+// the copies (GPUs drop to a low PCIe speed when idle).
+void report_host_row(infrabench::state& st, const host_config& cfg, const topo::cell_sweep& sweep) {
+  const int directions = cfg.directions();
+  const double bytes_per_op = static_cast<double>(cfg.size) * directions;
   bw::report_bandwidth_row(st, sweep, [&](const topo::cell_sweep::cell& c) {
     bw::bandwidth_cell_info info;
     info.bytes_per_op = bytes_per_op;
@@ -210,12 +249,28 @@ void host_copies(infrabench::state& st, direction dir) {
     std::string warning;
     info.ceiling = gpu::pcie_ceiling(d, directions, &info.ceiling_unknown_reason, &warning);
     if (!warning.empty()) st.add_warning(c.column + ": " + warning);
-    info.what = dir_name(dir) + " (" + std::string(pinned ? "pinned" : "pageable") + ", " +
-                (sm ? "SM copy kernel" : "copy engine") + "), host memory on node " +
-                std::to_string(node_id) + ", GPU " + std::to_string(g) +
+    info.what = dir_name(cfg.dir) + " (" + std::string(cfg.pinned ? "pinned" : "pageable") + ", " +
+                (cfg.sm ? "SM copy kernel" : "copy engine") + "), host memory on node " +
+                std::to_string(cfg.node_id) + ", GPU " + std::to_string(g) +
                 (directions == 2 ? ", both directions summed" : "");
     return info;
   });
+}
+
+void host_copies(infrabench::state& st, direction dir) {
+  const host_config cfg = resolve_config(st, dir);
+  const std::vector<int> gpus = resolve_gpus(st);
+  // The issuing thread runs on the memory's node: pageable copies are staged by it, and pinned
+  // copies' doorbells come from it.
+  const auto nodes = gpu::host_nodes();
+  const bw::scoped_affinity affinity(gpu::usable_cpus(gpu::row_node(st, cfg.node_id, nodes)));
+  host_row r;
+  r.source = make_host_source(st, cfg);
+  build_row(st, cfg, gpus, r);
+  bw::require_runnable(st, r.sweep);
+  r.row.exec(st, r.sweep);
+  verify_cells(st, cfg, r);
+  report_host_row(st, cfg, r.sweep);
 }
 
 // The NUMA nodes for the row axis's default, read once from sysfs at registration (they do not

@@ -63,138 +63,186 @@ struct latency_cell {
   std::uint64_t steps_done = 0;             // every link followed, warm-up included
 };
 
-void gpu_latency(infrabench::state& st) {
-  const std::string test = st.get_string("test");
-  const bool chase = test.starts_with("chase");
-  const bool on_host = test == "chase_host";
-  const auto copy_size = static_cast<std::size_t>(st.get_int64("copy_size"));
-  const auto working_set = static_cast<std::size_t>(st.get_int64("working_set"));
-  const std::size_t lines = working_set / line_bytes;
-  if (chase && lines < 2) st.fail("working_set must hold at least two 128-byte lines");
-  if (chase && lines > (std::size_t{1} << 32)) st.fail("working_set above 512 GiB");
-  // ~20-60 ms per sample: HBM loads take ~0.5-1 us, host loads over PCIe ~1-2 us.
-  const std::uint64_t steps = on_host ? (std::uint64_t{1} << 14) : (std::uint64_t{1} << 15);
+// One configuration, read from the axes.
+struct latency_config {
+  std::string test;
+  bool chase = false;    // a pointer chase, not a memcpy round trip
+  bool on_host = false;  // the chain lives in pinned host memory
+  std::size_t copy_size = 0;
+  std::size_t working_set = 0;
+  std::size_t lines = 0;    // chain links
+  std::uint64_t steps = 0;  // links followed per sample
+};
 
+// What one row owns while it runs.
+struct latency_row {
+  std::vector<std::uint32_t> next;  // the chain's cycle (chase tests)
+  topo::cell_sweep sweep;
+  std::vector<std::unique_ptr<latency_cell>> cells;
+};
+
+// Reads the axes; fails on a working set the chain cannot span.
+[[nodiscard]] latency_config resolve_config(infrabench::state& st) {
+  latency_config cfg;
+  cfg.test = st.get_string("test");
+  cfg.chase = cfg.test.starts_with("chase");
+  cfg.on_host = cfg.test == "chase_host";
+  cfg.copy_size = static_cast<std::size_t>(st.get_int64("copy_size"));
+  cfg.working_set = static_cast<std::size_t>(st.get_int64("working_set"));
+  cfg.lines = cfg.working_set / line_bytes;
+  if (cfg.chase && cfg.lines < 2) st.fail("working_set must hold at least two 128-byte lines");
+  if (cfg.chase && cfg.lines > (std::size_t{1} << 32)) st.fail("working_set above 512 GiB");
+  // ~20-60 ms per sample: HBM loads take ~0.5-1 us, host loads over PCIe ~1-2 us.
+  cfg.steps = cfg.on_host ? (std::uint64_t{1} << 14) : (std::uint64_t{1} << 15);
+  return cfg;
+}
+
+// The chain holds device addresses: line i's first word is the address of line next[i].
+void write_chain(latency_cell& c, const latency_config& cfg,
+                 const std::vector<std::uint32_t>& next) {
+  std::vector<std::uint64_t> image(cfg.working_set / 8, 0);
+  for (std::size_t i = 0; i < cfg.lines; ++i) {
+    image[i * (line_bytes / 8)] = c.base + std::uint64_t{next[i]} * line_bytes;
+  }
+  if (cfg.on_host) {
+    std::memcpy(c.chain_host->get(), image.data(), image.size() * 8);
+  } else {
+    const gpu::device_scope scope(c.device);
+    IB_CUDA(cudaMemcpy(c.chain_dev->get(), image.data(), image.size() * 8, cudaMemcpyHostToDevice));
+  }
+}
+
+// GPU g's buffers, stream and events. Returns why the cell does not fit on the GPU (empty when
+// it does); throws when an allocation fails.
+[[nodiscard]] std::string setup_cell(latency_cell& c, const latency_config& cfg,
+                                     const std::vector<std::uint32_t>& next, int g) {
+  c.device = g;
+  c.s = std::make_unique<gpu::stream>(g);
+  if (!cfg.chase) {
+    if (std::string why = gpu::check_fits(g, cfg.copy_size); !why.empty()) return why;
+    c.host = std::make_unique<gpu::host_buffer>(cfg.copy_size, gpu::host_kind::pinned, -1);
+    c.dev = std::make_unique<gpu::device_buffer>(g, cfg.copy_size);
+    return {};
+  }
+  if (!cfg.on_host) {
+    if (std::string why = gpu::check_fits(g, cfg.working_set); !why.empty()) return why;
+    c.chain_dev = std::make_unique<gpu::device_buffer>(g, cfg.working_set);
+    c.base = reinterpret_cast<std::uintptr_t>(c.chain_dev->get());
+  } else {
+    c.chain_host = std::make_unique<gpu::host_buffer>(cfg.working_set, gpu::host_kind::pinned, -1);
+    c.base = reinterpret_cast<std::uintptr_t>(c.chain_host->device_ptr());
+  }
+  write_chain(c, cfg, next);
+  c.end = std::make_unique<gpu::device_buffer>(g, sizeof(unsigned long long));
+  c.at = c.base;
+  c.start = std::make_unique<gpu::event>(g, /*timing=*/true);
+  c.stop = std::make_unique<gpu::event>(g, /*timing=*/true);
+  return {};
+}
+
+// One sample of a memcpy test: the host clock around one copy and its synchronisation.
+[[nodiscard]] double time_memcpy(const latency_cell& cell, bool h2d, std::size_t copy_size) {
+  const gpu::device_scope scope(cell.device);
+  const auto t0 = std::chrono::steady_clock::now();
+  if (h2d) {
+    IB_CUDA(cudaMemcpyAsync(cell.dev->get(), cell.host->get(), copy_size, cudaMemcpyHostToDevice,
+                            cell.s->get()));
+  } else {
+    IB_CUDA(cudaMemcpyAsync(cell.host->get(), cell.dev->get(), copy_size, cudaMemcpyDeviceToHost,
+                            cell.s->get()));
+  }
+  IB_CUDA(cudaStreamSynchronize(cell.s->get()));
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// One sample of a chase test: `steps` links followed by one kernel, timed by CUDA events.
+[[nodiscard]] double time_chase(latency_cell& cell, std::uint64_t steps) {
+  const gpu::device_scope scope(cell.device);
+  // One kernel of ~20-60 ms per sample: launch gaps do not matter, so no blocking kernel.
+  IB_CUDA(cudaEventRecord(cell.start->get(), cell.s->get()));
+  IB_CUDA(kcu::launch_chase(reinterpret_cast<const void*>(cell.at), steps,
+                            static_cast<unsigned long long*>(cell.end->get()), cell.s->get()));
+  IB_CUDA(cudaEventRecord(cell.stop->get(), cell.s->get()));
+  IB_CUDA(cudaEventSynchronize(cell.stop->get()));
+  float ms = 0;
+  IB_CUDA(cudaEventElapsedTime(&ms, cell.start->get(), cell.stop->get()));
+  const double t = ms * 1e-3;
+  // Continue from here next time: a chain restarted at line 0 would soon sit in L2.
+  IB_CUDA(cudaMemcpy(&cell.at, cell.end->get(), sizeof cell.at, cudaMemcpyDeviceToHost));
+  cell.steps_done += steps;
+  return t;
+}
+
+// One cell per GPU, or n/a with the reason when its memory does not fit or cannot be set up.
+void build_row(const latency_config& cfg, const std::vector<int>& gpus, latency_row& r) {
+  for (int g : gpus) {
+    const std::string column = "gpu" + std::to_string(g);
+    auto c = std::make_unique<latency_cell>();
+    std::string why;
+    try {
+      why = setup_cell(*c, cfg, r.next, g);
+    } catch (const std::exception& e) {
+      why = e.what();
+    }
+    if (!why.empty()) {
+      r.sweep.add_na(column, why, /*is_error=*/true);
+      continue;
+    }
+    latency_cell* cell = c.get();
+    r.cells.push_back(std::move(c));
+    if (!cfg.chase) {
+      const bool h2d = cfg.test == "memcpy_h2d";
+      const std::size_t copy_size = cfg.copy_size;
+      r.sweep.add(column, [cell, h2d, copy_size] { return time_memcpy(*cell, h2d, copy_size); });
+    } else {
+      const std::uint64_t steps = cfg.steps;
+      r.sweep.add(column, [cell, steps] { return time_chase(*cell, steps); });
+    }
+  }
+}
+
+// Where each chain must end after every link followed: walked on the host over the same cycle.
+void verify_chase(infrabench::state& st, const latency_config& cfg, const latency_row& r) {
+  for (const auto& c : r.cells) {
+    std::size_t line = 0;
+    for (std::uint64_t k = 0; k < c->steps_done % cfg.lines; ++k) line = r.next[line];
+    const std::uint64_t expected = c->base + line * line_bytes;
+    if (c->at != expected) {
+      st.check(false, "GPU " + std::to_string(c->device) + ": the chase ended at line " +
+                          std::to_string((c->at - c->base) / line_bytes) + ", expected line " +
+                          std::to_string(line));
+    }
+  }
+}
+
+void report_row(infrabench::state& st, const latency_config& cfg, const topo::cell_sweep& sweep) {
+  if (cfg.chase) {
+    bw::report_latency_row(st, sweep, static_cast<double>(cfg.steps), "ns",
+                           std::string(cfg.on_host ? "pinned host memory" : "device memory") +
+                               ": time of " + std::to_string(cfg.steps) +
+                               " dependent 8-byte loads (one GPU thread, L1 bypassed) / loads, "
+                               "random cycle over " +
+                               bw::format_gib(static_cast<double>(cfg.working_set)));
+  } else {
+    bw::report_latency_row(st, sweep, 1.0, "us",
+                           "host clock around cudaMemcpyAsync(" + std::to_string(cfg.copy_size) +
+                               " B, pinned) + cudaStreamSynchronize");
+  }
+}
+
+void gpu_latency(infrabench::state& st) {
+  const latency_config cfg = resolve_config(st);
   std::string error;
   const auto gpus = topo::select_columns(gpu::device_count(), st.get_int64("gpu"), &error);
   if (!error.empty()) st.skip(error);
 
-  std::vector<std::uint32_t> next;
-  if (chase) next = random_cycle(lines);
-
-  topo::cell_sweep sweep;
-  std::vector<std::unique_ptr<latency_cell>> cells;
-  for (int g : gpus) {
-    const std::string column = "gpu" + std::to_string(g);
-    auto c = std::make_unique<latency_cell>();
-    try {
-      c->device = g;
-      c->s = std::make_unique<gpu::stream>(g);
-      if (!chase) {
-        if (std::string why = gpu::check_fits(g, copy_size); !why.empty()) {
-          sweep.add_na(column, why, /*is_error=*/true);
-          continue;
-        }
-        c->host = std::make_unique<gpu::host_buffer>(copy_size, gpu::host_kind::pinned, -1);
-        c->dev = std::make_unique<gpu::device_buffer>(g, copy_size);
-      } else {
-        if (!on_host) {
-          if (std::string why = gpu::check_fits(g, working_set); !why.empty()) {
-            sweep.add_na(column, why, /*is_error=*/true);
-            continue;
-          }
-          c->chain_dev = std::make_unique<gpu::device_buffer>(g, working_set);
-          c->base = reinterpret_cast<std::uintptr_t>(c->chain_dev->get());
-        } else {
-          c->chain_host =
-              std::make_unique<gpu::host_buffer>(working_set, gpu::host_kind::pinned, -1);
-          c->base = reinterpret_cast<std::uintptr_t>(c->chain_host->device_ptr());
-        }
-        // The chain holds device addresses: line i's first word is the address of line next[i].
-        std::vector<std::uint64_t> image(working_set / 8, 0);
-        for (std::size_t i = 0; i < lines; ++i) {
-          image[i * (line_bytes / 8)] = c->base + std::uint64_t{next[i]} * line_bytes;
-        }
-        if (on_host) {
-          std::memcpy(c->chain_host->get(), image.data(), image.size() * 8);
-        } else {
-          const gpu::device_scope scope(g);
-          IB_CUDA(cudaMemcpy(c->chain_dev->get(), image.data(), image.size() * 8,
-                             cudaMemcpyHostToDevice));
-        }
-        c->end = std::make_unique<gpu::device_buffer>(g, sizeof(unsigned long long));
-        c->at = c->base;
-        c->start = std::make_unique<gpu::event>(g, /*timing=*/true);
-        c->stop = std::make_unique<gpu::event>(g, /*timing=*/true);
-      }
-    } catch (const std::exception& e) {
-      sweep.add_na(column, e.what(), /*is_error=*/true);
-      continue;
-    }
-    latency_cell* cell = c.get();
-    cells.push_back(std::move(c));
-    if (!chase) {
-      const bool h2d = test == "memcpy_h2d";
-      sweep.add(column, [cell, h2d, copy_size] {
-        const gpu::device_scope scope(cell->device);
-        const auto t0 = std::chrono::steady_clock::now();
-        if (h2d) {
-          IB_CUDA(cudaMemcpyAsync(cell->dev->get(), cell->host->get(), copy_size,
-                                  cudaMemcpyHostToDevice, cell->s->get()));
-        } else {
-          IB_CUDA(cudaMemcpyAsync(cell->host->get(), cell->dev->get(), copy_size,
-                                  cudaMemcpyDeviceToHost, cell->s->get()));
-        }
-        IB_CUDA(cudaStreamSynchronize(cell->s->get()));
-        return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      });
-    } else {
-      sweep.add(column, [cell, steps] {
-        const gpu::device_scope scope(cell->device);
-        // One kernel of ~20-60 ms per sample: launch gaps do not matter, so no blocking kernel.
-        IB_CUDA(cudaEventRecord(cell->start->get(), cell->s->get()));
-        IB_CUDA(kcu::launch_chase(reinterpret_cast<const void*>(cell->at), steps,
-                                  static_cast<unsigned long long*>(cell->end->get()),
-                                  cell->s->get()));
-        IB_CUDA(cudaEventRecord(cell->stop->get(), cell->s->get()));
-        IB_CUDA(cudaEventSynchronize(cell->stop->get()));
-        float ms = 0;
-        IB_CUDA(cudaEventElapsedTime(&ms, cell->start->get(), cell->stop->get()));
-        const double t = ms * 1e-3;
-        // Continue from here next time: a chain restarted at line 0 would soon sit in L2.
-        IB_CUDA(cudaMemcpy(&cell->at, cell->end->get(), sizeof cell->at, cudaMemcpyDeviceToHost));
-        cell->steps_done += steps;
-        return t;
-      });
-    }
-  }
-  bw::require_runnable(st, sweep);
-
-  st.exec_timed([&] { return sweep.run_once(); }, chase ? "cuda_event" : "cpu_steady_clock");
-
-  if (chase) {
-    // Where the chain must end after every link followed: walked on the host over the same cycle.
-    for (const auto& c : cells) {
-      std::size_t line = 0;
-      for (std::uint64_t k = 0; k < c->steps_done % lines; ++k) line = next[line];
-      const std::uint64_t expected = c->base + line * line_bytes;
-      if (c->at != expected) {
-        st.check(false, "GPU " + std::to_string(c->device) + ": the chase ended at line " +
-                            std::to_string((c->at - c->base) / line_bytes) + ", expected line " +
-                            std::to_string(line));
-      }
-    }
-    bw::report_latency_row(st, sweep, static_cast<double>(steps), "ns",
-                           std::string(on_host ? "pinned host memory" : "device memory") +
-                               ": time of " + std::to_string(steps) +
-                               " dependent 8-byte loads (one GPU thread, L1 bypassed) / loads, "
-                               "random cycle over " +
-                               bw::format_gib(static_cast<double>(working_set)));
-  } else {
-    bw::report_latency_row(st, sweep, 1.0, "us",
-                           "host clock around cudaMemcpyAsync(" + std::to_string(copy_size) +
-                               " B, pinned) + cudaStreamSynchronize");
-  }
+  latency_row r;
+  if (cfg.chase) r.next = random_cycle(cfg.lines);
+  build_row(cfg, gpus, r);
+  bw::require_runnable(st, r.sweep);
+  st.exec_timed([&] { return r.sweep.run_once(); }, cfg.chase ? "cuda_event" : "cpu_steady_clock");
+  if (cfg.chase) verify_chase(st, cfg, r);
+  report_row(st, cfg, r.sweep);
 }
 
 INFRABENCH_REGISTER(gpu_latency, "bandwidth/gpu_latency")

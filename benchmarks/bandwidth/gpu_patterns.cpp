@@ -153,21 +153,6 @@ void add_to_row(gpu::gpu_row& row, topo::cell_sweep& sweep, const cell_copies& c
           });
 }
 
-[[nodiscard]] const topo::numa_node& row_node(infrabench::state& st, std::int64_t node_id,
-                                              const std::vector<topo::numa_node>& nodes) {
-  for (const auto& n : nodes) {
-    if (n.id == node_id) {
-      if (!n.has_memory) st.skip("NUMA node " + std::to_string(node_id) + " has no memory");
-      return n;
-    }
-  }
-  std::vector<int> ids;
-  for (const auto& n : nodes) ids.push_back(n.id);
-  std::string why;
-  (void)topo::select_ids(ids, node_id, &why, "NUMA node");
-  st.skip(why);
-}
-
 void host_pattern(infrabench::state& st, traffic_pattern p) {
   const auto size = static_cast<std::size_t>(st.get_int64("size"));
   const bool sm = st.get_string("copy") == "sm";
@@ -181,7 +166,7 @@ void host_pattern(infrabench::state& st, traffic_pattern p) {
   for (int g = 0; g < count; ++g) all.push_back(g);
 
   const auto nodes = gpu::host_nodes();
-  const topo::numa_node& node = row_node(st, node_id, nodes);
+  const topo::numa_node& node = gpu::row_node(st, node_id, nodes);
   const bw::scoped_affinity affinity(gpu::usable_cpus(node));
 
   topo::cell_sweep sweep;

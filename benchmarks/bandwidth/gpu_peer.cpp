@@ -119,11 +119,32 @@ struct p2p_cell {
   std::unique_ptr<gpu::stream> fwd, rev;
 };
 
-void p2p(infrabench::state& st) {
-  const auto size = static_cast<std::size_t>(st.get_int64("size"));
-  const bool sm = st.get_string("copy") == "sm";
-  const bool read = st.get_string("access") == "read";
-  const bool bidir = st.get_string("traffic") == "bidir";
+// One row's configuration, read from the axes: the source GPU and its destination columns.
+struct p2p_config {
+  std::size_t size = 0;
+  bool sm = false;     // copy kernel instead of the copy engine
+  bool read = false;   // the destination pulls (else the source pushes)
+  bool bidir = false;  // both directions at once
+  int src = 0;         // the row
+  std::vector<int> dsts;
+  [[nodiscard]] int directions() const { return bidir ? 2 : 1; }
+};
+
+// What one row owns while it runs. Declared in the order they must be torn down in reverse
+// (cells before the row that times them).
+struct p2p_row {
+  topo::cell_sweep sweep;
+  gpu::gpu_row row;
+  std::vector<std::unique_ptr<p2p_cell>> cells;
+};
+
+// Reads the axes; skips a row this machine's GPUs cannot give.
+[[nodiscard]] p2p_config resolve_config(infrabench::state& st) {
+  p2p_config cfg;
+  cfg.size = static_cast<std::size_t>(st.get_int64("size"));
+  cfg.sm = st.get_string("copy") == "sm";
+  cfg.read = st.get_string("access") == "read";
+  cfg.bidir = st.get_string("traffic") == "bidir";
   const int count = gpu::device_count();
   const std::int64_t src = st.get_int64("src");
   if (src >= count) st.skip(topo::missing_index_reason("GPU", src, count));
@@ -135,66 +156,84 @@ void p2p(infrabench::state& st) {
     st.skip("src and dst are the same GPU; bandwidth/d2d measures copies within one GPU");
   }
   std::string error;
-  const auto gpus = topo::select_columns(count, st.get_int64("dst"), &error);
+  cfg.dsts = topo::select_columns(count, st.get_int64("dst"), &error);
   if (!error.empty()) st.skip(error);
+  cfg.src = static_cast<int>(src);
+  return cfg;
+}
 
-  const int s = static_cast<int>(src);
-  const std::size_t per_gpu = size * (bidir ? 2 : 1);
-  topo::cell_sweep sweep;
-  gpu::gpu_row row;
-  std::vector<std::unique_ptr<p2p_cell>> cells;
-  for (int d : gpus) {
-    if (d == s) continue;  // the diagonal is bandwidth/d2d
-    const std::string column = "gpu" + std::to_string(d);
-    std::string why;
-    if (!gpu::enable_peer(s, d, &why) || !gpu::enable_peer(d, s, &why)) {
-      sweep.add_na(column, why);
-      continue;
-    }
-    if (why = gpu::check_fits(s, per_gpu); why.empty()) why = gpu::check_fits(d, per_gpu);
-    if (!why.empty()) {
-      sweep.add_na(column, why, /*is_error=*/true);
-      continue;
-    }
-    auto c = std::make_unique<p2p_cell>();
-    try {
-      c->src = s;
-      c->dst = d;
-      c->src_info = gpu::query_device(s);
-      c->dst_info = gpu::query_device(d);
-      c->src_data = std::make_unique<gpu::device_buffer>(s, size);
-      c->dst_recv = std::make_unique<gpu::device_buffer>(d, size);
-      gpu::fill_device(s, c->src_data->get(), size, seed_forward);
-      gpu::fill_device(d, c->dst_recv->get(), size, seed_poison);
-      // write: the source GPU pushes (its copy engine or kernel); read: the destination pulls.
-      const int fwd_dev = read ? d : s;
-      c->fwd = std::make_unique<gpu::stream>(fwd_dev);
-      if (bidir) {
-        c->dst_data = std::make_unique<gpu::device_buffer>(d, size);
-        c->src_recv = std::make_unique<gpu::device_buffer>(s, size);
-        gpu::fill_device(d, c->dst_data->get(), size, seed_reverse);
-        gpu::fill_device(s, c->src_recv->get(), size, seed_poison);
-        const int rev_dev = read ? s : d;
-        c->rev = std::make_unique<gpu::stream>(rev_dev);
-      }
-    } catch (const std::exception& e) {
-      sweep.add_na(column, e.what(), /*is_error=*/true);
-      continue;
-    }
-    p2p_cell* cell = c.get();
-    cells.push_back(std::move(c));
-    const int fwd_dev = cell->fwd->device();
-    const int fwd_blocks = gpu::copy_blocks(fwd_dev == cell->src ? cell->src_info : cell->dst_info);
-    int rev_blocks = 0;
-    // The harness's timing: the forward stream is held and bracketed; with bidir the reverse
-    // stream joins the bracket (starts at the start event, the stop event waits for it).
-    infrabench::gpu_exec_options opts;
-    if (bidir) {
-      const int rev_dev = cell->rev->device();
-      rev_blocks = gpu::copy_blocks(rev_dev == cell->src ? cell->src_info : cell->dst_info);
-      opts.joined.push_back({cell->rev->get(), rev_dev});
-    }
-    row.add(sweep, column, {cell->fwd->get(), fwd_dev}, std::move(opts),
+// Whether the pair src -> d can run: peer access both ways and room for its buffers on both
+// GPUs. Marks the cell n/a with the reason when not.
+[[nodiscard]] bool pair_runnable(const p2p_config& cfg, int d, const std::string& column,
+                                 topo::cell_sweep& sweep) {
+  const int s = cfg.src;
+  const std::size_t per_gpu = cfg.size * (cfg.bidir ? 2 : 1);
+  std::string why;
+  if (!gpu::enable_peer(s, d, &why) || !gpu::enable_peer(d, s, &why)) {
+    sweep.add_na(column, why);
+    return false;
+  }
+  if (why = gpu::check_fits(s, per_gpu); why.empty()) why = gpu::check_fits(d, per_gpu);
+  if (!why.empty()) {
+    sweep.add_na(column, why, /*is_error=*/true);
+    return false;
+  }
+  return true;
+}
+
+// One direction's buffers: `data` on GPU `from` holding the pattern of `seed`, and `recv` on GPU
+// `to`, poisoned so a copy that did not happen is seen.
+void make_copy_buffers(int from, int to, std::size_t size, std::uint64_t seed,
+                       std::unique_ptr<gpu::device_buffer>& data,
+                       std::unique_ptr<gpu::device_buffer>& recv) {
+  data = std::make_unique<gpu::device_buffer>(from, size);
+  recv = std::make_unique<gpu::device_buffer>(to, size);
+  gpu::fill_device(from, data->get(), size, seed);
+  gpu::fill_device(to, recv->get(), size, seed_poison);
+}
+
+// The pair's buffers and streams. Throws when an allocation fails.
+[[nodiscard]] std::unique_ptr<p2p_cell> make_cell(const p2p_config& cfg, int d) {
+  const int s = cfg.src;
+  const std::size_t size = cfg.size;
+  auto c = std::make_unique<p2p_cell>();
+  c->src = s;
+  c->dst = d;
+  c->src_info = gpu::query_device(s);
+  c->dst_info = gpu::query_device(d);
+  make_copy_buffers(s, d, size, seed_forward, c->src_data, c->dst_recv);
+  // write: the source GPU pushes (its copy engine or kernel); read: the destination pulls.
+  const int fwd_dev = cfg.read ? d : s;
+  c->fwd = std::make_unique<gpu::stream>(fwd_dev);
+  if (cfg.bidir) {
+    make_copy_buffers(d, s, size, seed_reverse, c->dst_data, c->src_recv);
+    const int rev_dev = cfg.read ? s : d;
+    c->rev = std::make_unique<gpu::stream>(rev_dev);
+  }
+  return c;
+}
+
+// Copy blocks for a kernel running on `dev`, one of the pair's GPUs.
+[[nodiscard]] int blocks_on(const p2p_cell& cell, int dev) {
+  return gpu::copy_blocks(dev == cell.src ? cell.src_info : cell.dst_info);
+}
+
+// The harness's timing: the forward stream is held and bracketed; with bidir the reverse stream
+// joins the bracket (starts at the start event, the stop event waits for it).
+void add_timed_cell(p2p_row& r, const p2p_config& cfg, const std::string& column,
+                    const p2p_cell* cell) {
+  const int fwd_dev = cell->fwd->device();
+  const int fwd_blocks = blocks_on(*cell, fwd_dev);
+  int rev_blocks = 0;
+  infrabench::gpu_exec_options opts;
+  if (cfg.bidir) {
+    const int rev_dev = cell->rev->device();
+    rev_blocks = blocks_on(*cell, rev_dev);
+    opts.joined.push_back({cell->rev->get(), rev_dev});
+  }
+  const bool sm = cfg.sm, bidir = cfg.bidir;
+  const std::size_t size = cfg.size;
+  r.row.add(r.sweep, column, {cell->fwd->get(), fwd_dev}, std::move(opts),
             [cell, sm, bidir, size, fwd_blocks, rev_blocks] {
               enqueue_copy(sm, cell->dst_recv->get(), cell->src_data->get(), size, fwd_blocks,
                            *cell->fwd);
@@ -204,42 +243,76 @@ void p2p(infrabench::state& st) {
                              *cell->rev);
               }
             });
+}
+
+// One cell per destination GPU other than the source, or n/a with the reason.
+void build_row(const p2p_config& cfg, p2p_row& r) {
+  for (int d : cfg.dsts) {
+    if (d == cfg.src) continue;  // the diagonal is bandwidth/d2d
+    const std::string column = "gpu" + std::to_string(d);
+    if (!pair_runnable(cfg, d, column, r.sweep)) continue;
+    std::unique_ptr<p2p_cell> c;
+    try {
+      c = make_cell(cfg, d);
+    } catch (const std::exception& e) {
+      r.sweep.add_na(column, e.what(), /*is_error=*/true);
+      continue;
+    }
+    r.cells.push_back(std::move(c));
+    add_timed_cell(r, cfg, column, r.cells.back().get());
   }
-  bw::require_runnable(st, sweep);
-  row.exec(st, sweep);
-  for (const auto& c : cells) {
+}
+
+// Every destination holds its source's pattern (both ways with bidir).
+void verify_cells(infrabench::state& st, const p2p_config& cfg, const p2p_row& r) {
+  for (const auto& c : r.cells) {
     for (int dev : {c->src, c->dst}) {
       const gpu::device_scope scope(dev);
       IB_CUDA(cudaDeviceSynchronize());
     }
     auto problem = topo::compare_checksum(
-        topo::pattern_checksum(seed_forward, size),
-        gpu::checksum_device(c->dst, c->dst_recv->get(), size),
+        topo::pattern_checksum(seed_forward, cfg.size),
+        gpu::checksum_device(c->dst, c->dst_recv->get(), cfg.size),
         "GPU " + std::to_string(c->dst) + " <- GPU " + std::to_string(c->src) + " destination");
     if (problem) st.check(false, *problem);
-    if (bidir) {
-      problem = topo::compare_checksum(topo::pattern_checksum(seed_reverse, size),
-                                       gpu::checksum_device(c->src, c->src_recv->get(), size),
+    if (cfg.bidir) {
+      problem = topo::compare_checksum(topo::pattern_checksum(seed_reverse, cfg.size),
+                                       gpu::checksum_device(c->src, c->src_recv->get(), cfg.size),
                                        "GPU " + std::to_string(c->src) + " <- GPU " +
                                            std::to_string(c->dst) + " destination (reverse)");
       if (problem) st.check(false, *problem);
     }
   }
-  const int directions = bidir ? 2 : 1;
+}
+
+// Bandwidth and efficiency per cell against the NVLinks or PCIe links joining the pair.
+void report_p2p_row(infrabench::state& st, const p2p_config& cfg, const topo::cell_sweep& sweep) {
+  const int directions = cfg.directions();
+  const int s = cfg.src;
   bw::report_bandwidth_row(st, sweep, [&](const topo::cell_sweep::cell& c) {
     const int d = std::stoi(c.column.substr(3));
     bw::bandwidth_cell_info info;
-    info.bytes_per_op = static_cast<double>(size) * directions;
+    info.bytes_per_op = static_cast<double>(cfg.size) * directions;
     std::string warning;
     info.ceiling = gpu::peer_ceiling(gpu::query_device(s), gpu::query_device(d), directions,
                                      &info.ceiling_unknown_reason, &warning);
     if (!warning.empty()) st.add_warning(c.column + ": " + warning);
     info.what = "GPU " + std::to_string(s) + " -> GPU " + std::to_string(d) + " (" +
-                (sm ? "SM copy kernel" : "copy engine") + ", " +
-                (read ? "destination reads" : "source writes") +
-                (bidir ? ", both directions at once, summed)" : ")");
+                (cfg.sm ? "SM copy kernel" : "copy engine") + ", " +
+                (cfg.read ? "destination reads" : "source writes") +
+                (cfg.bidir ? ", both directions at once, summed)" : ")");
     return info;
   });
+}
+
+void p2p(infrabench::state& st) {
+  const p2p_config cfg = resolve_config(st);
+  p2p_row r;
+  build_row(cfg, r);
+  bw::require_runnable(st, r.sweep);
+  r.row.exec(st, r.sweep);
+  verify_cells(st, cfg, r);
+  report_p2p_row(st, cfg, r.sweep);
 }
 
 [[nodiscard]] infrabench::axis_options size_axis(std::string text) {

@@ -32,82 +32,106 @@ using clock_type = std::chrono::steady_clock;
   return std::chrono::duration<double>(t1 - t0).count();
 }
 
-void pinned_alloc(infrabench::state& st) {
-  const bool alloc = st.get_string("api") == "host_alloc";
-  const auto size = static_cast<std::size_t>(st.get_int64("size"));
-  const int count = gpu::device_count();
-  const auto g = st.get_int64("gpu");
-  if (g >= count) st.skip(topo::missing_index_reason("GPU", g, count));
-  const gpu::device_scope scope(static_cast<int>(g));
-  IB_CUDA(cudaFree(nullptr));  // create the context outside the timed region
+// One configuration, read from the axes.
+struct pin_config {
+  bool alloc = false;  // cudaHostAlloc (else cudaHostRegister of `buffer`)
+  std::size_t size = 0;
+  int gpu = 0;
+  bw::node_memory* buffer = nullptr;  // host_register's memory, allocated and touched once
+};
 
-  // host_register pins this buffer again and again; allocated and touched once.
-  std::unique_ptr<bw::node_memory> buffer;
-  if (!alloc) buffer = std::make_unique<bw::node_memory>(size, -1);
+// The times of the two halves of every call, warm-up included.
+struct pin_halves {
+  std::vector<double> first, second;
+};
 
-  std::vector<double> first_half, second_half;
-  st.add_items(static_cast<double>((size + 4095) / 4096), "page");
-  st.exec_timed(
-      [&] {
-        const auto t0 = clock_type::now();
-        void* p = nullptr;
-        if (alloc) {
-          IB_CUDA(cudaHostAlloc(&p, size, cudaHostAllocPortable | cudaHostAllocMapped));
-        } else {
-          IB_CUDA(cudaHostRegister(buffer->data(), size,
-                                   cudaHostRegisterPortable | cudaHostRegisterMapped));
-        }
-        const auto t1 = clock_type::now();
-        if (alloc) {
-          IB_CUDA(cudaFreeHost(p));
-        } else {
-          IB_CUDA(cudaHostUnregister(buffer->data()));
-        }
-        const auto t2 = clock_type::now();
-        first_half.push_back(since(t0, t1));
-        second_half.push_back(since(t1, t2));
-        return since(t0, t2);
-      },
-      "cpu_steady_clock");
-
-  // The pinned memory works: one allocation, a copy through it, checked.
+// Pins `size` bytes: a new allocation, or the registered buffer.
+[[nodiscard]] void* pin(const pin_config& cfg) {
   void* p = nullptr;
-  if (alloc) {
-    IB_CUDA(cudaHostAlloc(&p, size, cudaHostAllocPortable | cudaHostAllocMapped));
+  if (cfg.alloc) {
+    IB_CUDA(cudaHostAlloc(&p, cfg.size, cudaHostAllocPortable | cudaHostAllocMapped));
   } else {
-    p = buffer->data();
-    IB_CUDA(cudaHostRegister(p, size, cudaHostRegisterPortable | cudaHostRegisterMapped));
+    p = cfg.buffer->data();
+    IB_CUDA(cudaHostRegister(p, cfg.size, cudaHostRegisterPortable | cudaHostRegisterMapped));
   }
+  return p;
+}
+
+// One timed call: pin, then unpin, each half on the host clock.
+[[nodiscard]] double pin_and_unpin(const pin_config& cfg, pin_halves& halves) {
+  const auto t0 = clock_type::now();
+  void* p = pin(cfg);
+  const auto t1 = clock_type::now();
+  if (cfg.alloc) {
+    IB_CUDA(cudaFreeHost(p));
+  } else {
+    IB_CUDA(cudaHostUnregister(cfg.buffer->data()));
+  }
+  const auto t2 = clock_type::now();
+  halves.first.push_back(since(t0, t1));
+  halves.second.push_back(since(t1, t2));
+  return since(t0, t2);
+}
+
+// The pinned memory works: one allocation, a copy through it, checked. Empty when it does.
+[[nodiscard]] std::string copy_through_pinned(const pin_config& cfg) {
+  void* p = pin(cfg);
   std::string problem;
   try {
-    const std::size_t n = std::min<std::size_t>(size, std::size_t{1} << 20);
+    const std::size_t n = std::min<std::size_t>(cfg.size, std::size_t{1} << 20);
     topo::fill_pattern(p, n, 77);
-    const gpu::device_buffer dev(static_cast<int>(g), n);
+    const gpu::device_buffer dev(cfg.gpu, n);
     IB_CUDA(cudaMemcpy(dev.get(), p, n, cudaMemcpyHostToDevice));
-    if (auto mismatch = topo::compare_checksum(
-            topo::pattern_checksum(77, n), gpu::checksum_device(static_cast<int>(g), dev.get(), n),
-            "copy through the pinned buffer")) {
+    if (auto mismatch = topo::compare_checksum(topo::pattern_checksum(77, n),
+                                               gpu::checksum_device(cfg.gpu, dev.get(), n),
+                                               "copy through the pinned buffer")) {
       problem = *mismatch;
     }
   } catch (const std::exception& e) {
     problem = e.what();
   }
-  if (alloc) {
+  if (cfg.alloc) {
     (void)cudaFreeHost(p);
   } else {
     (void)cudaHostUnregister(p);
   }
-  st.check(problem.empty(), problem);
+  return problem;
+}
 
+void report_halves(infrabench::state& st, const pin_config& cfg, pin_halves& halves) {
   // Drop the warm-up call, as the harness does for its own samples.
-  if (first_half.size() > 1) first_half.erase(first_half.begin());
-  if (second_half.size() > 1) second_half.erase(second_half.begin());
-  const std::string a = alloc ? "cudaHostAlloc" : "cudaHostRegister";
-  const std::string f = alloc ? "cudaFreeHost" : "cudaHostUnregister";
-  st.add_metric("alloc_us", "us", topo::summarize_cell(first_half).median * 1e6, false,
-                "median time of " + a + " of " + bw::format_gib(static_cast<double>(size)));
-  st.add_metric("free_us", "us", topo::summarize_cell(second_half).median * 1e6, false,
+  if (halves.first.size() > 1) halves.first.erase(halves.first.begin());
+  if (halves.second.size() > 1) halves.second.erase(halves.second.begin());
+  const std::string a = cfg.alloc ? "cudaHostAlloc" : "cudaHostRegister";
+  const std::string f = cfg.alloc ? "cudaFreeHost" : "cudaHostUnregister";
+  st.add_metric("alloc_us", "us", topo::summarize_cell(halves.first).median * 1e6, false,
+                "median time of " + a + " of " + bw::format_gib(static_cast<double>(cfg.size)));
+  st.add_metric("free_us", "us", topo::summarize_cell(halves.second).median * 1e6, false,
                 "median time of " + f);
+}
+
+void pinned_alloc(infrabench::state& st) {
+  pin_config cfg;
+  cfg.alloc = st.get_string("api") == "host_alloc";
+  cfg.size = static_cast<std::size_t>(st.get_int64("size"));
+  const int count = gpu::device_count();
+  const auto g = st.get_int64("gpu");
+  if (g >= count) st.skip(topo::missing_index_reason("GPU", g, count));
+  cfg.gpu = static_cast<int>(g);
+  const gpu::device_scope scope(cfg.gpu);
+  IB_CUDA(cudaFree(nullptr));  // create the context outside the timed region
+
+  // host_register pins this buffer again and again; allocated and touched once.
+  std::unique_ptr<bw::node_memory> buffer;
+  if (!cfg.alloc) buffer = std::make_unique<bw::node_memory>(cfg.size, -1);
+  cfg.buffer = buffer.get();
+
+  pin_halves halves;
+  st.add_items(static_cast<double>((cfg.size + 4095) / 4096), "page");
+  st.exec_timed([&] { return pin_and_unpin(cfg, halves); }, "cpu_steady_clock");
+  const std::string problem = copy_through_pinned(cfg);
+  st.check(problem.empty(), problem);
+  report_halves(st, cfg, halves);
 }
 
 INFRABENCH_REGISTER(pinned_alloc, "bandwidth/pinned_alloc")

@@ -72,15 +72,22 @@ struct cell_arrays {
   return out;
 }
 
-void numa_matrix(infrabench::state& st) {
-  const auto op = kc::parse_stream_op(st.get_string("kernel"));
-  if (!op) st.fail("unknown kernel " + st.get_string("kernel"));
-  const auto array_bytes = static_cast<std::size_t>(st.get_int64("array_size"));
-  const std::size_t n = array_bytes / sizeof(double);
+// One row's configuration: the kernel, the array size and the threads on the row's CPUs.
+struct numa_config {
+  kc::stream_op op = kc::stream_op::triad;
+  std::size_t array_bytes = 0;
+  std::size_t n = 0;  // elements per array
+  int cpu_node = 0;   // the row
+  topo::numa_row_plan plan;
+  std::vector<int> cpus;  // the row's CPUs this process may use
+  std::size_t threads = 0;
+};
 
+// The NUMA nodes from sysfs, or one node 0 with every CPU and all memory when the kernel was built
+// without NUMA.
+[[nodiscard]] std::vector<topo::numa_node> read_nodes(infrabench::state& st) {
   std::vector<topo::numa_node> nodes = topo::read_numa_nodes();
   if (nodes.empty()) {
-    // No NUMA in sysfs (kernel built without it): one node with every CPU and all memory.
     topo::numa_node only;
     only.id = 0;
     only.cpus = infrabench::allowed_cpus();
@@ -88,29 +95,43 @@ void numa_matrix(infrabench::state& st) {
     nodes.push_back(only);
     st.add_warning("no NUMA information in sysfs: treated as one node 0");
   }
-  const auto plan = topo::plan_numa_row(nodes, st.get_int64("cpu_node"), st.get_int64("mem_node"));
-  if (!plan.skip.empty()) st.skip(plan.skip);
+  return nodes;
+}
+
+// Reads the axes and plans the row; fails on an unknown kernel, skips a row that cannot run here.
+[[nodiscard]] numa_config resolve_config(infrabench::state& st) {
+  numa_config cfg;
+  const auto op = kc::parse_stream_op(st.get_string("kernel"));
+  if (!op) st.fail("unknown kernel " + st.get_string("kernel"));
+  cfg.op = *op;
+  cfg.array_bytes = static_cast<std::size_t>(st.get_int64("array_size"));
+  cfg.n = cfg.array_bytes / sizeof(double);
+  cfg.plan =
+      topo::plan_numa_row(read_nodes(st), st.get_int64("cpu_node"), st.get_int64("mem_node"));
+  if (!cfg.plan.skip.empty()) st.skip(cfg.plan.skip);
 
   // The row's CPUs that this process may use (taskset, cgroup cpusets, mpirun binding).
-  std::vector<int> cpus;
   const auto allowed = infrabench::allowed_cpus();
-  for (int c : plan.cpus) {
-    if (std::find(allowed.begin(), allowed.end(), c) != allowed.end()) cpus.push_back(c);
+  for (int c : cfg.plan.cpus) {
+    if (std::find(allowed.begin(), allowed.end(), c) != allowed.end()) cfg.cpus.push_back(c);
   }
-  if (cpus.empty()) {
+  if (cfg.cpus.empty()) {
     st.skip("none of NUMA node " + std::to_string(st.get_int64("cpu_node")) +
             "'s CPUs are in this process's affinity mask");
   }
-  auto threads = static_cast<std::size_t>(st.get_int64("threads"));
-  if (threads == 0) threads = cpus.size();
-  if (threads > cpus.size()) {
-    st.add_warning(std::to_string(threads) + " threads share the node's " +
-                   std::to_string(cpus.size()) + " CPUs");
+  cfg.threads = static_cast<std::size_t>(st.get_int64("threads"));
+  if (cfg.threads == 0) cfg.threads = cfg.cpus.size();
+  if (cfg.threads > cfg.cpus.size()) {
+    st.add_warning(std::to_string(cfg.threads) + " threads share the node's " +
+                   std::to_string(cfg.cpus.size()) + " CPUs");
   }
+  cfg.cpu_node = static_cast<int>(st.get_int64("cpu_node"));
+  return cfg;
+}
 
-  infrabench::thread_pool pool(threads, /*pin=*/false);
+// Thread-level affinity: each worker stays on one of the row's CPUs for the whole run.
+void pin_workers(infrabench::thread_pool& pool, const std::vector<int>& cpus) {
   pool.run([&](std::size_t t) {
-    // Thread-level affinity: each worker stays on one of the row's CPUs for the whole run.
     cpu_set_t one;
     CPU_ZERO(&one);
     CPU_SET(cpus[t % cpus.size()], &one);
@@ -119,52 +140,64 @@ void numa_matrix(infrabench::state& st) {
                                " failed");
     }
   });
+}
 
+// The cell's three arrays bound to `node`, first-touched by the threads that will stream them;
+// nullopt after marking the cell n/a when the pages cannot be put on the node.
+[[nodiscard]] std::optional<cell_arrays> place_arrays(infrabench::state& st, const numa_config& cfg,
+                                                      infrabench::thread_pool& pool,
+                                                      topo::cell_sweep& sweep,
+                                                      const std::string& column, int node) {
+  cell_arrays ca;
+  ca.a = std::make_unique<bw::node_memory>(cfg.array_bytes, node, /*touch=*/false);
+  ca.b = std::make_unique<bw::node_memory>(cfg.array_bytes, node, /*touch=*/false);
+  ca.c = std::make_unique<bw::node_memory>(cfg.array_bytes, node, /*touch=*/false);
+  const std::string& bind_error = ca.a->binding_error();
+  if (!bind_error.empty() && node != cfg.cpu_node) {
+    // Without the binding, first touch would put the pages on the row's own node.
+    sweep.add_na(column, "cannot bind memory to node " + std::to_string(node) + ": " + bind_error);
+    return std::nullopt;
+  }
+  if (!bind_error.empty()) {
+    st.add_warning(column + ": " + bind_error + "; pages placed by first touch from node " +
+                   std::to_string(cfg.cpu_node) + "'s CPUs");
+  }
+  const kc::stream_arrays arr = ca.arrays();
+  pool.run([&](std::size_t t) {
+    const auto r = chunk(cfg.n, t, cfg.threads);
+    std::fill(arr.a + r.begin, arr.a + r.end, init_a);
+    std::fill(arr.b + r.begin, arr.b + r.end, init_b);
+    std::fill(arr.c + r.begin, arr.c + r.end, init_c);
+  });
+  std::optional<std::string> misplaced;
+  for (const auto* m : {ca.a.get(), ca.b.get(), ca.c.get()}) {
+    if (!misplaced) misplaced = bw::check_placement(m->data(), cfg.array_bytes, node);
+  }
+  if (misplaced && misplaced->starts_with("cannot query")) {
+    st.add_warning(column + ": " + *misplaced);
+  } else if (misplaced) {
+    sweep.add_na(column, *misplaced, /*is_error=*/true);
+    return std::nullopt;
+  }
+  return ca;
+}
+
+// One cell per memory node of the plan, timed on the host clock around one pass of the kernel.
+void build_row(infrabench::state& st, const numa_config& cfg, infrabench::thread_pool& pool,
+               topo::cell_sweep& sweep, std::vector<cell_arrays>& arrays) {
   const kc::stream_kernel kernel =
-      kc::select_stream_kernel(*op, kc::store_kind::regular, kc::best_simd_isa());
-  topo::cell_sweep sweep;
-  std::vector<cell_arrays> arrays;
-  arrays.reserve(plan.columns.size());
-  const int cpu_node = static_cast<int>(st.get_int64("cpu_node"));
-  for (const auto& col : plan.columns) {
+      kc::select_stream_kernel(cfg.op, kc::store_kind::regular, kc::best_simd_isa());
+  arrays.reserve(cfg.plan.columns.size());
+  const std::size_t n = cfg.n, threads = cfg.threads;
+  for (const auto& col : cfg.plan.columns) {
     const std::string column = "mem" + std::to_string(col.node);
     if (!col.na_reason.empty()) {
       sweep.add_na(column, col.na_reason);
       continue;
     }
-    cell_arrays ca;
-    ca.a = std::make_unique<bw::node_memory>(array_bytes, col.node, /*touch=*/false);
-    ca.b = std::make_unique<bw::node_memory>(array_bytes, col.node, /*touch=*/false);
-    ca.c = std::make_unique<bw::node_memory>(array_bytes, col.node, /*touch=*/false);
-    const std::string& bind_error = ca.a->binding_error();
-    if (!bind_error.empty() && col.node != cpu_node) {
-      // Without the binding, first touch would put the pages on the row's own node.
-      sweep.add_na(column,
-                   "cannot bind memory to node " + std::to_string(col.node) + ": " + bind_error);
-      continue;
-    }
-    if (!bind_error.empty()) {
-      st.add_warning(column + ": " + bind_error + "; pages placed by first touch from node " +
-                     std::to_string(cpu_node) + "'s CPUs");
-    }
-    const kc::stream_arrays arr = ca.arrays();
-    pool.run([&](std::size_t t) {
-      const auto r = chunk(n, t, threads);
-      std::fill(arr.a + r.begin, arr.a + r.end, init_a);
-      std::fill(arr.b + r.begin, arr.b + r.end, init_b);
-      std::fill(arr.c + r.begin, arr.c + r.end, init_c);
-    });
-    std::optional<std::string> misplaced;
-    for (const auto* m : {ca.a.get(), ca.b.get(), ca.c.get()}) {
-      if (!misplaced) misplaced = bw::check_placement(m->data(), array_bytes, col.node);
-    }
-    if (misplaced && misplaced->starts_with("cannot query")) {
-      st.add_warning(column + ": " + *misplaced);
-    } else if (misplaced) {
-      sweep.add_na(column, *misplaced, /*is_error=*/true);
-      continue;
-    }
-    arrays.push_back(std::move(ca));
+    auto ca = place_arrays(st, cfg, pool, sweep, column, col.node);
+    if (!ca) continue;
+    arrays.push_back(std::move(*ca));
     const std::size_t index = arrays.size() - 1;
     sweep.add(column, [&pool, &arrays, index, kernel, n, threads] {
       const kc::stream_arrays a = arrays[index].arrays();
@@ -176,53 +209,71 @@ void numa_matrix(infrabench::state& st) {
       return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     });
   }
-  bw::require_runnable(st, sweep);
+}
 
-  st.exec_timed([&] { return sweep.run_once(); }, "cpu_steady_clock");
-
-  // Every element of every cell's arrays: the written one holds the result, the others are intact.
-  const auto expected = expected_after(*op);
-  for (std::size_t i = 0; i < arrays.size(); ++i) {
-    const kc::stream_arrays arr = arrays[i].arrays();
+// Every element of every cell's arrays: the written one holds the result, the others are intact.
+void verify_arrays(infrabench::state& st, const numa_config& cfg,
+                   const std::vector<cell_arrays>& arrays) {
+  const auto expected = expected_after(cfg.op);
+  for (const auto& ca : arrays) {
+    const kc::stream_arrays arr = ca.arrays();
     const std::array<const double*, 3> data{arr.a, arr.b, arr.c};
     for (std::size_t k = 0; k < 3; ++k) {
       const auto bad =
-          std::find_if(data[k], data[k] + n, [&](double v) { return v != expected[k]; });
-      if (bad != data[k] + n) {
+          std::find_if(data[k], data[k] + cfg.n, [&](double v) { return v != expected[k]; });
+      if (bad != data[k] + cfg.n) {
         st.check(false, "array " + std::string(1, static_cast<char>('a' + k)) + "[" +
                             std::to_string(bad - data[k]) + "] = " + std::to_string(*bad) +
                             ", expected " + std::to_string(expected[k]));
       }
     }
   }
+}
 
+// Each remote cell relative to the row's own node: the NUMA penalty as one number.
+void report_relative_to_local(infrabench::state& st, const numa_config& cfg,
+                              const topo::cell_sweep& sweep) {
+  const topo::cell_sweep::cell* local = nullptr;
+  for (const auto& c : sweep.cells()) {
+    if (c.runnable() && c.column == "mem" + std::to_string(cfg.cpu_node)) local = &c;
+  }
+  if (!local || local->samples.empty()) return;
+  const double local_median = topo::summarize_cell(local->samples).median;
+  for (const auto& c : sweep.cells()) {
+    if (!c.runnable() || &c == local || c.samples.empty()) continue;
+    const double median = topo::summarize_cell(c.samples).median;
+    st.add_metric(topo::cell_metric("relative_to_local_pct", c.column), "%",
+                  100.0 * local_median / median, true,
+                  "bandwidth_gbps_" + c.column + " / bandwidth_gbps_" + local->column);
+  }
+}
+
+void report_row(infrabench::state& st, const numa_config& cfg, const topo::cell_sweep& sweep) {
   const double bytes =
-      static_cast<double>(kc::stream_arrays_read(*op) + kc::stream_arrays_written(*op)) *
-      static_cast<double>(n * sizeof(double));
+      static_cast<double>(kc::stream_arrays_read(cfg.op) + kc::stream_arrays_written(cfg.op)) *
+      static_cast<double>(cfg.n * sizeof(double));
   bw::report_bandwidth_row(st, sweep, [&](const topo::cell_sweep::cell& c) {
     bw::bandwidth_cell_info info;
     info.bytes_per_op = bytes;
-    info.what = std::to_string(threads) + " threads on node " + std::to_string(cpu_node) + ", " +
-                std::string(kc::to_string(*op)) + " over memory on node " + c.column.substr(3) +
-                " (STREAM byte count)";
+    info.what = std::to_string(cfg.threads) + " threads on node " + std::to_string(cfg.cpu_node) +
+                ", " + std::string(kc::to_string(cfg.op)) + " over memory on node " +
+                c.column.substr(3) + " (STREAM byte count)";
     return info;
   });
+  report_relative_to_local(st, cfg, sweep);
+}
 
-  // Each remote cell relative to the row's own node: the NUMA penalty as one number.
-  const topo::cell_sweep::cell* local = nullptr;
-  for (const auto& c : sweep.cells()) {
-    if (c.runnable() && c.column == "mem" + std::to_string(cpu_node)) local = &c;
-  }
-  if (local && !local->samples.empty()) {
-    const double local_median = topo::summarize_cell(local->samples).median;
-    for (const auto& c : sweep.cells()) {
-      if (!c.runnable() || &c == local || c.samples.empty()) continue;
-      const double median = topo::summarize_cell(c.samples).median;
-      st.add_metric(topo::cell_metric("relative_to_local_pct", c.column), "%",
-                    100.0 * local_median / median, true,
-                    "bandwidth_gbps_" + c.column + " / bandwidth_gbps_" + local->column);
-    }
-  }
+void numa_matrix(infrabench::state& st) {
+  const numa_config cfg = resolve_config(st);
+  infrabench::thread_pool pool(cfg.threads, /*pin=*/false);
+  pin_workers(pool, cfg.cpus);
+  topo::cell_sweep sweep;
+  std::vector<cell_arrays> arrays;
+  build_row(st, cfg, pool, sweep, arrays);
+  bw::require_runnable(st, sweep);
+  st.exec_timed([&] { return sweep.run_once(); }, "cpu_steady_clock");
+  verify_arrays(st, cfg, arrays);
+  report_row(st, cfg, sweep);
 }
 
 INFRABENCH_REGISTER(numa_matrix, "bandwidth/numa_matrix")
