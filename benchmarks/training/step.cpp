@@ -29,6 +29,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "../gemm/gemm_common.h"
@@ -252,73 +253,120 @@ void report_breakdown(state& st, const timed_run& run, const trainer& tr, bool g
   }
 }
 
-// ---- the benchmark ------------------------------------------------------------------------------
+// ---- one rank's run -----------------------------------------------------------------------------
 
-void training_step(state& st) {
-  communicator& comm = st.comm();
-  setup s = resolve(st);
-  const auto& model = s.opt.model;
-  const bool gpt2 = model.family == tf::model_family::gpt2;
-  const auto ranks = static_cast<std::size_t>(comm.size());
-  const auto me = static_cast<std::size_t>(comm.rank());
+// What one rank's run sets up and its steps share. The members are declared in the order they
+// must be torn down in reverse: the loader reads into the slots, from the token reader or the
+// image source; the slots are the trainer's host memory; the CPU trainer computes on the pool.
+struct training_run {
+  training_run(state& st_, setup s_, std::size_t here_)
+      : st(st_),
+        comm(st_.comm()),
+        s(std::move(s_)),
+        gpt2(s.opt.model.family == tf::model_family::gpt2),
+        ranks(static_cast<std::size_t>(comm.size())),
+        me(static_cast<std::size_t>(comm.rank())),
+        here(here_),
+        pool(s.threads, /*pin=*/here == 1 && !s.gpu),
+        acts(tf::make_activation_layout(s.opt.model, s.opt.batch, s.opt.seq)),
+        params(tf::make_param_layout(s.opt.model)) {
+    s.opt.threads = pool.size();
+  }
 
-  // Threads: this host's CPUs shared by its ranks, unless set (CPU path: compute and decode;
-  // GPU path: decode).
-  const std::size_t here = ranks_on_this_host(comm);
-  s.threads = static_cast<std::size_t>(st.get_int64("threads"));
-  if (s.threads == 0) s.threads = std::max<std::size_t>(allowed_cpus().size() / here, 1);
-  thread_pool pool(s.threads, /*pin=*/here == 1 && !s.gpu);
-  s.opt.threads = pool.size();
-
-  // Set-up, where one rank can fail alone (memory, a faulty GPU, a full disk): every rank learns
-  // whether all succeeded before any goes on, so none waits for a rank that has left.
-  const auto acts = tf::make_activation_layout(model, s.opt.batch, s.opt.seq);
-  const auto params = tf::make_param_layout(model);
-  double check_error = 0;
-  std::string check_wrong, setup_error;
+  state& st;
+  communicator& comm;
+  setup s;
+  const bool gpt2;
+  const std::size_t ranks, me;
+  const std::size_t here;  // ranks on this host
+  thread_pool pool;
+  const tf::activation_layout acts;
+  const tf::param_layout params;
+  double check_error = 0;  // the gradient check's worst relative error
+  double entropy = 0;      // of the Markov corpus (GPT-2)
   std::unique_ptr<trainer> tr;
-  std::unique_ptr<batch_slots> slots_memory;
-  const std::size_t slots = 3;
+  std::unique_ptr<batch_slots> buffers;
   std::unique_ptr<token_reader> tokens;
   std::unique_ptr<image_source> images;
-  double entropy = 0;
-  if (!s.gpu) {
-    const double need = 4.0 * (4.0 * params.total + acts.total + acts.stats_total);
-    if (need > 0.9 * static_cast<double>(st.caps().memory_available_bytes)) {
-      setup_error = "the CPU model needs " + ks::format_gib(static_cast<std::uint64_t>(need)) +
-                    " (parameters, gradients, AdamW moments, activations) but " +
-                    ks::format_gib(static_cast<std::uint64_t>(st.caps().memory_available_bytes)) +
-                    " is available: a smaller batch, seq or model";
-    }
+  std::unique_ptr<tf::batch_loader> loader;
+
+  // The timed loop's.
+  int extra_warmup_steps = 0;
+  double tokens_per_step = 0, flops_per_token = 0;
+  std::uint64_t next_step = 0;  // the step the next one_step runs
+  std::size_t current = 0;      // the slot holding its batch
+  timed_run run;
+  bool finite = true;  // every step's loss so far
+};
+
+// Batches in flight: the one computed on, the next one (copied to a GPU meanwhile), one read ahead.
+constexpr std::size_t batch_slot_count = 3;
+
+// Threads: this host's CPUs shared by its ranks, unless set (CPU path: compute and decode;
+// GPU path: decode).
+[[nodiscard]] std::size_t threads_per_rank(state& st, std::size_t here) {
+  const auto threads = static_cast<std::size_t>(st.get_int64("threads"));
+  return threads != 0 ? threads : std::max<std::size_t>(allowed_cpus().size() / here, 1);
+}
+
+// ---- set-up -------------------------------------------------------------------------------------
+
+// Empty when the CPU model fits in this node's available memory, else why not.
+[[nodiscard]] std::string cpu_memory_shortfall(const training_run& r) {
+  const double need = 4.0 * (4.0 * r.params.total + r.acts.total + r.acts.stats_total);
+  const auto available = r.st.caps().memory_available_bytes;
+  if (need <= 0.9 * static_cast<double>(available)) return {};
+  return "the CPU model needs " + ks::format_gib(static_cast<std::uint64_t>(need)) +
+         " (parameters, gradients, AdamW moments, activations) but " +
+         ks::format_gib(static_cast<std::uint64_t>(available)) +
+         " is available: a smaller batch, seq or model";
+}
+
+// Before timing: on a GPU, the GPU path against the CPU reference on the tiny model of this
+// family; on the CPU, the vectorised GEMM against the scalar one (small models only). Empty when
+// the gradients agree (or were not checked), else what differs.
+[[nodiscard]] std::string check_gradients(training_run& r) {
+  std::string wrong;
+  if (r.s.gpu) {
+    wrong = gpu_gradient_check(r.s.opt, gpu_gradient_tolerance, r.check_error);
+    if (!wrong.empty()) wrong = "GPU gradient check against the CPU fp32 reference: " + wrong;
+  } else if (r.params.total <= cpu_check_max_params) {
+    wrong = cpu_gradient_check(r.s.opt, r.pool, cpu_gradient_tolerance, r.check_error);
+    if (!wrong.empty()) wrong = "CPU gradient check: " + wrong;
   }
+  return wrong;
+}
+
+// The trainer, its batch slots and the data source. Throws what they throw.
+void build_trainer_and_data(training_run& r) {
+  const auto& model = r.s.opt.model;
+  r.tr = r.s.gpu ? make_gpu_trainer(r.s.opt, r.comm) : make_cpu_trainer(r.s.opt, r.comm, r.pool);
+  r.buffers =
+      std::make_unique<batch_slots>(*r.tr, model, r.s.opt.batch, r.s.opt.seq, batch_slot_count);
+  // Data: the loader reads ahead on its own thread for GPT-2 (I/O only) and for ViT on a
+  // GPU; ViT on the CPU decodes inside the step on the compute threads (there are no others).
+  if (r.gpt2) {
+    const token_corpus corpus = get_token_corpus(r.st, model.vocab, r.s.corpus_bytes);
+    r.entropy = corpus.entropy_nats;
+    r.tokens = std::make_unique<token_reader>(
+        corpus, r.s.opt.batch, r.s.opt.seq, static_cast<int>(r.me), static_cast<int>(r.ranks),
+        /*direct=*/true, ks::engine_compiled_in("io_uring") ? "io_uring" : "psync");
+  } else {
+    r.images =
+        std::make_unique<image_source>(r.st, r.s.samples, model.image, static_cast<int>(r.me),
+                                       static_cast<int>(r.ranks), pb::resolve_isa(r.st));
+  }
+}
+
+// Set-up, where one rank can fail alone (memory, a faulty GPU, a full disk): every rank learns
+// whether all succeeded before any goes on, so none waits for a rank that has left.
+void set_up(training_run& r) {
+  std::string check_wrong;
+  std::string setup_error = r.s.gpu ? std::string() : cpu_memory_shortfall(r);
   try {
-    if (!setup_error.empty()) {
-      // nothing more to set up
-    } else if (s.gpu) {
-      // Before timing: the GPU path against the CPU reference on the tiny model of this family.
-      check_wrong = gpu_gradient_check(s.opt, gpu_gradient_tolerance, check_error);
-      if (!check_wrong.empty()) {
-        check_wrong = "GPU gradient check against the CPU fp32 reference: " + check_wrong;
-      }
-    } else if (params.total <= cpu_check_max_params) {
-      check_wrong = cpu_gradient_check(s.opt, pool, cpu_gradient_tolerance, check_error);
-      if (!check_wrong.empty()) check_wrong = "CPU gradient check: " + check_wrong;
-    }
-    if (check_wrong.empty() && setup_error.empty()) {
-      tr = s.gpu ? make_gpu_trainer(s.opt, comm) : make_cpu_trainer(s.opt, comm, pool);
-      slots_memory = std::make_unique<batch_slots>(*tr, model, s.opt.batch, s.opt.seq, slots);
-      // Data: the loader reads ahead on its own thread for GPT-2 (I/O only) and for ViT on a
-      // GPU; ViT on the CPU decodes inside the step on the compute threads (there are no others).
-      if (gpt2) {
-        const token_corpus corpus = get_token_corpus(st, model.vocab, s.corpus_bytes);
-        entropy = corpus.entropy_nats;
-        tokens = std::make_unique<token_reader>(
-            corpus, s.opt.batch, s.opt.seq, static_cast<int>(me), static_cast<int>(ranks),
-            /*direct=*/true, ks::engine_compiled_in("io_uring") ? "io_uring" : "psync");
-      } else {
-        images = std::make_unique<image_source>(st, s.samples, model.image, static_cast<int>(me),
-                                                static_cast<int>(ranks), pb::resolve_isa(st));
-      }
+    if (setup_error.empty()) {
+      check_wrong = check_gradients(r);
+      if (check_wrong.empty()) build_trainer_and_data(r);
     }
   } catch (const std::bad_alloc&) {
     setup_error = "out of memory building the model's buffers";
@@ -326,218 +374,304 @@ void training_step(state& st) {
     setup_error = e.what();
   }
   const std::string mine = !setup_error.empty() ? setup_error : check_wrong;
-  if (comm.allreduce_max(mine.empty() ? 0.0 : 1.0) > 0) {
-    st.fail(!mine.empty() ? mine : "another rank failed to set up (its reason is in its result)");
+  if (r.comm.allreduce_max(mine.empty() ? 0.0 : 1.0) > 0) {
+    r.st.fail(!mine.empty() ? mine : "another rank failed to set up (its reason is in its result)");
   }
-  batch_slots& buffers = *slots_memory;
-  const bool loader_thread = gpt2 || s.gpu;
-  auto loader = std::make_unique<tf::batch_loader>(
-      slots,
-      [&](std::uint64_t step, std::size_t slot) {
-        if (gpt2) {
-          tokens->read(step, buffers.tokens(slot), buffers.targets(slot));
+}
+
+void start_loader(training_run& r) {
+  const bool loader_thread = r.gpt2 || r.s.gpu;
+  r.loader = std::make_unique<tf::batch_loader>(
+      batch_slot_count,
+      [&r](std::uint64_t step, std::size_t slot) {
+        if (r.gpt2) {
+          r.tokens->read(step, r.buffers->tokens(slot), r.buffers->targets(slot));
         } else {
-          images->produce(step, s.opt.batch, buffers.images(slot), buffers.labels(slot), pool);
+          r.images->produce(step, r.s.opt.batch, r.buffers->images(slot), r.buffers->labels(slot),
+                            r.pool);
         }
       },
       loader_thread);
+}
 
-  // ---- timed steps ----
-  // Step g computes on batch g while holding batch g + 1 (a GPU copies it meanwhile): the wait
-  // for g + 1 is this step's data wait.
-  std::uint64_t next_step = 0;
-  std::size_t current = loader->acquire(0);
-  timed_run run;
-  bool finite = true;
-  const auto one_step = [&](tf::phase_times& t) {
-    const std::uint64_t g = next_step++;
-    const auto t0 = clock_type::now();
-    const std::size_t next = loader->acquire(g + 1);
-    t.data_wait += seconds_since(t0);
-    const float loss = tr->step(buffers.view(current), &buffers.view(next), t);
-    loader->release(g);
-    current = next;
-    finite = finite && std::isfinite(loss);
-    return loss;
-  };
-  const int extra_warmup_steps = s.gpu ? gpu_extra_warmup_steps : 0;
-  for (int i = 0; i < extra_warmup_steps; ++i) {
+// ---- timed steps --------------------------------------------------------------------------------
+
+// Step g computes on batch g while holding batch g + 1 (a GPU copies it meanwhile): the wait
+// for g + 1 is this step's data wait. Returns this rank's mean loss.
+float one_step(training_run& r, tf::phase_times& t) {
+  const std::uint64_t g = r.next_step++;
+  const auto t0 = clock_type::now();
+  const std::size_t next = r.loader->acquire(g + 1);
+  t.data_wait += seconds_since(t0);
+  const float loss = r.tr->step(r.buffers->view(r.current), &r.buffers->view(next), t);
+  r.loader->release(g);
+  r.current = next;
+  r.finite = r.finite && std::isfinite(loss);
+  return loss;
+}
+
+void warm_up(training_run& r) {
+  r.current = r.loader->acquire(0);
+  r.extra_warmup_steps = r.s.gpu ? gpu_extra_warmup_steps : 0;
+  for (int i = 0; i < r.extra_warmup_steps; ++i) {
     tf::phase_times ignored;
-    (void)one_step(ignored);
+    (void)one_step(r, ignored);
   }
-  const double tokens_per_step = static_cast<double>(s.opt.batch) * s.opt.seq;
-  if (gpt2) {
-    st.add_items(tokens_per_step * static_cast<double>(ranks), "token");
+}
+
+// The work of one step of the whole job, from which the harness derives its rates.
+void declare_work(training_run& r) {
+  const double ranks = static_cast<double>(r.ranks);
+  r.tokens_per_step = static_cast<double>(r.s.opt.batch) * r.s.opt.seq;
+  if (r.gpt2) {
+    r.st.add_items(r.tokens_per_step * ranks, "token");
   } else {
-    st.add_items(static_cast<double>(s.opt.batch) * static_cast<double>(ranks), "image");
+    r.st.add_items(static_cast<double>(r.s.opt.batch) * ranks, "image");
   }
-  const double flops_per_token =
-      tf::flops_per_token(model, static_cast<std::int64_t>(params.total), s.opt.seq);
-  st.add_flops(flops_per_token * tokens_per_step * static_cast<double>(ranks));
+  r.flops_per_token =
+      tf::flops_per_token(r.s.opt.model, static_cast<std::int64_t>(r.params.total), r.s.opt.seq);
+  r.st.add_flops(r.flops_per_token * r.tokens_per_step * ranks);
+}
+
+// `iters` steps, recorded in r.run; returns the slowest rank's mean step, seconds.
+double timed_batch(training_run& r, std::int64_t iters) {
+  const auto t0 = clock_type::now();
+  for (std::int64_t i = 0; i < iters; ++i) {
+    tf::phase_times t;
+    r.run.losses.push_back(one_step(r, t));
+    r.run.phases += t;
+    ++r.run.steps;
+  }
+  const double took = seconds_since(t0);
+  r.run.wall_s += took;
+  // The slowest rank's mean step, and the configuration's elapsed time on the slowest
+  // rank, so that --timeout ends every rank at the same batch.
+  double v[2] = {took / static_cast<double>(iters), r.comm.config_elapsed()};
+  r.comm.allreduce_max(v, 2);
+  if (r.comm.config_timeout() > 0 && v[1] > r.comm.config_timeout()) {
+    throw std::runtime_error("timed out after " + std::to_string(static_cast<int>(v[1])) +
+                             " s on the slowest rank (--timeout)");
+  }
+  return v[0];
+}
+
+// The harness's warm-up call and timed batches. False when interrupted during or right after the
+// warm-up (nothing timed to report).
+[[nodiscard]] bool time_steps(training_run& r) {
   std::uint64_t calls = 0;
-  st.exec_batched(
+  r.st.exec_batched(
       [&](std::int64_t iters) {
         // The harness's first call is its warm-up: the run's record starts after it.
-        if (calls++ == 1) run = timed_run{};
-        const auto t0 = clock_type::now();
-        for (std::int64_t i = 0; i < iters; ++i) {
-          tf::phase_times t;
-          run.losses.push_back(one_step(t));
-          run.phases += t;
-          ++run.steps;
-        }
-        const double took = seconds_since(t0);
-        run.wall_s += took;
-        // The slowest rank's mean step, and the configuration's elapsed time on the slowest
-        // rank, so that --timeout ends every rank at the same batch.
-        double v[2] = {took / static_cast<double>(iters), comm.config_elapsed()};
-        comm.allreduce_max(v, 2);
-        if (comm.config_timeout() > 0 && v[1] > comm.config_timeout()) {
-          throw std::runtime_error("timed out after " + std::to_string(static_cast<int>(v[1])) +
-                                   " s on the slowest rank (--timeout)");
-        }
-        return v[0];
+        if (calls++ == 1) r.run = timed_run{};
+        return timed_batch(r, iters);
       },
       "steady_clock_batch_mean_max_over_ranks");
-  if (calls < 2 || run.steps == 0) return;  // interrupted during or right after the warm-up
-  loader.reset();                           // no more reads in the background from here on
+  if (calls < 2 || r.run.steps == 0) return false;
+  r.loader.reset();  // no more reads in the background from here on
+  return true;
+}
 
-  // ---- metrics ----
+// ---- metrics ------------------------------------------------------------------------------------
+
+void report_rates(training_run& r) {
   const std::string warm =
-      std::to_string(extra_warmup_steps + 1) + " warm-up step" +
-      (extra_warmup_steps > 0 ? "s" : "") +
+      std::to_string(r.extra_warmup_steps + 1) + " warm-up step" +
+      (r.extra_warmup_steps > 0 ? "s" : "") +
       " excluded (MPI/NCCL set-up, first reads, page faults, cuBLASLt heuristics)";
-  const double ranks_d = static_cast<double>(ranks);
-  st.add_time_metric(gpt2 ? "tokens_per_s_per_rank" : "images_per_s_per_rank",
-                     gpt2 ? "tokens/s" : "images/s", true,
-                     "the job's rate / " + std::to_string(ranks) +
-                         " rank(s) (one per GPU on the "
-                         "GPU path); " +
-                         warm,
-                     [&](double sec) { return (gpt2 ? tokens_per_step : s.opt.batch) / sec; });
+  const double ranks_d = static_cast<double>(r.ranks);
+  const bool gpt2 = r.gpt2;
+  const double tokens_per_step = r.tokens_per_step;
+  const int batch = r.s.opt.batch;
+  r.st.add_time_metric(gpt2 ? "tokens_per_s_per_rank" : "images_per_s_per_rank",
+                       gpt2 ? "tokens/s" : "images/s", true,
+                       "the job's rate / " + std::to_string(r.ranks) +
+                           " rank(s) (one per GPU on the "
+                           "GPU path); " +
+                           warm,
+                       [&](double sec) { return (gpt2 ? tokens_per_step : batch) / sec; });
   if (!gpt2) {
-    st.add_time_metric("tokens_per_s", "tokens/s", true,
-                       "images/s x " + std::to_string(s.opt.seq) +
-                           " tokens per image (class token + patches), the whole job",
-                       [&](double sec) { return tokens_per_step * ranks_d / sec; });
+    r.st.add_time_metric("tokens_per_s", "tokens/s", true,
+                         "images/s x " + std::to_string(r.s.opt.seq) +
+                             " tokens per image (class token + patches), the whole job",
+                         [&](double sec) { return tokens_per_step * ranks_d / sec; });
   }
-  st.add_time_metric("step_ms", "ms", false, "median step time, slowest rank; " + warm,
-                     [](double sec) { return sec * 1e3; });
+  r.st.add_time_metric("step_ms", "ms", false, "median step time, slowest rank; " + warm,
+                       [](double sec) { return sec * 1e3; });
+}
 
-  // MFU against the peak of this rank's device.
-  double peak = 0;
-  std::string peak_source;
-  if (s.gpu) {
-    peak = gpu_peak_flops(s.opt, peak_source);
-  } else {
-    const kc::gemm_isa isa = kc::best_gemm_isa(kc::gemm_dtype::fp32);
-    if (isa == kc::gemm_isa::avx512 || isa == kc::gemm_isa::avx2) {
-      const auto pisa =
-          isa == kc::gemm_isa::avx512 ? kc::peak_isa::avx512_fp32 : kc::peak_isa::avx2_fp32;
-      const auto pv = gb::cpu_peak(
-          st, pisa,
-          st.get_int64("threads") == 0 && here == 1 ? 0 : static_cast<std::int64_t>(pool.size()),
-          pool);
-      peak = pv.gflops * 1e9;
-      peak_source = pv.method;
-    } else {
-      peak_source = "no vectorised fp32 GEMM on this CPU: no FMA peak to compare with";
-    }
+// The dense peak of this rank's device, FLOP/s (0 when there is none to compare with), and where
+// it comes from.
+[[nodiscard]] double peak_flops(training_run& r, std::string& source) {
+  if (r.s.gpu) return gpu_peak_flops(r.s.opt, source);
+  const kc::gemm_isa isa = kc::best_gemm_isa(kc::gemm_dtype::fp32);
+  if (isa != kc::gemm_isa::avx512 && isa != kc::gemm_isa::avx2) {
+    source = "no vectorised fp32 GEMM on this CPU: no FMA peak to compare with";
+    return 0;
   }
-  const double median = st.partial_result().time.median;
+  const auto pisa =
+      isa == kc::gemm_isa::avx512 ? kc::peak_isa::avx512_fp32 : kc::peak_isa::avx2_fp32;
+  const auto pv = gb::cpu_peak(
+      r.st, pisa,
+      r.st.get_int64("threads") == 0 && r.here == 1 ? 0 : static_cast<std::int64_t>(r.pool.size()),
+      r.pool);
+  source = pv.method;
+  return pv.gflops * 1e9;
+}
+
+// MFU against the peak of this rank's device.
+void report_mfu(training_run& r) {
+  std::string peak_source;
+  const double peak = peak_flops(r, peak_source);
+  const double median = r.st.partial_result().time.median;
   if (peak > 0 && median > 0) {
-    st.add_metric(
+    r.st.add_metric(
         "mfu_percent", "%",
-        100.0 * tf::model_flops_utilization(flops_per_token, tokens_per_step / median, peak), true,
-        tf::flops_formula_text() + " = " + std::to_string(flops_per_token / 1e6) +
+        100.0 * tf::model_flops_utilization(r.flops_per_token, r.tokens_per_step / median, peak),
+        true,
+        tf::flops_formula_text() + " = " + std::to_string(r.flops_per_token / 1e6) +
             " MFLOP/token x tokens/s per rank / peak " + std::to_string(peak / 1e9) + " GFLOP/s (" +
             peak_source + ")");
   } else {
-    st.add_warning("MFU not reported: " + peak_source);
+    r.st.add_warning("MFU not reported: " + peak_source);
   }
-  report_breakdown(st, run, *tr, s.gpu);
+}
+
+// Memory, the model's size and its loss.
+void report_model(training_run& r) {
   struct rusage ru {};
   getrusage(RUSAGE_SELF, &ru);
-  st.add_metric("model_memory_mib", "MiB", static_cast<double>(tr->memory_bytes()) / (1 << 20),
-                false,
-                std::string(s.gpu ? "device" : "host") +
-                    " memory of the training state: parameters, gradients, AdamW moments, "
-                    "activations (the memory plan)",
-                metric_role::information);
-  st.add_metric("peak_rss_mib", "MiB", static_cast<double>(ru.ru_maxrss) / 1024.0, false,
-                "the process's peak resident set (getrusage), rank 0", metric_role::information);
-  st.add_metric("parameters", "count", static_cast<double>(params.total), false,
-                model.name + ": every parameter (embeddings included)", metric_role::information);
-  st.add_metric("loss_first", "nats", run.losses.front(), false,
-                "mean loss of rank 0's batch at the first timed step", metric_role::information);
-  st.add_metric("loss_last", "nats", run.losses.back(), false,
-                "mean loss of rank 0's batch at the last timed step", metric_role::information);
-  if (gpt2) {
-    st.add_metric("corpus_entropy_nats", "nats", entropy, false,
-                  "entropy rate of the Markov corpus: the loss a perfect model approaches",
+  r.st.add_metric("model_memory_mib", "MiB", static_cast<double>(r.tr->memory_bytes()) / (1 << 20),
+                  false,
+                  std::string(r.s.gpu ? "device" : "host") +
+                      " memory of the training state: parameters, gradients, AdamW moments, "
+                      "activations (the memory plan)",
                   metric_role::information);
+  r.st.add_metric("peak_rss_mib", "MiB", static_cast<double>(ru.ru_maxrss) / 1024.0, false,
+                  "the process's peak resident set (getrusage), rank 0", metric_role::information);
+  r.st.add_metric("parameters", "count", static_cast<double>(r.params.total), false,
+                  r.s.opt.model.name + ": every parameter (embeddings included)",
+                  metric_role::information);
+  r.st.add_metric("loss_first", "nats", r.run.losses.front(), false,
+                  "mean loss of rank 0's batch at the first timed step", metric_role::information);
+  r.st.add_metric("loss_last", "nats", r.run.losses.back(), false,
+                  "mean loss of rank 0's batch at the last timed step", metric_role::information);
+  if (r.gpt2) {
+    r.st.add_metric("corpus_entropy_nats", "nats", r.entropy, false,
+                    "entropy rate of the Markov corpus: the loss a perfect model approaches",
+                    metric_role::information);
   }
-  if (s.gpu) {
-    st.add_metric("gradient_error", "relative", check_error, false,
-                  "largest per-tensor ||g_gpu - g_cpu|| / ||g_cpu|| of the tiny model before "
-                  "timing, GPU path against the CPU fp32 reference (tolerance " +
-                      std::to_string(gpu_gradient_tolerance) + ")",
-                  metric_role::verification);
-  } else if (params.total <= cpu_check_max_params) {
-    st.add_metric("gradient_error", "relative", check_error, false,
-                  "largest per-tensor ||g - g_ref|| / ||g_ref|| before timing: this model on 2 "
-                  "sequences with the vectorised GEMM against the scalar reference GEMM "
-                  "(tolerance " +
-                      std::to_string(cpu_gradient_tolerance) + ")",
-                  metric_role::verification);
-  }
-  st.add_warning(std::string("data: ") + (gpt2 ? tokens->describe() : images->describe()) +
-                 "; model: " + tr->describe() + "; " + std::to_string(pool.size()) + " thread(s)");
+}
 
-  // ---- verification (after timing) ----
-  const std::string who = "rank " + std::to_string(me) + ": ";
-  st.check(finite, who + "a step's loss was not finite");
-  const auto trend = tf::measure_loss_trend(run.losses);
-  if (trend.judged) {
-    st.check(trend.falling, who + "the loss did not fall over " + std::to_string(run.steps) +
+// The gradient check's worst error, where one ran.
+void report_gradient_check(training_run& r) {
+  if (r.s.gpu) {
+    r.st.add_metric("gradient_error", "relative", r.check_error, false,
+                    "largest per-tensor ||g_gpu - g_cpu|| / ||g_cpu|| of the tiny model before "
+                    "timing, GPU path against the CPU fp32 reference (tolerance " +
+                        std::to_string(gpu_gradient_tolerance) + ")",
+                    metric_role::verification);
+  } else if (r.params.total <= cpu_check_max_params) {
+    r.st.add_metric("gradient_error", "relative", r.check_error, false,
+                    "largest per-tensor ||g - g_ref|| / ||g_ref|| before timing: this model on 2 "
+                    "sequences with the vectorised GEMM against the scalar reference GEMM "
+                    "(tolerance " +
+                        std::to_string(cpu_gradient_tolerance) + ")",
+                    metric_role::verification);
+  }
+}
+
+void report_metrics(training_run& r) {
+  report_rates(r);
+  report_mfu(r);
+  report_breakdown(r.st, r.run, *r.tr, r.s.gpu);
+  report_model(r);
+  report_gradient_check(r);
+  r.st.add_warning(std::string("data: ") + (r.gpt2 ? r.tokens->describe() : r.images->describe()) +
+                   "; model: " + r.tr->describe() + "; " + std::to_string(r.pool.size()) +
+                   " thread(s)");
+}
+
+// ---- verification (after timing) ----------------------------------------------------------------
+
+[[nodiscard]] std::string rank_prefix(const training_run& r) {
+  return "rank " + std::to_string(r.me) + ": ";
+}
+
+// Every loss finite, the loss falling (given enough steps) and, on the Markov corpus, never below
+// its entropy.
+void verify_losses(training_run& r) {
+  const std::string who = rank_prefix(r);
+  r.st.check(r.finite, who + "a step's loss was not finite");
+  const auto trend = tf::measure_loss_trend(r.run.losses);
+  if (!trend.judged) {
+    r.st.add_warning("loss trend not judged: " + std::to_string(r.run.steps) +
+                     " timed steps (20 needed)");
+    return;
+  }
+  r.st.check(trend.falling, who + "the loss did not fall over " + std::to_string(r.run.steps) +
                                 " steps (first " + std::to_string(trend.window) + ": " +
                                 std::to_string(trend.first_mean) +
                                 ", last: " + std::to_string(trend.last_mean) + ")");
-    if (gpt2) {
-      const double floor = tf::loss_floor(entropy, tokens_per_step * trend.window);
-      st.check(trend.last_mean >= floor,
+  if (r.gpt2) {
+    const double floor = tf::loss_floor(r.entropy, r.tokens_per_step * trend.window);
+    r.st.check(trend.last_mean >= floor,
                who + "the loss (" + std::to_string(trend.last_mean) +
-                   ") fell below the corpus entropy (" + std::to_string(entropy) +
+                   ") fell below the corpus entropy (" + std::to_string(r.entropy) +
                    " nats): the model sees its targets (causal mask, target shift)");
-    }
-  } else {
-    st.add_warning("loss trend not judged: " + std::to_string(run.steps) +
-                   " timed steps (20 needed)");
   }
-  if (!gpt2) {
-    // One more batch, its first image against the unfused scalar stages.
-    images->produce(next_step, s.opt.batch, buffers.images(0), buffers.labels(0), pool);
-    const std::string wrong = images->verify(next_step, s.opt.batch, 0, buffers.images(0));
-    st.check(wrong.empty(), who + wrong);
-  }
-  // Identical parameters on every rank: a 63-bit hash in three exact 21-bit parts, compared by
-  // MAX of (h, -h) over ranks.
-  const std::vector<float> p = tr->parameters();
+}
+
+// ViT: one more batch, its first image against the unfused scalar stages.
+void verify_transform(training_run& r) {
+  r.images->produce(r.next_step, r.s.opt.batch, r.buffers->images(0), r.buffers->labels(0), r.pool);
+  const std::string wrong = r.images->verify(r.next_step, r.s.opt.batch, 0, r.buffers->images(0));
+  r.st.check(wrong.empty(), rank_prefix(r) + wrong);
+}
+
+// FNV-1a over the parameters' bits.
+[[nodiscard]] std::uint64_t parameter_hash(const std::vector<float>& p) {
   std::uint64_t h = 1469598103934665603ull;
   for (float x : p) {
     std::uint32_t u;
     std::memcpy(&u, &x, sizeof(u));
     h = (h ^ u) * 1099511628211ull;
   }
+  return h;
+}
+
+// Identical parameters on every rank: a 63-bit hash in three exact 21-bit parts, compared by
+// MAX of (h, -h) over ranks. Every rank takes part.
+void verify_ranks_agree(training_run& r) {
+  const std::uint64_t h = parameter_hash(r.tr->parameters());
   double parts[6];
   for (int i = 0; i < 3; ++i) {
     parts[2 * i] = static_cast<double>((h >> (21 * i)) & 0x1fffff);
     parts[2 * i + 1] = -parts[2 * i];
   }
-  comm.allreduce_max(parts, 6);
-  st.check(parts[0] == -parts[1] && parts[2] == -parts[3] && parts[4] == -parts[5],
-           "the ranks' parameters differ after training: the gradients were not all-reduced "
-           "consistently");
+  r.comm.allreduce_max(parts, 6);
+  r.st.check(parts[0] == -parts[1] && parts[2] == -parts[3] && parts[4] == -parts[5],
+             "the ranks' parameters differ after training: the gradients were not all-reduced "
+             "consistently");
+}
+
+// ---- the benchmark ------------------------------------------------------------------------------
+
+// Every step below runs on every rank, in this order: the collective ones (set-up's agreement,
+// each timed batch's reduction, the parameters' comparison) meet on all of them.
+void training_step(state& st) {
+  setup s = resolve(st);
+  const std::size_t here = ranks_on_this_host(st.comm());
+  s.threads = threads_per_rank(st, here);
+  training_run r(st, std::move(s), here);
+  set_up(r);
+  start_loader(r);
+  warm_up(r);
+  declare_work(r);
+  if (!time_steps(r)) return;  // interrupted during or right after the warm-up
+  report_metrics(r);
+  verify_losses(r);
+  if (!r.gpt2) verify_transform(r);
+  verify_ranks_agree(r);
 }
 
 // Host memory: the CPU model's plan (the GPU path keeps only pinned batches and a parameter copy
