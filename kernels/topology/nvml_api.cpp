@@ -13,7 +13,8 @@ void bind(void* handle, const char* name, F& fn) {
   fn = reinterpret_cast<F>(dlsym(handle, name));
 }
 
-void bind_devices(nvml_api& a) {
+// Every symbol of nvml_api; one the library lacks stays nullptr.
+void bind_all(nvml_api& a) {
   bind(a.handle, "nvmlInit_v2", a.init);
   bind(a.handle, "nvmlShutdown", a.shutdown);
   bind(a.handle, "nvmlErrorString", a.error_string);
@@ -28,9 +29,6 @@ void bind_devices(nvml_api& a) {
   bind(a.handle, "nvmlDeviceGetCurrentClocksEventReasons", a.clock_reasons);
   if (!a.clock_reasons)
     bind(a.handle, "nvmlDeviceGetCurrentClocksThrottleReasons", a.clock_reasons);
-}
-
-void bind_links_and_errors(nvml_api& a) {
   bind(a.handle, "nvmlDeviceGetCurrPcieLinkGeneration", a.pcie_gen);
   bind(a.handle, "nvmlDeviceGetCurrPcieLinkWidth", a.pcie_width);
   bind(a.handle, "nvmlDeviceGetMaxPcieLinkGeneration", a.pcie_max_gen);
@@ -84,8 +82,7 @@ std::unique_ptr<nvml_api> open_nvml(const std::string& path) {
     a->reason = "NVML not available: " + std::string(err ? err : "dlopen(" + path + ") failed");
     return a;
   }
-  bind_devices(*a);
-  bind_links_and_errors(*a);
+  bind_all(*a);
   if (!a->init) {
     a->reason = path + " lacks nvmlInit_v2 (driver too old)";
   } else if (const nvml_return rc = a->init(); rc != nvml_success) {
