@@ -7,10 +7,12 @@ target_sources(infrabench_kernels_cpu PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/topology/matrix.cpp
   ${CMAKE_CURRENT_LIST_DIR}/topology/numa.cpp
   ${CMAKE_CURRENT_LIST_DIR}/topology/nvml.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/topology/nvml_api.cpp
   ${CMAKE_CURRENT_LIST_DIR}/topology/pattern.cpp
   ${CMAKE_CURRENT_LIST_DIR}/topology/traffic.cpp
 )
-# NVML (topology/nvml.cpp) is opened with dlopen at run time: libdl only, no CUDA needed.
+# NVML (topology/nvml_api.cpp, for topology/nvml.cpp and the harness) is opened with dlopen at
+# run time: libdl only, no CUDA needed.
 target_link_libraries(infrabench_kernels_cpu PRIVATE ${CMAKE_DL_LIBS})
 if(INFRABENCH_WITH_CUDA)
   target_sources(infrabench_kernels_cuda PRIVATE

@@ -38,6 +38,15 @@ std::vector<gpu_view> read_gpus() {
   return out;
 }
 
+cpu_counters read_cpu_counters() {
+  const telemetry::cpu_source src(telemetry::sysfs_root());
+  cpu_counters c;
+  c.now = src.counters();
+  if (const auto* tele = telemetry::active()) c.before = tele->cpu_counters_before();
+  c.edac_source = src.sources().value("edac", std::string("not exposed"));
+  return c;
+}
+
 void finish(state& st, const verdict& v) {
   if (!v.skip.empty()) st.skip(v.skip);
   for (const auto& m : v.metrics) {

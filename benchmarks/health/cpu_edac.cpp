@@ -7,13 +7,8 @@ namespace {
 
 void cpu_edac(infrabench::state& st) {
   namespace h = infrabench::health;
-  namespace t = infrabench::telemetry;
-  const t::cpu_source src(t::sysfs_root());
-  const auto* tele = t::active();
-  std::optional<t::counter_set> before;
-  if (tele) before = tele->cpu_counters_before();
-  h::finish(st, h::judge_edac(src.counters(), before ? &*before : nullptr,
-                              src.sources().value("edac", std::string("not exposed"))));
+  const h::cpu_counters c = h::read_cpu_counters();
+  h::finish(st, h::judge_edac(c.now, c.before_or_null(), c.edac_source));
 }
 
 }  // namespace

@@ -7,12 +7,8 @@ namespace {
 
 void cpu_mce(infrabench::state& st) {
   namespace h = infrabench::health;
-  namespace t = infrabench::telemetry;
-  const t::cpu_source src(t::sysfs_root());
-  const auto* tele = t::active();
-  std::optional<t::counter_set> before;
-  if (tele) before = tele->cpu_counters_before();
-  h::finish(st, h::judge_mce(src.counters(), before ? &*before : nullptr));
+  const h::cpu_counters c = h::read_cpu_counters();
+  h::finish(st, h::judge_mce(c.now, c.before_or_null()));
 }
 
 }  // namespace

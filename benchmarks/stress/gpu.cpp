@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "cuda/support.h"
 #include "gpu_check.h"
 #include "infrabench/benchmark.h"
 #include "infrabench/nvml_loader.h"
@@ -26,6 +27,7 @@ namespace {
 
 namespace s = infrabench::stress;
 namespace nv = infrabench::nvml;
+namespace kcu = infrabench::kernels::cuda;
 using clock_type = std::chrono::steady_clock;
 
 struct gpu_run {
@@ -42,19 +44,6 @@ struct gpu_run {
   std::string error;
 };
 
-// A device allocation freed on scope exit.
-struct device_mem {
-  void* p = nullptr;
-  explicit device_mem(std::size_t bytes) { s::check_cuda(cudaMalloc(&p, bytes), "cudaMalloc"); }
-  ~device_mem() { cudaFree(p); }
-  device_mem(const device_mem&) = delete;
-  device_mem& operator=(const device_mem&) = delete;
-  template <typename T>
-  T* as() const {
-    return static_cast<T*>(p);
-  }
-};
-
 float bf16_to_float(std::uint16_t v) {
   const std::uint32_t bits = static_cast<std::uint32_t>(v) << 16;
   float f;
@@ -64,13 +53,14 @@ float bf16_to_float(std::uint16_t v) {
 
 // The first GEMM result, checked on sampled elements against a double-precision CPU dot product:
 // C[i + j n] = sum_k A[k + i n] B[k + j n] (A transposed). Empty when it agrees.
-std::string check_reference(const device_mem& a, const device_mem& b, const device_mem& c, int n) {
+std::string check_reference(const kcu::device_buffer& a, const kcu::device_buffer& b,
+                            const kcu::device_buffer& c, int n) {
   const auto nn = static_cast<std::size_t>(n) * static_cast<std::size_t>(n);
   std::vector<std::uint16_t> ha(nn), hb(nn);
   std::vector<float> hc(nn);
-  s::check_cuda(cudaMemcpy(ha.data(), a.p, nn * 2, cudaMemcpyDeviceToHost), "copy A back");
-  s::check_cuda(cudaMemcpy(hb.data(), b.p, nn * 2, cudaMemcpyDeviceToHost), "copy B back");
-  s::check_cuda(cudaMemcpy(hc.data(), c.p, nn * 4, cudaMemcpyDeviceToHost), "copy C back");
+  IB_CUDA(cudaMemcpy(ha.data(), a.get(), nn * 2, cudaMemcpyDeviceToHost));
+  IB_CUDA(cudaMemcpy(hb.data(), b.get(), nn * 2, cudaMemcpyDeviceToHost));
+  IB_CUDA(cudaMemcpy(hc.data(), c.get(), nn * 4, cudaMemcpyDeviceToHost));
   for (int sample = 0; sample < 64; ++sample) {
     const std::size_t i = (static_cast<std::size_t>(sample) * 7919) % static_cast<std::size_t>(n);
     const std::size_t j = (static_cast<std::size_t>(sample) * 104729) % static_cast<std::size_t>(n);
@@ -108,52 +98,51 @@ void sample_nvml(gpu_run& g) {
 
 void drive(gpu_run& g, int n, clock_type::time_point t0, clock_type::time_point end,
            const std::atomic<bool>* stop) {
-  s::check_cuda(cudaSetDevice(g.device), "cudaSetDevice");
-  cudaStream_t st = nullptr;
-  s::check_cuda(cudaStreamCreate(&st), "cudaStreamCreate");
-  struct stream_guard {
-    cudaStream_t s;
-    ~stream_guard() { cudaStreamDestroy(s); }
-  } guard{st};
+  IB_CUDA(cudaSetDevice(g.device));
+  const kcu::stream stream(g.device);
+  const cudaStream_t st = stream.get();
   std::size_t free_b = 0, total_b = 0;
-  s::check_cuda(cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo");
+  IB_CUDA(cudaMemGetInfo(&free_b, &total_b));
   const auto nn = static_cast<std::size_t>(n) * static_cast<std::size_t>(n);
   const std::size_t copy_bytes = std::min<std::size_t>(1ull << 30, free_b / 8) / 4096 * 4096;
   const std::size_t words = copy_bytes / 8;
-  device_mem a(nn * 2), b(nn * 2), c(nn * 4), ref(nn * 4), src(copy_bytes), dst(copy_bytes),
-      bad(2 * sizeof(unsigned long long));
+  const kcu::device_buffer a(nn * 2), b(nn * 2), c(nn * 4), ref(nn * 4), src(copy_bytes),
+      dst(copy_bytes), bad(2 * sizeof(unsigned long long));
   s::fill_bf16(a.as<std::uint16_t>(), nn, 1000 + static_cast<unsigned>(g.device), st);
   s::fill_bf16(b.as<std::uint16_t>(), nn, 2000 + static_cast<unsigned>(g.device), st);
   s::fill_words(src.as<std::uint64_t>(), words, 3000, st);
   s::lt_gemm gemm(n);
-  gemm.run(a.p, b.p, ref.as<float>(), st);
-  s::check_cuda(cudaStreamSynchronize(st), "first GEMM");
+  gemm.run(a.get(), b.get(), ref.as<float>(), st);
+  IB_CUDA(cudaStreamSynchronize(st));  // the first GEMM
   g.reference_problem = check_reference(a, b, ref, n);
   if (!g.reference_problem.empty()) return;
 
-  cudaEvent_t e[3];
-  for (auto& x : e) s::check_cuda(cudaEventCreate(&x), "cudaEventCreate");
+  const kcu::event e[3] = {kcu::event(g.device, true), kcu::event(g.device, true),
+                           kcu::event(g.device, true)};
   unsigned long long* host_bad = nullptr;
-  s::check_cuda(cudaMallocHost(&host_bad, 2 * sizeof(unsigned long long)), "cudaMallocHost");
+  IB_CUDA(cudaMallocHost(&host_bad, 2 * sizeof(unsigned long long)));
+  struct pinned_guard {
+    void* p;
+    ~pinned_guard() { cudaFreeHost(p); }
+  } pinned{host_bad};
   auto next_sample = t0 + std::chrono::seconds(1);
   while (clock_type::now() < end && !(stop && *stop)) {
-    s::check_cuda(cudaMemsetAsync(bad.p, 0, 2 * sizeof(unsigned long long), st), "memset");
-    cudaEventRecord(e[0], st);
-    gemm.run(a.p, b.p, c.as<float>(), st);
-    cudaEventRecord(e[1], st);
-    s::check_cuda(cudaMemcpyAsync(dst.p, src.p, copy_bytes, cudaMemcpyDeviceToDevice, st), "copy");
-    cudaEventRecord(e[2], st);
+    IB_CUDA(cudaMemsetAsync(bad.get(), 0, 2 * sizeof(unsigned long long), st));
+    cudaEventRecord(e[0].get(), st);
+    gemm.run(a.get(), b.get(), c.as<float>(), st);
+    cudaEventRecord(e[1].get(), st);
+    IB_CUDA(cudaMemcpyAsync(dst.get(), src.get(), copy_bytes, cudaMemcpyDeviceToDevice, st));
+    cudaEventRecord(e[2].get(), st);
     s::count_float_mismatches(c.as<float>(), ref.as<float>(), nn, 1e-5f, 1e-5f,
                               bad.as<unsigned long long>(), st);
     s::count_word_mismatches(dst.as<std::uint64_t>(), src.as<std::uint64_t>(), words,
                              bad.as<unsigned long long>() + 1, st);
-    s::check_cuda(cudaMemcpyAsync(host_bad, bad.p, 2 * sizeof(unsigned long long),
-                                  cudaMemcpyDeviceToHost, st),
-                  "copy counters");
-    s::check_cuda(cudaStreamSynchronize(st), "stress iteration");
+    IB_CUDA(cudaMemcpyAsync(host_bad, bad.get(), 2 * sizeof(unsigned long long),
+                            cudaMemcpyDeviceToHost, st));
+    IB_CUDA(cudaStreamSynchronize(st));
     float gemm_ms = 0, copy_ms = 0;
-    cudaEventElapsedTime(&gemm_ms, e[0], e[1]);
-    cudaEventElapsedTime(&copy_ms, e[1], e[2]);
+    cudaEventElapsedTime(&gemm_ms, e[0].get(), e[1].get());
+    cudaEventElapsedTime(&copy_ms, e[1].get(), e[2].get());
     const auto now = clock_type::now();
     const double t = std::chrono::duration<double>(now - t0).count();
     g.flops.add(t, gemm.flops());
@@ -168,8 +157,6 @@ void drive(gpu_run& g, int n, clock_type::time_point t0, clock_type::time_point 
       next_sample += std::chrono::seconds(1);
     }
   }
-  cudaFreeHost(host_bad);
-  for (auto& x : e) cudaEventDestroy(x);
 }
 
 // Rate per complete second: work / time spent on it in that second.

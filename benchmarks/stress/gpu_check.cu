@@ -1,14 +1,13 @@
 #include "gpu_check.h"
+#include "topology/pattern.h"
 
 namespace infrabench::stress {
 namespace {
 
+// splitmix64: a cheap hash with every output bit depending on every input bit (its finaliser is
+// shared with the copy checksums).
 __device__ std::uint64_t mix(std::uint64_t x) {
-  // splitmix64: a cheap hash with every output bit depending on every input bit.
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
+  return kernels::topology::mix64(x + 0x9e3779b97f4a7c15ULL);
 }
 
 __global__ void fill_bf16_kernel(std::uint16_t* p, std::size_t n, std::uint64_t seed) {

@@ -2,35 +2,21 @@
 
 #include <stdexcept>
 
+#include "cuda/cublas_support.h"
+
 namespace infrabench::stress {
-namespace {
 
-void check_lt(cublasStatus_t st, const std::string& what) {
-  if (st != CUBLAS_STATUS_SUCCESS)
-    throw std::runtime_error(what + ": cuBLASLt status " + std::to_string(static_cast<int>(st)));
-}
-
-}  // namespace
-
-void check_cuda(cudaError_t err, const std::string& what) {
-  if (err != cudaSuccess)
-    throw std::runtime_error(what + ": " + cudaGetErrorString(err) + " (" + cudaGetErrorName(err) +
-                             ")");
-}
-
-lt_gemm::lt_gemm(int n) : m_n(n) {
-  check_lt(cublasLtCreate(&m_handle), "cublasLtCreate");
-  check_lt(cublasLtMatmulDescCreate(&m_desc, CUBLAS_COMPUTE_32F, CUDA_R_32F), "MatmulDescCreate");
+lt_gemm::lt_gemm(int n) : m_n(n), m_workspace(m_workspace_bytes) {
+  IB_CUBLAS(cublasLtCreate(&m_handle));
+  IB_CUBLAS(cublasLtMatmulDescCreate(&m_desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
   const cublasOperation_t transpose = CUBLAS_OP_T;
-  check_lt(cublasLtMatmulDescSetAttribute(m_desc, CUBLASLT_MATMUL_DESC_TRANSA, &transpose,
-                                          sizeof(transpose)),
-           "TRANSA");
-  check_lt(cublasLtMatrixLayoutCreate(&m_a, CUDA_R_16BF, n, n, n), "layout A");
-  check_lt(cublasLtMatrixLayoutCreate(&m_b, CUDA_R_16BF, n, n, n), "layout B");
-  check_lt(cublasLtMatrixLayoutCreate(&m_c, CUDA_R_32F, n, n, n), "layout C");
-  check_cuda(cudaMalloc(&m_workspace, m_workspace_bytes), "cudaMalloc(workspace)");
+  IB_CUBLAS(cublasLtMatmulDescSetAttribute(m_desc, CUBLASLT_MATMUL_DESC_TRANSA, &transpose,
+                                           sizeof(transpose)));
+  IB_CUBLAS(cublasLtMatrixLayoutCreate(&m_a, CUDA_R_16BF, n, n, n));
+  IB_CUBLAS(cublasLtMatrixLayoutCreate(&m_b, CUDA_R_16BF, n, n, n));
+  IB_CUBLAS(cublasLtMatrixLayoutCreate(&m_c, CUDA_R_32F, n, n, n));
   cublasLtMatmulPreference_t pref = nullptr;
-  check_lt(cublasLtMatmulPreferenceCreate(&pref), "PreferenceCreate");
+  IB_CUBLAS(cublasLtMatmulPreferenceCreate(&pref));
   cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                        &m_workspace_bytes, sizeof(m_workspace_bytes));
   cublasLtMatmulHeuristicResult_t result{};
@@ -38,13 +24,12 @@ lt_gemm::lt_gemm(int n) : m_n(n) {
   const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(m_handle, m_desc, m_a, m_b, m_c, m_c,
                                                            pref, 1, &result, &found);
   cublasLtMatmulPreferenceDestroy(pref);
-  check_lt(st, "cublasLtMatmulAlgoGetHeuristic");
+  IB_CUBLAS(st);
   if (found == 0) throw std::runtime_error("cuBLASLt has no algorithm for a bf16 GEMM here");
   m_algo = result.algo;
 }
 
 lt_gemm::~lt_gemm() {
-  if (m_workspace) cudaFree(m_workspace);
   for (auto* l : {m_a, m_b, m_c}) {
     if (l) cublasLtMatrixLayoutDestroy(l);
   }
@@ -54,9 +39,8 @@ lt_gemm::~lt_gemm() {
 
 void lt_gemm::run(const void* a, const void* b, float* c, cudaStream_t s) {
   const float alpha = 1.0f, beta = 0.0f;
-  check_lt(cublasLtMatmul(m_handle, m_desc, &alpha, a, m_a, b, m_b, &beta, c, m_c, c, m_c, &m_algo,
-                          m_workspace, m_workspace_bytes, s),
-           "cublasLtMatmul");
+  IB_CUBLAS(cublasLtMatmul(m_handle, m_desc, &alpha, a, m_a, b, m_b, &beta, c, m_c, c, m_c, &m_algo,
+                           m_workspace.get(), m_workspace_bytes, s));
 }
 
 }  // namespace infrabench::stress

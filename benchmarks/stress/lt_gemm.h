@@ -4,10 +4,11 @@
 #pragma once
 
 #include <cstddef>
-#include <string>
 
 #include <cublasLt.h>
 #include <cuda_runtime.h>
+
+#include "cuda/support.h"
 
 namespace infrabench::stress {
 
@@ -26,11 +27,8 @@ class lt_gemm {
   cublasLtMatmulDesc_t m_desc = nullptr;
   cublasLtMatrixLayout_t m_a = nullptr, m_b = nullptr, m_c = nullptr;
   cublasLtMatmulAlgo_t m_algo{};
-  void* m_workspace = nullptr;
   std::size_t m_workspace_bytes = 32u << 20;
+  infrabench::kernels::cuda::device_buffer m_workspace;
 };
-
-// Throws std::runtime_error "<what>: <error text>" unless the call succeeded.
-void check_cuda(cudaError_t err, const std::string& what);
 
 }  // namespace infrabench::stress

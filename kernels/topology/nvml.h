@@ -1,7 +1,6 @@
-// GPU topology and clocks from NVML, loaded at run time with dlopen("libnvidia-ml.so.1"): the
-// library comes with the driver, not the toolkit, and there is no NVML header here, so the few
-// functions and types used are declared in nvml.cpp. Absent NVML means "NVLink topology
-// unknown", PCIe links read from sysfs instead, and "actual clocks unknown".
+// GPU topology and clocks from NVML (opened at run time through topology/nvml_api.h, which honours
+// $INFRABENCH_NVML_LIBRARY). Absent NVML means "NVLink topology unknown", PCIe links read from
+// sysfs instead, and "actual clocks unknown".
 #pragma once
 
 #include <optional>

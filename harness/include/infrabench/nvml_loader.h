@@ -1,17 +1,18 @@
-// NVML (the driver's management library) loaded at run time with dlopen, for telemetry and health
-// checks. The library ships with the driver, not the toolkit, and there is no NVML header on the
-// build machines: the few functions and types used are declared in nvml_loader.cpp. Without it
-// there is simply no GPU telemetry, with the reason. INFRABENCH_NVML_LIBRARY names another
-// library to load instead (the fake one the tests build, or a driver installed elsewhere).
+// NVML (the driver's management library) for telemetry and health checks: the GPUs it lists, their
+// samples, counters and XID events. Loaded through kernels/topology/nvml_api.h, the one NVML loader
+// (which honours $INFRABENCH_NVML_LIBRARY: the fake NVML the tests build, or a driver installed
+// elsewhere). Without it there is simply no GPU telemetry, with the reason.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "infrabench/capabilities.h"
+#include "topology/nvml_api.h"
 
 namespace infrabench::nvml {
 
@@ -35,32 +36,33 @@ struct xid_event {
   unsigned long long xid = 0;  // 999: the driver did not know which
 };
 
-// One clock event (throttle) reason bit of NVML.
-struct reason_bit {
-  unsigned long long bit;
-  const char* name;
-  bool slows;    // holds the clock below what the workload asked for (not idle or a setting)
-  bool serious;  // thermal or hardware slowdown: a fault under a stress, not a power budget
-};
-[[nodiscard]] const std::vector<reason_bit>& reason_bits();
+// The clock event (throttle) reason bits of NVML.
+using reason_bit = kernels::topology::nvml_reason_bit;
+[[nodiscard]] inline std::span<const reason_bit> reason_bits() {
+  return kernels::topology::nvml_reason_bits;
+}
 // "sw_power_cap, hw_slowdown"; "none" for 0.
-[[nodiscard]] std::string reason_names(unsigned long long mask);
+[[nodiscard]] inline std::string reason_names(unsigned long long mask) {
+  return kernels::topology::nvml_reason_names(mask);
+}
 
 class library {
  public:
   // Loads `path` (a file name dlopen searches for, or a path) and initialises NVML. Never
   // throws: when something is missing, available() is false and reason() says what.
   explicit library(const std::string& path);
+  // Lists the GPUs of an NVML opened elsewhere (kept open by its owner).
+  explicit library(const kernels::topology::nvml_api& api);
   ~library();
   library(const library&) = delete;
   library& operator=(const library&) = delete;
 
-  // The process-wide library: $INFRABENCH_NVML_LIBRARY or libnvidia-ml.so.1, loaded once.
+  // The process-wide library: kernels::topology::process_nvml(), loaded once.
   static library& instance();
 
   [[nodiscard]] bool available() const { return m_available; }
   [[nodiscard]] const std::string& reason() const { return m_reason; }
-  [[nodiscard]] const std::string& path() const { return m_path; }
+  [[nodiscard]] const std::string& path() const { return m_api->path; }
   [[nodiscard]] unsigned device_count() const { return static_cast<unsigned>(m_devices.size()); }
   [[nodiscard]] std::string name(unsigned gpu) const;
   [[nodiscard]] std::string driver_version() const;
@@ -86,9 +88,10 @@ class library {
   [[nodiscard]] bool watching_xids() const { return m_event_set != nullptr; }
 
  private:
-  struct api;
-  std::unique_ptr<api> m_api;
-  std::string m_path, m_reason, m_xid_reason;
+  void list_devices();
+  std::unique_ptr<kernels::topology::nvml_api> m_owned;  // when this library opened it
+  const kernels::topology::nvml_api* m_api;
+  std::string m_reason, m_xid_reason;
   bool m_available = false;
   std::vector<void*> m_devices;  // nvmlDevice_t
   void* m_event_set = nullptr;   // nvmlEventSet_t

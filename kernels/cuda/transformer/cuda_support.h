@@ -1,6 +1,7 @@
 // The transformer GPU path's view of the shared CUDA support layer (kernels/cuda/support.h: the
 // one error check, device buffer, stream and event of the code base): a typed device array over
-// the shared buffer, an event that records on a stream, and the cuBLAS status check.
+// the shared buffer and an event that records on a stream (the cuBLAS status check, IB_CUBLAS, is
+// the shared one of cuda/cublas_support.h).
 #pragma once
 
 #include <cublasLt.h>
@@ -12,19 +13,11 @@
 #include <string>
 #include <utility>
 
+#include "cuda/cublas_support.h"
 #include "cuda/support.h"
 
 namespace infrabench::kernels::cuda::transformer {
 
-inline void check_cublas(cublasStatus_t rc, const char* what, const char* file, int line) {
-  if (rc != CUBLAS_STATUS_SUCCESS) {
-    throw std::runtime_error(std::string(file) + ":" + std::to_string(line) + ": " + what + ": " +
-                             cublasGetStatusName(rc) + " (" + cublasGetStatusString(rc) + ")");
-  }
-}
-
-#define IB_CUBLAS(call) \
-  ::infrabench::kernels::cuda::transformer::check_cublas((call), #call, __FILE__, __LINE__)
 // After a kernel launch: a bad configuration is reported at the launch, not at the next sync.
 #define IB_CUDA_LAUNCHED() IB_CUDA(cudaGetLastError())
 
