@@ -155,16 +155,19 @@ batch_timing state::warm_up(const std::function<batch_timing(std::int64_t)>& run
   // Caches, page faults, lazy initialisation, and the clock: cores that sat idle take tens of
   // milliseconds to reach their running frequency, and on a many-core node a threads=0 run starts
   // on many idle cores. Single calls repeat until warm_up_s has passed (one call when it is
-  // slower), and the last one, free of first-call costs, sizes the batches. The decision uses
-  // only the calls' times, which a multi-rank run_batch makes the same on every rank.
-  // The calls' cost counts by the larger of measured and wall time (a GPU call's host overhead).
-  batch_timing last = run_batch(1);
-  double total = std::max(last.per_iteration_s, last.wall_s);
+  // slower), and the fastest, free of first-call costs and of a preemption that hit one call on a
+  // busy machine, sizes the batches. The decision uses only the calls' times, which a multi-rank
+  // run_batch makes the same on every rank. A call costs the larger of measured and wall time (a
+  // GPU call's host overhead).
+  auto cost = [](const batch_timing& t) { return std::max(t.per_iteration_s, t.wall_s); };
+  batch_timing fastest = run_batch(1);
+  double total = cost(fastest);
   for (int calls = 1; total < m_settings.warm_up_s && calls < 1000; ++calls) {
-    last = run_batch(1);
-    total += std::max(last.per_iteration_s, last.wall_s);
+    const batch_timing t = run_batch(1);
+    total += cost(t);
+    if (cost(t) < cost(fastest)) fastest = t;
   }
-  return last;
+  return fastest;
 }
 
 void state::sample_loop(const std::function<batch_timing(std::int64_t)>& run_batch,

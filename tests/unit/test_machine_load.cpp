@@ -89,6 +89,9 @@ TEST(MachineLoad, RealSnapshotsSeeOurOwnWork) {
   const sampling_load l = load_between(a, take_load_snapshot(cpus), static_cast<int>(cpus.size()),
                                        static_cast<double>(sysconf(_SC_CLK_TCK)));
   ASSERT_TRUE(l.known);
-  EXPECT_GT(l.own_cpus, 0.5);  // the spinner ran most of the 300 ms (a loaded machine shares it)
+  // The spinner's 300 ms are seen: idle, this process would use ~0 CPUs. Not "most of them": on a
+  // machine with 4 runnable processes per core (CI building beside the tests) it gets about a
+  // quarter.
+  EXPECT_GT(l.own_cpus, 0.1);
   EXPECT_LE(l.own_cpus + l.other_cpus, static_cast<double>(cpus.size()) + 0.2);
 }

@@ -173,7 +173,7 @@ class state {
   // (warm-up included) has that many iterations, chosen by the caller (exec_gpu's calibration).
   void sample_loop(const std::function<batch_timing(std::int64_t)>& run_batch,
                    std::string timer_name, std::int64_t fixed_iters = 0);
-  // Untimed calls until warm_up_s has passed; returns the last call's timing (one iteration).
+  // Untimed calls until warm_up_s has passed; returns the fastest call's timing (one iteration).
   [[nodiscard]] batch_timing warm_up(
       const std::function<batch_timing(std::int64_t)>& run_batch) const;
   [[nodiscard]] const axis_value& find(std::string_view axis) const;
