@@ -224,6 +224,21 @@ def test_bad_suite_file(tmp_path, text, needles):
     assert not os.path.exists(tmp_path / "infrabench-report.json")
 
 
+def test_endless_suite_file_is_refused(tmp_path):
+    """A device that never ends (/dev/zero) is refused after 16 MiB, not read until memory runs out;
+    a pipe (--suite <(...)) is read like a file."""
+    p = run("run", "--suite", "/dev/zero", cwd=str(tmp_path))
+    assert_one_line_error(p, "/dev/zero", "larger than 16 MiB")
+    r, w = os.pipe()
+    os.write(w, b'{"benchmarks": [{"filter": "^bandwidth/memory_latency$"}]}')
+    os.close(w)
+    p = subprocess.run([BIN, "list", "--suite", f"/dev/fd/{r}"], capture_output=True, text=True,
+                       pass_fds=(r,), timeout=60)
+    os.close(r)
+    assert p.returncode == 0, p.stderr
+    assert "memory_latency" in p.stdout, p.stdout
+
+
 def test_unwritable_directory_as_user(tmp_path):
     if os.geteuid() == 0:
         pytest.skip("root writes anywhere; /proc covers the unwritable case")
