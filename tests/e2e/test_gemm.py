@@ -126,7 +126,8 @@ def test_cpu_gemms_run_verify_and_compare(report_path):
             # Clock x width where the table knows this core: the kernel reaches it (a loaded
             # machine may cost a few percent; the suite's own warning names < 97%).
             names = [m["name"] for m in r["metrics"]]
-            if "pct_of_clock_x_width" in names:
+            # (Not under a sanitizer: the instrumented kernel runs ~12x slower, ASan+UBSan.)
+            if "pct_of_clock_x_width" in names and os.environ.get("INFRABENCH_SANITIZED") != "1":
                 assert 50 < metric(r, "pct_of_clock_x_width") < 110, r["metrics"]
 
 
