@@ -151,9 +151,11 @@ suite load_suite(std::string_view name_or_path) {
     // Bounded: a device such as /dev/zero would otherwise be read until memory runs out. A pipe
     // (--suite <(generate-suite)) is read as it comes.
     constexpr std::size_t max_suite_bytes = std::size_t{16} << 20;
-    std::string text(max_suite_bytes + 1, '\0');
-    in.read(text.data(), static_cast<std::streamsize>(text.size()));
-    text.resize(static_cast<std::size_t>(in.gcount()));
+    std::string text;
+    char chunk[1 << 16];
+    while (text.size() <= max_suite_bytes && in.read(chunk, sizeof chunk).gcount() > 0) {
+      text.append(chunk, static_cast<std::size_t>(in.gcount()));
+    }
     if (text.size() > max_suite_bytes)
       throw user_error("suite file " + arg + ": larger than 16 MiB: not a suite file");
     suite s = parse_suite(text, arg);
