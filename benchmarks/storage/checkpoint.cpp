@@ -212,10 +212,9 @@ void add_metrics(infrabench::state& st, const checkpoint_config& c, const rank_s
                 false, "last restore: " + t.cache.describe(), metric_role::information);
 }
 
-void storage_checkpoint(infrabench::state& st) {
-  checkpoint_config c = read_config(st);
-  // The engine table's refusals, agreed by every rank (a rank that skipped alone would leave the
-  // others waiting).
+// The engine table's refusals, agreed by every rank (a rank that skipped alone would leave the
+// others waiting).
+void require_writer(infrabench::state& st, const checkpoint_config& c) {
   const ks::engine_ops* ops = ks::find_engine(c.opts.engine);
   if (ops == nullptr) st.fail("unknown engine '" + c.opts.engine + "'");
   std::string refusal = sb::engine_refusal(st, *ops, c.opts.io);
@@ -223,7 +222,50 @@ void storage_checkpoint(infrabench::state& st) {
   if (auto why = sb::first_problem(st, refusal); !why.empty()) {
     st.skip(refusal.empty() ? why : refusal);
   }
+}
 
+void add_to(totals& t, const cycle& one, bool measured) {
+  if (measured) {
+    t.save_s.push_back(one.save.seconds);
+    t.restore_s.push_back(one.restore.seconds);
+    t.sync_s.push_back(one.save.sync_seconds);
+    t.verify_s.push_back(one.restore.verify_seconds);
+    t.write_latency.merge(one.save.write_latency);
+  }
+  t.verify_failures += one.restore.verify_failures;
+  if (t.first_failure.empty()) t.first_failure = one.restore.first_failure;
+  t.cache = one.restore.cache;
+}
+
+// The harness's cycles. exec_batched, not exec_timed: every cycle meets the other ranks twice, so
+// every rank must make the same decisions (warm-up, batch size, when to stop) from the times they
+// all agree on. exec_timed also counts this rank's own wall time, which differs between ranks by
+// scheduling noise: one rank stopped while another began a cycle and waited for it in vain.
+totals measure_cycles(infrabench::state& st, rank_setup& s) {
+  totals t;
+  std::uint64_t calls = 0;
+  try {
+    st.exec_batched(
+        [&](std::int64_t iters) {
+          double total = 0;
+          for (std::int64_t i = 0; i < iters; ++i) {
+            const cycle one = run_cycle(st, *s.shard);
+            add_to(t, one, ++calls > 1);  // the harness's first call is its warm-up
+            total += one.job_save_s + one.job_restore_s;
+          }
+          return total / static_cast<double>(iters);
+        },
+        st.comm().size() > 1 ? "checkpoint_cycle_slowest_rank" : "checkpoint_cycle");
+  } catch (const ks::storage_error& e) {
+    s.shard->remove();
+    st.fail(e.what());
+  }
+  return t;
+}
+
+void storage_checkpoint(infrabench::state& st) {
+  checkpoint_config c = read_config(st);
+  require_writer(st, c);
   rank_setup s;
   if (auto why = sb::first_problem(st, prepare(st, c, s)); !why.empty()) st.fail(why);
   if (st.option_flag("keep-scratch")) {
@@ -236,30 +278,7 @@ void storage_checkpoint(infrabench::state& st) {
         "direct=0: buffered writes (the time includes fsync), read back after dropping the "
         "files' pages from the page cache");
   }
-
-  totals t;
-  std::uint64_t calls = 0;
-  try {
-    st.exec_timed(
-        [&] {
-          const cycle one = run_cycle(st, *s.shard);
-          if (++calls > 1) {  // the harness's first call is its warm-up
-            t.save_s.push_back(one.save.seconds);
-            t.restore_s.push_back(one.restore.seconds);
-            t.sync_s.push_back(one.save.sync_seconds);
-            t.verify_s.push_back(one.restore.verify_seconds);
-            t.write_latency.merge(one.save.write_latency);
-          }
-          t.verify_failures += one.restore.verify_failures;
-          if (t.first_failure.empty()) t.first_failure = one.restore.first_failure;
-          t.cache = one.restore.cache;
-          return one.job_save_s + one.job_restore_s;
-        },
-        st.comm().size() > 1 ? "checkpoint_cycle_slowest_rank" : "checkpoint_cycle");
-  } catch (const ks::storage_error& e) {
-    s.shard->remove();
-    st.fail(e.what());
-  }
+  totals t = measure_cycles(st, s);
   t.engine_text = "engine " + c.opts.engine;
   if (auto left = s.dir->remove_all(); !left.empty()) {
     st.add_warning("not removed: " + left);

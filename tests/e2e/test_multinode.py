@@ -284,7 +284,7 @@ def test_storage_on_a_shared_directory(tmp_path):
     names = {f"h{i}" for i in range(1, HOSTS + 1)}
     # storage/read: one row per host, each host reading its own part of the one data set.
     rows = [r for r in results(rep, "storage/read") if r["status"] == "passed"]
-    assert {r["host"] for r in rows} == names, results(rep, "storage/read")
+    assert {r["host"] for r in rows} == names, (results(rep, "storage/read"), text)
     spans = []
     for r in rows:
         (w,) = [w for w in r["warnings"] if "shared by the" in w]

@@ -164,3 +164,28 @@ TEST_F(SamplingTest, LegacyBatchedTimingIsUnchanged) {
   EXPECT_EQ(r.samples_s.size(), 64u);
   EXPECT_EQ(calls, 65);
 }
+
+TEST_F(SamplingTest, AgreedTimesGiveEveryRankTheSameDecisions) {
+  // Work that meets the other ranks every call (storage/checkpoint's cycles) returns the time all
+  // ranks agree on; each rank's own wall time differs (one was preempted, one waited). Two
+  // "ranks" spending different wall time per call must warm up, size their batches and stop
+  // alike, or one leaves while the other waits for it at the next meeting.
+  settings.warm_up_s = 5e-3;
+  auto one_rank = [&](double extra_wall_s) {
+    state st(cfg, caps, *comm, settings);
+    int calls = 0;
+    st.exec_batched(
+        [&](std::int64_t iters) {
+          ++calls;
+          spin_for(extra_wall_s * static_cast<double>(iters));
+          return 2e-3;  // the slowest rank's time, the same on both
+        },
+        "agreed");
+    const result r = st.finish(0);
+    return std::make_pair(calls, r.samples_s.size());
+  };
+  const auto quick = one_rank(0);
+  const auto slow = one_rank(3e-3);
+  EXPECT_EQ(quick, slow);
+  EXPECT_EQ(quick.second, 25u);  // 0.05 s max-time / 2 ms per sample
+}
