@@ -6,13 +6,15 @@
 # the submission/completion loop itself, with no device behind it.
 #
 #   benchmarks/storage/compare_fio.sh [--bin build/infrabench] [--dir .] [--size 1G] [--runtime 5]
-#                                     [--alternations 3] [--workloads LIST] [--raw FILE]
+#                                     [--alternations 6] [--workloads LIST] [--raw FILE]
 #                                     [--ib-args "-a submit_batch=1 ..."]
 # LIST (comma-separated, default all): seq128k_qd32 seq1m_qd8 rand4k_qd1 rand4k_qd32 rand4k_qd128
 #   shm_psync_rand4k_qd1 shm_io_uring_rand4k_qd1
 # Each ratio is taken within an alternation (fio's run and infrabench's next to it), so the
 # table's median and range (min-max) are of paired ratios: the virtual disk's drift between
-# alternations cancels. CPU per I/O: fio's usr+sys CPU over its I/Os; infrabench's cpu_us_per_io.
+# alternations cancels; the verdict reads the 95% confidence interval of that median (sign test,
+# 6 alternations or more), so "faster" or "slower" is said only beyond the noise. CPU per I/O:
+# fio's usr+sys CPU over its I/Os; infrabench's cpu_us_per_io.
 # The test file (incompressible, from /dev/urandom) is made in a new directory under --dir and
 # removed at the end, also on Ctrl-C. --raw FILE keeps every run's numbers (JSON lines).
 set -euo pipefail
@@ -21,7 +23,7 @@ bin=build/infrabench
 dir=.
 size=1G
 runtime=5
-alternations=3
+alternations=6
 workloads=seq128k_qd32,seq1m_qd8,rand4k_qd1,rand4k_qd32,rand4k_qd128,shm_psync_rand4k_qd1,shm_io_uring_rand4k_qd1
 raw=""
 ib_args=""
@@ -159,26 +161,42 @@ for w in "${wl[@]}"; do
 done
 
 python3 - "$results" "$alternations" "$runtime" <<'PY'
-import json, statistics, sys
+import json, math, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
 order = list(dict.fromkeys(r["w"] for r in rows))
 def runs(w, tool):
     return [r for r in rows if r["w"] == w and r["tool"] == tool]
+def median_ci(xs):
+    """Distribution-free 95% confidence interval of the median (the sign test's order statistics):
+    [x_(k), x_(n-k+1)] for the largest k with 2 P(Binomial(n, 1/2) <= k-1) <= 0.05; None below 6."""
+    s, n, k = sorted(xs), len(xs), 0
+    while 2 * sum(math.comb(n, i) for i in range(k + 1)) / 2**n <= 0.05:
+        k += 1
+    return (s[k - 1], s[n - k]) if k > 0 else None
 def cell(w, k):
-    """fio's median, infrabench's median, and the paired ratios' median and range."""
+    """fio's median, infrabench's median, the paired ratios' median, range and median CI."""
     f, b = runs(w, "fio"), runs(w, "infrabench")
     ratios = [y[k] / x[k] for x, y in zip(f, b) if x[k] > 0]
     return (statistics.median(x[k] for x in f), statistics.median(y[k] for y in b),
-            statistics.median(ratios), min(ratios), max(ratios))
+            statistics.median(ratios), min(ratios), max(ratios), median_ci(ratios))
+def verdict(io, p99):
+    """Is the target met beyond the noise? Read from the CIs, not from one median."""
+    if io[5] is None or p99[5] is None:
+        return "too few alternations for a 95% CI (6 or more)"
+    (lo, hi), (plo, phi) = io[5], p99[5]
+    speed = "faster" if lo >= 1 else "slower" if hi < 1 else "parity within the noise"
+    tail = "within 10%" if phi <= 1.10 else "over 10%" if plo > 1.10 else "undecided"
+    return f"IOPS: {speed} [{lo:.2f}, {hi:.2f}]; p99: {tail} [{plo:.2f}, {phi:.2f}]"
 print(f"infrabench / fio, {sys.argv[2]} alternations of {sys.argv[3]} s each (medians; ratio = median of "
       "the paired ratios, range min-max); throughput as total bytes / total time for both (target: "
-      "ratio >= 1.00); p99 completion latency (target: ratio <= 1.10); CPU per I/O (usr + sys)\n")
+      "ratio >= 1.00); p99 completion latency (target: ratio <= 1.10); CPU per I/O (usr + sys); "
+      "verdict: the 95% confidence interval of the median paired ratio (sign test)\n")
 print("| workload | fio MB/s | infrabench MB/s | ratio | fio IOPS | infrabench IOPS | ratio (range) "
-      "| fio p99 us | infrabench p99 us | ratio (range) | fio CPU us/IO | infrabench CPU us/IO |")
-print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+      "| fio p99 us | infrabench p99 us | ratio (range) | fio CPU us/IO | infrabench CPU us/IO | verdict |")
+print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
 for w in order:
     bw, io, p99, cpu = (cell(w, k) for k in ("bw", "iops", "p99_us", "cpu_us_per_io"))
     print(f"| {w} | {bw[0]/1e6:.0f} | {bw[1]/1e6:.0f} | {bw[2]:.2f} | {io[0]:.0f} | {io[1]:.0f} | "
           f"{io[2]:.2f} ({io[3]:.2f}-{io[4]:.2f}) | {p99[0]:.0f} | {p99[1]:.0f} | "
-          f"{p99[2]:.2f} ({p99[3]:.2f}-{p99[4]:.2f}) | {cpu[0]:.2f} | {cpu[1]:.2f} |")
+          f"{p99[2]:.2f} ({p99[3]:.2f}-{p99[4]:.2f}) | {cpu[0]:.2f} | {cpu[1]:.2f} | {verdict(io, p99)} |")
 PY
