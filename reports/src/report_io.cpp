@@ -163,6 +163,7 @@ result_view read_result(const checker& c, const json& r, const std::string& wher
   rv.reason = c.string(r, "reason", where, std::string());
   rv.valid = c.boolean(r, "valid", where, true);
   rv.invalid_reasons = c.strings(r, "invalid_reasons", where);
+  rv.warnings = c.strings(r, "warnings", where);
   if (const auto it = r.find("rank"); it != r.end()) {
     if (!it->is_number_integer() || it->get<long long>() < 0 || it->get<long long>() > 1 << 30) {
       c.fail(where + ".rank", "expected a non-negative integer");
@@ -230,6 +231,16 @@ const metric_view* result_view::find_metric(std::string_view name) const {
     if (m.name == name) return &m;
   }
   return nullptr;
+}
+
+std::string result_view::withheld(std::string_view metric) const {
+  for (const auto& w : warnings) {
+    if (w.size() > metric.size() && w.compare(0, metric.size(), metric) == 0 &&
+        std::string_view(w).substr(metric.size()).starts_with(" not reported")) {
+      return w;
+    }
+  }
+  return {};
 }
 
 std::string result_view::group() const {

@@ -17,7 +17,10 @@ TINY = ["--filter", "^training/step$", "-a", "model=gpt2-tiny", "-a", "device=cp
 VIT = ["--filter", "^training/step$", "-a", "model=vit-tiny", "-a", "device=cpu", "-a", "batch=4", "-a", "seq=0",
        "-a", "samples=16", "-a", "threads=1"]
 # Enough timed steps (a few ms each) for the loss trend to be judged (20 or more).
-LONG = ["--min-time", "0.5", "--max-time", "1.5", "-q"]
+# The loss trend is judged from 20 timed steps or more; a sanitized build's steps are ~10x slower,
+# so it samples for longer rather than leaving the trend unjudged.
+SANITIZED = os.environ.get("INFRABENCH_SANITIZED") == "1"
+LONG = ["--min-time", "3" if SANITIZED else "0.5", "--max-time", "6" if SANITIZED else "1.5", "-q"]
 PHASES = ["data_wait_ms", "h2d_ms", "forward_ms", "backward_ms", "allreduce_ms", "optimizer_ms",
           "other_ms"]
 HAS_MPI = os.environ.get("INFRABENCH_HAS_MPI") == "1" and shutil.which("mpirun")

@@ -579,3 +579,23 @@ TEST(ReportsBaseline, RuleStepsAreCallable) {
     EXPECT_NE(std::string(e.what()).find("rules[4]: no check"), std::string::npos);
   }
 }
+
+TEST(ReportsBaseline, WithheldMetricIsWaivedWithItsReasonNotUnknown) {
+  // gemm/ours_fp32 withholds pct_of_fma_peak when it beats the measured peak (a busy machine
+  // measured the peak low): a baseline gating that metric waives it with the benchmark's reason,
+  // rather than refusing the baseline as naming an unknown metric (exit 2).
+  json rep = ib_test::report(json::array(
+      {ib_test::result("gemm/ours_fp32", {{"shape", 128}}, {{"gflops", "GFLOP/s", 90.0}})}));
+  rep["results"][0]["warnings"] = {
+      "pct_of_fma_peak not reported: 90 GFLOP/s is above the measured avx512_fp32 peak"};
+  const verdict v =
+      one({{"benchmark", "gemm/ours_fp32"}, {"metric", "pct_of_fma_peak"}, {"min", 50}}, rep);
+  EXPECT_EQ(v.status, verdict_status::waived);
+  EXPECT_NE(v.detail.find("pct_of_fma_peak not reported: 90 GFLOP/s"), std::string::npos)
+      << v.detail;
+  // Without the warning the same rule still names an unknown metric.
+  rep["results"][0]["warnings"] = json::array();
+  EXPECT_THROW(
+      one({{"benchmark", "gemm/ours_fp32"}, {"metric", "pct_of_fma_peak"}, {"min", 50}}, rep),
+      user_error);
+}

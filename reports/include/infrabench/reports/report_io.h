@@ -53,12 +53,16 @@ struct result_view {
   std::string reason;
   bool valid = true;
   std::vector<std::string> invalid_reasons;
+  std::vector<std::string> warnings;
   int rank = 0;
   std::string host;
   std::vector<double> samples_s;
   std::vector<metric_view> metrics;
 
   [[nodiscard]] const metric_view* find_metric(std::string_view name) const;
+  // Why the benchmark withheld `metric` from this result: its warning "<metric> not reported: ..."
+  // (a fraction of a peak the GEMM beat, a clock it could not read), or "" when none says so.
+  [[nodiscard]] std::string withheld(std::string_view metric) const;
   [[nodiscard]] std::string group() const;  // "bandwidth" of "bandwidth/host_memory"
   // Benchmark and axes, canonical (axes sorted by name): the key that matches a configuration
   // across reports (result_identity without a rank).
