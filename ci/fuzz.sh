@@ -28,8 +28,11 @@ library=(reports/src/report_io.cpp reports/src/baseline.cpp reports/src/compare.
 sources=("${library[@]}" tests/fuzz/fuzz_report.cpp tests/fuzz/fuzz_baseline.cpp)
 flags="-std=c++20 -g -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -Ireports/include -Iharness/include"
 echo "==== fuzz: building with $($cxx --version | head -1)"
+# An object is rebuilt when its source or any header is newer: a changed struct must not leave
+# objects built with its old layout beside new ones (a false crash in the first seed).
+newest_header=$(find reports/include harness/include tests/fuzz -name '*.h' -printf '%T@ %p\n' | sort -n | tail -1 | cut -d' ' -f2-)
 printf '%s\n' "${sources[@]}" |
-  xargs -P "$(nproc)" -I{} sh -c 'o="$1/obj/$(echo "$2" | tr / _).o"; [ "$o" -nt "$2" ] || exec $3 $4 -c "$2" -o "$o"' _ "$out" {} "$cxx" "$flags"
+  xargs -P "$(nproc)" -I{} sh -c 'o="$1/obj/$(echo "$2" | tr / _).o"; [ "$o" -nt "$2" ] && [ "$o" -nt "$5" ] || exec $3 $4 -c "$2" -o "$o"' _ "$out" {} "$cxx" "$flags" "$newest_header"
 objs=()
 for s in "${library[@]}"; do objs+=("$out/obj/$(echo "$s" | tr / _).o"); done
 for target in report baseline; do
