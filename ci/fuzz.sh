@@ -19,12 +19,14 @@ mkdir -p "$out/obj"
 # (result.cpp: metric roles and result identity; stats.cpp: what result.cpp summarizes with;
 # printers/csv.cpp: a format that prints what the fuzzed reports compare to; outliers.cpp: the
 # outlier rule rank_stats applies; machine_load.cpp: a result's sampling_load; suite.cpp with no
-# built-in suites: a baseline's "suite", checked when it is parsed.)
+# built-in suites: a baseline's "suite", checked when it is parsed; text_file.cpp: the bounded
+# reader both use.)
 library=(reports/src/report_io.cpp reports/src/baseline.cpp reports/src/compare.cpp reports/src/rank_stats.cpp
          reports/src/text.cpp reports/src/html_report.cpp reports/src/chartjs_none.cpp
          harness/src/report.cpp harness/src/error.cpp harness/src/axis.cpp harness/src/result.cpp
          harness/src/stats.cpp reports/src/printers/csv.cpp harness/src/outliers.cpp
-         harness/src/machine_load.cpp harness/src/suite.cpp tests/fuzz/builtin_suites_none.cpp)
+         harness/src/machine_load.cpp harness/src/suite.cpp harness/src/text_file.cpp
+         tests/fuzz/builtin_suites_none.cpp)
 sources=("${library[@]}" tests/fuzz/fuzz_report.cpp tests/fuzz/fuzz_baseline.cpp)
 flags="-std=c++20 -g -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -Ireports/include -Iharness/include"
 echo "==== fuzz: building with $($cxx --version | head -1)"

@@ -1,12 +1,9 @@
 #include "infrabench/suite.h"
 
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "infrabench/error.h"
+#include "infrabench/text_file.h"
 
 namespace infrabench {
 namespace detail {
@@ -145,19 +142,7 @@ suite load_suite(std::string_view name_or_path) {
       throw user_error("suite file " + arg + ": does not exist");
     if (std::filesystem::is_directory(arg, ec))
       throw user_error("suite file " + arg + ": is a directory");
-    std::ifstream in(arg, std::ios::binary);
-    if (!in)
-      throw user_error("suite file " + arg + ": cannot be read (" + std::strerror(errno) + ")");
-    // Bounded: a device such as /dev/zero would otherwise be read until memory runs out. A pipe
-    // (--suite <(generate-suite)) is read as it comes.
-    constexpr std::size_t max_suite_bytes = std::size_t{16} << 20;
-    std::string text;
-    char chunk[1 << 16];
-    while (text.size() <= max_suite_bytes && in.read(chunk, sizeof chunk).gcount() > 0) {
-      text.append(chunk, static_cast<std::size_t>(in.gcount()));
-    }
-    if (text.size() > max_suite_bytes)
-      throw user_error("suite file " + arg + ": larger than 16 MiB: not a suite file");
+    const std::string text = read_text_file(arg, "suite file", std::size_t{16} << 20);
     suite s = parse_suite(text, arg);
     if (s.name.empty()) s.name = std::filesystem::path(arg).stem().string();
     return s;

@@ -478,7 +478,7 @@ std::string suite_to_run(const baseline& b) {
 }
 
 baseline load_baseline(const std::string& path) {
-  return parse_baseline(read_text_file(path, "baseline"), path);
+  return parse_baseline(read_text_file(path, "baseline", max_input_bytes), path);
 }
 
 void check_benchmarks_known(const baseline& b, const std::set<std::string>& known,

@@ -201,7 +201,7 @@ double regression_percent(const std::vector<std::string>& given) {
 
 // --meta FILE: {"LABEL": {"price": N, "power_w": N}} into the comparison's prices and powers.
 void read_meta(const std::string& path, compare_options& co) {
-  const json meta = parse_json_text(read_text_file(path, "metadata file"), path);
+  const json meta = parse_json_text(read_text_file(path, "metadata file", max_input_bytes), path);
   if (!meta.is_object())
     throw user_error(path + ": expected {\"LABEL\": {\"price\": N, \"power_w\": N}}");
   for (const auto& [label, v] : meta.items()) {

@@ -493,20 +493,8 @@ report_view parse_report(std::string_view text, const std::string& origin,
   return rv;
 }
 
-std::string read_text_file(const std::string& path, const std::string& what) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    throw user_error(what + " " + path + " is a directory");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw user_error("cannot read " + what + " " + path + ": " + std::strerror(errno));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) throw user_error("cannot read " + what + " " + path + ": read error");
-  return ss.str();
-}
-
 report_view load_report(const std::string& path) {
-  const std::string text = read_text_file(path, "report");
+  const std::string text = read_text_file(path, "report", max_input_bytes);
   report_view rv = parse_report(text, path);
   rv.path = path;
   rv.label = std::filesystem::path(path).stem().string();

@@ -4,6 +4,7 @@
 
 #include "infrabench/error.h"
 #include "infrabench/suite.h"
+#include "infrabench/text_file.h"
 
 using namespace infrabench;
 
@@ -72,4 +73,23 @@ TEST(Suite, MissingFileAndUnknownName) {
   } catch (const user_error& e) {
     EXPECT_NE(std::string(e.what()).find("quick"), std::string::npos);  // lists the built-ins
   }
+}
+
+TEST(TextFile, ReadsWholeUpToTheBoundAndRefusesBeyond) {
+  const std::string path = ::testing::TempDir() + "text_file_bound.json";
+  std::ofstream(path) << "0123456789";
+  EXPECT_EQ(infrabench::read_text_file(path, "suite file", 10), "0123456789");
+  try {
+    (void)infrabench::read_text_file(path, "suite file", 9);
+    ADD_FAILURE() << "a file over the bound was read";
+  } catch (const infrabench::user_error& e) {
+    EXPECT_NE(std::string(e.what()).find("suite file " + path + ": larger than"), std::string::npos)
+        << e.what();
+  }
+  // A device that never ends stops at the bound (64 KiB reads, so a little past it).
+  EXPECT_THROW((void)infrabench::read_text_file("/dev/zero", "report", 1 << 20),
+               infrabench::user_error);
+  EXPECT_THROW((void)infrabench::read_text_file(::testing::TempDir(), "report", 10),
+               infrabench::user_error);
+  std::remove(path.c_str());
 }

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "infrabench/result.h"
+#include "infrabench/text_file.h"
 
 namespace infrabench::reports {
 
@@ -122,8 +123,9 @@ struct report_view {
 // Reads and parses a file; the label is the file's stem.
 [[nodiscard]] report_view load_report(const std::string& path);
 
-// Reads a whole file; user_error when it cannot be read.
-[[nodiscard]] std::string read_text_file(const std::string& path, const std::string& what);
+// The most a report, baseline or metadata file may hold (read_text_file's bound): a multi-node
+// report with every sample is tens of MiB; a device that never ends is refused here.
+inline constexpr std::size_t max_input_bytes = std::size_t{256} << 20;
 
 // Line and column of a byte offset in text: "line 3, column 7".
 [[nodiscard]] std::string position_text(std::string_view text, std::size_t byte_offset);
