@@ -181,13 +181,14 @@ void report_gpu_peak(state& st, const gpu_info& gpu, const dtype_spec& dt, doubl
                   metric_role::information);
     if (!peak->datasheet) st.add_warning("pct_of_peak: " + peak->source);
   } else {
-    st.add_warning("no peak figure for " + gpu.name + " (sm_" + std::to_string(gpu.major) +
-                   std::to_string(gpu.minor) + ") " + type + ": fraction of peak not reported");
+    st.withhold_metric("pct_of_peak", "no peak figure for " + gpu.name + " (sm_" +
+                                          std::to_string(gpu.major) + std::to_string(gpu.minor) +
+                                          ") " + type);
     return;
   }
   if (!timing.clocks_known) {
-    st.add_warning("pct_of_peak_at_clock not reported: SM clock during the timing unknown (" +
-                   timing.clocks_reason + ")");
+    st.withhold_metric("pct_of_peak_at_clock",
+                       "SM clock during the timing unknown (" + timing.clocks_reason + ")");
     return;
   }
   const auto at_clock = hw::peak_at_clock_tflops(gpu.major, gpu.minor, dt.peak, gpu.sm_count,

@@ -318,11 +318,11 @@ double report_peak_fraction(state& st, double gflops, kc::peak_isa isa, std::int
   if (gflops > peak.gflops) {
     // Faster than the ceiling: the peak is not this GEMM's ceiling (units it does not count) or
     // was measured low. A percentage above 100 would say neither, so none is reported.
-    st.add_warning(pct_name + " not reported: " + short_number(gflops) +
-                   " GFLOP/s is above the measured " + name + " peak (" +
-                   short_number(peak.gflops) + " GFLOP/s, " + peak.method +
-                   "): this GEMM uses units that peak does not count, or the peak was measured "
-                   "while the machine was busy");
+    st.withhold_metric(
+        pct_name, short_number(gflops) + " GFLOP/s is above the measured " + name + " peak (" +
+                      short_number(peak.gflops) + " GFLOP/s, " + peak.method +
+                      "): this GEMM uses units that peak does not count, or the peak was measured "
+                      "while the machine was busy");
     return peak.gflops;
   }
   st.add_metric(pct_name, "%", 100.0 * gflops / peak.gflops, true,
@@ -376,10 +376,9 @@ void report_reference_ratios(state& st, double gflops,
     const result* r = st.find_earlier(bench, match);
     if (r == nullptr || r->st != status::passed) continue;
     if (const auto bad = disqualifying_reasons(*r); !r->valid && !bad.empty()) {
-      std::string text = "pct_of_" + label + " not reported: " + bench +
-                         " (same shape, threads, trans) is invalid: ";
+      std::string text = bench + " (same shape, threads, trans) is invalid: ";
       for (std::size_t i = 0; i < bad.size(); ++i) text += (i ? "; " : "") + bad[i];
-      st.add_warning(std::move(text));
+      st.withhold_metric("pct_of_" + label, text);
       continue;
     }
     for (const auto& m : r->metrics) {

@@ -211,4 +211,16 @@ nlohmann::json result::to_json() const {
   return j;
 }
 
+namespace {
+constexpr std::string_view withheld_marker = " not reported: ";
+}  // namespace
+
+std::string withheld_metric_warning(std::string_view metric, std::string_view why) {
+  return std::string(metric) + std::string(withheld_marker) + std::string(why);
+}
+
+bool withholds_metric(std::string_view warning, std::string_view metric) {
+  return warning.starts_with(metric) && warning.substr(metric.size()).starts_with(withheld_marker);
+}
+
 }  // namespace infrabench

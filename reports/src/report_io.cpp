@@ -235,10 +235,7 @@ const metric_view* result_view::find_metric(std::string_view name) const {
 
 std::string result_view::withheld(std::string_view metric) const {
   for (const auto& w : warnings) {
-    if (w.size() > metric.size() && w.compare(0, metric.size(), metric) == 0 &&
-        std::string_view(w).substr(metric.size()).starts_with(" not reported")) {
-      return w;
-    }
+    if (withholds_metric(w, metric)) return w;
   }
   return {};
 }

@@ -586,13 +586,18 @@ TEST(ReportsBaseline, WithheldMetricIsWaivedWithItsReasonNotUnknown) {
   // rather than refusing the baseline as naming an unknown metric (exit 2).
   json rep = ib_test::report(json::array(
       {ib_test::result("gemm/ours_fp32", {{"shape", 128}}, {{"gflops", "GFLOP/s", 90.0}})}));
+  // As state::withhold_metric writes it.
   rep["results"][0]["warnings"] = {
-      "pct_of_fma_peak not reported: 90 GFLOP/s is above the measured avx512_fp32 peak"};
+      withheld_metric_warning("pct_of_fma_peak", "90 GFLOP/s is above the measured peak")};
   const verdict v =
       one({{"benchmark", "gemm/ours_fp32"}, {"metric", "pct_of_fma_peak"}, {"min", 50}}, rep);
   EXPECT_EQ(v.status, verdict_status::waived);
   EXPECT_NE(v.detail.find("pct_of_fma_peak not reported: 90 GFLOP/s"), std::string::npos)
       << v.detail;
+  // Only that metric: a longer name with the same start is another metric.
+  EXPECT_TRUE(withholds_metric(withheld_metric_warning("pct_of_peak", "no figure"), "pct_of_peak"));
+  EXPECT_FALSE(
+      withholds_metric(withheld_metric_warning("pct_of_peak_at_clock", "no clock"), "pct_of_peak"));
   // Without the warning the same rule still names an unknown metric.
   rep["results"][0]["warnings"] = json::array();
   EXPECT_THROW(

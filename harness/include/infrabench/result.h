@@ -72,6 +72,13 @@ struct result_cell {
 // The same for a result as written in a report (result::to_json()).
 [[nodiscard]] std::string result_identity(const nlohmann::json& result, bool with_rank);
 
+// A metric a benchmark withholds from a result is named in one of its warnings, in one form
+// ("pct_of_fma_peak not reported: 90 GFLOP/s is above the measured peak ..."), so that `check`
+// can tell a metric withheld for a reason from one the benchmark never produces (a typo).
+[[nodiscard]] std::string withheld_metric_warning(std::string_view metric, std::string_view why);
+// True when `warning` is withheld_metric_warning(metric, ...).
+[[nodiscard]] bool withholds_metric(std::string_view warning, std::string_view metric);
+
 struct result {
   std::string benchmark;                                     // group/name
   std::vector<std::pair<std::string, nlohmann::json>> axes;  // axis -> value, declaration order

@@ -152,6 +152,11 @@ class state {
   }
   void check(bool ok, reason_code code, std::string reason);
   void add_warning(std::string text) { m_result.warnings.push_back(std::move(text)); }
+  // Leaves `metric` out of this result and says why (withheld_metric_warning): a baseline rule
+  // on it is then WAIVED with this reason, not refused as naming an unknown metric.
+  void withhold_metric(std::string_view metric, std::string_view why) {
+    add_warning(withheld_metric_warning(metric, why));
+  }
   // The cells of a matrix benchmark's row, measured or n/a (kept when the row is skipped too).
   void set_cells(std::vector<result_cell> cells) { m_result.cells = std::move(cells); }
   // A metric the harness cannot derive from work counts (e.g. accelerator utilisation).

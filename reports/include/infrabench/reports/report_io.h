@@ -61,8 +61,8 @@ struct result_view {
   std::vector<metric_view> metrics;
 
   [[nodiscard]] const metric_view* find_metric(std::string_view name) const;
-  // Why the benchmark withheld `metric` from this result: its warning "<metric> not reported: ..."
-  // (a fraction of a peak the GEMM beat, a clock it could not read), or "" when none says so.
+  // Why the benchmark withheld `metric` from this result (state::withhold_metric: a fraction of a
+  // peak the GEMM beat, a clock it could not read): that warning, or "" when none says so.
   [[nodiscard]] std::string withheld(std::string_view metric) const;
   [[nodiscard]] std::string group() const;  // "bandwidth" of "bandwidth/host_memory"
   // Benchmark and axes, canonical (axes sorted by name): the key that matches a configuration
