@@ -243,14 +243,13 @@ void add_to(totals& t, const cycle& one, bool measured) {
 // scheduling noise: one rank stopped while another began a cycle and waited for it in vain.
 totals measure_cycles(infrabench::state& st, rank_setup& s) {
   totals t;
-  std::uint64_t calls = 0;
   try {
     st.exec_batched(
         [&](std::int64_t iters) {
           double total = 0;
           for (std::int64_t i = 0; i < iters; ++i) {
             const cycle one = run_cycle(st, *s.shard);
-            add_to(t, one, ++calls > 1);  // the harness's first call is its warm-up
+            add_to(t, one, st.sampling());  // the warm-up cycles are not counted
             total += one.job_save_s + one.job_restore_s;
           }
           return total / static_cast<double>(iters);

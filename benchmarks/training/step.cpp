@@ -455,18 +455,21 @@ double timed_batch(training_run& r, std::int64_t iters) {
   return v[0];
 }
 
-// The harness's warm-up call and timed batches. False when interrupted during or right after the
+// The harness's warm-up calls and timed batches. False when interrupted during or right after the
 // warm-up (nothing timed to report).
 [[nodiscard]] bool time_steps(training_run& r) {
-  std::uint64_t calls = 0;
+  bool recording = false;
   r.st.exec_batched(
       [&](std::int64_t iters) {
-        // The harness's first call is its warm-up: the run's record starts after it.
-        if (calls++ == 1) r.run = timed_run{};
+        // The run's record (steps, losses, phases) starts with the first sample.
+        if (r.st.sampling() && !recording) {
+          recording = true;
+          r.run = timed_run{};
+        }
         return timed_batch(r, iters);
       },
       "steady_clock_batch_mean_max_over_ranks");
-  if (calls < 2 || r.run.steps == 0) return false;
+  if (!recording || r.run.steps == 0) return false;
   r.loader.reset();  // no more reads in the background from here on
   return true;
 }

@@ -191,6 +191,7 @@ void state::sample_loop(const std::function<batch_timing(std::int64_t)>& run_bat
   // The machine's load over the samples (not the warm-up): the cause of noise when it is busy.
   const std::vector<int> cpus = allowed_cpus();
   const load_snapshot load_before = take_load_snapshot(cpus);
+  m_sampling = true;
   auto& samples = m_result.samples_s;
   // The budget (min/max time) counts the wall time samples cost, never less than their measured
   // time: with measured time alone a GPU benchmark whose calls cost 100x their GPU time in host

@@ -189,3 +189,22 @@ TEST_F(SamplingTest, AgreedTimesGiveEveryRankTheSameDecisions) {
   EXPECT_EQ(quick, slow);
   EXPECT_EQ(quick.second, 25u);  // 0.05 s max-time / 2 ms per sample
 }
+
+TEST_F(SamplingTest, SamplingSaysWhenTheWarmUpIsOver) {
+  // Calls of 1 ms with 5 ms of warm-up: the first calls are warm-up (several), every later call a
+  // sample, and sampling() tells them apart for benchmarks that keep records per call.
+  settings.warm_up_s = 5e-3;
+  settings.min_sample_time_s = 1e-3;
+  state st(cfg, caps, *comm, settings);
+  int warm = 0, sampled = 0;
+  st.exec_batched(
+      [&](std::int64_t iters) {
+        (st.sampling() ? sampled : warm) += 1;
+        spin_for(1e-3 * static_cast<double>(iters));
+        return 1e-3;
+      },
+      "fixed");
+  const result r = st.finish(0);
+  EXPECT_GE(warm, 5);
+  EXPECT_EQ(static_cast<std::size_t>(sampled), r.samples_s.size());
+}

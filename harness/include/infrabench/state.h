@@ -151,6 +151,10 @@ class state {
     check(ok, reason_code::check_failed, std::move(reason));
   }
   void check(bool ok, reason_code code, std::string reason);
+  // Whether the exec call now running is past its warm-up (and a GPU calibration): calls made
+  // from here on are the samples. Benchmarks that keep their own records per call (a checkpoint's
+  // save and restore times, a training run's losses) start them here.
+  [[nodiscard]] bool sampling() const { return m_sampling; }
   void add_warning(std::string text) { m_result.warnings.push_back(std::move(text)); }
   // Leaves `metric` out of this result and says why (withheld_metric_warning): a baseline rule
   // on it is then WAIVED with this reason, not refused as naming an unknown metric.
@@ -192,6 +196,7 @@ class state {
   exec_settings m_settings;
   work_counts m_work;
   bool m_executed = false;
+  bool m_sampling = false;  // the warm-up (and a GPU calibration) is over
   result m_result;
   std::string m_self;                              // set_dependencies: this benchmark
   std::optional<std::vector<std::string>> m_uses;  // set_dependencies: what it declared
