@@ -3,6 +3,7 @@
 # pointer-chase kernels only with CUDA.
 target_sources(infrabench_kernels_cpu PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/topology/ceiling.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/topology/copy_grid.cpp
   ${CMAKE_CURRENT_LIST_DIR}/topology/link.cpp
   ${CMAKE_CURRENT_LIST_DIR}/topology/matrix.cpp
   ${CMAKE_CURRENT_LIST_DIR}/topology/numa.cpp

@@ -10,6 +10,7 @@
 #include "hardware/gpu.h"
 #include "infrabench/state.h"
 #include "infrabench/thread_pool.h"
+#include "topology/copy_grid.h"
 #include "topology/nvml.h"
 
 namespace infrabench::bw::gpu {
@@ -104,8 +105,8 @@ bool enable_peer(int from, int to, std::string* why) {
   return true;
 }
 
-int copy_blocks(const device_info& d) {
-  return d.sm_count * 4;
+int copy_blocks(const device_info& d, int concurrent_kernels) {
+  return topo::copy_blocks_for(d.sm_count, concurrent_kernels);
 }
 
 void fill_device(int device, void* p, std::size_t bytes, std::uint64_t seed) {

@@ -86,21 +86,23 @@ class gpu_row {
 // Enables access from GPU `from` to GPU `to`'s memory; false with `why` when the pair cannot.
 [[nodiscard]] bool enable_peer(int from, int to, std::string* why);
 
-// Number of blocks for the copy kernels on `device`: enough 512-thread blocks to fill every SM.
-[[nodiscard]] int copy_blocks(const device_info& d);
+// Blocks of 512 threads for one SM copy kernel on `d` while `concurrent_kernels` copy kernels run
+// on it at once (topology/copy_grid.h): alone, enough to fill every SM; shared, one per SM, so the
+// kernels overlap rather than run one after the other.
+[[nodiscard]] int copy_blocks(const device_info& d, int concurrent_kernels = 1);
 
 // Synchronous helpers for set-up and verification (never inside a timed region).
 void fill_device(int device, void* p, std::size_t bytes, std::uint64_t seed);
 [[nodiscard]] std::uint64_t checksum_device(int device, const void* p, std::size_t bytes);
 
-// The PCIe link of the device at `bus_id` now: from NVML when it loads, else sysfs (the link's
-// `source` says which). GPUs lower the link speed when idle, so read it right after the timed
-// copies.
+// The PCIe link of the device at `bus_id`: its current state and its maximum, from NVML when it
+// loads, else sysfs (the link's `source` says which).
 [[nodiscard]] topo::pcie_link read_pcie_link(const std::string& bus_id);
 
-// The ceiling of a host<->GPU transfer: the GPU's PCIe link at its current state, times
-// `directions` (2 for bidirectional). Sets `why_not` when unknown and `warning` when the link runs
-// below its maximum.
+// The ceiling of a host<->GPU transfer: the GPU's PCIe link at its maximum generation and width
+// (an idle GPU lowers its current link, so the state read after the copies is not the link they
+// ran on), times `directions` (2 for bidirectional). Sets `why_not` when unknown and `warning`
+// when only the current state is known or the link is narrower than its maximum.
 [[nodiscard]] std::optional<topo::ceiling> pcie_ceiling(const device_info& d, int directions,
                                                         std::string* why_not, std::string* warning);
 

@@ -1,9 +1,12 @@
 // bandwidth/h2d, bandwidth/d2h, bandwidth/bidirectional: host<->GPU copies over PCIe (or C2C), as
 // nvbandwidth measures them. One row per host memory node (`numa_node`); its cells are the GPUs
-// (bandwidth_gbps_gpu<N>, efficiency_pct_gpu<N> against the GPU's PCIe link). Timed by the
-// harness (gpu_row, state::exec_gpu_batched): pinned copies are queued behind its blocking kernel
-// and bracketed by one event pair per batch; pageable copies cannot be held (the runtime stages
-// them through the calling thread), so the events bracket them as they are issued.
+// (bandwidth_gbps_gpu<N>, efficiency_pct_gpu<N> against the GPU's PCIe link). bidirectional
+// measures each direction as nvbandwidth does, while the other direction copies twice the bytes
+// at the same time (cells gpu<N>_h2d and gpu<N>_d2h), and the two directions summed over one
+// bracket (cell gpu<N>; with copy=sm one split-warp kernel moves both). Timed by the harness
+// (gpu_row, state::exec_gpu_batched): pinned copies are queued behind its blocking kernel and
+// bracketed by one event pair per batch; pageable copies cannot be held (the runtime stages them
+// through the calling thread), so the events bracket them as they are issued.
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -29,6 +32,11 @@ namespace bw = infrabench::bw;
 namespace gpu = infrabench::bw::gpu;
 
 enum class direction { h2d, d2h, bidirectional };
+
+// What one cell of a row times: one direction alone, one direction while the other copies twice
+// the bytes (nvbandwidth's interfering copy, so it still runs when the measured one ends), or
+// both directions summed over one bracket.
+enum class cell_kind { up, down, up_under_down, down_under_up, both };
 
 constexpr std::uint64_t host_seed = 0x5eed0001;
 
@@ -61,7 +69,8 @@ struct host_config {
     return pinned ? gpu::host_kind::pinned : gpu::host_kind::pageable;
   }
   [[nodiscard]] int node() const { return static_cast<int>(node_id); }
-  [[nodiscard]] int directions() const { return up && down ? 2 : 1; }
+  // Bytes of each buffer: bidirectional cells copy up to twice the size (the interfering copy).
+  [[nodiscard]] std::size_t buffer_bytes() const { return up && down ? 2 * size : size; }
 };
 
 // What one row owns while it runs: the shared host source, the GPU cells and their timing.
@@ -125,8 +134,8 @@ void check_host_node(infrabench::state& st, const host_config& cfg, const gpu::h
 [[nodiscard]] std::unique_ptr<gpu::host_buffer> make_host_source(infrabench::state& st,
                                                                  const host_config& cfg) {
   if (!cfg.up) return nullptr;
-  auto source = std::make_unique<gpu::host_buffer>(cfg.size, cfg.kind(), cfg.node());
-  topo::fill_pattern(source->get(), cfg.size, host_seed);
+  auto source = std::make_unique<gpu::host_buffer>(cfg.buffer_bytes(), cfg.kind(), cfg.node());
+  topo::fill_pattern(source->get(), cfg.buffer_bytes(), host_seed);
   check_host_node(st, cfg, *source, "host source");
   return source;
 }
@@ -139,57 +148,117 @@ void check_host_node(infrabench::state& st, const host_config& cfg, const gpu::h
   c->device = g;
   c->info = gpu::query_device(g);
   c->out_seed = host_seed + 1 + static_cast<std::uint64_t>(g);
+  const std::size_t bytes = cfg.buffer_bytes();
   if (cfg.up) {
-    c->dev_in = std::make_unique<gpu::device_buffer>(g, cfg.size);
-    gpu::fill_device(g, c->dev_in->get(), cfg.size, ~host_seed);  // differs from the source
+    c->dev_in = std::make_unique<gpu::device_buffer>(g, bytes);
+    gpu::fill_device(g, c->dev_in->get(), bytes, ~host_seed);  // differs from the source
     c->up = std::make_unique<gpu::stream>(g);
   }
   if (cfg.down) {
-    c->dev_out = std::make_unique<gpu::device_buffer>(g, cfg.size);
-    gpu::fill_device(g, c->dev_out->get(), cfg.size, c->out_seed);
-    c->host_out = std::make_unique<gpu::host_buffer>(cfg.size, cfg.kind(), cfg.node());
+    c->dev_out = std::make_unique<gpu::device_buffer>(g, bytes);
+    gpu::fill_device(g, c->dev_out->get(), bytes, c->out_seed);
+    c->host_out = std::make_unique<gpu::host_buffer>(bytes, cfg.kind(), cfg.node());
     check_host_node(st, cfg, *c->host_out, "host destination of GPU " + std::to_string(g));
     c->down = std::make_unique<gpu::stream>(g);
   }
   return c;
 }
 
-// One copy in the given direction on the cell's stream (current device: the cell's GPU).
+// One copy of `bytes` in the given direction on the cell's stream (current device: the cell's
+// GPU).
 void enqueue_up(const host_config& cfg, const host_cell& cell, const gpu::host_buffer& source,
-                int blocks) {
+                std::size_t bytes, int blocks) {
   if (cfg.sm) {
-    IB_CUDA(static_cast<cudaError_t>(kcu::launch_copy(cell.dev_in->get(), source.device_ptr(),
-                                                      cfg.size, blocks, cell.up->get())));
+    IB_CUDA(static_cast<cudaError_t>(
+        kcu::launch_copy(cell.dev_in->get(), source.device_ptr(), bytes, blocks, cell.up->get())));
   } else {
-    IB_CUDA(cudaMemcpyAsync(cell.dev_in->get(), source.get(), cfg.size, cudaMemcpyHostToDevice,
+    IB_CUDA(cudaMemcpyAsync(cell.dev_in->get(), source.get(), bytes, cudaMemcpyHostToDevice,
                             cell.up->get()));
   }
 }
-void enqueue_down(const host_config& cfg, const host_cell& cell, int blocks) {
+void enqueue_down(const host_config& cfg, const host_cell& cell, std::size_t bytes, int blocks) {
   if (cfg.sm) {
     IB_CUDA(static_cast<cudaError_t>(kcu::launch_copy(
-        cell.host_out->device_ptr(), cell.dev_out->get(), cfg.size, blocks, cell.down->get())));
+        cell.host_out->device_ptr(), cell.dev_out->get(), bytes, blocks, cell.down->get())));
   } else {
-    IB_CUDA(cudaMemcpyAsync(cell.host_out->get(), cell.dev_out->get(), cfg.size,
+    IB_CUDA(cudaMemcpyAsync(cell.host_out->get(), cell.dev_out->get(), bytes,
                             cudaMemcpyDeviceToHost, cell.down->get()));
   }
 }
 
-// The harness's timing of one cell: pinned copies held behind its blocking kernel; the
-// bidirectional d2h stream joins the h2d stream's bracket (it starts at the start event, and the
-// stop event waits for it).
-void add_timed_cell(host_row& r, const host_config& cfg, const std::string& column,
-                    const host_cell& cell) {
-  const int blocks = gpu::copy_blocks(cell.info);
+[[nodiscard]] std::string column_of(int g, cell_kind k) {
+  const std::string base = "gpu" + std::to_string(g);
+  switch (k) {
+    case cell_kind::up_under_down:
+      return base + "_h2d";
+    case cell_kind::down_under_up:
+      return base + "_d2h";
+    default:
+      return base;
+  }
+}
+
+// The cells of GPU g: the one direction of h2d/d2h; for bidirectional each direction under the
+// other's interfering copy, then both summed.
+[[nodiscard]] std::vector<cell_kind> kinds_of(direction d) {
+  switch (d) {
+    case direction::h2d:
+      return {cell_kind::up};
+    case direction::d2h:
+      return {cell_kind::down};
+    case direction::bidirectional:
+      break;
+  }
+  return {cell_kind::up_under_down, cell_kind::down_under_up, cell_kind::both};
+}
+
+// The harness's timing of one cell. Pinned copies are held behind its blocking kernel. The
+// measured direction's stream is bracketed; the other direction's stream either interferes
+// (starts with the bracket, copies twice the bytes, is not waited for: nvbandwidth's method) or,
+// for the summed cell, joins the bracket. With copy=sm the summed cell is one split-warp kernel
+// (half the warps each way); two kernels that must overlap get one block per SM each.
+void add_timed_cell(host_row& r, const host_config& cfg, cell_kind kind, const host_cell& cell) {
   infrabench::gpu_exec_options opts;
   opts.block = cfg.pinned;
-  const gpu::stream& timed = cfg.up ? *cell.up : *cell.down;
-  if (cfg.up && cfg.down) opts.joined.push_back({cell.down->get(), cell.device});
   const gpu::host_buffer* source = r.source.get();
-  r.row.add(r.sweep, column, {timed.get(), cell.device}, std::move(opts),
-            [&cfg, &cell, source, blocks] {
-              if (cfg.up) enqueue_up(cfg, cell, *source, blocks);
-              if (cfg.down) enqueue_down(cfg, cell, blocks);
+  const std::size_t size = cfg.size;
+  const bool split = cfg.sm && kind == cell_kind::both;
+  const bool two_streams = kind != cell_kind::up && kind != cell_kind::down && !split;
+  const int blocks = gpu::copy_blocks(cell.info, two_streams ? 2 : 1);
+  const bool main_up =
+      kind == cell_kind::up || kind == cell_kind::up_under_down || kind == cell_kind::both;
+  const gpu::stream& timed = main_up ? *cell.up : *cell.down;
+  if (kind == cell_kind::up_under_down) opts.interfering.push_back({cell.down->get(), cell.device});
+  if (kind == cell_kind::down_under_up) opts.interfering.push_back({cell.up->get(), cell.device});
+  if (kind == cell_kind::both && !split) opts.joined.push_back({cell.down->get(), cell.device});
+  r.row.add(r.sweep, column_of(cell.device, kind), {timed.get(), cell.device}, std::move(opts),
+            [&cfg, &cell, source, size, blocks, kind, split] {
+              if (split) {
+                IB_CUDA(static_cast<cudaError_t>(kcu::launch_copy_split(
+                    cell.dev_in->get(), source->device_ptr(), cell.host_out->device_ptr(),
+                    cell.dev_out->get(), size, blocks, cell.up->get())));
+                return;
+              }
+              switch (kind) {
+                case cell_kind::up:
+                  enqueue_up(cfg, cell, *source, size, blocks);
+                  break;
+                case cell_kind::down:
+                  enqueue_down(cfg, cell, size, blocks);
+                  break;
+                case cell_kind::up_under_down:
+                  enqueue_up(cfg, cell, *source, size, blocks);
+                  enqueue_down(cfg, cell, 2 * size, blocks);
+                  break;
+                case cell_kind::down_under_up:
+                  enqueue_down(cfg, cell, size, blocks);
+                  enqueue_up(cfg, cell, *source, 2 * size, blocks);
+                  break;
+                case cell_kind::both:
+                  enqueue_up(cfg, cell, *source, size, blocks);
+                  enqueue_down(cfg, cell, size, blocks);
+                  break;
+              }
             });
 }
 
@@ -197,21 +266,24 @@ void add_timed_cell(host_row& r, const host_config& cfg, const std::string& colu
 void build_row(infrabench::state& st, const host_config& cfg, const std::vector<int>& gpus,
                host_row& r) {
   for (int g : gpus) {
-    const std::string column = "gpu" + std::to_string(g);
-    const std::size_t device_bytes = cfg.size * (cfg.up && cfg.down ? 2 : 1);
+    const auto kinds = kinds_of(cfg.dir);
+    const auto na = [&](const std::string& why) {
+      for (const cell_kind k : kinds) r.sweep.add_na(column_of(g, k), why, /*is_error=*/true);
+    };
+    const std::size_t device_bytes = cfg.buffer_bytes() * (cfg.up && cfg.down ? 2 : 1);
     if (std::string why = gpu::check_fits(g, device_bytes); !why.empty()) {
-      r.sweep.add_na(column, why, /*is_error=*/true);
+      na(why);
       continue;
     }
     std::unique_ptr<host_cell> c;
     try {
       c = make_cell(st, cfg, g);
     } catch (const std::exception& e) {
-      r.sweep.add_na(column, e.what(), /*is_error=*/true);
+      na(e.what());
       continue;
     }
     r.cells.push_back(std::move(c));
-    add_timed_cell(r, cfg, column, *r.cells.back());
+    for (const cell_kind k : kinds) add_timed_cell(r, cfg, k, *r.cells.back());
   }
 }
 
@@ -220,15 +292,17 @@ void verify_cells(infrabench::state& st, const host_config& cfg, const host_row&
   for (const auto& c : r.cells) {
     const gpu::device_scope scope(c->device);
     IB_CUDA(cudaDeviceSynchronize());
+    // Every byte a copy wrote (the interfering copies write twice the size).
+    const std::size_t bytes = cfg.buffer_bytes();
     if (cfg.up) {
       const auto problem = topo::compare_checksum(
-          topo::pattern_checksum(host_seed, cfg.size),
-          gpu::checksum_device(c->device, c->dev_in->get(), cfg.size),
+          topo::pattern_checksum(host_seed, bytes),
+          gpu::checksum_device(c->device, c->dev_in->get(), bytes),
           "GPU " + std::to_string(c->device) + " destination of host -> GPU");
       if (problem) st.check(false, *problem);
     }
     if (cfg.down) {
-      if (const auto at = topo::find_pattern_mismatch(c->host_out->get(), cfg.size, c->out_seed)) {
+      if (const auto at = topo::find_pattern_mismatch(c->host_out->get(), bytes, c->out_seed)) {
         st.check(false, "host destination of GPU " + std::to_string(c->device) + " -> host: byte " +
                             std::to_string(*at) + " differs from the GPU's source pattern");
       }
@@ -236,23 +310,32 @@ void verify_cells(infrabench::state& st, const host_config& cfg, const host_row&
   }
 }
 
-// Bandwidth and efficiency per cell. Reads the links now, while they are still trained up from
-// the copies (GPUs drop to a low PCIe speed when idle).
+// Bandwidth and efficiency per cell, against the GPU's PCIe link at its maximum (per direction;
+// twice that for the summed cell).
 void report_host_row(infrabench::state& st, const host_config& cfg, const topo::cell_sweep& sweep) {
-  const int directions = cfg.directions();
-  const double bytes_per_op = static_cast<double>(cfg.size) * directions;
   bw::report_bandwidth_row(st, sweep, [&](const topo::cell_sweep::cell& c) {
+    const bool summed =
+        cfg.dir == direction::bidirectional && c.column.find('_') == std::string::npos;
+    const int directions = summed ? 2 : 1;
     bw::bandwidth_cell_info info;
-    info.bytes_per_op = bytes_per_op;
+    info.bytes_per_op = static_cast<double>(cfg.size) * directions;
     const int g = std::stoi(c.column.substr(3));
     const gpu::device_info d = gpu::query_device(g);
     std::string warning;
     info.ceiling = gpu::pcie_ceiling(d, directions, &info.ceiling_unknown_reason, &warning);
     if (!warning.empty()) st.add_warning(c.column + ": " + warning);
-    info.what = dir_name(cfg.dir) + " (" + std::string(cfg.pinned ? "pinned" : "pageable") + ", " +
+    std::string what = dir_name(cfg.dir);
+    if (cfg.dir == direction::bidirectional) {
+      what = summed ? "host <-> GPU, both directions summed over one bracket" +
+                          std::string(cfg.sm ? " (one split-warp kernel: half the warps each way)"
+                                             : "")
+             : c.column.ends_with("_h2d")
+                 ? "host -> GPU while GPU -> host copies twice the bytes at the same time"
+                 : "GPU -> host while host -> GPU copies twice the bytes at the same time";
+    }
+    info.what = what + " (" + std::string(cfg.pinned ? "pinned" : "pageable") + ", " +
                 (cfg.sm ? "SM copy kernel" : "copy engine") + "), host memory on node " +
-                std::to_string(cfg.node_id) + ", GPU " + std::to_string(g) +
-                (directions == 2 ? ", both directions summed" : "");
+                std::to_string(cfg.node_id) + ", GPU " + std::to_string(g);
     return info;
   });
 }
@@ -300,9 +383,10 @@ infrabench::benchmark& host_axes(infrabench::benchmark& b, direction dir) {
       .add_int64_axis("gpu", {-1},
                       infrabench::int_axis("GPU (column) to measure; -1 = every GPU", -1))
       .memory_estimate([dir](const infrabench::config& cfg) -> std::int64_t {
-        // One host source, and for d2h one destination per GPU (counted once here).
+        // One host source, and for d2h one destination per GPU (counted once here); the
+        // bidirectional buffers hold twice the size (the interfering copies).
         const std::int64_t size = infrabench::config_int64(cfg, "size", 0);
-        return dir == direction::bidirectional ? 2 * size : size;
+        return dir == direction::bidirectional ? 4 * size : size;
       });
 }
 
@@ -334,9 +418,10 @@ void bidirectional(infrabench::state& st) {
     infrabench::registry::instance()
         .add("bandwidth/bidirectional", bidirectional)
         .describe(
-            "simultaneous host -> GPU and GPU -> host copies, both directions summed, per host "
-            "NUMA "
-            "node (row) and GPU (columns), against twice the PCIe link's per-direction ceiling"),
+            "simultaneous host -> GPU and GPU -> host copies per host NUMA node (row) and GPU: "
+            "each direction while the other copies twice the bytes, as nvbandwidth measures it "
+            "(bandwidth_gbps_gpu<N>_h2d, _d2h), and both summed over one bracket "
+            "(bandwidth_gbps_gpu<N>, against twice the PCIe link)"),
     direction::bidirectional);
 
 }  // namespace

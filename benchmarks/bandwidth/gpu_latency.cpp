@@ -2,7 +2,9 @@
 // one cudaMemcpyAsync of copy_size bytes from pinned memory plus cudaStreamSynchronize, on the
 // host clock (what an application waits). chase_device/chase_host: one GPU thread follows a
 // random chain of dependent 8-byte loads through working_set bytes of device memory (HBM latency)
-// or of pinned host memory (the PCIe round trip), timed with CUDA events.
+// or of pinned host memory (the PCIe round trip), timed with CUDA events. bandwidth/p2p_latency
+// (nvbandwidth's device_to_device_latency_sm): the same chase by a thread of GPU `src` (the row)
+// through the memory of each other GPU (the columns), over NVLink or PCIe with peer access.
 #include <cuda_runtime_api.h>
 
 #include <chrono>
@@ -49,7 +51,7 @@ constexpr std::uint64_t chain_seed = 42;
 }
 
 struct latency_cell {
-  int device = 0;
+  int device = 0;  // the GPU whose thread chases (and whose stream and events time it)
   std::unique_ptr<gpu::stream> s;
   // memcpy tests
   std::unique_ptr<gpu::host_buffer> host;
@@ -68,6 +70,7 @@ struct latency_config {
   std::string test;
   bool chase = false;    // a pointer chase, not a memcpy round trip
   bool on_host = false;  // the chain lives in pinned host memory
+  int holder = -1;       // chase_peer: the GPU whose memory holds the chain
   std::size_t copy_size = 0;
   std::size_t working_set = 0;
   std::size_t lines = 0;    // chain links
@@ -107,6 +110,7 @@ void write_chain(latency_cell& c, const latency_config& cfg,
   if (cfg.on_host) {
     std::memcpy(c.chain_host->get(), image.data(), image.size() * 8);
   } else {
+    // Unified addressing: the copy finds the chain on whichever GPU holds it.
     const gpu::device_scope scope(c.device);
     IB_CUDA(cudaMemcpy(c.chain_dev->get(), image.data(), image.size() * 8, cudaMemcpyHostToDevice));
   }
@@ -125,8 +129,10 @@ void write_chain(latency_cell& c, const latency_config& cfg,
     return {};
   }
   if (!cfg.on_host) {
-    if (std::string why = gpu::check_fits(g, cfg.working_set); !why.empty()) return why;
-    c.chain_dev = std::make_unique<gpu::device_buffer>(g, cfg.working_set);
+    // The chain lives on the reading GPU, or for chase_peer on the GPU whose memory is read.
+    const int holder = cfg.holder >= 0 ? cfg.holder : g;
+    if (std::string why = gpu::check_fits(holder, cfg.working_set); !why.empty()) return why;
+    c.chain_dev = std::make_unique<gpu::device_buffer>(holder, cfg.working_set);
     c.base = reinterpret_cast<std::uintptr_t>(c.chain_dev->get());
   } else {
     c.chain_host = std::make_unique<gpu::host_buffer>(cfg.working_set, gpu::host_kind::pinned, -1);
@@ -245,6 +251,74 @@ void gpu_latency(infrabench::state& st) {
   report_row(st, cfg, r.sweep);
 }
 
+// ---- bandwidth/p2p_latency ----------------------------------------------------------------------
+
+// Row `src`: GPU src's thread chases through the memory of every other GPU (the columns) with
+// peer access; a pair without it is n/a with the reason.
+void p2p_latency(infrabench::state& st) {
+  latency_config cfg;
+  cfg.test = "chase_peer";
+  cfg.chase = true;
+  cfg.working_set = static_cast<std::size_t>(st.get_int64("working_set"));
+  cfg.lines = cfg.working_set / line_bytes;
+  if (cfg.lines < 2) st.fail("working_set must hold at least two 128-byte lines");
+  if (cfg.lines > (std::size_t{1} << 32)) st.fail("working_set above 512 GiB");
+  // ~10-30 ms per sample: a load from a peer over NVLink or PCIe takes ~0.7-2 us.
+  cfg.steps = std::uint64_t{1} << 14;
+  const int count = gpu::device_count();
+  const std::int64_t src = st.get_int64("src");
+  if (src >= count) {
+    st.skip(infrabench::reason_code::no_device, topo::missing_index_reason("GPU", src, count));
+  }
+  if (count < 2) {
+    st.skip(infrabench::reason_code::no_device,
+            "device-to-device latency needs two GPUs (nvbandwidth device_to_device_latency_sm "
+            "reads a peer's memory): this machine has 1 CUDA device; bandwidth/gpu_latency "
+            "test=chase_device measures a GPU's own memory");
+  }
+  std::string error;
+  const auto dsts = topo::select_columns(count, st.get_int64("dst"), &error);
+  if (!error.empty()) st.skip(error);
+
+  const int reader = static_cast<int>(src);
+  latency_row r;
+  r.next = random_cycle(cfg.lines);
+  for (int d : dsts) {
+    if (d == reader) continue;  // its own memory is bandwidth/gpu_latency test=chase_device
+    const std::string column = "gpu" + std::to_string(d);
+    std::string why;
+    if (!gpu::enable_peer(reader, d, &why)) {
+      r.sweep.add_na(column, why);
+      continue;
+    }
+    auto c = std::make_unique<latency_cell>();
+    latency_config mine = cfg;
+    mine.holder = d;
+    try {
+      why = setup_cell(*c, mine, r.next, reader);
+    } catch (const std::exception& e) {
+      why = e.what();
+    }
+    if (!why.empty()) {
+      r.sweep.add_na(column, why, /*is_error=*/true);
+      continue;
+    }
+    latency_cell* cell = c.get();
+    r.cells.push_back(std::move(c));
+    const std::uint64_t steps = cfg.steps;
+    r.sweep.add(column, [cell, steps] { return time_chase(*cell, steps); });
+  }
+  bw::require_runnable(st, r.sweep);
+  st.exec_timed([&] { return r.sweep.run_once(); }, "cuda_event");
+  verify_chase(st, cfg, r);
+  bw::report_latency_row(st, r.sweep, static_cast<double>(cfg.steps), "ns",
+                         "memory of the column's GPU read by GPU " + std::to_string(reader) +
+                             " through peer access: time of " + std::to_string(cfg.steps) +
+                             " dependent 8-byte loads (one GPU thread, L1 bypassed) / loads, "
+                             "random cycle over " +
+                             bw::format_gib(static_cast<double>(cfg.working_set)));
+}
+
 INFRABENCH_REGISTER(gpu_latency, "bandwidth/gpu_latency")
     .describe(
         "small-copy round trip (memcpy_h2d/d2h: latency_us_gpu<N>) and dependent-load latency "
@@ -266,6 +340,27 @@ INFRABENCH_REGISTER(gpu_latency, "bandwidth/gpu_latency")
         if (name == "working_set") return 2 * std::get<std::int64_t>(value);
       }
       return 0;
+    });
+
+INFRABENCH_REGISTER(p2p_latency, "bandwidth/p2p_latency")
+    .describe(
+        "dependent-load latency of another GPU's memory read by GPU src (the row) through peer "
+        "access, one column per GPU whose memory is read (latency_ns_gpu<N>; nvbandwidth "
+        "device_to_device_latency_sm); needs 2 GPUs")
+    .require(infrabench::req::cuda)
+    .add_int64_axis(
+        "src", {0, 1, 2, 3, 4, 5, 6, 7},
+        infrabench::int_axis("reading GPU (the row); indices beyond the GPU count are skipped "
+                             "with the count",
+                             0))
+    .add_int64_axis("dst", {-1},
+                    infrabench::int_axis("GPU whose memory is read (column); -1 = every other GPU",
+                                         -1))
+    .add_int64_axis("working_set", {std::int64_t{256} << 20},
+                    infrabench::bytes_axis("bytes the chain spans (above L2 for DRAM/HBM)", 256))
+    .memory_estimate([](const infrabench::config& cfg) -> std::int64_t {
+      // The host image of the chain.
+      return infrabench::config_int64(cfg, "working_set", 0);
     });
 
 }  // namespace

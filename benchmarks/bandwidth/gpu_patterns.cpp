@@ -1,7 +1,9 @@
-// bandwidth/host_to_all, all_to_host, all_to_one, one_to_all: nvbandwidth's many-to-one tests.
-// host_to_all / all_to_host give one row per host NUMA node whose cells are the GPUs: each cell is
-// that GPU's copy to or from the host, measured while every other GPU copies in the same
-// direction (two GPUs behind one PCIe switch uplink show as about half their link each).
+// bandwidth/host_to_all, all_to_host, all_to_one, one_to_all and the host patterns'
+// *_bidirectional: nvbandwidth's many-to-one tests. host_to_all / all_to_host give one row per
+// host NUMA node whose cells are the GPUs: each cell is that GPU's copy to or from the host,
+// measured while every other GPU copies in the same direction (two GPUs behind one PCIe switch
+// uplink show as about half their link each); the bidirectional ones measure it while the GPU's
+// own reverse direction and both directions of every other GPU run.
 // all_to_one / one_to_all give one row whose cells are the target GPUs: each cell is the total
 // bandwidth into (all_to_one) or out of (one_to_all) the target while all its peers copy with it
 // at once, pushed by the sender (access=write) or pulled by the receiver (access=read). The plans
@@ -49,6 +51,7 @@ struct copy_slot {
   std::unique_ptr<gpu::device_buffer> dst_dev;  // device destination
   std::unique_ptr<gpu::stream> s;               // on the issuer
   int blocks = 1;
+  std::size_t bytes = 0;  // size x plan.size_factor
 
   [[nodiscard]] const void* src_ptr(bool sm) const {
     if (!plan.src.host) return src_dev->get();
@@ -59,11 +62,11 @@ struct copy_slot {
     return sm ? host->device_ptr() : host->get();
   }
   // One copy on its issuer's stream (the issuer must be current).
-  void enqueue(bool sm, std::size_t size) const {
+  void enqueue(bool sm) const {
     if (sm) {
-      IB_CUDA(kcu::launch_copy(dst_ptr(sm), src_ptr(sm), size, blocks, s->get()));
+      IB_CUDA(kcu::launch_copy(dst_ptr(sm), src_ptr(sm), bytes, blocks, s->get()));
     } else {
-      IB_CUDA(cudaMemcpyAsync(dst_ptr(sm), src_ptr(sm), size, cudaMemcpyDefault, s->get()));
+      IB_CUDA(cudaMemcpyAsync(dst_ptr(sm), src_ptr(sm), bytes, cudaMemcpyDefault, s->get()));
     }
   }
 };
@@ -87,30 +90,36 @@ std::unique_ptr<cell_copies> build_cell(int target, const std::vector<topo::plan
   for (const auto& p : plan) {
     auto c = std::make_unique<copy_slot>();
     c->plan = p;
+    c->bytes = size * static_cast<std::size_t>(p.size_factor);
+    const std::size_t bytes = c->bytes;
     const std::uint64_t seed = seed_of(p.src, p.dst);
     if (p.src.host || p.dst.host) {
-      c->host = std::make_unique<gpu::host_buffer>(size, gpu::host_kind::pinned, node);
-      topo::fill_pattern(c->host->get(), size, p.src.host ? seed : seed_poison);
+      c->host = std::make_unique<gpu::host_buffer>(bytes, gpu::host_kind::pinned, node);
+      topo::fill_pattern(c->host->get(), bytes, p.src.host ? seed : seed_poison);
     }
     if (!p.src.host) {
-      c->src_dev = std::make_unique<gpu::device_buffer>(p.src.index, size);
-      gpu::fill_device(p.src.index, c->src_dev->get(), size, seed);
+      c->src_dev = std::make_unique<gpu::device_buffer>(p.src.index, bytes);
+      gpu::fill_device(p.src.index, c->src_dev->get(), bytes, seed);
     }
     if (!p.dst.host) {
-      c->dst_dev = std::make_unique<gpu::device_buffer>(p.dst.index, size);
-      gpu::fill_device(p.dst.index, c->dst_dev->get(), size, seed_poison);
+      c->dst_dev = std::make_unique<gpu::device_buffer>(p.dst.index, bytes);
+      gpu::fill_device(p.dst.index, c->dst_dev->get(), bytes, seed_poison);
     }
     c->s = std::make_unique<gpu::stream>(p.issuer);
-    c->blocks = gpu::copy_blocks(gpu::query_device(p.issuer));
+    // The issuer's copy kernels run at once (one_to_all pushes to every peer, the bidirectional
+    // patterns copy both ways): sharing its SMs, each gets one block per SM so they overlap.
+    c->blocks =
+        gpu::copy_blocks(gpu::query_device(p.issuer), topo::copies_issued_by(plan, p.issuer));
     cell->copies.push_back(std::move(c));
   }
   return cell;
 }
 
 // Every destination holds its source's pattern.
-void verify_cell(infrabench::state& st, const cell_copies& cell, std::size_t size) {
+void verify_cell(infrabench::state& st, const cell_copies& cell) {
   for (const auto& c : cell.copies) {
     const auto& p = c->plan;
+    const std::size_t size = c->bytes;
     const std::uint64_t seed = seed_of(p.src, p.dst);
     const std::string what =
         (p.src.host ? std::string("host") : "GPU " + std::to_string(p.src.index)) + " -> " +
@@ -134,8 +143,7 @@ void verify_cell(infrabench::state& st, const cell_copies& cell, std::size_t siz
 
 // The cell's timing: the first counted copy's stream is held and bracketed; the other counted
 // copies join the bracket (the figure is their total), uncounted ones load the links meanwhile.
-void add_to_row(gpu::gpu_row& row, topo::cell_sweep& sweep, const cell_copies& cell, bool sm,
-                std::size_t size) {
+void add_to_row(gpu::gpu_row& row, topo::cell_sweep& sweep, const cell_copies& cell, bool sm) {
   const copy_slot& main = *cell.copies.front();
   infrabench::gpu_exec_options opts;
   for (std::size_t k = 1; k < cell.copies.size(); ++k) {
@@ -145,10 +153,10 @@ void add_to_row(gpu::gpu_row& row, topo::cell_sweep& sweep, const cell_copies& c
   }
   const cell_copies* cp = &cell;
   row.add(sweep, "gpu" + std::to_string(cell.target), {main.s->get(), main.plan.issuer},
-          std::move(opts), [cp, sm, size] {
+          std::move(opts), [cp, sm] {
             for (const auto& c : cp->copies) {
               const gpu::device_scope scope(c->plan.issuer);
-              c->enqueue(sm, size);
+              c->enqueue(sm);
             }
           });
 }
@@ -158,7 +166,10 @@ void host_pattern(infrabench::state& st, traffic_pattern p) {
   const bool sm = st.get_string("copy") == "sm";
   const auto node_id = st.get_int64("numa_node");
   const int count = gpu::device_count();
-  if (auto why = topo::pattern_skip_reason(p, count); !why.empty()) st.skip(why);
+  // A missing second GPU is a device the machine lacks, not an unsupported feature.
+  if (auto why = topo::pattern_skip_reason(p, count); !why.empty()) {
+    st.skip(infrabench::reason_code::no_device, why);
+  }
   std::string error;
   const std::vector<int> targets = topo::select_columns(count, st.get_int64("gpu"), &error);
   if (!error.empty()) st.skip(error);
@@ -174,27 +185,28 @@ void host_pattern(infrabench::state& st, traffic_pattern p) {
   std::vector<std::unique_ptr<cell_copies>> cells;
   for (int t : targets) {
     const std::string column = "gpu" + std::to_string(t);
+    const auto plan =
+        topo::plan_cell(p, topo::traffic_access::write, t, all, static_cast<int>(node_id));
     std::string why;
     for (int g : all) {
-      if (why.empty()) why = gpu::check_fits(g, size);
+      const auto units = static_cast<std::size_t>(topo::size_units_on(plan, g));
+      if (why.empty()) why = gpu::check_fits(g, size * units);
     }
     if (!why.empty()) {
       sweep.add_na(column, why, /*is_error=*/true);
       continue;
     }
     try {
-      cells.push_back(build_cell(
-          t, topo::plan_cell(p, topo::traffic_access::write, t, all, static_cast<int>(node_id)),
-          size, static_cast<int>(node_id)));
+      cells.push_back(build_cell(t, plan, size, static_cast<int>(node_id)));
     } catch (const std::exception& e) {
       sweep.add_na(column, e.what(), /*is_error=*/true);
       continue;
     }
-    add_to_row(row, sweep, *cells.back(), sm, size);
+    add_to_row(row, sweep, *cells.back(), sm);
   }
   bw::require_runnable(st, sweep);
   row.exec(st, sweep);
-  for (const auto& c : cells) verify_cell(st, *c, size);
+  for (const auto& c : cells) verify_cell(st, *c);
 
   // The links now, while they are still trained up from the copies.
   std::map<int, const cell_copies*> by_target;
@@ -219,7 +231,10 @@ void peer_pattern(infrabench::state& st, traffic_pattern p) {
   const auto access =
       st.get_string("access") == "read" ? topo::traffic_access::read : topo::traffic_access::write;
   const int count = gpu::device_count();
-  if (auto why = topo::pattern_skip_reason(p, count); !why.empty()) st.skip(why);
+  // A missing second GPU is a device the machine lacks, not an unsupported feature.
+  if (auto why = topo::pattern_skip_reason(p, count); !why.empty()) {
+    st.skip(infrabench::reason_code::no_device, why);
+  }
   std::string error;
   const std::vector<int> targets = topo::select_columns(count, st.get_int64("gpu"), &error);
   if (!error.empty()) st.skip(error);
@@ -260,12 +275,12 @@ void peer_pattern(infrabench::state& st, traffic_pattern p) {
       sweep.add_na(column, e.what(), /*is_error=*/true);
       continue;
     }
-    add_to_row(row, sweep, *cells.back(), sm, size);
+    add_to_row(row, sweep, *cells.back(), sm);
   }
   for (const auto& [pair, why] : no_access) st.add_warning("left out: " + why);
   bw::require_runnable(st, sweep);
   row.exec(st, sweep);
-  for (const auto& c : cells) verify_cell(st, *c, size);
+  for (const auto& c : cells) verify_cell(st, *c);
 
   std::map<int, const cell_copies*> by_target;
   for (const auto& c : cells) by_target[c->target] = c.get();
@@ -301,15 +316,17 @@ infrabench::benchmark& common_axes(infrabench::benchmark& b) {
                       infrabench::int_axis("target GPU (column) to measure; -1 = every GPU", -1));
 }
 
-infrabench::benchmark& host_axes(infrabench::benchmark& b) {
+infrabench::benchmark& host_axes(infrabench::benchmark& b, bool bidirectional = false) {
   return common_axes(b)
       .add_int64_axis(
           "numa_node", node_defaults(),
           infrabench::int_axis("NUMA node of the host memory (the row); default: every node", 0))
-      .memory_estimate([](const infrabench::config& cfg) -> std::int64_t {
-        // One pinned host buffer per GPU; counted for two GPUs here (the GPU count is not known
-        // before the run), more GPUs need more.
-        return 2 * infrabench::config_int64(cfg, "size", 0);
+      .memory_estimate([bidirectional](const infrabench::config& cfg) -> std::int64_t {
+        // One pinned host buffer per copy; counted for two GPUs here (the GPU count is not
+        // known before the run), more GPUs need more. The bidirectional patterns copy both ways,
+        // their load twice the size: 1 + 2 + 2 x 2 sizes for two GPUs.
+        const std::int64_t size = infrabench::config_int64(cfg, "size", 0);
+        return bidirectional ? 7 * size : 2 * size;
       });
 }
 
@@ -334,6 +351,26 @@ infrabench::benchmark& peer_axes(infrabench::benchmark& b) {
              [](infrabench::state& st) { host_pattern(st, traffic_pattern::all_to_host); })
         .describe("GPU -> host copy bandwidth of each GPU while every other GPU copies to the "
                   "host too (nvbandwidth all_to_host); pinned memory; needs 2 GPUs"));
+[[maybe_unused]] infrabench::benchmark& reg_host_to_all_bidirectional = host_axes(
+    infrabench::registry::instance()
+        .add("bandwidth/host_to_all_bidirectional",
+             [](infrabench::state& st) {
+               host_pattern(st, traffic_pattern::host_to_all_bidirectional);
+             })
+        .describe("host -> GPU copy bandwidth of each GPU while it also copies to the host and "
+                  "every other GPU copies both ways (nvbandwidth host_to_all_bidirectional); "
+                  "pinned memory; needs 2 GPUs"),
+    true);
+[[maybe_unused]] infrabench::benchmark& reg_all_to_host_bidirectional = host_axes(
+    infrabench::registry::instance()
+        .add("bandwidth/all_to_host_bidirectional",
+             [](infrabench::state& st) {
+               host_pattern(st, traffic_pattern::all_to_host_bidirectional);
+             })
+        .describe("GPU -> host copy bandwidth of each GPU while it also copies from the host and "
+                  "every other GPU copies both ways (nvbandwidth all_to_host_bidirectional); "
+                  "pinned memory; needs 2 GPUs"),
+    true);
 [[maybe_unused]] infrabench::benchmark& reg_all_to_one = peer_axes(
     infrabench::registry::instance()
         .add("bandwidth/all_to_one",

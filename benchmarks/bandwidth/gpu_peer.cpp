@@ -147,7 +147,11 @@ struct p2p_row {
   cfg.bidir = st.get_string("traffic") == "bidir";
   const int count = gpu::device_count();
   const std::int64_t src = st.get_int64("src");
-  if (src >= count) st.skip(topo::missing_index_reason("GPU", src, count));
+  // A GPU the machine does not have (the second GPU, or the row's source) is a missing device,
+  // not an unsupported feature: reports count the two apart.
+  if (src >= count) {
+    st.skip(infrabench::reason_code::no_device, topo::missing_index_reason("GPU", src, count));
+  }
   if (count < 2) {
     st.skip(infrabench::reason_code::no_device,
             "peer-to-peer needs two GPUs: this machine has 1 CUDA device");

@@ -55,19 +55,27 @@ verdict judge_pcie(const std::vector<gpu_view>& gpus) {
       continue;
     }
     any = true;
-    // An idle GPU may lower its link generation to save power: judge the best seen under load.
-    gen = std::max(gen, g.gen_seen);
-    width = std::max(width, g.width_seen);
+    // An idle GPU lowers its link generation to save power: judge the best seen under load.
+    gen = std::max({gen, g.gen_seen, g.gen_loaded});
+    width = std::max({width, g.width_seen, g.width_loaded});
     gen_min = std::min(gen_min, gen);
     width_min = std::min(width_min, width);
     if (gen < max_gen || width < max_width) {
-      v.failures.push_back(
-          g.label() + ": PCIe link Gen" + num(gen) + " x" + num(width) + " below its maximum Gen" +
-          num(max_gen) + " x" + num(max_width) +
-          (g.gen_seen < 0 ? " (read once, idle: run with telemetry after a load to judge it "
-                            "under load)"
-                          : " (the best seen during the run)") +
-          ": reseat the card, check the slot/riser and the BIOS PCIe speed setting");
+      const std::string below = g.label() + ": PCIe link Gen" + num(gen) + " x" + num(width) +
+                                " below its maximum Gen" + num(max_gen) + " x" + num(max_width);
+      if (g.gen_loaded >= 0) {
+        v.failures.push_back(below +
+                             " while this check copied to it (the best seen under that load)"
+                             ": reseat the card, check the slot/riser and the BIOS PCIe speed "
+                             "setting");
+      } else {
+        // Without a load of our own the GPU may simply have been idle: a healthy GPU must not
+        // fail, so this is a warning that says how to judge it.
+        v.warnings.push_back(
+            below + (g.gen_seen < 0 ? " (read once, idle" : " (the best the run's telemetry saw") +
+            ", with no copy load of this check's own on it: GPUs lower the link when idle, so it "
+            "is not judged; a CUDA build loads the GPU while it reads the link)");
+      }
     }
     if (const double d = grew_by(g, "pcie_replay"); d > 0) {
       replays = std::max(replays, d);
@@ -80,14 +88,33 @@ verdict judge_pcie(const std::vector<gpu_view>& gpus) {
     v.skip = "NVML reports no PCIe link for any GPU";
     return v;
   }
-  v.metrics.push_back(
-      {"pcie_gen_min", "generation", gen_min, true,
-       "lowest PCIe generation over the GPUs (the best each reached during the run)"});
+  v.metrics.push_back({"pcie_gen_min", "generation", gen_min, true,
+                       "lowest PCIe generation over the GPUs (the best each reached under this "
+                       "check's copy load or during the run)"});
   v.metrics.push_back(
       {"pcie_width_min", "lanes", width_min, true, "narrowest PCIe link width over the GPUs"});
   v.metrics.push_back(count_metric("pcie_replays_max", replays,
                                    "most PCIe replays one GPU counted during the run"));
   return v;
+}
+
+std::string read_links_under_load(std::vector<gpu_view>& gpus, const nvml::library& lib,
+                                  const copy_load& load) {
+  std::vector<double> gen(gpus.size(), -1), width(gpus.size(), -1);
+  const copy_load_result r = load([&] {
+    for (std::size_t k = 0; k < gpus.size(); ++k) {
+      const nvml::gpu_sample s = lib.sample(gpus[k].index);
+      if (!std::isnan(s.pcie_gen)) gen[k] = std::max(gen[k], s.pcie_gen);
+      if (!std::isnan(s.pcie_width)) width[k] = std::max(width[k], s.pcie_width);
+    }
+  });
+  for (std::size_t k = 0; k < gpus.size(); ++k) {
+    if (std::find(r.gpus.begin(), r.gpus.end(), gpus[k].index) == r.gpus.end()) continue;
+    gpus[k].gen_loaded = gen[k];
+    gpus[k].width_loaded = width[k];
+  }
+  if (r.gpus.empty()) return r.why_not.empty() ? "no GPU was loaded" : r.why_not;
+  return {};
 }
 
 verdict judge_nvlink(const std::vector<gpu_view>& gpus) {

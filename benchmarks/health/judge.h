@@ -3,6 +3,7 @@
 // and turn a verdict into metrics, warnings and a failure; tests call these directly.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -39,6 +40,9 @@ struct gpu_view {
   counter_set now;                        // counters read by the check
   std::optional<counter_set> before;      // at the start of the run (none: telemetry off)
   double gen_seen = -1, width_seen = -1;  // highest current link seen during the run (-1: none)
+  // Highest current link read while health/gpu_pcie_link copied to this GPU itself (-1: it could
+  // not load this GPU): the only readings that judge the link under a known load.
+  double gen_loaded = -1, width_loaded = -1;
   nvml::library::nvlink_state links;
   double serious_fraction = -1;  // share of samples in thermal/hardware slowdown (-1: unknown)
   unsigned long long serious_bits = 0;      // which such reasons were seen
@@ -46,7 +50,24 @@ struct gpu_view {
   [[nodiscard]] std::string label() const;  // "GPU 3 (NVIDIA H100 80GB HBM3)"
 };
 
+// A GPU's link below its maximum fails only when it was read under this check's own copy load
+// (gen_loaded): an idle GPU lowers its generation, so a reading without a known load (once at
+// idle, or the run's telemetry, which may have seen no GPU load) is a warning, never a failure.
 verdict judge_pcie(const std::vector<gpu_view>& gpus);
+
+// A copy load on the GPUs: runs copies, calls `read_now` repeatedly while they are in flight,
+// and returns the NVML indices of the GPUs it loaded, or why it loaded none.
+struct copy_load_result {
+  std::vector<unsigned> gpus;
+  std::string why_not;
+};
+using copy_load = std::function<copy_load_result(const std::function<void()>& read_now)>;
+
+// Reads every GPU's current PCIe link from `lib` while `load` runs and records the best reading
+// in the views of the GPUs it loaded (gen_loaded, width_loaded). Returns why no GPU was loaded,
+// or empty.
+std::string read_links_under_load(std::vector<gpu_view>& gpus, const nvml::library& lib,
+                                  const copy_load& load);
 verdict judge_nvlink(const std::vector<gpu_view>& gpus);
 verdict judge_ecc(const std::vector<gpu_view>& gpus);
 verdict judge_remap(const std::vector<gpu_view>& gpus);

@@ -69,4 +69,12 @@ void per_second::merge(const per_second& other) {
   for (std::size_t i = 0; i < other.m_buckets.size(); ++i) m_buckets[i] += other.m_buckets[i];
 }
 
+int gemms_per_round(double gemm_s, double check_s, double target_s, double check_share) {
+  constexpr double most = 100000;
+  if (!(gemm_s > 0)) return 1;
+  double n = std::ceil(target_s / gemm_s);
+  if (check_s > 0 && check_share > 0) n = std::max(n, std::ceil(check_s / (check_share * gemm_s)));
+  return static_cast<int>(std::clamp(n, 1.0, most));
+}
+
 }  // namespace infrabench::stress

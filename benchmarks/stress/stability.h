@@ -24,6 +24,13 @@ struct stability {
 [[nodiscard]] std::string sag_failure(const stability& s, double max_sag, const std::string& what,
                                       const std::string& unit);
 
+// GEMMs per round of stress/gpu: a round runs this many GEMMs back to back, then one HBM copy and
+// the checks of the last GEMM and the copy (`check_s`), so the checks (and the one
+// synchronisation per round) take at most `check_share` of the GPU's time and a round lasts
+// about `target_s`. From one GEMM's time `gemm_s`; at least 1, at most 100000.
+[[nodiscard]] int gemms_per_round(double gemm_s, double check_s, double target_s,
+                                  double check_share);
+
 // Work counted into one-second buckets from the start of a run: add(t, amount) at time t.
 class per_second {
  public:

@@ -14,6 +14,13 @@ namespace infrabench::kernels::cuda {
 // src may be device memory, a peer's memory (peer access enabled) or mapped pinned host memory.
 int launch_copy(void* dst, const void* src, std::size_t bytes, int blocks, void* stream);
 
+// Both directions of a bidirectional SM copy in one kernel (nvbandwidth's split-warp copy): even
+// warps copy src0 -> dst0, odd warps src1 -> dst1, `bytes` each, with `blocks` blocks of 512
+// threads, so the two directions share every SM instead of two kernels competing for them.
+// Pointers that are not all 16-byte aligned fall back to two byte-copy kernels.
+int launch_copy_split(void* dst0, const void* src0, void* dst1, const void* src1, std::size_t bytes,
+                      int blocks, void* stream);
+
 // Writes the pattern of topology::fill_pattern(seed) into device memory.
 int launch_fill_pattern(void* dst, std::size_t bytes, std::uint64_t seed, int blocks, void* stream);
 

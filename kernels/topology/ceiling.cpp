@@ -72,17 +72,37 @@ ceiling_choice pcie_ceiling_of(const gpu_identity& gpu, const pcie_link& link, i
     out.why_not = "the GPU's PCI bus id is unknown";
     return out;
   }
-  if (const auto w = link.degraded_warning()) out.warning = *w;
   const std::string source = link.source.empty() ? "sysfs" : link.source;
-  const auto gbps = link.current_gbps();
+  // The link's maximum, never its current state: an idle GPU lowers the generation (to Gen1 on
+  // H100/H200) within milliseconds of the last copy, so a state read after the timed copies is
+  // not the link they ran on and made a healthy copy "exceed its ceiling". A link that really
+  // trains low shows as low efficiency here and fails health/gpu_pcie_link, which reads it
+  // under load.
+  std::optional<double> gbps = link.max_gbps();
+  std::string what = link.describe_max() + " maximum";
+  if (!gbps) {
+    gbps = link.current_gbps();
+    what = link.describe_current() + " as read after the copies";
+    if (gbps) {
+      out.warning = "the maximum PCIe link of " + gpu.bus_id + " is not reported by " + source +
+                    ": ceiling from its current state, which an idle GPU lowers";
+    }
+  }
   if (!gbps) {
     out.why_not = "PCIe link of " + gpu.bus_id + " unknown in " + source +
-                  " (no current generation/speed or width)";
+                  " (no maximum or current generation/speed and width)";
     return out;
+  }
+  // Width does not drop when idle the way the generation does: a narrower link is worth naming.
+  if (link.current_width && link.max_width && *link.current_width < *link.max_width) {
+    append(out.warning, "PCIe link runs at x" + std::to_string(*link.current_width) +
+                            ", narrower than its maximum x" + std::to_string(*link.max_width) +
+                            ": check the slot, riser or bifurcation setting (health/gpu_pcie_link "
+                            "judges the link under load)");
   }
   ceiling c;
   c.gbps = *gbps * directions;
-  c.description = format_gbps(c.gbps) + " GB/s: " + link.describe_current() +
+  c.description = format_gbps(c.gbps) + " GB/s: " + what +
                   (directions == 2 ? " x 2 directions" : " per direction") + ", link from " +
                   source;
   out.chosen = std::move(c);

@@ -48,9 +48,11 @@ struct ceiling_choice {
   std::string warning;  // empty when nothing is wrong with the links
 };
 
-// A host<->GPU copy: the GPU's PCIe link as it runs now, times `directions` (2 for
-// bidirectional). The link's source (NVML or sysfs) is named in the description; a link below
-// its maximum generation or width is a warning.
+// A host<->GPU copy: the GPU's PCIe link at its maximum generation and width (NVML's
+// nvmlDeviceGetMaxPcieLink*: what the GPU and its slot allow), times `directions` (2 for
+// bidirectional); the current state only where the maximum is unknown, with a warning. The
+// link's source (NVML or sysfs) is named in the description; a link narrower than its maximum is
+// a warning (a lower generation is not: idle GPUs lower it, see health/gpu_pcie_link).
 [[nodiscard]] ceiling_choice pcie_ceiling_of(const gpu_identity& gpu, const pcie_link& link,
                                              int directions);
 

@@ -118,12 +118,25 @@ std::optional<double> pcie_link::max_gbps() const {
   return link_gbps(max_gts, max_width);
 }
 
-std::string pcie_link::describe_current() const {
-  if (!current_gts || !current_width) return "PCIe link unknown";
-  const pcie_generation* g = pcie_generation_by_rate(*current_gts);
-  std::string out = "PCIe " + gen_width(g, current_width) + " (" + rate_text(*current_gts);
+namespace {
+
+[[nodiscard]] std::string describe_link(const std::optional<double>& gts,
+                                        const std::optional<int>& width) {
+  if (!gts || !width) return "PCIe link unknown";
+  const pcie_generation* g = pcie_generation_by_rate(*gts);
+  std::string out = "PCIe " + gen_width(g, width) + " (" + rate_text(*gts);
   if (g) out += std::string(", ") + g->encoding;
   return out + ")";
+}
+
+}  // namespace
+
+std::string pcie_link::describe_current() const {
+  return describe_link(current_gts, current_width);
+}
+
+std::string pcie_link::describe_max() const {
+  return describe_link(max_gts, max_width);
 }
 
 std::optional<std::string> pcie_link::degraded_warning() const {

@@ -52,6 +52,8 @@ struct pcie_link {
   [[nodiscard]] std::optional<double> max_gbps() const;
   // "PCIe Gen4 x16 (16.0 GT/s, 128b/130b)" for the current state; "PCIe link unknown" otherwise.
   [[nodiscard]] std::string describe_current() const;
+  // The same for the maximum generation and width.
+  [[nodiscard]] std::string describe_max() const;
   // A warning when the link runs below its maximum generation or width ("PCIe link runs at Gen4
   // x8, below its maximum Gen5 x16: ..."); nullopt when it runs at its maximum or is unknown.
   [[nodiscard]] std::optional<std::string> degraded_warning() const;

@@ -21,13 +21,19 @@ std::string_view to_string(traffic_pattern p) {
       return "all_to_one";
     case traffic_pattern::one_to_all:
       return "one_to_all";
+    case traffic_pattern::host_to_all_bidirectional:
+      return "host_to_all_bidirectional";
+    case traffic_pattern::all_to_host_bidirectional:
+      return "all_to_host_bidirectional";
   }
   return "?";
 }
 
 std::optional<traffic_pattern> parse_traffic_pattern(std::string_view name) {
-  for (const auto p : {traffic_pattern::host_to_all, traffic_pattern::all_to_host,
-                       traffic_pattern::all_to_one, traffic_pattern::one_to_all}) {
+  for (const auto p :
+       {traffic_pattern::host_to_all, traffic_pattern::all_to_host, traffic_pattern::all_to_one,
+        traffic_pattern::one_to_all, traffic_pattern::host_to_all_bidirectional,
+        traffic_pattern::all_to_host_bidirectional}) {
     if (to_string(p) == name) return p;
   }
   return std::nullopt;
@@ -51,6 +57,25 @@ std::vector<planned_copy> plan_cell(traffic_pattern p, traffic_access a, int tar
       out.push_back(copy_of(target, true));
       for (int g : gpus) {
         if (g != target) out.push_back(copy_of(g, false));
+      }
+      break;
+    }
+    case traffic_pattern::host_to_all_bidirectional:
+    case traffic_pattern::all_to_host_bidirectional: {
+      // The measured direction of the target first; then the target's reverse direction and
+      // both directions of every other GPU, each twice the size so that they still load the
+      // links when the measured copy ends.
+      const bool up = p == traffic_pattern::host_to_all_bidirectional;
+      auto copy_of = [&](int g, bool to_gpu, bool counted) {
+        const traffic_end gpu{false, g};
+        return planned_copy{to_gpu ? host : gpu, to_gpu ? gpu : host, g, counted, counted ? 1 : 2};
+      };
+      out.push_back(copy_of(target, up, true));
+      out.push_back(copy_of(target, !up, false));
+      for (int g : gpus) {
+        if (g == target) continue;
+        out.push_back(copy_of(g, up, false));
+        out.push_back(copy_of(g, !up, false));
       }
       break;
     }
@@ -85,6 +110,11 @@ std::string pattern_skip_reason(traffic_pattern p, int gpu_count) {
       return std::string(to_string(p)) +
              " needs at least 2 GPUs: with one there is no other GPU to load the host; " + have +
              " (bandwidth/h2d and bandwidth/d2h measure one GPU alone)";
+    case traffic_pattern::host_to_all_bidirectional:
+    case traffic_pattern::all_to_host_bidirectional:
+      return std::string(to_string(p)) +
+             " needs at least 2 GPUs: with one there is no other GPU to load the host; " + have +
+             " (bandwidth/bidirectional measures one GPU alone)";
     case traffic_pattern::all_to_one:
     case traffic_pattern::one_to_all:
       return std::string(to_string(p)) + " needs at least 2 GPUs (one and its peers); " + have;
@@ -93,8 +123,25 @@ std::string pattern_skip_reason(traffic_pattern p, int gpu_count) {
 }
 
 double counted_bytes(const std::vector<planned_copy>& plan, double size) {
-  return size * static_cast<double>(std::count_if(plan.begin(), plan.end(),
-                                                  [](const planned_copy& c) { return c.counted; }));
+  double units = 0;
+  for (const auto& c : plan) {
+    if (c.counted) units += c.size_factor;
+  }
+  return size * units;
+}
+
+int copies_issued_by(const std::vector<planned_copy>& plan, int issuer) {
+  return static_cast<int>(std::count_if(plan.begin(), plan.end(),
+                                        [&](const planned_copy& c) { return c.issuer == issuer; }));
+}
+
+int size_units_on(const std::vector<planned_copy>& plan, int gpu) {
+  int units = 0;
+  for (const auto& c : plan) {
+    if (!c.src.host && c.src.index == gpu) units += c.size_factor;
+    if (!c.dst.host && c.dst.index == gpu) units += c.size_factor;
+  }
+  return units;
 }
 
 std::vector<int> issuers(const std::vector<planned_copy>& plan) {
@@ -114,6 +161,7 @@ std::string describe_plan(const std::vector<planned_copy>& plan) {
   std::string counted, load;
   for (const auto& c : plan) {
     std::string t = end_text(c.src) + " -> " + end_text(c.dst);
+    if (c.size_factor != 1) t += " (" + std::to_string(c.size_factor) + "x the size)";
     if (!c.src.host && !c.dst.host) {
       t += c.issuer == c.src.index ? " (pushed by GPU " : " (pulled by GPU ";
       t += std::to_string(c.issuer) + ")";

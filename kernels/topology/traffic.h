@@ -3,8 +3,10 @@
 // cell's figure counts. host_to_all / all_to_host measure one GPU's link to the host while every
 // other GPU loads the host too (two GPUs behind one PCIe switch uplink show as half the
 // bandwidth each); all_to_one / one_to_all move data between one GPU and all its peers at once
-// and count the total. Pure logic, unit-tested without a GPU; the benchmarks
-// (benchmarks/bandwidth/gpu_patterns.cpp) turn a plan into streams and copies.
+// and count the total. The *_bidirectional host patterns measure one GPU's direction while its
+// own reverse direction and both directions of every other GPU load the links (nvbandwidth's
+// host_to_all_bidirectional / all_to_host_bidirectional). Pure logic, unit-tested without a GPU;
+// the benchmarks (benchmarks/bandwidth/gpu_patterns.cpp) turn a plan into streams and copies.
 #pragma once
 
 #include <functional>
@@ -15,7 +17,14 @@
 
 namespace infrabench::kernels::topology {
 
-enum class traffic_pattern { host_to_all, all_to_host, all_to_one, one_to_all };
+enum class traffic_pattern {
+  host_to_all,
+  all_to_host,
+  all_to_one,
+  one_to_all,
+  host_to_all_bidirectional,
+  all_to_host_bidirectional,
+};
 [[nodiscard]] std::string_view to_string(traffic_pattern p);
 [[nodiscard]] std::optional<traffic_pattern> parse_traffic_pattern(std::string_view name);
 
@@ -34,6 +43,9 @@ struct planned_copy {
   traffic_end src, dst;
   int issuer = 0;        // the GPU whose stream runs the copy
   bool counted = false;  // in the cell's figure (else: load on the shared links only)
+  // Bytes moved, in units of the configuration's size: 2 for the load of the bidirectional
+  // patterns, so it still runs when the measured copy ends (nvbandwidth's interference size).
+  int size_factor = 1;
   friend bool operator==(const planned_copy&, const planned_copy&) = default;
 };
 
@@ -50,8 +62,12 @@ struct planned_copy {
 // one GPU alone)"), or empty.
 [[nodiscard]] std::string pattern_skip_reason(traffic_pattern p, int gpu_count);
 
-// Bytes the cell's figure counts per operation: `size` per counted copy.
+// Bytes the cell's figure counts per operation: `size` x size_factor per counted copy.
 [[nodiscard]] double counted_bytes(const std::vector<planned_copy>& plan, double size);
+// How many of the plan's copies GPU `issuer` runs at once (its SM copy kernels share its SMs).
+[[nodiscard]] int copies_issued_by(const std::vector<planned_copy>& plan, int issuer);
+// Device memory the plan needs on GPU `gpu`, in units of the size: every copy end on it.
+[[nodiscard]] int size_units_on(const std::vector<planned_copy>& plan, int gpu);
 
 // The GPUs whose streams a plan uses, the issuer of the first counted copy first (its stream is
 // the one the harness holds and brackets).

@@ -10,9 +10,11 @@ from conftest import FAST, listing, load_report, run
 GPU_BENCHMARKS = ["bandwidth/h2d", "bandwidth/d2h", "bandwidth/bidirectional", "bandwidth/d2d",
                   "bandwidth/p2p", "bandwidth/gpu_latency", "bandwidth/pinned_alloc",
                   "bandwidth/host_to_all", "bandwidth/all_to_host", "bandwidth/all_to_one",
-                  "bandwidth/one_to_all"]
+                  "bandwidth/one_to_all", "bandwidth/host_to_all_bidirectional",
+                  "bandwidth/all_to_host_bidirectional", "bandwidth/p2p_latency"]
 GPU_FILTER = ("^bandwidth/(h2d|d2h|bidirectional|d2d|p2p|gpu_latency|pinned_alloc|host_to_all|"
-              "all_to_host|all_to_one|one_to_all)$")
+              "all_to_host|all_to_one|one_to_all|host_to_all_bidirectional|"
+              "all_to_host_bidirectional|p2p_latency)$")
 HAS_CUDA = os.environ.get("INFRABENCH_HAS_CUDA", "0").upper() in ("1", "ON", "TRUE")
 SMALL_NUMA = ["-a", "array_size=4MiB"]
 
@@ -74,13 +76,15 @@ def test_many_to_one_patterns_have_their_axes():
     patterns also choose who issues the copies (write: the sender, read: the receiver)."""
     if not HAS_CUDA:
         pytest.skip("built without CUDA")
-    names = listing("^bandwidth/(host_to_all|all_to_host|all_to_one|one_to_all)$")
+    names = listing("^bandwidth/(host_to_all|all_to_host|all_to_one|one_to_all)(_bidirectional)?$")
     assert set(names) == {"bandwidth/host_to_all", "bandwidth/all_to_host",
-                          "bandwidth/all_to_one", "bandwidth/one_to_all"}
+                          "bandwidth/all_to_one", "bandwidth/one_to_all",
+                          "bandwidth/host_to_all_bidirectional",
+                          "bandwidth/all_to_host_bidirectional"}
     for name, b in names.items():
         axes = {a["name"]: a for a in b["axes"]}
         assert {"size", "copy", "gpu"} <= set(axes), name
-        if name.endswith("host") or name.startswith("bandwidth/host"):
+        if "host" in name:
             assert "numa_node" in axes, name
         else:
             assert axes["access"]["defaults"] == ["write", "read"], name

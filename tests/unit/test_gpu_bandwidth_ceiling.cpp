@@ -86,7 +86,40 @@ TEST(GpuBandwidthCeiling, PcieFromNvmlNamesItsSource) {
       topo::pcie_link::from_sysfs("16.0 GT/s PCIe", "16", "32.0 GT/s PCIe", "16"), 1);
   ASSERT_TRUE(sysfs.chosen);
   EXPECT_NE(sysfs.chosen->description.find("link from sysfs"), std::string::npos);
-  EXPECT_NE(sysfs.warning.find("below its maximum Gen5 x16"), std::string::npos);
+  // The maximum (Gen5), not the Gen4 it ran at when read: no warning for a lower generation.
+  EXPECT_NEAR(sysfs.chosen->gbps, 63.0, 0.1);
+  EXPECT_EQ(sysfs.warning, "");
+}
+
+TEST(GpuBandwidthCeiling, PcieCeilingIsTheMaximumLinkNotTheIdleOne) {
+  // An idle H200 reads Gen1 x16 right after the copies; the copies ran at Gen5 x16 (55 GB/s
+  // measured). The ceiling is the maximum, so 55 GB/s is 87% of it, not "above the ceiling".
+  const auto idle = pcie(h100(0, "0000:3b:00.0"), 1, 16);
+  ASSERT_TRUE(idle.chosen);
+  EXPECT_NEAR(idle.chosen->gbps, 63.0, 0.1);
+  EXPECT_NE(idle.chosen->description.find("PCIe Gen5 x16 (32.0 GT/s, 128b/130b) maximum"),
+            std::string::npos)
+      << idle.chosen->description;
+  EXPECT_EQ(idle.warning, "");
+  EXPECT_FALSE(topo::exceeds_ceiling(55.0, idle.chosen->gbps));
+  EXPECT_NEAR(*topo::efficiency_percent(55.0, idle.chosen->gbps), 87.3, 0.1);
+
+  // A narrower link is named (width does not drop at idle); the ceiling stays the maximum.
+  const auto narrow = pcie(h100(0, "0000:3b:00.0"), 5, 8);
+  EXPECT_NEAR(narrow.chosen->gbps, 63.0, 0.1);
+  EXPECT_NE(narrow.warning.find("PCIe link runs at x8, narrower than its maximum x16"),
+            std::string::npos)
+      << narrow.warning;
+
+  // No maximum reported: the current state, with a warning that says so.
+  const auto no_max = topo::pcie_ceiling_of(h100(0, "0000:3b:00.0"),
+                                            topo::pcie_link::from_generations(4, 16, 0, 0), 1);
+  ASSERT_TRUE(no_max.chosen);
+  EXPECT_NEAR(no_max.chosen->gbps, 31.5, 0.1);
+  EXPECT_NE(no_max.chosen->description.find("as read after the copies"), std::string::npos);
+  EXPECT_NE(no_max.warning.find("maximum PCIe link of 0000:3b:00.0 is not reported by NVML"),
+            std::string::npos)
+      << no_max.warning;
 }
 
 TEST(GpuBandwidthCeiling, PcieFromGenerationsAndUnknownLinks) {
@@ -189,13 +222,14 @@ TEST(GpuBandwidthCeiling, PeerWithoutNvlinkUsesTheNarrowerPcieLinkAndMergesWarni
   EXPECT_DOUBLE_EQ(c.chosen->gbps, pb.chosen->gbps);
   EXPECT_NE(c.chosen->description.find("(no NVLink between the pair: PCIe path)"),
             std::string::npos);
-  EXPECT_NE(c.warning.find("GPU 1: PCIe link runs at Gen4 x8"), std::string::npos) << c.warning;
+  EXPECT_NE(c.warning.find("GPU 1: PCIe link runs at x8"), std::string::npos) << c.warning;
   EXPECT_EQ(c.warning.find("GPU 0:"), std::string::npos) << c.warning;
 
-  // Both links degraded: both named.
-  const auto c2 = topo::peer_ceiling_of(a, b, none, none, pcie(a, 3, 16), pb, 1);
-  EXPECT_NE(c2.warning.find("GPU 0: PCIe link runs at Gen3 x16"), std::string::npos) << c2.warning;
-  EXPECT_NE(c2.warning.find("; GPU 1: PCIe link runs at Gen4 x8"), std::string::npos) << c2.warning;
+  // Both links narrow: both named; a lower generation alone (idle) is not a warning.
+  const auto c2 = topo::peer_ceiling_of(a, b, none, none, pcie(a, 3, 4), pb, 1);
+  EXPECT_NE(c2.warning.find("GPU 0: PCIe link runs at x4"), std::string::npos) << c2.warning;
+  EXPECT_NE(c2.warning.find("; GPU 1: PCIe link runs at x8"), std::string::npos) << c2.warning;
+  EXPECT_EQ(topo::peer_ceiling_of(a, b, none, none, pcie(a, 1, 16), pa, 1).warning, "");
 
   // NVML absent: PCIe, with a warning that says why.
   topo::nvlink_inventory absent;

@@ -109,3 +109,42 @@ TEST(GpuBandwidthTraffic, OneGpuIsSkippedWithTheReason) {
   }
   EXPECT_FALSE(topo::parse_traffic_pattern("all_to_all"));
 }
+
+TEST(GpuBandwidthTraffic, HostBidirectionalMeasuresOneDirectionUnderTwiceTheLoad) {
+  // nvbandwidth host_to_all_bidirectional: GPU 1's host -> GPU copy, while GPU 1 copies back to
+  // the host and GPU 0 copies both ways, each of those twice the size.
+  const auto plan = topo::plan_cell(traffic_pattern::host_to_all_bidirectional,
+                                    traffic_access::write, 1, {0, 1}, 0);
+  ASSERT_EQ(plan.size(), 4u);
+  EXPECT_EQ(plan[0], (planned_copy{host0, gpu(1), 1, true, 1}));
+  EXPECT_EQ(plan[1], (planned_copy{gpu(1), host0, 1, false, 2}));
+  EXPECT_EQ(plan[2], (planned_copy{host0, gpu(0), 0, false, 2}));
+  EXPECT_EQ(plan[3], (planned_copy{gpu(0), host0, 0, false, 2}));
+  EXPECT_DOUBLE_EQ(topo::counted_bytes(plan, 1e6), 1e6);
+  // Each GPU runs two copies at once (its SM kernels share it) and holds 1 + 2 or 2 + 2 sizes.
+  EXPECT_EQ(topo::copies_issued_by(plan, 1), 2);
+  EXPECT_EQ(topo::copies_issued_by(plan, 0), 2);
+  EXPECT_EQ(topo::size_units_on(plan, 1), 3);
+  EXPECT_EQ(topo::size_units_on(plan, 0), 4);
+  EXPECT_NE(topo::describe_plan(plan).find("GPU 1 -> host node 0 (2x the size)"), std::string::npos)
+      << topo::describe_plan(plan);
+
+  const auto down = topo::plan_cell(traffic_pattern::all_to_host_bidirectional,
+                                    traffic_access::write, 0, {0, 1}, 0);
+  EXPECT_EQ(down[0], (planned_copy{gpu(0), host0, 0, true, 1}));
+  EXPECT_EQ(down[1], (planned_copy{host0, gpu(0), 0, false, 2}));
+  EXPECT_EQ(topo::parse_traffic_pattern("all_to_host_bidirectional"),
+            traffic_pattern::all_to_host_bidirectional);
+  EXPECT_NE(topo::pattern_skip_reason(traffic_pattern::host_to_all_bidirectional, 1)
+                .find("(bandwidth/bidirectional measures one GPU alone)"),
+            std::string::npos);
+}
+
+TEST(GpuBandwidthTraffic, OneToAllSharesTheTargetBetweenItsCopies) {
+  const auto plan =
+      topo::plan_cell(traffic_pattern::one_to_all, traffic_access::write, 0, {0, 1, 2, 3}, -1);
+  EXPECT_EQ(topo::copies_issued_by(plan, 0), 3);  // one block per SM each
+  const auto in =
+      topo::plan_cell(traffic_pattern::all_to_one, traffic_access::write, 0, {0, 1, 2, 3}, -1);
+  EXPECT_EQ(topo::copies_issued_by(in, 1), 1);  // alone on its GPU: the full grid
+}

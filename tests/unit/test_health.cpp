@@ -1,8 +1,18 @@
 // The health checks' verdicts (benchmarks/health/judge.cpp) and the stress benchmarks' pure parts
 // (throughput stability, the checked multiply-add kernel).
+#include <chrono>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <thread>
+
+#include <unistd.h>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "health/judge.h"
 #include "stress/fma_kernel.h"
@@ -40,16 +50,42 @@ const counter_set link_ok = {{"pcie_gen_current", 5},
                              {"pcie_width_max", 16},
                              {"pcie_replay", 0}};
 
-TEST(HealthPcie, LinkBelowItsMaximumFailsWithTheFigures) {
+TEST(HealthPcie, LinkBelowItsMaximumUnderTheChecksOwnLoadFailsWithTheFigures) {
   counter_set slow = link_ok;
-  slow["pcie_gen_current"] = 4;
+  slow["pcie_gen_current"] = 1;  // idle after the load
   slow["pcie_width_current"] = 8;
-  const auto v = health::judge_pcie({gpu(0, link_ok), gpu(1, slow)});
+  gpu_view loaded = gpu(1, slow);
+  loaded.gen_loaded = 4;  // the best read while the check copied to it
+  loaded.width_loaded = 8;
+  gpu_view ok = gpu(0, link_ok);
+  ok.gen_loaded = 5;
+  ok.width_loaded = 16;
+  const auto v = health::judge_pcie({ok, loaded});
   ASSERT_TRUE(v.failed());
-  EXPECT_TRUE(mentions(v, "GPU 1 (Fake H100): PCIe link Gen4 x8 below its maximum Gen5 x16"));
+  EXPECT_TRUE(mentions(v,
+                       "GPU 1 (Fake H100): PCIe link Gen4 x8 below its maximum Gen5 x16 while "
+                       "this check copied to it"));
   EXPECT_TRUE(mentions(v, "reseat the card"));
   EXPECT_EQ(metric(v, "pcie_gen_min"), 4);
   EXPECT_EQ(metric(v, "pcie_width_min"), 8);
+}
+
+TEST(HealthPcie, AnIdleHealthyGpuNeverFailsWithoutALoad) {
+  // Read once at idle (Gen1), no telemetry, no load of the check's own: a warning only.
+  counter_set idle = link_ok;
+  idle["pcie_gen_current"] = 1;
+  const auto v = health::judge_pcie({gpu(0, idle)});
+  EXPECT_FALSE(v.failed()) << v.failure_text();
+  ASSERT_EQ(v.warnings.size(), 1u);
+  EXPECT_NE(v.warnings[0].find("PCIe link Gen1 x16 below its maximum Gen5 x16 (read once, idle"),
+            std::string::npos)
+      << v.warnings[0];
+  EXPECT_NE(v.warnings[0].find("not judged"), std::string::npos);
+  // Telemetry that saw no GPU load (an idle run) is no better: still a warning.
+  gpu_view traced = gpu(0, idle);
+  traced.gen_seen = 1;
+  traced.width_seen = 16;
+  EXPECT_FALSE(health::judge_pcie({traced}).failed());
 }
 
 TEST(HealthPcie, IdleGenerationIsJudgedByTheBestSeenUnderLoad) {
@@ -61,6 +97,92 @@ TEST(HealthPcie, IdleGenerationIsJudgedByTheBestSeenUnderLoad) {
   const auto v = health::judge_pcie({g});
   EXPECT_FALSE(v.failed()) << v.failure_text();
   EXPECT_EQ(metric(v, "pcie_gen_min"), 5);
+}
+
+// The fake NVML (tests/fake_nvml) with one GPU whose link reads `idle_gen` until `trained_s`
+// seconds after nvmlInit, then `loaded_gen`: the link training up under a copy load.
+class fake_link_nvml {
+ public:
+  fake_link_nvml(int idle_gen, int loaded_gen, double trained_s) {
+    m_path = (std::filesystem::temp_directory_path() /
+              ("fake-nvml-health-" + std::to_string(::getpid()) + ".json"))
+                 .string();
+    const nlohmann::json gpu = {{"name", "Fake H200"},
+                                {"pcie_gen", idle_gen},
+                                {"pcie_width", 16},
+                                {"pcie_max_gen", 5},
+                                {"pcie_max_width", 16},
+                                {"pcie_replay", 0},
+                                {"changes", {{{"at_s", trained_s}, {"pcie_gen", loaded_gen}}}}};
+    std::ofstream(m_path) << nlohmann::json{{"gpus", {gpu}}}.dump();
+    ::setenv("INFRABENCH_FAKE_NVML", m_path.c_str(), 1);
+    m_lib = std::make_unique<nvml::library>(INFRABENCH_FAKE_NVML_PATH);
+  }
+  ~fake_link_nvml() { std::filesystem::remove(m_path); }
+  [[nodiscard]] const nvml::library& lib() const { return *m_lib; }
+  [[nodiscard]] std::vector<gpu_view> views() const {
+    gpu_view g = gpu(0, m_lib->counters(0));
+    g.name = m_lib->name(0);
+    return {g};
+  }
+
+ private:
+  std::string m_path;
+  std::unique_ptr<nvml::library> m_lib;
+};
+
+// A load that copies to GPU 0 (`loads`) for `seconds`, reading the links as it goes.
+health::copy_load fake_load(double seconds, bool loads = true) {
+  return [=](const std::function<void()>& read_now) {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    do {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      read_now();
+    } while (std::chrono::steady_clock::now() < end);
+    health::copy_load_result r;
+    if (loads) {
+      r.gpus = {0};
+    } else {
+      r.why_not = "built without CUDA";
+    }
+    return r;
+  };
+}
+
+TEST(HealthPcie, FakeNvmlIdleLinkTrainsUpUnderTheChecksLoadAndPasses) {
+  const fake_link_nvml nv(/*idle_gen=*/1, /*loaded_gen=*/5, /*trained_s=*/0.1);
+  ASSERT_TRUE(nv.lib().available()) << nv.lib().reason();
+  auto gpus = nv.views();
+  EXPECT_EQ(gpus[0].now.at("pcie_gen_current"), 1);  // idle when first read
+  EXPECT_EQ(health::read_links_under_load(gpus, nv.lib(), fake_load(0.3)), "");
+  EXPECT_EQ(gpus[0].gen_loaded, 5);
+  EXPECT_EQ(gpus[0].width_loaded, 16);
+  const auto v = health::judge_pcie(gpus);
+  EXPECT_FALSE(v.failed()) << v.failure_text();
+  EXPECT_TRUE(v.warnings.empty());
+  EXPECT_EQ(metric(v, "pcie_gen_min"), 5);
+}
+
+TEST(HealthPcie, FakeNvmlLinkStuckLowUnderLoadFails) {
+  const fake_link_nvml nv(/*idle_gen=*/1, /*loaded_gen=*/3, /*trained_s=*/0.05);
+  auto gpus = nv.views();
+  EXPECT_EQ(health::read_links_under_load(gpus, nv.lib(), fake_load(0.2)), "");
+  const auto v = health::judge_pcie(gpus);
+  ASSERT_TRUE(v.failed());
+  EXPECT_TRUE(mentions(v, "PCIe link Gen3 x16 below its maximum Gen5 x16 while this check copied"))
+      << v.failure_text();
+}
+
+TEST(HealthPcie, FakeNvmlWithoutALoadOnlyWarns) {
+  // No CUDA (or the GPU is not visible to it): the readings taken meanwhile are idle ones.
+  const fake_link_nvml nv(/*idle_gen=*/1, /*loaded_gen=*/1, /*trained_s=*/0.0);
+  auto gpus = nv.views();
+  EXPECT_EQ(health::read_links_under_load(gpus, nv.lib(), fake_load(0.02, false)),
+            "built without CUDA");
+  EXPECT_EQ(gpus[0].gen_loaded, -1);
+  const auto v = health::judge_pcie(gpus);
+  EXPECT_FALSE(v.failed()) << v.failure_text();
+  ASSERT_EQ(v.warnings.size(), 1u);
 }
 
 TEST(HealthPcie, ReplaysDuringTheRunAreAWarning) {
@@ -212,6 +334,22 @@ TEST(StressStability, WorstSecondAndDrift) {
   EXPECT_EQ(stress::sag_failure(s, 0.1, "x", "u"),
             "x drifted down 23% from the first 10 s to the last (limit 10%)");
   EXPECT_FALSE(stress::sag_failure(stress::analyze({}), 0.1, "x", "u").empty());
+}
+
+TEST(StressGpuRound, GemmsRunBackToBackAndTheChecksStaySmall) {
+  // H200, 8192^3 bf16: ~1.55 ms per GEMM, ~1.2 ms for the copy and the checks. A round of 0.2 s
+  // is 130 GEMMs: the GEMMs are >99% of the round (one GEMM then the checks was ~45%).
+  const int n = stress::gemms_per_round(1.55e-3, 1.2e-3, 0.2, 0.02);
+  EXPECT_EQ(n, 130);
+  EXPECT_GT(n * 1.55e-3 / (n * 1.55e-3 + 1.2e-3), 0.99);
+  // A small GEMM with slow checks: the check share decides, not the round length.
+  const int small = stress::gemms_per_round(1e-5, 1e-3, 0.2, 0.02);
+  EXPECT_GE(small, 20000);
+  EXPECT_LE(1e-3 / (small * 1e-5), 0.02 + 1e-9);
+  // Degenerate timings: at least one GEMM, never an unbounded round.
+  EXPECT_EQ(stress::gemms_per_round(0, 1, 0.2, 0.02), 1);
+  EXPECT_EQ(stress::gemms_per_round(1e-12, 1, 0.2, 0.02), 100000);
+  EXPECT_EQ(stress::gemms_per_round(10, 0, 0.2, 0.02), 1);
 }
 
 TEST(StressStability, PerSecondBucketsLeaveThePartialSecondOut) {
