@@ -4,6 +4,9 @@
 // of each. Timed by the harness (state::exec_gpu): a batch of operations between one event pair,
 // as nccl-tests' BenchTime does, with the slowest rank's time per operation (and wall time)
 // agreed in one MPI reduction per sample, not per operation; the data verified on the device.
+// Waits poll NCCL's asynchronous error as nccl-tests does: a failing rank aborts its
+// communicator and reports NCCL's own error instead of hanging or a CUDA error. The communicator
+// is a run resource, destroyed when the run ends (before MPI and the CUDA runtime go).
 #include <cuda_runtime.h>
 #include <mpi.h>
 #include <nccl.h>
@@ -28,10 +31,18 @@ using namespace infrabench;
 using namespace infrabench::collectives;
 namespace kcu = infrabench::kernels::cuda;
 
+// NCCL's error for `rc`: the code's text and the last error NCCL logged (which names the peer,
+// the transport or the system call), when it logged one.
+std::string nccl_error_text(ncclResult_t rc, ncclComm_t comm) {
+  std::string text = ncclGetErrorString(rc);
+  const char* last = ncclGetLastError(comm);  // NCCL's last error on this thread; comm may be null
+  if (last != nullptr && *last != '\0') text += ": " + std::string(last);
+  return text;
+}
+
 void check_nccl(ncclResult_t rc, const char* what) {
-  if (rc != ncclSuccess) {
-    throw std::runtime_error(std::string(what) + ": " + ncclGetErrorString(rc));
-  }
+  if (rc != ncclSuccess)
+    throw std::runtime_error(std::string(what) + ": " + nccl_error_text(rc, nullptr));
 }
 
 // What one operation works on: this rank's buffers and the communicator.
@@ -89,15 +100,42 @@ const std::map<coll_op, nccl_call>& nccl_calls() {
 }
 
 // One NCCL communicator for the whole run: creating one costs a second or more and every
-// configuration would pay it. Destroyed at exit.
+// configuration would pay it. A run resource (state::resource), destroyed when the run ends: a
+// function-local static was destroyed after main returned, after MPI_Finalize and the CUDA
+// runtime's teardown that ncclCommDestroy needs.
 struct nccl_context {
   ncclComm_t comm = nullptr;
   std::unique_ptr<kcu::stream> stream;
   int device = -1;
-  std::string skip;   // every rank: why NCCL cannot run here (ranks sharing a GPU)
-  std::string error;  // set when creation failed on this rank
+  std::string aborted;  // why the communicator was aborted (later configurations fail with it)
+  nccl_context() = default;
+  nccl_context(const nccl_context&) = delete;
+  nccl_context& operator=(const nccl_context&) = delete;
   ~nccl_context() {
-    if (comm) ncclCommDestroy(comm);
+    if (comm) (void)ncclCommDestroy(comm);
+  }
+
+  // NCCL's asynchronous error, "" while there is none (ncclInProgress: still connecting).
+  [[nodiscard]] std::string async_error() const {
+    if (comm == nullptr) return aborted;
+    ncclResult_t rc = ncclSuccess;
+    if (const ncclResult_t q = ncclCommGetAsyncError(comm, &rc); q != ncclSuccess) rc = q;
+    if (rc == ncclSuccess || rc == ncclInProgress) return {};
+    return "NCCL asynchronous error: " + nccl_error_text(rc, comm);
+  }
+  // Ends the communicator for good (its kernels stop waiting for peers): nccl-tests' abort.
+  void abort(const std::string& why) {
+    if (comm == nullptr) return;
+    (void)ncclCommAbort(comm);
+    comm = nullptr;
+    aborted = "the NCCL communicator was aborted earlier in this run: " + why;
+  }
+  // What exec_gpu needs to poll a batch: the error check, the abort and the bound (a batch
+  // taking longer than one operation's timeout is stuck).
+  void poll(gpu_exec_options& o, double timeout_s) {
+    o.health = [this] { return async_error(); };
+    o.abort = [this] { abort(async_error().empty() ? "a wait timed out" : async_error()); };
+    o.wait_timeout_s = timeout_s;
   }
 };
 
@@ -130,39 +168,52 @@ std::string shared_gpu_check(communicator& comm, int device) {
   return comm.broadcast_string(reason);
 }
 
-nccl_context& context(state& st) {
-  static std::unique_ptr<nccl_context> ctx;
-  if (ctx) {
-    if (!ctx->skip.empty()) st.skip(ctx->skip);
-    agree_or_fail(st, ctx->error.empty(), ctx->error);
-    return *ctx;
-  }
-  ctx = std::make_unique<nccl_context>();
+// Made on the first configuration that asks; every step is agreed by all ranks, so a skip or
+// failure (which leaves nothing kept: the next configuration tries again) is the same on each.
+std::unique_ptr<nccl_context> make_context(state& st) {
+  auto ctx = std::make_unique<nccl_context>();
   communicator& comm = st.comm();
   ctx->device = device_for_local_rank(comm.local_rank(), st.caps().cuda_device_count);
-  ctx->skip = shared_gpu_check(comm, ctx->device);
-  if (!ctx->skip.empty()) st.skip(ctx->skip);
+  if (const std::string skip = shared_gpu_check(comm, ctx->device); !skip.empty()) st.skip(skip);
   ncclUniqueId id{};
+  std::string error;
   try {
     IB_CUDA(cudaSetDevice(ctx->device));
     ctx->stream = std::make_unique<kcu::stream>(ctx->device);
     if (comm.rank() == 0) check_nccl(ncclGetUniqueId(&id), "ncclGetUniqueId");
   } catch (const std::exception& e) {
-    ctx->error = e.what();
+    error = e.what();
   }
   {
     op_scope scope(comm);
     check_mpi(MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, MPI_COMM_WORLD), "MPI_Bcast (ncclUniqueId)");
   }
-  agree_or_fail(st, ctx->error.empty(), ctx->error);
-  try {
+  agree_or_fail(st, error.empty(), error);
+  {
     op_scope scope(comm);  // ncclCommInitRank waits for every rank
-    check_nccl(ncclCommInitRank(&ctx->comm, comm.size(), id, comm.rank()), "ncclCommInitRank");
-  } catch (const std::exception& e) {
-    ctx->error = e.what();
+    const ncclResult_t rc = ncclCommInitRank(&ctx->comm, comm.size(), id, comm.rank());
+    if (rc != ncclSuccess) {
+      error = "ncclCommInitRank: " + nccl_error_text(rc, ctx->comm);
+      if (ctx->comm != nullptr) (void)ncclCommAbort(ctx->comm);
+      ctx->comm = nullptr;
+    }
   }
-  agree_or_fail(st, ctx->error.empty(), ctx->error);
-  return *ctx;
+  agree_or_fail(st, error.empty(), error);
+  return ctx;
+}
+
+nccl_context& context(state& st) {
+  nccl_context& ctx =
+      st.resource<nccl_context>("collectives/nccl", [&] { return make_context(st); });
+  agree_or_fail(st, ctx.aborted.empty(), ctx.aborted);
+  return ctx;
+}
+
+// Waits for what `ctx`'s stream has queued, polling NCCL's error (gpu_wait_polled).
+void sync_polled(nccl_context& ctx, double timeout_s) {
+  gpu_exec_options o;
+  ctx.poll(o, timeout_s);
+  gpu_wait_polled({ctx.stream->get(), ctx.device}, o, "waiting for the verification collective");
 }
 
 void add_metrics(state& st, double bytes, double factor) {
@@ -251,6 +302,7 @@ void run_nccl(state& st, coll_op op) {
   opts.read_clocks = false;
   opts.agree = [&](const batch_timing& t) { return agree_over_ranks(comm, t); };
   opts.timer_name = "cuda_event_batch_max_over_ranks";
+  ctx.poll(opts, comm.op_timeout());
   {
     // Waiting for a batch waits for the other ranks: one operation for the liveness monitor,
     // bounded by the configuration's own time limit rather than one operation's.
@@ -265,7 +317,7 @@ void run_nccl(state& st, coll_op op) {
   {
     op_scope scope(comm);
     call(o);
-    ctx.stream->sync();
+    sync_polled(ctx, comm.op_timeout());
   }
   auto* counter = bad.as<unsigned long long>();
   IB_CUDA(cudaMemsetAsync(counter, 0, sizeof(*counter), o.stream));

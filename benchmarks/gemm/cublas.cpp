@@ -1,10 +1,12 @@
 // gemm/cublas and gemm/cublaslt: NVIDIA's GEMMs as the GPU headline. cublasGemmEx for fp32, tf32,
 // fp16 and bf16; cublasLtMatmul (heuristic algorithm, 32 MiB workspace) for the same and fp8 e4m3
-// on sm_89+. Row-major C = op(A) op(B) is computed as the column-major C^T = op(B)^T op(A)^T, so
-// no data is transposed. Timed by the harness (state::exec_gpu: a batch of GEMMs queued behind a
-// blocking kernel, one event pair per batch), every configuration verified on the device against
-// fp64 on sampled entries, reported as a fraction of the datasheet peak and of the peak at the SM
-// clock measured during the timing.
+// on sm_89+ (per-tensor scales, fast accumulation off unless asked: torch._scaled_mm's default).
+// Row-major C = op(A) op(B) is computed as the column-major C^T = op(B)^T op(A)^T, so no data is
+// transposed. Operands are random (uniform, never zeros: zeros draw less power and run at a higher
+// clock). Timed by the harness (state::exec_gpu: a time-based warm-up, then a batch of GEMMs
+// queued behind a blocking kernel, one event pair per batch; cache=cold flushes L2 before every
+// GEMM), every configuration verified on the device against fp64 on sampled entries, reported as
+// a fraction of the datasheet peak and of the peak at the SM clock measured in the timed windows.
 #include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -114,6 +116,9 @@ void cublaslt_gemm(infrabench::state& st) {
   cublasLtMatmulDesc_t desc = nullptr;
   cublasLtMatrixLayout_t la = nullptr, lb = nullptr, lc = nullptr, ld = nullptr;
   cublasLtMatmulPreference_t pref = nullptr;
+  const bool fp8 = p.dt.ab == kcu::gemm_elem::fp8_e4m3;
+  const bool fast_accum = st.get_int64("fast_accum") != 0;
+  if (fast_accum && !fp8) st.skip("fast_accum applies to fp8 only (" + p.dt.name + " given)");
   struct guard {
     cublasLtHandle_t& h;
     cublasLtMatmulDesc_t& desc;
@@ -140,6 +145,30 @@ void cublaslt_gemm(infrabench::state& st) {
   check_cublas(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, &op_second,
                                               sizeof(op_second)),
                "set TRANSB");
+  // fp8 as frameworks call it (torch._scaled_mm): a per-tensor scale for each input, on the
+  // device, here 1.0 (the data is already in e4m3's range); the bf16 output takes no scale and
+  // no amax (those are for an fp8 output). Fast accumulation (no periodic promotion of the
+  // tensor cores' partial sums to fp32) is set either way, never left to the default, so the
+  // figure says which it compares with: torch._scaled_mm(use_fast_accum=False) by default.
+  const gc::device_buffer scales(2 * sizeof(float));
+  if (fp8) {
+    const float ones[2] = {1.0f, 1.0f};
+    IB_CUDA(cudaMemcpy(scales.get(), ones, sizeof(ones), cudaMemcpyHostToDevice));
+    const float* scale_first = scales.as<float>();
+    const float* scale_second = scales.as<float>() + 1;
+    check_cublas(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER,
+                                                &scale_first, sizeof(scale_first)),
+                 "set A_SCALE_POINTER");
+    check_cublas(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER,
+                                                &scale_second, sizeof(scale_second)),
+                 "set B_SCALE_POINTER");
+    const std::int8_t fast = fast_accum ? 1 : 0;
+    check_cublas(
+        cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof(fast)),
+        "set FAST_ACCUM");
+    st.set_axis_display("fast_accum", fast_accum ? "1 (on: torch._scaled_mm use_fast_accum=True)"
+                                                 : "0 (off: torch._scaled_mm default)");
+  }
   const auto n = static_cast<std::uint64_t>(p.shape.n), m = static_cast<std::uint64_t>(p.shape.m),
              k = static_cast<std::uint64_t>(p.shape.k);
   check_cublas(cublasLtMatrixLayoutCreate(&la, cuda_type(p.dt.ab), l.trans.b ? k : n,
@@ -170,7 +199,11 @@ void cublaslt_gemm(infrabench::state& st) {
   check_cublas(call(), "cublasLtMatmul (" + p.dt.name + ")");
   st.add_flops(gm::gemm_flops(p.shape));
   const auto timing = gc::time_gemm(st, s, [&] { check_cublas(call(), "cublasLtMatmul"); });
-  finish(st, p, o, s, "cublasLtMatmul " + p.dt.name, timing);
+  finish(st, p, o, s,
+         "cublasLtMatmul " + p.dt.name +
+             (fp8 ? std::string(" (scales 1.0, fast accumulation ") + (fast_accum ? "on)" : "off)")
+                  : std::string()),
+         timing);
 }
 
 std::vector<std::string> gpu_shapes() {
@@ -191,26 +224,35 @@ std::int64_t host_memory(const infrabench::config& cfg) {
 
 INFRABENCH_REGISTER(cublas_gemm, "gemm/cublas")
     .describe(
-        "cublasGemmEx fp32/tf32/fp16/bf16 (fp32 accumulation), harness GPU timing, verified on the "
-        "device against fp64; % of the datasheet peak and of the peak at the measured clock")
+        "cublasGemmEx fp32/tf32/fp16/bf16 (fp32 accumulation) on random data, harness GPU timing "
+        "(L2 hot by default, cache=cold flushes it), verified on the device against fp64; % of "
+        "the datasheet peak and of the peak at the SM clock measured in the timed windows")
     .require(infrabench::req::cuda)
     .add_string_axis("shape", gpu_shapes(), gb::shape_axis_options())
     .add_string_axis("dtype", {"fp32", "tf32", "fp16", "bf16"},
                      infrabench::choice_axis("A/B (and C) type; tf32 = fp32 data on tensor cores",
                                              {"fp32", "tf32", "fp16", "bf16"}))
     .add_string_axis("trans", {"nn"}, gb::trans_axis_options())
+    .add_string_axis("cache", gc::cache_values(), gc::cache_axis_options())
     .memory_estimate(host_memory);
 
 INFRABENCH_REGISTER(cublaslt_gemm, "gemm/cublaslt")
     .describe(
         "cublasLtMatmul (heuristic algorithm, 32 MiB workspace) fp32/tf32/fp16/bf16 and fp8 e4m3 "
-        "(sm_89+, bf16 out), harness GPU timing, verified on the device; % of the datasheet peak")
+        "(sm_89+, bf16 out, per-tensor scales 1.0, fast accumulation per the fast_accum axis) on "
+        "random data, harness GPU timing (L2 hot by default, cache=cold flushes it), verified on "
+        "the device; % of the datasheet peak")
     .require(infrabench::req::cuda)
     .add_string_axis("shape", gpu_shapes(), gb::shape_axis_options())
     .add_string_axis("dtype", {"tf32", "bf16", "fp8_e4m3"},
                      infrabench::choice_axis("A/B type (C: fp32 for fp32/tf32, else bf16/fp16)",
                                              {"fp32", "tf32", "fp16", "bf16", "fp8_e4m3"}))
     .add_string_axis("trans", {"nt"}, gb::trans_axis_options())
+    .add_string_axis("cache", gc::cache_values(), gc::cache_axis_options())
+    .add_int64_axis(
+        "fast_accum", {0},
+        infrabench::switch_axis("fp8 only: CUBLASLT_MATMUL_DESC_FAST_ACCUM (1 = torch._scaled_mm "
+                                "use_fast_accum=True; 0, the default, compares with its default)"))
     .memory_estimate(host_memory);
 
 }  // namespace

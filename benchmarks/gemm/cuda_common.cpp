@@ -146,10 +146,29 @@ gm::verification verify_on_device(const operands& o, const dtype_spec& dt, const
   return v;
 }
 
+std::vector<std::string> cache_values() {
+  return {"hot"};  // results from before the axis existed were hot: they keep their meaning
+}
+
+axis_options cache_axis_options() {
+  return choice_axis(
+      "L2 between GEMMs: hot = operands left in L2 by the previous GEMM, cold = L2 flushed before "
+      "every GEMM (one event pair each)",
+      {"hot", "cold"});
+}
+
 gpu_exec_report time_gemm(state& st, const stream& s, const std::function<void()>& launch) {
   // The harness owns the timing: a blocking kernel holds the stream while a batch of GEMMs is
   // queued, one event pair brackets them, so launch gaps never enter the figure.
-  return st.exec_gpu({s.get(), s.device()}, launch);
+  gpu_exec_options opts;
+  if (st.get_string("cache") == "cold") {
+    opts.flush_l2 = true;
+    opts.timer_name = "cuda_event_per_launch_l2_flushed";
+    st.set_axis_display("cache", "cold (L2 flushed before every GEMM)");
+  } else {
+    st.set_axis_display("cache", "hot (operands in L2 from the previous GEMM)");
+  }
+  return st.exec_gpu({s.get(), s.device()}, launch, opts);
 }
 
 namespace {
@@ -196,7 +215,7 @@ void report_gpu_peak(state& st, const gpu_info& gpu, const dtype_spec& dt, doubl
   if (!at_clock) return;
   st.add_metric("peak_at_clock_tflops", "TFLOP/s", *at_clock, true,
                 std::to_string(gpu.sm_count) + " SMs x " + mhz(timing.sm_clock_mhz_median) +
-                    " (median SM clock NVML read during the timing) x dense " + type +
+                    " (median SM clock measured in the timed windows) x dense " + type +
                     " ops per clock per SM (hardware/gpu.h)",
                 metric_role::information);
   st.add_metric("pct_of_peak_at_clock", "%", 100.0 * gflops / (*at_clock * 1e3), true,
@@ -206,20 +225,30 @@ void report_gpu_peak(state& st, const gpu_info& gpu, const dtype_spec& dt, doubl
 }
 
 void report_gpu_clocks(state& st, const gpu_info& gpu, const gpu_exec_report& timing) {
-  if (!timing.clocks_known) {
+  if (timing.clocks_known) {
+    st.add_metric("sm_clock_mhz_actual", "MHz", timing.sm_clock_mhz_median, true,
+                  "median over " + std::to_string(timing.clock_windows) +
+                      " samples of the SM clock in the timed window: clock64 cycles / "
+                      "%globaltimer ns between probe kernels at its two ends (nvbench's method); "
+                      "min " +
+                      mhz(timing.sm_clock_mhz_min) + ", max " + mhz(timing.sm_clock_mhz_max),
+                  metric_role::information);
+  } else {
     static std::atomic<bool> said{false};
     if (!said.exchange(true)) {
-      st.add_warning("actual GPU clocks not recorded (only the maximum, clock_mhz): " +
+      st.add_warning("SM clock during the timing not measured (only the maximum, clock_mhz): " +
                      timing.clocks_reason);
+    }
+  }
+  if (!timing.mem_clock_known) {
+    static std::atomic<bool> said{false};
+    if (!said.exchange(true)) {
+      st.add_warning("memory clock and throttle reasons not recorded: " + timing.mem_clock_reason);
     }
     return;
   }
-  const std::string readings = std::to_string(timing.clock_readings) + " NVML readings between " +
-                               "samples (nvmlDeviceGetClockInfo)";
-  st.add_metric("sm_clock_mhz_actual", "MHz", timing.sm_clock_mhz_median, true,
-                "median SM clock over " + readings + "; min " + mhz(timing.sm_clock_mhz_min) +
-                    ", max " + mhz(timing.sm_clock_mhz_max),
-                metric_role::information);
+  const std::string readings = std::to_string(timing.clock_readings) +
+                               " NVML readings taken while batches ran (nvmlDeviceGetClockInfo)";
   st.add_metric("mem_clock_mhz_actual", "MHz", timing.mem_clock_mhz_median, true,
                 "median memory clock over " + readings, metric_role::information);
   if (!timing.reasons_known) {
@@ -232,9 +261,12 @@ void report_gpu_clocks(state& st, const gpu_info& gpu, const gpu_exec_report& ti
                     timing.clock_event_names,
                 metric_role::information);
   if (timing.slowed_down) {
-    st.add_warning("GPU clock held down during timing (" + timing.clock_event_names + "): SM at " +
-                   mhz(timing.sm_clock_mhz_median) + " median (" + mhz(timing.sm_clock_mhz_min) +
-                   " min) of " + mhz(gpu.clock_mhz) + " maximum");
+    std::string at = "SM clock not measured";
+    if (timing.clocks_known) {
+      at = "SM at " + mhz(timing.sm_clock_mhz_median) + " median (" + mhz(timing.sm_clock_mhz_min) +
+           " min) of " + mhz(gpu.clock_mhz) + " maximum";
+    }
+    st.add_warning("GPU clock held down during timing (" + timing.clock_event_names + "): " + at);
   }
 }
 

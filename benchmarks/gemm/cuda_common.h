@@ -67,21 +67,30 @@ struct operands {
 [[nodiscard]] gm::verification verify_on_device(const operands& o, const dtype_spec& dt,
                                                 const stream& st);
 
-// Times `launch` (one GEMM on `s`) with the harness's GPU timing (state::exec_gpu: blocking
-// kernel, one event pair per batch) and returns what it saw, clocks included.
+// The `cache` axis of every GPU GEMM (nvbench's hot and cold): "hot" (the default) times GEMMs
+// back to back on the same operands, which stay in L2 as far as they fit (what a framework's
+// matmul benchmark measures); "cold" flushes L2 before every GEMM (a write over twice its size,
+// one event pair per GEMM), as a layer sees its weights after other layers ran.
+[[nodiscard]] std::vector<std::string> cache_values();
+[[nodiscard]] axis_options cache_axis_options();
+
+// Times `launch` (one GEMM on `s`) with the harness's GPU timing (state::exec_gpu: a time-based
+// warm-up, then a blocking kernel and one event pair per batch, or per GEMM after an L2 flush
+// with cache=cold) and returns what it saw, the SM clock over the timed windows included.
 gpu_exec_report time_gemm(state& st, const stream& s, const std::function<void()>& launch);
 
 // Adds the peaks (information): clock_mhz, sm_count, peak_tflops and pct_of_peak against the
 // datasheet figure of the SKU (hardware/gpu.h; an unknown SKU: the figure derived from the
 // maximum clock, and the method says so), and peak_at_clock_tflops and pct_of_peak_at_clock
-// against the peak at the SM clock NVML read during the timing.
+// against the peak at the SM clock measured over the timed windows.
 void report_gpu_peak(state& st, const gpu_info& gpu, const dtype_spec& dt, double gflops,
                      const gpu_exec_report& timing);
 
-// Records the clocks the GPU ran at during the timing (NVML, read between samples):
-// sm_clock_mhz_actual (median; min and max in the method), mem_clock_mhz_actual and the clock
-// event (throttle) reasons seen, with a warning when power or temperature held the clock down.
-// Without NVML says so once per run, in the first result that asks.
+// Records the clocks the GPU ran at during the timing: sm_clock_mhz_actual (the median over the
+// samples of the SM clock measured in each timed window; min and max in the method), and from
+// NVML, read while batches ran, mem_clock_mhz_actual and the clock event (throttle) reasons,
+// with a warning when power or temperature held the clock down. What could not be measured is
+// said once per run, in the first result that asks.
 void report_gpu_clocks(state& st, const gpu_info& gpu, const gpu_exec_report& timing);
 
 }  // namespace infrabench::gemm_cuda

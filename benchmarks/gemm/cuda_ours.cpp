@@ -19,14 +19,17 @@ namespace gm = infrabench::kernels::gemm_model;
 namespace kcu = infrabench::kernels::cuda;
 
 void report_vs_cublas(infrabench::state& st, const std::string& dtype, double gflops) {
-  const infrabench::result* r = st.find_earlier(
-      "gemm/cublas", {{"shape", st.get_string("shape")}, {"dtype", dtype}, {"trans", "nn"}});
+  const infrabench::result* r = st.find_earlier("gemm/cublas", {{"shape", st.get_string("shape")},
+                                                                {"dtype", dtype},
+                                                                {"trans", "nn"},
+                                                                {"cache", st.get_string("cache")}});
   if (r == nullptr || r->st != infrabench::status::passed) return;
   for (const auto& m : r->metrics) {
     if (m.name == "gflops" && m.value > 0) {
       st.add_metric("pct_of_cublas", "%", 100.0 * gflops / m.value, true,
-                    "this median GFLOP/s / gemm/cublas (dtype=" + dtype + ", same shape) median " +
-                        std::to_string(m.value) + " GFLOP/s, earlier in this run",
+                    "this median GFLOP/s / gemm/cublas (dtype=" + dtype +
+                        ", same shape and cache) median " + std::to_string(m.value) +
+                        " GFLOP/s, earlier in this run",
                     infrabench::metric_role::information);
     }
   }
@@ -119,6 +122,7 @@ INFRABENCH_REGISTER(cuda_simt_fp32, "gemm/cuda_simt_fp32")
         "and of the GPU peak")
     .require(infrabench::req::cuda)
     .add_string_axis("shape", shapes(), gb::shape_axis_options())
+    .add_string_axis("cache", gc::cache_values(), gc::cache_axis_options())
     .memory_estimate(host_memory);
 
 INFRABENCH_REGISTER(cuda_wmma, "gemm/cuda_wmma")
@@ -130,6 +134,7 @@ INFRABENCH_REGISTER(cuda_wmma, "gemm/cuda_wmma")
     .add_string_axis("shape", shapes(), gb::shape_axis_options())
     .add_string_axis("dtype", {"fp16", "bf16"},
                      infrabench::choice_axis("A, B and C type", {"fp16", "bf16"}))
+    .add_string_axis("cache", gc::cache_values(), gc::cache_axis_options())
     .memory_estimate(host_memory);
 
 INFRABENCH_REGISTER(cuda_mma, "gemm/cuda_mma")
@@ -142,6 +147,7 @@ INFRABENCH_REGISTER(cuda_mma, "gemm/cuda_mma")
     .add_string_axis("shape", shapes(), gb::shape_axis_options())
     .add_string_axis("dtype", {"bf16", "fp16"},
                      infrabench::choice_axis("A, B and C type", {"fp16", "bf16"}))
+    .add_string_axis("cache", gc::cache_values(), gc::cache_axis_options())
     .memory_estimate(host_memory);
 
 }  // namespace

@@ -1,6 +1,6 @@
-// The GPU path's gradient all-reduce across ranks: NCCL (one communicator for the run, its unique
-// id sent through the harness communicator), or nothing to do in a single process. Builds without
-// NCCL refuse a multi-rank GPU run with the reason.
+// The GPU path's gradient all-reduce across ranks: NCCL (a communicator per all-reduce object, its
+// unique id sent through the harness communicator), or nothing to do in a single process. Builds
+// without NCCL refuse a multi-rank GPU run with the reason.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -20,10 +20,16 @@ class gpu_allreduce {
   virtual void sum(float* data, std::size_t n, cudaStream_t s) = 0;
   // "NCCL 2.28, 4 ranks" or "single process: nothing to all-reduce".
   [[nodiscard]] virtual std::string describe() const = 0;
+  // The library's asynchronous error, "" while there is none (ncclCommGetAsyncError), and the
+  // abort that stops its kernels waiting for peers for good (ncclCommAbort): what a wait for a
+  // step polls instead of blocking (gpu_exec_options::health and abort, gpu_wait_polled).
+  [[nodiscard]] virtual std::string async_error() { return {}; }
+  virtual void abort() noexcept {}
 };
 
-// For `comm`'s ranks, each on its current CUDA device. Throws std::runtime_error naming the call
-// that failed (every rank throws: the set-up is collective).
+// For `comm`'s ranks, each on its current CUDA device, with its own communicator (destroyed with
+// the object). Throws std::runtime_error naming the call that failed, or why NCCL cannot run
+// (two ranks on one GPU): every rank throws alike, the set-up and the check are collective.
 [[nodiscard]] std::unique_ptr<gpu_allreduce> make_gpu_allreduce(communicator& comm);
 
 // The single-process one (used by both builds).

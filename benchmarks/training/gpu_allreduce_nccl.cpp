@@ -1,36 +1,77 @@
-// The GPU all-reduce over NCCL.
+// The GPU all-reduce over NCCL. The communicator belongs to the all-reduce object (and with it to
+// the trainer that made it), so it is destroyed when the configuration ends, before main returns:
+// a function-local static outlived MPI_Finalize and the CUDA runtime's teardown.
 #include <nccl.h>
 
 #include <cstring>
-#include <map>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
+#include "../collectives/model.h"
+#include "cuda/support.h"
 #include "gpu_allreduce.h"
 
 namespace infrabench::training_bench {
 
 namespace {
 
-void check_nccl(ncclResult_t rc, const char* what) {
-  if (rc != ncclSuccess) {
-    throw std::runtime_error(std::string(what) + ": " + ncclGetErrorString(rc));
-  }
+namespace kcu = kernels::cuda;
+
+// NCCL's text for `rc` and the last error it logged (the peer, transport or system call).
+std::string nccl_error_text(ncclResult_t rc, ncclComm_t comm) {
+  std::string text = ncclGetErrorString(rc);
+  const char* last = ncclGetLastError(comm);  // comm may be null: the thread's last error
+  if (last != nullptr && *last != '\0') text += ": " + std::string(last);
+  return text;
 }
 
-// One communicator per device for the whole run: creating one costs a second or more, and every
-// configuration of the run would pay it. Destroyed at exit.
-struct nccl_comm {
-  ncclComm_t comm = nullptr;
-  ~nccl_comm() {
-    if (comm != nullptr) (void)ncclCommDestroy(comm);
+void check_nccl(ncclResult_t rc, const char* what, ncclComm_t comm) {
+  if (rc != ncclSuccess)
+    throw std::runtime_error(std::string(what) + ": " + nccl_error_text(rc, comm));
+}
+
+// Before NCCL is called: two ranks driving one GPU make ncclCommInitRank fail ("Duplicate GPU
+// detected" in nccl-tests), and in EXCLUSIVE_PROCESS mode the second context fails first. Every
+// rank learns rank 0's verdict, so all refuse alike with the same reason.
+std::string shared_gpu_check(communicator& comm, int device) {
+  std::string id;
+  try {
+    id = kcu::query_device(device).bus_id;
+  } catch (const std::exception&) {
+    id.clear();  // the index stands for the GPU
   }
-};
+  std::vector<std::string> all;
+  {
+    op_scope scope(comm);
+    all = comm.gather_strings(comm.hostname() + '\t' + id + '\t' + std::to_string(device));
+  }
+  std::string reason;
+  if (comm.rank() == 0) {
+    std::vector<collectives::rank_gpu> ranks;
+    for (const auto& s : all) {
+      const auto a = s.find('\t'), b = s.find('\t', a + 1);
+      ranks.push_back({s.substr(0, a), s.substr(a + 1, b - a - 1), std::stoi(s.substr(b + 1))});
+    }
+    reason = collectives::shared_gpu_reason(ranks);
+  }
+  op_scope scope(comm);
+  return comm.broadcast_string(reason);
+}
 
 class nccl_allreduce final : public gpu_allreduce {
  public:
   nccl_allreduce(ncclComm_t c, int ranks) : m_comm(c), m_ranks(ranks) {}
+  ~nccl_allreduce() override {
+    if (m_comm != nullptr) (void)ncclCommDestroy(m_comm);
+  }
+  nccl_allreduce(const nccl_allreduce&) = delete;
+  nccl_allreduce& operator=(const nccl_allreduce&) = delete;
+
   void sum(float* data, std::size_t n, cudaStream_t s) override {
-    check_nccl(ncclAllReduce(data, data, n, ncclFloat, ncclSum, m_comm, s), "ncclAllReduce");
+    if (m_comm == nullptr) throw std::runtime_error("ncclAllReduce: " + m_aborted);
+    check_nccl(ncclAllReduce(data, data, n, ncclFloat, ncclSum, m_comm, s), "ncclAllReduce",
+               m_comm);
   }
   [[nodiscard]] std::string describe() const override {
     int v = 0;
@@ -38,10 +79,24 @@ class nccl_allreduce final : public gpu_allreduce {
     return "NCCL " + std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) +
            " all-reduce (sum, fp32) across " + std::to_string(m_ranks) + " ranks";
   }
+  [[nodiscard]] std::string async_error() override {
+    if (m_comm == nullptr) return m_aborted;
+    ncclResult_t rc = ncclSuccess;
+    if (const ncclResult_t q = ncclCommGetAsyncError(m_comm, &rc); q != ncclSuccess) rc = q;
+    if (rc == ncclSuccess || rc == ncclInProgress) return {};
+    return "NCCL asynchronous error: " + nccl_error_text(rc, m_comm);
+  }
+  void abort() noexcept override {
+    if (m_comm == nullptr) return;
+    (void)ncclCommAbort(m_comm);
+    m_comm = nullptr;
+    m_aborted = "the NCCL communicator was aborted after an error";
+  }
 
  private:
   ncclComm_t m_comm;
   int m_ranks;
+  std::string m_aborted;
 };
 
 }  // namespace
@@ -49,24 +104,31 @@ class nccl_allreduce final : public gpu_allreduce {
 std::unique_ptr<gpu_allreduce> make_gpu_allreduce(communicator& comm) {
   if (comm.size() == 1) return make_single_gpu_allreduce();
   int device = 0;
-  if (cudaGetDevice(&device) != cudaSuccess) throw std::runtime_error("cudaGetDevice failed");
-  static std::map<int, nccl_comm> comms;
-  auto& c = comms[device];
-  if (c.comm == nullptr) {
-    // Rank 0's unique id reaches every rank through the harness's communicator (MPI); an empty
-    // string says rank 0 could not make one, and every rank fails alike.
-    ncclUniqueId id{};
-    std::string mine;
-    if (comm.rank() == 0 && ncclGetUniqueId(&id) == ncclSuccess) {
-      mine.assign(reinterpret_cast<const char*>(&id), sizeof(id));
-    }
-    const std::string got = comm.broadcast_string(mine);
-    if (got.size() != sizeof(id)) throw std::runtime_error("ncclGetUniqueId failed on rank 0");
-    std::memcpy(&id, got.data(), sizeof(id));
-    op_scope scope(comm);  // ncclCommInitRank waits for every rank: the operation timeout applies
-    check_nccl(ncclCommInitRank(&c.comm, comm.size(), id, comm.rank()), "ncclCommInitRank");
+  IB_CUDA(cudaGetDevice(&device));
+  if (const std::string shared = shared_gpu_check(comm, device); !shared.empty()) {
+    throw std::runtime_error(shared);
   }
-  return std::make_unique<nccl_allreduce>(c.comm, comm.size());
+  // Rank 0's unique id reaches every rank through the harness's communicator (MPI); an empty
+  // string says rank 0 could not make one, and every rank fails alike.
+  ncclUniqueId id{};
+  std::string mine;
+  if (comm.rank() == 0 && ncclGetUniqueId(&id) == ncclSuccess) {
+    mine.assign(reinterpret_cast<const char*>(&id), sizeof(id));
+  }
+  const std::string got = comm.broadcast_string(mine);
+  if (got.size() != sizeof(id)) throw std::runtime_error("ncclGetUniqueId failed on rank 0");
+  std::memcpy(&id, got.data(), sizeof(id));
+  ncclComm_t c = nullptr;
+  ncclResult_t rc = ncclSuccess;
+  {
+    op_scope scope(comm);  // ncclCommInitRank waits for every rank: the operation timeout applies
+    rc = ncclCommInitRank(&c, comm.size(), id, comm.rank());
+  }
+  if (rc != ncclSuccess) {
+    if (c != nullptr) (void)ncclCommAbort(c);
+    throw std::runtime_error("ncclCommInitRank: " + nccl_error_text(rc, nullptr));
+  }
+  return std::make_unique<nccl_allreduce>(c, comm.size());
 }
 
 }  // namespace infrabench::training_bench

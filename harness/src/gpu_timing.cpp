@@ -1,5 +1,6 @@
-// GPU timing (CUDA builds): the blocking kernel, the event brackets, the L2 flush and the clock
-// readings behind state::exec_gpu. Host code only: the blocking kernel is kernels/cuda/spin.cu.
+// GPU timing (CUDA builds): the blocking kernel, the event brackets, the L2 flush, the SM clock
+// probes and the clock readings behind state::exec_gpu. Host code only: the blocking kernel is
+// kernels/cuda/spin.cu, the clock probe kernels/cuda/sm_clock.cu.
 #include "infrabench/gpu_timing.h"
 
 #include <cuda_runtime_api.h>
@@ -10,6 +11,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "cuda/sm_clock.h"
 #include "cuda/spin.h"
 #include "cuda/support.h"
 #include "infrabench/state.h"
@@ -44,12 +46,77 @@ constexpr std::int64_t max_free_launches = 1'000'000;
   return ms;
 }
 
+// The wait for a batch's last event, polled (gpu_exec_options::health).
+class event_wait final : public gpu_wait_target {
+ public:
+  event_wait(cudaEvent_t e, const gpu_exec_options& o) : m_event(e), m_opts(o) {}
+  bool finished() override {
+    const cudaError_t rc = cudaEventQuery(m_event);
+    if (rc == cudaErrorNotReady) return false;
+    IB_CUDA(rc);
+    return true;
+  }
+  std::string async_error() override { return m_opts.health ? m_opts.health() : std::string(); }
+  void abort() noexcept override {
+    if (!m_opts.abort) return;
+    try {
+      m_opts.abort();
+    } catch (...) {
+      // Already failing with the error that made us abort: that one is reported.
+    }
+  }
+
+ private:
+  cudaEvent_t m_event;
+  const gpu_exec_options& m_opts;
+};
+
+// Host-mapped pinned memory for the SM clock probes' stamps: two sets (window start and end).
+struct clock_stamps {
+  explicit clock_stamps(int device) {
+    const kcu::device_scope scope(device);
+    void* p = nullptr;
+    IB_CUDA(cudaHostAlloc(&p, bytes, cudaHostAllocPortable | cudaHostAllocMapped));
+    host = static_cast<unsigned long long*>(p);
+    IB_CUDA(cudaHostGetDevicePointer(&on_device, p, 0));
+    IB_CUDA(cudaDeviceGetAttribute(&blocks, cudaDevAttrMultiProcessorCount, device));
+  }
+  ~clock_stamps() { (void)cudaFreeHost(host); }
+  clock_stamps(const clock_stamps&) = delete;
+  clock_stamps& operator=(const clock_stamps&) = delete;
+
+  [[nodiscard]] unsigned long long* start_on_device() const {
+    return static_cast<unsigned long long*>(on_device);
+  }
+  [[nodiscard]] unsigned long long* end_on_device() const {
+    return start_on_device() + 2 * kcu::sm_clock_slots;
+  }
+  // Read only once the stream has passed the end probe.
+  [[nodiscard]] std::optional<double> mhz() const {
+    std::vector<sm_clock_stamp> a(kcu::sm_clock_slots), b(kcu::sm_clock_slots);
+    const unsigned long long* end = host + 2 * kcu::sm_clock_slots;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      a[i] = {host[2 * i], host[2 * i + 1]};
+      b[i] = {end[2 * i], end[2 * i + 1]};
+    }
+    return window_sm_clock_mhz(a, b);
+  }
+
+  static constexpr std::size_t bytes = 4 * kcu::sm_clock_slots * sizeof(unsigned long long);
+  unsigned long long* host = nullptr;
+  void* on_device = nullptr;
+  int blocks = 1;
+};
+
 }  // namespace
 
 struct gpu_batch_timer::impl {
   gpu_stream_ref main;
   gpu_exec_options opts;
   kcu::event start, stop;
+  kcu::event done;  // after the stop event and the end probe: what the host waits for
+  std::unique_ptr<clock_stamps> stamps;  // read_clocks
+  std::optional<double> last_mhz;
   std::vector<std::unique_ptr<kcu::event>> pair_start, pair_stop;  // flush_l2: one pair per launch
   std::unique_ptr<kcu::event> fork;                                // joined streams wait on it
   std::vector<std::unique_ptr<kcu::event>> joins;                  // one per joined stream
@@ -60,8 +127,9 @@ struct gpu_batch_timer::impl {
   bool warmed = false;  // the first call ran (unheld)
 
   impl(gpu_stream_ref m, gpu_exec_options o)
-      : main(m), opts(std::move(o)), start(m.device, true), stop(m.device, true) {
+      : main(m), opts(std::move(o)), start(m.device, true), stop(m.device, true), done(m.device) {
     const kcu::device_scope scope(main.device);
+    if (opts.read_clocks) stamps = std::make_unique<clock_stamps>(main.device);
     if (opts.flush_l2) {
       if (!opts.joined.empty()) {
         throw std::logic_error("gpu timing: flush_l2 with joined streams is not supported");
@@ -146,7 +214,19 @@ struct gpu_batch_timer::impl {
     IB_CUDA(cudaEventRecord(stop.get(), s()));
   }
 
-  batch_timing run(std::int64_t n, const std::function<void()>& launch) {
+  // The stop event (or the end probe after it) has passed: blocking, or polled with the health
+  // check and the bound when the work can fail on its own (NCCL).
+  void wait_done() {
+    if (!opts.health && opts.wait_timeout_s <= 0) {
+      IB_CUDA(cudaEventSynchronize(done.get()));
+      return;
+    }
+    event_wait w(done.get(), opts);
+    wait_polling(w, opts.wait_timeout_s, "waiting for a batch of " + opts.timer_name);
+  }
+
+  batch_timing run(std::int64_t n, const std::function<void()>& launch,
+                   const std::function<void()>* while_running) {
     n = std::clamp<std::int64_t>(n, 1, cap());
     const auto t0 = clock_type::now();
     const kcu::device_scope scope(main.device);
@@ -155,20 +235,34 @@ struct gpu_batch_timer::impl {
     // while the blocking kernel waits for the host (CUDA programming guide, lazy loading).
     const bool held = opts.block && warmed;
     warmed = true;
+    last_mhz.reset();
+    // The previous call waited for its end probe: no probe writes these any more.
+    if (stamps) std::fill_n(stamps->host, 4 * kcu::sm_clock_slots, 0ULL);
     if (held) hold();
     const auto held_at = clock_type::now();
     try {
+      // The probes stand outside the event pair (their few microseconds are not the work's), one
+      // right before the start event and one right after the stop event: behind a held stream
+      // they run when the window opens and when it closes.
+      if (stamps) {
+        IB_CUDA(kcu::launch_sm_clock_probe(stamps->start_on_device(), stamps->blocks, s()));
+      }
       if (opts.flush_l2) {
         flushed(n, launch);
       } else {
         bracket(n, launch);
       }
+      if (stamps) {
+        IB_CUDA(kcu::launch_sm_clock_probe(stamps->end_on_device(), stamps->blocks, s()));
+      }
+      IB_CUDA(cudaEventRecord(done.get(), s()));
     } catch (...) {
       if (held) *flag = 1;  // never leave the stream held behind an error
       throw;
     }
     if (held) release(held_at);
-    IB_CUDA(cudaEventSynchronize(stop.get()));
+    if (while_running != nullptr && *while_running) (*while_running)();
+    wait_done();
     for (const auto& j : opts.interfering) {
       IB_CUDA(cudaStreamSynchronize(static_cast<cudaStream_t>(j.stream)));
     }
@@ -181,9 +275,23 @@ struct gpu_batch_timer::impl {
     } else {
       gpu_ms = elapsed_ms(start.get(), stop.get());
     }
+    if (stamps) last_mhz = stamps->mhz();
     return {gpu_ms * 1e-3 / static_cast<double>(n), seconds_since(t0)};
   }
 };
+
+void gpu_wait_polled(gpu_stream_ref stream, const gpu_exec_options& options,
+                     std::string_view what) {
+  const kcu::device_scope scope(stream.device);
+  const kcu::event queued(stream.device);
+  IB_CUDA(cudaEventRecord(queued.get(), static_cast<cudaStream_t>(stream.stream)));
+  if (!options.health && options.wait_timeout_s <= 0) {
+    IB_CUDA(cudaEventSynchronize(queued.get()));
+    return;
+  }
+  event_wait w(queued.get(), options);
+  wait_polling(w, options.wait_timeout_s, what);
+}
 
 gpu_batch_timer::gpu_batch_timer(gpu_stream_ref main, gpu_exec_options options)
     : m(std::make_unique<impl>(main, std::move(options))) {}
@@ -191,7 +299,16 @@ gpu_batch_timer::gpu_batch_timer(gpu_stream_ref main, gpu_exec_options options)
 gpu_batch_timer::~gpu_batch_timer() = default;
 
 batch_timing gpu_batch_timer::run(std::int64_t n, const std::function<void()>& launch) {
-  return m->run(n, launch);
+  return m->run(n, launch, nullptr);
+}
+
+batch_timing gpu_batch_timer::run(std::int64_t n, const std::function<void()>& launch,
+                                  const std::function<void()>& while_running) {
+  return m->run(n, launch, &while_running);
+}
+
+std::optional<double> gpu_batch_timer::last_sm_clock_mhz() const {
+  return m->last_mhz;
 }
 
 std::int64_t gpu_batch_timer::max_launches() const {
@@ -204,8 +321,15 @@ int gpu_batch_timer::blocking_timeouts() const {
 
 namespace {
 
-// Clock readings during the samples, at most one per 10 ms of wall time (an NVML query costs
-// tens of microseconds; readings are outside the timed brackets either way).
+[[nodiscard]] double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// NVML readings while the samples' batches run, at most one per 10 ms of wall time (an NVML
+// query costs tens of microseconds, taken while the GPU is busy with the batch just released):
+// the memory clock and the throttle reasons. The SM clock comes from the probes instead.
 class clock_sampler {
  public:
   explicit clock_sampler(int device) {
@@ -214,9 +338,9 @@ class clock_sampler {
     if (m_bus_id.empty()) m_reason = "PCI bus id of GPU " + std::to_string(device) + " unknown";
   }
 
-  void maybe_read(bool force = false) {
+  void maybe_read() {
     if (m_bus_id.empty() || m_gave_up) return;
-    if (!force && m_readings > 0 && seconds_since(m_last) < 0.01) return;
+    if (m_readings > 0 && seconds_since(m_last) < 0.01) return;
     m_last = clock_type::now();
     const topo::clock_report c = topo::clocks_of(m_bus_id);
     if (!c.known) {
@@ -225,7 +349,6 @@ class clock_sampler {
       return;
     }
     ++m_readings;
-    m_sm.push_back(c.sm_mhz);
     m_mem.push_back(c.mem_mhz);
     if (c.reasons_known) {
       m_reasons_known = true;
@@ -236,13 +359,10 @@ class clock_sampler {
   void fill(gpu_exec_report& r) const {
     r.clock_readings = m_readings;
     if (m_readings == 0) {
-      r.clocks_reason = m_reason.empty() ? "no clock reading" : m_reason;
+      r.mem_clock_reason = m_reason.empty() ? "no clock reading" : m_reason;
       return;
     }
-    r.clocks_known = true;
-    r.sm_clock_mhz_median = median(m_sm);
-    r.sm_clock_mhz_min = *std::min_element(m_sm.begin(), m_sm.end());
-    r.sm_clock_mhz_max = *std::max_element(m_sm.begin(), m_sm.end());
+    r.mem_clock_known = true;
     r.mem_clock_mhz_median = median(m_mem);
     r.reasons_known = m_reasons_known;
     r.clock_event_reasons = m_reasons;
@@ -253,17 +373,11 @@ class clock_sampler {
   }
 
  private:
-  [[nodiscard]] static double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    const std::size_t n = v.size();
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-  }
-
   std::string m_bus_id, m_reason;
   bool m_gave_up = false;
   int m_readings = 0;
   clock_type::time_point m_last{};
-  std::vector<double> m_sm, m_mem;
+  std::vector<double> m_mem;
   bool m_reasons_known = false;
   unsigned long long m_reasons = 0;
 };
@@ -273,21 +387,42 @@ class clock_sampler {
 gpu_exec_report state::exec_gpu(gpu_stream_ref stream, const std::function<void()>& launch,
                                 const gpu_exec_options& options) {
   gpu_batch_timer timer(stream, options);
-  clock_sampler clocks(stream.device);
-  std::int64_t calls = 0;
-  exec_gpu_batched(
-      [&](std::int64_t n) {
-        batch_timing t = timer.run(n, launch);
-        if (options.agree) t = options.agree(t);
-        // The first reading after the first call: the GPU has left its idle clocks by then.
-        if (options.read_clocks) clocks.maybe_read(++calls == 1);
-        return t;
-      },
-      timer.max_launches(), options.timer_name);
+  std::optional<clock_sampler> clocks;
+  if (options.read_clocks) clocks.emplace(stream.device);
+  std::vector<double> window_mhz;
+  // Readings and windows of the samples only: the warm-up's are the clocks ramping up.
+  const std::function<void()> read_nvml = [&] {
+    if (clocks && sampling()) clocks->maybe_read();
+  };
+  const auto batch = [&](std::int64_t n) {
+    batch_timing t = timer.run(n, launch, read_nvml);
+    if (options.agree) t = options.agree(t);
+    if (sampling()) {
+      if (const auto mhz = timer.last_sm_clock_mhz()) window_mhz.push_back(*mhz);
+    }
+    return t;
+  };
+  warm_up_gpu(batch, timer.max_launches());
+  exec_gpu_batched(batch, timer.max_launches(), options.timer_name);
   gpu_exec_report report;
   report.launches_per_sample = m_result.iterations_per_sample;
   report.blocking_timeouts = timer.blocking_timeouts();
-  if (options.read_clocks) clocks.fill(report);
+  if (clocks) {
+    clocks->fill(report);
+    report.clock_windows = static_cast<int>(window_mhz.size());
+    if (window_mhz.empty()) {
+      report.clocks_reason = "no timed window of at least " +
+                             std::to_string(min_clock_window_ns / 1000) +
+                             " us had its SM clock probed at both ends";
+    } else {
+      report.clocks_known = true;
+      report.sm_clock_mhz_median = median(window_mhz);
+      report.sm_clock_mhz_min = *std::min_element(window_mhz.begin(), window_mhz.end());
+      report.sm_clock_mhz_max = *std::max_element(window_mhz.begin(), window_mhz.end());
+    }
+  } else {
+    report.clocks_reason = report.mem_clock_reason = "not read (gpu_exec_options::read_clocks)";
+  }
   check(report.blocking_timeouts == 0,
         std::to_string(report.blocking_timeouts) +
             " samples: the blocking kernel gave up before all launches were queued; their "

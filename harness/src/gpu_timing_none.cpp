@@ -1,5 +1,5 @@
 // Builds without CUDA: no GPU benchmark is compiled, so nothing reaches these; they say why if
-// something does.
+// something does. The pure parts (clock arithmetic, the polled wait) are gpu_timing_common.cpp.
 #include <stdexcept>
 
 #include "infrabench/gpu_timing.h"
@@ -24,10 +24,21 @@ gpu_batch_timer::~gpu_batch_timer() = default;
 batch_timing gpu_batch_timer::run(std::int64_t, const std::function<void()>&) {
   no_cuda();
 }
+batch_timing gpu_batch_timer::run(std::int64_t, const std::function<void()>&,
+                                  const std::function<void()>&) {
+  no_cuda();
+}
+std::optional<double> gpu_batch_timer::last_sm_clock_mhz() const {
+  no_cuda();
+}
 std::int64_t gpu_batch_timer::max_launches() const {
   no_cuda();
 }
 int gpu_batch_timer::blocking_timeouts() const {
+  no_cuda();
+}
+
+void gpu_wait_polled(gpu_stream_ref, const gpu_exec_options&, std::string_view) {
   no_cuda();
 }
 

@@ -143,12 +143,33 @@ void state::exec_batched(const std::function<batch_timing(std::int64_t)>& run_ba
 
 void state::exec_gpu_batched(const std::function<batch_timing(std::int64_t)>& run_batch,
                              std::int64_t max_iters, std::string timer_name) {
-  (void)run_batch(1);  // lazy module loading, first touch, clocks ramping up: not a measurement
+  (void)run_batch(1);  // lazy module loading, first touch: not a measurement
   const batch_timing one = run_batch(1);
   const std::int64_t n = std::min<std::int64_t>(16, std::max<std::int64_t>(max_iters, 2));
   const batch_timing many = run_batch(n);
   sample_loop(run_batch, std::move(timer_name),
               gpu_launches_per_sample(one, 1, many, n, m_settings.min_sample_time_s, max_iters));
+}
+
+void state::warm_up_gpu(const std::function<batch_timing(std::int64_t)>& run_batch,
+                        std::int64_t max_iters) {
+  const double goal = std::max(m_settings.warm_up_s, m_settings.gpu_warm_up_s);
+  max_iters = std::max<std::int64_t>(max_iters, 1);
+  double spent = 0;
+  std::int64_t n = 1;  // the first call may load modules lazily: one launch
+  // Bounded in calls too, so a timer that reports no time at all cannot loop for ever.
+  for (int calls = 0; calls < 10'000 && (calls == 0 || spent < goal); ++calls) {
+    if (m_settings.interrupted && *m_settings.interrupted) return;
+    const batch_timing t = run_batch(n);
+    const double cost = std::max(t.per_iteration_s * static_cast<double>(n), t.wall_s);
+    spent += cost;
+    // The next batch holds what is left of the warm-up at this call's cost per launch, growing
+    // at most 16x per call: one call's cost is a noisy estimate of the next one's.
+    const double per_launch = cost / static_cast<double>(n);
+    const double want = per_launch > 0 ? std::ceil((goal - spent) / per_launch) : 16.0 * n;
+    n = std::clamp<std::int64_t>(
+        static_cast<std::int64_t>(std::min(want, 16.0 * static_cast<double>(n))), 1, max_iters);
+  }
 }
 
 batch_timing state::warm_up(const std::function<batch_timing(std::int64_t)>& run_batch) const {

@@ -1,15 +1,19 @@
 // GPU timing, owned by the harness as CPU timing is (nvbench's state.exec with its blocking
 // kernel; nccl-tests' BenchTime): a blocking kernel holds the stream while N launches are
 // queued, one CUDA event pair brackets the N, the time per launch is the bracket / N. With
-// `flush_l2` every launch gets its own event pair after an L2 flush (cold cache). Compiled with
-// CUDA (harness/src/gpu_timing.cu); without it every entry point throws. CUDA types stay out of
-// this header (streams are void*) so host-only code can include the harness without the toolkit.
+// `flush_l2` every launch gets its own event pair after an L2 flush (cold cache). A probe kernel
+// at both ends of the window measures the SM clock the work ran at. Compiled with
+// CUDA (harness/src/gpu_timing.cpp); without it every entry point throws, except the pure
+// functions (gpu_timing_common.cpp), which the unit tests run on any machine. CUDA types stay out
+// of this header (streams are void*) so host-only code can include the harness without the toolkit.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "infrabench/sampling.h"
@@ -43,19 +47,72 @@ struct gpu_exec_options {
   // slowest rank's per-launch and wall time, one reduction per sample). Empty: this process
   // alone decides.
   std::function<batch_timing(const batch_timing&)> agree;
-  // Read SM and memory clocks (NVML) after the samples (exec_gpu only).
+  // Measure the SM clock over every timed window (a probe kernel at each end: cycles over
+  // nanoseconds) and read the memory clock and throttle reasons (NVML) while the batch runs.
   bool read_clocks = true;
   std::string timer_name = "cuda_event_batch";
+  // Work that can fail while the host waits for it (NCCL): `health` returns "" while it is
+  // healthy, else its error (ncclCommGetAsyncError, ncclGetLastError). With it, or with
+  // wait_timeout_s, the wait for a batch polls (cudaEventQuery, then `health`) instead of
+  // blocking in cudaEventSynchronize, and on an error or after wait_timeout_s it calls `abort`
+  // (ncclCommAbort: the other ranks' kernels would wait forever) and throws with the error, as
+  // nccl-tests' testStreamSynchronize does. A blocked wait would only ever end with the CUDA
+  // error of a kernel that NCCL killed, or never.
+  std::function<std::string()> health;
+  std::function<void()> abort;
+  double wait_timeout_s = 0;  // 0: no bound
 };
+
+// ---- The SM clock over a timed window (pure, host-tested)
+
+// One SM's cycle counter (clock64) and the global nanosecond timer (%globaltimer), read together.
+struct sm_clock_stamp {
+  unsigned long long cycles = 0;
+  unsigned long long ns = 0;
+};
+// Shorter windows are not measured: %globaltimer ticks every microsecond on some GPUs.
+inline constexpr unsigned long long min_clock_window_ns = 20'000;
+// The clock an SM ran at between two stamps of that SM: cycles / nanoseconds, in MHz. Nothing
+// for a stamp never written (zero), a window shorter than min_clock_window_ns, or counters that
+// went backwards.
+[[nodiscard]] std::optional<double> sm_clock_mhz(const sm_clock_stamp& start,
+                                                 const sm_clock_stamp& end);
+// The median over SMs stamped at both ends (slot i: SM i) of sm_clock_mhz: one clock domain, so
+// the SMs agree; the median keeps one SM whose probe block ran late from moving it.
+[[nodiscard]] std::optional<double> window_sm_clock_mhz(const std::vector<sm_clock_stamp>& start,
+                                                        const std::vector<sm_clock_stamp>& end);
+
+// ---- Waiting for work that can fail on its own (NCCL), testable with a fake
+
+// What a bounded wait polls: the awaited work, its library's asynchronous error, the abort.
+class gpu_wait_target {
+ public:
+  virtual ~gpu_wait_target() = default;
+  // Whether the awaited work has finished (cudaEventQuery); throws on a CUDA error.
+  [[nodiscard]] virtual bool finished() = 0;
+  // The library's asynchronous error, "" while there is none (ncclCommGetAsyncError).
+  [[nodiscard]] virtual std::string async_error() = 0;
+  // Ends the work for good (ncclCommAbort), so no kernel of it waits forever for a peer.
+  virtual void abort() noexcept = 0;
+};
+// Polls `target` until it has finished. On an asynchronous error, a query that throws, or after
+// `timeout_s` (> 0; 0 waits as long as it takes) calls abort() once and throws
+// std::runtime_error "<what>: <error>; aborted".
+void wait_polling(gpu_wait_target& target, double timeout_s, std::string_view what);
 
 // What a GPU timing saw besides the times.
 struct gpu_exec_report {
   std::int64_t launches_per_sample = 0;
   int blocking_timeouts = 0;  // samples whose blocking kernel gave up before the release
-  // Clocks read (NVML) after the warm-up and after samples, at most every 10 ms of wall time.
+  // The SM clock over the samples' timed windows (window_sm_clock_mhz, one value per sample).
   bool clocks_known = false;
   std::string clocks_reason;  // why not, when !clocks_known
   double sm_clock_mhz_median = 0, sm_clock_mhz_min = 0, sm_clock_mhz_max = 0;
+  int clock_windows = 0;
+  // NVML, read while the samples' batches ran, at most every 10 ms of wall time: the memory
+  // clock and the clock event (throttle) reasons.
+  bool mem_clock_known = false;
+  std::string mem_clock_reason;  // why not, when !mem_clock_known
   double mem_clock_mhz_median = 0;
   int clock_readings = 0;
   bool reasons_known = false;
@@ -63,6 +120,12 @@ struct gpu_exec_report {
   std::string clock_event_names;               // "sw_power_cap"; "none"
   bool slowed_down = false;                    // a power, thermal or hardware reason was seen
 };
+
+// Waits for the work queued on `stream` so far (one event): with options.health or
+// options.wait_timeout_s, polled as exec_gpu's batches are (on an error: options.abort, then
+// throws "<what>: <error>; aborted"); else blocking. For work outside exec_gpu that can fail on
+// its own (a collective verified after the timing).
+void gpu_wait_polled(gpu_stream_ref stream, const gpu_exec_options& options, std::string_view what);
 
 // The building block of exec_gpu, for benchmarks that time several streams as one row (the
 // cells of a copy matrix, each on its own GPU) and sample them with state::exec_gpu_batched.
@@ -80,6 +143,12 @@ class gpu_batch_timer {
   // stream (kernels load lazily on first launch, which may synchronise the context): it is the
   // unmeasured warm-up of exec_gpu_batched.
   batch_timing run(std::int64_t n, const std::function<void()>& launch);
+  // The same; `while_running` is called once the batch is queued (and released), before the
+  // wait: the GPU is busy with the batch while it runs (a clock reading during the work).
+  batch_timing run(std::int64_t n, const std::function<void()>& launch,
+                   const std::function<void()>& while_running);
+  // The SM clock over the last call's window (read_clocks), when it could be measured.
+  [[nodiscard]] std::optional<double> last_sm_clock_mhz() const;
   // The most launches one call queues: a held stream must hold them all (CUDA's launch queue
   // holds ~1000 entries before a launch blocks the host, which would wait for the blocking kernel
   // to give up); with flush_l2 every launch also queues a flush and two events.

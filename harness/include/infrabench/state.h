@@ -47,6 +47,10 @@ struct exec_settings {
   double warm_up_s = 0.02;          // untimed calls before the samples (at least one)
   double timeout_s = 60;            // the configuration fails once it has run this long
   double max_cv = 0.10;             // samples noisier than this mark the result suspect
+  // GPU work (exec_gpu) warms up for at least this long, doing the real work: an idle GPU takes
+  // on the order of 100 ms under load to settle its clocks (boost, then a power cap's level),
+  // and a library's first calls (cuBLAS picking and loading kernels) are not its steady state.
+  double gpu_warm_up_s = 0.15;
   const std::atomic<bool>* interrupted = nullptr;  // set by SIGINT/SIGTERM; sampling stops
   const option_values* options = nullptr;          // run options (--scratch ...), by name
   const std::vector<result>* earlier = nullptr;    // results finished earlier in this run
@@ -125,9 +129,10 @@ class state {
   void exec_batched(const std::function<batch_timing(std::int64_t)>& run_batch,
                     std::string timer_name);
   // GPU work, timed by the harness (gpu_timing.h; CUDA builds only): `launch` enqueues one unit
-  // of work on `stream`; a blocking kernel holds the stream while N launches are queued, one CUDA
-  // event pair brackets them, a sample is the bracket / N, N sized by exec_gpu_batched. SM and
-  // memory clocks are read between samples (NVML) and returned.
+  // of work on `stream`; after warm_up_gpu, a blocking kernel holds the stream while N launches
+  // are queued, one CUDA event pair brackets them, a sample is the bracket / N, N sized by
+  // exec_gpu_batched. The SM clock over each sample's window (probes) and the memory clock and
+  // throttle reasons (NVML, read while batches run) are returned.
   gpu_exec_report exec_gpu(gpu_stream_ref stream, const std::function<void()>& launch,
                            const gpu_exec_options& options = {});
   // The sampling behind exec_gpu, for rows of GPU cells timed with gpu_batch_timer: the first
@@ -138,6 +143,13 @@ class state {
   void exec_gpu_batched(const std::function<batch_timing(std::int64_t)>& run_batch,
                         std::int64_t max_iters, std::string timer_name);
   static constexpr int gpu_calibration_calls = 4;
+  // Untimed batches of GPU work until max(warm_up_s, gpu_warm_up_s) of it has run (by the
+  // larger of measured and wall time; at least one call, the first of one launch): sized from
+  // the calls so far so the warm-up is mostly work, not per-call overhead, at most `max_iters`
+  // launches each. Its calls are not counted in gpu_calibration_calls: exec_gpu calls it before
+  // exec_gpu_batched. Decisions use only the returned timings, which multi-rank work agrees.
+  void warm_up_gpu(const std::function<batch_timing(std::int64_t)>& run_batch,
+                   std::int64_t max_iters);
 
   // Leave the benchmark: the configuration is skipped (hardware missing) or failed (an error),
   // with the reason's code (reason.h); without one a skip is `unsupported`, a failure `error`.
