@@ -1,28 +1,39 @@
 #!/usr/bin/env bash
-# GPU smoke check for users of GPU nodes: runs every GPU benchmark of an infrabench build briefly,
-# runs compute-sanitizer --tool memcheck over our own kernels (the SIMT, WMMA and mma.sync GEMMs,
-# the SM copy and pointer-chase kernels, the verification kernels they launch), and prints one
-# table: benchmark, configurations passed / invalid / failed / skipped, sanitizer errors, wall
-# time (ci/gpu_check_table.py). Without a GPU it says so and exits 0.
+# The GPU check: judges the GPU half of an infrabench build on one GPU in about 10 minutes. It runs
+# every GPU benchmark (those needing CUDA or NVML, and training/step on the GPU): GEMMs, copies,
+# latency, the training step (the tiny model for the gradient check, GPT-2 124M timed), stress/gpu
+# for 15 s, then health/* after that load; compute-sanitizer memcheck over our own kernels (the
+# SIMT, WMMA and mma.sync GEMMs, the SM copy and pointer-chase kernels, the transformer's); and,
+# where PyTorch is importable (run without our libraries: env -u LD_LIBRARY_PATH), PyTorch on the
+# same GPU as the reference (ci/gpu_reference.py: matmul per dtype, copies;
+# benchmarks/training/pytorch_reference.py: the GPT-2 124M step, eager and compiled). It prints
+# one table (ci/gpu_check_table.py): each benchmark's configurations passed / invalid / failed /
+# skipped (skipped are not passes), its headline number, % of the datasheet peak or link, the ratio
+# to PyTorch, sanitizer errors and wall time; then the PyTorch comparisons. Without a GPU it says so
+# and exits 0.
 #
-#   ci/gpu-check.sh [--bin PATH] [--out DIR] [--max-time S] [--no-sanitizer]
+#   ci/gpu-check.sh [--bin PATH] [--out DIR] [--max-time S] [--no-sanitizer] [--no-reference]
+#                   [--quick]
 #
+# --quick: no torch.compile and a shorter stress (a first look in about 5 minutes).
 # The binary: --bin (an executable or a build directory); else .gpu-bundle/ (made by
 # ../shared/gpu/bundle.sh build, copied to the GPU machine: its env.sh is sourced); else
 # build/infrabench; else the default preset is configured and built here.
-# Exit status: 0 = pass (or no GPU), 1 = a configuration failed, was invalid, or the sanitizer
-# found errors, 2 = no usable binary or bad arguments.
+# Exit status: 0 = pass (or no GPU), 1 = a configuration failed or was invalid, a benchmark that
+# one GPU can run ran nothing, or the sanitizer found errors; 2 = no usable binary or bad arguments.
 set -uo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-bin="" out="" max_time=0.2 sanitize=1
+bin="" out="" max_time=0.2 sanitize=1 reference=1 quick=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --bin) bin=${2:?--bin needs a path}; shift 2 ;;
     --out) out=${2:?--out needs a directory}; shift 2 ;;
     --max-time) max_time=${2:?--max-time needs seconds}; shift 2 ;;
     --no-sanitizer) sanitize=0; shift ;;
-    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --no-reference) reference=0; shift ;;
+    --quick) quick=1; shift ;;
+    -h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "gpu-check: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -52,15 +63,18 @@ listing=$("$bin" list --json) || { echo "gpu-check: '$bin list --json' failed" >
 probe=$(printf '%s' "$listing" | python3 -c '
 import json, sys
 entries = json.load(sys.stdin)
-gpu = [e for e in entries if "cuda" in e["requires"].split(",")]
-if not gpu:
+needs = lambda e, r: r in e["requires"].split(",")
+cuda = [e for e in entries if needs(e, "cuda")]
+if not cuda:
     print("nocuda")
     sys.exit()
-cublas = [e for e in gpu if e["name"] == "gemm/cublas"] or gpu
-first = cublas[0]
+first = ([e for e in cuda if e["name"] == "gemm/cublas"] or cuda)[0]
 if not first["runnable"] and first["reason"].startswith("no CUDA device"):
     print("nogpu\t" + first["reason"])
     sys.exit()
+# Health last (after load: an idle GPU parks its PCIe link and clocks), stress before it.
+order = lambda e: (e["name"].startswith("health/"), e["name"].startswith("stress/"))
+gpu = sorted((e for e in entries if needs(e, "cuda") or needs(e, "nvml")), key=order)
 print("gpu\t" + " ".join(e["name"] for e in gpu))
 ') || { echo "gpu-check: cannot read the benchmark list" >&2; exit 2; }
 case "$probe" in
@@ -78,16 +92,52 @@ mkdir -p "$out" || exit 2
 manifest="$out/manifest.tsv"
 : >"$manifest"
 now() { date +%s.%N; }
-echo "gpu-check: $bin, ${#benchmarks[@]} GPU benchmarks, reports and logs in $out"
+# Every step is bounded: a hung GPU call must not eat the check's 10 minutes.
+bounded() { local s=$1; shift; timeout -k 10 "$s" "$@"; }
+stress_s=15
+[ "$quick" = 1 ] && stress_s=8
+echo "gpu-check: $bin, ${#benchmarks[@]} GPU benchmarks + training/step, reports and logs in $out"
 
-# ---- every GPU benchmark, briefly ----------------------------------------------------------------
-for b in "${benchmarks[@]}"; do
+# What each benchmark runs here, where its defaults do not suit a 10-minute check: the training
+# step's tiny model (gradient check) and GPT-2 124M (timed), a short stress; the others run every
+# default configuration briefly.
+declare -A axes_of=(
+  [gemm/cublas]="-a shape=1024,4096,8192"
+  [gemm/cublaslt]="-a shape=4096,8192"
+  [gemm/cuda_simt_fp32]="-a shape=4096"
+  [gemm/cuda_wmma]="-a shape=4096"
+  [gemm/cuda_mma]="-a shape=4096"
+  [bandwidth/h2d]="-a size=64MiB,256MiB -a memory=pinned"
+  [bandwidth/d2h]="-a size=64MiB,256MiB -a memory=pinned"
+  [bandwidth/bidirectional]="-a size=64MiB -a memory=pinned"
+  [bandwidth/d2d]="-a size=256MiB"
+  [training/step]="-a model=gpt2-tiny,gpt2-124m -a device=gpu -a dp=sync"
+  [stress/gpu]="-a duration_s=$stress_s"
+)
+declare -A time_of=(
+  [training/step]="--min-time 0.5 --max-time 3 --timeout 240"
+  [stress/gpu]="--timeout $((stress_s + 90))"
+)
+run_one() {
+  local b=$1 file log t0 t1
   file="$out/$(echo "$b" | tr / _).json"
+  log="$file.log"
+  read -r -a axes <<<"${axes_of[$b]:-}"
+  read -r -a times <<<"${time_of[$b]:---min-time 0.02 --max-time $max_time --timeout 120}"
   t0=$(now)
-  "$bin" run --filter "^$b\$" --min-time 0.02 --max-time "$max_time" --timeout 120 -q \
-    -o "$file" >"$file.log" 2>&1
+  bounded 300 "$bin" run --filter "^$b\$" "${axes[@]}" "${times[@]}" -q -o "$file" >"$log" 2>&1
   t1=$(now)
   printf 'run\t%s\t%s\t%s\n' "$b" "$file" "$(awk "BEGIN { print $t1 - $t0 }")" >>"$manifest"
+}
+
+# ---- every GPU benchmark -------------------------------------------------------------------------
+for b in "${benchmarks[@]}"; do
+  case "$b" in stress/*|health/*) continue ;; esac
+  run_one "$b"
+done
+run_one training/step
+for b in "${benchmarks[@]}"; do
+  case "$b" in stress/*|health/*) run_one "$b" ;; esac
 done
 
 # ---- compute-sanitizer over our own kernels ----------------------------------------------------
@@ -98,7 +148,9 @@ if [ "$sanitize" = 1 ] && [ -z "$sanitizer" ]; then
   echo "gpu-check: compute-sanitizer not found: the sanitizer column is not run"
   sanitize=0
 fi
-# Small shapes and odd sizes: every edge path of every kernel, in seconds under memcheck.
+# Small shapes and odd sizes: every edge path of every kernel, in seconds under memcheck. The
+# transformer: the tiny GPT-2 and ViT, fused and materialised attention (the gradient check runs
+# their forward and backward, and one block of the run's width).
 sanitized=(
   "gemm/cuda_simt_fp32|-a shape=256,127x129x33"
   "gemm/cuda_wmma|-a shape=256,127x129x33 -a dtype=bf16"
@@ -107,18 +159,36 @@ sanitized=(
   "bandwidth/h2d|-a copy=sm -a memory=pinned -a size=64KiB,4097"
   "bandwidth/d2h|-a copy=sm -a memory=pinned -a size=4097"
   "bandwidth/gpu_latency|-a test=chase_device,chase_host -a working_set=1MiB"
+  "training/step|-a model=gpt2-tiny,vit-tiny -a device=gpu -a attention=flash,materialized -a batch=2 -a samples=8"
 )
 if [ "$sanitize" = 1 ]; then
   for entry in "${sanitized[@]}"; do
     b=${entry%%|*}
     read -r -a axes <<<"${entry#*|}"
-    printf '%s\n' "${benchmarks[@]}" | grep -qx "$b" || continue
+    [ "$b" = training/step ] || printf '%s\n' "${benchmarks[@]}" | grep -qx "$b" || continue
     log="$out/$(echo "$b" | tr / _).memcheck.log"
-    "$sanitizer" --tool memcheck --print-limit 20 \
-      "$bin" run --filter "^$b\$" "${axes[@]}" --min-time 0.01 --max-time 0.05 --timeout 600 -q \
+    bounded 240 "$sanitizer" --tool memcheck --print-limit 20 \
+      "$bin" run --filter "^$b\$" "${axes[@]}" --min-time 0.01 --max-time 0.05 --timeout 200 -q \
       -o "$out/$(echo "$b" | tr / _).memcheck.json" >"$log" 2>&1
     printf 'sanitizer\t%s\t%s\n' "$b" "$log" >>"$manifest"
   done
+fi
+
+# ---- PyTorch on the same GPU, the reference --------------------------------------------------------
+# PyTorch needs the system's libraries, not the bundle's older Debian libstdc++.
+py_torch() { env -u LD_LIBRARY_PATH PYTHONUNBUFFERED=1 python3 "$@"; }
+if [ "$reference" = 1 ] && py_torch -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' \
+    >/dev/null 2>&1; then
+  bounded 180 env -u LD_LIBRARY_PATH python3 "$root/ci/gpu_reference.py" >"$out/reference.json" \
+    2>"$out/reference.log" && printf 'reference\t%s\n' "$out/reference.json" >>"$manifest"
+  compile=(--compile)
+  [ "$quick" = 1 ] && compile=()
+  bounded 300 env -u LD_LIBRARY_PATH python3 "$root/benchmarks/training/pytorch_reference.py" \
+    --model gpt2-124m --batch 16 --steps 20 "${compile[@]}" --json \
+    >"$out/reference_step.json" 2>"$out/reference_step.log" &&
+    printf 'reference_step\t%s\n' "$out/reference_step.json" >>"$manifest"
+else
+  echo "gpu-check: no PyTorch with CUDA here (or --no-reference): no ratios to PyTorch"
 fi
 
 python3 "$root/ci/gpu_check_table.py" "$manifest"

@@ -14,6 +14,7 @@ if(INFRABENCH_WITH_CUDA)
   target_sources(infrabench_kernels_cuda PRIVATE
     ${CMAKE_CURRENT_LIST_DIR}/cuda/transformer/kernels.cu
     ${CMAKE_CURRENT_LIST_DIR}/cuda/transformer/gpu_model.cu
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/transformer/flash_attention.cu
   )
   target_link_libraries(infrabench_kernels_cuda PUBLIC infrabench::kernels_cpu CUDA::cublas
                         CUDA::cublasLt)

@@ -14,7 +14,7 @@ std::unique_ptr<trainer> make_gpu_trainer(const trainer_options&, communicator&)
   throw std::runtime_error(gpu_trainer_unavailable_reason());
 }
 
-std::string gpu_gradient_check(const trainer_options&, double, double&) {
+std::string gpu_gradient_check(const trainer_options&, communicator&, double, double&) {
   return gpu_trainer_unavailable_reason();
 }
 

@@ -26,12 +26,17 @@ enum class dp_mode {
   overlap,  // gradients all-reduced in buckets while the backward pass goes on (PyTorch DDP)
 };
 
+// How a GPU runs attention (kernels/cuda/transformer/gpu_model.h): fused where it can, or as
+// asked.
+enum class attention_mode { automatic, flash, materialized };
+
 struct trainer_options {
   tf::model_config model;
   int batch = 1;  // per rank
   int seq = 0;    // resolved (tf::resolve_seq)
   bool bf16 = false;
   dp_mode dp = dp_mode::sync;
+  attention_mode attention = attention_mode::automatic;  // GPU
   tf::adamw_hyper optimizer;
   std::size_t threads = 1;  // CPU
   std::uint64_t seed = 1;   // parameter initialisation, the same on every rank
@@ -89,11 +94,14 @@ struct check_batch {
 // naming the CUDA/cuBLAS/NCCL call that failed.
 [[nodiscard]] std::unique_ptr<trainer> make_gpu_trainer(const trainer_options& o,
                                                         communicator& comm);
-// Before timing on a GPU: the tiny model of the same family (gpt2-tiny, vit-tiny) on one batch,
-// GPU path against the CPU fp32 reference: the loss, and every parameter tensor's gradient within
-// `tolerance` (relative L2). Empty when it agrees, else the tensors (or the loss) that differ.
-[[nodiscard]] std::string gpu_gradient_check(const trainer_options& o, double tolerance,
-                                             double& worst_relative_error);
+// Before timing on a GPU, on this rank's GPU (selected first: the check must not put every rank
+// on GPU 0): the tiny model of the same family (gpt2-tiny, vit-tiny), then one block of the run's
+// own width and heads (so the attention kernels of its head size are checked too), each on one
+// batch, GPU path against the CPU fp32 reference: the loss, and every parameter tensor's gradient
+// within `tolerance` (relative L2). Empty when it agrees, else the tensors (or the loss) that
+// differ.
+[[nodiscard]] std::string gpu_gradient_check(const trainer_options& o, communicator& comm,
+                                             double tolerance, double& worst_relative_error);
 // The datasheet dense peak of this rank's GPU for the step's dtype, FLOP/s (0 when unknown), and
 // where the figure comes from.
 [[nodiscard]] double gpu_peak_flops(const trainer_options& o, std::string& source);

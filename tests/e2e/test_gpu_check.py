@@ -1,6 +1,8 @@
-"""The GPU smoke check (ci/gpu-check.sh) as a user runs it: without a GPU it says so and exits 0;
+"""The GPU check (ci/gpu-check.sh) as a user runs it: without a GPU it says so and exits 0;
 its table (ci/gpu_check_table.py) counts each benchmark's configurations and sanitizer errors
-from reports and logs, and fails on anything that failed, was invalid or was not checked."""
+from reports and logs, shows each one's headline number, % of peak and ratio to PyTorch, and
+fails on anything that failed, was invalid, was not checked, or ran nothing for a reason other
+than this machine having one GPU (skipped is never a pass)."""
 import json
 import os
 import subprocess
@@ -45,8 +47,19 @@ def test_bad_arguments_exit_2():
     assert p.returncode == 2 and "no infrabench executable" in p.stderr
 
 
-def result(benchmark, status, valid=True):
-    return {"benchmark": benchmark, "status": status, "valid": valid}
+def result(benchmark, status, valid=True, code=None, metrics=(), axes=None):
+    r = {"benchmark": benchmark, "status": status, "valid": valid, "metrics": list(metrics),
+         "axes": axes or {}, "axes_display": {k: str(v) for k, v in (axes or {}).items()}}
+    if code:
+        r["reason_code"] = code
+    return r
+
+
+def metric(name, unit, value, role=None):
+    m = {"name": name, "unit": unit, "value": value, "better": "higher"}
+    if role:
+        m["role"] = role
+    return m
 
 
 def write_report(path, results):
@@ -62,10 +75,13 @@ def table(tmp_path, lines):
 
 
 def rows_of(stdout):
-    """{benchmark: [cells...]} from the printed table."""
+    """{benchmark: [cells...]} from the printed table (cells split on runs of 2+ spaces)."""
+    import re
     out = {}
     for line in stdout.splitlines()[2:]:
-        cells = line.split()
+        if not line.strip():
+            break  # the end of the first table
+        cells = re.split(r"\s{2,}", line.strip())
         if cells and "/" in cells[0]:
             out[cells[0]] = cells[1:]
     return out
@@ -83,9 +99,9 @@ def test_table_counts_configurations_and_sanitizer_errors(tmp_path):
                          ("sanitizer", "gemm/cuda_mma", clean)])
     assert p.returncode == 0, (p.stdout, p.stderr)
     rows = rows_of(p.stdout)
-    # passed, invalid, failed, skipped, sanitizer errors, wall s
-    assert rows["gemm/cuda_mma"] == ["2", "0", "0", "1", "0", "2.5"], p.stdout
-    assert rows["bandwidth/h2d"] == ["1", "0", "0", "1", "not", "run", "1.2"], p.stdout
+    # passed, invalid, failed, skipped, headline, % peak, vs torch, sanitizer errors, wall s
+    assert rows["gemm/cuda_mma"] == ["2", "0", "0", "1", "-", "-", "-", "0", "2.5"], p.stdout
+    assert rows["bandwidth/h2d"] == ["1", "0", "0", "1", "-", "-", "-", "not run", "1.2"], p.stdout
     assert p.stdout.strip().endswith("GPU check: PASS")
 
 
@@ -106,8 +122,9 @@ def test_table_fails_on_errors_invalid_results_and_missing_reports(tmp_path):
     assert p.returncode == 1, (p.stdout, p.stderr)
     rows = rows_of(p.stdout)
     assert rows["gemm/cuda_simt_fp32"][:4] == ["0", "1", "0", "0"], p.stdout
-    assert rows["bandwidth/d2d"][:5] == ["1", "0", "1", "0", "3"], p.stdout
-    assert rows["bandwidth/p2p"][:2] == ["no", "report"], p.stdout
+    assert rows["bandwidth/d2d"][:4] == ["1", "0", "1", "0"], p.stdout
+    assert rows["bandwidth/d2d"][7] == "3", p.stdout
+    assert rows["bandwidth/p2p"][0] == "no report", p.stdout
     assert "did not finish" in p.stdout
     assert p.stdout.strip().endswith("GPU check: FAIL")
 
@@ -161,8 +178,76 @@ def test_on_a_gpu_every_gpu_benchmark_runs_and_our_kernels_are_sanitized(tmp_pat
                        capture_output=True, text=True, timeout=120, env=env)
     assert p.returncode == 1, (p.stdout, p.stderr)  # the sanitizer found an error in cuda_mma
     rows = rows_of(p.stdout)
-    assert set(rows) == {"gemm/cublas", "gemm/cuda_mma"}, p.stdout  # GPU benchmarks only
-    assert rows["gemm/cublas"][:4] == ["1", "0", "0", "0"] and rows["gemm/cublas"][4] == "not"
-    assert rows["gemm/cuda_mma"][:5] == ["1", "0", "0", "0", "1"], p.stdout
+    # GPU benchmarks only, and the training step on the GPU (it needs no CUDA to be listed)
+    assert set(rows) == {"gemm/cublas", "gemm/cuda_mma", "training/step"}, p.stdout
+    assert rows["gemm/cublas"][:4] == ["1", "0", "0", "0"] and rows["gemm/cublas"][7] == "not run"
+    assert rows["gemm/cuda_mma"][:4] == ["1", "0", "0", "0"], p.stdout
+    assert rows["gemm/cuda_mma"][7] == "1", p.stdout
+    assert rows["training/step"][7] == "0", p.stdout  # the transformer's kernels, sanitized
     assert (out / "gemm_cuda_mma.memcheck.log").exists()
     assert "GPU check: FAIL" in p.stdout
+
+
+def test_skipped_is_not_a_pass_unless_one_gpu_explains_it(tmp_path):
+    """p2p on one GPU (no_device) and NCCL with one rank (needs_ranks) may skip; a benchmark that
+    one GPU can run but skipped everything for another reason fails the check."""
+    p2p = write_report(tmp_path / "p2p.json", [result("bandwidth/p2p", "skipped", code="no_device")])
+    nccl = write_report(tmp_path / "nccl.json", [
+        result("collectives/nccl_allreduce", "skipped", code="needs_ranks")])
+    ok = table(tmp_path, [("run", "bandwidth/p2p", p2p, 0.1),
+                          ("run", "collectives/nccl_allreduce", nccl, 0.1)])
+    assert ok.returncode == 0, (ok.stdout, ok.stderr)
+    gemm = write_report(tmp_path / "gemm.json", [
+        result("gemm/cublas", "skipped", code="unsupported"),
+        result("gemm/cublas", "skipped", code="unsupported")])
+    bad = table(tmp_path, [("run", "bandwidth/p2p", p2p, 0.1), ("run", "gemm/cublas", gemm, 0.1)])
+    assert bad.returncode == 1, (bad.stdout, bad.stderr)
+    assert rows_of(bad.stdout)["gemm/cublas"][:4] == ["0", "0", "0", "2"]
+    assert "problem: gemm/cublas: ran nothing (unsupported)" in bad.stdout
+    assert "bandwidth/p2p" not in bad.stdout.split("problem:", 1)[1]
+
+
+def test_headline_percent_of_peak_and_the_ratio_to_pytorch(tmp_path):
+    """The headline is the best passed configuration's first performance metric, its % of peak
+    that configuration's first performance metric in %, and the ratio to PyTorch the matching
+    configuration's metric of the reference's unit over PyTorch's figure; information metrics
+    (a stress's drift in %) never stand in for a % of peak."""
+    gemm = write_report(tmp_path / "gemm.json", [
+        result("gemm/cublas", "passed", axes={"shape": "4096", "dtype": "bf16"},
+               metrics=[metric("gflops", "GFLOP/s", 600000.0), metric("pct_of_peak", "%", 60.6)]),
+        result("gemm/cublas", "passed", axes={"shape": "1024", "dtype": "bf16"},
+               metrics=[metric("gflops", "GFLOP/s", 300000.0), metric("pct_of_peak", "%", 30.3)]),
+        result("gemm/cublas", "passed", valid=False, axes={"shape": "8192", "dtype": "bf16"},
+               metrics=[metric("gflops", "GFLOP/s", 900000.0)])])
+    stress = write_report(tmp_path / "stress.json", [
+        result("stress/gpu", "passed", metrics=[
+            metric("gemm_tflops_gpu0", "TFLOP/s", 700.0),
+            metric("gemm_drift_pct_gpu0", "%", -3.6, role="information")])])
+    step = write_report(tmp_path / "step.json", [
+        result("training/step", "passed",
+               axes={"model": "gpt2-124m", "batch": 0, "seq": 0, "dtype": "auto", "device": "auto"},
+               metrics=[metric("tokens_per_s_per_rank", "tokens/s", 400000.0)])])
+    # axes_display of the step as the benchmark writes it: auto values resolved
+    data = json.loads(step.read_text())
+    data["results"][0]["axes_display"] = {"model": "gpt2-124m", "batch": "auto (16)",
+                                          "seq": "auto (1024)", "dtype": "auto (bf16)",
+                                          "device": "auto (gpu)"}
+    step.write_text(json.dumps(data))
+    ref = tmp_path / "reference.json"
+    ref.write_text(json.dumps({"entries": [
+        {"what": "matmul bf16 4096", "unit": "GFLOP/s", "value": 750000.0,
+         "match": {"benchmark": "gemm/cublas", "axes": {"shape": "4096", "dtype": "bf16"}}}]}))
+    torch_step = tmp_path / "torch_step.json"
+    torch_step.write_text(json.dumps({"model": "gpt2-124m", "batch": 16, "seq": 1024,
+                                      "dtype": "bf16", "eager": {"tokens_per_s": 320000.0},
+                                      "compile": {"tokens_per_s": 500000.0}}))
+    p = table(tmp_path, [("run", "gemm/cublas", gemm, 1), ("run", "stress/gpu", stress, 9),
+                         ("run", "training/step", step, 5), ("reference", ref),
+                         ("reference_step", torch_step)])
+    rows = rows_of(p.stdout)
+    assert rows["gemm/cublas"][4:7] == ["600,000 GFLOP/s", "60.6", "0.80"], p.stdout
+    assert rows["stress/gpu"][4:6] == ["700 TFLOP/s", "-"], p.stdout
+    assert rows["training/step"][4] == "400,000 tokens/s", p.stdout
+    assert rows["training/step"][6] == "0.80", p.stdout  # the worst of 1.25 (eager), 0.80
+    assert "vs torch eager" in p.stdout and "1.250" in p.stdout and "0.800" in p.stdout
+    assert p.returncode == 1  # one invalid configuration

@@ -16,6 +16,8 @@
 #include "cpu/gemm.h"
 #include "cpu/transformer/cpu_model.h"
 #include "cpu/transformer/model_config.h"
+#include "cpu/transformer/ops.h"
+#include "cpu/transformer/step_metrics.h"
 
 namespace tf = infrabench::kernels::transformer;
 namespace kc = infrabench::kernels::cpu;
@@ -256,6 +258,43 @@ TEST(TrainingModel, ThreadsAndGemmVariantsAgree) {
     }
     EXPECT_LE(std::sqrt(diff), 1e-4 * std::sqrt(norm) + 1e-9) << t.name;
   }
+}
+
+// The GPU gradient check's bars (step_metrics.h) sit between what bf16 rounding does to the
+// gradients and what a wrong kernel does: the reference against itself with every parameter
+// rounded to bf16 passes the bf16 bar and fails the fp32 one; one tensor's gradient 5 % off (a
+// dropped term, a wrong scale) fails the bf16 bar.
+TEST(TrainingModel, GpuGradientTolerancesSeparateBf16RoundingFromAWrongGradient) {
+  const auto c = preset("gpt2-tiny");
+  const int B = 2, T = 16;
+  inputs in(c, B, T, 6);
+  tf::cpu_model ref(c, B, T, 1);
+  ref.init_parameters(7);
+  (void)ref.forward_backward(in.view);
+  tf::cpu_model rounded(c, B, T, 1);
+  rounded.init_parameters(7);
+  const std::size_t n = rounded.params_layout().total;
+  for (std::size_t i = 0; i < n; ++i) {
+    rounded.params()[i] = tf::to_float(tf::from_float<tf::bf16>(rounded.params()[i]));
+  }
+  (void)rounded.forward_backward(in.view);
+  const auto& layout = ref.params_layout();
+  const auto bf16 =
+      tf::compare_gradients(layout, rounded.grads(), ref.grads(), tf::gpu_bf16_gradient_tolerance);
+  EXPECT_TRUE(bf16.failed.empty()) << bf16.worst.name << " " << bf16.worst.relative;
+  EXPECT_GT(bf16.worst.relative, 0.0);
+  const auto fp32 =
+      tf::compare_gradients(layout, rounded.grads(), ref.grads(), tf::gpu_fp32_gradient_tolerance);
+  EXPECT_FALSE(fp32.failed.empty())
+      << "bf16 rounding went unnoticed by the fp32 bar: worst " << fp32.worst.relative;
+  std::vector<float> wrong(ref.grads(), ref.grads() + n);
+  const auto& victim = layout.tensors[layout.tensors.size() / 2];
+  for (std::size_t i = victim.offset; i < victim.offset + victim.size; ++i) wrong[i] *= 1.05f;
+  const auto bad =
+      tf::compare_gradients(layout, wrong.data(), ref.grads(), tf::gpu_bf16_gradient_tolerance);
+  ASSERT_EQ(bad.failed.size(), 1u);
+  EXPECT_EQ(bad.failed[0].name, victim.name);
+  EXPECT_NEAR(bad.failed[0].relative, 0.05, 1e-3);
 }
 
 TEST(TrainingModel, RefusesInputsOutOfRange) {

@@ -11,6 +11,7 @@
 
 #include "cpu/transformer/gpu_gemm_args.h"
 #include "cuda/transformer/cuda_support.h"
+#include "cuda/transformer/flash_attention.h"
 #include "cuda/transformer/gpu_model.h"
 #include "cuda/transformer/kernels.h"
 
@@ -196,6 +197,7 @@ class model_impl final : public gpu_model {
     make_attention_pointers();
     make_buckets();
     probe_fused_gelu();
+    choose_attention(o.attention);
   }
 
   ~model_impl() override {
@@ -208,7 +210,7 @@ class model_impl final : public gpu_model {
   [[nodiscard]] std::uint64_t device_bytes() const override {
     std::uint64_t b = m_master.bytes() + m_grads.bytes() + m_m.bytes() + m_v.bytes() +
                       m_compute.bytes() + m_acts.bytes() + m_stats.bytes() + m_attn_ptrs.bytes() +
-                      m_lt.workspace_bytes();
+                      m_lt.workspace_bytes() + m_lse.bytes() + m_dq_acc.bytes() + m_delta.bytes();
     for (const auto& in : m_inputs) b += in.tokens.bytes() + in.targets.bytes() + in.images.bytes();
     return b;
   }
@@ -219,9 +221,9 @@ class model_impl final : public gpu_model {
                          : "; GELU in our kernels: this "
                            "cuBLASLt has no GELU epilogue "
                            "for these shapes") +
-           "), cuBLAS batched QK^T/PV around our causal softmax, our LayerNorm, embedding, "
-           "cross-entropy and AdamW kernels";
+           "), " + attention_text() + ", our LayerNorm, embedding, cross-entropy and AdamW kernels";
   }
+  [[nodiscard]] bool flash_attention() const override { return m_flash; }
 
   void init_parameters(std::uint64_t seed) override {
     std::vector<float> host(m_p.total);
@@ -460,7 +462,69 @@ class model_impl final : public gpu_model {
         CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
   }
 
+  [[nodiscard]] flash_shape attention_shape() const {
+    flash_shape f;
+    f.batch = m_a.batch;
+    f.heads = m_cfg.heads;
+    f.seq = m_a.seq;
+    f.head_size = m_cfg.width / m_cfg.heads;
+    f.causal = m_cfg.causal();
+    f.scale = 1.0f / std::sqrt(static_cast<float>(f.head_size));
+    return f;
+  }
+
+  // Fused attention where it runs (bf16, a head size it has kernels for, aligned buffers), else
+  // the materialised path; asked for explicitly and impossible, the configuration is refused.
+  void choose_attention(attention_kind asked) {
+    if (asked == attention_kind::materialized) {
+      m_attention_note = "asked for";
+      return;
+    }
+    std::string why;
+    if constexpr (std::is_same_v<T, float>) {
+      why = "flash attention is bf16 only";
+    } else {
+      const auto f = attention_shape();
+      const int cc = query_device(current_device()).cc_major;
+      why = flash_attention_unsupported(f, act(m_a.dqkv), act(m_a.datty), cc);
+      for (int l = 0; l < m_cfg.layers && why.empty(); ++l) {
+        const auto& y = m_a.layers[static_cast<std::size_t>(l)];
+        why = flash_attention_unsupported(f, act(y.qkv), act(y.atty), cc);
+      }
+      if (why.empty()) {
+        m_flash = true;
+        const std::size_t rows = flash_row_elements(f);
+        m_lse = device_buffer<float>(rows * static_cast<std::size_t>(m_cfg.layers));
+        m_delta = device_buffer<float>(rows);
+        m_dq_acc = device_buffer<float>(flash_dq_accumulator_elements(f));
+        return;
+      }
+    }
+    if (asked == attention_kind::flash) throw std::invalid_argument(why);
+    m_attention_note = why;
+  }
+
+  [[nodiscard]] std::string attention_text() const {
+    if (m_flash) {
+      return "fused attention (our flash kernels: mma.sync bf16, FlashAttention-2 tiling, the "
+             "score matrix never written)";
+    }
+    return "cuBLAS batched QK^T/PV around our causal softmax (materialised attention: " +
+           m_attention_note + ")";
+  }
+
+  [[nodiscard]] float* layer_lse(int l) const {
+    return m_lse.get() + static_cast<std::size_t>(l) * flash_row_elements(attention_shape());
+  }
+
   void attention_forward(int l) {
+    if constexpr (!std::is_same_v<T, float>) {
+      if (m_flash) {
+        const auto& y = m_a.layers[static_cast<std::size_t>(l)];
+        flash_attention_forward(act(y.atty), layer_lse(l), act(y.qkv), attention_shape(), stream());
+        return;
+      }
+    }
     const auto L = static_cast<std::size_t>(l);
     const int Tn = m_a.seq, C = m_cfg.width, hs = C / m_cfg.heads;
     batched(tf::attention_scores_gemm(Tn, hs, C), ptrs(L, k_k), ptrs(L, q_k), ptrs(L, s_k));
@@ -470,6 +534,15 @@ class model_impl final : public gpu_model {
   }
 
   void attention_backward(int l) {
+    if constexpr (!std::is_same_v<T, float>) {
+      if (m_flash) {
+        const auto& y = m_a.layers[static_cast<std::size_t>(l)];
+        flash_attention_backward(act(m_a.dqkv), m_dq_acc.get(), m_delta.get(), act(m_a.datty),
+                                 act(y.atty), layer_lse(l), act(y.qkv), attention_shape(),
+                                 stream());
+        return;
+      }
+    }
     const auto L = static_cast<std::size_t>(l);
     const auto D = static_cast<std::size_t>(m_cfg.layers);  // the gradient scratch's pointers
     const int Tn = m_a.seq, C = m_cfg.width, hs = C / m_cfg.heads;
@@ -617,6 +690,9 @@ class model_impl final : public gpu_model {
   cublasHandle_t m_blas = nullptr;
   lt_matmul m_lt;
   bool m_fused_gelu = false;
+  bool m_flash = false;
+  std::string m_attention_note;                   // why attention is materialised
+  device_buffer<float> m_lse, m_delta, m_dq_acc;  // flash attention's statistics and scratch
   device_buffer<float> m_master, m_grads, m_m, m_v;
   device_buffer<T> m_compute;
   device_buffer<T> m_acts;

@@ -26,17 +26,24 @@ namespace infrabench::kernels::cuda::transformer {
 
 namespace tf = infrabench::kernels::transformer;
 
+// How attention runs: fused (flash_attention.h: bf16 only, never writes the score matrix) or
+// materialised (cuBLAS batched QK^T and PV around our softmax, any precision); automatic takes
+// the fused kernels where they run the shape.
+enum class attention_kind { automatic, flash, materialized };
+
 struct gpu_model_options {
   tf::model_config model;
   int batch = 1;
   int seq = 0;
   bool bf16 = true;
+  attention_kind attention = attention_kind::automatic;
 };
 
 class gpu_model {
  public:
   // On the current device. Throws std::runtime_error naming the CUDA/cuBLAS call that failed
-  // (out of memory included), std::invalid_argument for an impossible configuration.
+  // (out of memory included), std::invalid_argument for an impossible configuration (flash
+  // attention asked for where it cannot run, with the reason).
   static std::unique_ptr<gpu_model> create(const gpu_model_options& o);
   virtual ~gpu_model() = default;
 
@@ -46,6 +53,8 @@ class gpu_model {
   [[nodiscard]] virtual std::uint64_t device_bytes() const = 0;
   // "cuBLASLt bf16 (bias+GELU epilogues), cuBLAS batched attention"
   [[nodiscard]] virtual std::string describe() const = 0;
+  // Whether attention runs fused (flash) or materialised, as chosen at construction.
+  [[nodiscard]] virtual bool flash_attention() const = 0;
 
   // The initialisation of `seed` (the CPU reference's, made on the host), moments zeroed.
   virtual void init_parameters(std::uint64_t seed) = 0;
