@@ -4,7 +4,9 @@
 // buckets cover the gradients exactly once, in the order the backward pass finalises them.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <random>
 #include <vector>
 
@@ -132,5 +134,30 @@ TEST(TrainingGpuArgs, BucketsCoverTheGradientsInBackwardOrder) {
     const std::string last = "h" + std::to_string(p.blocks.size() - 1) + ".";
     EXPECT_EQ(buckets[1].first, p.find(last + "ln1.weight").offset) << name;
     EXPECT_EQ(buckets[1].second, p.find("lnf.weight").offset) << name;
+  }
+}
+
+// The fused AdamW's plan: every parameter updated exactly once, each block inside one tensor and
+// carrying that tensor's decay, no block longer than the chunk.
+TEST(TrainingGpuArgs, AdamwBlocksCoverEveryParameterOnceWithItsTensorsDecay) {
+  for (const char* name : {"gpt2-tiny", "vit-tiny", "gpt2-124m"}) {
+    const auto cfg = *tf::find_preset(name);
+    const auto layout = tf::make_param_layout(cfg);
+    const std::uint64_t chunk = 2048;
+    const auto blocks = tf::adamw_blocks(layout, chunk);
+    std::vector<std::uint8_t> seen(layout.total, 0);
+    for (const auto& b : blocks) {
+      ASSERT_LT(b.first, b.end);
+      ASSERT_LE(b.end - b.first, chunk);
+      const auto t = std::find_if(layout.tensors.begin(), layout.tensors.end(), [&](const auto& x) {
+        return b.first >= x.offset && b.first < x.offset + x.size;
+      });
+      ASSERT_NE(t, layout.tensors.end());
+      EXPECT_LE(b.end, t->offset + t->size) << name << " " << t->name;
+      EXPECT_EQ(b.decay != 0, t->decay) << name << " " << t->name;
+      for (auto i = b.first; i < b.end; ++i) ++seen[i];
+    }
+    EXPECT_TRUE(std::all_of(seen.begin(), seen.end(), [](std::uint8_t s) { return s == 1; }))
+        << name;
   }
 }

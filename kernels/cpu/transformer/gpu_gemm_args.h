@@ -1,11 +1,17 @@
-// The arguments the GPU path hands cuBLAS / cuBLASLt for each of the transformer's GEMMs, written
+// The arguments the GPU path hands cuBLAS / cuBLASLt for each of the transformer's GEMMs (and the
+// fused AdamW's block plan), written
 // once here (host code) so a unit test can run them through a plain column-major GEMM on the CPU
 // and check that they compute the row-major products of the CPU reference. cuBLAS is
 // column-major: a row-major matrix X [r x c] (leading dimension c) is the column-major X^T, so
 // the row-major product C = A B is computed as C^T = B^T A^T with the same buffers.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "cpu/transformer/model_config.h"
 
 namespace infrabench::kernels::transformer {
 
@@ -68,6 +74,29 @@ struct attention_pair {
   const std::size_t hs = static_cast<std::size_t>(C / NH), t = static_cast<std::size_t>(T);
   const std::size_t c = static_cast<std::size_t>(C);
   return {b * t * 3 * c + h * hs, b * t * c + h * hs, i * t * t};
+}
+
+// AdamW over every parameter tensor in one launch (multi-tensor, as PyTorch's fused AdamW): each
+// block updates elements [first, end) of one tensor, `decay` as that tensor's. One launch instead
+// of one per tensor: the small ones (biases, LayerNorms: a few hundred elements) no longer cost a
+// launch each.
+struct adamw_block {
+  std::uint64_t first = 0, end = 0;
+  std::uint32_t decay = 0;
+};
+[[nodiscard]] inline std::vector<adamw_block> adamw_blocks(const param_layout& p,
+                                                           std::uint64_t chunk) {
+  std::vector<adamw_block> out;
+  for (const auto& t : p.tensors) {
+    for (std::uint64_t at = 0; at < t.size; at += chunk) {
+      adamw_block b;
+      b.first = t.offset + at;
+      b.end = t.offset + std::min<std::uint64_t>(t.size, at + chunk);
+      b.decay = t.decay ? 1u : 0u;
+      out.push_back(b);
+    }
+  }
+  return out;
 }
 
 }  // namespace infrabench::kernels::transformer

@@ -8,10 +8,11 @@
 // they stand in registers, the A fragment of the next product over the same 16 columns: the
 // probabilities never leave registers between S = Q K^T and O += P V.
 //
-// Every operand a product reads along k is stored in shared memory with k contiguous, so each
-// fragment register is one 32-bit load: K, Q and dO row-major where k is the head dimension,
-// and transposed copies (V^T, Q^T, dO^T, K^T) where k is the key or query index. Rows are padded
-// by 8 elements so that the eight row groups of a warp's loads fall in different banks.
+// Every tile sits in shared memory as it does in global memory, row-major (16-byte cp.async
+// copies, double-buffered so the next tile loads while this one is multiplied), and ldmatrix forms
+// the fragments, with .trans where a product reads a tile along its rows' other axis; the lane
+// maps are flash_tiling.h, run against a plain product on the CPU. Rows are padded by 8 elements so
+// that the eight rows an ldmatrix phase reads fall in different banks.
 #include <cuda_bf16.h>
 
 #include <cmath>
@@ -21,6 +22,7 @@
 
 #include "cuda/transformer/cuda_support.h"
 #include "cuda/transformer/flash_attention.h"
+#include "cuda/transformer/flash_tiling.h"
 
 namespace infrabench::kernels::cuda::transformer {
 
@@ -33,19 +35,16 @@ constexpr int pad = 8;
 constexpr float log2e = 1.4426950408889634f;
 
 using bf = __nv_bfloat16;
+namespace ft = flash_tiling;
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
 
-__device__ __forceinline__ std::uint32_t ld32(const bf* p) {
-  return *reinterpret_cast<const std::uint32_t*>(p);
+__device__ __forceinline__ unsigned smem_addr(const void* p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
 }
 __device__ __forceinline__ std::uint32_t pack(float lo, float hi) {
   const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
   return *reinterpret_cast<const std::uint32_t*>(&v);
-}
-__device__ __forceinline__ std::uint32_t pack2(bf lo, bf hi) {
-  return static_cast<std::uint32_t>(__bfloat16_as_ushort(lo)) |
-         (static_cast<std::uint32_t>(__bfloat16_as_ushort(hi)) << 16);
 }
 
 __device__ __forceinline__ void mma(float (&d)[4], const std::uint32_t (&a)[4], std::uint32_t b0,
@@ -57,14 +56,52 @@ __device__ __forceinline__ void mma(float (&d)[4], const std::uint32_t (&a)[4], 
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
-// A fragment of rows [r0, r0 + 16) x cols [k0, k0 + 16) of a row-major shared array.
+__device__ __forceinline__ void ldsm_x4(std::uint32_t (&r)[4], const bf* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(smem_addr(p)));
+}
+__device__ __forceinline__ void ldsm_x4_trans(std::uint32_t (&r)[4], const bf* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(smem_addr(p)));
+}
+
+// 16 bytes global -> shared, asynchronously; `bytes` = 0 writes zeros (rows past the sequence).
+__device__ __forceinline__ void cp_async16(void* dst, const void* src, int bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)), "l"(src),
+               "r"(bytes));
+}
+__device__ __forceinline__ void cp_async_commit() {
+  asm volatile("cp.async.commit_group;\n" ::);
+}
+__device__ __forceinline__ void cp_async_wait_all() {
+  asm volatile("cp.async.wait_group 0;\n" ::);
+}
+
+// A fragment (16 rows x 16 k at (r0, k0)) of a row-major shared array.
 __device__ __forceinline__ void load_a(std::uint32_t (&a)[4], const bf* s, int ld, int r0, int k0,
                                        int lane) {
-  const bf* p = s + (r0 + lane / 4) * ld + k0 + 2 * (lane % 4);
-  a[0] = ld32(p);
-  a[1] = ld32(p + 8 * ld);
-  a[2] = ld32(p + 8);
-  a[3] = ld32(p + 8 * ld + 8);
+  const ft::coord c = ft::a_rowmajor(lane);
+  ldsm_x4(a, s + (r0 + c.row) * ld + k0 + c.col);
+}
+// A fragment (16 rows at r0 x 16 k at k0) of a k-major shared array ([k][row]).
+__device__ __forceinline__ void load_a_kmajor(std::uint32_t (&a)[4], const bf* s, int ld, int r0,
+                                              int k0, int lane) {
+  const ft::coord c = ft::a_kmajor(lane);
+  ldsm_x4_trans(a, s + (k0 + c.row) * ld + r0 + c.col);
+}
+// B fragments of n tiles n0 and n0 + 8 (16 k at k0) of an n-major shared array ([n][k]).
+__device__ __forceinline__ void load_b_nmajor(std::uint32_t (&b)[4], const bf* s, int ld, int n0,
+                                              int k0, int lane) {
+  const ft::coord c = ft::b_nmajor(lane);
+  ldsm_x4(b, s + (n0 + c.row) * ld + k0 + c.col);
+}
+// B fragments of n tiles n0 and n0 + 8 (16 k at k0) of a k-major shared array ([k][n]).
+__device__ __forceinline__ void load_b_kmajor(std::uint32_t (&b)[4], const bf* s, int ld, int n0,
+                                              int k0, int lane) {
+  const ft::coord c = ft::b_kmajor(lane);
+  ldsm_x4_trans(b, s + (k0 + c.row) * ld + n0 + c.col);
 }
 
 // The A fragment of columns [16 kk, 16 kk + 16) from an accumulator of 8-column tiles.
@@ -76,37 +113,55 @@ __device__ __forceinline__ void acc_to_a(std::uint32_t (&a)[4], const float (&c)
   a[3] = pack(c[2 * kk + 1][2], c[2 * kk + 1][3]);
 }
 
-// rows x D of one head from the [*, row_stride] global array into shared memory, row-major
-// (ld = D + pad) and/or transposed ([D][tile + pad]); rows at or past `valid` are zeros.
+// acc[i] += A (16 x K, row fragments `a`) times B (K x 8 tile_n) for the n tiles of a shared
+// array, n-major or k-major; K = 16 ks.
+template <int ks, int n_tiles, bool b_kmajor>
+__device__ __forceinline__ void product(float (&acc)[n_tiles][4], const std::uint32_t (&a)[ks][4],
+                                        const bf* b, int ld, int lane) {
+#pragma unroll
+  for (int k = 0; k < ks; ++k) {
+#pragma unroll
+    for (int j = 0; j < n_tiles; j += 2) {
+      std::uint32_t f[4];
+      if constexpr (b_kmajor) {
+        load_b_kmajor(f, b, ld, j * 8, k * 16, lane);
+      } else {
+        load_b_nmajor(f, b, ld, j * 8, k * 16, lane);
+      }
+      mma(acc[j], a[k], f[0], f[1]);
+      mma(acc[j + 1], a[k], f[2], f[3]);
+    }
+  }
+}
+
+// Queues the 64 rows x D of one head at `g` (row stride `row_stride`) into a row-major shared
+// array (ld = D + pad); rows at or past `valid` are zeros.
 template <int D>
-__device__ __forceinline__ void load_rows(bf* rowmajor, bf* transposed, const bf* g,
-                                          long long row_stride, int valid, int tid) {
+__device__ __forceinline__ void queue_rows(bf* s, const bf* g, long long row_stride, int valid,
+                                           int tid) {
   constexpr int chunks = tile * D / 8;
+#pragma unroll
   for (int c = tid; c < chunks; c += threads) {
     const int r = c / (D / 8), col = (c % (D / 8)) * 8;
-    uint4 v = make_uint4(0, 0, 0, 0);
-    if (r < valid) v = *reinterpret_cast<const uint4*>(g + r * row_stride + col);
-    if (rowmajor != nullptr) *reinterpret_cast<uint4*>(rowmajor + r * (D + pad) + col) = v;
-    if (transposed != nullptr) {
-      const bf* e = reinterpret_cast<const bf*>(&v);
-#pragma unroll
-      for (int i = 0; i < 8; ++i) transposed[(col + i) * (tile + pad) + r] = e[i];
-    }
+    const bool in = r < valid;
+    cp_async16(s + r * (D + pad) + col, in ? g + r * row_stride + col : g, in ? 16 : 0);
   }
 }
 
 #endif  // __CUDA_ARCH__ >= 800
 
+// One block per (64-query tile, batch row x head); K and V tiles double-buffered: the next tile
+// loads (cp.async) while this one is multiplied.
 template <int D>
 __global__ void __launch_bounds__(threads)
     flash_forward_k(bf* __restrict__ out, float* __restrict__ lse, const bf* __restrict__ qkv,
                     int heads, int seq, bool causal, float scale_log2) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  constexpr int ks = D / 16, nt = tile / 8, dt = D / 8;
+  constexpr int ks = D / 16, nt = tile / 8, dt = D / 8, ld = D + pad;
   extern __shared__ __align__(16) unsigned char smem[];
-  bf* const qs = reinterpret_cast<bf*>(smem);  // [tile][D + pad]
-  bf* const kv = qs + tile * (D + pad);        // [tile][D + pad]
-  bf* const vt = kv + tile * (D + pad);        // [D][tile + pad]
+  bf* const qs = reinterpret_cast<bf*>(smem);  // [tile][ld]
+  bf* const kbuf = qs + tile * ld;             // [2][tile][ld]
+  bf* const vbuf = kbuf + 2 * tile * ld;       // [2][tile][ld]
   const int tid = static_cast<int>(threadIdx.x), warp = tid / 32, lane = tid % 32;
   const int g = lane / 4, q4 = lane % 4;
   // Heavy (late, causal) query tiles first, so the short ones fill the tail of the grid.
@@ -116,31 +171,38 @@ __global__ void __launch_bounds__(threads)
   const long long stride = 3LL * C;
   const bf* base = qkv + static_cast<long long>(b) * seq * stride + h * D;
   const int q0 = qt * tile;
+  const int keys = causal ? min(seq, q0 + tile) : seq;
+  const int tiles = (keys + tile - 1) / tile;
 
-  load_rows<D>(qs, nullptr, base + q0 * stride, stride, seq - q0, tid);
-  __syncthreads();
+  queue_rows<D>(qs, base + q0 * stride, stride, seq - q0, tid);
+  queue_rows<D>(kbuf, base + C, stride, seq, tid);
+  queue_rows<D>(vbuf, base + 2 * C, stride, seq, tid);
+  cp_async_commit();
+
   std::uint32_t qa[ks][4];
-#pragma unroll
-  for (int k = 0; k < ks; ++k) load_a(qa[k], qs, D + pad, warp * 16, k * 16, lane);
-
   float o[dt][4] = {};
   float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};
   const int row[2] = {q0 + warp * 16 + g, q0 + warp * 16 + g + 8};
-  const int keys = causal ? min(seq, q0 + tile) : seq;
-  for (int k0 = 0; k0 < keys; k0 += tile) {
-    __syncthreads();  // every warp is done with the previous K and V tiles
-    load_rows<D>(kv, nullptr, base + C + k0 * stride, stride, seq - k0, tid);
-    load_rows<D>(nullptr, vt, base + 2 * C + k0 * stride, stride, seq - k0, tid);
+  for (int t = 0; t < tiles; ++t) {
+    const int k0 = t * tile;
+    // Tile t has landed, and every warp is done with tile t - 1, whose buffers the next queue
+    // refills.
+    cp_async_wait_all();
     __syncthreads();
-    float s[nt][4] = {};
+    if (t == 0) {
 #pragma unroll
-    for (int j = 0; j < nt; ++j) {
-#pragma unroll
-      for (int k = 0; k < ks; ++k) {
-        const bf* p = kv + (j * 8 + g) * (D + pad) + k * 16 + 2 * q4;
-        mma(s[j], qa[k], ld32(p), ld32(p + 8));
-      }
+      for (int k = 0; k < ks; ++k) load_a(qa[k], qs, ld, warp * 16, k * 16, lane);
     }
+    if (t + 1 < tiles) {
+      const int next = (t + 1) % 2, n0 = k0 + tile;
+      queue_rows<D>(kbuf + next * tile * ld, base + C + n0 * stride, stride, seq - n0, tid);
+      queue_rows<D>(vbuf + next * tile * ld, base + 2 * C + n0 * stride, stride, seq - n0, tid);
+    }
+    cp_async_commit();
+    const bf* kt = kbuf + (t % 2) * tile * ld;
+    const bf* vt = vbuf + (t % 2) * tile * ld;
+    float s[nt][4] = {};
+    product<ks, nt, false>(s, qa, kt, ld, lane);  // S = Q K^T: K stored [key][d], n-major
     float mx[2] = {m[0], m[1]};
 #pragma unroll
     for (int j = 0; j < nt; ++j) {
@@ -183,16 +245,10 @@ __global__ void __launch_bounds__(threads)
       o[d][2] *= alpha[1];
       o[d][3] *= alpha[1];
     }
+    std::uint32_t pa[tile / 16][4];
 #pragma unroll
-    for (int kk = 0; kk < tile / 16; ++kk) {
-      std::uint32_t pa[4];
-      acc_to_a(pa, s, kk);
-#pragma unroll
-      for (int d = 0; d < dt; ++d) {
-        const bf* p = vt + (d * 8 + g) * (tile + pad) + kk * 16 + 2 * q4;
-        mma(o[d], pa, ld32(p), ld32(p + 8));
-      }
-    }
+    for (int kk = 0; kk < tile / 16; ++kk) acc_to_a(pa[kk], s, kk);
+    product<tile / 16, dt, true>(o, pa, vt, ld, lane);  // O += P V: V stored [key][d], k-major
   }
 #pragma unroll
   for (int i = 0; i < 2; ++i) {
@@ -240,7 +296,8 @@ __global__ void flash_delta_k(float* __restrict__ delta, const bf* __restrict__ 
 }
 
 // One block per (64-key tile, batch row x head): dK and dV of its keys accumulated in registers
-// over the query tiles that see them; dQ's share added to the fp32 accumulator.
+// over the query tiles that see them (Q, dO and their statistics double-buffered: the next tile
+// loads while this one is multiplied); dQ's share added to the fp32 accumulator.
 template <int D>
 __global__ void __launch_bounds__(threads)
     flash_backward_k(bf* __restrict__ dqkv, float* __restrict__ dq_acc,
@@ -249,16 +306,15 @@ __global__ void __launch_bounds__(threads)
                      bool causal, float scale, float scale_log2) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   constexpr int ks = D / 16, nt = tile / 8, dt = D / 8;
-  constexpr int ldr = D + pad, ldt = tile + pad;
+  constexpr int ld = D + pad, lds = tile + pad;
   extern __shared__ __align__(16) unsigned char smem[];
-  bf* const qs = reinterpret_cast<bf*>(smem);  // [tile][ldr] Q rows (first: K rows)
-  bf* const ds = qs + tile * ldr;              // [tile][ldr] dO rows (first: V rows)
-  bf* const qt = ds + tile * ldr;              // [D][ldt] Q^T
-  bf* const dot = qt + D * ldt;                // [D][ldt] dO^T
-  bf* const kt = dot + D * ldt;                // [D][ldt] K^T
-  bf* const st = kt + D * ldt;                 // [tile][ldt] dS^T (keys x queries)
-  float* const lse_s = reinterpret_cast<float*>(st + tile * ldt);  // [tile]
-  float* const delta_s = lse_s + tile;                             // [tile]
+  bf* const kbuf = reinterpret_cast<bf*>(smem);  // [tile][ld] K rows (dQ's B, k-major)
+  bf* const vbuf = kbuf + tile * ld;             // [tile][ld] V rows (read once into A)
+  bf* const qbuf = vbuf + tile * ld;             // [2][tile][ld] Q rows
+  bf* const obuf = qbuf + 2 * tile * ld;         // [2][tile][ld] dO rows
+  bf* const st = obuf + 2 * tile * ld;           // [tile keys][lds] dS^T
+  float* const lse_s = reinterpret_cast<float*>(st + tile * lds);  // [2][tile]
+  float* const delta_s = lse_s + 2 * tile;                         // [2][tile]
   const int tid = static_cast<int>(threadIdx.x), warp = tid / 32, lane = tid % 32;
   const int g = lane / 4, q4 = lane % 4;
   const int k0 = static_cast<int>(blockIdx.x) * tile;
@@ -267,42 +323,51 @@ __global__ void __launch_bounds__(threads)
   const long long stride = 3LL * C;
   const bf* base = qkv + static_cast<long long>(b) * seq * stride + h * D;
   const bf* obase = dout + static_cast<long long>(b) * seq * C + h * D;
-
-  // This block's keys and values: K and V rows as A fragments (kept in registers), K^T for dQ.
-  load_rows<D>(qs, kt, base + C + k0 * stride, stride, seq - k0, tid);
-  load_rows<D>(ds, nullptr, base + 2 * C + k0 * stride, stride, seq - k0, tid);
-  __syncthreads();
-  std::uint32_t ka[ks][4], va[ks][4];
-#pragma unroll
-  for (int k = 0; k < ks; ++k) {
-    load_a(ka[k], qs, ldr, warp * 16, k * 16, lane);
-    load_a(va[k], ds, ldr, warp * 16, k * 16, lane);
-  }
-  float dk[dt][4] = {}, dv[dt][4] = {};
-  const int key[2] = {k0 + warp * 16 + g, k0 + warp * 16 + g + 8};
   const int first = causal ? k0 : 0;
-  for (int q0 = first; q0 < seq; q0 += tile) {
-    __syncthreads();  // every warp is done with the previous tile (and the fragments above)
-    load_rows<D>(qs, qt, base + q0 * stride, stride, seq - q0, tid);
-    load_rows<D>(ds, dot, obase + q0 * static_cast<long long>(C), C, seq - q0, tid);
+
+  // Queues query tile q0's Q and dO rows and statistics into stage `stage`.
+  const auto queue_tile = [&](int q0, int stage) {
+    queue_rows<D>(qbuf + stage * tile * ld, base + q0 * stride, stride, seq - q0, tid);
+    queue_rows<D>(obuf + stage * tile * ld, obase + q0 * static_cast<long long>(C), C, seq - q0,
+                  tid);
     for (int i = tid; i < tile; i += threads) {
       const bool in = q0 + i < seq;
-      lse_s[i] = in ? lse[static_cast<long long>(bh) * seq + q0 + i] : INFINITY;
-      delta_s[i] = in ? delta[static_cast<long long>(bh) * seq + q0 + i] : 0.f;
+      lse_s[stage * tile + i] = in ? lse[static_cast<long long>(bh) * seq + q0 + i] : INFINITY;
+      delta_s[stage * tile + i] = in ? delta[static_cast<long long>(bh) * seq + q0 + i] : 0.f;
     }
+  };
+  queue_rows<D>(kbuf, base + C + k0 * stride, stride, seq - k0, tid);
+  queue_rows<D>(vbuf, base + 2 * C + k0 * stride, stride, seq - k0, tid);
+  if (first < seq) queue_tile(first, 0);
+  cp_async_commit();
+
+  std::uint32_t ka[ks][4], va[ks][4];
+  float dk[dt][4] = {}, dv[dt][4] = {};
+  const int key[2] = {k0 + warp * 16 + g, k0 + warp * 16 + g + 8};
+  int stage = 0;
+  for (int q0 = first; q0 < seq; q0 += tile, stage ^= 1) {
+    // This tile has landed (its statistics stored by every thread), and every warp is done with
+    // the previous one, whose stage the next queue refills.
+    cp_async_wait_all();
     __syncthreads();
-    // S^T = K Q^T and dP^T = V dO^T for the warp's 16 keys x the tile's 64 queries.
-    float s[nt][4] = {}, dp[nt][4] = {};
-#pragma unroll
-    for (int j = 0; j < nt; ++j) {
+    if (q0 == first) {
 #pragma unroll
       for (int k = 0; k < ks; ++k) {
-        const bf* pq = qs + (j * 8 + g) * ldr + k * 16 + 2 * q4;
-        const bf* po = ds + (j * 8 + g) * ldr + k * 16 + 2 * q4;
-        mma(s[j], ka[k], ld32(pq), ld32(pq + 8));
-        mma(dp[j], va[k], ld32(po), ld32(po + 8));
+        load_a(ka[k], kbuf, ld, warp * 16, k * 16, lane);
+        load_a(va[k], vbuf, ld, warp * 16, k * 16, lane);
       }
     }
+    if (q0 + tile < seq) queue_tile(q0 + tile, stage ^ 1);
+    cp_async_commit();
+    const bf* qs = qbuf + stage * tile * ld;
+    const bf* os = obuf + stage * tile * ld;
+    const float* lse_t = lse_s + stage * tile;
+    const float* delta_t = delta_s + stage * tile;
+    // S^T = K Q^T and dP^T = V dO^T for the warp's 16 keys x the tile's 64 queries (Q and dO
+    // stored [query][d]: n-major).
+    float s[nt][4] = {}, dp[nt][4] = {};
+    product<ks, nt, false>(s, ka, qs, ld, lane);
+    product<ks, nt, false>(dp, va, os, ld, lane);
     // P^T = exp2(scale_log2 S^T - lse); dS^T = scale P^T (dP^T - delta), masked to zero.
 #pragma unroll
     for (int j = 0; j < nt; ++j) {
@@ -310,50 +375,40 @@ __global__ void __launch_bounds__(threads)
       for (int e = 0; e < 4; ++e) {
         const int qc = j * 8 + 2 * q4 + (e & 1), qrow = q0 + qc, kr = key[e / 2];
         const bool visible = qrow < seq && kr < seq && (!causal || kr <= qrow);
-        const float p = visible ? exp2f(s[j][e] * scale_log2 - lse_s[qc]) : 0.f;
+        const float p = visible ? exp2f(s[j][e] * scale_log2 - lse_t[qc]) : 0.f;
         s[j][e] = p;
-        dp[j][e] = scale * p * (dp[j][e] - delta_s[qc]);
+        dp[j][e] = scale * p * (dp[j][e] - delta_t[qc]);
       }
     }
-    // dV += P^T dO, dK += dS^T Q (k = the tile's queries, from the transposed copies).
+    // dV += P^T dO, dK += dS^T Q (k = the tile's queries; dO and Q stored [query][d]: k-major).
+    {
+      std::uint32_t pa[tile / 16][4], sa[tile / 16][4];
 #pragma unroll
-    for (int kk = 0; kk < tile / 16; ++kk) {
-      std::uint32_t pa[4], sa[4];
-      acc_to_a(pa, s, kk);
-      acc_to_a(sa, dp, kk);
-#pragma unroll
-      for (int d = 0; d < dt; ++d) {
-        const bf* po = dot + (d * 8 + g) * ldt + kk * 16 + 2 * q4;
-        const bf* pq = qt + (d * 8 + g) * ldt + kk * 16 + 2 * q4;
-        mma(dv[d], pa, ld32(po), ld32(po + 8));
-        mma(dk[d], sa, ld32(pq), ld32(pq + 8));
+      for (int kk = 0; kk < tile / 16; ++kk) {
+        acc_to_a(pa[kk], s, kk);
+        acc_to_a(sa[kk], dp, kk);
       }
+      product<tile / 16, dt, true>(dv, pa, os, ld, lane);
+      product<tile / 16, dt, true>(dk, sa, qs, ld, lane);
     }
-    // dQ = dS K needs every warp's keys: dS^T through shared memory.
+    // dQ = dS K needs every warp's keys: dS^T through shared memory, [key][query].
 #pragma unroll
     for (int j = 0; j < nt; ++j) {
       const int c = j * 8 + 2 * q4;
-      *reinterpret_cast<__nv_bfloat162*>(st + (warp * 16 + g) * ldt + c) =
+      *reinterpret_cast<__nv_bfloat162*>(st + (warp * 16 + g) * lds + c) =
           __floats2bfloat162_rn(dp[j][0], dp[j][1]);
-      *reinterpret_cast<__nv_bfloat162*>(st + (warp * 16 + g + 8) * ldt + c) =
+      *reinterpret_cast<__nv_bfloat162*>(st + (warp * 16 + g + 8) * lds + c) =
           __floats2bfloat162_rn(dp[j][2], dp[j][3]);
     }
     __syncthreads();
-    // The warp's 16 queries x D: A[q][key] = dS^T[key][q] (two 16-bit loads per register).
+    // The warp's 16 queries x D: A = dS from dS^T (k-major), B = K rows [key][d] (k-major).
     float dq[dt][4] = {};
+    {
+      std::uint32_t a[tile / 16][4];
 #pragma unroll
-    for (int kk = 0; kk < tile / 16; ++kk) {
-      const int kr = kk * 16 + 2 * q4, qc = warp * 16 + g;
-      std::uint32_t a[4];
-      a[0] = pack2(st[kr * ldt + qc], st[(kr + 1) * ldt + qc]);
-      a[1] = pack2(st[kr * ldt + qc + 8], st[(kr + 1) * ldt + qc + 8]);
-      a[2] = pack2(st[(kr + 8) * ldt + qc], st[(kr + 9) * ldt + qc]);
-      a[3] = pack2(st[(kr + 8) * ldt + qc + 8], st[(kr + 9) * ldt + qc + 8]);
-#pragma unroll
-      for (int d = 0; d < dt; ++d) {
-        const bf* pk = kt + (d * 8 + g) * ldt + kk * 16 + 2 * q4;
-        mma(dq[d], a, ld32(pk), ld32(pk + 8));
-      }
+      for (int kk = 0; kk < tile / 16; ++kk)
+        load_a_kmajor(a[kk], st, lds, warp * 16, kk * 16, lane);
+      product<tile / 16, dt, true>(dq, a, kbuf, ld, lane);
     }
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
@@ -366,6 +421,7 @@ __global__ void __launch_bounds__(threads)
         atomicAdd(acc + d * 8 + 2 * q4 + 1, dq[d][2 * i + 1]);
       }
     }
+    // st is rewritten by the next tile only after its first barrier.
   }
   // dK and dV of this block's keys, overwritten in dqkv's k and v thirds.
   bf* const gbase = dqkv + static_cast<long long>(b) * seq * stride + h * D;
@@ -400,12 +456,12 @@ __global__ void flash_dq_store_k(bf* __restrict__ dqkv, const float* __restrict_
 
 template <int D>
 constexpr std::size_t forward_smem() {
-  return (2 * tile * (D + pad) + D * (tile + pad)) * sizeof(bf);
+  return 5 * tile * (D + pad) * sizeof(bf);  // Q, two K and two V tiles
 }
 template <int D>
 constexpr std::size_t backward_smem() {
-  return (2 * tile * (D + pad) + 3 * D * (tile + pad) + tile * (tile + pad)) * sizeof(bf) +
-         2 * tile * sizeof(float);
+  // K, V, two Q and two dO tiles, dS^T; two stages of lse and delta.
+  return (6 * tile * (D + pad) + tile * (tile + pad)) * sizeof(bf) + 4 * tile * sizeof(float);
 }
 
 // The kernels' shared memory beyond the default 48 KiB is an opt-in per kernel (and device).

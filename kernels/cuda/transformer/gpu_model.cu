@@ -196,6 +196,7 @@ class model_impl final : public gpu_model {
                            static_cast<std::size_t>(m_a.head_rows) * sizeof(float)));
     make_attention_pointers();
     make_buckets();
+    make_adamw_blocks();
     probe_fused_gelu();
     choose_attention(o.attention);
   }
@@ -221,7 +222,8 @@ class model_impl final : public gpu_model {
                          : "; GELU in our kernels: this "
                            "cuBLASLt has no GELU epilogue "
                            "for these shapes") +
-           "), " + attention_text() + ", our LayerNorm, embedding, cross-entropy and AdamW kernels";
+           "), " + attention_text() +
+           ", our LayerNorm, embedding, cross-entropy and fused (multi-tensor) AdamW kernels";
   }
   [[nodiscard]] bool flash_attention() const override { return m_flash; }
 
@@ -287,13 +289,10 @@ class model_impl final : public gpu_model {
   void adamw(const tf::adamw_hyper& hyper, std::int64_t step) override {
     tf::adamw_hyper h = hyper;
     tf::set_adamw_step(h, step);
-    for (const auto& t : m_p.tensors) {
-      T* compute = nullptr;
-      if constexpr (!std::is_same_v<T, float>) compute = m_compute.get() + t.offset;
-      transformer::adamw<T>(m_master.get() + t.offset, compute, m_grads.get() + t.offset,
-                            m_m.get() + t.offset, m_v.get() + t.offset, t.size, h, t.decay,
-                            stream());
-    }
+    T* compute = nullptr;
+    if constexpr (!std::is_same_v<T, float>) compute = m_compute.get();
+    adamw_fused<T>(m_master.get(), compute, m_grads.get(), m_m.get(), m_v.get(),
+                   m_adamw_blocks.get(), m_adamw_blocks.size(), h, stream());
   }
 
   [[nodiscard]] const float* host_losses() const override { return m_host_losses; }
@@ -683,6 +682,14 @@ class model_impl final : public gpu_model {
 
   void make_buckets() { m_buckets = tf::gradient_buckets(m_p); }
 
+  // The fused AdamW's plan: 256 threads x 8 elements per block.
+  void make_adamw_blocks() {
+    const auto plan = tf::adamw_blocks(m_p, 2048);
+    m_adamw_blocks = device_buffer<tf::adamw_block>(plan.size());
+    IB_CUDA(cudaMemcpy(m_adamw_blocks.get(), plan.data(), plan.size() * sizeof(tf::adamw_block),
+                       cudaMemcpyHostToDevice));
+  }
+
   tf::model_config m_cfg;
   tf::param_layout m_p;
   tf::activation_layout m_a;
@@ -699,6 +706,7 @@ class model_impl final : public gpu_model {
   device_buffer<float> m_stats;
   std::array<inputs, 2> m_inputs;
   device_buffer<const void*> m_attn_ptrs;
+  device_buffer<tf::adamw_block> m_adamw_blocks;
   std::size_t m_pairs = 0;
   float* m_host_losses = nullptr;
   std::vector<std::pair<std::size_t, std::size_t>> m_buckets;

@@ -216,9 +216,11 @@ __global__ void bias_backward_k(float* db, const T* dout, int rows, int OC, int 
 }
 
 template <typename T>
-__global__ void adamw_k(float* master, T* compute, const float* grads, float* m, float* v,
-                        std::size_t n, tf::adamw_hyper h, bool decay) {
-  IB_FOR_EACH(i, n) {
+__global__ void adamw_fused_k(float* master, T* compute, const float* grads, float* m, float* v,
+                              const tf::adamw_block* blocks, tf::adamw_hyper h) {
+  const tf::adamw_block b = blocks[blockIdx.x];
+  const bool decay = b.decay != 0;
+  for (std::uint64_t i = b.first + threadIdx.x; i < b.end; i += blockDim.x) {
     float mi = m[i], vi = v[i];
     const float p = tf::adamw_update(master[i], grads[i], mi, vi, h, decay);
     m[i] = mi;
@@ -383,9 +385,12 @@ void bias_backward(float* db, const T* dout, int rows, int OC, cudaStream_t s) {
 }
 
 template <typename T>
-void adamw(float* master, T* compute, const float* grads, float* m, float* v, std::size_t n,
-           const tf::adamw_hyper& h, bool decay, cudaStream_t s) {
-  adamw_k<<<grid_for(n), block, 0, s>>>(master, compute, grads, m, v, n, h, decay);
+void adamw_fused(float* master, T* compute, const float* grads, float* m, float* v,
+                 const tf::adamw_block* blocks, std::size_t count, const tf::adamw_hyper& h,
+                 cudaStream_t s) {
+  if (count == 0) return;
+  adamw_fused_k<<<static_cast<unsigned>(count), block, 0, s>>>(master, compute, grads, m, v, blocks,
+                                                               h);
   IB_CUDA_LAUNCHED();
 }
 
@@ -452,8 +457,8 @@ void scatter_class_tokens(T* dx, const T* drows, int B, int seq, int C, cudaStre
   template void gelu_backward<T>(T*, const T*, const T*, std::size_t, cudaStream_t);              \
   template void cross_entropy<T>(T*, float*, const std::int32_t*, int, int, float, cudaStream_t); \
   template void bias_backward<T>(float*, const T*, int, int, cudaStream_t);                       \
-  template void adamw<T>(float*, T*, const float*, float*, float*, std::size_t,                   \
-                         const tf::adamw_hyper&, bool, cudaStream_t);                             \
+  template void adamw_fused<T>(float*, T*, const float*, float*, float*, const tf::adamw_block*,  \
+                               std::size_t, const tf::adamw_hyper&, cudaStream_t);                \
   template void convert<T>(T*, const float*, std::size_t, cudaStream_t);                          \
   template void patch_extract<T>(T*, const float*, int, int, int, int, cudaStream_t);             \
   template void vit_assemble<T>(T*, const T*, const T*, const T*, const T*, int, int, int,        \

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "cpu/transformer/gpu_gemm_args.h"
 #include "cpu/transformer/ops.h"
 
 namespace infrabench::kernels::cuda::transformer {
@@ -57,11 +58,12 @@ void cross_entropy(T* logits, float* losses, const std::int32_t* targets, int ro
 template <typename T>
 void bias_backward(float* db, const T* dout, int rows, int OC, cudaStream_t s);
 
-// AdamW on n parameters: the fp32 master (and, when `compute` is not null, its T copy the
-// forward uses) from the fp32 gradient and moments.
+// AdamW on every tensor in one launch: blocks[b] (device) is the range block b updates
+// (tf::adamw_blocks).
 template <typename T>
-void adamw(float* master, T* compute, const float* grads, float* m, float* v, std::size_t n,
-           const tf::adamw_hyper& h, bool decay, cudaStream_t s);
+void adamw_fused(float* master, T* compute, const float* grads, float* m, float* v,
+                 const tf::adamw_block* blocks, std::size_t count, const tf::adamw_hyper& h,
+                 cudaStream_t s);
 
 // dst = src rounded to T.
 template <typename T>
