@@ -2,11 +2,13 @@
 // on a stream of its own from pinned memory while the previous step computes, the gradients
 // all-reduced with NCCL on a third stream, in buckets as the backward pass finalises them
 // (dp=overlap, as PyTorch DDP) or at once after it (dp=sync). Phases timed with CUDA events on the
-// compute stream.
+// compute stream. With several ranks each step's wait polls NCCL's asynchronous error
+// (gpu_allreduce_wait.h), so a rank that died fails the others with NCCL's text.
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 
 #include "cpu/gemm_model.h"
@@ -14,7 +16,9 @@
 #include "cuda/transformer/cuda_support.h"
 #include "cuda/transformer/gpu_model.h"
 #include "gpu_allreduce.h"
+#include "gpu_allreduce_wait.h"
 #include "hardware/gpu.h"
+#include "infrabench/gpu_timing.h"
 #include "trainer.h"
 
 namespace infrabench::training_bench {
@@ -62,7 +66,11 @@ class gpu_trainer final : public trainer {
         m_device(select_device(comm)),
         m_model(kcu::gpu_model::create(model_options(o))),
         m_allreduce(make_gpu_allreduce(comm)),
-        m_ranks(comm.size()) {
+        m_ranks(comm.size()),
+        m_group(comm),
+        m_wait(step_wait_options(
+            m_ranks, [this] { return m_allreduce->async_error(); },
+            [this] { m_allreduce->abort(); })) {
     m_model->init_parameters(o.seed);
     m_opt.optimizer.grad_scale = 1.0f / static_cast<float>(m_ranks);
     for (std::size_t b = 0; b < m_model->buckets().size(); ++b) {
@@ -113,7 +121,7 @@ class gpu_trainer final : public trainer {
     m_ev_allreduce.record(s);
     m_model->adamw(m_opt.optimizer, ++m_steps);
     m_ev_opt.record(s);
-    IB_CUDA(cudaEventSynchronize(m_ev_opt.get()));
+    wait_for_step(s);
     t.h2d += kcu::elapsed_s(m_ev_start, m_ev_h2d);
     t.forward += kcu::elapsed_s(m_ev_h2d, m_ev_fwd);
     t.backward += kcu::elapsed_s(m_ev_fwd, m_ev_bwd);
@@ -152,6 +160,20 @@ class gpu_trainer final : public trainer {
   void host_free(void* p) override { (void)cudaFreeHost(p); }
 
  private:
+  // Waits for the step queued on `s`. One rank synchronises. Several poll: a peer that died
+  // leaves this rank's NCCL kernels waiting for it for good, and a blocked wait would never
+  // return, or return only the CUDA error of a kernel NCCL killed; the poll aborts the
+  // communicator and throws with NCCL's own error, or after the bound.
+  void wait_for_step(cudaStream_t s) {
+    if (!m_wait) {
+      IB_CUDA(cudaEventSynchronize(m_ev_opt.get()));
+      return;
+    }
+    m_wait->wait_timeout_s =
+        step_wait_timeout_s(m_group.config_timeout(), m_group.config_elapsed());
+    gpu_wait_polled({s, m_device}, *m_wait, step_wait_what);
+  }
+
   // A host batch's identity: its (pinned, per-slot) buffer.
   static const void* identity(const tf::batch_view& b) {
     return b.tokens != nullptr ? static_cast<const void*>(b.tokens) : b.images;
@@ -162,6 +184,8 @@ class gpu_trainer final : public trainer {
   std::unique_ptr<kcu::gpu_model> m_model;
   std::unique_ptr<gpu_allreduce> m_allreduce;
   int m_ranks;
+  communicator& m_group;  // the ranks (outlives the trainer): the configuration's clock
+  std::optional<gpu_exec_options> m_wait;  // a step's polled wait; none for one rank
   kcu::stream m_copy, m_comm;
   kcu::event m_ev_start, m_ev_h2d, m_ev_fwd, m_ev_bwd, m_ev_allreduce, m_ev_opt;
   kcu::event m_comm_done{false};
@@ -260,9 +284,8 @@ std::string gpu_gradient_check(const trainer_options& o, communicator& comm, dou
   return out;
 }
 
-// The GPU's dense peak for the dtype from its SM count and maximum SM clock times the
-// architecture's operations per clock per SM (kernels/cpu/gemm_model's table): the datasheet's
-// arithmetic. The hardware-figures module's SKU table replaces this lookup when it lands.
+// The GPU's dense peak for the dtype: the SKU's datasheet figure (kernels/hardware/gpu.h's table),
+// the figure users hold MFU against; the clock-derived one only for a GPU not in that table.
 double gpu_peak_flops(const trainer_options& o, std::string& source) {
   const auto d = cuda_rt::query_device(cuda_rt::current_device());
   const auto dtype = o.bf16 ? hw::gpu_dtype::bf16 : hw::gpu_dtype::fp32;
