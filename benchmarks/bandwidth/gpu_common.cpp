@@ -4,6 +4,7 @@
 #include <cctype>
 #include <chrono>
 #include <fstream>
+#include <functional>
 #include <stdexcept>
 
 #include "cuda/copy.h"
@@ -69,16 +70,28 @@ void gpu_row::add(topo::cell_sweep& sweep, std::string column, gpu_stream_ref ma
 void gpu_row::exec(state& st, topo::cell_sweep& sweep, std::string timer_name) {
   std::int64_t cap = max_iterations_per_sample;
   for (const auto& c : m_cells) cap = std::min(cap, c->timer->max_launches());
-  sweep.skip_first_calls(state::gpu_calibration_calls);
-  st.exec_gpu_batched(
+  // The copies warm up by time, as exec_gpu does: an idle GPU takes ~100 ms under load to settle
+  // its clocks and its links their power state, where the calibration calls alone were a few ms
+  // for a small copy. Through the cells' timers, not the sweep: the sweep leaves calls out of
+  // the samples by count (gpu_calibration_calls), and a time-based warm-up's count varies.
+  const auto timed = [](const std::function<double()>& row) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const double per_launch = row();
+    return batch_timing{
+        per_launch, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()};
+  };
+  st.warm_up_gpu(
       [&](std::int64_t n) {
-        const auto t0 = std::chrono::steady_clock::now();
-        const double per_launch = sweep.run_batch(n);
-        return batch_timing{
-            per_launch,
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()};
+        return timed([&] {
+          double per_launch = 0;
+          for (const auto& c : m_cells) per_launch += c->timer->run(n, c->launch).per_iteration_s;
+          return per_launch;
+        });
       },
-      cap, std::move(timer_name));
+      cap);
+  sweep.skip_first_calls(state::gpu_calibration_calls);
+  st.exec_gpu_batched([&](std::int64_t n) { return timed([&] { return sweep.run_batch(n); }); },
+                      cap, std::move(timer_name));
   int expired = 0;
   for (const auto& c : m_cells) expired += c->timer->blocking_timeouts();
   st.check(expired == 0, std::to_string(expired) +

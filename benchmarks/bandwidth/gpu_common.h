@@ -71,8 +71,8 @@ class gpu_row {
   // A cell whose unit of work `launch` enqueues on `main` (and the joined streams of `options`).
   void add(topo::cell_sweep& sweep, std::string column, gpu_stream_ref main,
            gpu_exec_options options, std::function<void()> launch);
-  // Samples the row until the stopping rule is met; marks the result invalid when a blocking
-  // kernel gave up before its batch was queued.
+  // Warms the row up by time (state::warm_up_gpu), then samples it until the stopping rule is
+  // met; marks the result invalid when a blocking kernel gave up before its batch was queued.
   void exec(state& st, topo::cell_sweep& sweep, std::string timer_name = "cuda_event_batch");
 
  private:

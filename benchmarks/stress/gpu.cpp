@@ -8,6 +8,7 @@
 // and per second: GEMM TFLOP/s and copy GB/s, their stability, the clock event (throttle) reasons,
 // power and temperature from NVML; the ECC counters' and XIDs' growth during the stress.
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -18,6 +19,7 @@
 
 #include "cuda/support.h"
 #include "gpu_check.h"
+#include "gpu_rounds.h"
 #include "infrabench/benchmark.h"
 #include "infrabench/nvml_loader.h"
 #include "infrabench/state.h"
@@ -39,7 +41,7 @@ struct gpu_run {
   s::per_second flops, gemm_s, bytes, copy_s;
   std::size_t wrong_gemm = 0, wrong_copy = 0, iterations = 0;  // iterations: checked rounds
   int gemms_per_round = 0;
-  double busy_s = 0, wall_s = 0;  // GEMM + copy time (CUDA events) and the drive loop's wall time
+  double busy_s = 0, wall_s = 0;  // GEMM + copy time (CUDA events), wall time of the counted rounds
   std::string reference_problem;
   std::vector<double> power, temp;
   std::size_t seconds_sampled = 0, seconds_serious = 0;
@@ -103,30 +105,96 @@ void sample_nvml(gpu_run& g) {
 // The length of a round (its GEMMs, copy and checks): long enough that the checks and the one
 // host wait per round are a small share, short enough for several rounds per second of the
 // per-second series and a stop within a fraction of a second of the duration.
-constexpr double round_target_s = 0.2;
-constexpr double check_share = 0.02;
+constexpr s::round_sizing sizing{0.2, 0.02};
 
-// Device buffers and events of one round in flight; two of them alternate so the next round is
+// Events and check counts of one round in flight; two of them alternate so the next round is
 // queued while the host waits for this one.
 struct round_slot {
-  kcu::event start, gemms_done, copy_done, done;
+  // Timed or ordering-only as gpu_rounds.h says: a span read between ordering-only events fails.
+  std::array<kcu::event, s::round_mark_count> marks;
   kcu::device_buffer bad;                  // [0] GEMM mismatches, [1] copy mismatches
   unsigned long long* host_bad = nullptr;  // pinned; the counts copied back
   explicit round_slot(int device)
-      : start(device, true),
-        gemms_done(device, true),
-        copy_done(device, true),
-        done(device, false),
+      : marks{mark(device, s::round_mark::start), mark(device, s::round_mark::gemms_done),
+              mark(device, s::round_mark::copy_done), mark(device, s::round_mark::done)},
         bad(2 * sizeof(unsigned long long)) {
     IB_CUDA(cudaMallocHost(&host_bad, 2 * sizeof(unsigned long long)));
   }
   round_slot(const round_slot&) = delete;
   round_slot& operator=(const round_slot&) = delete;
   ~round_slot() { (void)cudaFreeHost(host_bad); }
+  [[nodiscard]] cudaEvent_t operator[](s::round_mark m) const {
+    return marks[static_cast<std::size_t>(m)].get();
+  }
+
+ private:
+  static kcu::event mark(int device, s::round_mark m) {
+    return kcu::event(device, s::round_mark_timed(m));
+  }
+};
+
+// The GPU side of s::run_rounds on one device: GEMMs, the copy and the checks on one stream.
+class round_gpu {
+ public:
+  round_gpu(int device, cudaStream_t st, s::lt_gemm& gemm, const kcu::device_buffer& a,
+            const kcu::device_buffer& b, const kcu::device_buffer& c, const kcu::device_buffer& ref,
+            std::size_t nn, const kcu::device_buffer& src, const kcu::device_buffer& dst,
+            std::size_t copy_bytes)
+      : m_slots{round_slot(device), round_slot(device)},
+        m_st(st),
+        m_gemm(gemm),
+        m_a(a),
+        m_b(b),
+        m_c(c),
+        m_ref(ref),
+        m_nn(nn),
+        m_src(src),
+        m_dst(dst),
+        m_copy_bytes(copy_bytes) {}
+
+  // `gemms` GEMMs back to back, the copy, then the checks of the last GEMM and the copy, their
+  // counts copied to pinned memory; the marks bracket the GEMMs, the copy and the checks.
+  void enqueue(int slot, int gemms) {
+    const round_slot& r = m_slots[slot];
+    const auto record = [&](s::round_mark m) { IB_CUDA(cudaEventRecord(r[m], m_st)); };
+    IB_CUDA(cudaMemsetAsync(r.bad.get(), 0, 2 * sizeof(unsigned long long), m_st));
+    record(s::round_mark::start);
+    for (int k = 0; k < gemms; ++k) m_gemm.run(m_a.get(), m_b.get(), m_c.as<float>(), m_st);
+    record(s::round_mark::gemms_done);
+    IB_CUDA(
+        cudaMemcpyAsync(m_dst.get(), m_src.get(), m_copy_bytes, cudaMemcpyDeviceToDevice, m_st));
+    record(s::round_mark::copy_done);
+    s::count_float_mismatches(m_c.as<float>(), m_ref.as<float>(), m_nn, 1e-5f, 1e-5f,
+                              r.bad.as<unsigned long long>(), m_st);
+    s::count_word_mismatches(m_dst.as<std::uint64_t>(), m_src.as<std::uint64_t>(), m_copy_bytes / 8,
+                             r.bad.as<unsigned long long>() + 1, m_st);
+    IB_CUDA(cudaMemcpyAsync(r.host_bad, r.bad.get(), 2 * sizeof(unsigned long long),
+                            cudaMemcpyDeviceToHost, m_st));
+    record(s::round_mark::done);
+  }
+  void wait(int slot) { IB_CUDA(cudaEventSynchronize(m_slots[slot][s::round_mark::done])); }
+  [[nodiscard]] double elapsed_s(int slot, s::round_span span) const {
+    float ms = 0;
+    IB_CUDA(cudaEventElapsedTime(&ms, m_slots[slot][span.from], m_slots[slot][span.to]));
+    return static_cast<double>(ms) / 1e3;
+  }
+  [[nodiscard]] s::round_counts counts(int slot) const {
+    return {m_slots[slot].host_bad[0], m_slots[slot].host_bad[1]};
+  }
+
+ private:
+  round_slot m_slots[2];
+  cudaStream_t m_st;
+  s::lt_gemm& m_gemm;
+  const kcu::device_buffer &m_a, &m_b, &m_c, &m_ref;
+  std::size_t m_nn;
+  const kcu::device_buffer &m_src, &m_dst;
+  std::size_t m_copy_bytes;
 };
 
 void drive(gpu_run& g, int n, clock_type::time_point t0, clock_type::time_point end,
            const std::atomic<bool>* stop) {
+  // This thread's current device: the stream, buffers and events below are created on it.
   IB_CUDA(cudaSetDevice(g.device));
   const kcu::stream stream(g.device);
   const cudaStream_t st = stream.get();
@@ -134,80 +202,42 @@ void drive(gpu_run& g, int n, clock_type::time_point t0, clock_type::time_point 
   IB_CUDA(cudaMemGetInfo(&free_b, &total_b));
   const auto nn = static_cast<std::size_t>(n) * static_cast<std::size_t>(n);
   const std::size_t copy_bytes = std::min<std::size_t>(1ull << 30, free_b / 8) / 4096 * 4096;
-  const std::size_t words = copy_bytes / 8;
   const kcu::device_buffer a(nn * 2), b(nn * 2), c(nn * 4), ref(nn * 4), src(copy_bytes),
       dst(copy_bytes);
   s::fill_bf16(a.as<std::uint16_t>(), nn, 1000 + static_cast<unsigned>(g.device), st);
   s::fill_bf16(b.as<std::uint16_t>(), nn, 2000 + static_cast<unsigned>(g.device), st);
-  s::fill_words(src.as<std::uint64_t>(), words, 3000, st);
+  s::fill_words(src.as<std::uint64_t>(), copy_bytes / 8, 3000, st);
   s::lt_gemm gemm(n);
   gemm.run(a.get(), b.get(), ref.as<float>(), st);
   IB_CUDA(cudaStreamSynchronize(st));  // the first GEMM
   g.reference_problem = check_reference(a, b, ref, n);
   if (!g.reference_problem.empty()) return;
 
-  round_slot slots[2] = {round_slot(g.device), round_slot(g.device)};
-  // One round: `gemms` GEMMs back to back, the copy, then the checks of the last GEMM and the
-  // copy, their counts copied to pinned memory; events bracket the GEMMs and the copy.
-  const auto enqueue_round = [&](round_slot& r, int gemms) {
-    IB_CUDA(cudaMemsetAsync(r.bad.get(), 0, 2 * sizeof(unsigned long long), st));
-    IB_CUDA(cudaEventRecord(r.start.get(), st));
-    for (int k = 0; k < gemms; ++k) gemm.run(a.get(), b.get(), c.as<float>(), st);
-    IB_CUDA(cudaEventRecord(r.gemms_done.get(), st));
-    IB_CUDA(cudaMemcpyAsync(dst.get(), src.get(), copy_bytes, cudaMemcpyDeviceToDevice, st));
-    IB_CUDA(cudaEventRecord(r.copy_done.get(), st));
-    s::count_float_mismatches(c.as<float>(), ref.as<float>(), nn, 1e-5f, 1e-5f,
-                              r.bad.as<unsigned long long>(), st);
-    s::count_word_mismatches(dst.as<std::uint64_t>(), src.as<std::uint64_t>(), words,
-                             r.bad.as<unsigned long long>() + 1, st);
-    IB_CUDA(cudaMemcpyAsync(r.host_bad, r.bad.get(), 2 * sizeof(unsigned long long),
-                            cudaMemcpyDeviceToHost, st));
-    IB_CUDA(cudaEventRecord(r.done.get(), st));
-  };
-  const auto elapsed_s = [](const kcu::event& from, const kcu::event& to) {
-    float ms = 0;
-    IB_CUDA(cudaEventElapsedTime(&ms, from.get(), to.get()));
-    return static_cast<double>(ms) / 1e3;
-  };
-
-  // Calibration: one round of one GEMM (checked like the others, not counted) sizes the rounds.
-  enqueue_round(slots[0], 1);
-  IB_CUDA(cudaEventSynchronize(slots[0].done.get()));
-  g.wrong_gemm += slots[0].host_bad[0] > 0;
-  g.wrong_copy += slots[0].host_bad[1] > 0;
-  const double one_gemm_s = elapsed_s(slots[0].start, slots[0].gemms_done);
-  const double checks_s = elapsed_s(slots[0].gemms_done, slots[0].done);
-  g.gemms_per_round = s::gemms_per_round(one_gemm_s, checks_s, round_target_s, check_share);
-
-  const auto running = [&] { return clock_type::now() < end && !(stop && *stop); };
+  round_gpu gpu(g.device, st, gemm, a, b, c, ref, nn, src, dst, copy_bytes);
   auto next_sample = t0 + std::chrono::seconds(1);
-  if (!running()) return;
-  enqueue_round(slots[0], g.gemms_per_round);
-  for (std::size_t r = 0;; ++r) {
-    round_slot& now_slot = slots[r % 2];
-    // Queue the next round before waiting for this one: the GPU goes from one to the next.
-    const bool more = running();
-    if (more) enqueue_round(slots[(r + 1) % 2], g.gemms_per_round);
-    IB_CUDA(cudaEventSynchronize(now_slot.done.get()));
-    const double gemm_s = elapsed_s(now_slot.start, now_slot.gemms_done);
-    const double copy_s = elapsed_s(now_slot.gemms_done, now_slot.copy_done);
+  const auto now_s = [] {
+    return std::chrono::duration<double>(clock_type::now().time_since_epoch()).count();
+  };
+  const auto running = [&] { return clock_type::now() < end && !(stop && *stop); };
+  const auto on_round = [&](const s::round_result& r) {
     const auto now = clock_type::now();
     const double t = std::chrono::duration<double>(now - t0).count();
-    g.flops.add(t, gemm.flops() * g.gemms_per_round);
-    g.gemm_s.add(t, gemm_s);
+    g.flops.add(t, gemm.flops() * r.gemms);
+    g.gemm_s.add(t, r.gemm_s);
     g.bytes.add(t, 2.0 * static_cast<double>(copy_bytes));  // read + written
-    g.copy_s.add(t, copy_s);
-    g.wrong_gemm += now_slot.host_bad[0] > 0;
-    g.wrong_copy += now_slot.host_bad[1] > 0;
-    ++g.iterations;
-    g.busy_s += gemm_s + copy_s;
+    g.copy_s.add(t, r.copy_s);
     if (now >= next_sample) {
       sample_nvml(g);
       next_sample += std::chrono::seconds(1);
     }
-    if (!more) break;
-  }
-  g.wall_s = std::chrono::duration<double>(clock_type::now() - t0).count();
+  };
+  const s::round_totals tot = s::run_rounds(gpu, sizing, now_s, running, on_round);
+  g.gemms_per_round = tot.gemms_per_round;
+  g.iterations = tot.rounds;
+  g.wrong_gemm = tot.wrong_gemm;
+  g.wrong_copy = tot.wrong_copy;
+  g.busy_s = tot.busy_s;
+  g.wall_s = tot.wall_s;
 }
 
 // Rate per complete second: work / time spent on it in that second.
@@ -279,14 +309,14 @@ void report_gpu(infrabench::state& st, const gpu_run& g, double elapsed, double 
                 metric_role::information);
   if (g.wall_s > 0) {
     st.add_metric("load_fraction" + sfx, "ratio", std::min(1.0, g.busy_s / g.wall_s), true,
-                  "GEMM + copy time (CUDA events) / wall time of the load: the share of the "
-                  "stress the GPU spent loaded (" +
+                  "GEMM + copy time (CUDA events) / wall time of the counted rounds (set-up "
+                  "and calibration left out): the share of the load the GPU was busy (" +
                       std::to_string(g.gemms_per_round) +
                       " GEMMs back to back per round, then one copy and the checks)",
                   metric_role::information);
   }
   st.add_metric("wrong_results" + sfx, "count", static_cast<double>(g.wrong_gemm + g.wrong_copy),
-                false, "iterations whose GEMM or copy differed from the reference",
+                false, "checked rounds whose last GEMM or copy differed from the reference",
                 metric_role::verification);
   const auto ecc = [&](const char* k) {
     const auto a = g.ecc_before.find(k), b = g.ecc_after.find(k);
