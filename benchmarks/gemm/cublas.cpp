@@ -1,9 +1,9 @@
 // gemm/cublas and gemm/cublaslt: NVIDIA's GEMMs as the GPU headline. cublasGemmEx for fp32, tf32,
 // fp16 and bf16; cublasLtMatmul (heuristic algorithm, 32 MiB workspace) for the same and fp8 e4m3
-// on sm_89+ (per-tensor scales, fast accumulation off unless asked: torch._scaled_mm's default).
-// Row-major C = op(A) op(B) is computed as the column-major C^T = op(B)^T op(A)^T, so no data is
-// transposed. Operands are random (uniform, never zeros: zeros draw less power and run at a higher
-// clock). Timed by the harness (state::exec_gpu: a time-based warm-up, then a batch of GEMMs
+// on sm_89+ (unit per-tensor scales, fast accumulation off unless asked: torch._scaled_mm's
+// default). Row-major C = op(A) op(B) is computed as the column-major C^T = op(B)^T op(A)^T, so no
+// data is transposed. Operands are random (uniform, never zeros: zeros draw less power and run at a
+// higher clock). Timed by the harness (state::exec_gpu: a time-based warm-up, then a batch of GEMMs
 // queued behind a blocking kernel, one event pair per batch; cache=cold flushes L2 before every
 // GEMM), every configuration verified on the device against fp64 on sampled entries, reported as
 // a fraction of the datasheet peak and of the peak at the SM clock measured in the timed windows.
@@ -145,23 +145,13 @@ void cublaslt_gemm(infrabench::state& st) {
   check_cublas(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, &op_second,
                                               sizeof(op_second)),
                "set TRANSB");
-  // fp8 as frameworks call it (torch._scaled_mm): a per-tensor scale for each input, on the
-  // device, here 1.0 (the data is already in e4m3's range); the bf16 output takes no scale and
-  // no amax (those are for an fp8 output). Fast accumulation (no periodic promotion of the
+  // fp8 as torch._scaled_mm calls it with unit scales: no scale pointers (cuBLASLt's default
+  // per-tensor scale is 1.0, the data is already in e4m3's range; an H200 refused this GEMM,
+  // "not supported", with the scales passed as device pointers 4 bytes apart), a bf16 output
+  // without amax (that is for an fp8 output). Fast accumulation (no periodic promotion of the
   // tensor cores' partial sums to fp32) is set either way, never left to the default, so the
   // figure says which it compares with: torch._scaled_mm(use_fast_accum=False) by default.
-  const gc::device_buffer scales(2 * sizeof(float));
   if (fp8) {
-    const float ones[2] = {1.0f, 1.0f};
-    IB_CUDA(cudaMemcpy(scales.get(), ones, sizeof(ones), cudaMemcpyHostToDevice));
-    const float* scale_first = scales.as<float>();
-    const float* scale_second = scales.as<float>() + 1;
-    check_cublas(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER,
-                                                &scale_first, sizeof(scale_first)),
-                 "set A_SCALE_POINTER");
-    check_cublas(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER,
-                                                &scale_second, sizeof(scale_second)),
-                 "set B_SCALE_POINTER");
     const std::int8_t fast = fast_accum ? 1 : 0;
     check_cublas(
         cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof(fast)),
@@ -201,7 +191,8 @@ void cublaslt_gemm(infrabench::state& st) {
   const auto timing = gc::time_gemm(st, s, [&] { check_cublas(call(), "cublasLtMatmul"); });
   finish(st, p, o, s,
          "cublasLtMatmul " + p.dt.name +
-             (fp8 ? std::string(" (scales 1.0, fast accumulation ") + (fast_accum ? "on)" : "off)")
+             (fp8 ? std::string(" (unit scales: cuBLASLt's default, fast accumulation ") +
+                        (fast_accum ? "on)" : "off)")
                   : std::string()),
          timing);
 }
@@ -239,7 +230,7 @@ INFRABENCH_REGISTER(cublas_gemm, "gemm/cublas")
 INFRABENCH_REGISTER(cublaslt_gemm, "gemm/cublaslt")
     .describe(
         "cublasLtMatmul (heuristic algorithm, 32 MiB workspace) fp32/tf32/fp16/bf16 and fp8 e4m3 "
-        "(sm_89+, bf16 out, per-tensor scales 1.0, fast accumulation per the fast_accum axis) on "
+        "(sm_89+, bf16 out, unit per-tensor scales, fast accumulation per the fast_accum axis) on "
         "random data, harness GPU timing (L2 hot by default, cache=cold flushes it), verified on "
         "the device; % of the datasheet peak")
     .require(infrabench::req::cuda)
