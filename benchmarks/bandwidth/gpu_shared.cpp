@@ -182,8 +182,10 @@ void report_bandwidth_row(
       continue;
     }
     if (const auto eff = topo::efficiency_percent(gbps, ci.ceiling->gbps)) {
-      st.add_metric(topo::cell_metric("efficiency_pct", c.column), "%", *eff, true,
+      const std::string name = topo::cell_metric("efficiency_pct", c.column);
+      st.add_metric(name, "%", *eff, true,
                     "bandwidth_gbps_" + c.column + " / theoretical " + ci.ceiling->description);
+      st.set_metric_hint(name, metric_hint::fraction_of_peak);
     }
   }
   warn_na(st, sweep);

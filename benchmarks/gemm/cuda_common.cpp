@@ -198,6 +198,7 @@ void report_gpu_peak(state& st, const gpu_info& gpu, const dtype_spec& dt, doubl
                                                     "datasheet figure") +
                       ")",
                   metric_role::information);
+    st.set_metric_hint("pct_of_peak", metric_hint::fraction_of_peak);
     if (!peak->datasheet) st.add_warning("pct_of_peak: " + peak->source);
   } else {
     st.withhold_metric("pct_of_peak", "no peak figure for " + gpu.name + " (sm_" +

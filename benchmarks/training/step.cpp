@@ -544,6 +544,7 @@ void report_mfu(training_run& r) {
         tf::flops_formula_text() + " = " + std::to_string(r.flops_per_token / 1e6) +
             " MFLOP/token x tokens/s per rank / peak " + std::to_string(peak / 1e9) + " GFLOP/s (" +
             peak_source + ")");
+    r.st.set_metric_hint("mfu_percent", metric_hint::fraction_of_peak);
   } else {
     r.st.withhold_metric("mfu_percent", peak_source);
   }

@@ -28,6 +28,16 @@ std::string_view to_string(metric_role r) {
   return "?";
 }
 
+std::string_view to_string(metric_hint h) {
+  switch (h) {
+    case metric_hint::none:
+      return "none";
+    case metric_hint::fraction_of_peak:
+      return "fraction_of_peak";
+  }
+  return "none";
+}
+
 std::optional<metric_role> parse_metric_role(std::string_view text) {
   for (const auto r :
        {metric_role::performance, metric_role::information, metric_role::verification})
@@ -159,14 +169,16 @@ void samples_to_json(const result& r, json& j) {
 }
 
 json metric_to_json(const metric& m) {
-  return {{"name", m.name},
-          {"unit", m.unit},
-          {"value", m.value},
-          {"best", m.best},
-          {"better", m.higher_is_better ? "higher" : "lower"},
-          {"method", m.method},
-          {"role", to_string(m.role)},
-          {"samples", m.samples}};
+  json j = {{"name", m.name},
+            {"unit", m.unit},
+            {"value", m.value},
+            {"best", m.best},
+            {"better", m.higher_is_better ? "higher" : "lower"},
+            {"method", m.method},
+            {"role", to_string(m.role)},
+            {"samples", m.samples}};
+  if (m.hint != metric_hint::none) j["hint"] = to_string(m.hint);
+  return j;
 }
 
 json cell_to_json(const result_cell& c) {

@@ -275,6 +275,18 @@ void state::add_metric(std::string name, std::string unit, double value, bool hi
   m_custom_metrics.push_back(std::move(m));
 }
 
+void state::set_metric_hint(std::string_view name, metric_hint hint) {
+  for (auto* list : {&m_custom_metrics, &m_result.metrics}) {
+    for (auto& m : *list) {
+      if (m.name == name) {
+        m.hint = hint;
+        return;
+      }
+    }
+  }
+  throw std::logic_error("set_metric_hint(" + std::string(name) + "): no such metric");
+}
+
 void state::add_time_metric(std::string name, std::string unit, bool higher_is_better,
                             std::string method, const std::function<double(double)>& of_seconds) {
   if (m_result.samples_s.empty()) {

@@ -30,6 +30,13 @@ enum class metric_role { performance, information, verification };
 // "performance" -> metric_role::performance; nullopt for any other text (readers name the field).
 [[nodiscard]] std::optional<metric_role> parse_metric_role(std::string_view text);
 
+// What a reader may do with a metric beyond its role, declared by the benchmark (nvbench's summary
+// hints): fraction_of_peak marks the result's share of its hardware ceiling in % (a GEMM's
+// datasheet peak, a copy's link, a training step's MFU), so a table can show "% of peak" without
+// guessing which metric that is from its name.
+enum class metric_hint { none, fraction_of_peak };
+[[nodiscard]] std::string_view to_string(metric_hint h);
+
 // A derived quantity with its unit. `value` is computed from the median sample time; `best` from
 // the fastest sample (STREAM reports best), `samples` from each sample, so reports can be compared
 // statistically later.
@@ -42,6 +49,7 @@ struct metric {
   std::string method;  // one line: how it was derived
   std::vector<double> samples;
   metric_role role = metric_role::performance;
+  metric_hint hint = metric_hint::none;
 };
 
 // The work one iteration does, as declared by the benchmark.

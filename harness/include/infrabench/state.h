@@ -179,6 +179,11 @@ class state {
   void add_metric(std::string name, std::string unit, double value, bool higher_is_better,
                   std::string method, metric_role role = metric_role::performance);
 
+  // Declares what the benchmark's own metric `name` is beyond its role (metric_hint), e.g. that
+  // it is the result's fraction of its hardware peak. Throws std::logic_error for a name this
+  // result has no metric of.
+  void set_metric_hint(std::string_view name, metric_hint hint);
+
   // A metric derived from each sample's time per iteration (after exec/exec_timed), for rates
   // the work counts cannot express (e.g. a collective's bus bandwidth): `of_seconds` maps a time
   // to the metric; value, best and per-sample values follow the median, fastest and every sample.
