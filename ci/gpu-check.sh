@@ -58,9 +58,13 @@ if [ -z "$bin" ] || [ ! -x "$bin" ]; then
   exit 2
 fi
 
+# Python runs without the bundle's libraries: env.sh puts our older Debian libstdc++ (and the rest)
+# first on LD_LIBRARY_PATH, which the system's python3 and PyTorch must not load.
+py() { env -u LD_LIBRARY_PATH PYTHONUNBUFFERED=1 python3 "$@"; }
+
 # ---- is there a GPU, and which benchmarks need one ---------------------------------------------
 listing=$("$bin" list --json) || { echo "gpu-check: '$bin list --json' failed" >&2; exit 2; }
-probe=$(printf '%s' "$listing" | python3 -c '
+probe=$(printf '%s' "$listing" | py -c '
 import json, sys
 entries = json.load(sys.stdin)
 needs = lambda e, r: r in e["requires"].split(",")
@@ -179,9 +183,7 @@ if [ "$sanitize" = 1 ]; then
 fi
 
 # ---- PyTorch on the same GPU, the reference --------------------------------------------------------
-# PyTorch needs the system's libraries, not the bundle's older Debian libstdc++.
-py_torch() { env -u LD_LIBRARY_PATH PYTHONUNBUFFERED=1 python3 "$@"; }
-if [ "$reference" = 1 ] && py_torch -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' \
+if [ "$reference" = 1 ] && py -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' \
     >/dev/null 2>&1; then
   bounded 180 env -u LD_LIBRARY_PATH python3 "$root/ci/gpu_reference.py" >"$out/reference.json" \
     2>"$out/reference.log" && printf 'reference\t%s\n' "$out/reference.json" >>"$manifest"
@@ -195,4 +197,4 @@ else
   echo "gpu-check: no PyTorch with CUDA here (or --no-reference): no ratios to PyTorch"
 fi
 
-python3 "$root/ci/gpu_check_table.py" "$manifest"
+py "$root/ci/gpu_check_table.py" "$manifest"
