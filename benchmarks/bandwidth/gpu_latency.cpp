@@ -179,23 +179,31 @@ void write_chain(latency_cell& c, const latency_config& cfg,
   return t;
 }
 
+// A cell of `r` read by `device` as `cfg` says; null (and the column n/a with the reason) when its
+// memory does not fit or cannot be set up.
+latency_cell* add_cell(latency_row& r, const latency_config& cfg, int device,
+                       const std::string& column) {
+  auto c = std::make_unique<latency_cell>();
+  std::string why;
+  try {
+    why = setup_cell(*c, cfg, r.next, device);
+  } catch (const std::exception& e) {
+    why = e.what();
+  }
+  if (!why.empty()) {
+    r.sweep.add_na(column, why, /*is_error=*/true);
+    return nullptr;
+  }
+  r.cells.push_back(std::move(c));
+  return r.cells.back().get();
+}
+
 // One cell per GPU, or n/a with the reason when its memory does not fit or cannot be set up.
 void build_row(const latency_config& cfg, const std::vector<int>& gpus, latency_row& r) {
   for (int g : gpus) {
     const std::string column = "gpu" + std::to_string(g);
-    auto c = std::make_unique<latency_cell>();
-    std::string why;
-    try {
-      why = setup_cell(*c, cfg, r.next, g);
-    } catch (const std::exception& e) {
-      why = e.what();
-    }
-    if (!why.empty()) {
-      r.sweep.add_na(column, why, /*is_error=*/true);
-      continue;
-    }
-    latency_cell* cell = c.get();
-    r.cells.push_back(std::move(c));
+    latency_cell* cell = add_cell(r, cfg, g, column);
+    if (cell == nullptr) continue;
     if (!cfg.chase) {
       const bool h2d = cfg.test == "memcpy_h2d";
       const std::size_t copy_size = cfg.copy_size;
@@ -291,20 +299,10 @@ void p2p_latency(infrabench::state& st) {
       r.sweep.add_na(column, why);
       continue;
     }
-    auto c = std::make_unique<latency_cell>();
     latency_config mine = cfg;
     mine.holder = d;
-    try {
-      why = setup_cell(*c, mine, r.next, reader);
-    } catch (const std::exception& e) {
-      why = e.what();
-    }
-    if (!why.empty()) {
-      r.sweep.add_na(column, why, /*is_error=*/true);
-      continue;
-    }
-    latency_cell* cell = c.get();
-    r.cells.push_back(std::move(c));
+    latency_cell* cell = add_cell(r, mine, reader, column);
+    if (cell == nullptr) continue;
     const std::uint64_t steps = cfg.steps;
     r.sweep.add(column, [cell, steps] { return time_chase(*cell, steps); });
   }

@@ -24,6 +24,7 @@
 #include "infrabench/state.h"
 #include "model.h"
 #include "mpi_util.h"
+#include "shared_gpu.h"
 
 namespace {
 
@@ -138,35 +139,6 @@ struct nccl_context {
     o.wait_timeout_s = timeout_s;
   }
 };
-
-// Before NCCL is called: the GPU each rank would drive, gathered on rank 0, which says whether two
-// ranks would share one (ncclCommInitRank then fails with "invalid usage"); every rank gets the
-// same answer.
-std::string shared_gpu_check(communicator& comm, int device) {
-  std::string id;
-  try {
-    id = kcu::query_device(device).bus_id;
-  } catch (const std::exception&) {
-    id.clear();  // the index stands for the GPU
-  }
-  const std::string mine = comm.hostname() + '\t' + id + '\t' + std::to_string(device);
-  std::vector<std::string> all;
-  {
-    op_scope scope(comm);
-    all = comm.gather_strings(mine);
-  }
-  std::string reason;
-  if (comm.rank() == 0) {
-    std::vector<rank_gpu> ranks;
-    for (const auto& s : all) {
-      const auto a = s.find('\t'), b = s.find('\t', a + 1);
-      ranks.push_back({s.substr(0, a), s.substr(a + 1, b - a - 1), std::stoi(s.substr(b + 1))});
-    }
-    reason = shared_gpu_reason(ranks);
-  }
-  op_scope scope(comm);
-  return comm.broadcast_string(reason);
-}
 
 // Made on the first configuration that asks; every step is agreed by all ranks, so a skip or
 // failure (which leaves nothing kept: the next configuration tries again) is the same on each.

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "../collectives/model.h"
+#include "../collectives/shared_gpu.h"
 #include "cuda/support.h"
 #include "gpu_allreduce.h"
 
@@ -29,34 +29,6 @@ std::string nccl_error_text(ncclResult_t rc, ncclComm_t comm) {
 void check_nccl(ncclResult_t rc, const char* what, ncclComm_t comm) {
   if (rc != ncclSuccess)
     throw std::runtime_error(std::string(what) + ": " + nccl_error_text(rc, comm));
-}
-
-// Before NCCL is called: two ranks driving one GPU make ncclCommInitRank fail ("Duplicate GPU
-// detected" in nccl-tests), and in EXCLUSIVE_PROCESS mode the second context fails first. Every
-// rank learns rank 0's verdict, so all refuse alike with the same reason.
-std::string shared_gpu_check(communicator& comm, int device) {
-  std::string id;
-  try {
-    id = kcu::query_device(device).bus_id;
-  } catch (const std::exception&) {
-    id.clear();  // the index stands for the GPU
-  }
-  std::vector<std::string> all;
-  {
-    op_scope scope(comm);
-    all = comm.gather_strings(comm.hostname() + '\t' + id + '\t' + std::to_string(device));
-  }
-  std::string reason;
-  if (comm.rank() == 0) {
-    std::vector<collectives::rank_gpu> ranks;
-    for (const auto& s : all) {
-      const auto a = s.find('\t'), b = s.find('\t', a + 1);
-      ranks.push_back({s.substr(0, a), s.substr(a + 1, b - a - 1), std::stoi(s.substr(b + 1))});
-    }
-    reason = collectives::shared_gpu_reason(ranks);
-  }
-  op_scope scope(comm);
-  return comm.broadcast_string(reason);
 }
 
 class nccl_allreduce final : public gpu_allreduce {
@@ -105,7 +77,7 @@ std::unique_ptr<gpu_allreduce> make_gpu_allreduce(communicator& comm) {
   if (comm.size() == 1) return make_single_gpu_allreduce();
   int device = 0;
   IB_CUDA(cudaGetDevice(&device));
-  if (const std::string shared = shared_gpu_check(comm, device); !shared.empty()) {
+  if (const std::string shared = collectives::shared_gpu_check(comm, device); !shared.empty()) {
     throw std::runtime_error(shared);
   }
   // Rank 0's unique id reaches every rank through the harness's communicator (MPI); an empty

@@ -9,7 +9,10 @@ target_sources(infrabench_benchmarks PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/cpu_trainer.cpp
 )
 if(INFRABENCH_WITH_CUDA)
-  target_sources(infrabench_benchmarks PRIVATE ${CMAKE_CURRENT_LIST_DIR}/gpu_trainer.cpp)
+  # shared_gpu.cpp (the collectives' check that no two ranks drive one GPU) serves the NCCL
+  # collectives and the training all-reduce alike.
+  target_sources(infrabench_benchmarks PRIVATE ${CMAKE_CURRENT_LIST_DIR}/gpu_trainer.cpp
+                 ${CMAKE_CURRENT_LIST_DIR}/../collectives/shared_gpu.cpp)
   target_link_libraries(infrabench_benchmarks PRIVATE infrabench::kernels_cuda CUDA::cudart
                         CUDA::cublas CUDA::cublasLt)
   if(INFRABENCH_WITH_NCCL)

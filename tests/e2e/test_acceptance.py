@@ -104,8 +104,13 @@ def test_sick_fake_gpu_node_fails_with_actionable_reasons(tmp_path, report_path)
     assert p.returncode == 1, p.stdout + p.stderr
     r = by_name(load_report(report_path))
     reason = {k: v.get("reason", "") for k, v in r.items() if v["status"] == "failed"}
-    assert "GPU 1 (Fake H100): PCIe link Gen4 x16 below its maximum Gen5 x16" in reason["health/gpu_pcie_link"]
-    assert "reseat the card" in reason["health/gpu_pcie_link"]
+    # No CUDA device here to put a copy load on the fake GPUs while their links are read: an idle
+    # GPU lowers its link, so a link below its maximum read without load is a warning, never a
+    # failure (under the check's own load it fails: tests/unit/test_health.cpp).
+    pcie = r["health/gpu_pcie_link"]
+    assert pcie["status"] == "passed", pcie
+    warned = " ".join(pcie["warnings"])
+    assert "GPU 1 (Fake H100)" in warned and "Gen4" in warned and "no copy load" in warned, warned
     assert "GPU 1 (Fake H100): NVLink 3 down (17 of 18 up)" in reason["health/gpu_nvlink"]
     assert "4 new single-bit ECC errors during the run" in reason["health/gpu_ecc"]
     assert "hw_thermal_slowdown" in reason["health/gpu_throttle"]

@@ -10,55 +10,15 @@
 #include <vector>
 
 #include "cuda/transformer/flash_tiling.h"
+#include "ptx_emulation.h"
 
 namespace ft = infrabench::kernels::cuda::flash_tiling;
+namespace ptx = infrabench::test::ptx;
 
 namespace {
 
-using regs4 = std::array<std::array<float, 2>, 4>;  // four .b32 registers of two b16 each
-constexpr int pitch = 24;                           // a padded row, as the kernels' (16 + 8)
-
-// ldmatrix.sync.aligned.m8n8.x4[.trans]: lanes 8j..8j+7 give the row addresses of matrix j;
-// without .trans thread t receives, in register j, row t / 4 of matrix j, elements 2 (t % 4) and
-// + 1; with .trans, column t / 4, rows 2 (t % 4) and + 1.
-std::array<regs4, 32> ldmatrix_x4(const std::vector<float>& smem, const std::array<int, 32>& addr,
-                                  bool trans) {
-  std::array<regs4, 32> out{};
-  for (int t = 0; t < 32; ++t) {
-    for (int j = 0; j < 4; ++j) {
-      for (int e = 0; e < 2; ++e) {
-        out[t][j][e] = trans ? smem[addr[8 * j + 2 * (t % 4) + e] + t / 4]
-                             : smem[addr[8 * j + t / 4] + 2 * (t % 4) + e];
-      }
-    }
-  }
-  return out;
-}
-
-// mma.sync m16n8k16: A's registers hold (g, 2q..), (g+8, 2q..), (g, 2q+8..), (g+8, 2q+8..); B's
-// (k 2q.., n g), (k 2q+8.., n g); D's c0, c1 = (g, 2q..), c2, c3 = (g+8, 2q..).
-using acc = std::array<std::array<float, 4>, 32>;
-void mma(acc& d, const std::array<regs4, 32>& a, const std::array<std::array<float, 4>, 32>& b) {
-  float am[16][16], bm[16][8];
-  for (int l = 0; l < 32; ++l) {
-    const int g = l / 4, q = l % 4;
-    for (int e = 0; e < 2; ++e) {
-      am[g][2 * q + e] = a[l][0][e];
-      am[g + 8][2 * q + e] = a[l][1][e];
-      am[g][2 * q + 8 + e] = a[l][2][e];
-      am[g + 8][2 * q + 8 + e] = a[l][3][e];
-      bm[2 * q + e][g] = b[l][e];
-      bm[2 * q + 8 + e][g] = b[l][2 + e];
-    }
-  }
-  for (int l = 0; l < 32; ++l) {
-    const int g = l / 4, q = l % 4;
-    for (int i = 0; i < 4; ++i) {
-      const int r = g + (i / 2) * 8, c = 2 * q + i % 2;
-      for (int p = 0; p < 16; ++p) d[l][i] += am[r][p] * bm[p][c];
-    }
-  }
-}
+using ptx::acc4;
+constexpr int pitch = 24;  // a padded row, as the kernels' (16 + 8)
 
 struct operands {
   float a[16][16], b[16][16];  // A [row][k], B [k][n]
@@ -96,18 +56,19 @@ void check(bool a_kmajor, bool b_kmajor) {
       bs[b_kmajor ? i * pitch + j : j * pitch + i] = o.b[i][j];  // [k][n] or [n][k]
     }
   }
-  const auto fa = ldmatrix_x4(as, addresses(a_kmajor ? ft::a_kmajor : ft::a_rowmajor), a_kmajor);
-  const auto fb = ldmatrix_x4(bs, addresses(b_kmajor ? ft::b_kmajor : ft::b_nmajor), b_kmajor);
+  const auto fa =
+      ptx::ldmatrix_x4(as, addresses(a_kmajor ? ft::a_kmajor : ft::a_rowmajor), a_kmajor);
+  const auto fb = ptx::ldmatrix_x4(bs, addresses(b_kmajor ? ft::b_kmajor : ft::b_nmajor), b_kmajor);
   for (int tile = 0; tile < 2; ++tile) {  // registers 0, 1: n 0-7; 2, 3: n 8-15
-    std::array<std::array<float, 4>, 32> b{};
+    acc4 b{};
     for (int l = 0; l < 32; ++l) {
       for (int e = 0; e < 2; ++e) {
         b[l][e] = fb[l][2 * tile][e];
         b[l][2 + e] = fb[l][2 * tile + 1][e];
       }
     }
-    acc d{};
-    mma(d, fa, b);
+    acc4 d{};
+    ptx::mma_16816(d, fa, b);
     for (int l = 0; l < 32; ++l) {
       for (int i = 0; i < 4; ++i) {
         const int r = l / 4 + (i / 2) * 8, c = tile * 8 + 2 * (l % 4) + i % 2;

@@ -1,0 +1,17 @@
+// Before NCCL is called: whether two ranks would drive one GPU. ncclCommInitRank fails on that
+// ("Duplicate GPU detected" in nccl-tests, "invalid usage" here), and in EXCLUSIVE_PROCESS mode the
+// second context fails first, so the collectives and the training all-reduce ask here first.
+#pragma once
+
+#include <string>
+
+#include "infrabench/communicator.h"
+
+namespace infrabench::collectives {
+
+// Gathers every rank's host, GPU bus id and device index on rank 0, which judges them
+// (shared_gpu_reason, model.h); every rank gets the same answer: empty, or why not. A collective
+// call: every rank must make it.
+[[nodiscard]] std::string shared_gpu_check(communicator& comm, int device);
+
+}  // namespace infrabench::collectives
