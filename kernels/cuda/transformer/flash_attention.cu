@@ -20,6 +20,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "cuda/mma_ptx.cuh"
 #include "cuda/transformer/cuda_support.h"
 #include "cuda/transformer/flash_attention.h"
 #include "cuda/transformer/flash_tiling.h"
@@ -39,69 +40,43 @@ namespace ft = flash_tiling;
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
 
-__device__ __forceinline__ unsigned smem_addr(const void* p) {
-  return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
 __device__ __forceinline__ std::uint32_t pack(float lo, float hi) {
   const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
   return *reinterpret_cast<const std::uint32_t*>(&v);
 }
 
+// One 16 x 8 tile, bf16: the B fragment as the two registers ldmatrix handed over.
 __device__ __forceinline__ void mma(float (&d)[4], const std::uint32_t (&a)[4], std::uint32_t b0,
                                     std::uint32_t b1) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
-      "{%8, %9}, {%0, %1, %2, %3};\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  const std::uint32_t b[2] = {b0, b1};
+  ptx::mma_16816<bf>(d, a, b);
 }
-
-__device__ __forceinline__ void ldsm_x4(std::uint32_t (&r)[4], const bf* p) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(smem_addr(p)));
-}
-__device__ __forceinline__ void ldsm_x4_trans(std::uint32_t (&r)[4], const bf* p) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(smem_addr(p)));
-}
-
-// 16 bytes global -> shared, asynchronously; `bytes` = 0 writes zeros (rows past the sequence).
-__device__ __forceinline__ void cp_async16(void* dst, const void* src, int bytes) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)), "l"(src),
-               "r"(bytes));
-}
-__device__ __forceinline__ void cp_async_commit() {
-  asm volatile("cp.async.commit_group;\n" ::);
-}
-__device__ __forceinline__ void cp_async_wait_all() {
-  asm volatile("cp.async.wait_group 0;\n" ::);
-}
+using ptx::cp_async16;
+using ptx::cp_async_commit;
 
 // A fragment (16 rows x 16 k at (r0, k0)) of a row-major shared array.
 __device__ __forceinline__ void load_a(std::uint32_t (&a)[4], const bf* s, int ld, int r0, int k0,
                                        int lane) {
   const ft::coord c = ft::a_rowmajor(lane);
-  ldsm_x4(a, s + (r0 + c.row) * ld + k0 + c.col);
+  ptx::ldmatrix_x4(a, s + (r0 + c.row) * ld + k0 + c.col);
 }
 // A fragment (16 rows at r0 x 16 k at k0) of a k-major shared array ([k][row]).
 __device__ __forceinline__ void load_a_kmajor(std::uint32_t (&a)[4], const bf* s, int ld, int r0,
                                               int k0, int lane) {
   const ft::coord c = ft::a_kmajor(lane);
-  ldsm_x4_trans(a, s + (k0 + c.row) * ld + r0 + c.col);
+  ptx::ldmatrix_x4_trans(a, s + (k0 + c.row) * ld + r0 + c.col);
 }
 // B fragments of n tiles n0 and n0 + 8 (16 k at k0) of an n-major shared array ([n][k]).
 __device__ __forceinline__ void load_b_nmajor(std::uint32_t (&b)[4], const bf* s, int ld, int n0,
                                               int k0, int lane) {
   const ft::coord c = ft::b_nmajor(lane);
-  ldsm_x4(b, s + (n0 + c.row) * ld + k0 + c.col);
+  ptx::ldmatrix_x4(b, s + (n0 + c.row) * ld + k0 + c.col);
 }
 // B fragments of n tiles n0 and n0 + 8 (16 k at k0) of a k-major shared array ([k][n]).
 __device__ __forceinline__ void load_b_kmajor(std::uint32_t (&b)[4], const bf* s, int ld, int n0,
                                               int k0, int lane) {
   const ft::coord c = ft::b_kmajor(lane);
-  ldsm_x4_trans(b, s + (k0 + c.row) * ld + n0 + c.col);
+  ptx::ldmatrix_x4_trans(b, s + (k0 + c.row) * ld + n0 + c.col);
 }
 
 // The A fragment of columns [16 kk, 16 kk + 16) from an accumulator of 8-column tiles.
@@ -187,7 +162,7 @@ __global__ void __launch_bounds__(threads)
     const int k0 = t * tile;
     // Tile t has landed, and every warp is done with tile t - 1, whose buffers the next queue
     // refills.
-    cp_async_wait_all();
+    ptx::cp_async_wait<0>();
     __syncthreads();
     if (t == 0) {
 #pragma unroll
@@ -348,7 +323,7 @@ __global__ void __launch_bounds__(threads)
   for (int q0 = first; q0 < seq; q0 += tile, stage ^= 1) {
     // This tile has landed (its statistics stored by every thread), and every warp is done with
     // the previous one, whose stage the next queue refills.
-    cp_async_wait_all();
+    ptx::cp_async_wait<0>();
     __syncthreads();
     if (q0 == first) {
 #pragma unroll
