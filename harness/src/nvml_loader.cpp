@@ -1,7 +1,9 @@
 #include "infrabench/nvml_loader.h"
 
+#include <cctype>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 namespace infrabench::nvml {
 
@@ -110,6 +112,68 @@ std::string library::driver_version() const {
       m_api->driver_version(buf, sizeof(buf)) != nvml_success)
     return "";
   return buf;
+}
+
+std::string library::cuda_driver_version() const {
+  int v = 0;
+  if (!m_available || !m_api->cuda_driver_version || m_api->cuda_driver_version(&v) != nvml_success)
+    return "";
+  return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
+}
+
+namespace {
+
+// NVML spells bus ids with an 8-digit domain ("00000000:17:00.0"); sysfs with 4, lower case.
+std::string sysfs_bus_id(const char* nvml_bus_id) {
+  std::string id(nvml_bus_id);
+  if (const auto colon = id.find(':'); colon != std::string::npos && colon > 4)
+    id.erase(0, colon - 4);
+  for (char& c : id) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return id;
+}
+
+std::string text_query(nvml_device d, nvml_return (*fn)(nvml_device, char*, unsigned)) {
+  char buf[128] = {};
+  return fn && fn(d, buf, sizeof(buf)) == nvml_success ? std::string(buf) : std::string();
+}
+
+}  // namespace
+
+gpu_identity library::identity(unsigned gpu) const {
+  gpu_identity g;
+  if (gpu >= m_devices.size()) return g;
+  const nvml_api& a = *m_api;
+  nvml_device d = m_devices[gpu];
+  g.name = name(gpu);
+  g.uuid = text_query(d, a.uuid);
+  g.serial = text_query(d, a.serial);
+  g.vbios = text_query(d, a.vbios);
+  nvml_pci_info pci{};
+  if (a.pci_info && a.pci_info(d, &pci) == nvml_success) g.pci_bus_id = sysfs_bus_id(pci.bus_id);
+  nvml_memory mem{};
+  if (a.memory_info && a.memory_info(d, &mem) == nvml_success)
+    g.memory_total_mib = static_cast<double>(mem.total) / (1024.0 * 1024.0);
+  unsigned v = 0;
+  if (a.power_limit && a.power_limit(d, &v) == nvml_success) g.power_limit_w = v / 1000.0;
+  if (a.default_power_limit && a.default_power_limit(d, &v) == nvml_success)
+    g.default_power_limit_w = v / 1000.0;
+  const std::pair<double*, std::pair<decltype(a.max_clock), int>> clocks[] = {
+      {&g.app_sm_clock_mhz, {a.applications_clock, nvml_clock_sm}},
+      {&g.app_mem_clock_mhz, {a.applications_clock, nvml_clock_mem}},
+      {&g.max_sm_clock_mhz, {a.max_clock, nvml_clock_sm}},
+      {&g.max_mem_clock_mhz, {a.max_clock, nvml_clock_mem}},
+  };
+  for (const auto& [out, query] : clocks) {
+    if (query.first && query.first(d, query.second, &v) == nvml_success) *out = v;
+  }
+  int mode = 0, pending = 0;
+  if (a.persistence_mode && a.persistence_mode(d, &mode) == nvml_success)
+    g.persistence_mode = mode == nvml_feature_enabled;
+  if (a.ecc_mode && a.ecc_mode(d, &mode, &pending) == nvml_success)
+    g.ecc_enabled = mode == nvml_feature_enabled;
+  unsigned mig = 0, mig_pending = 0;
+  if (a.mig_mode && a.mig_mode(d, &mig, &mig_pending) == nvml_success) g.mig_enabled = mig != 0;
+  return g;
 }
 
 gpu_sample library::sample(unsigned gpu) const {

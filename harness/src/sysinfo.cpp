@@ -3,6 +3,8 @@
 // fails is recorded with an "error" field, a value that cannot be read is null.
 #include "infrabench/sysinfo.h"
 
+#include "infrabench/devices.h"
+
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -427,6 +429,7 @@ json collect_system_inventory(const capabilities& caps) {
     section(inv, "block_devices", [] { return describe_block_devices(); });
     section(inv, "gpus",
             [&] { return caps.cuda.available ? detail::describe_gpus() : json::array(); });
+    section(inv, "devices", [] { return devices::collect(); });
     section(inv, "libraries", [&] { return describe_libraries(caps); });
     section(inv, "build", [] { return build_info_json(); });
     section(inv, "timestamp_utc", [] { return json(utc_now_iso8601()); });

@@ -49,6 +49,18 @@ void bind_all(nvml_api& a) {
   bind(a.handle, "nvmlDeviceGetSupportedEventTypes", a.supported_events);
   bind(a.handle, "nvmlDeviceRegisterEvents", a.register_events);
   bind(a.handle, "nvmlEventSetWait_v2", a.event_wait);
+  bind(a.handle, "nvmlSystemGetCudaDriverVersion_v2", a.cuda_driver_version);
+  bind(a.handle, "nvmlDeviceGetUUID", a.uuid);
+  bind(a.handle, "nvmlDeviceGetSerial", a.serial);
+  bind(a.handle, "nvmlDeviceGetVbiosVersion", a.vbios);
+  bind(a.handle, "nvmlDeviceGetPciInfo_v3", a.pci_info);
+  bind(a.handle, "nvmlDeviceGetMemoryInfo", a.memory_info);
+  bind(a.handle, "nvmlDeviceGetPersistenceMode", a.persistence_mode);
+  bind(a.handle, "nvmlDeviceGetEnforcedPowerLimit", a.power_limit);
+  bind(a.handle, "nvmlDeviceGetPowerManagementDefaultLimit", a.default_power_limit);
+  bind(a.handle, "nvmlDeviceGetApplicationsClock", a.applications_clock);
+  bind(a.handle, "nvmlDeviceGetMaxClockInfo", a.max_clock);
+  bind(a.handle, "nvmlDeviceGetMigMode", a.mig_mode);
 }
 
 }  // namespace

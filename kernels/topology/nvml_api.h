@@ -54,6 +54,10 @@ struct nvml_event_data {  // nvmlEventData_t (with the MIG ids of newer drivers,
   unsigned long long reserved[4];
 };
 
+struct nvml_memory {  // nvmlMemory_t (v1): bytes
+  unsigned long long total, free, used;
+};
+
 union nvml_value {  // nvmlValue_t
   double d;
   unsigned int ui;
@@ -142,6 +146,19 @@ struct nvml_api {
   nvml_return (*supported_events)(nvml_device, unsigned long long*) = nullptr;
   nvml_return (*register_events)(nvml_device, unsigned long long, nvml_event_set) = nullptr;
   nvml_return (*event_wait)(nvml_event_set, nvml_event_data*, unsigned) = nullptr;
+  // Identity and settings, for the inventory an operator checks first.
+  nvml_return (*cuda_driver_version)(int*) = nullptr;
+  nvml_return (*uuid)(nvml_device, char*, unsigned) = nullptr;
+  nvml_return (*serial)(nvml_device, char*, unsigned) = nullptr;
+  nvml_return (*vbios)(nvml_device, char*, unsigned) = nullptr;
+  nvml_return (*pci_info)(nvml_device, nvml_pci_info*) = nullptr;
+  nvml_return (*memory_info)(nvml_device, nvml_memory*) = nullptr;
+  nvml_return (*persistence_mode)(nvml_device, int*) = nullptr;
+  nvml_return (*power_limit)(nvml_device, unsigned*) = nullptr;          // enforced, mW
+  nvml_return (*default_power_limit)(nvml_device, unsigned*) = nullptr;  // mW
+  nvml_return (*applications_clock)(nvml_device, int, unsigned*) = nullptr;
+  nvml_return (*max_clock)(nvml_device, int, unsigned*) = nullptr;
+  nvml_return (*mig_mode)(nvml_device, unsigned*, unsigned*) = nullptr;
 
   [[nodiscard]] bool usable() const { return reason.empty(); }
   // NVML's text for `rc` ("Not Supported"), or "NVML error <rc>".

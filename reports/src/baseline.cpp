@@ -1,5 +1,7 @@
 #include "infrabench/reports/baseline.h"
 
+#include "infrabench/reports/expect.h"
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -345,6 +347,13 @@ std::string rule::expectation() const {
     case rule_kind::no_outlier_nodes:
       return "no node worse than the median of the nodes by more than " +
              format_number(max_deviation * 100) + "%";
+    case rule_kind::inventory:
+      if (min) return metric + " >= " + format_number(*min) + " on every node";
+      if (metric.rfind("same_across_gpus.", 0) == 0)
+        return "every GPU of a node has the same " + metric.substr(17);
+      return metric + " = " +
+             (expect_value.is_string() ? expect_value.get<std::string>() : expect_value.dump()) +
+             " on every GPU";
   }
   return "";
 }
@@ -375,10 +384,13 @@ void check_baseline_version(const json& doc, const std::string& origin) {
 }
 
 void read_baseline_header(const json& doc, const std::string& origin, baseline& b) {
-  static const std::set<std::string> known = {
-      "$schema",     "infrabench_baseline", "name",       "description", "source",   "machine",
-      "created_utc", "created_from",        "derivation", "notes",       "defaults", "rules",
-      "suite"};
+  static const std::set<std::string> known = {"$schema",     "infrabench_baseline",
+                                              "name",        "description",
+                                              "source",      "machine",
+                                              "created_utc", "created_from",
+                                              "derivation",  "notes",
+                                              "defaults",    "rules",
+                                              "suite",       "expect"};
   for (const auto& [k, v] : doc.items()) {
     if (!known.count(k)) throw user_error(origin + ": unknown top-level key \"" + k + "\"");
   }
@@ -467,6 +479,9 @@ baseline parse_baseline(std::string_view text, const std::string& origin) {
     b.rules.push_back(std::move(r));
   }
   assign_rule_ids(b.rules, ids);
+  if (const auto expect = doc.find("expect"); expect != doc.end()) {
+    for (rule& r : parse_expectations(*expect, origin)) b.rules.push_back(std::move(r));
+  }
   return b;
 }
 
@@ -584,6 +599,7 @@ std::string axes_problem(const std::string& bench, const json& axes, const bench
 
 void check_rule_axes(const baseline& b, const benchmark_catalog& known, const report_view* report) {
   for (const auto& r : b.rules) {
+    if (r.kind == rule_kind::inventory) continue;  // no benchmark: judged from the inventory
     std::string why = axes_problem(r.benchmark, r.axes, known, report);
     if (why.empty() && !r.peak_benchmark.empty())
       why = axes_problem(r.peak_benchmark, r.peak_axes, known, report);
@@ -908,12 +924,14 @@ bool value_passes(const rule& r, double value) {
     case rule_kind::fraction_of_peak:
       return value >= r.min_fraction;
     case rule_kind::no_outlier_nodes:
-      return true;  // judged across nodes, not per value
+    case rule_kind::inventory:
+      return true;  // judged across nodes or from the inventory, not per value
   }
   return false;
 }
 
 verdict evaluate_rule(const baseline& b, const rule& r, const report_view& report) {
+  if (r.kind == rule_kind::inventory) return evaluate_expectation(r, report);
   check_metric_known(b, r, r.benchmark, r.metric, report);
   if (r.kind == rule_kind::fraction_of_peak && !r.peak_metric.empty()) {
     check_metric_known(b, r, r.peak_benchmark.empty() ? r.benchmark : r.peak_benchmark,

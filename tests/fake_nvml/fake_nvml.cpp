@@ -2,7 +2,7 @@
 // by $INFRABENCH_FAKE_NVML, so that telemetry, health checks and verdicts can be tested end to end
 // on machines without a GPU. Loaded with INFRABENCH_NVML_LIBRARY=<this library>.
 //
-// {"driver_version": "...", "init_error": 9,
+// {"driver_version": "...", "cuda_driver_version": 13000, "init_error": 9,
 //  "gpus": [{"name": "...", "sm_clock_mhz": 1980, "mem_clock_mhz": 2619, "power_w": 400,
 //            "temp_c": 55, "throttle_reasons": 4, "pcie_gen": 5, "pcie_width": 16,
 //            "pcie_max_gen": 5, "pcie_max_width": 16, "pcie_replay": 0, "ecc_enabled": true,
@@ -12,6 +12,10 @@
 //            "retired_pages_sbe": 0, "retired_pages_dbe": 0, "retired_pages_pending": false,
 //            "nvlinks": 18, "nvlinks_down": [3], "nvlink_crc_flit": 0, "nvlink_crc_data": 0,
 //            "nvlink_replay": 0, "nvlink_recovery": 0,
+//            "uuid": "GPU-...", "serial": "...", "vbios": "...", "pci_bus_id": "00000000:17:00.0",
+//            "memory_total_mib": 81559, "power_limit_w": 700, "default_power_limit_w": 700,
+//            "app_sm_clock_mhz": 1980, "app_mem_clock_mhz": 2619, "max_sm_clock_mhz": 1980,
+//            "max_mem_clock_mhz": 2619, "persistence_mode": 1, "mig_enabled": 0,
 //            "changes": [{"at_s": 1.0, "ecc_sbe_volatile": 2, "throttle_reasons": 64}],
 //            "xids": [{"at_s": 0.5, "xid": 79}]}]}
 //
@@ -167,6 +171,98 @@ __attribute__((visibility("default"))) nvml_return nvmlSystemGetDriverVersion(ch
   std::lock_guard lock(st().mu);
   std::snprintf(v, length, "%s", st().config.value("driver_version", "fake").c_str());
   return ok;
+}
+
+}  // extern "C"
+
+namespace {
+
+// Identity and settings (the inventory): strings, and numbers with NVML's units.
+nvml_return answer_text(void* device, const char* key, char* out, unsigned length) {
+  std::lock_guard lock(st().mu);
+  if (!out || !gpu_of(device)) return invalid_argument;
+  const json* v = value_of(device, key);
+  if (!v || !v->is_string()) return not_supported;
+  if (v->get<std::string>().size() + 1 > length) return insufficient_size;
+  std::snprintf(out, length, "%s", v->get<std::string>().c_str());
+  return ok;
+}
+
+nvml_return answer_scaled(void* device, const char* key, double scale, unsigned* out) {
+  double v = 0;
+  const nvml_return rc = answer(device, key, &v);
+  if (rc == ok) *out = static_cast<unsigned>(v * scale);
+  return rc;
+}
+
+}  // namespace
+
+extern "C" {
+
+__attribute__((visibility("default"))) nvml_return nvmlSystemGetCudaDriverVersion_v2(int* v) {
+  std::lock_guard lock(st().mu);
+  if (!st().config.contains("cuda_driver_version")) return not_supported;
+  *v = st().config["cuda_driver_version"].get<int>();
+  return ok;
+}
+
+__attribute__((visibility("default"))) nvml_return nvmlDeviceGetUUID(void* d, char* s, unsigned n) {
+  return answer_text(d, "uuid", s, n);
+}
+__attribute__((visibility("default"))) nvml_return nvmlDeviceGetSerial(void* d, char* s,
+                                                                       unsigned n) {
+  return answer_text(d, "serial", s, n);
+}
+__attribute__((visibility("default"))) nvml_return nvmlDeviceGetVbiosVersion(void* d, char* s,
+                                                                             unsigned n) {
+  return answer_text(d, "vbios", s, n);
+}
+
+struct pci_info {  // nvmlPciInfo_t
+  char bus_id_legacy[16];
+  unsigned domain, bus, device, pci_device_id, pci_subsystem_id;
+  char bus_id[32];
+};
+__attribute__((visibility("default"))) nvml_return nvmlDeviceGetPciInfo_v3(void* d, pci_info* p) {
+  if (!p) return invalid_argument;
+  *p = pci_info{};
+  return answer_text(d, "pci_bus_id", p->bus_id, sizeof(p->bus_id));
+}
+
+struct memory_info {  // nvmlMemory_t
+  unsigned long long total, free, used;
+};
+__attribute__((visibility("default"))) nvml_return nvmlDeviceGetMemoryInfo(void* d,
+                                                                           memory_info* m) {
+  double mib = 0;
+  const nvml_return rc = answer(d, "memory_total_mib", &mib);
+  if (rc == ok && m) *m = {static_cast<unsigned long long>(mib * 1048576.0), 0, 0};
+  return rc;
+}
+__attribute__((visibility("default"))) nvml_return nvmlDeviceGetPersistenceMode(void* d, int* on) {
+  return answer(d, "persistence_mode", on);
+}
+__attribute__((visibility("default"))) nvml_return nvmlDeviceGetEnforcedPowerLimit(void* d,
+                                                                                   unsigned* mw) {
+  return answer_scaled(d, "power_limit_w", 1000.0, mw);
+}
+__attribute__((visibility("default"))) nvml_return nvmlDeviceGetPowerManagementDefaultLimit(
+    void* d, unsigned* mw) {
+  return answer_scaled(d, "default_power_limit_w", 1000.0, mw);
+}
+__attribute__((visibility("default"))) nvml_return nvmlDeviceGetApplicationsClock(void* d, int type,
+                                                                                  unsigned* mhz) {
+  return answer(d, type == 1 ? "app_sm_clock_mhz" : "app_mem_clock_mhz", mhz);
+}
+__attribute__((visibility("default"))) nvml_return nvmlDeviceGetMaxClockInfo(void* d, int type,
+                                                                             unsigned* mhz) {
+  return answer(d, type == 1 ? "max_sm_clock_mhz" : "max_mem_clock_mhz", mhz);
+}
+__attribute__((visibility("default"))) nvml_return nvmlDeviceGetMigMode(void* d, unsigned* current,
+                                                                        unsigned* pending) {
+  const nvml_return rc = answer(d, "mig_enabled", current);
+  if (rc == ok && pending) *pending = *current;
+  return rc;
 }
 
 __attribute__((visibility("default"))) nvml_return nvmlDeviceGetClockInfo(void* d, int type,

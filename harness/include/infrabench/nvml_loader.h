@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <memory>
 #include <span>
@@ -46,6 +47,22 @@ using reason_bit = kernels::topology::nvml_reason_bit;
   return kernels::topology::nvml_reason_names(mask);
 }
 
+// What an operator checks first on a GPU: identity and settings. Empty strings and NaN where
+// NVML did not answer (an older driver, a query the GPU does not support).
+struct gpu_identity {
+  std::string name, uuid, serial, vbios, pci_bus_id;  // bus id as sysfs spells it: 0000:17:00.0
+  double memory_total_mib = std::numeric_limits<double>::quiet_NaN();
+  double power_limit_w = std::numeric_limits<double>::quiet_NaN();  // enforced
+  double default_power_limit_w = std::numeric_limits<double>::quiet_NaN();
+  double app_sm_clock_mhz = std::numeric_limits<double>::quiet_NaN();
+  double app_mem_clock_mhz = std::numeric_limits<double>::quiet_NaN();
+  double max_sm_clock_mhz = std::numeric_limits<double>::quiet_NaN();
+  double max_mem_clock_mhz = std::numeric_limits<double>::quiet_NaN();
+  int persistence_mode = -1;  // 1 on, 0 off, -1 unknown; the same for the two below
+  int ecc_enabled = -1;
+  int mig_enabled = -1;
+};
+
 class library {
  public:
   // Loads `path` (a file name dlopen searches for, or a path) and initialises NVML. Never
@@ -66,6 +83,9 @@ class library {
   [[nodiscard]] unsigned device_count() const { return static_cast<unsigned>(m_devices.size()); }
   [[nodiscard]] std::string name(unsigned gpu) const;
   [[nodiscard]] std::string driver_version() const;
+  // "13.0" from nvmlSystemGetCudaDriverVersion_v2; empty when NVML does not say.
+  [[nodiscard]] std::string cuda_driver_version() const;
+  [[nodiscard]] gpu_identity identity(unsigned gpu) const;
 
   [[nodiscard]] gpu_sample sample(unsigned gpu) const;
   [[nodiscard]] counter_set counters(unsigned gpu) const;

@@ -21,7 +21,8 @@ namespace infrabench::reports {
 
 inline constexpr int baseline_format_version = 1;
 
-enum class rule_kind { bounds, reference, fraction_of_peak, no_outlier_nodes };
+// inventory: one of the baseline's "expect" entries (expect.h), judged from the hosts' devices.
+enum class rule_kind { bounds, reference, fraction_of_peak, no_outlier_nodes, inventory };
 
 struct rule {
   std::string id;
@@ -39,7 +40,8 @@ struct rule {
   std::optional<double> peak;               // a literal peak (datasheet)
   std::string peak_metric, peak_benchmark;  // or a peak the report carries
   nlohmann::json peak_axes = nlohmann::json::object();
-  double max_deviation = 0.1;  // no_outlier_nodes
+  double max_deviation = 0.1;   // no_outlier_nodes
+  nlohmann::json expect_value;  // inventory: the value every GPU must have (min: a count)
   bool require_valid = false;
   std::string waived;  // a reason: the rule is known not to hold and is reported, not checked
   std::string note;

@@ -1,0 +1,179 @@
+#include "infrabench/reports/expect.h"
+
+#include <set>
+
+#include "infrabench/devices.h"
+#include "infrabench/error.h"
+#include "infrabench/reports/text.h"
+
+namespace infrabench::reports {
+namespace {
+
+using json = nlohmann::json;
+
+// The counts `devices::counts_of` derives, with what each one is.
+constexpr const char* count_keys[] = {"gpus", "nvlinks_per_gpu", "ib_ports_active", "ib_rate_gbps",
+                                      "nvme_drives"};
+constexpr const char* gpu_keys[] = {
+    "persistence_mode", "ecc_enabled", "mig_enabled", "power_limit_w",
+    "memory_total_mib", "vbios",       "name"};
+constexpr const char* same_keys[] = {"name",
+                                     "vbios",
+                                     "power_limit_w",
+                                     "memory_total_mib",
+                                     "applications_sm_clock_mhz",
+                                     "persistence_mode",
+                                     "ecc_enabled",
+                                     "mig_enabled"};
+
+template <std::size_t N>
+bool one_of(const std::string& k, const char* const (&keys)[N]) {
+  for (const char* key : keys) {
+    if (k == key) return true;
+  }
+  return false;
+}
+
+template <std::size_t N>
+std::string listed(const char* const (&keys)[N]) {
+  std::string s;
+  for (const char* key : keys) s += (s.empty() ? "" : ", ") + std::string(key);
+  return s;
+}
+
+rule inventory_rule(const std::string& metric) {
+  rule r;
+  r.kind = rule_kind::inventory;
+  r.benchmark = "";  // judged from the hosts' inventories, not from results
+  r.metric = metric;
+  r.id = "expect." + metric;
+  return r;
+}
+
+// Each host's inventory once (ranks of one host repeat it), by hostname.
+std::vector<std::pair<std::string, const json*>> host_inventories(const report_view& report) {
+  std::vector<std::pair<std::string, const json*>> out;
+  std::set<std::string> seen;
+  for (const auto& h : report.hosts) {
+    if (!h.is_object()) continue;
+    const std::string name = h.contains("hostname") && h["hostname"].is_string()
+                                 ? h["hostname"].get<std::string>()
+                                 : "host " + std::to_string(out.size());
+    if (!seen.insert(name).second) continue;
+    const auto d = h.find("devices");
+    out.emplace_back(name, d != h.end() && d->is_object() ? &*d : nullptr);
+  }
+  return out;
+}
+
+std::string show(const json& v) {
+  if (v.is_null()) return "unknown";
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number()) return format_number(v.get<double>());
+  return v.dump();
+}
+
+// What a host falls short of, or "" when it meets the rule.
+std::string shortfall(const rule& r, const json& devices) {
+  const json counts = devices::counts_of(devices);
+  const std::string& m = r.metric;
+  if (m.rfind("gpu.", 0) == 0) {
+    const std::string key = m.substr(4);
+    std::string bad;
+    for (const auto& g : devices.value("gpus", json::array())) {
+      const json v = g.contains(key) ? g[key] : json(nullptr);
+      if (v != r.expect_value)
+        bad +=
+            (bad.empty() ? "" : ", ") + ("GPU " + show(g.value("index", json(-1)))) + " " + show(v);
+    }
+    return bad;
+  }
+  if (m.rfind("same_across_gpus.", 0) == 0) {
+    const std::string key = m.substr(17);
+    const json same = counts["same_across_gpus"].value(key, json(nullptr));
+    if (same == json(true)) return "";
+    std::string values;
+    for (const auto& g : devices.value("gpus", json::array()))
+      values += (values.empty() ? "" : ", ") + show(g.contains(key) ? g[key] : json(nullptr));
+    return same.is_null() ? "no GPU reports " + key : key + " differs: " + values;
+  }
+  const json have = counts.value(m, json(nullptr));
+  if (have.is_number() && have.get<double>() >= *r.min) return "";
+  return show(have);
+}
+
+}  // namespace
+
+std::vector<rule> parse_expectations(const json& expect, const std::string& origin) {
+  const std::string where = origin + ": \"expect\"";
+  if (!expect.is_object()) throw user_error(where + " must be an object");
+  std::vector<rule> out;
+  for (const auto& [k, v] : expect.items()) {
+    if (one_of(k, count_keys)) {
+      if (!v.is_number() || v.get<double>() < 0)
+        throw user_error(where + "." + k + " must be a number >= 0");
+      rule r = inventory_rule(k);
+      r.min = v.get<double>();
+      out.push_back(std::move(r));
+    } else if (k == "gpu") {
+      if (!v.is_object()) throw user_error(where + ".gpu must be an object");
+      for (const auto& [gk, gv] : v.items()) {
+        if (!one_of(gk, gpu_keys))
+          throw user_error(where + ".gpu: unknown key \"" + gk + "\" (" + listed(gpu_keys) + ")");
+        if (!gv.is_primitive() || gv.is_null())
+          throw user_error(where + ".gpu." + gk + " must be a boolean, number or string");
+        rule r = inventory_rule("gpu." + gk);
+        r.expect_value = gv;
+        out.push_back(std::move(r));
+      }
+    } else if (k == "same_across_gpus") {
+      if (!v.is_array()) throw user_error(where + ".same_across_gpus must be an array");
+      for (const auto& s : v) {
+        if (!s.is_string() || !one_of(s.get<std::string>(), same_keys))
+          throw user_error(where + ".same_across_gpus: \"" +
+                           (s.is_string() ? s.get<std::string>() : s.dump()) + "\" is not one of " +
+                           listed(same_keys));
+        out.push_back(inventory_rule("same_across_gpus." + s.get<std::string>()));
+      }
+    } else {
+      throw user_error(where + ": unknown key \"" + k + "\" (" + listed(count_keys) +
+                       ", gpu, same_across_gpus)");
+    }
+  }
+  return out;
+}
+
+verdict evaluate_expectation(const rule& r, const report_view& report) {
+  verdict v;
+  v.r = &r;
+  v.expected = r.expectation();
+  std::size_t judged = 0;
+  std::string measured;
+  for (const auto& [host, devices] : host_inventories(report)) {
+    if (!devices) continue;
+    ++judged;
+    const std::string bad = shortfall(r, *devices);
+    if (!bad.empty()) v.failing.push_back(host + ": " + bad);
+    if (measured.empty()) {
+      const json counts = devices::counts_of(*devices);
+      measured = r.min ? show(counts.value(r.metric, json(nullptr))) : (bad.empty() ? "ok" : bad);
+    }
+  }
+  if (judged == 0) {
+    v.status = verdict_status::waived;
+    v.detail = "the report has no device inventory (written before infrabench recorded one)";
+    return v;
+  }
+  v.status = v.failing.empty() ? verdict_status::pass : verdict_status::fail;
+  v.measured = judged > 1 ? (v.failing.empty() ? "every node"
+                                               : std::to_string(v.failing.size()) + " of " +
+                                                     std::to_string(judged) + " nodes short")
+                          : measured;
+  if (!v.failing.empty()) {
+    v.detail = v.failing.front();
+    for (std::size_t i = 1; i < v.failing.size(); ++i) v.detail += "; " + v.failing[i];
+  }
+  return v;
+}
+
+}  // namespace infrabench::reports
