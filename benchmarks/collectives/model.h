@@ -13,6 +13,8 @@
 
 #include "cpu/reduce_pattern.h"
 
+#include "infrabench/capabilities.h"
+
 namespace infrabench::collectives {
 
 enum class coll_op { allreduce, allgather, reduce_scatter, broadcast, alltoall };
@@ -242,7 +244,7 @@ inline int tournament_partner(int p, int round, int i) {
 // The GPU a rank drives: one per rank by its rank on the host, wrapping when there are more ranks
 // than devices (several ranks then share a GPU, which NCCL refuses: see shared_gpu_reason).
 inline int device_for_local_rank(int local_rank, int device_count) {
-  return device_count <= 0 ? -1 : local_rank % device_count;
+  return gpu_for_local_rank(local_rank, device_count);
 }
 
 // The GPU one rank would drive: its host, the physical GPU (PCI bus id; with per-rank

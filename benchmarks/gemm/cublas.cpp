@@ -219,6 +219,7 @@ INFRABENCH_REGISTER(cublas_gemm, "gemm/cublas")
         "(L2 hot by default, cache=cold flushes it), verified on the device against fp64; % of "
         "the datasheet peak and of the peak at the SM clock measured in the timed windows")
     .require(infrabench::req::cuda)
+    .scope(infrabench::rank_scope::every_rank)  // one rank per GPU: each measures its own
     .add_string_axis("shape", gpu_shapes(), gb::shape_axis_options())
     .add_string_axis("dtype", {"fp32", "tf32", "fp16", "bf16"},
                      infrabench::choice_axis("A/B (and C) type; tf32 = fp32 data on tensor cores",
@@ -234,6 +235,7 @@ INFRABENCH_REGISTER(cublaslt_gemm, "gemm/cublaslt")
         "random data, harness GPU timing (L2 hot by default, cache=cold flushes it), verified on "
         "the device; % of the datasheet peak")
     .require(infrabench::req::cuda)
+    .scope(infrabench::rank_scope::every_rank)  // one rank per GPU: each measures its own
     .add_string_axis("shape", gpu_shapes(), gb::shape_axis_options())
     .add_string_axis("dtype", {"tf32", "bf16", "fp8_e4m3"},
                      infrabench::choice_axis("A/B type (C: fp32 for fp32/tf32, else bf16/fp16)",

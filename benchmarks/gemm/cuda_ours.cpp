@@ -121,6 +121,7 @@ INFRABENCH_REGISTER(cuda_simt_fp32, "gemm/cuda_simt_fp32")
         "float4 loads, double-buffered shared memory); verified on the device; % of cuBLAS fp32 "
         "and of the GPU peak")
     .require(infrabench::req::cuda)
+    .scope(infrabench::rank_scope::every_rank)  // one rank per GPU: each measures its own
     .add_string_axis("shape", shapes(), gb::shape_axis_options())
     .add_string_axis("cache", gc::cache_values(), gc::cache_axis_options())
     .memory_estimate(host_memory);
@@ -131,6 +132,7 @@ INFRABENCH_REGISTER(cuda_wmma, "gemm/cuda_wmma")
         "our tensor-core WMMA kernel (fp16/bf16 in and out, fp32 accumulation, sm_80+); verified "
         "on the device; % of cuBLAS and of the GPU peak")
     .require(infrabench::req::cuda)
+    .scope(infrabench::rank_scope::every_rank)  // one rank per GPU: each measures its own
     .add_string_axis("shape", shapes(), gb::shape_axis_options())
     .add_string_axis("dtype", {"fp16", "bf16"},
                      infrabench::choice_axis("A, B and C type", {"fp16", "bf16"}))
@@ -144,6 +146,7 @@ INFRABENCH_REGISTER(cuda_mma, "gemm/cuda_mma")
         "sm_80+): 128x128 block tiles of 8 warps, ldmatrix fragments, 3-stage cp.async pipeline; "
         "verified on the device; % of cuBLAS and of the GPU peak")
     .require(infrabench::req::cuda)
+    .scope(infrabench::rank_scope::every_rank)  // one rank per GPU: each measures its own
     .add_string_axis("shape", shapes(), gb::shape_axis_options())
     .add_string_axis("dtype", {"bf16", "fp16"},
                      infrabench::choice_axis("A, B and C type", {"fp16", "bf16"}))

@@ -1,4 +1,5 @@
 #include "infrabench/cli.h"
+#include "infrabench/probe_detail.h"
 
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -436,7 +437,7 @@ void annotate_outliers(json& all_results, json& hosts, const json& findings) {
   for (auto& r : all_results) {
     for (const auto& f : findings) {
       if (names(f, r.at("host").get<std::string>()) && f.at("benchmark") == r.at("benchmark") &&
-          f.at("axes") == r.at("axes")) {
+          f.at("axes") == r.at("axes") && f.value("gpu", -1) == r.value("gpu", -1)) {
         r["warnings"].push_back("outlier: " + f.at("text").get<std::string>());
       }
     }
@@ -728,7 +729,9 @@ int cmd_run(const run_options& opt, const std::vector<std::string>& command_line
             char*** argv) {
   auto comm = make_communicator(argc, argv);
   const bool root = comm->rank() == 0;
-  const capabilities caps = probe_capabilities(comm->size());
+  capabilities caps = probe_capabilities(comm->size());
+  // One rank per GPU: each rank's one-GPU work (GEMMs, the training step) runs on its own GPU.
+  caps.rank_gpu = detail::bind_rank_gpu(caps, comm->local_rank());
 
   // Every rank checks its input; a bad one anywhere stops all ranks (not a hang at the gather).
   run_plan plan;

@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "infrabench/cli_extension.h"
@@ -247,35 +248,52 @@ void analyse_pairwise(const std::vector<const json*>& rs, const outlier_settings
   analyse_links(lat, {false, "latency_us", "us"}, *rs.front(), s, findings);
 }
 
-// A node-local configuration: per metric, a host whose value (the median over its ranks) is an
-// outlier among the hosts.
+// What a result is compared as: its host, or its host's GPU when it ran on one (one rank per GPU:
+// a slow GPU is named among the node's and the cluster's GPUs as a slow host is among hosts).
+struct unit_key {
+  std::string host;
+  int gpu = -1;
+  bool operator<(const unit_key& o) const { return std::tie(host, gpu) < std::tie(o.host, o.gpu); }
+  [[nodiscard]] std::string name() const {
+    return gpu < 0 ? host : host + " gpu " + std::to_string(gpu);
+  }
+};
+unit_key unit_of(const json& r) {
+  return {r.at("host").get<std::string>(), r.contains("gpu") ? r.at("gpu").get<int>() : -1};
+}
+
+// A node-local configuration: per metric, a host (or a GPU) whose value (the median over its
+// ranks) is an outlier among the hosts (or the GPUs).
 void analyse_hosts(const std::vector<const json*>& rs, const outlier_settings& s, json& findings) {
   const json& sample = *rs.front();
-  std::map<std::string, std::map<std::string, std::vector<double>>> per_metric;  // metric->host
+  std::map<std::string, std::map<unit_key, std::vector<double>>> per_metric;  // metric->unit
   std::map<std::string, const json*> metric_info;
   for (const auto* r : rs) {
     for (const auto& m : r->at("metrics")) {
       const auto name = m.at("name").get<std::string>();
-      per_metric[name][r->at("host").get<std::string>()].push_back(m.at("value").get<double>());
+      per_metric[name][unit_of(*r)].push_back(m.at("value").get<double>());
       metric_info.emplace(name, &m);
     }
   }
-  for (const auto& [name, by_host] : per_metric) {
+  for (const auto& [name, by_unit] : per_metric) {
     std::vector<double> values;
-    for (const auto& [h, v] : by_host) values.push_back(sample_median(v));
+    for (const auto& [u, v] : by_unit) values.push_back(sample_median(v));
     const double med = sample_median(values);
     const bool higher = metric_info[name]->at("better") == "higher";
     const std::string unit = metric_info[name]->at("unit").get<std::string>();
-    for (const auto& [h, v] : by_host) {
+    const char* what = by_unit.begin()->first.gpu >= 0 ? " GPUs (" : " hosts (";
+    for (const auto& [u, v] : by_unit) {
       const double x = sample_median(v);
       if (!is_outlier(x, values, higher, s)) continue;
       const double z = robust_z(x, values);
-      findings.push_back(finding(
-          "host_metric", h, sample, name, unit, x, med, z,
-          h + ": " + sample.at("benchmark").get<std::string>() + axes_text(sample) + ": " + name +
-              " " + fmt(x) + " " + unit + " is " + percent_off(x, med) +
-              (higher ? " below" : " above") + " the median of " + std::to_string(by_host.size()) +
-              " hosts (" + fmt(med) + " " + unit + "; robust z " + fmt(z) + ")"));
+      json f = finding("host_metric", u.host, sample, name, unit, x, med, z,
+                       u.name() + ": " + sample.at("benchmark").get<std::string>() +
+                           axes_text(sample) + ": " + name + " " + fmt(x) + " " + unit + " is " +
+                           percent_off(x, med) + (higher ? " below" : " above") +
+                           " the median of " + std::to_string(by_unit.size()) + what + fmt(med) +
+                           " " + unit + "; robust z " + fmt(z) + ")");
+      if (u.gpu >= 0) f["gpu"] = u.gpu;
+      findings.push_back(std::move(f));
     }
   }
 }

@@ -131,6 +131,16 @@ void probe_cuda(capabilities& caps) {
   }
 }
 
+int bind_rank_gpu(const capabilities& caps, int local_rank) {
+  if (!caps.cuda.available) return -1;
+  const int gpu = gpu_for_local_rank(local_rank, caps.cuda_device_count);
+  if (gpu < 0 || cudaSetDevice(gpu) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return -1;
+  }
+  return gpu;
+}
+
 nlohmann::json describe_gpus() {
   nlohmann::json gpus = nlohmann::json::array();
   int count = 0;

@@ -15,6 +15,10 @@ void probe_cuda(capabilities& caps) {
   caps.cublas.reason = "not compiled in (INFRABENCH_WITH_CUDA=OFF)";
 }
 
+int bind_rank_gpu(const capabilities&, int) {
+  return -1;
+}
+
 nlohmann::json describe_gpus() {
   return nlohmann::json::array();
 }

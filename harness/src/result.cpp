@@ -205,6 +205,7 @@ nlohmann::json result::to_json() const {
   outcome_to_json(*this, j);
   j["rank"] = rank;
   j["host"] = host;
+  if (gpu >= 0) j["gpu"] = gpu;
   j["elapsed_s"] = elapsed_s;
   samples_to_json(*this, j);
   j["work_per_iteration"] = {{"bytes_read", work.bytes_read},

@@ -378,7 +378,10 @@ result finish_result(state& st, double elapsed_s, const coded_reason& error,
 result run_one(const benchmark& bench, const config& cfg, const capabilities& caps,
                communicator& comm, const exec_settings& settings) {
   const auto t0 = std::chrono::steady_clock::now();
-  const result identity = make_result(bench, cfg, comm.rank(), comm.hostname());
+  result identity = make_result(bench, cfg, comm.rank(), comm.hostname());
+  for (const auto& req : bench.requirements()) {
+    if (req.check == req::cuda.check) identity.gpu = caps.rank_gpu;
+  }
   if (const auto unmet = bench.unmet(caps); !unmet.empty()) {
     result r = identity;
     r.set_status(status::skipped, unmet.code, unmet.text);

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "infrabench/benchmark.h"
+#include "infrabench/capabilities.h"
 #include "infrabench/runner.h"
 
 using namespace infrabench;
@@ -161,4 +162,29 @@ TEST(CollectivesScope, BuilderFlagsAndRankRequirement) {
   caps.world_size = 4;
   EXPECT_EQ(b->unmet_requirements(caps), "");
   EXPECT_EQ(registry::instance().find("test/spin")->scope(), rank_scope::node);
+}
+
+TEST(CollectivesOutliers, ASlowGpuIsNamedAmongTheNodesGpus) {
+  // One rank per GPU on one 8-GPU node: GPU 5's GEMM is 40% slow.
+  json rs = json::array();
+  for (int g = 0; g < 8; ++g) {
+    json r = result_of("gemm/cublas", "n1", g, {mk_metric("gflops", g == 5 ? 420.0 : 700.0 + g)});
+    r["gpu"] = g;
+    rs.push_back(r);
+  }
+  const json f = find_outliers(rs, {});
+  ASSERT_EQ(f.size(), 1u) << f.dump();
+  EXPECT_EQ(f[0]["host"], "n1");
+  EXPECT_EQ(f[0]["gpu"], 5);
+  const std::string text = f[0]["text"].get<std::string>();
+  EXPECT_EQ(text.rfind("n1 gpu 5: gemm/cublas", 0), 0u) << text;
+  EXPECT_NE(text.find("the median of 8 GPUs"), std::string::npos) << text;
+}
+
+TEST(CollectivesOutliers, OneRankPerGpuWrapsWhenRanksOutnumberGpus) {
+  EXPECT_EQ(infrabench::gpu_for_local_rank(0, 8), 0);
+  EXPECT_EQ(infrabench::gpu_for_local_rank(7, 8), 7);
+  EXPECT_EQ(infrabench::gpu_for_local_rank(9, 8), 1);
+  EXPECT_EQ(infrabench::gpu_for_local_rank(0, 0), -1);
+  EXPECT_EQ(infrabench::gpu_for_local_rank(-1, 8), -1);
 }

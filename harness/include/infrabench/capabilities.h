@@ -35,6 +35,9 @@ struct capabilities {
 
   feature cuda;  // available = at least one device; version = runtime version
   int cuda_device_count = 0;
+  // The GPU this rank runs its one-GPU work on (GEMMs, the training step): one rank per GPU by
+  // its rank on the host (gpu_for_local_rank), made current when the run starts; -1 without CUDA.
+  int rank_gpu = -1;
   std::string cuda_driver_version;
   feature cublas;
   feature nccl;
@@ -44,6 +47,12 @@ struct capabilities {
 
   [[nodiscard]] nlohmann::json to_json() const;
 };
+
+// The GPU a rank drives: one per rank by its rank on the host, wrapping when there are more ranks
+// than devices (several ranks then share a GPU). -1 without a device.
+[[nodiscard]] inline int gpu_for_local_rank(int local_rank, int device_count) {
+  return device_count <= 0 || local_rank < 0 ? -1 : local_rank % device_count;
+}
 
 // Runs every probe. Cheap (milliseconds); call once and pass the result around.
 [[nodiscard]] capabilities probe_capabilities(int world_size);

@@ -101,6 +101,7 @@ struct result {
 
   int rank = 0;
   std::string host;
+  int gpu = -1;  // the GPU a benchmark that needs CUDA ran on (capabilities::rank_gpu); -1: none
   std::string timer = "cpu_steady_clock";
   std::int64_t iterations_per_sample = 1;
   std::vector<double> samples_s;  // seconds per iteration, one entry per sample
