@@ -3,6 +3,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
@@ -794,6 +795,22 @@ CLI::Validator number_check(std::string what, double lo, bool lo_inclusive, doub
         return accepted + " (got " + text + ")";
       },
       "", "number_check");
+}
+
+CLI::Validator integer_check(std::string what, std::int64_t lo, std::int64_t hi) {
+  std::string accepted = "must be " + what + " >= " + std::to_string(lo);
+  if (hi != std::numeric_limits<std::int64_t>::max()) accepted += " and <= " + std::to_string(hi);
+  return CLI::Validator(
+      [accepted, lo, hi](std::string& text) -> std::string {
+        std::int64_t v = 0;
+        const char* end = text.data() + text.size();
+        const auto [ptr, ec] = std::from_chars(text.data(), end, v);
+        if (ec == std::errc::result_out_of_range)
+          return accepted + " (got " + text + ": out of range)";
+        if (ec == std::errc() && ptr == end && !text.empty() && v >= lo && v <= hi) return {};
+        return accepted + " (got " + text + ")";
+      },
+      "", "integer_check");
 }
 
 namespace {
