@@ -28,6 +28,7 @@
 #include "infrabench/capabilities.h"
 #include "infrabench/cli_extension.h"
 #include "infrabench/communicator.h"
+#include "infrabench/console.h"
 #include "infrabench/error.h"
 #include "infrabench/options.h"
 #include "infrabench/printer.h"
@@ -237,7 +238,7 @@ class progress_display {
     {
       std::lock_guard lock(m_mu);
       m_stop = true;
-      if (m_dirty) std::cerr << "\r\033[K" << std::flush;
+      if (m_dirty) raw_stderr() << "\r\033[K" << std::flush;
       m_dirty = false;
     }
     m_cv.notify_all();
@@ -272,7 +273,8 @@ class progress_display {
     winsize ws{};
     if (::ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 10) width = ws.ws_col - 1;
     if (line.size() > width) line = line.substr(0, width);
-    std::cerr << "\r\033[K" << line << std::flush;
+    // The line's own control sequence, raw; the benchmark's name and axes as printable text.
+    raw_stderr() << "\r\033[K" << printable(line) << std::flush;
     m_dirty = true;
   }
   void tick() {
@@ -888,6 +890,7 @@ std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv) {
 }  // namespace
 
 int cli_main(int argc, char** argv) {
+  const console_guard console;  // no control character from data reaches the terminal
   std::vector<std::string> command_line(argv, argv + argc);
   CLI::App app{"infrabench: hardware benchmarks for machine-learning infrastructure", "infrabench"};
   const std::string version_text =
