@@ -124,6 +124,10 @@ void print_list_entry(std::ostream& out, const benchmark& b, const capabilities&
     out << "    -a " << ax.name << "=" << joined(vals, ",") << "    (" << to_string(ax.kind);
     if (!ax.options.description.empty()) out << "; " << ax.options.description;
     if (!ax.options.choices.empty()) out << "; one of " << joined(ax.options.choices, "|");
+    if (ax.options.max_per_cpu) {
+      out << "; at most " << static_cast<std::int64_t>(*effective_max(ax.options)) << " here ("
+          << *ax.options.max_per_cpu << " per allowed CPU)";
+    }
     out << ")\n";
   }
   std::vector<std::string> reqs;

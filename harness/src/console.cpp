@@ -104,7 +104,13 @@ std::unique_ptr<printable_streambuf> g_out, g_err, g_log;
 std::streambuf *g_cout_buf = nullptr, *g_clog_buf = nullptr;
 }  // namespace
 
+namespace {
+// Guards alive: `accept` runs cli_main inside cli_main; only the outermost installs and restores.
+int g_guards = 0;
+}  // namespace
+
 console_guard::console_guard() {
+  if (g_guards++ > 0) return;
   g_cout_buf = std::cout.rdbuf();
   g_cerr_buf = std::cerr.rdbuf();
   g_clog_buf = std::clog.rdbuf();
@@ -117,6 +123,7 @@ console_guard::console_guard() {
 }
 
 console_guard::~console_guard() {
+  if (--g_guards > 0) return;
   std::cout.flush();
   std::cerr.flush();
   std::clog.flush();

@@ -85,6 +85,13 @@ def test_threads_that_cannot_be_created_fail_promptly_with_the_os_error(open_dir
     assert took < 60, f"took {took:.0f} s"
 
 
+def test_list_says_the_thread_bound():
+    p = run("list", "--filter", "^bandwidth/host_memory$")
+    assert p.returncode == 0, p.stderr
+    bound = 8 * len(os.sched_getaffinity(0))
+    assert f"-a threads=1,0" in p.stdout and f"at most {bound} here (8 per allowed CPU)" in p.stdout, p.stdout
+
+
 # ---- item 9: the history database ----------------------------------------------------------------
 
 def test_history_show_does_not_make_a_database_of_another_file(tmp_path):

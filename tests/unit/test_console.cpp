@@ -2,6 +2,7 @@
 // escape sequences and NUL bytes. Everything printed on the console passes through printable().
 #include <gtest/gtest.h>
 
+#include <iostream>
 #include <sstream>
 #include <string>
 
@@ -32,4 +33,22 @@ TEST(Console, StreamBufferFiltersWhatIsWrittenThroughIt) {
     out << "tail\r";  // a CR at the very end is shown when the buffer goes
   }
   EXPECT_EQ(sink.str(), "host \\x1b[2J\\x00 end\r\nlone\\x0dxtail\\x0d");
+}
+
+// `accept` runs cli_main inside cli_main: a guard inside a guard must leave the outer one working
+// (it once replaced the outer buffer and wrote through a destroyed one).
+TEST(Console, GuardsNest) {
+  auto* const original = std::cout.rdbuf();
+  {
+    const console_guard outer;
+    auto* const filtered = std::cout.rdbuf();
+    EXPECT_NE(filtered, original);
+    {
+      const console_guard inner;
+      EXPECT_EQ(std::cout.rdbuf(), filtered);
+    }
+    EXPECT_EQ(std::cout.rdbuf(), filtered);
+    std::cout << "";  // still writable
+  }
+  EXPECT_EQ(std::cout.rdbuf(), original);
 }

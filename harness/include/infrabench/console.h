@@ -38,7 +38,8 @@ class printable_streambuf final : public std::streambuf {
 };
 
 // For the life of the object, std::cout and std::cerr (and std::clog) write through
-// printable_streambuf. One per process, made first thing in main.
+// printable_streambuf. Made first thing in main; a guard inside another (cli_main called by a
+// command) changes nothing.
 class console_guard {
  public:
   console_guard();
