@@ -188,7 +188,7 @@ INFRABENCH_REGISTER(host_memory, "bandwidth/host_memory")
     .add_int64_axis(
         "array_size", {std::int64_t{256} << 20},
         infrabench::bytes_axis("bytes per array (STREAM: at least 4x the last-level cache)", 64))
-    .add_int64_axis("threads", {1, 0}, infrabench::int_axis("0 = all allowed CPUs", 0))
+    .add_int64_axis("threads", {1, 0}, infrabench::thread_count_axis("0 = all allowed CPUs"))
     .add_string_axis("stores", {"regular"},
                      infrabench::choice_axis("regular, or non-temporal (streaming) stores",
                                              {"regular", "nontemporal"}))

@@ -288,7 +288,7 @@ INFRABENCH_REGISTER(numa_matrix, "bandwidth/numa_matrix")
     .add_int64_axis("mem_node", {-1},
                     infrabench::int_axis("memory node (column) to measure; -1 = every node", -1))
     .add_int64_axis("threads", {0},
-                    infrabench::int_axis("threads on the row's CPUs; 0 = one per CPU", 0))
+                    infrabench::thread_count_axis("threads on the row's CPUs; 0 = one per CPU"))
     .add_int64_axis("array_size", {std::int64_t{128} << 20},
                     infrabench::bytes_axis("bytes per STREAM array (three per cell)", 4096))
     .add_string_axis("kernel", {"triad"},

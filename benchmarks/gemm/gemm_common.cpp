@@ -114,11 +114,7 @@ axis_options shape_axis_options() {
 }
 
 axis_options threads_axis_options() {
-  axis_options o;
-  o.description = "0 = all allowed CPUs";
-  o.min = 0;
-  o.max = 4096;
-  return o;
+  return infrabench::thread_count_axis("0 = all allowed CPUs");
 }
 
 axis_options trans_axis_options() {

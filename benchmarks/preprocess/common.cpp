@@ -12,6 +12,8 @@
 
 #include "cpu/preprocess/jpeg.h"
 #include "cpu/preprocess/synthetic.h"
+#include "infrabench/cli_extension.h"
+#include "infrabench/error.h"
 #include "infrabench/options.h"
 #include "infrabench/result.h"
 
@@ -30,6 +32,37 @@ INFRABENCH_AXIS_OPTION(isa_option, "isa", "preprocess/",
                        "as -a isa=... for these benchmarks (not both)");
 
 constexpr int jpeg_quality = 90;
+
+// The .jpg/.jpeg regular files of `dir`, sorted by name; throws (naming --jpeg-dir) when it is not
+// a readable directory or has none.
+template <typename Error>
+std::vector<std::filesystem::path> jpeg_files(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    throw Error("--jpeg-dir " + dir + ": " +
+                (fs::exists(dir, ec) ? "not a directory" : "no such directory"));
+  }
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    if (!e.is_regular_file()) continue;
+    auto ext = e.path().extension().string();
+    std::transform(ext.begin(), ext.end(), ext.begin(),
+                   [](unsigned char c) { return std::tolower(c); });
+    if (ext == ".jpg" || ext == ".jpeg") files.push_back(e.path());
+  }
+  if (ec) throw Error("--jpeg-dir " + dir + ": " + ec.message());
+  if (files.empty()) throw Error("--jpeg-dir " + dir + ": no .jpg or .jpeg files");
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// A --jpeg-dir that cannot give images is bad input, refused (exit 2) before anything runs rather
+// than failing every preprocess configuration after the rest ran.
+[[maybe_unused]] const bool jpeg_dir_checked = register_pre_run_hook([](const option_values& o) {
+  const auto it = o.find("jpeg-dir");
+  if (it != o.end() && !it->second.empty()) (void)jpeg_files<user_error>(it->second);
+});
 
 [[nodiscard]] nlohmann::json to_json(const axis_value& v) {
   if (const auto* i = std::get_if<std::int64_t>(&v)) return *i;
@@ -66,18 +99,8 @@ std::shared_ptr<const dataset> build_from_directory(const std::string& dir, std:
   if (!pp::jpeg_support().available) {
     throw std::runtime_error("--jpeg-dir: " + pp::jpeg_support().reason);
   }
-  std::vector<fs::path> files;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    if (!e.is_regular_file()) continue;
-    auto ext = e.path().extension().string();
-    std::transform(ext.begin(), ext.end(), ext.begin(),
-                   [](unsigned char c) { return std::tolower(c); });
-    if (ext == ".jpg" || ext == ".jpeg") files.push_back(e.path());
-  }
-  if (ec) throw std::runtime_error("--jpeg-dir " + dir + ": " + ec.message());
-  if (files.empty()) throw std::runtime_error("--jpeg-dir " + dir + ": no .jpg or .jpeg files");
-  std::sort(files.begin(), files.end());
+  // Checked before the run too; the directory may have changed since.
+  const std::vector<fs::path> files = jpeg_files<std::runtime_error>(dir);
   auto ds = std::make_shared<dataset>();
   ds->from_directory = true;
   ds->directory = dir;
@@ -136,8 +159,8 @@ axis_options isa_axis() {
       {"auto", "scalar", "avx2", "avx512"});
 }
 axis_options threads_axis() {
-  return infrabench::int_axis("pinned worker threads, images split across them (0 = all CPUs)", 0,
-                              1024);
+  return infrabench::thread_count_axis(
+      "pinned worker threads, images split across them (0 = all CPUs)");
 }
 axis_options batch_axis() {
   return infrabench::int_axis("images per call", 1, 1 << 16);

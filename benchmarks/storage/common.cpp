@@ -45,6 +45,21 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// --scratch must name a directory: refused (exit 2) before anything runs, rather than every
+// storage configuration failing after the rest ran. (Whether files can be made there is each
+// configuration's to find out: the default "." may be read-only for a run without storage.)
+[[maybe_unused]] const bool scratch_checked = register_pre_run_hook([](const option_values& o) {
+  const auto it = o.find("scratch");
+  if (it == o.end()) return;
+  const std::string& dir = it->second;
+  if (dir.empty()) throw user_error("--scratch: empty path (give a directory; . is the default)");
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    throw user_error("--scratch " + dir + ": " +
+                     (fs::exists(dir, ec) ? "not a directory" : "no such directory"));
+  }
+});
+
 // Scratch data made in this process, one entry per (parent directory, kind): a new request of the
 // same kind in the same parent replaces the old data, so at most one file and one data set per
 // directory exist at a time. Entries are removed when replaced, at the end of the run (the
@@ -169,10 +184,18 @@ read_target resolve_read_target(infrabench::state& st, const std::string& target
     } else {
       (void)ks::open_read_only(target, direct);  // unreadable, or O_DIRECT refused: say so now
       if (direct) check_direct_block_size(block_size, info, target);
+      // Reading less than asked while the configuration says size=... would overstate what was
+      // measured: refused, with what the target holds.
+      if (size > info.size_bytes) {
+        throw ks::storage_error("size=" + format_bytes(static_cast<std::int64_t>(size)) +
+                                " is more than " + target + " holds (" +
+                                format_bytes(static_cast<std::int64_t>(info.size_bytes)) +
+                                "): give size=0 (all of it) or a size up to that");
+      }
       read_target t;
       t.path = target;
       t.info = info;
-      t.bytes = size == 0 ? info.size_bytes : std::min(size, info.size_bytes);
+      t.bytes = size == 0 ? info.size_bytes : size;
       if (!info.mounts.empty()) {
         std::string where;
         for (const auto& m : info.mounts) where += (where.empty() ? "" : ", ") + m;

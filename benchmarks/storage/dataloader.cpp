@@ -385,7 +385,8 @@ void combine_hosts(infrabench::state& st, const std::vector<sb::job_input_row>& 
           infrabench::float_axis("simulated accelerator time per batch, ms (busy-wait)", 0, 1e6))
       .add_int64_axis("prefetch", {4}, infrabench::int_axis("batches in the host ring", 1, 1024))
       .add_int64_axis("readers", {1},
-                      infrabench::int_axis("reader threads, each with its own ring", 1, 256))
+                      infrabench::thread_count_axis("reader threads, each with its own ring", 1,
+                                                    infrabench::io_threads_per_cpu))
       .add_int64_axis("reader_depth", {16},
                       infrabench::int_axis("reads in flight per reader", 1, 4096))
       .add_int64_axis("direct", {1},

@@ -487,7 +487,8 @@ void combine_hosts(infrabench::state& st, const std::vector<sb::job_input_row>& 
                                            1, max_queue_depth))
       .add_int64_axis(
           "jobs", {1},
-          infrabench::int_axis("threads, each with its own descriptor, ring and region", 1, 1024))
+          infrabench::thread_count_axis("threads, each with its own descriptor, ring and region", 1,
+                                        infrabench::io_threads_per_cpu))
       .add_int64_axis(
           "pin", {0},
           infrabench::switch_axis(

@@ -752,9 +752,9 @@ INFRABENCH_REGISTER(training_step, "training/step")
                                          "positions; ViT: 1 + patches)",
                                          0, 1 << 20))
     .add_int64_axis("threads", {0},
-                    infrabench::int_axis("CPU threads per rank: compute (CPU path) and decoding "
-                                         "(0 = this host's CPUs shared by its ranks)",
-                                         0, 4096))
+                    infrabench::thread_count_axis("CPU threads per rank: compute (CPU path) and "
+                                                  "decoding (0 = this host's CPUs shared by its "
+                                                  "ranks)"))
     .add_float64_axis("learning_rate", {1e-3}, infrabench::float_axis("AdamW learning rate", 0, 1))
     .add_int64_axis("corpus_size", {32 << 20},
                     infrabench::bytes_axis("GPT-2: the token corpus's size on disk (per rank)",

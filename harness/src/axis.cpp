@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "infrabench/error.h"
+#include "infrabench/thread_pool.h"
 
 namespace infrabench {
 namespace {
@@ -265,6 +266,19 @@ void validate_axis_value(const axis& ax, const axis_value& v) {
                      (ax.options.bytes ? format_bytes(static_cast<std::int64_t>(*o.max))
                                        : format_double(*o.max)));
   }
+  if (o.max_per_cpu && d > *effective_max(o)) {
+    const auto cpus = allowed_cpus().size();
+    throw user_error("axis '" + ax.name + "': " + format_axis_value(ax, v) +
+                     " is above the maximum " + format_double(*effective_max(o)) + " (" +
+                     format_double(*o.max_per_cpu) + " x the " + std::to_string(cpus) +
+                     " CPU(s) this process may use)");
+  }
+}
+
+std::optional<double> effective_max(const axis_options& o) {
+  if (!o.max_per_cpu) return o.max;
+  const double per_cpu = *o.max_per_cpu * static_cast<double>(allowed_cpus().size());
+  return o.max ? std::min(*o.max, per_cpu) : per_cpu;
 }
 
 std::string format_axis_value(const axis& ax, const axis_value& v) {
@@ -335,6 +349,12 @@ axis_options bytes_axis(std::string description, double min, std::optional<doubl
   axis_options o = int_axis(std::move(description), min, max);
   o.bytes = true;
   o.pow2 = true;
+  return o;
+}
+
+axis_options thread_count_axis(std::string description, double min, double max_per_cpu) {
+  axis_options o = int_axis(std::move(description), min);
+  o.max_per_cpu = max_per_cpu;
   return o;
 }
 

@@ -4,6 +4,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
@@ -28,6 +29,7 @@
 #include "infrabench/capabilities.h"
 #include "infrabench/cli_extension.h"
 #include "infrabench/communicator.h"
+#include "infrabench/console.h"
 #include "infrabench/error.h"
 #include "infrabench/options.h"
 #include "infrabench/printer.h"
@@ -123,6 +125,10 @@ void print_list_entry(std::ostream& out, const benchmark& b, const capabilities&
     out << "    -a " << ax.name << "=" << joined(vals, ",") << "    (" << to_string(ax.kind);
     if (!ax.options.description.empty()) out << "; " << ax.options.description;
     if (!ax.options.choices.empty()) out << "; one of " << joined(ax.options.choices, "|");
+    if (ax.options.max_per_cpu) {
+      out << "; at most " << static_cast<std::int64_t>(*effective_max(ax.options)) << " here ("
+          << *ax.options.max_per_cpu << " per allowed CPU)";
+    }
     out << ")\n";
   }
   std::vector<std::string> reqs;
@@ -237,7 +243,7 @@ class progress_display {
     {
       std::lock_guard lock(m_mu);
       m_stop = true;
-      if (m_dirty) std::cerr << "\r\033[K" << std::flush;
+      if (m_dirty) raw_stderr() << "\r\033[K" << std::flush;
       m_dirty = false;
     }
     m_cv.notify_all();
@@ -272,7 +278,8 @@ class progress_display {
     winsize ws{};
     if (::ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 10) width = ws.ws_col - 1;
     if (line.size() > width) line = line.substr(0, width);
-    std::cerr << "\r\033[K" << line << std::flush;
+    // The line's own control sequence, raw; the benchmark's name and axes as printable text.
+    raw_stderr() << "\r\033[K" << printable(line) << std::flush;
     m_dirty = true;
   }
   void tick() {
@@ -799,6 +806,22 @@ CLI::Validator number_check(std::string what, double lo, bool lo_inclusive, doub
       "", "number_check");
 }
 
+CLI::Validator integer_check(std::string what, std::int64_t lo, std::int64_t hi) {
+  std::string accepted = "must be " + what + " >= " + std::to_string(lo);
+  if (hi != std::numeric_limits<std::int64_t>::max()) accepted += " and <= " + std::to_string(hi);
+  return CLI::Validator(
+      [accepted, lo, hi](std::string& text) -> std::string {
+        std::int64_t v = 0;
+        const char* end = text.data() + text.size();
+        const auto [ptr, ec] = std::from_chars(text.data(), end, v);
+        if (ec == std::errc::result_out_of_range)
+          return accepted + " (got " + text + ": out of range)";
+        if (ec == std::errc() && ptr == end && !text.empty() && v >= lo && v <= hi) return {};
+        return accepted + " (got " + text + ")";
+      },
+      "", "integer_check");
+}
+
 namespace {
 
 // `run` and its options (the built-in ones and those benchmark groups registered).
@@ -874,6 +897,7 @@ std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv) {
 }  // namespace
 
 int cli_main(int argc, char** argv) {
+  const console_guard console;  // no control character from data reaches the terminal
   std::vector<std::string> command_line(argv, argv + argc);
   CLI::App app{"infrabench: hardware benchmarks for machine-learning infrastructure", "infrabench"};
   const std::string version_text =

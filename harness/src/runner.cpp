@@ -603,6 +603,20 @@ std::optional<result> runner::run_config(const planned_benchmark& item, const co
   return std::nullopt;
 }
 
+namespace {
+
+// A configuration that measured something before a signal stopped it ends "passed" with fewer
+// samples than its stopping rule asked for: its numbers are kept but marked INVALID, so a
+// baseline or a check never takes a cut-short run for a complete one.
+void mark_cut_short(result& r) {
+  if (r.st != status::passed) return;
+  r.mark_invalid(reason_code::interrupted,
+                 "interrupted while measuring (" + std::to_string(r.samples_s.size()) +
+                     " samples): cut short before its stopping rule was met");
+}
+
+}  // namespace
+
 std::vector<result> runner::run(const run_plan& plan, const run_callbacks& cb,
                                 const std::atomic<bool>* interrupted) {
   std::vector<result> results;
@@ -636,6 +650,7 @@ std::vector<result> runner::run(const run_plan& plan, const run_callbacks& cb,
       watchdog.begin(item, cfg);
       std::optional<result> r = run_config(item, cfg, settings);
       watchdog.end();
+      if (r && interrupted && *interrupted) mark_cut_short(*r);
       if (r) {
         if (cb.on_finished) cb.on_finished(*r);
         if (cb.on_result) cb.on_result(*r);

@@ -3,6 +3,8 @@
 #include <pthread.h>
 #include <sched.h>
 
+#include <string>
+#include <system_error>
 #include <utility>
 
 namespace infrabench {
@@ -44,17 +46,33 @@ thread_pool::thread_pool(std::size_t threads, bool pin) {
   m_workers.reserve(threads);
   for (std::size_t i = 0; i < threads; ++i) {
     const int cpu = pin ? cpus[i % cpus.size()] : -1;
-    m_workers.emplace_back([this, i, cpu] { worker_loop(i, cpu); });
+    try {
+      m_workers.emplace_back([this, i, cpu] { worker_loop(i, cpu); });
+    } catch (const std::system_error& e) {
+      // The process or user thread limit (ulimit -u, pid_max, cgroup pids.max) or memory for the
+      // stacks ran out. The threads made so far must be joined here: the destructor does not run
+      // for a constructor that throws, and a joinable std::thread destroyed ends the process.
+      stop_and_join();
+      throw std::system_error(e.code(), "cannot create thread " + std::to_string(i + 1) + " of " +
+                                            std::to_string(threads) +
+                                            " (a process, user or cgroup thread limit: ulimit -u, "
+                                            "pids.max; or memory for its stack)");
+    }
   }
 }
 
 thread_pool::~thread_pool() {
+  stop_and_join();
+}
+
+void thread_pool::stop_and_join() {
   {
     std::lock_guard lock(m_mutex);
     m_stop.store(true);
   }
   m_start_cv.notify_all();
   for (auto& t : m_workers) t.join();
+  m_workers.clear();
 }
 
 void thread_pool::run(const std::function<void(std::size_t)>& fn) {

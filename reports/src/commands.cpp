@@ -44,6 +44,15 @@ benchmark_catalog registry_catalog() {
   return out;
 }
 
+// Why the run of `report` was interrupted ("signal 2 (SIGINT)"), for messages.
+std::string interrupted_reason(const report_view& report) {
+  if (report.run.is_object()) {
+    const auto it = report.run.find("interrupted_reason");
+    if (it != report.run.end() && it->is_string()) return it->get<std::string>();
+  }
+  return "no reason given";
+}
+
 // Evaluates, prints in `format` and writes JUnit; returns the exit code (1 when any rule failed).
 int check_and_print(const baseline& b, const report_view& report, const std::string& junit_path,
                     const std::string& format, bool fail_on_waived) {
@@ -55,6 +64,15 @@ int check_and_print(const baseline& b, const report_view& report, const std::str
   printers.find(format, document::verdicts).print(std::cout, outcome);
   std::cout << std::flush;
   for (const auto& note : report.notes) std::cerr << "infrabench: note: " << note << std::endl;
+  if (report.interrupted) {
+    // Not a refusal (the verdicts of what ran are still worth seeing), but never silent: rules of
+    // configurations that did not run are WAIVED, and one cut short is INVALID.
+    std::cerr << "infrabench: warning: " << (report.path.empty() ? report.label : report.path)
+              << " is of an interrupted run (" << one_line(interrupted_reason(report))
+              << "): configurations after the interruption did not run and one cut short is "
+                 "INVALID; this is not a complete check"
+              << std::endl;
+  }
   if (!junit_path.empty()) {
     std::ostringstream xml;
     printers.find("junit", document::verdicts).print(xml, outcome);
@@ -128,7 +146,14 @@ int baseline_lint(const std::vector<std::string>& paths) {
 int baseline_create(const std::vector<std::string>& paths, const std::string& output,
                     const create_options& co) {
   std::vector<report_view> reports;
-  for (const auto& p : paths) reports.push_back(load_report(p));
+  for (const auto& p : paths) {
+    reports.push_back(load_report(p));
+    if (reports.back().interrupted) {
+      throw user_error(p + " is of an interrupted run (" +
+                       one_line(interrupted_reason(reports.back())) +
+                       "): a baseline needs complete runs of known-good nodes; run it again");
+    }
+  }
   check_output_path(output);
   if (co.cap < co.floor) throw user_error("baseline create: --max-tolerance is below --floor");
   const json b = create_baseline(reports, co);
@@ -454,21 +479,40 @@ int history_trend(const trend_query& q) {
   return exit_ok;
 }
 
-int history_record(const std::string& db_path, const std::vector<std::string>& paths) {
-  std::vector<report_view> reports;
-  for (const auto& p : paths)
-    reports.push_back(load_report(p));  // all readable before any is recorded
+// Records every report in one transaction, so a report that cannot be recorded (or a full disk)
+// leaves none of them recorded.
+void record_reports(const std::string& db_path, const std::vector<report_view>& reports) {
   history_db db(db_path, history_db::access::write);
   for (const auto& m : db.migrations_applied())
     std::cerr << "infrabench: migrated " << db_path << ": " << m << std::endl;
-  for (const auto& r : reports) {
-    const auto res = db.record(r, std::filesystem::absolute(r.path).string());
+  std::vector<std::pair<const report_view*, std::string>> batch;
+  for (const auto& r : reports) batch.emplace_back(&r, std::filesystem::absolute(r.path).string());
+  const auto outcomes = db.record(batch);
+  for (std::size_t i = 0; i < reports.size(); ++i) {
+    const auto& r = reports[i];
+    const auto& res = outcomes[i];
     if (res.inserted) {
       std::cout << "recorded " << r.path << " as run " << res.run_id << ": " << res.results
                 << " results, " << res.metrics << " metrics\n";
     } else {
       std::cout << "skipped " << r.path << ": already recorded as run " << res.run_id << "\n";
     }
+  }
+}
+
+int history_record(const std::string& db_path, const std::vector<std::string>& paths) {
+  std::vector<report_view> reports;
+  for (const auto& p : paths)
+    reports.push_back(load_report(p));  // all readable before any is recorded
+  std::error_code ec;
+  const bool existed = std::filesystem::exists(db_path, ec);
+  try {
+    record_reports(db_path, reports);
+  } catch (...) {
+    // A database this call created and could not fill (a full disk) is not left behind as an
+    // empty or 0-byte file that later reads take for a history.
+    if (!existed) remove_empty_history(db_path);
+    throw;
   }
   return exit_ok;
 }
@@ -563,8 +607,11 @@ int history_list_runs(const std::string& db_path, std::size_t limit, const std::
        record->add_option("REPORT", o->reports, "reports written by infrabench run")->required();
        add_db(record);
        auto* show = sub.add_subcommand("show", "list the recorded runs, or one run's metrics");
-       show->add_option("RUN", o->run, "a run id: its results and metrics");
-       show->add_option("--limit", o->limit, "newest runs to list")->capture_default_str();
+       show->add_option("RUN", o->run, "a run id: its results and metrics")
+           ->check(integer_check("a run id", 1));
+       show->add_option("--limit", o->limit, "newest runs to list")
+           ->check(integer_check("a number of runs", 1))
+           ->capture_default_str();
        show->add_option("--host", o->host, "only runs on this host");
        show->add_option("--format", o->format, "output")
            ->check(CLI::IsMember({"table", "json"}))
@@ -578,7 +625,8 @@ int history_list_runs(const std::string& db_path, std::size_t limit, const std::
        trend->add_option("-a,--axis", o->axes,
                          "axis=value: only configurations with it; repeatable");
        trend->add_option("--host", o->host, "only this host (or node)");
-       trend->add_option("--last", o->last, "only the last N runs of each series");
+       trend->add_option("--last", o->last, "only the last N runs of each series (0 = all)")
+           ->check(integer_check("a number of runs", 0));
        trend
            ->add_option("--min-shift", o->min_shift_pct,
                         "smallest change (percent) reported as a change point or drift")

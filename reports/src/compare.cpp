@@ -582,13 +582,14 @@ void print_comparison_markdown(std::ostream& out, const comparison& c) {
   const std::size_t nr = c.labels.size();
   out << "### infrabench compare\n\n";
   for (std::size_t i = 0; i < nr; ++i)
-    out << "- **" << c.labels[i] << "**: " << c.descriptions[i] << "\n";
+    out << "- **" << markdown_text(c.labels[i]) << "**: " << markdown_text(c.descriptions[i])
+        << "\n";
   out << "\nA change is called when Mann–Whitney p < " << format_number(c.options.alpha)
       << " on the raw samples and the ratio moves by ≥ "
       << format_number(c.options.min_effect * 100)
       << "% and out of both runs' 95% intervals of the median.\n\n";
-  out << "#### Summary (geometric mean of performance ratios, > 1 is better than " << c.labels[0]
-      << ")\n\n";
+  out << "#### Summary (geometric mean of performance ratios, > 1 is better than "
+      << markdown_text(c.labels[0]) << ")\n\n";
   std::vector<bool> right(32, true);
   right[0] = false;
   print_markdown_table(out, summary_rows(c), right);
@@ -596,11 +597,11 @@ void print_comparison_markdown(std::ostream& out, const comparison& c) {
   const auto regs = regressions(c, 0, &noisy);
   if (!regs.empty()) {
     out << "\n**Significant regressions:**\n\n";
-    for (const auto& r : regs) out << "- " << r << "\n";
+    for (const auto& r : regs) out << "- " << markdown_text(r) << "\n";
   }
   if (!noisy.empty()) {
     out << "\n**Worse, but on INVALID (noisy) results, not counted:**\n\n";
-    for (const auto& r : noisy) out << "- " << r << "\n";
+    for (const auto& r : noisy) out << "- " << markdown_text(r) << "\n";
   }
   out << "\n<details><summary>All metrics (" << c.rows.size() << ")</summary>\n\n";
   print_markdown_table(out, metric_rows(c, "", true), metric_right(nr, true));
@@ -614,7 +615,7 @@ void print_comparison_markdown(std::ostream& out, const comparison& c) {
     print_markdown_table(out, sys, {});
     if (left) out << "\n… and " << left << " more.\n";
   }
-  for (const auto& o : c.only_in) out << "\n- " << o;
+  for (const auto& o : c.only_in) out << "\n- " << markdown_text(o);
   if (!c.only_in.empty()) out << "\n";
 }
 

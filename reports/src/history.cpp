@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -10,6 +11,7 @@
 #include <thread>
 
 #include "infrabench/error.h"
+#include "infrabench/output_file.h"
 #include "infrabench/report.h"
 
 namespace infrabench::reports {
@@ -155,7 +157,13 @@ class stmt {
       throw std::runtime_error("history database " + path + " stayed locked for " +
                                std::to_string(busy_timeout_ms / 1000) + " s (" + what + ")");
     case SQLITE_FULL:
-      throw std::runtime_error("history database " + path + ": disk full");
+      // A write that could not be made, as a full disk under any other output: exit 3.
+      throw output_error("history database " + path + ": disk full (" + what + ")");
+    case SQLITE_IOERR:
+      // In WAL mode a full disk often shows as an I/O error (the -shm or -wal file cannot grow).
+      if (db != nullptr && sqlite3_system_errno(db) == ENOSPC)
+        throw output_error("history database " + path + ": disk full (" + what + ")");
+      throw output_error("history database " + path + ": " + what + ": " + msg);
     default:
       throw std::runtime_error("history database " + path + ": " + what + ": " + msg);
   }
@@ -252,10 +260,17 @@ std::string open_target(const std::string& path, bool writable) {
 }
 
 // The schema version of an infrabench history; refuses another SQLite file and a newer version.
-int checked_schema_version(sqlite3* db, const std::string& path) {
+// Reading refuses a file with no schema at all (an empty file): opening it must not make it a
+// database, as SQLite would on the first migration.
+int checked_schema_version(sqlite3* db, const std::string& path, history_db::access mode) {
   // Reading the schema is the first thing that touches the file: a text file fails here.
   const int tables = pragma_int(db, path, "SELECT count(*) FROM sqlite_master");
   const int app = pragma_int(db, path, "PRAGMA application_id");
+  if (mode == history_db::access::read && tables == 0 && app == 0) {
+    throw user_error(path + " is not an infrabench history database (it holds no database): " +
+                     "refusing to make it one (infrabench history record REPORT --db " + path +
+                     " creates one)");
+  }
   if (app != history_application_id && (app != 0 || tables > 0)) {
     throw user_error(path +
                      " is an SQLite database but not an infrabench history (application_id " +
@@ -305,7 +320,7 @@ history_db::history_db(const std::string& path, access mode, int max_version) : 
   try {
     sqlite3_busy_timeout(m_db, busy_timeout_ms);
     sqlite3_extended_result_codes(m_db, 0);
-    const int version = checked_schema_version(m_db, path);
+    const int version = checked_schema_version(m_db, path, mode);
     if (version < max_version) {
       if (!m_writable) {
         throw user_error(
@@ -430,11 +445,24 @@ std::size_t insert_result(sqlite3* db, stmt& res, stmt& met, const report_view& 
 
 history_db::record_outcome history_db::record(const report_view& report,
                                               const std::string& source) {
+  return record({{&report, source}}).front();
+}
+
+std::vector<history_db::record_outcome> history_db::record(
+    const std::vector<std::pair<const report_view*, std::string>>& reports) {
   if (!m_writable) throw user_error("history database " + m_path + " is read-only: cannot record");
-  record_outcome out;
+  std::vector<record_outcome> out;
   write_transaction tx(m_db, m_path);
-  if ((out.run_id = recorded_run(m_db, m_path, report)) != 0)
-    return out;  // recorded before: nothing to do (the transaction rolls back)
+  for (const auto& [report, source] : reports) out.push_back(record_one(*report, source));
+  tx.commit();
+  return out;
+}
+
+history_db::record_outcome history_db::record_one(const report_view& report,
+                                                  const std::string& source) {
+  record_outcome out;
+  // Recorded before (or earlier in this call): nothing to do.
+  if ((out.run_id = recorded_run(m_db, m_path, report)) != 0) return out;
   out.run_id = insert_run(m_db, m_path, report, source);
   insert_hosts(m_db, m_path, report, out.run_id);
   stmt res(m_db,
@@ -450,7 +478,6 @@ history_db::record_outcome history_db::record(const report_view& report,
     out.metrics += insert_result(m_db, res, met, report, r, out.run_id);
     ++out.results;
   }
-  tx.commit();
   out.inserted = true;
   return out;
 }
@@ -567,6 +594,45 @@ json history_db::run_details(std::int64_t run_id) const {
                    {"value", std::isfinite(s.real(8)) ? json(s.real(8)) : json(nullptr)}});
   }
   return out;
+}
+
+namespace {
+
+// Runs recorded in the database at `path` (read-only: a full disk still lets it be read); -1 when
+// it is not an infrabench history or cannot be read.
+std::int64_t recorded_runs(const std::string& path) {
+  sqlite3* db = nullptr;
+  std::int64_t runs = -1;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+    sqlite3_stmt* s = nullptr;
+    const char* sql =
+        "SELECT (SELECT count(*) FROM sqlite_master WHERE name = 'runs'), "
+        "(SELECT count(*) FROM sqlite_master)";
+    if (sqlite3_prepare_v2(db, sql, -1, &s, nullptr) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW)
+      runs = sqlite3_column_int64(s, 0) == 1 ? -2 : (sqlite3_column_int64(s, 1) == 0 ? 0 : -1);
+    sqlite3_finalize(s);
+    if (runs == -2) {
+      runs = -1;
+      if (sqlite3_prepare_v2(db, "SELECT count(*) FROM runs", -1, &s, nullptr) == SQLITE_OK &&
+          sqlite3_step(s) == SQLITE_ROW)
+        runs = sqlite3_column_int64(s, 0);
+      sqlite3_finalize(s);
+    }
+  }
+  sqlite3_close(db);
+  return runs;
+}
+
+}  // namespace
+
+void remove_empty_history(const std::string& path) noexcept {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) return;
+  const auto size = fs::file_size(path, ec);
+  if (ec || (size != 0 && recorded_runs(path) != 0)) return;
+  for (const char* suffix : {"-wal", "-shm", "-journal"}) fs::remove(path + suffix, ec);
+  fs::remove(path, ec);
 }
 
 }  // namespace infrabench::reports

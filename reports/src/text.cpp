@@ -1,6 +1,7 @@
 #include "infrabench/reports/text.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 
@@ -96,18 +97,7 @@ void print_text_table(std::ostream& out, const std::vector<std::vector<std::stri
 void print_markdown_table(std::ostream& out, const std::vector<std::vector<std::string>>& rows,
                           const std::vector<bool>& right) {
   if (rows.empty()) return;
-  auto cell = [](std::string s) {
-    std::string o;
-    for (char c : s) {
-      if (c == '|')
-        o += "\\|";
-      else if (c == '\n')
-        o += ' ';
-      else
-        o += c;
-    }
-    return o;
-  };
+  const auto& cell = markdown_text;
   for (std::size_t r = 0; r < rows.size(); ++r) {
     out << '|';
     for (const auto& c : rows[r]) out << ' ' << cell(c) << " |";
@@ -159,13 +149,65 @@ std::string one_line(std::string s) {
   return s;
 }
 
-std::string csv_field(std::string_view s) {
-  const bool quote = s.find_first_of(",\"\r\n") != std::string_view::npos ||
+namespace {
+
+// A spreadsheet takes a cell starting with = + - @ (or a tab or CR) as a formula: =HYPERLINK(...)
+// in a rule id runs when the CSV is opened. A number ("-3.5", "+1e-9") is data.
+bool spreadsheet_formula(std::string_view s) {
+  if (s.empty() || std::string_view("=+-@\t\r").find(s.front()) == std::string_view::npos)
+    return false;
+  if (s == "-" || s == "+") return false;  // a lone sign: "no value", nothing to run
+  double v = 0;
+  const auto [ptr, ec] = std::from_chars(s.data() + (s.front() == '+'), s.data() + s.size(), v);
+  return !(ec == std::errc() && ptr == s.data() + s.size());
+}
+
+}  // namespace
+
+std::string csv_field(std::string_view text) {
+  // OWASP's neutralisation: a leading single quote makes the cell text.
+  const std::string s = spreadsheet_formula(text) ? "'" + std::string(text) : std::string(text);
+  const bool quote = s.find_first_of(",\"\r\n") != std::string::npos ||
                      (!s.empty() && (s.front() == ' ' || s.back() == ' '));
-  if (!quote) return std::string(s);
+  if (!quote) return s;
   std::string out = "\"";
   for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
   return out + "\"";
+}
+
+std::string markdown_text(std::string_view s) {
+  std::string o;
+  o.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+      case '&':
+        o += "&amp;";
+        break;
+      case '<':
+        o += "&lt;";
+        break;
+      case '>':
+        o += "&gt;";
+        break;
+      case '\n':
+      case '\r':
+        o += ' ';
+        break;
+      case '\\':
+      case '`':
+      case '*':
+      case '_':
+      case '[':
+      case ']':
+      case '|':
+        o += '\\';
+        o += c;
+        break;
+      default:
+        o += c;
+    }
+  }
+  return o;
 }
 
 }  // namespace infrabench::reports

@@ -204,15 +204,20 @@ def test_corrupt_jpeg_names_the_sample_and_the_run_goes_on(tmp_path, report_path
     assert all(r["status"] == "passed" for r in results(report, "preprocess/flip"))
 
 
-def test_missing_jpeg_dir_fails_with_the_path(tmp_path, report_path):
-    if not listing("^preprocess/")["preprocess/decode"]["runnable"]:
-        pytest.skip("built without libturbojpeg")
+def test_missing_jpeg_dir_is_refused_before_running(tmp_path, report_path):
+    # Issue 24: every configuration used to fail with the path after the rest ran; a --jpeg-dir
+    # that cannot give images is bad input, one line and exit 2 before anything runs.
     missing = str(tmp_path / "nope")
-    p = run("run", "--filter", "^preprocess/decode$", *FAST, "-a", "threads=1", "--jpeg-dir",
-            missing, "-o", report_path)
-    assert p.returncode == 1, p.stderr
-    for r in results(load_report(report_path), "preprocess/decode"):
-        assert r["status"] == "failed" and missing in r["reason"], r
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "notes.txt").write_text("no images here")
+    for d, why in [(missing, "no such directory"), (str(empty), "no .jpg or .jpeg files")]:
+        p = run("run", "--filter", "^preprocess/decode$", *FAST, "-a", "threads=1", "--jpeg-dir", d,
+                "-o", report_path)
+        assert p.returncode == 2, p.stderr
+        lines = p.stderr.strip().splitlines()
+        assert len(lines) == 1 and d in lines[0] and why in lines[0], p.stderr
+        assert not os.path.exists(report_path)
 
 
 def test_corrupt_jpeg_fails_the_pipelines_naming_the_sample(tmp_path, report_path):

@@ -137,13 +137,15 @@ def test_unknown_model_is_bad_input():
     assert "gpt5" in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
 
 
-def test_missing_scratch_directory_fails_with_the_path(tmp_path):
+def test_missing_scratch_directory_is_refused_with_the_path(tmp_path):
+    # Issue 24: refused before anything runs (exit 2, one line), not failed per configuration.
     out = str(tmp_path / "r.json")
     missing = str(tmp_path / "no" / "such")
     p = run("run", *TINY, *FAST, "--scratch", missing, "-o", out)
-    r = only_result(out)
-    assert p.returncode == 1, p.stderr
-    assert r["status"] == "failed" and missing in r["reason"], r
+    assert p.returncode == 2, p.stderr
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and missing in lines[0] and "no such directory" in lines[0], p.stderr
+    assert not os.path.exists(out)
 
 
 @pytest.mark.skipif(not HAS_MPI, reason="built without MPI, or no mpirun")

@@ -2,6 +2,7 @@
 
 #include "infrabench/axis.h"
 #include "infrabench/error.h"
+#include "infrabench/thread_pool.h"
 
 using namespace infrabench;
 
@@ -150,4 +151,27 @@ TEST(Axis, OptionHelpersSayWhatTheyAccept) {
   EXPECT_EQ(i.min, 0);
   EXPECT_FALSE(i.max);
   EXPECT_FALSE(i.bytes);
+}
+
+// Issue 24: threads=100000 exhausted the machine's process ids. A thread-count axis is bounded by
+// a multiple of the CPUs this process may use, and says so.
+TEST(Axis, ThreadCountsAreBoundedPerCpu) {
+  axis ax{"threads", axis_kind::int64, {std::int64_t{1}}, thread_count_axis("workers")};
+  const auto cpus = static_cast<std::int64_t>(allowed_cpus().size());
+  const auto bound = static_cast<std::int64_t>(compute_threads_per_cpu) * cpus;
+  EXPECT_EQ(effective_max(ax.options), static_cast<double>(bound));
+  EXPECT_NO_THROW((void)parse_axis_values(ax, "0," + std::to_string(bound)));
+  try {
+    (void)parse_axis_values(ax, "1," + std::to_string(bound + 1));
+    FAIL() << "a thread count above the bound was accepted";
+  } catch (const user_error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("above the maximum " + std::to_string(bound)), std::string::npos) << what;
+    EXPECT_NE(what.find(std::to_string(cpus) + " CPU(s)"), std::string::npos) << what;
+  }
+  EXPECT_THROW((void)parse_axis_values(ax, "100000"), user_error);
+  // An absolute maximum below the per-CPU one still applies.
+  ax.options.max = 1;
+  EXPECT_EQ(effective_max(ax.options), 1.0);
+  EXPECT_THROW((void)parse_axis_values(ax, "2"), user_error);
 }

@@ -170,3 +170,71 @@ TEST(ReportsHistory, ParallelWritersLoseNothing) {
             static_cast<std::size_t>(writers));
   fs::remove_all(dir);
 }
+
+// Issue 24: `history record good.json bad.json` recorded good.json and then failed. Several
+// reports are one transaction: one that cannot be recorded (here refused by a trigger, as a full
+// disk or a bad string would be) leaves none of them recorded.
+TEST(ReportsHistory, SeveralReportsAreRecordedAllOrNone) {
+  const auto dir = temp_dir("atomic");
+  const std::string db_path = (dir / "h.db").string();
+  { history_db db(db_path, history_db::access::write); }
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(db_path.c_str(), &raw), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(raw,
+                         "CREATE TRIGGER refuse BEFORE INSERT ON runs WHEN NEW.host = 'bad' "
+                         "BEGIN SELECT RAISE(ABORT, 'refused'); END",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(raw);
+  const report_view good = run_at(1, 50), bad = run_at(2, 50, "bad");
+  {
+    history_db db(db_path, history_db::access::write);
+    EXPECT_ANY_THROW((void)db.record({{&good, "good.json"}, {&bad, "bad.json"}}));
+  }
+  {
+    history_db db(db_path, history_db::access::read);
+    EXPECT_TRUE(db.runs(10).empty());
+  }
+  history_db db(db_path, history_db::access::write);
+  const auto out = db.record({{&good, "good.json"}, {&good, "again.json"}});
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_TRUE(out[0].inserted);
+  EXPECT_FALSE(out[1].inserted);  // the same report twice in one call: recorded once
+  EXPECT_EQ(out[1].run_id, out[0].run_id);
+  EXPECT_EQ(db.runs(10).size(), 1u);
+  fs::remove_all(dir);
+}
+
+// Reading never turns a file into a database: an empty file stays empty and is refused.
+TEST(ReportsHistory, ReadingAnEmptyFileRefusesIt) {
+  const auto dir = temp_dir("empty");
+  const std::string path = (dir / "empty.txt").string();
+  { std::ofstream(path).flush(); }
+  EXPECT_THROW(history_db(path, history_db::access::read), user_error);
+  EXPECT_EQ(fs::file_size(path), 0u);
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 1);
+  fs::remove_all(dir);
+}
+
+// What a failed first record leaves is removed; a database with runs, or another file, is kept.
+TEST(ReportsHistory, RemoveEmptyHistoryKeepsRecordedRuns) {
+  const auto dir = temp_dir("remove");
+  const std::string empty = (dir / "empty.db").string(), full = (dir / "full.db").string(),
+                    text = (dir / "notes.txt").string();
+  { std::ofstream(empty).flush(); }
+  remove_empty_history(empty);
+  EXPECT_FALSE(fs::exists(empty));
+  { history_db db(empty, history_db::access::write); }  // a schema, no run
+  remove_empty_history(empty);
+  EXPECT_FALSE(fs::exists(empty));
+  {
+    history_db db(full, history_db::access::write);
+    (void)db.record(run_at(1, 50), "src");
+  }
+  remove_empty_history(full);
+  EXPECT_TRUE(fs::exists(full));
+  { std::ofstream(text) << "not a database\n"; }
+  remove_empty_history(text);
+  EXPECT_TRUE(fs::exists(text));
+  fs::remove_all(dir);
+}

@@ -39,6 +39,33 @@ TEST(ReportsPrinters, CsvQuotesAsRfc4180) {
   EXPECT_EQ(csv_field(""), "");
 }
 
+// Issue 24: a rule id "=HYPERLINK(...)" came out raw in `check --format csv`. Text a spreadsheet
+// would run gets a leading quote (OWASP); numbers stay numbers.
+TEST(ReportsPrinters, CsvNeutralisesFormulasButNotNumbers) {
+  EXPECT_EQ(csv_field("=HYPERLINK(\"http://x\")"), "\"'=HYPERLINK(\"\"http://x\"\")\"");
+  EXPECT_EQ(csv_field("+cmd"), "'+cmd");
+  EXPECT_EQ(csv_field("-cmd"), "'-cmd");
+  EXPECT_EQ(csv_field("@SUM(A1)"), "'@SUM(A1)");
+  EXPECT_EQ(csv_field("\t=1+1"), "'\t=1+1");
+  EXPECT_EQ(csv_field("\r=1+1"), "\"'\r=1+1\"");
+  EXPECT_EQ(csv_field("-3.5"), "-3.5");
+  EXPECT_EQ(csv_field("+1e-9"), "+1e-9");
+  EXPECT_EQ(csv_field("-"), "-");  // a lone sign, as "no value" is printed
+  EXPECT_EQ(csv_field("a=b"), "a=b");
+}
+
+TEST(ReportsPrinters, MarkdownTextShowsReportStringsAsWritten) {
+  EXPECT_EQ(markdown_text("<script>alert(1)</script>"), "&lt;script&gt;alert(1)&lt;/script&gt;");
+  EXPECT_EQ(markdown_text("a & b"), "a &amp; b");
+  EXPECT_EQ(markdown_text("[x](javascript:y) `c` *e* a|b \\"),
+            "\\[x\\](javascript:y) \\`c\\` \\*e\\* a\\|b \\\\");
+  EXPECT_EQ(markdown_text("two\nlines"), "two lines");
+  std::ostringstream md;
+  print_markdown_table(md, {{"host"}, {"<img src=x onerror=y>|"}}, {false});
+  EXPECT_EQ(md.str().find("<img"), std::string::npos) << md.str();
+  EXPECT_NE(md.str().find("&lt;img src=x onerror=y&gt;\\|"), std::string::npos) << md.str();
+}
+
 TEST(ReportsPrinters, CsvRunIsOneRowPerMetric) {
   const json results =
       json::array({ib_test::result("gemm/cpu_peak", {{"isa", "avx2,fma"}, {"threads", 1}},

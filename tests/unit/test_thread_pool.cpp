@@ -1,8 +1,12 @@
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <fstream>
 #include <stdexcept>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -55,4 +59,43 @@ TEST(ThreadPool, SpinsOnlyWithACpuPerWorkerAndRunsEveryTask) {
     }
     for (auto& h : hits) EXPECT_EQ(h.load(), 2000);
   }
+}
+
+namespace {
+
+// Bytes of address space this process has mapped (/proc/self/statm's first field, in pages).
+std::size_t mapped_bytes() {
+  std::ifstream f("/proc/self/statm");
+  std::size_t pages = 0;
+  f >> pages;
+  return pages * static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+}
+
+// In a child of the death test: a pool of 1000 threads with room for a few. Exits 3 when the pool
+// threw the OS's error naming the count, other codes otherwise; std::terminate aborts.
+[[noreturn]] void make_pool_beyond_address_space() {
+  // Room for a few 8 MiB thread stacks, not for 1000.
+  const rlim_t room = mapped_bytes() + (std::size_t{64} << 20);
+  const rlimit lim{room, room};
+  if (::setrlimit(RLIMIT_AS, &lim) != 0) ::_exit(4);
+  try {
+    thread_pool pool(1000, /*pin=*/false);
+  } catch (const std::system_error& e) {
+    const std::string what = e.what();
+    ::_exit(what.find("of 1000") != std::string::npos ? 3 : 5);
+  }
+  ::_exit(6);
+}
+
+}  // namespace
+
+// Issue 24: a pool whose threads cannot all be created (ulimit -u, or here the address space for
+// their stacks) throws the OS's error with the threads made so far joined; it used to destroy
+// joinable std::threads, which ends the process in std::terminate.
+TEST(ThreadPoolDeathTest, ThreadsThatCannotBeCreatedThrowTheOsError) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "a sanitizer's shadow memory does not fit under an address-space limit";
+#endif
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(make_pool_beyond_address_space(), ::testing::ExitedWithCode(3), "");
 }

@@ -26,7 +26,17 @@ struct axis_options {
   std::optional<double> min;         // inclusive bound checked on every value
   std::optional<double> max;         // inclusive bound checked on every value
   std::vector<std::string> choices;  // string axes: the allowed values (empty = any)
+  // Thread counts: every value is at most max_per_cpu x the CPUs this process may use. A count far
+  // above the CPUs measures nothing more and, at tens of thousands, exhausts the machine's
+  // process ids (other shells cannot fork); refused before anything runs.
+  std::optional<double> max_per_cpu;
 };
+
+// The bound of a thread-count axis of ordinary compute threads: a few per CPU (SMT siblings and
+// oversubscription experiments stay possible).
+inline constexpr double compute_threads_per_cpu = 8;
+// I/O threads mostly wait on the device, so a storage job count may exceed the CPUs by more.
+inline constexpr double io_threads_per_cpu = 64;
 
 // axis_options in one call each, for benchmark registrations (built field by field: GCC 12 warns
 // about designated initializers that leave members to their defaults).
@@ -36,6 +46,12 @@ struct axis_options {
 // A byte size ("64KiB", "1GiB"); ranges lo:hi sweep in doublings.
 [[nodiscard]] axis_options bytes_axis(std::string description, double min = 1,
                                       std::optional<double> max = {});
+// A thread count: min..max_per_cpu x the allowed CPUs (0, where min allows it, is the benchmark's
+// "one per CPU").
+[[nodiscard]] axis_options thread_count_axis(std::string description, double min = 0,
+                                             double max_per_cpu = compute_threads_per_cpu);
+// The largest value `o` allows on this machine (max and max_per_cpu together); nullopt: no bound.
+[[nodiscard]] std::optional<double> effective_max(const axis_options& o);
 // 0 = off, 1 = on.
 [[nodiscard]] axis_options switch_axis(std::string description);
 [[nodiscard]] axis_options float_axis(std::string description, double min, double max);

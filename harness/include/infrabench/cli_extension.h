@@ -4,6 +4,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cstdint>
 #include <functional>
 #include <limits>
 #include <string>
@@ -21,6 +22,12 @@ namespace infrabench {
 [[nodiscard]] CLI::Validator number_check(std::string what, double lo, bool lo_inclusive,
                                           double hi = std::numeric_limits<double>::infinity(),
                                           bool hi_inclusive = false);
+
+// A whole number's check, on the text as given (before CLI11 converts it, which would wrap "-1"
+// into an unsigned option or clamp 99999999999999999999): "--limit: must be a number of runs >= 1
+// (got -1)".
+[[nodiscard]] CLI::Validator integer_check(
+    std::string what, std::int64_t lo, std::int64_t hi = std::numeric_limits<std::int64_t>::max());
 
 struct subcommand_spec {
   std::string name;

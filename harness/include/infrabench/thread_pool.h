@@ -19,7 +19,8 @@ namespace infrabench {
 class thread_pool {
  public:
   // threads == 0 means one per allowed CPU. Thread i is pinned to allowed_cpus()[i % count] when
-  // `pin` is set.
+  // `pin` is set. Throws std::system_error (the OS's error, which thread could not be created)
+  // when the threads cannot all be created; those made are joined first.
   explicit thread_pool(std::size_t threads, bool pin = true);
   ~thread_pool();
   thread_pool(const thread_pool&) = delete;
@@ -46,6 +47,7 @@ class thread_pool {
   // false when the pool stops.
   bool wait_for_work(std::size_t seen);
   void finish_task(std::exception_ptr error);
+  void stop_and_join();
 
   std::vector<std::thread> m_workers;
   std::chrono::nanoseconds m_spin{0};

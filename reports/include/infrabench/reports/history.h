@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -46,6 +47,10 @@ class history_db {
   };
   // One transaction: the run, its inventories, results, metrics and samples.
   record_outcome record(const report_view& report, const std::string& source);
+  // Several reports (each with its source) in one transaction: all are recorded, or none (any
+  // error rolls every one back). One outcome per report, in order.
+  std::vector<record_outcome> record(
+      const std::vector<std::pair<const report_view*, std::string>>& reports);
 
   struct run_row {
     std::int64_t id = 0;
@@ -78,10 +83,16 @@ class history_db {
 
  private:
   void migrate(int max_version);
+  record_outcome record_one(const report_view& report, const std::string& source);
   sqlite3* m_db = nullptr;
   std::string m_path;
   bool m_writable = false;
   std::vector<std::string> m_migrated;
 };
+
+// Removes the database at `path` and its journals when it holds no recorded run (a 0-byte file, or
+// a schema without runs): what a failed first `history record` left. A file with runs, or one that
+// is not ours, is kept. Never throws.
+void remove_empty_history(const std::string& path) noexcept;
 
 }  // namespace infrabench::reports

@@ -28,7 +28,12 @@ void print_markdown_table(std::ostream& out, const std::vector<std::vector<std::
 [[nodiscard]] std::string xml_escape(std::string_view s);  // also fine for HTML text and attributes
 [[nodiscard]] std::string one_line(std::string s);         // newlines -> spaces
 // One CSV field (RFC 4180): quoted, with quotes doubled, when it holds a comma, a quote, a line
-// break or leading/trailing space; as it is otherwise.
+// break or leading/trailing space; as it is otherwise. Text a spreadsheet would run as a formula
+// (starting with = + - @, a tab or a CR; not a number such as -3.5) gets a leading single quote.
 [[nodiscard]] std::string csv_field(std::string_view s);
+// Text from a report (a hostname, a label) as Markdown that shows it as written: HTML's & < > as
+// entities (no raw tag reaches a page), Markdown's own marks (` * _ [ ] | \) escaped with a
+// backslash, line breaks as spaces. Every string a Markdown writer takes from data goes through it.
+[[nodiscard]] std::string markdown_text(std::string_view s);
 
 }  // namespace infrabench::reports
