@@ -13,7 +13,7 @@ packages=(
   fio
   libturbojpeg0-dev libopencv-core-dev libopencv-imgproc-dev
   libopenblas-dev libdnnl-dev
-  python3 python3-jsonschema python3-pytest
+  python3 python3-jsonschema python3-pytest python3-prometheus-client
   libsqlite3-dev libjs-chart.js chromium clang libclang-rt-14-dev
 )
 missing=()

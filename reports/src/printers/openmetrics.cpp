@@ -1,0 +1,151 @@
+// The `openmetrics` format: run results and verdicts as OpenMetrics text (the Prometheus
+// exposition format's standard), for the node exporter's textfile collector:
+//   infrabench run ... --format openmetrics > /var/lib/node_exporter/textfile/infrabench.prom.tmp
+//   && mv ...tmp ...prom   (the collector must never read a half-written file)
+// Every value is a gauge labelled by benchmark, configuration, metric, unit, host, rank and, for a
+// result that ran on a GPU, gpu; verdicts carry their rule and PASS/FAIL/WAIVED.
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "infrabench/printer.h"
+#include "infrabench/reports/baseline.h"
+
+namespace infrabench::reports {
+namespace {
+
+using json = nlohmann::json;
+using labels = std::vector<std::pair<std::string, std::string>>;
+
+// A label value: backslash, double quote and line feed escaped (the format's only escapes);
+// control characters and bytes outside ASCII become '?', so the text is always valid UTF-8.
+std::string label_value(const std::string& s) {
+  std::string out;
+  for (const unsigned char c : s) {
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '"') {
+      out += "\\\"";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c < 0x20 || c >= 0x7f) {
+      out += '?';
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
+std::string number(double v) {
+  if (std::isnan(v)) return "NaN";
+  if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
+  char buf[40];
+  std::snprintf(buf, sizeof(buf), "%.17g", v);
+  return buf;
+}
+
+void sample(std::ostream& out, const std::string& family, const labels& ls, double v) {
+  out << family << "{";
+  for (std::size_t i = 0; i < ls.size(); ++i)
+    out << (i ? "," : "") << ls[i].first << "=\"" << label_value(ls[i].second) << "\"";
+  out << "} " << number(v) << "\n";
+}
+
+void family(std::ostream& out, const std::string& name, const std::string& help) {
+  out << "# TYPE " << name << " gauge\n# HELP " << name << " " << help << "\n";
+}
+
+std::string configuration(const json& r) {
+  std::string out;
+  const json& disp = r.contains("axes_display") ? r["axes_display"] : r["axes"];
+  for (const auto& [k, v] : disp.items())
+    out += (out.empty() ? "" : " ") + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
+  return out;
+}
+
+labels result_labels(const json& r) {
+  labels ls = {{"benchmark", r.value("benchmark", "")},
+               {"configuration", configuration(r)},
+               {"host", r.value("host", "")},
+               {"rank", std::to_string(r.value("rank", 0))}};
+  if (r.contains("gpu")) ls.emplace_back("gpu", std::to_string(r["gpu"].get<int>()));
+  return ls;
+}
+
+void print_results(std::ostream& out, const json& results) {
+  family(out, "infrabench_result_value",
+         "a metric of a passed configuration (its median over the samples), in its unit");
+  for (const auto& r : results) {
+    if (r.value("status", "") != "passed") continue;
+    for (const auto& m : r.value("metrics", json::array())) {
+      if (!m.contains("value") || !m["value"].is_number()) continue;
+      labels ls = result_labels(r);
+      ls.insert(ls.end(), {{"metric", m.value("name", "")},
+                           {"unit", m.value("unit", "")},
+                           {"role", m.value("role", "performance")},
+                           {"valid", r.value("valid", true) ? "true" : "false"}});
+      sample(out, "infrabench_result_value", ls, m["value"].get<double>());
+    }
+  }
+  family(out, "infrabench_result_status",
+         "1 for each configuration, labelled with its status (passed, skipped, failed) and "
+         "validity");
+  for (const auto& r : results) {
+    labels ls = result_labels(r);
+    ls.insert(ls.end(), {{"status", r.value("status", "")},
+                         {"valid", r.value("valid", true) ? "true" : "false"}});
+    sample(out, "infrabench_result_status", ls, 1);
+  }
+}
+
+class openmetrics_printer final : public printer {
+ public:
+  [[nodiscard]] std::string_view name() const override { return "openmetrics"; }
+  [[nodiscard]] bool prints(document d) const override {
+    return d == document::run || d == document::verdicts;
+  }
+  void print(std::ostream& out, const run_document& d) const override {
+    print_results(out, d.results);
+    out << "# EOF\n";
+  }
+  void print(std::ostream& out, const check_outcome& v) const override {
+    family(out, "infrabench_verdict",
+           "1 for each baseline rule, labelled with its verdict (PASS, FAIL, WAIVED)");
+    for (const auto& x : v.verdicts) {
+      sample(out, "infrabench_verdict",
+             {{"baseline", v.b.name.empty() ? v.b.path : v.b.name},
+              {"rule", x.r->id},
+              {"benchmark", x.r->benchmark},
+              {"metric", x.r->metric},
+              {"verdict", std::string(to_string(x.status))}},
+             1);
+    }
+    const verdict_counts c = count(v.verdicts);
+    family(out, "infrabench_check_failed_rules", "rules that FAILed (0: the node passes)");
+    sample(out, "infrabench_check_failed_rules",
+           {{"baseline", v.b.name.empty() ? v.b.path : v.b.name}},
+           static_cast<double>(c.fail));
+    family(out, "infrabench_result_status",
+           "1 for each configuration, labelled with its status (passed, skipped, failed) and "
+           "validity");
+    for (const auto& r : v.report.results) {
+      sample(out, "infrabench_result_status",
+             {{"benchmark", r.benchmark},
+              {"configuration", r.axes_label()},
+              {"host", r.host},
+              {"rank", std::to_string(r.rank)},
+              {"status", r.status},
+              {"valid", r.valid ? "true" : "false"}},
+             1);
+    }
+    out << "# EOF\n";
+  }
+};
+
+INFRABENCH_REGISTER_PRINTER(openmetrics_printer);
+
+}  // namespace
+}  // namespace infrabench::reports
