@@ -172,6 +172,7 @@ void onednn_bf16(infrabench::state& st) {
 }
 
 INFRABENCH_REGISTER(onednn_fp32, "gemm/onednn_fp32")
+    .require(infrabench::backends::req::onednn)
     .uses("gemm/cpu_peak")
     .describe("reference: oneDNN fp32 matmul primitive; verified against fp64; % of FMA peak")
     .add_string_axis("shape", gb::default_cpu_shapes(), gb::shape_axis_options())
@@ -182,6 +183,7 @@ INFRABENCH_REGISTER(onednn_fp32, "gemm/onednn_fp32")
     });
 
 INFRABENCH_REGISTER(onednn_bf16, "gemm/onednn_bf16")
+    .require(infrabench::backends::req::onednn)
     .uses("gemm/cpu_peak")
     .describe(
         "reference: oneDNN bf16 matmul primitive (bf16 A, B; fp32 C); verified against fp64; % "

@@ -221,6 +221,7 @@ std::int64_t memory_fp32(const infrabench::config& cfg) {
 }
 
 INFRABENCH_REGISTER(openblas_fp32, "gemm/openblas_fp32")
+    .require(infrabench::backends::req::openblas)
     .uses("gemm/cpu_peak")
     .describe(
         "reference: OpenBLAS cblas_sgemm (its module loaded at run time; OPENBLAS_CORETYPE = "

@@ -160,6 +160,7 @@ void pipeline_opencv(state& st) {
 
 INFRABENCH_REGISTER(pipeline_opencv, "preprocess/pipeline_opencv")
     .uses("preprocess/pipeline")
+    .require(backends::req::opencv)
     .describe(
         "the same pipeline with OpenCV (resize INTER_LINEAR, ROI crop, flip, split, "
         "convertTo): the baseline; infrabench_speedup_x compares preprocess/pipeline with it")

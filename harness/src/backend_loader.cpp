@@ -90,6 +90,11 @@ coded_reason not_found(const module_spec& spec) {
           ")"};
 }
 
+coded_reason not_built(const module_spec& spec) {
+  return {reason_code::not_built, spec.library + " was not found when infrabench was built (" +
+                                      spec.install_hint + " and its -dev package, then rebuild)"};
+}
+
 // Opens the module at `path` and checks its table.
 loaded_module open_module(const module_spec& spec, const std::string& path) {
   loaded_module m;
@@ -142,6 +147,41 @@ coded_reason explain_load_error(const module_spec& spec, std::string_view error)
   }
   return {reason_code::unsupported, spec.library + " could not be loaded" + detail};
 }
+
+coded_reason unavailable_without_loading(std::string_view id) {
+  const module_spec& spec = spec_of(id);
+  if (!spec.compiled_in) return not_built(spec);
+  if (!locate(id)) return not_found(spec);
+  return {};
+}
+
+namespace req {
+namespace {
+// Plain functions, so the requirements are constant-initialised: benchmarks copy them while the
+// program's static objects are still being made (INFRABENCH_REGISTER), in any order.
+std::string check_openblas(const capabilities&) {
+  return unavailable_without_loading("openblas").text;
+}
+reason_code code_openblas(const capabilities&) {
+  return unavailable_without_loading("openblas").code;
+}
+std::string check_onednn(const capabilities&) {
+  return unavailable_without_loading("onednn").text;
+}
+reason_code code_onednn(const capabilities&) {
+  return unavailable_without_loading("onednn").code;
+}
+std::string check_opencv(const capabilities&) {
+  return unavailable_without_loading("opencv").text;
+}
+reason_code code_opencv(const capabilities&) {
+  return unavailable_without_loading("opencv").code;
+}
+}  // namespace
+constinit const requirement openblas{"openblas", &check_openblas, &code_openblas};
+constinit const requirement onednn{"onednn", &check_onednn, &code_onednn};
+constinit const requirement opencv{"opencv", &check_opencv, &code_opencv};
+}  // namespace req
 
 const loaded_module& load(std::string_view id) {
   static std::mutex mutex;

@@ -57,6 +57,19 @@ struct loaded_module {
 // "libopenblas.so.0: cannot open shared object file: ..." -> "OpenBLAS not installed (...)".
 [[nodiscard]] coded_reason explain_load_error(const module_spec& spec, std::string_view error);
 
+// Why the module cannot be used, without loading it (empty when it may be): not compiled in
+// (reason_code::not_built), or its file is in none of module_dirs() (unsupported). What `list`
+// shows and the runner checks before a benchmark runs; whether its library loads is known only
+// when it is loaded (require below).
+[[nodiscard]] coded_reason unavailable_without_loading(std::string_view id);
+
+// Requirements (capabilities.h) for benchmarks that need a module: unavailable_without_loading.
+namespace req {
+extern const requirement openblas;
+extern const requirement onednn;
+extern const requirement opencv;
+}  // namespace req
+
 // The module's table as `Api` (a struct starting with infrabench_module_header), loading it on
 // first use; skips the configuration with the loader's reason when it cannot be loaded.
 template <class Api>
