@@ -4,14 +4,8 @@
 #include "infrabench/backend_loader.h"
 
 #include <dlfcn.h>
-#include <poll.h>
-#include <signal.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <cerrno>
-#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -109,9 +103,10 @@ loaded_module open_module(const module_spec& spec, const std::string& path) {
   const infrabench_module_header* table = entry != nullptr ? entry(spec.abi_version) : nullptr;
   if (table == nullptr || table->abi_version != spec.abi_version || table->id == nullptr ||
       spec.id != table->id) {
-    m.reason = {reason_code::unsupported,
-                path + " is not a " + spec.library + " module of table version " +
-                    std::to_string(spec.abi_version) + " (a module from another build?)"};
+    m.reason = {reason_code::unsupported, path + " is not the " + spec.library +
+                                              " module this infrabench expects (table " + spec.id +
+                                              " version " + std::to_string(spec.abi_version) +
+                                              "; a module from another build?)"};
     return m;  // left open: closing a library that may have started threads is not safe
   }
   if (table->error != nullptr) {
@@ -124,6 +119,7 @@ loaded_module open_module(const module_spec& spec, const std::string& path) {
 
 }  // namespace
 
+// dlopen reports only text (dlerror, no errno): these are glibc's ld.so messages.
 coded_reason explain_load_error(const module_spec& spec, std::string_view error) {
   const std::string detail = " (" + std::string(error) + ")";
   if (contains(error, "cannot open shared object file") ||
