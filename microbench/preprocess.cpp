@@ -6,6 +6,7 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "cpu/preprocess/opencv_pipeline.h"
 #include "cpu/preprocess/preprocess.h"
 #include "cpu/preprocess/synthetic.h"
+#include "infrabench/backend_loader.h"
 
 namespace {
 
@@ -223,12 +225,16 @@ void jpeg_decode(benchmark::State& st) {
 }
 
 void opencv_pipeline(benchmark::State& st) {
-  if (!pp::opencv_support().available) {
-    st.SkipWithError(pp::opencv_support().reason.c_str());
+  // OpenCV is in its module, found next to build/infrabench (INFRABENCH_MODULE_DIR overrides).
+  setenv("INFRABENCH_MODULE_DIR", INFRABENCH_MICROBENCH_MODULE_DIR, 0);
+  const auto& m = infrabench::backends::load("opencv");
+  if (!m.loaded()) {
+    st.SkipWithError(m.reason.text.c_str());
     return;
   }
-  pp::opencv_set_threads(1);
-  pp::opencv_pipeline cv;
+  const auto& api = *reinterpret_cast<const infrabench_opencv_api*>(m.table);
+  api.set_threads(1);
+  pp::opencv_pipeline cv(api);
   const auto spec = default_spec(false);
   const auto norm = pp::imagenet_normalization();
   pp::aligned_buffer out(static_cast<std::size_t>(crop) * crop * 3 * 4);

@@ -6,22 +6,10 @@ target_sources(infrabench_benchmarks PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/cpu_peak.cpp
   ${CMAKE_CURRENT_LIST_DIR}/openblas.cpp
 )
-# OpenBLAS is loaded with dlopen at run time (so its core type can be chosen first): only libdl.
-target_link_libraries(infrabench_benchmarks PRIVATE ${CMAKE_DL_LIBS})
-
-# oneDNN (libdnnl-dev), when found: its matmul is the second CPU reference. Found by header and
-# library rather than dnnl-config.cmake, which insists on OpenCL headers for its GPU runtime.
-find_path(INFRABENCH_DNNL_INCLUDE_DIR dnnl.hpp)
-find_library(INFRABENCH_DNNL_LIBRARY dnnl)
-if(INFRABENCH_DNNL_INCLUDE_DIR AND INFRABENCH_DNNL_LIBRARY)
-  message(STATUS "oneDNN: ${INFRABENCH_DNNL_LIBRARY} (gemm/onednn_* references)")
-  target_sources(infrabench_benchmarks PRIVATE ${CMAKE_CURRENT_LIST_DIR}/onednn.cpp)
-  target_include_directories(infrabench_benchmarks SYSTEM PRIVATE ${INFRABENCH_DNNL_INCLUDE_DIR})
-  target_link_libraries(infrabench_benchmarks PUBLIC ${INFRABENCH_DNNL_LIBRARY})
-else()
-  message(STATUS "oneDNN not found (libdnnl-dev): gemm/onednn_* are listed and skipped")
-  target_sources(infrabench_benchmarks PRIVATE ${CMAKE_CURRENT_LIST_DIR}/onednn_missing.cpp)
-endif()
+# The references run in modules (modules/: OpenBLAS, oneDNN), loaded when a benchmark first needs
+# one: these files see only the modules' C tables. Always registered; skipped with the loader's
+# reason when the module was not built or its library is not installed.
+target_sources(infrabench_benchmarks PRIVATE ${CMAKE_CURRENT_LIST_DIR}/onednn.cpp)
 
 target_sources(infrabench_benchmarks PRIVATE ${CMAKE_CURRENT_LIST_DIR}/ours.cpp)
 

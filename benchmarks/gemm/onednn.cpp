@@ -1,25 +1,22 @@
 // gemm/onednn_fp32 and gemm/onednn_bf16: oneDNN's matmul primitive as the reference for our fp32
-// and bf16 GEMMs (compiled in when libdnnl-dev is found; onednn_missing.cpp otherwise). The same
+// and bf16 GEMMs, run in the oneDNN module (modules/onednn.cpp, built when libdnnl-dev is found
+// and loaded when one of these first runs; skipped with the loader's reason otherwise). The same
 // operands, transposes (as memory format tags) and threads; bf16 takes bf16 A and B and writes
 // fp32 C, as ours does. Every result verified against fp64.
-#include <dlfcn.h>
-#include <pthread.h>
-#include <sched.h>
-
-#include <atomic>
+#include <array>
 #include <cstdint>
 #include <functional>
-#include <optional>
+#include <stdexcept>
 #include <string>
-#include <unordered_map>
+#include <type_traits>
 #include <vector>
-
-#include <dnnl.hpp>
 
 #include "cpu/gemm_model.h"
 #include "cpu/gemm_peak.h"
 #include "gemm_common.h"
+#include "infrabench/backend_loader.h"
 #include "infrabench/benchmark.h"
+#include "infrabench/modules/onednn_api.h"
 #include "infrabench/state.h"
 #include "infrabench/thread_pool.h"
 
@@ -28,84 +25,65 @@ namespace {
 namespace kc = infrabench::kernels::cpu;
 namespace gb = infrabench::gemm_bench;
 namespace gm = infrabench::kernels::gemm_model;
-using tag = dnnl::memory::format_tag;
-using dt = dnnl::memory::data_type;
 
-// oneDNN's CPU runtime here is OpenMP (Debian's build): its thread count is the calling thread's
-// omp_set_num_threads, found in the libgomp that libdnnl brought in (no -fopenmp needed). Looked
-// up once per run.
-struct omp_api {
-  void (*set_num_threads)(int) = nullptr;
-  int (*get_thread_num)() = nullptr;
-  // libgomp's entry point for `#pragma omp parallel` (GCC >= 4.9): fn(data) on every thread.
-  void (*parallel)(void (*)(void*), void*, unsigned, unsigned) = nullptr;
+// oneDNN in its module (libinfrabench_onednn.so), made, run and destroyed on one thread: the
+// OpenMP master of its team.
+class onednn_matmul {
+ public:
+  explicit onednn_matmul(const infrabench_onednn_api& api) : m_api(&api) {}
+  ~onednn_matmul() { reset(); }
+  onednn_matmul(const onednn_matmul&) = delete;
+  onednn_matmul& operator=(const onednn_matmul&) = delete;
+
+  // Returns oneDNN's refusal (empty when made).
+  std::string create(bool bf16, const gm::gemm_shape& shape, const gb::layout& l, const void* a,
+                     const void* b, float* c) {
+    std::array<char, 1024> error{};
+    m_mm = m_api->matmul_create(bf16 ? 1 : 0, shape.m, shape.n, shape.k, l.trans.a ? 1 : 0,
+                                l.trans.b ? 1 : 0, a, b, c, error.data(), error.size());
+    return m_mm != nullptr ? std::string() : std::string(error.data());
+  }
+  [[nodiscard]] std::string impl() const { return m_mm ? m_api->matmul_impl(m_mm) : ""; }
+  void execute() {
+    std::array<char, 1024> error{};
+    if (m_api->matmul_execute(m_mm, error.data(), error.size()) != 0) {
+      throw std::runtime_error(std::string("oneDNN matmul: ") + error.data());
+    }
+  }
+  void reset() {
+    if (m_mm != nullptr) m_api->matmul_destroy(m_mm);
+    m_mm = nullptr;
+  }
+
+ private:
+  const infrabench_onednn_api* m_api;
+  infrabench_onednn_matmul* m_mm = nullptr;
 };
-
-const omp_api& find_omp(infrabench::state& st) {
-  return st.resource<omp_api>("gemm/libgomp", [] {
-    omp_api api;
-    api.set_num_threads =
-        reinterpret_cast<void (*)(int)>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
-    api.get_thread_num = reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "omp_get_thread_num"));
-    api.parallel = reinterpret_cast<void (*)(void (*)(void*), void*, unsigned, unsigned)>(
-        dlsym(RTLD_DEFAULT, "GOMP_parallel"));
-    return api;
-  });
-}
 
 // Pins the OpenMP team oneDNN's parallel regions run on, thread t to allowed CPU t, as our own
 // pool's are: unpinned, the scheduler may stack two of them on one CPU or move one mid-call, and
 // each call waits for its slowest thread (on a 16-vCPU node the all-threads results spread by a
-// robust CV of 12-31%). libgomp keeps its threads and gives a team of the same size the same
-// threads in the same order, so pinning them in one region pins them for oneDNN's; a second region
-// checks that. Call on the OpenMP master after set_num_threads. Returns why not (empty: pinned).
-std::string pin_omp_team(const omp_api& omp, std::size_t threads) {
-  if (!omp.parallel || !omp.get_thread_num) {
+// robust CV of 12-31%). Call on the OpenMP master after set_num_threads. Returns why not (empty:
+// pinned).
+std::string pin_omp_team(const infrabench_onednn_api& api, std::size_t threads) {
+  const std::vector<int> cpus = infrabench::allowed_cpus();
+  const int wrong = api.pin_team(static_cast<int>(threads), cpus.data(), cpus.size());
+  if (wrong < 0) {
     return "libgomp's GOMP_parallel/omp_get_thread_num not found: oneDNN's threads are not pinned";
   }
-  struct team {
-    const omp_api* omp;
-    std::vector<int> cpus;
-    std::atomic<int> wrong{0};
-    bool check = false;
-  } t{&omp, infrabench::allowed_cpus()};
-  auto pin = [](void* p) {
-    auto* tm = static_cast<team*>(p);
-    const auto id = static_cast<std::size_t>(tm->omp->get_thread_num());
-    cpu_set_t want;
-    CPU_ZERO(&want);
-    CPU_SET(tm->cpus[id % tm->cpus.size()], &want);
-    if (tm->check) {
-      cpu_set_t got;
-      CPU_ZERO(&got);
-      if (pthread_getaffinity_np(pthread_self(), sizeof(got), &got) != 0 || !CPU_EQUAL(&want, &got))
-        ++tm->wrong;
-    } else if (pthread_setaffinity_np(pthread_self(), sizeof(want), &want) != 0) {
-      ++tm->wrong;
-    }
-  };
-  omp.parallel(pin, &t, static_cast<unsigned>(threads), 0);
-  t.check = true;
-  omp.parallel(pin, &t, static_cast<unsigned>(threads), 0);
-  if (t.wrong.load() > 0) {
-    return std::to_string(t.wrong.load()) + " of oneDNN's " + std::to_string(threads) +
+  if (wrong > 0) {
+    return std::to_string(wrong) + " of oneDNN's " + std::to_string(threads) +
            " OpenMP threads could not be kept pinned";
   }
   return {};
 }
 
-dnnl::matmul::primitive_desc make_pd(const dnnl::engine& eng, const dnnl::memory::desc& a,
-                                     const dnnl::memory::desc& b, const dnnl::memory::desc& c) {
-#if DNNL_VERSION_MAJOR >= 3
-  return dnnl::matmul::primitive_desc(eng, a, b, c);
-#else
-  return dnnl::matmul::primitive_desc(dnnl::matmul::desc(a, b, c), eng);
-#endif
-}
-
 template <typename T>
 void run_onednn(infrabench::state& st) {
   constexpr bool is_bf16 = std::is_same_v<T, std::uint16_t>;
+  // Loaded here, on first use, not when infrabench starts: libdnnl brings its OpenMP runtime.
+  // Skipped with the loader's reason when the module or oneDNN is missing.
+  const auto& api = infrabench::backends::require<infrabench_onednn_api>(st, "onednn");
   const gm::gemm_shape shape = gb::shape_of(st.get_string("shape"));
   const gb::layout l = gb::make_layout(shape, gb::parse_trans(st.get_string("trans")));
   const std::size_t threads = gb::resolve_threads(st.get_int64("threads"));
@@ -130,33 +108,13 @@ void run_onednn(infrabench::state& st) {
   gb::fill_nan(c.data(), c_count, fill_pool);
 
   bool threads_set = false;
-  std::string impl, error;
-  std::optional<dnnl::engine> eng;
-  std::optional<dnnl::stream> strm;
-  std::optional<dnnl::matmul> prim;
-  std::unordered_map<int, dnnl::memory> args;
-  const omp_api& omp = find_omp(st);
-  std::string unpinned;
+  std::string impl, error, unpinned;
+  onednn_matmul mm(api);
   caller.run([&](std::size_t) {
-    threads_set = omp.set_num_threads != nullptr;
-    if (threads_set) omp.set_num_threads(static_cast<int>(threads));
-    unpinned = pin_omp_team(omp, threads);
-    try {
-      eng.emplace(dnnl::engine::kind::cpu, 0);
-      strm.emplace(*eng);
-      const dt in = is_bf16 ? dt::bf16 : dt::f32;
-      const dnnl::memory::desc a_md({shape.m, shape.k}, in, l.trans.a ? tag::ba : tag::ab);
-      const dnnl::memory::desc b_md({shape.k, shape.n}, in, l.trans.b ? tag::ba : tag::ab);
-      const dnnl::memory::desc c_md({shape.m, shape.n}, dt::f32, tag::ab);
-      const auto pd = make_pd(*eng, a_md, b_md, c_md);
-      impl = pd.impl_info_str();
-      prim.emplace(pd);
-      args.insert({DNNL_ARG_SRC, dnnl::memory(a_md, *eng, a.data())});
-      args.insert({DNNL_ARG_WEIGHTS, dnnl::memory(b_md, *eng, b.data())});
-      args.insert({DNNL_ARG_DST, dnnl::memory(c_md, *eng, c.data())});
-    } catch (const dnnl::error& e) {
-      error = e.what();
-    }
+    threads_set = api.set_num_threads(static_cast<int>(threads)) != 0;
+    unpinned = pin_omp_team(api, threads);
+    error = mm.create(is_bf16, shape, l, a.data(), b.data(), c.data());
+    impl = mm.impl();
   });
   if (!error.empty()) {
     st.skip(std::string("oneDNN has no ") + (is_bf16 ? "bf16" : "fp32") + " matmul here: " + error);
@@ -168,10 +126,7 @@ void run_onednn(infrabench::state& st) {
 
   const double flops = gm::gemm_flops(shape);
   st.add_flops(flops);
-  const std::function<void(std::size_t)> call = [&](std::size_t) {
-    prim->execute(*strm, args);
-    strm->wait();
-  };
+  const std::function<void(std::size_t)> call = [&](std::size_t) { mm.execute(); };
   st.exec([&] { caller.run(call); });
 
   const double gflops = gb::median_gflops(st, flops);
@@ -206,12 +161,7 @@ void run_onednn(infrabench::state& st) {
   gb::check_reference_plausible(st, is_bf16 ? "gemm/onednn_bf16" : "gemm/onednn_fp32", gflops,
                                 flops, peak);
   // Destroy oneDNN's objects on the thread that made them (its OpenMP master).
-  caller.run([&](std::size_t) {
-    args.clear();
-    prim.reset();
-    strm.reset();
-    eng.reset();
-  });
+  caller.run([&](std::size_t) { mm.reset(); });
 }
 
 void onednn_fp32(infrabench::state& st) {
@@ -222,6 +172,7 @@ void onednn_bf16(infrabench::state& st) {
 }
 
 INFRABENCH_REGISTER(onednn_fp32, "gemm/onednn_fp32")
+    .require(infrabench::backends::req::onednn)
     .uses("gemm/cpu_peak")
     .describe("reference: oneDNN fp32 matmul primitive; verified against fp64; % of FMA peak")
     .add_string_axis("shape", gb::default_cpu_shapes(), gb::shape_axis_options())
@@ -232,6 +183,7 @@ INFRABENCH_REGISTER(onednn_fp32, "gemm/onednn_fp32")
     });
 
 INFRABENCH_REGISTER(onednn_bf16, "gemm/onednn_bf16")
+    .require(infrabench::backends::req::onednn)
     .uses("gemm/cpu_peak")
     .describe(
         "reference: oneDNN bf16 matmul primitive (bf16 A, B; fp32 C); verified against fp64; % "

@@ -4,13 +4,13 @@
 // constructor, from CPUID or from OPENBLAS_CORETYPE. On CPUs newer than the build it may pick a
 // generic core (Prescott: ~30 GFLOP/s on a core that does 200), and an inherited
 // OPENBLAS_CORETYPE may name a weaker one (this machine's environment says Haswell). Setting the
-// variable before the library loads is not enough: other libraries (OpenCV -> liblapack ->
-// libblas) may load it at process start. So OpenBLAS is opened with dlopen and its core selected
+// variable before the library loads is not enough: another module (OpenCV -> liblapack ->
+// libblas) may have loaded it earlier in the run. So OpenBLAS, loaded with its module
+// (libinfrabench_openblas.so) when this benchmark first runs, has its core selected
 // for each configuration through DYNAMIC_ARCH's own exported re-initialisation
 // (gotoblas_dynamic_quit/gotoblas_dynamic_init re-read OPENBLAS_CORETYPE), to the `coretype` axis
 // value (default: the best core type this CPU runs); openblas_get_corename() is checked against
 // it and a mismatch is reported.
-#include <dlfcn.h>
 #include <sched.h>
 
 #include <algorithm>
@@ -25,7 +25,9 @@
 #include "cpu/gemm_model.h"
 #include "cpu/gemm_peak.h"
 #include "gemm_common.h"
+#include "infrabench/backend_loader.h"
 #include "infrabench/benchmark.h"
+#include "infrabench/modules/openblas_api.h"
 #include "infrabench/state.h"
 #include "infrabench/thread_pool.h"
 
@@ -39,22 +41,16 @@ namespace gm = infrabench::kernels::gemm_model;
 constexpr int cblas_row_major = 101;
 constexpr int cblas_no_trans = 111;
 constexpr int cblas_trans = 112;
-using cblas_sgemm_fn = void (*)(int, int, int, int, int, int, float, const float*, int,
-                                const float*, int, float, float*, int);
 
+// OpenBLAS as its module (libinfrabench_openblas.so) gives it, and the OPENBLAS_CORETYPE this
+// process inherited ("" = unset), read once, before any configuration changes it.
 struct openblas_library {
-  std::string error;       // why it could not be loaded (empty when loaded)
-  std::string env_before;  // OPENBLAS_CORETYPE inherited from the environment ("" = unset)
-  cblas_sgemm_fn sgemm = nullptr;
-  void (*set_num_threads)(int) = nullptr;
-  int (*get_num_threads)() = nullptr;
-  int (*set_affinity)(int, std::size_t, cpu_set_t*) = nullptr;  // openblas_setaffinity
-  int (*get_affinity)(int, std::size_t, cpu_set_t*) = nullptr;  // openblas_getaffinity
-  char* (*get_corename)() = nullptr;
-  char* (*get_config)() = nullptr;
-  void (*dynamic_init)() = nullptr;  // DYNAMIC_ARCH: selects the core from OPENBLAS_CORETYPE/CPUID
-  void (*dynamic_quit)() = nullptr;  // forgets the selected core
-  [[nodiscard]] std::string corename() const { return get_corename ? get_corename() : "?"; }
+  const infrabench_openblas_api* api = nullptr;
+  std::string env_before;
+  [[nodiscard]] std::string corename() const {
+    const char* name = api->corename();
+    return name != nullptr ? name : "?";
+  }
 };
 
 // The core type this CPU runs best, as OpenBLAS 0.3.x names it: Cooperlake is SkylakeX's AVX-512
@@ -99,52 +95,12 @@ std::string lower(std::string s) {
   return s;
 }
 
-// Opens libopenblas (it may already be loaded: OpenCV pulls it in through liblapack/libblas when
-// Debian's alternatives point there). Once per run: st.resource keeps it.
-openblas_library load_openblas() {
-  openblas_library lib;
-  const char* inherited = std::getenv("OPENBLAS_CORETYPE");
-  lib.env_before = inherited ? inherited : "";
-  void* handle = nullptr;
-  std::string errors;
-  for (const char* name : {"libopenblas.so.0", "libopenblas.so"}) {
-    handle = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-    if (handle) break;
-    const char* e = dlerror();
-    errors += std::string(errors.empty() ? "" : "; ") + (e ? e : name);
-  }
-  if (!handle) {
-    lib.error = "OpenBLAS not found (" + errors + "); apt-get install libopenblas0";
-    return lib;
-  }
-  const auto sym = [&](const char* name) { return dlsym(handle, name); };
-  lib.sgemm = reinterpret_cast<cblas_sgemm_fn>(sym("cblas_sgemm"));
-  lib.set_num_threads = reinterpret_cast<void (*)(int)>(sym("openblas_set_num_threads"));
-  lib.get_num_threads = reinterpret_cast<int (*)()>(sym("openblas_get_num_threads"));
-  lib.get_corename = reinterpret_cast<char* (*)()>(sym("openblas_get_corename"));
-  lib.set_affinity =
-      reinterpret_cast<int (*)(int, std::size_t, cpu_set_t*)>(sym("openblas_setaffinity"));
-  lib.get_affinity =
-      reinterpret_cast<int (*)(int, std::size_t, cpu_set_t*)>(sym("openblas_getaffinity"));
-  lib.get_config = reinterpret_cast<char* (*)()>(sym("openblas_get_config"));
-  lib.dynamic_init = reinterpret_cast<void (*)()>(sym("gotoblas_dynamic_init"));
-  lib.dynamic_quit = reinterpret_cast<void (*)()>(sym("gotoblas_dynamic_quit"));
-  if (!lib.sgemm || !lib.set_num_threads || !lib.get_corename) {
-    lib.error =
-        "the loaded libopenblas lacks cblas_sgemm/openblas_set_num_threads/"
-        "openblas_get_corename (not OpenBLAS?)";
-  }
-  // Never dlclose, not even when the run's resources go: OpenBLAS's worker threads live as long
-  // as the process.
-  return lib;
-}
-
 // Selects OpenBLAS's kernels: OPENBLAS_CORETYPE = `coretype` (for "env": the inherited value, or
 // unset so OpenBLAS detects the CPU itself), then OpenBLAS's own DYNAMIC_ARCH re-initialisation
 // (gotoblas_dynamic_quit + gotoblas_dynamic_init, which read the variable again). The variable
 // is restored afterwards. Returns an error when the library cannot switch (not DYNAMIC_ARCH).
 std::string select_core(const openblas_library& lib, const std::string& coretype) {
-  if (!lib.dynamic_init || !lib.dynamic_quit) {
+  if (!lib.api->dynamic_init || !lib.api->dynamic_quit) {
     return "this OpenBLAS is not a DYNAMIC_ARCH build (no gotoblas_dynamic_init): its core is " +
            lib.corename();
   }
@@ -153,8 +109,8 @@ std::string select_core(const openblas_library& lib, const std::string& coretype
   } else {
     setenv("OPENBLAS_CORETYPE", coretype.c_str(), 1);
   }
-  lib.dynamic_quit();
-  lib.dynamic_init();
+  lib.api->dynamic_quit();
+  lib.api->dynamic_init();
   if (lib.env_before.empty()) {
     unsetenv("OPENBLAS_CORETYPE");
   } else {
@@ -169,7 +125,7 @@ std::string select_core(const openblas_library& lib, const std::string& coretype
 // every call waits for its slowest thread: on a 16-vCPU node the all-threads calls spread by a
 // robust CV of 12-31%. Returns why the threads could not be pinned (empty when they are).
 std::string pin_openblas_threads(const openblas_library& lib, std::size_t threads) {
-  if (!lib.set_affinity || !lib.get_affinity) {
+  if (!lib.api->set_affinity || !lib.api->get_affinity) {
     return "this OpenBLAS has no openblas_setaffinity: its threads are not pinned";
   }
   const auto cpus = infrabench::allowed_cpus();
@@ -181,8 +137,8 @@ std::string pin_openblas_threads(const openblas_library& lib, std::size_t thread
     cpu_set_t got;
     CPU_ZERO(&got);
     const int idx = static_cast<int>(i);
-    if (lib.set_affinity(idx, sizeof(want), &want) != 0 ||
-        lib.get_affinity(idx, sizeof(got), &got) != 0 || !CPU_EQUAL(&want, &got)) {
+    if (lib.api->set_affinity(idx, sizeof(want), &want) != 0 ||
+        lib.api->get_affinity(idx, sizeof(got), &got) != 0 || !CPU_EQUAL(&want, &got)) {
       return "OpenBLAS thread " + std::to_string(i) + " could not be pinned to CPU " +
              std::to_string(cpu);
     }
@@ -195,9 +151,13 @@ void openblas_fp32(infrabench::state& st) {
   if (coretype != "env") {
     if (const auto why = coretype_unsupported_reason(coretype); !why.empty()) st.skip(why);
   }
-  const openblas_library& lib =
-      st.resource<openblas_library>("gemm/openblas", [] { return load_openblas(); });
-  if (!lib.error.empty()) st.skip(lib.error);
+  // Loaded here, on first use, not when infrabench starts: OpenBLAS starts its threads as it
+  // loads. Skipped with the loader's reason when the module or OpenBLAS is missing.
+  const auto& api = infrabench::backends::require<infrabench_openblas_api>(st, "openblas");
+  const openblas_library& lib = st.resource<openblas_library>("gemm/openblas", [&api] {
+    const char* inherited = std::getenv("OPENBLAS_CORETYPE");
+    return openblas_library{&api, inherited != nullptr ? inherited : ""};
+  });
   if (const auto why = select_core(lib, coretype); !why.empty()) st.skip(why);
   const std::string core = lib.corename();
   if (coretype == "env") {
@@ -229,10 +189,10 @@ void openblas_fp32(infrabench::state& st) {
   gb::fill_uniform(b.data(), b_count, 2, fill_pool);
   gb::fill_nan(c.data(), c_count, fill_pool);
 
-  lib.set_num_threads(static_cast<int>(threads));
-  if (lib.get_num_threads && lib.get_num_threads() != static_cast<int>(threads)) {
-    st.add_warning("OpenBLAS runs " + std::to_string(lib.get_num_threads()) + " threads, not " +
-                   std::to_string(threads));
+  lib.api->set_num_threads(static_cast<int>(threads));
+  if (lib.api->get_num_threads && lib.api->get_num_threads() != static_cast<int>(threads)) {
+    st.add_warning("OpenBLAS runs " + std::to_string(lib.api->get_num_threads()) +
+                   " threads, not " + std::to_string(threads));
   }
   if (const auto why = pin_openblas_threads(lib, threads); !why.empty()) st.add_warning(why);
   const double flops = gm::gemm_flops(shape);
@@ -240,10 +200,10 @@ void openblas_fp32(infrabench::state& st) {
   const auto m = static_cast<int>(shape.m), n = static_cast<int>(shape.n),
              k = static_cast<int>(shape.k);
   const std::function<void(std::size_t)> call = [&](std::size_t) {
-    lib.sgemm(cblas_row_major, l.trans.a ? cblas_trans : cblas_no_trans,
-              l.trans.b ? cblas_trans : cblas_no_trans, m, n, k, 1.0f, a.data(),
-              static_cast<int>(l.lda), b.data(), static_cast<int>(l.ldb), 0.0f, c.data(),
-              static_cast<int>(l.ldc));
+    lib.api->sgemm(cblas_row_major, l.trans.a ? cblas_trans : cblas_no_trans,
+                   l.trans.b ? cblas_trans : cblas_no_trans, m, n, k, 1.0f, a.data(),
+                   static_cast<int>(l.lda), b.data(), static_cast<int>(l.ldb), 0.0f, c.data(),
+                   static_cast<int>(l.ldc));
   };
   st.exec([&] { caller.run(call); });
 
@@ -261,9 +221,11 @@ std::int64_t memory_fp32(const infrabench::config& cfg) {
 }
 
 INFRABENCH_REGISTER(openblas_fp32, "gemm/openblas_fp32")
+    .require(infrabench::backends::req::openblas)
     .uses("gemm/cpu_peak")
     .describe(
-        "reference: OpenBLAS cblas_sgemm (dlopen'ed with OPENBLAS_CORETYPE = coretype, checked "
+        "reference: OpenBLAS cblas_sgemm (its module loaded at run time; OPENBLAS_CORETYPE = "
+        "coretype, checked "
         "with openblas_get_corename); verified against fp64; % of FMA peak")
     .add_string_axis("shape", gb::default_cpu_shapes(), gb::shape_axis_options())
     .add_int64_axis("threads", {1, 0}, gb::threads_axis_options())

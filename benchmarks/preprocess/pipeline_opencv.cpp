@@ -1,7 +1,8 @@
 // preprocess/pipeline_opencv: the same pipeline as preprocess/pipeline written with OpenCV
 // (cv::resize INTER_LINEAR, a ROI crop, cv::flip, cv::split, per-plane convertTo with the
 // normalisation as alpha/beta), the baseline the fused pipeline is compared with. Same data set,
-// same decode (libjpeg-turbo), same crops and flips, same output tensor.
+// same decode (libjpeg-turbo), same crops and flips, same output tensor. OpenCV runs in its
+// module (modules/opencv.cpp), loaded when this benchmark first runs.
 //
 // Two ways to use several cores: parallel=images splits the images across the same pinned pool
 // as preprocess/pipeline with OpenCV single-threaded inside; parallel=opencv runs the images one
@@ -22,6 +23,7 @@
 #include "common.h"
 #include "cpu/preprocess/jpeg.h"
 #include "cpu/preprocess/opencv_pipeline.h"
+#include "infrabench/backend_loader.h"
 #include "infrabench/benchmark.h"
 #include "infrabench/result.h"
 #include "infrabench/state.h"
@@ -34,22 +36,19 @@ namespace {
   return static_cast<std::size_t>(v);
 }
 
-const requirement opencv_req{"opencv", [](const capabilities&) -> std::string {
-                               return pp::opencv_support().available ? std::string()
-                                                                     : pp::opencv_support().reason;
-                             }};
-
 // Restores OpenCV's thread count when the configuration ends.
 class opencv_threads_guard {
  public:
-  explicit opencv_threads_guard(int n) : m_saved(pp::opencv_threads()) {
-    pp::opencv_set_threads(n);
+  opencv_threads_guard(const infrabench_opencv_api& api, int n)
+      : m_api(&api), m_saved(api.get_threads()) {
+    api.set_threads(n);
   }
-  ~opencv_threads_guard() { pp::opencv_set_threads(m_saved); }
+  ~opencv_threads_guard() { m_api->set_threads(m_saved); }
   opencv_threads_guard(const opencv_threads_guard&) = delete;
   opencv_threads_guard& operator=(const opencv_threads_guard&) = delete;
 
  private:
+  const infrabench_opencv_api* m_api;
   int m_saved;
 };
 
@@ -70,6 +69,9 @@ void pipeline_opencv(state& st) {
   if (opencv_threads && threads == 1) {
     st.skip("parallel=opencv with one thread is the same as parallel=images");
   }
+  // Loaded here, on first use, not when infrabench starts: OpenCV brings liblapack, OpenBLAS and
+  // its own threads. Skipped with the loader's reason when the module or OpenCV is missing.
+  const auto& cv_api = backends::require<infrabench_opencv_api>(st, "opencv");
   const auto batch = as_size(st.get_int64("batch"));
   const auto ds = get_dataset(st, static_cast<int>(st.get_int64("width")),
                               static_cast<int>(st.get_int64("height")), batch, jpeg);
@@ -82,13 +84,13 @@ void pipeline_opencv(state& st) {
 
   // parallel=images: our pool with OpenCV single-threaded; parallel=opencv: one caller thread
   // (pinned, like the pool's first worker) and OpenCV's own `threads` workers.
-  const opencv_threads_guard guard(opencv_threads ? static_cast<int>(threads) : 1);
+  const opencv_threads_guard guard(cv_api, opencv_threads ? static_cast<int>(threads) : 1);
   thread_pool pool(opencv_threads ? 1 : threads);
   const std::size_t workers = pool.size();
   std::vector<per_thread> th(workers);
   pp::aligned_buffer out(image_out * batch);
   pool.run([&](std::size_t t) {
-    th[t].cv = std::make_unique<pp::opencv_pipeline>();
+    th[t].cv = std::make_unique<pp::opencv_pipeline>(cv_api);
     th[t].source = sample_source(*ds, jpeg);
     for (std::size_t i = t; i < batch; i += workers)
       std::memset(out.data() + i * image_out, 0, image_out);
@@ -149,8 +151,7 @@ void pipeline_opencv(state& st) {
       st.add_metric("infrabench_speedup_x", "x", ours / (static_cast<double>(batch) / t), true,
                     "images/s of preprocess/pipeline (isa=" + isa +
                         ", same other axes, earlier in this run) / images/s of this OpenCV " +
-                        pp::opencv_support().version + " (" + pp::opencv_support().threading +
-                        ") configuration",
+                        cv_api.header.version + " (" + cv_api.threading + ") configuration",
                     infrabench::metric_role::information);
       break;
     }
@@ -159,10 +160,10 @@ void pipeline_opencv(state& st) {
 
 INFRABENCH_REGISTER(pipeline_opencv, "preprocess/pipeline_opencv")
     .uses("preprocess/pipeline")
+    .require(backends::req::opencv)
     .describe(
         "the same pipeline with OpenCV (resize INTER_LINEAR, ROI crop, flip, split, "
         "convertTo): the baseline; infrabench_speedup_x compares preprocess/pipeline with it")
-    .require(opencv_req)
     .add_int64_axis("threads", {1, 0}, threads_axis())
     .add_int64_axis("batch", {32}, batch_axis())
     .add_int64_axis("width", {500}, width_axis())

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <condition_variable>
 #include <cstdlib>
+#include <functional>
 #include <limits>
 #include <sstream>
 
@@ -24,6 +25,7 @@
 #include <set>
 #include <thread>
 
+#include "infrabench/backend_loader.h"
 #include "infrabench/benchmark.h"
 #include "infrabench/build_info.h"
 #include "infrabench/capabilities.h"
@@ -770,7 +772,7 @@ int cmd_run(const run_options& opt, const std::vector<std::string>& command_line
 }
 
 // Every named subcommand, at any depth (option groups are unnamed subcommands: left alone).
-void add_version_flag_everywhere(CLI::App& app, const std::string& version_text) {
+void add_version_flag_everywhere(CLI::App& app, const std::function<std::string()>& version_text) {
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
     if (sub->get_name().empty()) continue;
     sub->set_version_flag("--version", version_text);
@@ -900,8 +902,11 @@ int cli_main(int argc, char** argv) {
   const console_guard console;  // no control character from data reaches the terminal
   std::vector<std::string> command_line(argv, argv + argc);
   CLI::App app{"infrabench: hardware benchmarks for machine-learning infrastructure", "infrabench"};
-  const std::string version_text =
-      std::string("infrabench ") + INFRABENCH_VERSION + " (" + INFRABENCH_GIT_COMMIT + ")";
+  // Computed only when --version is given: it tries whether each backend module loads here.
+  const std::function<std::string()> version_text = [] {
+    return std::string("infrabench ") + INFRABENCH_VERSION + " (" + INFRABENCH_GIT_COMMIT + ")\n" +
+           backends::describe_backends();
+  };
   app.set_version_flag("--version", version_text);
   app.require_subcommand(1);
 

@@ -403,6 +403,10 @@ json build_info_json() {
            {"mpi", INFRABENCH_HAS_MPI != 0},
            {"cuda", INFRABENCH_HAS_CUDA != 0},
            {"nccl", INFRABENCH_HAS_NCCL != 0},
+           // Modules: built beside the executable, loaded when a benchmark needs one.
+           {"openblas", INFRABENCH_HAS_OPENBLAS != 0},
+           {"onednn", INFRABENCH_HAS_ONEDNN != 0},
+           {"opencv", INFRABENCH_HAS_OPENCV != 0},
        }},
   };
 }

@@ -1,7 +1,8 @@
 // The scalar resize against OpenCV's cv::resize(INTER_LINEAR): within +-1 on every u8 value
 // (OpenCV's vector loop and its scalar tail round slightly differently; infrabench uses the vector
 // loop's arithmetic everywhere), and the OpenCV pipeline baseline computes the same thing as ours.
-// Skipped when built without OpenCV.
+// OpenCV runs in its module, loaded through the backend loader from the build tree; skipped when
+// it cannot be loaded (built without OpenCV, or OpenCV not installed), with the loader's reason.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include "cpu/preprocess/opencv_pipeline.h"
 #include "cpu/preprocess/preprocess.h"
 #include "cpu/preprocess/synthetic.h"
+#include "infrabench/backend_loader.h"
 
 namespace pp = infrabench::kernels::cpu::preprocess;
 
@@ -22,9 +24,14 @@ namespace {
 class PreprocessOpenCv : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!pp::opencv_support().available) GTEST_SKIP() << pp::opencv_support().reason;
-    pp::opencv_set_threads(1);
+    // This executable is not next to the modules: point the loader at the build tree's.
+    setenv("INFRABENCH_MODULE_DIR", INFRABENCH_TEST_MODULE_DIR, 0);
+    const auto& m = infrabench::backends::load("opencv");
+    if (!m.loaded()) GTEST_SKIP() << m.reason.text;
+    m_api = reinterpret_cast<const infrabench_opencv_api*>(m.table);
+    m_api->set_threads(1);
   }
+  const infrabench_opencv_api* m_api = nullptr;
 };
 
 TEST_F(PreprocessOpenCv, ScalarResizeWithinOneOfOpenCv) {
@@ -39,7 +46,7 @@ TEST_F(PreprocessOpenCv, ScalarResizeWithinOneOfOpenCv) {
     shapes.push_back({1 + static_cast<int>(rng() % 400), 1 + static_cast<int>(rng() % 400),
                       1 + static_cast<int>(rng() % 400), 1 + static_cast<int>(rng() % 400)});
   }
-  pp::opencv_pipeline cv;
+  pp::opencv_pipeline cv(*m_api);
   pp::transformer ours(pp::isa::scalar);
   std::size_t total = 0, exact = 0;
   for (const auto& s : shapes) {
@@ -77,7 +84,7 @@ TEST_F(PreprocessOpenCv, BaselinePipelineComputesTheSameImage) {
   const std::size_t n = 224 * 224 * 3;
   std::vector<float> ours(n), theirs(n);
   pp::transformer(pp::isa::scalar).pipeline(src.view(), spec, norm, pp::dtype::f32, ours.data());
-  pp::opencv_pipeline cv;
+  pp::opencv_pipeline cv(*m_api);
   cv.run(src.view(), spec, norm, pp::dtype::f32, theirs.data());
   // A resize difference of 1 (out of 255) is 1 / (255 * std) after normalisation.
   const double tol = 1.0 / (255.0 * 0.224) + 1e-5;

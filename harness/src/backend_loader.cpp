@@ -1,0 +1,201 @@
+// The backend loader: finds libinfrabench_<id>.so relative to the executable, opens it with
+// dlopen the first time a benchmark asks, checks its table, and turns the dynamic loader's error
+// into a sentence. The table of known modules is the one place that says which were built.
+#include "infrabench/backend_loader.h"
+
+#include <dlfcn.h>
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <stdexcept>
+
+#include "infrabench/build_info.h"
+#include "infrabench/modules/onednn_api.h"
+#include "infrabench/modules/openblas_api.h"
+#include "infrabench/modules/opencv_api.h"
+
+namespace infrabench::backends {
+
+const std::vector<module_spec>& known_modules() {
+  static const std::vector<module_spec> modules = {
+      {"onednn", "oneDNN", INFRABENCH_ONEDNN_ABI_VERSION, INFRABENCH_HAS_ONEDNN != 0,
+       "apt-get install libdnnl2"},
+      {"openblas", "OpenBLAS", INFRABENCH_OPENBLAS_ABI_VERSION, INFRABENCH_HAS_OPENBLAS != 0,
+       "apt-get install libopenblas0"},
+      {"opencv", "OpenCV", INFRABENCH_OPENCV_ABI_VERSION, INFRABENCH_HAS_OPENCV != 0,
+       "apt-get install libopencv-core406 libopencv-imgproc406"},
+  };
+  return modules;
+}
+
+const module_spec& spec_of(std::string_view id) {
+  for (const auto& m : known_modules()) {
+    if (m.id == id) return m;
+  }
+  throw std::logic_error("no backend module named '" + std::string(id) + "'");
+}
+
+std::string module_file_name(std::string_view id) {
+  return "libinfrabench_" + std::string(id) + ".so";
+}
+
+std::vector<std::string> module_dirs() {
+  if (const char* dir = std::getenv("INFRABENCH_MODULE_DIR"); dir != nullptr && *dir != '\0') {
+    return {dir};
+  }
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec || exe.empty()) return {};
+  const std::filesystem::path dir = exe.parent_path();
+  return {dir.string(), (dir.parent_path() / "lib" / "infrabench").string()};
+}
+
+std::optional<std::string> locate(std::string_view id) {
+  const std::string file = module_file_name(id);
+  for (const auto& dir : module_dirs()) {
+    const std::string path = dir + "/" + file;
+    struct stat st {};
+    if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) return path;
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+bool contains(std::string_view text, std::string_view what) {
+  return text.find(what) != std::string_view::npos;
+}
+
+std::string joined(const std::vector<std::string>& parts) {
+  std::string out;
+  for (const auto& p : parts) out += (out.empty() ? "" : ", ") + p;
+  return out;
+}
+
+coded_reason not_found(const module_spec& spec) {
+  const auto dirs = module_dirs();
+  return {
+      reason_code::unsupported,
+      spec.library + " module " + module_file_name(spec.id) + " not found (looked in " +
+          (dirs.empty() ? std::string("no directory: /proc/self/exe unreadable") : joined(dirs)) +
+          ")"};
+}
+
+coded_reason not_built(const module_spec& spec) {
+  return {reason_code::not_built, spec.library + " was not found when infrabench was built (" +
+                                      spec.install_hint + " and its -dev package, then rebuild)"};
+}
+
+// Opens the module at `path` and checks its table.
+loaded_module open_module(const module_spec& spec, const std::string& path) {
+  loaded_module m;
+  m.path = path;
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* e = dlerror();
+    m.reason = explain_load_error(spec, e != nullptr ? e : "dlopen failed");
+    return m;
+  }
+  auto entry = reinterpret_cast<infrabench_module_entry_fn>(dlsym(handle, INFRABENCH_MODULE_ENTRY));
+  const infrabench_module_header* table = entry != nullptr ? entry(spec.abi_version) : nullptr;
+  if (table == nullptr || table->abi_version != spec.abi_version || table->id == nullptr ||
+      spec.id != table->id) {
+    m.reason = {reason_code::unsupported, path + " is not the " + spec.library +
+                                              " module this infrabench expects (table " + spec.id +
+                                              " version " + std::to_string(spec.abi_version) +
+                                              "; a module from another build?)"};
+    return m;  // left open: closing a library that may have started threads is not safe
+  }
+  if (table->error != nullptr) {
+    m.reason = explain_load_error(spec, table->error);
+    return m;
+  }
+  m.table = table;
+  return m;
+}
+
+}  // namespace
+
+// dlopen reports only text (dlerror, no errno): these are glibc's ld.so messages.
+coded_reason explain_load_error(const module_spec& spec, std::string_view error) {
+  const std::string detail = " (" + std::string(error) + ")";
+  if (contains(error, "cannot open shared object file") ||
+      contains(error, "No such file or directory")) {
+    return {reason_code::unsupported,
+            spec.library + " not installed" + detail +
+                (spec.install_hint.empty() ? "" : "; " + spec.install_hint)};
+  }
+  if (contains(error, "undefined symbol") || contains(error, "version `")) {
+    return {reason_code::unsupported,
+            spec.library + " installed is not the one this module was built for" + detail};
+  }
+  if (contains(error, "failed to map segment") || contains(error, "Cannot allocate memory") ||
+      contains(error, "cannot allocate")) {
+    return {reason_code::resources,
+            spec.library + " could not be loaded: not enough address space or memory" + detail};
+  }
+  if (contains(error, "wrong ELF class") || contains(error, "invalid ELF header")) {
+    return {reason_code::unsupported,
+            spec.library + " library is not for this machine's architecture" + detail};
+  }
+  return {reason_code::unsupported, spec.library + " could not be loaded" + detail};
+}
+
+coded_reason unavailable_without_loading(std::string_view id) {
+  const module_spec& spec = spec_of(id);
+  if (!spec.compiled_in) return not_built(spec);
+  if (!locate(id)) return not_found(spec);
+  return {};
+}
+
+namespace req {
+namespace {
+// Plain functions, so the requirements are constant-initialised: benchmarks copy them while the
+// program's static objects are still being made (INFRABENCH_REGISTER), in any order.
+std::string check_openblas(const capabilities&) {
+  return unavailable_without_loading("openblas").text;
+}
+reason_code code_openblas(const capabilities&) {
+  return unavailable_without_loading("openblas").code;
+}
+std::string check_onednn(const capabilities&) {
+  return unavailable_without_loading("onednn").text;
+}
+reason_code code_onednn(const capabilities&) {
+  return unavailable_without_loading("onednn").code;
+}
+std::string check_opencv(const capabilities&) {
+  return unavailable_without_loading("opencv").text;
+}
+reason_code code_opencv(const capabilities&) {
+  return unavailable_without_loading("opencv").code;
+}
+}  // namespace
+constinit const requirement openblas{"openblas", &check_openblas, &code_openblas};
+constinit const requirement onednn{"onednn", &check_onednn, &code_onednn};
+constinit const requirement opencv{"opencv", &check_opencv, &code_opencv};
+}  // namespace req
+
+const loaded_module& load(std::string_view id) {
+  static std::mutex mutex;
+  static std::map<std::string, loaded_module, std::less<>> loaded;
+  const std::lock_guard lock(mutex);
+  if (const auto it = loaded.find(id); it != loaded.end()) return it->second;
+  const module_spec& spec = spec_of(id);
+  loaded_module m;
+  if (!spec.compiled_in) {
+    m.reason = {reason_code::not_built,
+                spec.library + " was not found when infrabench was built (" + spec.install_hint +
+                    " and its -dev package, then rebuild)"};
+  } else if (const auto path = locate(id)) {
+    m = open_module(spec, *path);
+  } else {
+    m.reason = not_found(spec);
+  }
+  return loaded.emplace(std::string(id), std::move(m)).first->second;
+}
+
+}  // namespace infrabench::backends
