@@ -86,24 +86,23 @@ std::vector<std::string> problems(const ib::reports::report_view& r, const healt
 int health_check(const health_options& opt, const std::vector<std::string>& run_args) {
   health_options o = opt;
   if (!o.baseline.empty()) (void)ib::reports::load_baseline(o.baseline);  // bad input: exit 2 now
-  const bool keep = !o.report.empty();
-  if (keep) {
-    ib::check_output_path(o.report);
-  } else {
+  // The evidence stays: the last health report of this node, replaced by the next check.
+  if (o.report.empty()) {
+    char host[256] = {};
+    ::gethostname(host, sizeof(host) - 1);
     o.report = (std::filesystem::temp_directory_path() /
-                ("infrabench-health-" + std::to_string(::getpid()) + ".json"))
+                ("infrabench-health-" + std::string(host) + ".json"))
                    .string();
   }
-  std::vector<std::string> args = {"infrabench", "run",  "--filter", "^health/",
-                                   "-q",         "-o",   o.report,   "--format",
-                                   "csv"};
+  ib::check_output_path(o.report);
+  std::vector<std::string> args = {"infrabench", "run",    "--filter", "^health/", "-q",
+                                   "-o",         o.report, "--format", "csv"};
   args.insert(args.end(), run_args.begin(), run_args.end());
   const int rc = call_quietly(args);
   if (rc == 2 || !std::filesystem::exists(o.report)) return 2;  // run said why on stderr
   const ib::reports::report_view r = ib::reports::load_report(o.report);
   const std::string host = r.hosts.empty() ? "" : r.hosts[0].value("hostname", "");
   const std::vector<std::string> bad = problems(r, o);
-  if (!keep) std::filesystem::remove(o.report);
   if (bad.empty()) {
     std::size_t passed = 0;
     for (const auto& res : r.results) passed += res.status == "passed";
@@ -126,7 +125,9 @@ int health_check(const health_options& opt, const std::vector<std::string>& run_
        auto run_args = std::make_shared<std::vector<std::string>>();
        sub.add_option("--baseline,-b", o->baseline,
                       "also judge the health results against this baseline's rules");
-       sub.add_option("-o,--output", o->report, "keep the report here (default: none kept)");
+       sub.add_option(
+           "-o,--output", o->report,
+           "the report (default: $TMPDIR/infrabench-health-HOST.json, replaced each time)");
        sub.add_option("RUN_ARGS", *run_args, "after --: more options for run (--timeout, ...)");
        return [o, run_args] { return health_check(*o, *run_args); };
      }});

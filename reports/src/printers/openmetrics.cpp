@@ -126,8 +126,7 @@ class openmetrics_printer final : public printer {
     const verdict_counts c = count(v.verdicts);
     family(out, "infrabench_check_failed_rules", "rules that FAILed (0: the node passes)");
     sample(out, "infrabench_check_failed_rules",
-           {{"baseline", v.b.name.empty() ? v.b.path : v.b.name}},
-           static_cast<double>(c.fail));
+           {{"baseline", v.b.name.empty() ? v.b.path : v.b.name}}, static_cast<double>(c.fail));
     family(out, "infrabench_result_status",
            "1 for each configuration, labelled with its status (passed, skipped, failed) and "
            "validity");

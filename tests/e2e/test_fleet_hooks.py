@@ -1,0 +1,73 @@
+"""The hooks fleets already run (issue 28, item 6): `infrabench health-check` as Slurm's
+HealthCheckProgram / NHC runs it (one line, exit 0 healthy, 1 drain, 2 bad input), and the
+`openmetrics` format for the node exporter's textfile collector, read back with a real parser
+(Debian's python3-prometheus-client)."""
+import subprocess
+
+import pytest
+from prometheus_client.openmetrics.parser import text_string_to_metric_families
+
+from conftest import BIN, FAST, run
+from test_acceptance import fake_nvml_env, gpu, write
+
+HEALTH_ARGS = ["--", "-a", "rounds=20", "--min-time", "0.01", "--max-time", "0.05"]
+
+
+def test_health_check_says_ok_in_one_line_on_a_healthy_node(tmp_path):
+    env = fake_nvml_env(tmp_path, [gpu(), gpu()])
+    p = run("health-check", *HEALTH_ARGS, env=env, timeout=300)
+    assert p.returncode == 0, p.stdout + p.stderr
+    lines = p.stdout.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("OK: "), p.stdout
+
+
+def test_health_check_gives_the_drain_reason_of_a_sick_gpu(tmp_path):
+    sick = gpu(nvlinks_down=[3], xids=[{"at_s": 0.0, "xid": 79}])
+    env = fake_nvml_env(tmp_path, [gpu(), sick])
+    p = run("health-check", *HEALTH_ARGS, env=env, timeout=300)
+    assert p.returncode == 1, p.stdout + p.stderr
+    lines = p.stdout.strip().splitlines()
+    assert len(lines) == 1, p.stdout
+    assert ": DRAIN: " in lines[0] and "health/gpu_nvlink" in lines[0], lines[0]
+    assert len(lines[0]) <= 240
+
+
+def test_health_check_refuses_bad_input_before_running(tmp_path):
+    p = run("health-check", "--baseline", str(tmp_path / "missing.json"))
+    assert p.returncode == 2
+    assert p.stdout == "" and len(p.stderr.strip().splitlines()) == 1, p.stderr
+
+
+def families(text):
+    return {f.name: f for f in text_string_to_metric_families(text)}
+
+
+def test_run_results_as_openmetrics_parse_with_a_real_parser(tmp_path):
+    p = run("run", "--filter", "^bandwidth/memory_latency$", "-a", "working_set=16KiB", *FAST,
+            "--telemetry", "off", "-o", str(tmp_path / "r.json"), "--format", "openmetrics")
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.endswith("# EOF\n")
+    fam = families(p.stdout)
+    values = fam["infrabench_result_value"].samples
+    ns = [s for s in values if s.labels["metric"] == "ns_per_load"]
+    assert ns and ns[0].labels["benchmark"] == "bandwidth/memory_latency"
+    assert "working_set=16KiB" in ns[0].labels["configuration"] and ns[0].labels["unit"] == "ns"
+    assert ns[0].value > 0
+    status = fam["infrabench_result_status"].samples
+    assert {s.labels["status"] for s in status} == {"passed"}
+
+
+def test_verdicts_as_openmetrics_parse_and_carry_the_verdict(tmp_path):
+    report = str(tmp_path / "r.json")
+    p = run("run", "--filter", "^bandwidth/memory_latency$", "-a", "working_set=16KiB", *FAST,
+            "--telemetry", "off", "-o", report)
+    assert p.returncode == 0, p.stderr
+    base = write(tmp_path, "b.json", {"infrabench_baseline": 1, "name": "hooks", "rules": [
+        {"id": "latency \"quoted\"", "benchmark": "bandwidth/memory_latency", "metric": "ns_per_load",
+         "max": 0.001}]})
+    c = run("check", report, "-b", base, "--format", "openmetrics")
+    assert c.returncode == 1, c.stdout + c.stderr
+    fam = families(c.stdout)
+    (v,) = fam["infrabench_verdict"].samples
+    assert v.labels["verdict"] == "FAIL" and v.labels["rule"] == 'latency "quoted"'
+    assert fam["infrabench_check_failed_rules"].samples[0].value == 1
