@@ -292,11 +292,11 @@ int gate_regressions(const comparison& c, double pct) {
          co.min_effect = o->min_effect_pct / 100;
          if (!o->price.empty()) co.price = parse_label_values(o->price, "--price");
          if (!o->power.empty()) co.power = parse_label_values(o->power, "--power");
-         if (!o->meta.empty()) read_meta(o->meta, co);
          if (!o->output.empty()) check_output_path(o->output);
          std::vector<std::string> inputs = o->reports;
          inputs.push_back(o->meta);
          check_distinct_files(inputs, {o->output});
+         if (!o->meta.empty()) read_meta(o->meta, co);
          const comparison c = compare_reports(reports, co);
          std::ostringstream text;
          printer_registry::instance().find(o->format, document::comparison).print(text, c);

@@ -139,10 +139,10 @@ struct report_view {
 [[nodiscard]] report_view load_report(const std::string& path);
 
 // The most a report, baseline or metadata file may hold (read_text_file's bound; a regular file
-// is refused by its size before it is read). Reading takes about 5x a real report's size in
-// memory at its peak (the parsed document; up to ~25x for text made of tiny objects), so the
-// bound is what caps memory: 128 MiB holds a 64-rank full-suite report (tens of MiB, see
-// docs/reports.md) with room to spare, and keeps a hostile file under a few GB.
+// is refused by its size before it is read). Reading takes about 4.5x a real report's size in
+// memory at its peak (the parsed document; about 12x for text made of tiny objects), so the
+// bound is what caps memory: 128 MiB holds a 64-rank full-suite report (about 65 MB, see
+// docs/reports.md) and keeps a hostile file under 2 GB.
 inline constexpr std::size_t max_input_bytes = std::size_t{128} << 20;
 
 // Per benchmark, the axes that take more than one value across these reports' results (the ones
