@@ -52,6 +52,8 @@ int accept(const accept_options& o, const std::vector<std::string>& run_args) {
   for (const auto& path : {o.report, o.junit, o.html}) {
     if (!path.empty()) ib::check_output_path(path);
   }
+  const bool suite_file = suite.find('/') != std::string::npos || suite.ends_with(".json");
+  ib::check_distinct_files({o.baseline, suite_file ? suite : ""}, {o.report, o.junit, o.html});
   std::vector<std::string> args = {"infrabench", "run",      "--suite", suite,
                                    "--baseline", o.baseline, "-o",      o.report};
   if (!o.junit.empty()) args.insert(args.end(), {"--junit", o.junit});

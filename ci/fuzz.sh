@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Fuzzes the report and baseline parsers (and what consumes their output) with libFuzzer for a
-# bounded time: INFRABENCH_FUZZ_SECONDS per target (default 25, so under a minute of fuzzing for
-# both). Needs clang and libclang-rt-14-dev (ci/install-deps.sh). The seed corpus is
-# tests/fuzz/corpus/ (plus tests/fuzz/regressions/, inputs that once crashed); new inputs go to a
+# Fuzzes the report, baseline and suite parsers (and what consumes their output) with libFuzzer
+# for a bounded time: INFRABENCH_FUZZ_SECONDS per target (default 25, so about a minute and a half
+# for the three). Needs clang and libclang-rt-14-dev (ci/install-deps.sh). The seed corpus is
+# tests/fuzz/corpus/ (each with a depth-nesting seed; the suite target also starts from the shipped
+# configs/suites/) plus tests/fuzz/regressions/, inputs that once crashed; new inputs go to a
 # scratch directory, crashes to build-fuzz/. Exits non-zero on a crash, a leak, a sanitizer report
 # or an exception other than user_error escaping.
 set -euo pipefail
@@ -20,14 +21,16 @@ mkdir -p "$out/obj"
 # printers/csv.cpp: a format that prints what the fuzzed reports compare to; outliers.cpp: the
 # outlier rule rank_stats applies; machine_load.cpp: a result's sampling_load; suite.cpp with no
 # built-in suites: a baseline's "suite", checked when it is parsed; text_file.cpp: the bounded
-# reader both use.)
+# reader both use; json_io.cpp: the JSON reader every input goes through.)
 library=(reports/src/report_io.cpp reports/src/baseline.cpp reports/src/compare.cpp reports/src/rank_stats.cpp
          reports/src/text.cpp reports/src/html_report.cpp reports/src/chartjs_none.cpp
          harness/src/report.cpp harness/src/error.cpp harness/src/axis.cpp harness/src/result.cpp
          harness/src/stats.cpp reports/src/printers/csv.cpp harness/src/outliers.cpp
          harness/src/machine_load.cpp harness/src/suite.cpp harness/src/text_file.cpp
-         tests/fuzz/builtin_suites_none.cpp)
-sources=("${library[@]}" tests/fuzz/fuzz_report.cpp tests/fuzz/fuzz_baseline.cpp)
+         harness/src/json_io.cpp tests/fuzz/builtin_suites_none.cpp)
+targets=(report baseline suite)
+sources=("${library[@]}")
+for target in "${targets[@]}"; do sources+=("tests/fuzz/fuzz_$target.cpp"); done
 flags="-std=c++20 -g -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -Ireports/include -Iharness/include"
 echo "==== fuzz: building with $($cxx --version | head -1)"
 # An object is rebuilt when its source or any header is newer: a changed struct must not leave
@@ -37,12 +40,14 @@ printf '%s\n' "${sources[@]}" |
   xargs -P "$(nproc)" -I{} sh -c 'o="$1/obj/$(echo "$2" | tr / _).o"; [ "$o" -nt "$2" ] && [ "$o" -nt "$5" ] || exec $3 $4 -c "$2" -o "$o"' _ "$out" {} "$cxx" "$flags" "$newest_header"
 objs=()
 for s in "${library[@]}"; do objs+=("$out/obj/$(echo "$s" | tr / _).o"); done
-for target in report baseline; do
+for target in "${targets[@]}"; do
   "$cxx" -fsanitize=fuzzer,address,undefined "${objs[@]}" "$out/obj/tests_fuzz_fuzz_$target.cpp.o" -o "$out/fuzz_$target"
 done
 status=0
-for target in report baseline; do
+for target in "${targets[@]}"; do
   work=$(mktemp -d)
+  seeds=("tests/fuzz/corpus/$target")
+  if [ "$target" = suite ]; then seeds+=(configs/suites); fi
   # Inputs that crashed once stay fixed: replay them first.
   for r in tests/fuzz/regressions/$target-*; do
     [ -e "$r" ] || continue
@@ -55,7 +60,7 @@ for target in report baseline; do
   echo "==== fuzz: $target for ${secs} s (seed corpus tests/fuzz/corpus/$target)"
   if ! ASAN_OPTIONS=detect_leaks=1 "$out/fuzz_$target" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
       -max_len=16384 -dict=tests/fuzz/json.dict -artifact_prefix="$out/crash-$target-" -print_final_stats=1 \
-      "$work" "tests/fuzz/corpus/$target" 2>"$out/fuzz_$target.log"; then
+      "$work" "${seeds[@]}" 2>"$out/fuzz_$target.log"; then
     status=1
     tail -40 "$out/fuzz_$target.log" >&2
     echo "fuzz: $target FAILED; reproducer under $out/crash-$target-*" >&2
@@ -65,5 +70,5 @@ for target in report baseline; do
   fi
   rm -rf "$work"
 done
-if [ "$status" -eq 0 ]; then echo "==== fuzz: no crash in either target"; fi
+if [ "$status" -eq 0 ]; then echo "==== fuzz: no crash in any target"; fi
 exit "$status"

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "infrabench/communicator.h"
+#include "infrabench/json_io.h"
 #include "infrabench/result.h"
 
 namespace infrabench::storage_bench {
@@ -65,7 +66,7 @@ bool node_local_skip(const job_input_row& r) {
 }
 
 void job_body(state& st, const std::string& workload, const job_combine_fn& combine) {
-  const auto all = st.comm().gather_strings(my_row(st, workload).dump());
+  const auto all = st.comm().gather_strings(json_text(my_row(st, workload)));
   // A collective: rank 0 records the job's row (the runner keeps only its result).
   if (st.comm().rank() != 0)
     st.skip(infrabench::reason_code::node_local, "the job's row is rank 0's");

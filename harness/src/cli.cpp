@@ -33,6 +33,7 @@
 #include "infrabench/communicator.h"
 #include "infrabench/console.h"
 #include "infrabench/error.h"
+#include "infrabench/json_io.h"
 #include "infrabench/options.h"
 #include "infrabench/printer.h"
 #include "infrabench/report.h"
@@ -158,13 +159,7 @@ int cmd_list_suite(const std::string& name, bool as_json) {
 int cmd_list(const std::string& filter, bool as_json) {
   const capabilities caps = probe_capabilities(1);
   std::optional<std::regex> re;
-  if (!filter.empty()) {
-    try {
-      re.emplace(filter);
-    } catch (const std::regex_error& e) {
-      throw user_error("--filter '" + filter + "' is not a valid regular expression: " + e.what());
-    }
-  }
+  if (!filter.empty()) re = compile_filter(filter, "--filter");
   json out = json::array();
   std::size_t shown = 0;
   for (const auto& b : registry::instance().all()) {
@@ -177,7 +172,7 @@ int cmd_list(const std::string& filter, bool as_json) {
     }
   }
   if (shown == 0) throw user_error("--filter '" + filter + "' matches no benchmark");
-  if (as_json) std::cout << out.dump(2) << std::endl;
+  if (as_json) std::cout << json_text(out, 2) << std::endl;
   return exit_ok;
 }
 
@@ -186,7 +181,7 @@ int cmd_sysinfo(bool as_json) {
   json inv = collect_system_inventory(caps);
   inv["capabilities"] = caps.to_json();
   if (as_json) {
-    std::cout << inv.dump(2) << std::endl;
+    std::cout << json_text(inv, 2) << std::endl;
     return exit_ok;
   }
   // The human form: one "key: value" line per leaf, nested keys joined with '.'.
@@ -197,7 +192,7 @@ int cmd_sysinfo(bool as_json) {
     } else if (j.is_array() && !j.empty() && (j.front().is_object() || j.front().is_array())) {
       for (std::size_t i = 0; i < j.size(); ++i) walk(j[i], prefix + "[" + std::to_string(i) + "]");
     } else {
-      std::cout << prefix << ": " << (j.is_string() ? j.get<std::string>() : j.dump()) << "\n";
+      std::cout << prefix << ": " << (j.is_string() ? j.get<std::string>() : json_text(j)) << "\n";
     }
   };
   walk(inv, "");
@@ -392,7 +387,7 @@ refusal agree_across_ranks(communicator& comm, const run_plan& plan, const optio
     return {"another rank refused the run (see its message)", true};
   }
   const bool root = comm.rank() == 0;
-  const auto all = comm.gather_strings(to_json(make_run_fingerprint(plan, options)).dump());
+  const auto all = comm.gather_strings(json_text(to_json(make_run_fingerprint(plan, options))));
   std::vector<run_fingerprint> by_rank;
   for (const auto& s : all) by_rank.push_back(run_fingerprint_from_json(json::parse(s)));
   const std::string why = comm.broadcast_string(
@@ -506,7 +501,7 @@ class run_session {
   std::vector<result> run(const run_plan& plan) {
     // Other ranks send rank 0 their inventory and each result as they go, so that the partial
     // report written after a failure (a rank died, a link went down) still holds them.
-    if (multi() && !root()) m_comm.publish('I', m_inventory.dump());
+    if (multi() && !root()) m_comm.publish('I', json_text(m_inventory));
     std::signal(SIGINT, on_signal);
     std::signal(SIGTERM, on_signal);
     m_comm.set_failure_handler(
@@ -543,7 +538,7 @@ class run_session {
     if (!multi()) return true;
     interrupted = m_comm.allreduce_max(interrupted ? 1.0 : 0.0) > 0;
     const json mine = {{"inventory", m_inventory}, {"results", all_results}};
-    const auto gathered = m_comm.gather_strings(mine.dump());
+    const auto gathered = m_comm.gather_strings(json_text(mine));
     if (!root()) return false;
     all_results = json::array();
     hosts = json::array();
@@ -595,7 +590,7 @@ class run_session {
       std::lock_guard lock(m_results_mu);
       m_finished.push_back(r);
     }
-    if (multi() && !root()) m_comm.publish('R', r.to_json().dump());
+    if (multi() && !root()) m_comm.publish('R', json_text(r.to_json()));
   }
 
   json write_report(const json& results, const json& hosts) {
@@ -603,7 +598,8 @@ class run_session {
     m_ctx.hosts = hosts;
     json report = make_report(m_ctx, results);
     if (m_sampler) report["telemetry"] = m_sampler->to_json();
-    m_report_fate = deliver_report(m_opt.output, report.dump(2) + "\n", &m_report_where_asked);
+    m_report_fate =
+        deliver_report(m_opt.output, json_text(report, 2) + "\n", &m_report_where_asked);
     return report;
   }
 
@@ -734,6 +730,20 @@ class run_session {
   bool m_report_where_asked = true;
 };
 
+// The files `run` reads (a suite file, --baseline) and writes (-o, --junit): no output may be
+// one of the others (`--baseline b.json -o b.json` would replace the baseline it checks against).
+void check_run_files(const run_options& opt, const selection& sel, const option_values& values) {
+  std::vector<std::string> inputs, outputs{opt.output};
+  if (sel.selected_suite.source != "builtin") inputs.push_back(sel.selected_suite.source);
+  for (const auto& o : option_registry::instance().all()) {
+    const auto v = values.find(o->name);
+    if (v == values.end() || v->second.empty()) continue;
+    if (o->file == run_option::file_use::input) inputs.push_back(v->second);
+    if (o->file == run_option::file_use::output) outputs.push_back(v->second);
+  }
+  check_distinct_files(inputs, outputs);
+}
+
 int cmd_run(const run_options& opt, const std::vector<std::string>& command_line, int* argc,
             char*** argv) {
   auto comm = make_communicator(argc, argv);
@@ -747,10 +757,14 @@ int cmd_run(const run_options& opt, const std::vector<std::string>& command_line
   option_values options;
   std::string error;
   try {
-    plan = make_plan(registry::instance(), make_selection(opt, command_line), caps);
+    const selection sel = make_selection(opt, command_line);
+    plan = make_plan(registry::instance(), sel, caps);
     options = collect_option_values(opt);
     for (const auto& hook : cli_extensions::instance().pre_run_hooks) hook(options);
-    if (root) check_output_path(opt.output);
+    if (root) {
+      check_output_path(opt.output);
+      check_run_files(opt, sel, options);
+    }
   } catch (const user_error& e) {
     error = e.what();
   }

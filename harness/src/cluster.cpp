@@ -11,6 +11,7 @@
 
 #include "infrabench/cli_extension.h"
 #include "infrabench/error.h"
+#include "infrabench/json_io.h"
 
 // ---- multi-rank run options ---------------------------------------------------------------------
 
@@ -95,7 +96,7 @@ std::string axes_text(const json& r) {
     out += " " + k + "=" +
            (disp.contains(k) ? disp[k].get<std::string>()
             : v.is_string()  ? v.get<std::string>()
-                             : v.dump());
+                             : json_text(v));
   }
   return out;
 }
@@ -304,7 +305,7 @@ std::vector<std::vector<const json*>> group_by_config(const json& results) {
   std::map<std::string, std::vector<const json*>> groups;
   for (const auto& r : results) {
     if (r.at("status") != "passed") continue;
-    const std::string key = r.at("benchmark").get<std::string>() + " " + r.at("axes").dump();
+    const std::string key = r.at("benchmark").get<std::string>() + " " + json_text(r.at("axes"));
     if (!groups.count(key)) order.push_back(key);
     groups[key].push_back(&r);
   }

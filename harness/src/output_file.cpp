@@ -73,6 +73,22 @@ std::string follow(const std::string& link) {
   return text.is_absolute() ? text.string() : (fs::path(parent_dir(link)) / text).string();
 }
 
+// The kernel's protected_symlinks rule, kept whatever the sysctl says (we follow links ourselves,
+// so the kernel's check never sees them): in a sticky world-writable directory (/tmp), a link is
+// followed only when it belongs to us or to the directory's owner. Another user's
+// `/tmp/report.json -> /etc/shadow` would otherwise have us replace the file it names.
+void refuse_unprotected_link(const std::string& path, const std::string& link, uid_t link_owner) {
+  const std::string dir = parent_dir(link);
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0) return;  // the lookup that follows reports it
+  const bool sticky_world_writable = (st.st_mode & S_ISVTX) && (st.st_mode & S_IWOTH);
+  if (!sticky_world_writable || link_owner == ::geteuid() || link_owner == st.st_uid) return;
+  refuse(path, "the symbolic link " + link + " in the sticky world-writable directory " + dir +
+                   " belongs to uid " + std::to_string(link_owner) +
+                   ", neither you nor the directory's owner: not following it (the kernel's "
+                   "protected_symlinks rule)");
+}
+
 // A new file at `target`: its directory must exist and be a directory.
 void require_parent_directory(const std::string& path, const std::string& target) {
   const std::string dir = parent_dir(target);
@@ -317,6 +333,7 @@ output_target resolve_output(const std::string& path) {
       return t;
     }
     if (S_ISLNK(st.st_mode)) {
+      refuse_unprotected_link(path, cur, st.st_uid);
       cur = follow(cur);
       continue;
     }
@@ -348,6 +365,65 @@ void check_output_path(const std::string& path) {
     ::unlink(temp.c_str());
   } else if (t.kind == output_kind::write_through) {
     if (::access(t.target.c_str(), W_OK) != 0) refuse(path, std::strerror(errno));
+  }
+}
+
+namespace {
+
+// What makes two paths the same file: the device and inode when it exists, else the path with
+// its directories' links resolved.
+struct file_identity {
+  bool exists = false;
+  dev_t dev = 0;
+  ino_t ino = 0;
+  std::string path;
+
+  [[nodiscard]] bool same_as(const file_identity& o) const {
+    return (exists && o.exists && dev == o.dev && ino == o.ino) || path == o.path;
+  }
+};
+
+file_identity identity_of(const std::string& path) {
+  file_identity id;
+  std::error_code ec;
+  id.path = fs::weakly_canonical(fs::absolute(path, ec), ec).string();
+  if (ec) id.path = fs::absolute(path, ec).lexically_normal().string();
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) {
+    id.exists = true;
+    id.dev = st.st_dev;
+    id.ino = st.st_ino;
+  }
+  return id;
+}
+
+}  // namespace
+
+void check_distinct_files(const std::vector<std::string>& inputs,
+                          const std::vector<std::string>& outputs) {
+  std::vector<std::pair<std::string, file_identity>> in, out;
+  for (const auto& p : inputs) {
+    if (!p.empty()) in.emplace_back(p, identity_of(p));
+  }
+  for (const auto& p : outputs) {
+    if (p.empty()) continue;
+    // A device, FIFO, socket or descriptor is written in place: nothing there is replaced.
+    const output_target t = resolve_output(p);
+    if (t.kind != output_kind::replace) continue;
+    const file_identity id = identity_of(t.target);
+    for (const auto& [name, other] : in) {
+      if (id.same_as(other)) {
+        refuse(p, "is the same file as the input " + name +
+                      ": writing it would destroy that input (give another path)");
+      }
+    }
+    for (const auto& [name, other] : out) {
+      if (id.same_as(other)) {
+        refuse(p, "is the same file as the output " + name +
+                      ": one would replace the other (give each output its own path)");
+      }
+    }
+    out.emplace_back(p, id);
   }
 }
 

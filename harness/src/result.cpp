@@ -1,5 +1,6 @@
 #include "infrabench/result.h"
 
+#include "infrabench/json_io.h"
 #include "infrabench/stats.h"
 
 namespace infrabench {
@@ -49,7 +50,7 @@ std::string result_identity(std::string_view benchmark,
                             const std::map<std::string, nlohmann::json>& axes,
                             std::optional<int> rank) {
   std::string key(benchmark);
-  for (const auto& [k, v] : axes) key += "|" + k + "=" + v.dump();
+  for (const auto& [k, v] : axes) key += "|" + k + "=" + json_text(v);
   if (rank) key += "|rank=" + std::to_string(*rank);
   return key;
 }

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "infrabench/build_info.h"
+#include "infrabench/json_io.h"
 
 namespace infrabench {
 namespace {
@@ -33,7 +34,7 @@ run_fingerprint make_run_fingerprint(const run_plan& plan, const option_values& 
                     {"warm_up_s", number(s.warm_up_s)},
                     {"max_cv", number(s.max_cv)}};
   for (const auto& [name, value] : options) f.emplace_back("--" + name, value);
-  f.emplace_back(configurations_item, plan.effective_suite.dump());
+  f.emplace_back(configurations_item, json_text(plan.effective_suite));
   return f;
 }
 

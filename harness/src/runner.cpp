@@ -11,19 +11,12 @@
 
 #include "infrabench/communicator.h"
 #include "infrabench/error.h"
+#include "infrabench/json_io.h"
 
 namespace infrabench {
 namespace {
 
 using json = nlohmann::json;
-
-std::regex compile_regex(const std::string& pattern, const std::string& what) {
-  try {
-    return std::regex(pattern, std::regex::ECMAScript);
-  } catch (const std::regex_error& e) {
-    throw user_error(what + " '" + pattern + "' is not a valid regular expression: " + e.what());
-  }
-}
 
 json value_to_json(const axis_value& v) {
   return std::visit([](const auto& x) { return json(x); }, v);
@@ -44,7 +37,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 // The suite entries' filters, compiled once.
 std::vector<std::regex> entry_regexes(const suite& su) {
   std::vector<std::regex> out;
-  for (const auto& e : su.entries) out.push_back(compile_regex(e.filter, "suite filter"));
+  for (const auto& e : su.entries) out.push_back(compile_filter(e.filter, "suite filter"));
   return out;
 }
 
@@ -297,7 +290,7 @@ run_plan make_plan(const registry& reg, const selection& sel, const capabilities
   const suite& su = sel.selected_suite;
   const std::vector<std::regex> entry_regex = entry_regexes(su);
   std::optional<std::regex> filter;
-  if (sel.filter) filter = compile_regex(*sel.filter, "--filter");
+  if (sel.filter) filter = compile_filter(*sel.filter, "--filter");
 
   run_plan plan;
   for (const auto& owned : reg.all()) {
@@ -479,11 +472,11 @@ std::optional<result> runner::run_multi(const benchmark& bench, const config& cf
   const coded_reason unmet = bench.unmet(m_caps);
   if (m_comm.allreduce_max(unmet.empty() ? 0.0 : 1.0) > 0) {
     const json mine = {{"code", std::string(to_string(unmet.code))}, {"text", unmet.text}};
-    const auto all = m_comm.gather_strings(mine.dump());
+    const auto all = m_comm.gather_strings(json_text(mine));
     const coded_reason why =
         me == 0 ? skip_everywhere_reason(all, m_comm.hostnames()) : coded_reason{};
     const json shared = json::parse(m_comm.broadcast_string(
-        json{{"code", std::string(to_string(why.code))}, {"text", why.text}}.dump()));
+        json_text(json{{"code", std::string(to_string(why.code))}, {"text", why.text}})));
     result r = make_result(bench, cfg, me, m_comm.hostname());
     r.set_status(
         status::skipped,
@@ -501,7 +494,7 @@ std::optional<result> runner::run_multi(const benchmark& bench, const config& cf
   if (bench.scope() == rank_scope::every_rank) return r;
 
   // A collective: rank 0 records it; other ranks' failures and failed checks fold into it.
-  const auto all = m_comm.gather_strings(outcome_json(r).dump());
+  const auto all = m_comm.gather_strings(json_text(outcome_json(r)));
   if (me != 0) return std::nullopt;
   fold_other_ranks(r, all, m_comm.hostnames());
   return r;

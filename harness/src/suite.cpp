@@ -1,8 +1,10 @@
 #include "infrabench/suite.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "infrabench/error.h"
+#include "infrabench/json_io.h"
 #include "infrabench/text_file.h"
 
 namespace infrabench {
@@ -40,7 +42,56 @@ void check_keys(const json& obj, std::initializer_list<std::string_view> allowed
   }
 }
 
+// libstdc++'s default matcher backtracks: `(.*)*(.*)*...x` takes exponential time on a name. Its
+// polynomial one (a Thompson NFA) does not, and refuses only back-references, which a filter on
+// benchmark names has no use for.
+#if defined(__GLIBCXX__)
+constexpr auto filter_syntax = std::regex::ECMAScript | std::regex_constants::__polynomial;
+#else
+constexpr auto filter_syntax = std::regex::ECMAScript;
+#endif
+
+// A pattern for a message: whole when short, else its start and its length.
+std::string shown_pattern(const std::string& pattern) {
+  if (pattern.size() <= 80) return "'" + pattern + "'";
+  return "'" + pattern.substr(0, 60) + "...' (" + std::to_string(pattern.size()) + " characters)";
+}
+
+// How deep the pattern's groups nest: '(' not escaped; a parenthesis in a bracket expression
+// counts too, which can only overstate.
+std::size_t group_nesting(const std::string& pattern) {
+  std::size_t depth = 0, deepest = 0;
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] == '\\') {
+      ++i;
+    } else if (pattern[i] == '(') {
+      deepest = std::max(deepest, ++depth);
+    } else if (pattern[i] == ')' && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
 }  // namespace
+
+std::regex compile_filter(const std::string& pattern, const std::string& what) {
+  if (pattern.size() > max_filter_length) {
+    throw user_error(what + " " + shown_pattern(pattern) + ": longer than the " +
+                     std::to_string(max_filter_length) + " characters a filter may have");
+  }
+  if (const auto depth = group_nesting(pattern); depth > max_filter_nesting) {
+    throw user_error(what + " " + shown_pattern(pattern) + ": groups nested " +
+                     std::to_string(depth) + " deep, deeper than the " +
+                     std::to_string(max_filter_nesting) + " a filter may have");
+  }
+  try {
+    return std::regex(pattern, filter_syntax);
+  } catch (const std::regex_error& e) {
+    throw user_error(what + " " + shown_pattern(pattern) +
+                     " is not a valid regular expression: " + e.what());
+  }
+}
 
 std::vector<std::string> builtin_suite_names() {
   std::vector<std::string> names;
@@ -49,17 +100,6 @@ std::vector<std::string> builtin_suite_names() {
 }
 
 namespace {
-
-json parse_suite_json(const std::string& text, const std::string& source) {
-  try {
-    return json::parse(text);
-  } catch (const json::parse_error& e) {
-    // nlohmann's message already says "at line L, column C"; drop its "[json.exception...]" tag.
-    std::string msg = e.what();
-    if (const auto pos = msg.find("] "); pos != std::string::npos) msg = msg.substr(pos + 2);
-    throw user_error("suite " + source + ": invalid JSON: " + msg);
-  }
-}
 
 std::string optional_string(const json& doc, const char* key, const std::string& where) {
   if (!doc.contains(key)) return {};
@@ -88,6 +128,7 @@ suite_entry parse_entry(const json& e, const std::string& ew) {
   }
   suite_entry entry;
   entry.filter = e["filter"].get<std::string>();
+  (void)compile_filter(entry.filter, ew + ": \"filter\"");  // refused with the suite
   if (e.contains("estimate_s")) {
     if (!e["estimate_s"].is_number() || !(e["estimate_s"].get<double>() > 0))
       throw user_error(ew + ": \"estimate_s\" must be a number of seconds > 0");
@@ -113,8 +154,8 @@ suite_entry parse_entry(const json& e, const std::string& ew) {
 }  // namespace
 
 suite parse_suite(const std::string& text, const std::string& source) {
-  const json doc = parse_suite_json(text, source);
   const std::string where = "suite " + source;
+  const json doc = parse_json_text(text, where);
   if (!doc.is_object()) throw user_error(where + ": the top level must be an object");
   check_keys(doc, {"$schema", "name", "description", "settings", "benchmarks"}, where);
   suite s;
@@ -164,7 +205,7 @@ std::string suite_axis_text(const nlohmann::json& values) {
   auto one = [](const json& v) -> std::string {
     if (v.is_string()) return v.get<std::string>();
     if (v.is_number_integer()) return std::to_string(v.get<std::int64_t>());
-    return v.dump();
+    return json_text(v);
   };
   if (!values.is_array()) return one(values);
   std::string out;

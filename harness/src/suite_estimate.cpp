@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <regex>
 
+#include "infrabench/json_io.h"
+
 namespace infrabench {
 namespace {
 
@@ -71,13 +73,13 @@ void print_estimate(std::ostream& out, const suite& su, const std::vector<config
                       {"runs_here", e.skip_reason.empty()},
                       {"reason", e.skip_reason}});
     }
-    out << nlohmann::json({{"suite", su.name},
-                           {"source", su.source},
-                           {"configurations", rows},
-                           {"total_s", all},
-                           {"here_s", here},
-                           {"configurations_here", runs_here}})
-               .dump(2)
+    out << json_text(nlohmann::json({{"suite", su.name},
+                                     {"source", su.source},
+                                     {"configurations", rows},
+                                     {"total_s", all},
+                                     {"here_s", here},
+                                     {"configurations_here", runs_here}}),
+                     2)
         << std::endl;
     return;
   }

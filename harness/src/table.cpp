@@ -3,6 +3,7 @@
 #include <map>
 #include <set>
 
+#include "infrabench/json_io.h"
 #include "infrabench/report.h"
 
 namespace infrabench {
@@ -158,8 +159,9 @@ void print_table(std::ostream& out, const nlohmann::json& results, bool show_hos
       }
       const json disp = r->value("axes_display", json::object());
       for (const auto& [axis_name, v] : r->at("axes").items()) {
-        row.push_back(disp.contains(axis_name) ? disp[axis_name].get<std::string>()
-                                               : (v.is_string() ? v.get<std::string>() : v.dump()));
+        row.push_back(disp.contains(axis_name)
+                          ? disp[axis_name].get<std::string>()
+                          : (v.is_string() ? v.get<std::string>() : json_text(v)));
       }
       std::string st = r->at("status").get<std::string>();
       if (st == "passed" && !r->at("valid").get<bool>()) st = "INVALID";

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "infrabench/error.h"
+#include "infrabench/json_io.h"
 #include "infrabench/report.h"
 #include "infrabench/reports/rank_stats.h"
 #include "infrabench/reports/text.h"
@@ -293,7 +294,8 @@ namespace {
 std::string axes_text(const json& axes) {
   std::string out;
   for (const auto& [k, v] : axes.items())
-    out += (out.empty() ? "" : ",") + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
+    out +=
+        (out.empty() ? "" : ",") + k + "=" + (v.is_string() ? v.get<std::string>() : json_text(v));
   return out;
 }
 
@@ -536,7 +538,7 @@ bool metric_matches(std::string_view pattern, std::string_view name) {
 namespace {
 
 std::string json_axis_text(const json& v) {
-  return v.is_string() ? v.get<std::string>() : v.dump();
+  return v.is_string() ? v.get<std::string>() : json_text(v);
 }
 
 // One rule's axes (or peak_axes) against what its benchmark can take: "" when fine, else the
@@ -1155,7 +1157,7 @@ std::string derived_rule_id(const metric_values& a, const std::set<std::string>&
     if (!varying.count(k)) continue;
     const auto d = a.first->axes_display.find(k);
     compact += (compact.empty() ? "" : ",") + k + "=" +
-               (d != a.first->axes_display.end() ? d->second : v.dump());
+               (d != a.first->axes_display.end() ? d->second : json_text(v));
   }
   if (!compact.empty()) id += "[" + compact + "]";
   return id + ":" + a.metric;

@@ -13,7 +13,9 @@
 #include "infrabench/benchmark.h"
 #include "infrabench/cli_extension.h"
 #include "infrabench/error.h"
+#include "infrabench/json_io.h"
 #include "infrabench/options.h"
+#include "infrabench/output_file.h"
 #include "infrabench/printer.h"
 #include "infrabench/report.h"
 #include "infrabench/reports/baseline.h"
@@ -115,6 +117,7 @@ CLI::Option* add_format_option(CLI::App& sub, std::string& format, document d,
          const baseline b = load_baseline(o->baseline);
          const report_view report = load_report(o->report);
          if (!o->junit.empty()) check_output_path(o->junit);
+         check_distinct_files({o->report, o->baseline}, {o->junit});
          return check_and_print(b, report, o->junit, o->format, o->fail_on_waived);
        };
      }});
@@ -155,9 +158,10 @@ int baseline_create(const std::vector<std::string>& paths, const std::string& ou
     }
   }
   check_output_path(output);
+  check_distinct_files(paths, {output});
   if (co.cap < co.floor) throw user_error("baseline create: --max-tolerance is below --floor");
   const json b = create_baseline(reports, co);
-  const std::string text = b.dump(2) + "\n";
+  const std::string text = json_text(b, 2) + "\n";
   (void)parse_baseline(text, output);  // what we write must read back
   write_output(output, text);
   std::cerr << "baseline with " << b["rules"].size() << " rules from " << reports.size()
@@ -313,8 +317,11 @@ int gate_regressions(const comparison& c, double pct) {
          co.min_effect = o->min_effect_pct / 100;
          if (!o->price.empty()) co.price = parse_label_values(o->price, "--price");
          if (!o->power.empty()) co.power = parse_label_values(o->power, "--power");
-         if (!o->meta.empty()) read_meta(o->meta, co);
          if (!o->output.empty()) check_output_path(o->output);
+         std::vector<std::string> inputs = o->reports;
+         inputs.push_back(o->meta);
+         check_distinct_files(inputs, {o->output});
+         if (!o->meta.empty()) read_meta(o->meta, co);
          const comparison c = compare_reports(reports, co);
          std::ostringstream text;
          printer_registry::instance().find(o->format, document::comparison).print(text, c);
@@ -475,7 +482,7 @@ int history_trend(const trend_query& q) {
     else
       print_trend(se, t, values, q.min_shift, q.alpha);
   }
-  if (q.format == "json") std::cout << out.dump(2) << std::endl;
+  if (q.format == "json") std::cout << json_text(out, 2) << std::endl;
   return exit_ok;
 }
 
@@ -523,7 +530,7 @@ int history_show_run(const std::string& db_path, std::int64_t run, const std::st
   const json details = db.run_details(run);
   if (details.empty()) throw user_error("no run " + std::to_string(run) + " in " + db_path);
   if (format == "json") {
-    std::cout << details.dump(2) << std::endl;
+    std::cout << json_text(details, 2) << std::endl;
     return exit_ok;
   }
   std::vector<std::vector<std::string>> rows = {
@@ -566,7 +573,7 @@ int history_list_runs(const std::string& db_path, std::size_t limit, const std::
   history_db db(db_path, history_db::access::read);
   const auto runs = db.runs(limit, host);
   if (format == "json") {
-    std::cout << runs_json(runs).dump(2) << std::endl;
+    std::cout << json_text(runs_json(runs), 2) << std::endl;
     return exit_ok;
   }
   std::cout << db_path << ": schema v" << db.schema_version() << ", newest " << runs.size()
@@ -690,6 +697,9 @@ int history_list_runs(const std::string& db_path, std::size_t limit, const std::
            check_benchmarks_known(*b, known);
          }
          check_output_path(o->output);
+         std::vector<std::string> inputs = o->reports;
+         inputs.push_back(o->baseline);
+         check_distinct_files(inputs, {o->output});
          html_options ho;
          ho.title = o->title;
          ho.checked_against = b ? &*b : nullptr;
@@ -706,11 +716,11 @@ int history_list_runs(const std::string& db_path, std::size_t limit, const std::
      }});
 
 // ---- run --baseline FILE [--junit FILE] --------------------------------------------------------
-INFRABENCH_RUN_OPTION(
-    baseline_option, "baseline", "",
+INFRABENCH_RUN_FILE_OPTION(
+    baseline_option, "baseline", input,
     "baseline JSON: check the report against it after the run (exit 1 when a rule fails)");
-INFRABENCH_RUN_OPTION(junit_option, "junit", "",
-                      "with --baseline: also write the verdicts as JUnit XML to this file");
+INFRABENCH_RUN_FILE_OPTION(junit_option, "junit", output,
+                           "with --baseline: also write the verdicts as JUnit XML to this file");
 
 [[maybe_unused]] const bool pre_registered = register_pre_run_hook([](const option_values& values) {
   const auto b = values.find("baseline");
@@ -734,7 +744,7 @@ INFRABENCH_RUN_OPTION(junit_option, "junit", "",
       const auto j = values.find("junit");
       try {
         const baseline parsed = load_baseline(b->second);
-        report_view report = parse_report(report_json.dump(), "the report of this run");
+        report_view report = parse_report(json_text(report_json), "the report of this run");
         report.label = "this run";
         std::cout << "\n";
         return check_and_print(parsed, report, j == values.end() ? "" : j->second, "table", false);

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "infrabench/error.h"
+#include "infrabench/json_io.h"
 #include "infrabench/reports/rank_stats.h"
 #include "infrabench/reports/text.h"
 
@@ -34,7 +35,7 @@ void flatten(const json& j, const std::string& prefix, std::map<std::string, std
     for (std::size_t i = 0; i < j.size(); ++i)
       flatten(j[i], prefix + "[" + std::to_string(i) + "]", out);
   } else {
-    out[prefix] = j.is_string() ? j.get<std::string>() : j.dump();
+    out[prefix] = j.is_string() ? j.get<std::string>() : json_text(j);
   }
 }
 

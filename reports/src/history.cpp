@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "infrabench/error.h"
+#include "infrabench/json_io.h"
 #include "infrabench/output_file.h"
 #include "infrabench/report.h"
 
@@ -402,7 +403,7 @@ void insert_hosts(sqlite3* db, const std::string& path, const report_view& repor
                   std::int64_t run_id) {
   stmt ins(db, "INSERT INTO hosts (run_id, hostname, inventory) VALUES (?1, ?2, ?3)", path);
   for (const auto& h : report.hosts) {
-    ins.bind(1, run_id).bind(2, h.value("hostname", std::string())).bind(3, h.dump());
+    ins.bind(1, run_id).bind(2, h.value("hostname", std::string())).bind(3, json_text(h));
     ins.step();
     ins.reset();
   }
@@ -416,7 +417,7 @@ std::size_t insert_result(sqlite3* db, stmt& res, stmt& met, const report_view& 
   res.bind(1, run_id)
       .bind(2, r.benchmark)
       .bind(3, r.config_key())
-      .bind(4, axes.dump())
+      .bind(4, json_text(axes))
       .bind(5, r.axes_label());
   res.bind(6, r.host)
       .bind(7, static_cast<std::int64_t>(r.rank))
@@ -425,7 +426,7 @@ std::size_t insert_result(sqlite3* db, stmt& res, stmt& met, const report_view& 
   res.bind(10, r.reason).bind(11, static_cast<std::int64_t>(r.valid));
   json display = json::object();
   for (const auto& [k, v] : r.axes_display) display[k] = v;
-  res.bind(12, display.dump());
+  res.bind(12, json_text(display));
   res.step();
   res.reset();
   const std::int64_t result_id = sqlite3_last_insert_rowid(db);
@@ -434,7 +435,7 @@ std::size_t insert_result(sqlite3* db, stmt& res, stmt& met, const report_view& 
         .bind(2, m.name)
         .bind(3, m.unit)
         .bind(4, std::string(m.higher_is_better ? "higher" : "lower"));
-    met.bind(5, m.value).bind(6, m.best).bind(7, json(m.samples).dump());
+    met.bind(5, m.value).bind(6, m.best).bind(7, json_text(json(m.samples)));
     met.step();
     met.reset();
   }
@@ -534,14 +535,14 @@ std::vector<history_db::series> history_db::trend(const std::string& metric,
   std::vector<series> out;
   while (s.step()) {
     result_view probe;
-    json ax = json::parse(s.text(5), nullptr, false);
+    json ax = parse_json_or_discarded(s.text(5));
     if (!ax.is_object()) continue;
-    const json disp = json::parse(s.text(14), nullptr, false);
+    const json disp = parse_json_or_discarded(s.text(14));
     for (const auto& [k, v] : ax.items()) {
       probe.axes[k] = v;
       const bool shown = disp.is_object() && disp.contains(k) && disp[k].is_string();
-      probe.axes_display[k] =
-          shown ? disp[k].get<std::string>() : (v.is_string() ? v.get<std::string>() : v.dump());
+      probe.axes_display[k] = shown ? disp[k].get<std::string>()
+                                    : (v.is_string() ? v.get<std::string>() : json_text(v));
     }
     if (!probe.axes_match(axes)) continue;
     const double value = s.real(12);
@@ -566,7 +567,7 @@ std::vector<history_db::series> history_db::trend(const std::string& metric,
     p.git_commit = s.text(2);
     p.valid = s.integer(9) != 0;
     p.value = value;
-    const json samples = json::parse(s.text(13), nullptr, false);
+    const json samples = parse_json_or_discarded(s.text(13));
     p.samples = samples.is_array() ? samples.size() : 0;
     out[it->second].points.push_back(std::move(p));
   }

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "infrabench/error.h"
+#include "infrabench/json_io.h"
 #include "infrabench/report.h"
 #include "infrabench/reports/compare.h"
 #include "infrabench/reports/rank_stats.h"
@@ -53,7 +54,7 @@ std::optional<double> axis_number(const json& v) {
 // A number as JavaScript's String(x) writes it (the page looks x labels up by that key).
 std::string js_number_key(double x) {
   if (x == std::floor(x) && std::fabs(x) < 1e15) return std::to_string(static_cast<long long>(x));
-  return json(x).dump();
+  return json_text(json(x));
 }
 
 // The element type a benchmark name or axis value names ("gemm/ours_fp32", "isa=avx512_bf16"), so a
@@ -89,7 +90,7 @@ std::string axis_display(const result_view& r, const std::string& axis) {
   const auto v = r.axes.find(axis);
   return v == r.axes.end()
              ? ""
-             : (v->second.is_string() ? v->second.get<std::string>() : v->second.dump());
+             : (v->second.is_string() ? v->second.get<std::string>() : json_text(v->second));
 }
 
 std::string label_without(const result_view& r, const std::set<std::string>& varying,
@@ -263,7 +264,7 @@ class planner {
     std::map<std::string, std::set<double>> numbers;
     for (const auto& it : items) {
       for (const auto& [k, v] : it.r->axes) {
-        values[k].insert(v.dump());
+        values[k].insert(json_text(v));
         if (const auto x = axis_number(v)) numbers[k].insert(*x);
       }
       for (const auto& m : it.r->metrics) {
@@ -504,7 +505,7 @@ class planner {
     }
     for (const char* a : placement_axes) {
       const auto v = r.axes.find(a);
-      if (v != r.axes.end()) c.placement[a].insert(v->second.dump());
+      if (v != r.axes.end()) c.placement[a].insert(json_text(v->second));
     }
   }
 
@@ -549,7 +550,7 @@ class planner {
                              const std::map<std::string, std::set<std::string>>& placement) {
     for (const auto& [a, vs] : placement) {
       const auto v = r.axes.find(a);
-      if (v != r.axes.end() && !vs.count(v->second.dump())) return false;
+      if (v != r.axes.end() && !vs.count(json_text(v->second))) return false;
     }
     return true;
   }
@@ -943,7 +944,7 @@ void flatten(const json& j, const std::string& prefix,
     for (std::size_t i = 0; i < j.size(); ++i)
       flatten(j[i], prefix + "[" + std::to_string(i) + "]", out);
   } else {
-    out.emplace_back(prefix, j.is_string() ? j.get<std::string>() : j.dump());
+    out.emplace_back(prefix, j.is_string() ? j.get<std::string>() : json_text(j));
   }
 }
 
@@ -1158,7 +1159,7 @@ chart_choice choose_chart(const result_shape& s) {
 }
 
 std::string json_for_script(const json& j) {
-  const std::string s = j.dump(-1, ' ', false, json::error_handler_t::replace);
+  const std::string s = json_text(j);
   std::string out;
   out.reserve(s.size() + 16);
   for (std::size_t i = 0; i < s.size(); ++i) {
@@ -1181,7 +1182,7 @@ namespace {
 std::string text_of(const json& v) {
   if (v.is_string()) return v.get<std::string>();
   if (v.is_number()) return format_number(v.get<double>());
-  return v.is_null() ? "" : v.dump();
+  return v.is_null() ? "" : json_text(v);
 }
 
 // One source's trace: every key but t_s is a series of the same length, drawn over t_s.

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "infrabench/error.h"
+#include "infrabench/json_io.h"
 #include "infrabench/report.h"
 
 namespace infrabench::reports {
@@ -154,7 +155,7 @@ result_view read_result(const checker& c, const json& r, const std::string& wher
   }
   for (const auto& [k, v] : rv.axes) {
     if (!rv.axes_display.count(k))
-      rv.axes_display[k] = v.is_string() ? v.get<std::string>() : v.dump();
+      rv.axes_display[k] = v.is_string() ? v.get<std::string>() : json_text(v);
   }
   rv.status = c.string(r, "status", where);
   if (rv.status != "passed" && rv.status != "skipped" && rv.status != "failed") {
@@ -221,7 +222,7 @@ std::map<std::string, benchmark_meta> read_benchmark_metadata(const checker& c, 
 }
 
 std::string axis_value_text(const nlohmann::json& v) {
-  return v.is_string() ? v.get<std::string>() : v.dump();
+  return v.is_string() ? v.get<std::string>() : json_text(v);
 }
 
 }  // namespace
@@ -287,6 +288,22 @@ bool result_view::axes_match(const nlohmann::json& want) const {
   return true;
 }
 
+const report_view::node_summary& report_view::node_facts() const {
+  if (m_nodes.data == results.data() && m_nodes.size == results.size()) return m_nodes;
+  // Several ranks on one host (mpirun -np 4 on a laptop) are still distinct participants.
+  std::set<std::string> hosts_seen;
+  std::set<int> ranks_seen;
+  for (const auto& x : results) {
+    hosts_seen.insert(x.host);
+    ranks_seen.insert(x.rank);
+  }
+  m_nodes = {results.data(), results.size(), ranks_seen.size() > hosts_seen.size(), 0};
+  std::set<std::string> names;
+  for (const auto& r : results) names.insert(node_of(r));
+  m_nodes.count = names.size();
+  return m_nodes;
+}
+
 std::vector<std::string> report_view::nodes() const {
   std::vector<std::string> out;
   std::set<std::string> seen;
@@ -298,14 +315,7 @@ std::vector<std::string> report_view::nodes() const {
 }
 
 std::string report_view::node_of(const result_view& r) const {
-  // Several ranks on one host (mpirun -np 4 on a laptop) are still distinct participants.
-  std::set<std::string> hosts_seen;
-  std::set<int> ranks_seen;
-  for (const auto& x : results) {
-    hosts_seen.insert(x.host);
-    ranks_seen.insert(x.rank);
-  }
-  if (ranks_seen.size() > hosts_seen.size()) {
+  if (node_facts().by_rank) {
     return (r.host.empty() ? std::string() : r.host + " ") + "rank " + std::to_string(r.rank);
   }
   return r.host.empty() ? "rank " + std::to_string(r.rank) : r.host;
@@ -361,43 +371,6 @@ std::optional<std::vector<int>> parse_version(std::string_view v) {
   }
   if (parts.size() != 3) return std::nullopt;
   return parts;
-}
-
-std::string position_text(std::string_view text, std::size_t byte_offset) {
-  std::size_t line = 1, col = 1;
-  for (std::size_t i = 0; i < text.size() && i < byte_offset; ++i) {
-    if (text[i] == '\n') {
-      ++line;
-      col = 1;
-    } else {
-      ++col;
-    }
-  }
-  return "line " + std::to_string(line) + ", column " + std::to_string(col);
-}
-
-nlohmann::json parse_json_text(std::string_view text, const std::string& origin) {
-  if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
-    throw user_error(origin + ": empty file, expected JSON");
-  }
-  try {
-    return json::parse(text.begin(), text.end());
-  } catch (const json::parse_error& e) {
-    std::string what = e.what();
-    // nlohmann's text repeats the byte offset; keep the part after "]" (the reason).
-    const auto close = what.find("] ");
-    if (close != std::string::npos) what = what.substr(close + 2);
-    const bool truncated = e.byte >= text.size();
-    throw user_error(origin + ": " +
-                     (truncated ? "truncated JSON (ends early), " : "invalid JSON at ") +
-                     position_text(text, e.byte == 0 ? 0 : e.byte - 1) + ": " + what);
-  } catch (const json::exception& e) {
-    // A number beyond double's range (1e999): syntactically JSON, but not a value we can hold.
-    std::string what = e.what();
-    const auto close = what.find("] ");
-    if (close != std::string::npos) what = what.substr(close + 2);
-    throw user_error(origin + ": unreadable JSON: " + what);
-  }
 }
 
 namespace {
@@ -461,9 +434,11 @@ report_view parse_report(std::string_view text, const std::string& origin) {
   return parse_report(text, origin, report_schema_version);
 }
 
-report_view parse_report(std::string_view text, const std::string& origin,
-                         std::string_view reader_version) {
-  const json doc = parse_json_text(text, origin);
+namespace {
+
+// The view of a parsed report. Each result's JSON is freed once read: the parsed document of a
+// large report takes several times its text, and holding it whole beside the view doubled that.
+report_view report_from_json(json doc, const std::string& origin, std::string_view reader_version) {
   checker c(origin);
   if (!doc.is_object())
     throw user_error(origin + ": not an infrabench report (expected a JSON object, got " +
@@ -481,6 +456,7 @@ report_view parse_report(std::string_view text, const std::string& origin,
   rv.results.reserve(res->size());
   for (std::size_t i = 0; i < res->size(); ++i) {
     rv.results.push_back(read_result(c, (*res)[i], "results[" + std::to_string(i) + "]"));
+    (*res)[i] = nullptr;
   }
   read_context(c, doc, rv);
   if (const auto t = doc.find("telemetry"); t != doc.end() && !t->is_null()) {
@@ -490,9 +466,20 @@ report_view parse_report(std::string_view text, const std::string& origin,
   return rv;
 }
 
+}  // namespace
+
+report_view parse_report(std::string_view text, const std::string& origin,
+                         std::string_view reader_version) {
+  return report_from_json(parse_json_text(text, origin), origin, reader_version);
+}
+
 report_view load_report(const std::string& path) {
-  const std::string text = read_text_file(path, "report", max_input_bytes);
-  report_view rv = parse_report(text, path);
+  json doc;
+  {
+    const std::string text = read_text_file(path, "report", max_input_bytes);
+    doc = parse_json_text(text, path);
+  }  // the text is freed before the view is built
+  report_view rv = report_from_json(std::move(doc), path, report_schema_version);
   rv.path = path;
   rv.label = std::filesystem::path(path).stem().string();
   return rv;
@@ -504,7 +491,7 @@ std::map<std::string, std::set<std::string>> varying_axes(
   for (const auto* rep : reports) {
     for (const auto& r : rep->results) {
       auto& axes = seen[r.benchmark];  // a benchmark without axes still has an (empty) entry
-      for (const auto& [k, v] : r.axes) axes[k].insert(v.dump());
+      for (const auto& [k, v] : r.axes) axes[k].insert(json_text(v));
     }
   }
   std::map<std::string, std::set<std::string>> out;

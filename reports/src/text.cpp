@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "infrabench/json_io.h"
+
 namespace infrabench::reports {
 
 std::string format_number(double v) {
@@ -114,7 +116,9 @@ void print_markdown_table(std::ostream& out, const std::vector<std::vector<std::
 std::string xml_escape(std::string_view s) {
   std::string o;
   o.reserve(s.size());
-  for (char c : s) {
+  // An XML document that is not UTF-8 is not well-formed at all: a path with a Latin-1 byte
+  // would make the whole JUnit file unreadable.
+  for (char c : valid_utf8(s)) {
     switch (c) {
       case '&':
         o += "&amp;";

@@ -6,10 +6,13 @@ run's report went instead. /dev/null itself is never the victim: devices are mad
 a temporary directory."""
 import json
 import os
+import pathlib
 import resource
+import shutil
 import signal
 import stat
 import subprocess
+import tempfile
 import threading
 
 import pytest
@@ -255,3 +258,102 @@ def test_history_database_must_be_a_regular_file(inputs, tmp_path):
     p = run("history", "record", inputs["report"], "--db", str(link))
     assert p.returncode == 0, p.stderr
     assert link.is_symlink() and db.stat().st_size > 0
+
+
+# ---- issue 24: an output that is an input, or another output; links planted in /tmp -----------
+
+def _bytes(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def test_output_that_names_an_input_or_another_output_is_refused(inputs, tmp_path):
+    """Before anything runs: nothing destroyed, nothing measured, one line naming both."""
+    report, base = str(tmp_path / "r.json"), str(tmp_path / "b.json")
+    with open(report, "wb") as f:
+        f.write(_bytes(inputs["report"]))
+    with open(base, "wb") as f:
+        f.write(_bytes(inputs["baseline"]))
+    hard = str(tmp_path / "hard.json")
+    os.link(report, hard)
+    suite = str(tmp_path / "s.json")
+    with open(suite, "w") as f:
+        json.dump({"benchmarks": [{"filter": "^bandwidth/memory_latency$"}]}, f)
+    x = str(tmp_path / "x")
+    cases = [
+        (["run", *ONE, "--baseline", base, "-o", base], "the input " + base),
+        (["run", *ONE, "--suite", suite, "-o", suite], "the input " + suite),
+        (["run", *ONE, "--baseline", base, "--junit", x, "-o", x], "the output " + x),
+        (["check", report, "-b", base, "--junit", base], "the input " + base),
+        (["check", report, "-b", base, "--junit", report], "the input " + report),
+        (["report", report, "-o", report], "the input " + report),
+        (["report", report, "-o", hard], "the input " + report),  # the same inode
+        (["report", report, "-b", base, "-o", base], "the input " + base),
+        (["baseline", "create", report, "-o", report], "the input " + report),
+        (["compare", report, report, "-o", report], "the input " + report),
+        (["compare", report, report, "--meta", base, "-o", base], "the input " + base),
+        (["accept", "--baseline", base, "-o", base], "the input " + base),
+        (["accept", "--baseline", base, "--junit", x, "--html", x], "the output " + x),
+    ]
+    before = {p: _bytes(p) for p in (report, base, suite)}
+    for args, words in cases:
+        p = run(*args, cwd=str(tmp_path))
+        assert p.returncode == 2, (args, p.returncode, p.stderr)
+        lines = [line for line in p.stderr.splitlines() if line.strip()]
+        assert len(lines) == 1 and "is the same file as" in lines[0] and words in lines[0], (args, p.stderr)
+        assert "memory_latency" not in p.stdout, "it ran before refusing"
+    assert {p: _bytes(p) for p in before} == before
+    assert not os.path.exists(x) and not _temporaries(tmp_path)
+    assert sorted(os.listdir(tmp_path)) == ["b.json", "hard.json", "r.json", "s.json"]
+
+
+NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+
+
+def test_symlink_planted_by_another_user_in_a_sticky_directory_is_not_followed(inputs, tmp_path):
+    """/tmp's rule (the kernel's protected_symlinks, applied whatever the sysctl says): root writing
+    -o /tmp/report.json must not follow uid 65534's link to a file of root's."""
+    if not ROOT:
+        pytest.skip("another user's link needs root to plant (setpriv)")
+    if subprocess.run(NOBODY + ["true"]).returncode != 0:
+        pytest.skip("setpriv cannot drop to uid 65534 here")
+    top = pathlib.Path(tempfile.mkdtemp(prefix="ib-sticky-", dir="/tmp"))  # within uid 65534's reach
+    os.chmod(top, 0o755)
+    try:
+        _planted_link_is_refused(inputs, top)
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
+
+
+def _planted_link_is_refused(inputs, top):
+    victim = top / "private" / "shadow"
+    victim.parent.mkdir()
+    victim.write_text("root's secret\n")
+    victim.chmod(0o600)
+    sticky = top / "tmp"
+    sticky.mkdir()
+    sticky.chmod(0o1777)
+    link = sticky / "report.json"
+    p = subprocess.run(NOBODY + ["ln", "-s", str(victim), str(link)], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert os.lstat(link).st_uid == 65534
+    for args in (["run", *ONE, "-o", str(link)], ["baseline", "create", inputs["report"], "-o", str(link)],
+                 ["check", inputs["report"], "-b", inputs["baseline"], "--junit", str(link)]):
+        p = run(*args)
+        assert p.returncode == 2, (args, p.returncode, p.stderr)
+        assert "protected_symlinks" in p.stderr and "uid 65534" in p.stderr, p.stderr
+        assert "memory_latency" not in p.stdout
+    assert victim.read_text() == "root's secret\n"
+    assert link.is_symlink()
+    # Unprivileged too: uid 65534 does not follow a link uid 65533 planted in root's sticky directory.
+    other = sticky / "other.json"
+    p = subprocess.run(["setpriv", "--reuid=65533", "--regid=65533", "--clear-groups", "ln", "-s",
+                        str(sticky / "mine.json"), str(other)], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    report = top / "report.json"
+    shutil.copy(inputs["report"], report)
+    report.chmod(0o644)
+    p = subprocess.run(NOBODY + [BIN, "baseline", "create", str(report), "-o", str(other)],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and "protected_symlinks" in p.stderr, p.stderr
+    assert not (sticky / "mine.json").exists()

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include "infrabench/error.h"
 #include "infrabench/output_file.h"
@@ -123,6 +124,66 @@ TEST_F(OutputFile, SymlinkLoopIsRefused) {
   } catch (const user_error& e) {
     EXPECT_NE(std::string(e.what()).find("too many levels of symbolic links"), std::string::npos);
   }
+}
+
+// The kernel's protected_symlinks rule, applied whatever the sysctl says: in a sticky
+// world-writable directory, a link owned by neither us nor the directory's owner is not followed.
+TEST_F(OutputFile, ForeignSymlinkInAStickyWorldWritableDirectoryIsNotFollowed) {
+  if (::geteuid() != 0) GTEST_SKIP() << "giving a link another owner (lchown) needs root";
+  const auto victim = path("victim");
+  write_output(victim, "secret");
+  const auto sticky = path("tmp");
+  fs::create_directory(sticky);
+  ASSERT_EQ(::chmod(sticky.c_str(), 01777), 0);
+  const auto link = sticky + "/report.json";
+  fs::create_symlink(victim, link);
+  ASSERT_EQ(::lchown(link.c_str(), 65534, 65534), 0);  // another user planted it
+  try {
+    check_output_path(link);
+    ADD_FAILURE() << "a foreign link in a sticky directory was followed";
+  } catch (const user_error& e) {
+    EXPECT_NE(std::string(e.what()).find("protected_symlinks"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("uid 65534"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(write_output(link, "overwritten"), user_error);
+  EXPECT_EQ(slurp(victim), "secret");
+  // Our own link there is followed; so is a foreign one where the directory is not sticky, or
+  // one owned by the directory's owner.
+  ASSERT_EQ(::lchown(link.c_str(), 0, 0), 0);
+  EXPECT_NO_THROW(check_output_path(link));
+  ASSERT_EQ(::lchown(link.c_str(), 65534, 65534), 0);
+  ASSERT_EQ(::chown(sticky.c_str(), 65534, 65534), 0);
+  EXPECT_NO_THROW(check_output_path(link));
+  ASSERT_EQ(::chown(sticky.c_str(), 0, 0), 0);
+  ASSERT_EQ(::chmod(sticky.c_str(), 0777), 0);
+  EXPECT_NO_THROW(check_output_path(link));
+}
+
+TEST_F(OutputFile, AnOutputThatIsAnInputOrAnotherOutputIsRefused) {
+  const auto in = path("in.json"), out = path("out.json");
+  write_output(in, "{}");
+  const auto refused = [](const std::vector<std::string>& i, const std::vector<std::string>& o,
+                          const std::string& words) {
+    try {
+      check_distinct_files(i, o);
+      ADD_FAILURE() << "accepted: " << words;
+    } catch (const user_error& e) {
+      EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+    }
+  };
+  refused({in}, {in}, "is the same file as the input " + in);
+  refused({in}, {m_dir.string() + "/./in.json"}, "the input");  // another spelling
+  fs::create_symlink(in, path("link.json"));
+  refused({in}, {path("link.json")}, "the input");  // through a link
+  ASSERT_EQ(::link(in.c_str(), path("hard.json").c_str()), 0);
+  refused({path("hard.json")}, {in}, "the input");                       // the same inode
+  refused({}, {out, "", out}, "is the same file as the output " + out);  // not there yet
+  refused({in}, {m_dir.string() + "//out.json", out}, "the output");
+  EXPECT_NO_THROW(check_distinct_files({in, in}, {out, path("other.json"), ""}));
+  // Outputs written in place may repeat: standard output, a FIFO.
+  const auto fifo = path("pipe");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_NO_THROW(check_distinct_files({in}, {"-", "-", fifo, fifo}));
 }
 
 TEST_F(OutputFile, FifoIsWrittenThroughNotReplaced) {

@@ -86,10 +86,34 @@ TEST(TextFile, ReadsWholeUpToTheBoundAndRefusesBeyond) {
     EXPECT_NE(std::string(e.what()).find("suite file " + path + ": larger than"), std::string::npos)
         << e.what();
   }
-  // A device that never ends stops at the bound (64 KiB reads, so a little past it).
+  // A device (one that never ends, too) is not read at all.
   EXPECT_THROW((void)infrabench::read_text_file("/dev/zero", "report", 1 << 20),
                infrabench::user_error);
   EXPECT_THROW((void)infrabench::read_text_file(::testing::TempDir(), "report", 10),
                infrabench::user_error);
   std::remove(path.c_str());
+}
+
+TEST(Suite, FiltersAreBoundedInLengthAndNesting) {
+  // Both overflowed std::regex's recursive compiler once (SIGSEGV, nothing printed).
+  const std::string long_filter(120'000, 'a');
+  const std::string deep = std::string(30'000, '(') + "x" + std::string(30'000, ')');
+  for (const auto& f : {long_filter, deep}) {
+    const auto msg = error_of(R"({"benchmarks":[{"filter":")" + f + R"("}]})");
+    EXPECT_NE(msg.find("t.json benchmarks[0]: \"filter\" '"), std::string::npos)
+        << msg.substr(0, 300);
+    EXPECT_LT(msg.size(), 300u);  // the pattern is shortened in the message
+  }
+  EXPECT_NE(error_of(R"({"benchmarks":[{"filter":")" + deep + R"("}]})").find("longer than"),
+            std::string::npos);
+  const std::string nested = std::string(400, '(') + "x" + std::string(400, ')');
+  EXPECT_NE(error_of(R"({"benchmarks":[{"filter":")" + nested + R"("}]})").find("nested 400 deep"),
+            std::string::npos);
+  // Escaped parentheses are characters, not groups; the bounds themselves are accepted.
+  EXPECT_NO_THROW((void)compile_filter(
+      std::string(max_filter_nesting, '(') + "a" + std::string(max_filter_nesting, ')'),
+      "--filter"));
+  EXPECT_NO_THROW((void)compile_filter(std::string(max_filter_length, 'a'), "--filter"));
+  EXPECT_NO_THROW((void)compile_filter(R"(\(\(\(\(\(\(\(\(\(\(\(\(\(\(\(\(\(\(x)", "--filter"));
+  EXPECT_THROW((void)compile_filter("(", "--filter"), user_error);
 }

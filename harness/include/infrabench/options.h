@@ -20,6 +20,10 @@ struct run_option {
   // configurations themselves, so the report's axes say what ran.
   std::string axis;
   std::string axis_scope;
+  // A file the run reads (--baseline) or writes (--junit): `run` refuses, before measuring, an
+  // output that is the same file as an input or another output (check_distinct_files).
+  enum class file_use { none, input, output };
+  file_use file = file_use::none;
 };
 
 class option_registry {
@@ -49,6 +53,11 @@ void run_cleanups() noexcept;
 #define INFRABENCH_RUN_OPTION(var, name, default_value, help)   \
   [[maybe_unused]] static const ::infrabench::run_option& var = \
       ::infrabench::option_registry::instance().add({name, default_value, help, false})
+// INFRABENCH_RUN_FILE_OPTION(junit, "junit", output, "...");  a file the run reads or writes
+#define INFRABENCH_RUN_FILE_OPTION(var, name, use, help)        \
+  [[maybe_unused]] static const ::infrabench::run_option& var = \
+      ::infrabench::option_registry::instance().add(            \
+          {name, "", help, false, "", "", ::infrabench::run_option::file_use::use})
 // INFRABENCH_AXIS_OPTION(isa, "isa", "preprocess/", "...");  --isa avx2 = -a isa=avx2 there
 #define INFRABENCH_AXIS_OPTION(var, name, scope, help)          \
   [[maybe_unused]] static const ::infrabench::run_option& var = \

@@ -10,7 +10,9 @@
 //   a regular file, or nothing    replaced atomically: a temporary file beside it, fsync, rename;
 //                                 an existing file keeps its permissions (and owner, as root)
 //   a symbolic link               followed: its final target is replaced as above (or written
-//                                 through, by its kind); the link stays a link
+//                                 through, by its kind); the link stays a link. Not followed
+//                                 (refused) in a sticky world-writable directory when it belongs
+//                                 to neither us nor the directory's owner (protected_symlinks)
 //   a character device, a FIFO    opened and written in place: never renamed over, never unlinked
 //   (/dev/null), a socket         (a FIFO waits up to fifo_reader_wait_s for its reader)
 //   a directory, a block device,  refused before anything runs: user_error naming the path and
@@ -22,6 +24,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace infrabench {
 
@@ -77,6 +80,14 @@ struct output_target {
 // removes a temporary file beside the target (permissions, read-only mounts); for a device,
 // FIFO or socket, checks write permission. For commands to call before any work is done.
 void check_output_path(const std::string& path);
+
+// Refuses (user_error naming both) an output that is the same file as one of `inputs` or as
+// another output: the same device and inode, or for a file not there yet the same path once
+// links are resolved. For commands to call before any work is done: `run --baseline b.json -o
+// b.json` would replace the baseline, `--junit x -o x` one output with the other. Outputs written
+// in place (a device, a FIFO, standard output) may repeat; empty paths are skipped.
+void check_distinct_files(const std::vector<std::string>& inputs,
+                          const std::vector<std::string>& outputs);
 
 // Writes `content` to `path` as resolve_output decides. Throws user_error for a refused path
 // and output_error when the write itself fails (see above).

@@ -2,7 +2,9 @@
 // Built-in suites live in configs/suites/ and are compiled into the binary.
 #pragma once
 
+#include <cstddef>
 #include <optional>
+#include <regex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,6 +36,18 @@ struct suite {
 [[nodiscard]] suite load_suite(std::string_view name_or_path);
 [[nodiscard]] suite parse_suite(const std::string& text, const std::string& source);
 [[nodiscard]] std::vector<std::string> builtin_suite_names();
+
+// Benchmark name filters (--filter, a suite entry's "filter") are ECMAScript regular expressions.
+// std::regex compiles (and matches) recursively, per term and per nested group: a 120,000-
+// character or 30,000-parenthesis filter overflowed the stack. Names are short, so these bounds
+// sit far above any useful filter.
+inline constexpr std::size_t max_filter_length = 1000;
+inline constexpr std::size_t max_filter_nesting = 16;
+
+// Compiles a filter; `what` names it in errors ("--filter", "suite filter"). Throws user_error (one
+// line) for a pattern longer than max_filter_length, groups nested deeper than
+// max_filter_nesting, or an invalid expression.
+[[nodiscard]] std::regex compile_filter(const std::string& pattern, const std::string& what);
 
 // An axis value list from a suite as the text `-a` would take ("1,2", "64KiB:1MiB").
 [[nodiscard]] std::string suite_axis_text(const nlohmann::json& values);

@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cmath>
 
+#include "infrabench/json_io.h"
 #include "infrabench/printer.h"
 #include "infrabench/reports/baseline.h"
 #include "infrabench/reports/compare.h"
@@ -31,7 +32,8 @@ std::string configuration(const json& r) {
   std::string out;
   const json& disp = r.contains("axes_display") ? r["axes_display"] : r["axes"];
   for (const auto& [k, v] : disp.items())
-    out += (out.empty() ? "" : " ") + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
+    out +=
+        (out.empty() ? "" : " ") + k + "=" + (v.is_string() ? v.get<std::string>() : json_text(v));
   return out;
 }
 

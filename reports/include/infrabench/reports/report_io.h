@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "infrabench/json_io.h"
 #include "infrabench/result.h"
 #include "infrabench/text_file.h"
 
@@ -103,11 +104,25 @@ struct report_view {
   [[nodiscard]] std::vector<std::string> nodes() const;
   // The node a result belongs to: its host, or "rank N" when hosts repeat.
   [[nodiscard]] std::string node_of(const result_view& r) const;
-  [[nodiscard]] bool multi_node() const { return nodes().size() > 1; }
+  [[nodiscard]] bool multi_node() const { return node_facts().count > 1; }
   // A result's identity in this report (result_identity): benchmark and axes, and its rank when
   // several ranks produced results.
   [[nodiscard]] std::string identity(const result_view& r) const;
   [[nodiscard]] std::string git_commit() const;
+
+ private:
+  // What node_of and multi_node need from all the results, computed once per set of results
+  // (they are asked once per result: a check of a 25,000-result report took minutes).
+  struct node_summary {
+    const result_view* data = nullptr;  // the results it was computed for
+    std::size_t size = 0;
+    bool by_rank = false;  // ranks outnumber hosts: a node is named by its rank
+    std::size_t count = 0;
+  };
+  [[nodiscard]] const node_summary& node_facts() const;
+  mutable node_summary m_nodes;
+
+ public:
   [[nodiscard]] std::string primary_hostname() const;
 };
 
@@ -123,16 +138,12 @@ struct report_view {
 // Reads and parses a file; the label is the file's stem.
 [[nodiscard]] report_view load_report(const std::string& path);
 
-// The most a report, baseline or metadata file may hold (read_text_file's bound): a multi-node
-// report with every sample is tens of MiB; a device that never ends is refused here.
-inline constexpr std::size_t max_input_bytes = std::size_t{256} << 20;
-
-// Line and column of a byte offset in text: "line 3, column 7".
-[[nodiscard]] std::string position_text(std::string_view text, std::size_t byte_offset);
-
-// A JSON parse with the position of a syntax error in the message ("x.json: line 3, column 7:
-// ...").
-[[nodiscard]] nlohmann::json parse_json_text(std::string_view text, const std::string& origin);
+// The most a report, baseline or metadata file may hold (read_text_file's bound; a regular file
+// is refused by its size before it is read). Reading takes about 4.5x a real report's size in
+// memory at its peak (the parsed document; about 12x for text made of tiny objects), so the
+// bound is what caps memory: 128 MiB holds a 64-rank full-suite report (about 65 MB, see
+// docs/reports.md) and keeps a hostile file under 2 GB.
+inline constexpr std::size_t max_input_bytes = std::size_t{128} << 20;
 
 // Per benchmark, the axes that take more than one value across these reports' results (the ones
 // worth showing in a table: a constant axis says nothing about the row).
