@@ -218,6 +218,7 @@ INFRABENCH_REGISTER(cublas_gemm, "gemm/cublas")
         "cublasGemmEx fp32/tf32/fp16/bf16 (fp32 accumulation) on random data, harness GPU timing "
         "(L2 hot by default, cache=cold flushes it), verified on the device against fp64; % of "
         "the datasheet peak and of the peak at the SM clock measured in the timed windows")
+    .produces(gc::gpu_gemm_metrics())
     .require(infrabench::req::cuda)
     .add_string_axis("shape", gpu_shapes(), gb::shape_axis_options())
     .add_string_axis("dtype", {"fp32", "tf32", "fp16", "bf16"},
@@ -233,6 +234,7 @@ INFRABENCH_REGISTER(cublaslt_gemm, "gemm/cublaslt")
         "(sm_89+, bf16 out, unit per-tensor scales, fast accumulation per the fast_accum axis) on "
         "random data, harness GPU timing (L2 hot by default, cache=cold flushes it), verified on "
         "the device; % of the datasheet peak")
+    .produces(gc::gpu_gemm_metrics())
     .require(infrabench::req::cuda)
     .add_string_axis("shape", gpu_shapes(), gb::shape_axis_options())
     .add_string_axis("dtype", {"tf32", "bf16", "fp8_e4m3"},

@@ -224,6 +224,7 @@ void onednn_bf16(infrabench::state& st) {
 INFRABENCH_REGISTER(onednn_fp32, "gemm/onednn_fp32")
     .uses("gemm/cpu_peak")
     .describe("reference: oneDNN fp32 matmul primitive; verified against fp64; % of FMA peak")
+    .produces(gb::cpu_gemm_metrics())
     .add_string_axis("shape", gb::default_cpu_shapes(), gb::shape_axis_options())
     .add_int64_axis("threads", {1, 0}, gb::threads_axis_options())
     .add_string_axis("trans", {"nn"}, gb::trans_axis_options())
@@ -236,6 +237,7 @@ INFRABENCH_REGISTER(onednn_bf16, "gemm/onednn_bf16")
     .describe(
         "reference: oneDNN bf16 matmul primitive (bf16 A, B; fp32 C); verified against fp64; % "
         "of the vdpbf16ps peak")
+    .produces(gb::cpu_gemm_metrics())
     .add_string_axis("shape", gb::default_cpu_shapes(), gb::shape_axis_options())
     .add_int64_axis("threads", {1, 0}, gb::threads_axis_options())
     .add_string_axis("trans", {"nn"}, gb::trans_axis_options())

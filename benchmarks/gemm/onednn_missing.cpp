@@ -27,6 +27,7 @@ void not_built(infrabench::state& st) {
 INFRABENCH_REGISTER(not_built, "gemm/onednn_fp32")
     .describe("reference: oneDNN fp32 matmul primitive (not built: libdnnl-dev missing)")
     .require(onednn_built)
+    .produces(gb::cpu_gemm_metrics())
     .add_string_axis("shape", gb::default_cpu_shapes(), gb::shape_axis_options())
     .add_int64_axis("threads", {1, 0}, gb::threads_axis_options())
     .add_string_axis("trans", {"nn"}, gb::trans_axis_options());
@@ -34,6 +35,7 @@ INFRABENCH_REGISTER(not_built, "gemm/onednn_fp32")
 INFRABENCH_REGISTER(not_built, "gemm/onednn_bf16")
     .describe("reference: oneDNN bf16 matmul primitive (not built: libdnnl-dev missing)")
     .require(onednn_built)
+    .produces(gb::cpu_gemm_metrics())
     .add_string_axis("shape", gb::default_cpu_shapes(), gb::shape_axis_options())
     .add_int64_axis("threads", {1, 0}, gb::threads_axis_options())
     .add_string_axis("trans", {"nn"}, gb::trans_axis_options());
