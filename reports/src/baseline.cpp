@@ -599,6 +599,42 @@ void check_rule_axes(const baseline& b, const benchmark_catalog& known, const re
 
 namespace {
 
+// Why `metric` (a name or a `*` pattern) is not something `benchmark` can produce; empty when
+// a declaration (or the run's telemetry) covers it with `unit` (when given).
+std::string metric_problem(const metric_catalog& known, const std::string& benchmark,
+                           const std::string& metric, const std::string& unit) {
+  const auto it = known.find(benchmark);
+  if (it == known.end()) return "";
+  for (const auto* decls : {&it->second, &telemetry_metric_decls()}) {
+    for (const auto& d : *decls) {
+      if (!patterns_overlap(metric, d.name)) continue;
+      if (!unit.empty() && !d.is_family() && d.name == metric && d.unit != unit) {
+        return "unit \"" + unit + "\" but " + benchmark + " declares " + metric + " in \"" +
+               d.unit + "\"";
+      }
+      return "";
+    }
+  }
+  return benchmark + " cannot produce metric \"" + metric +
+         "\" (it declares: " + declared_names(it->second) + ")";
+}
+
+}  // namespace
+
+void check_rule_metrics(const baseline& b, const metric_catalog& known) {
+  for (const auto& r : b.rules) {
+    std::string why = metric_problem(known, r.benchmark, r.metric, r.unit);
+    if (why.empty() && !r.peak_metric.empty()) {
+      why = metric_problem(known, r.peak_benchmark.empty() ? r.benchmark : r.peak_benchmark,
+                           r.peak_metric, "");
+      if (!why.empty()) why = "peak_metric: " + why;
+    }
+    if (!why.empty()) throw user_error(b.path + ": rule \"" + r.id + "\": " + why);
+  }
+}
+
+namespace {
+
 // Refuses a rule whose metric the benchmark does not produce, judging from its passed results
 // (a benchmark skipped everywhere cannot tell: its rules are waived instead). A metric a result
 // withheld with its reason ("pct_of_fma_peak not reported: ...") is known: a busy machine must
