@@ -77,6 +77,8 @@ struct accept_options {
 
 int accept(const accept_options& o, const std::vector<std::string>& run_args) {
   const ib::reports::baseline b = ib::reports::load_baseline(o.baseline);
+  // Refused here, as run would refuse it, so that the one line says why and nothing else is said.
+  ib::reports::check_rule_metrics(b, ib::reports::registry_metric_catalog());
   const std::string suite = ib::reports::suite_to_run(b);
   if (suite.empty()) {
     throw ib::user_error(o.baseline +

@@ -7,6 +7,7 @@
 #include <regex>
 #include <sstream>
 
+#include "infrabench/benchmark.h"
 #include "infrabench/error.h"
 #include "infrabench/report.h"
 #include "infrabench/reports/rank_stats.h"
@@ -620,6 +621,12 @@ std::string metric_problem(const metric_catalog& known, const std::string& bench
 }
 
 }  // namespace
+
+metric_catalog registry_metric_catalog() {
+  metric_catalog out;
+  for (const auto& b : registry::instance().all()) out[b->name()] = b->metrics();
+  return out;
+}
 
 void check_rule_metrics(const baseline& b, const metric_catalog& known) {
   for (const auto& r : b.rules) {

@@ -44,13 +44,6 @@ benchmark_catalog registry_catalog() {
   return out;
 }
 
-// The metrics every compiled-in benchmark declares, for check_rule_metrics.
-metric_catalog registry_metrics() {
-  metric_catalog out;
-  for (const auto& b : registry::instance().all()) out[b->name()] = b->metrics();
-  return out;
-}
-
 // Evaluates, prints in `format` and writes JUnit; returns the exit code (1 when any rule failed).
 int check_and_print(const baseline& b, const report_view& report, const std::string& junit_path,
                     const std::string& format, bool fail_on_waived) {
@@ -112,7 +105,7 @@ CLI::Option* add_format_option(CLI::App& sub, std::string& format, document d,
 int baseline_lint(const std::vector<std::string>& paths) {
   const auto known = known_benchmarks();
   const auto catalog = registry_catalog();
-  const auto metrics = registry_metrics();
+  const auto metrics = registry_metric_catalog();
   for (const auto& path : paths) {
     baseline b = load_baseline(path);
     // A benchmark this build lacks (GPU rules on a CPU-only build) cannot be judged here; say so
@@ -685,7 +678,7 @@ INFRABENCH_RUN_OPTION(junit_option, "junit", "",
   const baseline parsed = load_baseline(b->second);
   check_benchmarks_known(parsed, known_benchmarks());
   check_rule_axes(parsed, registry_catalog());
-  check_rule_metrics(parsed, registry_metrics());
+  check_rule_metrics(parsed, registry_metric_catalog());
   if (has_junit) check_output_path(j->second);
 });
 

@@ -113,10 +113,21 @@ def test_run_and_accept_refuse_it_before_anything_runs(tmp_path):
     assert p.returncode == 2 and "cannot produce metric \"samples_per_s\"" in p.stderr, p.stderr
     p = run("accept", "--baseline", broken, "--junit", junit, "--html", html, "-o", report)
     assert p.returncode == 2 and "cannot produce metric \"samples_per_s\"" in p.stderr, p.stderr
+    assert p.stderr.count("\n") == 1, p.stderr
     assert time.monotonic() - start < 20  # refused up front, not after the suite
-    # A command never says it wrote a file it did not write.
-    assert "JUnit" not in p.stderr and "HTML" not in p.stderr, p.stderr
+    for path in (report, junit, html):
+        assert not os.path.exists(path), path
+
+
+def test_accept_never_says_it_wrote_a_file_it_did_not_write(tmp_path):
+    # run refuses its arguments (exit 2) before writing anything; accept's last line listed the
+    # report, JUnit and HTML files all the same.
+    report, junit, html = (str(tmp_path / n) for n in ("r.json", "a.xml", "a.html"))
+    p = run("accept", "--baseline", CPU_TEMPLATE, "--junit", junit, "--html", html, "-o", report, "--",
+            "--max-time", "-1")
+    assert p.returncode == 2, p.stderr
     assert "accept: ERROR (exit 2): no file written" in p.stderr, p.stderr
+    assert "JUnit" not in p.stderr and "HTML" not in p.stderr, p.stderr
     for path in (report, junit, html):
         assert not os.path.exists(path), path
 

@@ -26,6 +26,8 @@ struct metric_decl {
   metric_role role = metric_role::performance;
   // The one metric that sums up the benchmark (a table's first column, a ratio chart's bar).
   bool headline = false;
+  // What readers need beyond these (its kind: rate, time, size, ...; relations such as the peak
+  // it is a fraction of) belongs here too, so that renderers ask the declaration, not the name.
 
   [[nodiscard]] bool is_family() const { return name.find('*') != std::string::npos; }
   // Whether the metric `metric_name` is this declaration (equal, or a member of the family).

@@ -102,6 +102,8 @@ using metric_catalog = std::map<std::string, std::vector<metric_decl>>;
 // naming the rule, the metric and what the benchmark declares. Benchmarks not in `known` (not
 // compiled into this build) are not judged here.
 void check_rule_metrics(const baseline& b, const metric_catalog& known);
+// What the compiled-in benchmarks (the registry) declare.
+[[nodiscard]] metric_catalog registry_metric_catalog();
 
 // Whether a metric name matches a rule's metric (equal, or the `*` pattern matches it).
 [[nodiscard]] bool metric_matches(std::string_view pattern, std::string_view name);
