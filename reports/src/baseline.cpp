@@ -609,7 +609,9 @@ std::string metric_problem(const metric_catalog& known, const std::string& bench
   for (const auto* decls : {&it->second, &telemetry_metric_decls()}) {
     for (const auto& d : *decls) {
       if (!patterns_overlap(metric, d.name)) continue;
-      if (!unit.empty() && !d.is_family() && d.name == metric && d.unit != unit) {
+      // The unit is judged where the declaration covers the rule's metric as written (an exact
+      // name, or the family a name or a narrower pattern belongs to).
+      if (!unit.empty() && d.unit != unit && d.covers(metric)) {
         return "unit \"" + unit + "\" but " + benchmark + " declares " + metric + " in \"" +
                d.unit + "\"";
       }

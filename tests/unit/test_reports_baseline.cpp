@@ -495,6 +495,14 @@ TEST(ReportsBaseline, RuleMetricsAreCheckedAgainstTheDeclarations) {
   EXPECT_EQ(metrics_error(r), "");
   r["metric"] = "bandwidth_gbps_gpu0";
   EXPECT_EQ(metrics_error(r), "");
+  r["unit"] = "GB/s";
+  EXPECT_EQ(metrics_error(r), "");
+  r["unit"] = "%";
+  EXPECT_NE(metrics_error(r).find("unit \"%\" but bandwidth/d2d declares bandwidth_gbps_gpu0 in "
+                                  "\"GB/s\""),
+            std::string::npos)
+      << metrics_error(r);
+  r.erase("unit");
   r["metric"] = "latency_us_gpu*";
   EXPECT_NE(metrics_error(r).find("cannot produce metric \"latency_us_gpu*\""), std::string::npos);
   // A fraction_of_peak's peak metric is the peak benchmark's.
