@@ -4,6 +4,8 @@
 // bad input, before anything runs. It is `infrabench run --suite S --baseline FILE ...` followed by
 // `infrabench report`, composed here so that nobody has to remember which suite goes with which
 // baseline. Arguments after `--` go to `run` as they are (--scratch DIR, --timeout, mpirun ...).
+#include <sys/stat.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -36,12 +38,47 @@ bool is_rank_zero() {
   return true;
 }
 
+// What a path held before a command ran, to tell afterwards whether the command wrote it: files
+// are written by renaming a new file into place (output_file.h), so a write changes the inode.
+struct file_stamp {
+  bool exists = false;
+  dev_t dev = 0;
+  ino_t ino = 0;
+  timespec mtime{};
+};
+
+file_stamp stamp_of(const std::string& path) {
+  struct stat st {};
+  if (path.empty() || ::stat(path.c_str(), &st) != 0) return {};
+  return {true, st.st_dev, st.st_ino, st.st_mtim};
+}
+
+bool written_since(const std::string& path, const file_stamp& before) {
+  const file_stamp now = stamp_of(path);
+  if (!now.exists) return false;
+  return !before.exists || now.dev != before.dev || now.ino != before.ino ||
+         now.mtime.tv_sec != before.mtime.tv_sec || now.mtime.tv_nsec != before.mtime.tv_nsec;
+}
+
+// "report r.json, JUnit a.xml": the files this command wrote, and only those.
+std::string written_list(const std::vector<std::pair<std::string, std::string>>& outputs,
+                         const std::vector<file_stamp>& before) {
+  std::string out;
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    const auto& [what, path] = outputs[i];
+    if (written_since(path, before[i])) out += (out.empty() ? "" : ", ") + what + " " + path;
+  }
+  return out.empty() ? "no file written" : out;
+}
+
 struct accept_options {
   std::string baseline, junit, html, report = "acceptance-report.json";
 };
 
 int accept(const accept_options& o, const std::vector<std::string>& run_args) {
   const ib::reports::baseline b = ib::reports::load_baseline(o.baseline);
+  // Refused here, as run would refuse it, so that the one line says why and nothing else is said.
+  ib::reports::check_rule_metrics(b, ib::reports::registry_metric_catalog());
   const std::string suite = ib::reports::suite_to_run(b);
   if (suite.empty()) {
     throw ib::user_error(o.baseline +
@@ -60,6 +97,10 @@ int accept(const accept_options& o, const std::vector<std::string>& run_args) {
   args.insert(args.end(), run_args.begin(), run_args.end());
   if (is_rank_zero())
     std::cerr << "accept: suite " << suite << " against " << o.baseline << std::endl;
+  const std::vector<std::pair<std::string, std::string>> outputs = {
+      {"report", o.report}, {"JUnit", o.junit}, {"HTML", o.html}};
+  std::vector<file_stamp> before;
+  for (const auto& out : outputs) before.push_back(stamp_of(out.second));
   const int rc = call(args);
   if (!is_rank_zero()) return rc;
   int html_rc = 0;
@@ -72,9 +113,7 @@ int accept(const accept_options& o, const std::vector<std::string>& run_args) {
             << (rc == 0   ? "PASS"
                 : rc == 1 ? "FAIL"
                           : "ERROR")
-            << " (exit " << rc << "): report " << o.report
-            << (o.junit.empty() ? "" : ", JUnit " + o.junit)
-            << (o.html.empty() ? "" : ", HTML " + o.html) << std::endl;
+            << " (exit " << rc << "): " << written_list(outputs, before) << std::endl;
   return rc != 0 ? rc : html_rc;
 }
 

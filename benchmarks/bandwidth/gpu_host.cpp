@@ -366,6 +366,7 @@ void host_copies(infrabench::state& st, direction dir) {
 
 infrabench::benchmark& host_axes(infrabench::benchmark& b, direction dir) {
   return b.require(infrabench::req::cuda)
+      .produces(bw::bandwidth_row_metrics(/*with_ceiling=*/true))
       .add_int64_axis("size",
                       {std::int64_t{4} << 10, std::int64_t{64} << 10, std::int64_t{1} << 20,
                        std::int64_t{16} << 20, std::int64_t{256} << 20},

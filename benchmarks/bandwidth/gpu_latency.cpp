@@ -321,6 +321,9 @@ INFRABENCH_REGISTER(gpu_latency, "bandwidth/gpu_latency")
     .describe(
         "small-copy round trip (memcpy_h2d/d2h: latency_us_gpu<N>) and dependent-load latency "
         "of device or pinned host memory from a GPU pointer chase (chase_*: latency_ns_gpu<N>)")
+    .produces(bw::latency_row_metric("us"))  // memcpy_* tests
+    .produces(bw::latency_row_metric("ns"))  // chase_* tests
+    .headline("latency_ns_*")
     .require(infrabench::req::cuda)
     .add_string_axis("test", {"memcpy_h2d", "memcpy_d2h", "chase_device", "chase_host"},
                      infrabench::choice_axis("what is timed", {"memcpy_h2d", "memcpy_d2h",
@@ -345,6 +348,8 @@ INFRABENCH_REGISTER(p2p_latency, "bandwidth/p2p_latency")
         "dependent-load latency of another GPU's memory read by GPU src (the row) through peer "
         "access, one column per GPU whose memory is read (latency_ns_gpu<N>; nvbandwidth "
         "device_to_device_latency_sm); needs 2 GPUs")
+    .produces(bw::latency_row_metric("ns"))
+    .headline("latency_ns_*")
     .require(infrabench::req::cuda)
     .add_int64_axis(
         "src", {0, 1, 2, 3, 4, 5, 6, 7},

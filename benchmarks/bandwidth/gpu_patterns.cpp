@@ -307,6 +307,7 @@ void peer_pattern(infrabench::state& st, traffic_pattern p) {
 
 infrabench::benchmark& common_axes(infrabench::benchmark& b) {
   return b.require(infrabench::req::cuda)
+      .produces(bw::bandwidth_row_metrics(/*with_ceiling=*/true))
       .add_int64_axis("size", {std::int64_t{64} << 20},
                       infrabench::bytes_axis("bytes per copy (sweep: -a size=4KiB:1GiB)", 1))
       .add_string_axis("copy", {"ce", "sm"},

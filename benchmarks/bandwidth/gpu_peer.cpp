@@ -328,6 +328,7 @@ INFRABENCH_REGISTER(d2d, "bandwidth/d2d")
         "copy within each GPU's memory (columns bandwidth_gbps_gpu<N>, bytes read + written, and "
         "efficiency_pct_gpu<N> of the memory peak); harness GPU timing (blocking kernel, one "
         "event pair per batch)")
+    .produces(bw::bandwidth_row_metrics(/*with_ceiling=*/true))
     .require(infrabench::req::cuda)
     .add_int64_axis("size", {std::int64_t{256} << 20, std::int64_t{1} << 30},
                     size_axis("bytes per copy (larger than L2, or the copy stays in L2)"))
@@ -342,6 +343,7 @@ INFRABENCH_REGISTER(p2p, "bandwidth/p2p")
         "GPU -> GPU copy bandwidth with peer access: one row per source GPU, columns "
         "bandwidth_gbps_gpu<dst> and efficiency_pct_gpu<dst> of the NVLink or PCIe path (the "
         "src x dst matrix); pairs without peer access are n/a with the reason")
+    .produces(bw::bandwidth_row_metrics(/*with_ceiling=*/true))
     .require(infrabench::req::cuda)
     .add_int64_axis(
         "src", {0, 1, 2, 3, 4, 5, 6, 7},

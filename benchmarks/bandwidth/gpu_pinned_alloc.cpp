@@ -138,6 +138,10 @@ INFRABENCH_REGISTER(pinned_alloc, "bandwidth/pinned_alloc")
     .describe(
         "cost of pinning host memory: cudaHostAlloc+cudaFreeHost or cudaHostRegister+"
         "cudaHostUnregister of `size` bytes (alloc_us, free_us, ns_per_page)")
+    .produces_items("page")
+    .produces("alloc_us", "us", infrabench::better::lower)
+    .produces("free_us", "us", infrabench::better::lower)
+    .headline("ns_per_page")
     .require(infrabench::req::cuda)
     .add_string_axis(
         "api", {"host_alloc", "host_register"},

@@ -149,6 +149,21 @@ void require_runnable(state& st, const topo::cell_sweep& sweep) {
   st.skip(sweep.na_summary());
 }
 
+std::vector<metric_decl> bandwidth_row_metrics(bool with_ceiling) {
+  std::vector<metric_decl> out = {{topo::cell_metric("bandwidth_gbps", "*"), "GB/s"}};
+  out.front().headline = true;
+  if (with_ceiling) {
+    out.push_back(
+        {topo::cell_metric("ceiling_gbps", "*"), "GB/s", better::higher, metric_role::information});
+    out.push_back({topo::cell_metric("efficiency_pct", "*"), "%"});
+  }
+  return out;
+}
+
+metric_decl latency_row_metric(const std::string& unit) {
+  return {topo::cell_metric("latency_" + unit, "*"), unit, better::lower};
+}
+
 void report_bandwidth_row(
     state& st, const topo::cell_sweep& sweep,
     const std::function<bandwidth_cell_info(const topo::cell_sweep::cell&)>& info) {

@@ -13,6 +13,7 @@
 #include <sched.h>
 
 #include "infrabench/axis.h"
+#include "infrabench/metric_decl.h"
 #include "topology/link.h"
 #include "topology/matrix.h"
 
@@ -91,6 +92,13 @@ struct bandwidth_cell_info {
 void report_bandwidth_row(
     state& st, const topo::cell_sweep& sweep,
     const std::function<bandwidth_cell_info(const topo::cell_sweep::cell&)>& info);
+
+// What report_bandwidth_row adds, for the registration of a benchmark that calls it:
+// bandwidth_gbps_<column> (the headline) and, with a known ceiling, ceiling_gbps_<column> and
+// efficiency_pct_<column>.
+[[nodiscard]] std::vector<metric_decl> bandwidth_row_metrics(bool with_ceiling);
+// What report_latency_row adds with `unit`: latency_<unit>_<column>.
+[[nodiscard]] metric_decl latency_row_metric(const std::string& unit);
 
 // Adds latency_<unit>_<column> = median sample / items_per_op for every runnable cell (unit "ns"
 // or "us"), plus the same n/a warnings and noise checks.

@@ -182,6 +182,8 @@ INFRABENCH_REGISTER(host_memory, "bandwidth/host_memory")
     .describe(
         "STREAM copy/scale/add/triad on three arrays of array_size bytes over pinned threads; "
         "GB/s counted as STREAM counts (write-allocate traffic not included)")
+    .produces_work(infrabench::work_kind::bytes)
+    .headline("bandwidth_gbps")
     .add_string_axis("kernel", {"copy", "scale", "add", "triad"},
                      infrabench::choice_axis("copy c=a, scale b=s*c, add c=a+b, triad a=b+s*c",
                                              {"copy", "scale", "add", "triad"}))

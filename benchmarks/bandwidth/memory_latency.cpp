@@ -120,6 +120,8 @@ INFRABENCH_REGISTER(memory_latency, "bandwidth/memory_latency")
     .describe(
         "dependent loads through a random cycle of 64-byte lines over working_set bytes "
         "(2 MiB pages where THP allows): ns per load at each cache level and in DRAM")
+    .produces_items("load")
+    .headline("ns_per_load")
     .add_int64_axis("working_set",
                     {std::int64_t{16} << 10, std::int64_t{64} << 10, std::int64_t{256} << 10,
                      std::int64_t{1} << 20, std::int64_t{4} << 20, std::int64_t{16} << 20,

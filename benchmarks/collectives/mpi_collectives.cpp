@@ -267,7 +267,11 @@ std::string bus_text(const collective& c) {
                        [op](state& st) { run_collective(st, op); })
                   .describe(text)
                   .scope(rank_scope::collective)
-                  .min_ranks(2);
+                  .min_ranks(2)
+                  .produces("algbw_gbps", "GB/s", better::higher)
+                  .produces("busbw_gbps", "GB/s", better::higher)
+                  .headline("busbw_gbps")
+                  .produces("latency_us", "us", better::lower);
     if (c.reduces) {
       b.add_string_axis(
           "dtype", split_list(c.dtypes),

@@ -338,6 +338,10 @@ std::vector<std::int64_t> sweep() {
             .require(req::nccl)
             .scope(rank_scope::collective)
             .min_ranks(2)
+            .produces("algbw_gbps", "GB/s", better::higher)
+            .produces("busbw_gbps", "GB/s", better::higher)
+            .headline("busbw_gbps")
+            .produces("latency_us", "us", better::lower)
             .memory_estimate([](const config&) -> std::int64_t { return 64 << 20; });
     if (c.reduces) {
       b.add_string_axis("dtype", split_list(c.dtypes),

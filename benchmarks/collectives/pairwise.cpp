@@ -200,6 +200,11 @@ INFRABENCH_REGISTER(pairwise, "collectives/pairwise")
         "slow links and a host whose every link is slow are named")
     .scope(rank_scope::every_rank)
     .min_ranks(2)
+    .produces("bandwidth_gbps_to_rank_*", "GB/s", better::higher)
+    .produces("latency_us_to_rank_*", "us", better::lower)
+    .produces("bandwidth_gbps_min", "GB/s", better::higher)
+    .headline("bandwidth_gbps_min")
+    .produces("latency_us_max", "us", better::lower)
     .add_string_axis("between", {"nodes"},
                      {.description = "one rank per host (nodes) or every rank",
                       .choices = {"nodes", "ranks"}})

@@ -135,6 +135,15 @@ INFRABENCH_REGISTER(cpu_peak, "gemm/cpu_peak")
     .describe(
         "CPU multiply-add peak per ISA: independent FMA / vdpbf16ps / AMX tile chains on pinned "
         "threads; GFLOP/s (int8: GOP/s), clock, instructions per cycle and % of clock x width")
+    .produces_work(infrabench::work_kind::flops)
+    .headline("gflops")
+    .produces("clock_ghz", "GHz", infrabench::better::higher, infrabench::metric_role::information)
+    .produces("instr_per_cycle", "instr/cycle", infrabench::better::higher,
+              infrabench::metric_role::information)
+    .produces("clock_x_width_gflops", "GFLOP/s", infrabench::better::higher,
+              infrabench::metric_role::information)
+    .produces("pct_of_clock_x_width", "%", infrabench::better::higher,
+              infrabench::metric_role::information)
     .add_string_axis("isa", {"avx2_fp32", "avx512_fp32", "avx512_bf16", "avx512_fp16", "amx_bf16"},
                      infrabench::choice_axis(
                          "avx2_fp32 (ymm FMA), avx512_fp32 (zmm FMA), avx512_bf16 (vdpbf16ps), "

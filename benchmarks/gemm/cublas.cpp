@@ -218,6 +218,7 @@ INFRABENCH_REGISTER(cublas_gemm, "gemm/cublas")
         "cublasGemmEx fp32/tf32/fp16/bf16 (fp32 accumulation) on random data, harness GPU timing "
         "(L2 hot by default, cache=cold flushes it), verified on the device against fp64; % of "
         "the datasheet peak and of the peak at the SM clock measured in the timed windows")
+    .produces(gc::gpu_gemm_metrics())
     .require(infrabench::req::cuda)
     .scope(infrabench::rank_scope::every_rank)  // one rank per GPU: each measures its own
     .add_string_axis("shape", gpu_shapes(), gb::shape_axis_options())
@@ -234,6 +235,7 @@ INFRABENCH_REGISTER(cublaslt_gemm, "gemm/cublaslt")
         "(sm_89+, bf16 out, unit per-tensor scales, fast accumulation per the fast_accum axis) on "
         "random data, harness GPU timing (L2 hot by default, cache=cold flushes it), verified on "
         "the device; % of the datasheet peak")
+    .produces(gc::gpu_gemm_metrics())
     .require(infrabench::req::cuda)
     .scope(infrabench::rank_scope::every_rank)  // one rank per GPU: each measures its own
     .add_string_axis("shape", gpu_shapes(), gb::shape_axis_options())

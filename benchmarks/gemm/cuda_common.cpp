@@ -179,6 +179,27 @@ namespace {
 
 }  // namespace
 
+std::vector<metric_decl> gpu_gemm_metrics() {
+  const auto info = [](std::string name, std::string unit, better dir = better::higher) {
+    return metric_decl{std::move(name), std::move(unit), dir, metric_role::information};
+  };
+  std::vector<metric_decl> out = {
+      derived_metric(work_kind::flops),
+      {"verify_err_to_bound", "ratio", better::lower, metric_role::verification},
+      info("clock_mhz", "MHz"),
+      info("sm_count", "SMs"),
+      info("peak_tflops", "TFLOP/s"),
+      info("pct_of_peak", "%"),
+      info("peak_at_clock_tflops", "TFLOP/s"),
+      info("pct_of_peak_at_clock", "%"),
+      info("sm_clock_mhz_actual", "MHz"),
+      info("mem_clock_mhz_actual", "MHz"),
+      info("clock_event_reasons", "bitmask", better::lower),
+  };
+  out.front().headline = true;
+  return out;
+}
+
 void report_gpu_peak(state& st, const gpu_info& gpu, const dtype_spec& dt, double gflops,
                      const gpu_exec_report& timing) {
   st.add_metric("clock_mhz", "MHz", gpu.clock_mhz, true,

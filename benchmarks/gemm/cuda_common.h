@@ -83,6 +83,11 @@ gpu_exec_report time_gemm(state& st, const stream& s, const std::function<void()
 // datasheet figure of the SKU (hardware/gpu.h; an unknown SKU: the figure derived from the
 // maximum clock, and the method says so), and peak_at_clock_tflops and pct_of_peak_at_clock
 // against the peak at the SM clock measured over the timed windows.
+// What a GPU GEMM's result carries through report_gpu_peak, report_gpu_clocks and
+// report_verification, for its registration: gflops (the headline, from add_flops), the clocks,
+// the peaks and the fractions of them (information), verify_err_to_bound.
+[[nodiscard]] std::vector<metric_decl> gpu_gemm_metrics();
+
 void report_gpu_peak(state& st, const gpu_info& gpu, const dtype_spec& dt, double gflops,
                      const gpu_exec_report& timing);
 

@@ -120,6 +120,9 @@ INFRABENCH_REGISTER(cuda_simt_fp32, "gemm/cuda_simt_fp32")
         "our fp32 SIMT kernel (128x128 block tiles, 8x8 register blocks per thread, warp tiling, "
         "float4 loads, double-buffered shared memory); verified on the device; % of cuBLAS fp32 "
         "and of the GPU peak")
+    .produces(gc::gpu_gemm_metrics())
+    .produces("pct_of_cublas", "%", infrabench::better::higher,
+              infrabench::metric_role::information)
     .require(infrabench::req::cuda)
     .scope(infrabench::rank_scope::every_rank)  // one rank per GPU: each measures its own
     .add_string_axis("shape", shapes(), gb::shape_axis_options())
@@ -131,6 +134,9 @@ INFRABENCH_REGISTER(cuda_wmma, "gemm/cuda_wmma")
     .describe(
         "our tensor-core WMMA kernel (fp16/bf16 in and out, fp32 accumulation, sm_80+); verified "
         "on the device; % of cuBLAS and of the GPU peak")
+    .produces(gc::gpu_gemm_metrics())
+    .produces("pct_of_cublas", "%", infrabench::better::higher,
+              infrabench::metric_role::information)
     .require(infrabench::req::cuda)
     .scope(infrabench::rank_scope::every_rank)  // one rank per GPU: each measures its own
     .add_string_axis("shape", shapes(), gb::shape_axis_options())
@@ -145,6 +151,9 @@ INFRABENCH_REGISTER(cuda_mma, "gemm/cuda_mma")
         "our tensor-core kernel on mma.sync m16n8k16 (fp16/bf16 in and out, fp32 accumulation, "
         "sm_80+): 128x128 block tiles of 8 warps, ldmatrix fragments, 3-stage cp.async pipeline; "
         "verified on the device; % of cuBLAS and of the GPU peak")
+    .produces(gc::gpu_gemm_metrics())
+    .produces("pct_of_cublas", "%", infrabench::better::higher,
+              infrabench::metric_role::information)
     .require(infrabench::req::cuda)
     .scope(infrabench::rank_scope::every_rank)  // one rank per GPU: each measures its own
     .add_string_axis("shape", shapes(), gb::shape_axis_options())

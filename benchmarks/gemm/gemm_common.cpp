@@ -222,6 +222,22 @@ gm::tolerance bf16_tolerance(std::int64_t k) {
                             k);
 }
 
+std::vector<metric_decl> cpu_gemm_metrics() {
+  std::vector<metric_decl> out = {
+      derived_metric(work_kind::flops),
+      {"verify_err_to_bound", "ratio", better::lower, metric_role::verification},
+      {"peak_*_gflops", "GFLOP/s", better::higher, metric_role::information},
+      {"pct_of_fma_peak", "%"},
+      {"pct_of_amx_peak", "%"},
+  };
+  out.front().headline = true;
+  return out;
+}
+
+metric_decl reference_ratio_metric(const std::string& label) {
+  return {"pct_of_" + label, "%"};
+}
+
 void report_verification(state& st, const gm::verification& v, std::string_view what) {
   st.add_metric("verify_err_to_bound", "ratio", v.max_bound_ratio, false,
                 "max over " + std::to_string(v.checked) +

@@ -14,6 +14,7 @@
 #include "cpu/gemm_peak.h"
 #include "infrabench/axis.h"
 #include "infrabench/benchmark.h"
+#include "infrabench/metric_decl.h"
 #include "infrabench/state.h"
 #include "infrabench/thread_pool.h"
 
@@ -146,6 +147,13 @@ void check_reference_plausible(state& st, std::string_view benchmark, double gfl
 // (implausibly slow, failed verification) is not used, and a warning says why.
 void report_reference_ratios(state& st, double gflops,
                              const std::vector<std::pair<std::string, std::string>>& references);
+
+// What a CPU GEMM's result carries through the helpers above, for its registration: gflops (the
+// headline, from add_flops), verify_err_to_bound (report_verification), peak_<isa>_gflops,
+// pct_of_fma_peak and pct_of_amx_peak (report_peak_fraction).
+[[nodiscard]] std::vector<metric_decl> cpu_gemm_metrics();
+// pct_of_<label>, which report_reference_ratios adds for a reference labelled `label`.
+[[nodiscard]] metric_decl reference_ratio_metric(const std::string& label);
 
 // 0 = all CPUs this process may use.
 [[nodiscard]] std::size_t resolve_threads(std::int64_t threads_axis);

@@ -227,6 +227,7 @@ INFRABENCH_REGISTER(openblas_fp32, "gemm/openblas_fp32")
         "reference: OpenBLAS cblas_sgemm (its module loaded at run time; OPENBLAS_CORETYPE = "
         "coretype, checked "
         "with openblas_get_corename); verified against fp64; % of FMA peak")
+    .produces(gb::cpu_gemm_metrics())
     .add_string_axis("shape", gb::default_cpu_shapes(), gb::shape_axis_options())
     .add_int64_axis("threads", {1, 0}, gb::threads_axis_options())
     .add_string_axis("trans", {"nn"}, gb::trans_axis_options())

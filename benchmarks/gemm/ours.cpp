@@ -143,6 +143,9 @@ INFRABENCH_REGISTER(ours_fp32, "gemm/ours_fp32")
         "our fp32 GEMM (BLIS-style packing + cache blocking, AVX-512 12x32 / AVX2 6x16 "
         "micro-kernel) on pinned threads; verified against fp64; % of FMA peak and of "
         "OpenBLAS/oneDNN")
+    .produces(gb::cpu_gemm_metrics())
+    .produces(gb::reference_ratio_metric("openblas"))
+    .produces(gb::reference_ratio_metric("onednn"))
     .add_string_axis("shape", gb::default_cpu_shapes(), gb::shape_axis_options())
     .add_int64_axis("threads", {1, 0}, gb::threads_axis_options())
     .add_string_axis("trans", {"nn"}, gb::trans_axis_options())
@@ -159,6 +162,8 @@ INFRABENCH_REGISTER(ours_bf16, "gemm/ours_bf16")
     .describe(
         "our bf16 GEMM (bf16 inputs, fp32 accumulation and output) with AVX512_BF16 vdpbf16ps; "
         "verified against fp64; % of the vdpbf16ps peak and of oneDNN bf16")
+    .produces(gb::cpu_gemm_metrics())
+    .produces(gb::reference_ratio_metric("onednn"))
     .add_string_axis("shape", gb::default_cpu_shapes(), gb::shape_axis_options())
     .add_int64_axis("threads", {1, 0}, gb::threads_axis_options())
     .add_string_axis("trans", {"nn"}, gb::trans_axis_options())

@@ -94,6 +94,11 @@ void cpu_core_speed(infrabench::state& st) {
 
 INFRABENCH_REGISTER(cpu_core_speed, "health/cpu_core_speed")
     .describe("no core slower than its siblings: every core loaded at once, results checked")
+    .produces("slowest_core_ratio", "ratio", infrabench::better::higher,
+              infrabench::metric_role::verification)
+    .headline("slowest_core_ratio")
+    .produces("core_gflops_median", "GFLOP/s", infrabench::better::higher,
+              infrabench::metric_role::information)
     .add_int64_axis("rounds", {8},
                     infrabench::int_axis("rounds of ~50 ms; a core's best counts", 1, 1000))
     .add_float64_axis("max_deviation", {0.15},

@@ -14,4 +14,8 @@ void cpu_edac(infrabench::state& st) {
 }  // namespace
 
 INFRABENCH_REGISTER(cpu_edac, "health/cpu_edac")
-    .describe("no uncorrected memory error since boot, no corrected one during the run (EDAC)");
+    .describe("no uncorrected memory error since boot, no corrected one during the run (EDAC)")
+    .produces("edac_ue", "count", infrabench::better::lower, infrabench::metric_role::verification)
+    .produces("edac_ce_new", "count", infrabench::better::lower,
+              infrabench::metric_role::verification)
+    .headline("edac_ue");

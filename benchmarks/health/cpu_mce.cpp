@@ -14,4 +14,6 @@ void cpu_mce(infrabench::state& st) {
 }  // namespace
 
 INFRABENCH_REGISTER(cpu_mce, "health/cpu_mce")
-    .describe("no machine-check exception during the run (/proc/interrupts)");
+    .describe("no machine-check exception during the run (/proc/interrupts)")
+    .produces("mce_new", "count", infrabench::better::lower, infrabench::metric_role::verification)
+    .headline("mce_new");

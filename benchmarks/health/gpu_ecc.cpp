@@ -14,4 +14,9 @@ void gpu_ecc(infrabench::state& st) {
 
 INFRABENCH_REGISTER(gpu_ecc, "health/gpu_ecc")
     .describe("ECC enabled; no double-bit ECC errors; no new single-bit ECC errors during the run")
+    .produces("ecc_dbe_volatile_max", "count", infrabench::better::lower,
+              infrabench::metric_role::verification)
+    .produces("ecc_sbe_new_max", "count", infrabench::better::lower,
+              infrabench::metric_role::verification)
+    .headline("ecc_dbe_volatile_max")
     .require(infrabench::nvml::req_nvml);

@@ -16,4 +16,11 @@ INFRABENCH_REGISTER(gpu_nvlink, "health/gpu_nvlink")
     .describe(
         "every NVLink NVML lists is up; no link retrained (recovery) during the run; NVLink error "
         "counters")
+    .produces("nvlinks_active_min", "links", infrabench::better::higher,
+              infrabench::metric_role::verification)
+    .produces("nvlinks_down", "count", infrabench::better::lower,
+              infrabench::metric_role::verification)
+    .produces("nvlink_errors_max", "count", infrabench::better::lower,
+              infrabench::metric_role::verification)
+    .headline("nvlinks_down")
     .require(infrabench::nvml::req_nvml);

@@ -37,4 +37,11 @@ INFRABENCH_REGISTER(gpu_pcie_link, "health/gpu_pcie_link")
     .describe(
         "PCIe link of every GPU at its maximum generation and width, read while the check copies "
         "to every GPU (an idle GPU lowers its link, so idle readings only warn); PCIe replays")
+    .produces("pcie_gen_min", "generation", infrabench::better::higher,
+              infrabench::metric_role::verification)
+    .produces("pcie_width_min", "lanes", infrabench::better::higher,
+              infrabench::metric_role::verification)
+    .produces("pcie_replays_max", "count", infrabench::better::lower,
+              infrabench::metric_role::verification)
+    .headline("pcie_gen_min")
     .require(infrabench::nvml::req_nvml);

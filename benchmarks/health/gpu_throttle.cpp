@@ -15,4 +15,7 @@ void gpu_throttle(infrabench::state& st) {
 INFRABENCH_REGISTER(gpu_throttle, "health/gpu_throttle")
     .describe(
         "no thermal or hardware slowdown now or during the run so far (NVML clock event reasons)")
+    .produces("thermal_or_hw_slowdown_fraction_max", "ratio", infrabench::better::lower,
+              infrabench::metric_role::verification)
+    .headline("thermal_or_hw_slowdown_fraction_max")
     .require(infrabench::nvml::req_nvml);

@@ -18,4 +18,7 @@ void gpu_xid(infrabench::state& st) {
 
 INFRABENCH_REGISTER(gpu_xid, "health/gpu_xid")
     .describe("no XID event (a GPU error the driver reported) since the run started")
+    .produces("xid_events", "count", infrabench::better::lower,
+              infrabench::metric_role::verification)
+    .headline("xid_events")
     .require(infrabench::nvml::req_nvml);

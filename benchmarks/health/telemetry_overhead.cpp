@@ -90,6 +90,14 @@ void telemetry_overhead(infrabench::state& st) {
 INFRABENCH_REGISTER(telemetry_overhead, "health/telemetry_overhead")
     .describe(
         "the telemetry sampler's cost to a benchmark: all-core FMA with it running and paused")
+    .produces("overhead_pct", "%", infrabench::better::lower, infrabench::metric_role::verification)
+    .headline("overhead_pct")
+    .produces("overhead_pct_spread", "%", infrabench::better::lower,
+              infrabench::metric_role::information)
+    .produces("sampler_cost_pct", "%", infrabench::better::lower,
+              infrabench::metric_role::verification)
+    .produces("sampler_cpu_pct_of_one_core", "%", infrabench::better::lower,
+              infrabench::metric_role::information)
     .add_int64_axis("pairs", {10},
                     infrabench::int_axis("pairs of rounds (running, paused)", 1, 1000))
     .add_float64_axis("round_ms", {200},

@@ -316,6 +316,21 @@ void declare(state& st, const work& w) {
   st.add_bytes_written(w.bytes_out);
 }
 
+std::vector<metric_decl> stage_metrics(bool roofline) {
+  std::vector<metric_decl> out = derived_item_metrics("image");
+  out.front().headline = true;
+  out.push_back(derived_metric(work_kind::bytes));
+  out.push_back({"input_gbps", "GB/s"});
+  out.push_back({"output_gbps", "GB/s"});
+  out.push_back({"images_per_s_per_thread", "images/s"});
+  out.push_back({"speedup_vs_scalar", "x", better::higher, metric_role::information});
+  if (roofline) {
+    out.push_back(
+        {"memory_bandwidth_fraction", "fraction", better::higher, metric_role::information});
+  }
+  return out;
+}
+
 double images_per_s(const result* r) {
   if (r == nullptr || r->st != status::passed) return 0;
   for (const auto& m : r->metrics) {

@@ -13,6 +13,7 @@
 #include "cpu/preprocess/preprocess.h"
 #include "infrabench/axis.h"
 #include "infrabench/benchmark.h"
+#include "infrabench/metric_decl.h"
 #include "infrabench/state.h"
 
 namespace infrabench::preprocess_bench {
@@ -120,6 +121,11 @@ struct work {
 void declare(state& st, const work& w);
 void add_derived_metrics(state& st, const std::string& name, const work& w, std::size_t threads,
                          bool roofline);
+
+// What declare and add_derived_metrics put in a result, for the registration: images_per_s (the
+// headline), ns_per_image, bandwidth_gbps, input_gbps, output_gbps, images_per_s_per_thread,
+// speedup_vs_scalar and, with `roofline`, memory_bandwidth_fraction.
+[[nodiscard]] std::vector<metric_decl> stage_metrics(bool roofline);
 
 // images_per_s of an earlier passed result, or 0.
 [[nodiscard]] double images_per_s(const result* r);

@@ -143,6 +143,9 @@ INFRABENCH_REGISTER(decode_stage, "preprocess/decode")
     .describe(
         "JPEG decode to RGB with libjpeg-turbo (TurboJPEG, accurate IDCT; its own SIMD "
         "dispatch) of quality-90 4:2:0 images, or --jpeg-dir files")
+    .produces(stage_metrics(/*roofline=*/false))
+    .produces("jpeg_bytes_per_image", "B", infrabench::better::lower,
+              infrabench::metric_role::information)
     .require(turbojpeg_req)
     .add_int64_axis("threads", {1, 0}, threads_axis())
     .add_int64_axis("batch", {32}, batch_axis())
@@ -154,6 +157,7 @@ INFRABENCH_REGISTER(pipeline_bench, "preprocess/pipeline")
     .describe(
         "decode (source=jpeg) + fused resize -> crop -> flip -> normalise -> CHW into a "
         "batch tensor, images split across pinned threads; images/s")
+    .produces(stage_metrics(/*roofline=*/false))
     .add_string_axis("isa", {"auto"}, isa_axis())
     .add_int64_axis("threads", {1, 0}, threads_axis())
     .add_int64_axis("batch", {32}, batch_axis())

@@ -164,6 +164,9 @@ INFRABENCH_REGISTER(pipeline_opencv, "preprocess/pipeline_opencv")
     .describe(
         "the same pipeline with OpenCV (resize INTER_LINEAR, ROI crop, flip, split, "
         "convertTo): the baseline; infrabench_speedup_x compares preprocess/pipeline with it")
+    .produces(stage_metrics(/*roofline=*/false))
+    .produces("infrabench_speedup_x", "x", infrabench::better::higher,
+              infrabench::metric_role::information)
     .add_int64_axis("threads", {1, 0}, threads_axis())
     .add_int64_axis("batch", {32}, batch_axis())
     .add_int64_axis("width", {500}, width_axis())

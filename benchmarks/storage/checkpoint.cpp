@@ -336,6 +336,22 @@ void combine_ranks(infrabench::state& st, const std::vector<sb::job_input_row>& 
               "write/read GB/s per rank (the job's in storage/checkpoint_job), save/restore "
               "time, write latency percentiles")
           .scope(infrabench::rank_scope::every_rank)
+          .produces("write_gbps", "GB/s", infrabench::better::higher)
+          .headline("write_gbps")
+          .produces("read_gbps", "GB/s", infrabench::better::higher)
+          .produces("save_s", "s", infrabench::better::lower)
+          .produces("restore_s", "s", infrabench::better::lower)
+          .produces("sync_s", "s", infrabench::better::lower, infrabench::metric_role::information)
+          .produces("verify_s", "s", infrabench::better::lower,
+                    infrabench::metric_role::information)
+          .produces("write_latency_us_p*", "us", infrabench::better::lower)  // p50, p99, p99_9
+          .produces("write_latency_us_max", "us", infrabench::better::lower)
+          .produces("shard_bytes", "B", infrabench::better::higher,
+                    infrabench::metric_role::information)
+          .produces("checkpoint_bytes", "B", infrabench::better::higher,
+                    infrabench::metric_role::information)
+          .produces("page_cache_resident_percent", "%", infrabench::better::lower,
+                    infrabench::metric_role::information)
           .add_string_axis(
               "model", {"llama3-8b"},
               infrabench::choice_axis("checkpoint of MLPerf Storage v2.0's model (105 GB, 912 "
@@ -373,7 +389,15 @@ void combine_ranks(infrabench::state& st, const std::vector<sb::job_input_row>& 
                        "storage/checkpoint for the whole mpirun/srun job, as MLPerf Storage "
                        "defines it: every rank's shard bytes / the slowest rank's time to save "
                        "(restore), the slowest rank named",
-                       combine_ranks);
+                       combine_ranks)
+      .produces("write_gbps", "GB/s", infrabench::better::higher)
+      .headline("write_gbps")
+      .produces("read_gbps", "GB/s", infrabench::better::higher)
+      .produces("save_s", "s", infrabench::better::lower)
+      .produces("restore_s", "s", infrabench::better::lower)
+      .produces("checkpoint_bytes", "B", infrabench::better::higher,
+                infrabench::metric_role::information)
+      .produces("ranks", "ranks", infrabench::better::higher, infrabench::metric_role::information);
   return true;
 }();
 

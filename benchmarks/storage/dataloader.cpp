@@ -361,14 +361,26 @@ void combine_hosts(infrabench::state& st, const std::vector<sb::job_input_row>& 
 }
 
 [[maybe_unused]] const bool registered = [] {
-  auto& b = infrabench::registry::instance()
-                .add("storage/dataloader", storage_dataloader)
-                .scope(infrabench::rank_scope::every_rank)  // one rank per host reads (cluster.h)
-                .describe(
-                    "MLPerf-Storage-style data loading: sample files read in random order into "
-                    "host batches feeding a simulated accelerator; samples/s, GB/s, accelerator "
-                    "utilisation (valid if >= au_threshold), and the fastest accelerator fed at "
-                    "that AU");
+  auto& b =
+      infrabench::registry::instance()
+          .add("storage/dataloader", storage_dataloader)
+          .scope(infrabench::rank_scope::every_rank)  // one rank per host reads (cluster.h)
+          .produces_items("sample")
+          .produces_work(infrabench::work_kind::bytes)
+          .produces("accelerator_utilization_percent", "%", infrabench::better::higher)
+          .headline("accelerator_utilization_percent")
+          .produces("stall_ms_per_step", "ms", infrabench::better::lower)
+          .produces("first_batch_ms", "ms", infrabench::better::lower)
+          .produces("accelerator_samples_per_s", "samples/s", infrabench::better::higher)
+          // search=1
+          .produces("loader_max_samples_per_s", "samples/s", infrabench::better::higher)
+          .produces("max_accelerator_samples_per_s_at_au", "samples/s", infrabench::better::higher)
+          .produces("accelerators_at_au", "accelerators", infrabench::better::higher)
+          .describe(
+              "MLPerf-Storage-style data loading: sample files read in random order into "
+              "host batches feeding a simulated accelerator; samples/s, GB/s, accelerator "
+              "utilisation (valid if >= au_threshold), and the fastest accelerator fed at "
+              "that AU");
   sb::add_engine_axis(b, "reader_engine", {"io_uring"});
   b.add_int64_axis("sample_size", {110 << 10},
                    infrabench::bytes_axis(
@@ -407,7 +419,13 @@ void combine_hosts(infrabench::state& st, const std::vector<sb::job_input_row>& 
                        "storage/dataloader across the hosts of an mpirun/srun job: the "
                        "accelerators the whole cluster's storage feeds at the AU threshold "
                        "(MLPerf Storage's figure), the lowest host AU named",
-                       combine_hosts);
+                       combine_hosts)
+      .produces("accelerator_utilization_percent_min", "%", infrabench::better::higher)
+      .headline("accelerator_utilization_percent_min")
+      .produces("aggregate_samples_per_s", "samples/s", infrabench::better::higher)
+      .produces("aggregate_gbps", "GB/s", infrabench::better::higher)
+      .produces("accelerators_at_au", "accelerators", infrabench::better::higher)
+      .produces("hosts", "hosts", infrabench::better::higher, infrabench::metric_role::information);
   return true;
 }();
 

@@ -473,7 +473,17 @@ void combine_hosts(infrabench::state& st, const std::vector<sb::job_input_row>& 
           .describe(
               "reads a scratch file, a file or a block device (read-only) with an engine of the "
               "table (io_uring, psync), sequential or random, fio-style; GB/s, IOPS, "
-              "completion-latency percentiles, CPU per I/O");
+              "completion-latency percentiles, CPU per I/O")
+          .produces_work(infrabench::work_kind::bytes)
+          .headline("bandwidth_gbps")
+          .produces_items("io")
+          .produces("latency_us_mean", "us", infrabench::better::lower)
+          .produces("latency_us_p*", "us",
+                    infrabench::better::lower)  // p50, p90, p99, p99_9, p99_99
+          .produces("latency_us_max", "us", infrabench::better::lower)
+          .produces("cpu_us_per_io", "us", infrabench::better::lower)
+          .produces("queue_depth_mean", "reads", infrabench::better::higher,
+                    infrabench::metric_role::information);
   sb::add_engine_axis(b, "engine", {"io_uring", "psync"});
   b.add_string_axis(
        "pattern", {"seq", "rand"},
@@ -516,7 +526,13 @@ void combine_hosts(infrabench::state& st, const std::vector<sb::job_input_row>& 
   sb::register_job_row(b,
                        "storage/read across the hosts of an mpirun/srun job: aggregate GB/s and "
                        "IOPS of the hosts reading at the same time, the slowest host named",
-                       combine_hosts);
+                       combine_hosts)
+      .produces("aggregate_gbps", "GB/s", infrabench::better::higher)
+      .headline("aggregate_gbps")
+      .produces("aggregate_ios_per_s", "IO/s", infrabench::better::higher)
+      .produces("slowest_host_gbps", "GB/s", infrabench::better::higher)
+      .produces("worst_host_latency_us_p99", "us", infrabench::better::lower)
+      .produces("hosts", "hosts", infrabench::better::higher, infrabench::metric_role::information);
   return true;
 }();
 

@@ -199,6 +199,22 @@ INFRABENCH_REGISTER(cpu_stress, "stress/cpu")
     .describe(
         "all-core FMA and memory copies for a duration, results checked; throughput per "
         "second and its stability")
+    .produces("gflops", "GFLOP/s", infrabench::better::higher)
+    .headline("gflops")
+    .produces("memory_gbps", "GB/s", infrabench::better::higher)
+    .produces("gflops_worst_second_ratio", "ratio", infrabench::better::higher,
+              infrabench::metric_role::verification)
+    .produces("gflops_drift_pct", "%", infrabench::better::higher,
+              infrabench::metric_role::verification)
+    .produces("memory_worst_second_ratio", "ratio", infrabench::better::higher,
+              infrabench::metric_role::verification)
+    .produces("memory_drift_pct", "%", infrabench::better::higher,
+              infrabench::metric_role::verification)
+    .produces("wrong_results", "count", infrabench::better::lower,
+              infrabench::metric_role::verification)
+    .produces("memory_errors_new", "count", infrabench::better::lower,
+              infrabench::metric_role::verification)
+    .produces("mce_new", "count", infrabench::better::lower, infrabench::metric_role::verification)
     // 20 s by default, so that duration + 30 s fits the default --timeout of 60 s (60 s failed
     // its own check); the acceptance and burn-in suites set their durations and timeouts.
     .add_float64_axis("duration_s", {20},

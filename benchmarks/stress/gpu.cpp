@@ -426,6 +426,26 @@ INFRABENCH_REGISTER(gpu_stress, "stress/gpu")
         "every GPU at once: rounds of bf16 cuBLASLt GEMMs back to back, each ending in an HBM "
         "copy and the checks, for a duration; throughput per second, its stability, "
         "throttling and ECC growth")
+    // One of each per GPU: <name>_gpu<N>.
+    .produces("gemm_tflops_gpu*", "TFLOP/s", infrabench::better::higher)
+    .headline("gemm_tflops_gpu*")
+    .produces("copy_gbps_gpu*", "GB/s", infrabench::better::higher)
+    .produces("gemm_worst_second_ratio_gpu*", "ratio", infrabench::better::higher,
+              infrabench::metric_role::verification)
+    .produces("gemm_drift_pct_gpu*", "%", infrabench::better::higher,
+              infrabench::metric_role::information)
+    .produces("load_fraction_gpu*", "ratio", infrabench::better::higher,
+              infrabench::metric_role::information)
+    .produces("wrong_results_gpu*", "count", infrabench::better::lower,
+              infrabench::metric_role::verification)
+    .produces("ecc_errors_new_gpu*", "count", infrabench::better::lower,
+              infrabench::metric_role::verification)
+    .produces("slowdown_fraction_gpu*", "ratio", infrabench::better::lower,
+              infrabench::metric_role::verification)
+    .produces("power_w_mean_gpu*", "W", infrabench::better::higher,
+              infrabench::metric_role::information)
+    .produces("temp_c_max_gpu*", "C", infrabench::better::lower,
+              infrabench::metric_role::information)
     .require(infrabench::req::cuda)
     // 20 s by default, so that duration + 30 s fits the default --timeout of 60 s; the acceptance
     // and burn-in suites set their durations and timeouts.

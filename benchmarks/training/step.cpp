@@ -723,6 +723,33 @@ INFRABENCH_REGISTER(training_step, "training/step")
         "forward/backward on the GPU (cuBLASLt) or CPU (our GEMM), gradient all-reduce (NCCL or "
         "MPI), AdamW; tokens/s, MFU and the time of each phase")
     .scope(rank_scope::collective)
+    .produces_items("token")  // GPT-2; tokens_per_s is also the ViT's (images x tokens per image)
+    .produces_items("image")  // ViT
+    .headline("tokens_per_s")
+    .produces_work(infrabench::work_kind::flops)  // model FLOPs per step
+    .produces("tokens_per_s_per_rank", "tokens/s", infrabench::better::higher)
+    .produces("images_per_s_per_rank", "images/s", infrabench::better::higher)
+    .produces("step_ms", "ms", infrabench::better::lower)
+    .produces("mfu_percent", "%", infrabench::better::higher)
+    .produces("data_wait_ms", "ms", infrabench::better::lower, infrabench::metric_role::information)
+    .produces("h2d_ms", "ms", infrabench::better::lower, infrabench::metric_role::information)
+    .produces("forward_ms", "ms", infrabench::better::lower, infrabench::metric_role::information)
+    .produces("backward_ms", "ms", infrabench::better::lower, infrabench::metric_role::information)
+    .produces("allreduce_ms", "ms", infrabench::better::lower, infrabench::metric_role::information)
+    .produces("optimizer_ms", "ms", infrabench::better::lower, infrabench::metric_role::information)
+    .produces("other_ms", "ms", infrabench::better::lower, infrabench::metric_role::information)
+    .produces("model_memory_mib", "MiB", infrabench::better::lower,
+              infrabench::metric_role::information)
+    .produces("peak_rss_mib", "MiB", infrabench::better::lower,
+              infrabench::metric_role::information)
+    .produces("parameters", "count", infrabench::better::lower,
+              infrabench::metric_role::information)
+    .produces("loss_first", "nats", infrabench::better::lower, infrabench::metric_role::information)
+    .produces("loss_last", "nats", infrabench::better::lower, infrabench::metric_role::information)
+    .produces("corpus_entropy_nats", "nats", infrabench::better::lower,
+              infrabench::metric_role::information)
+    .produces("gradient_error", "relative", infrabench::better::lower,
+              infrabench::metric_role::verification)
     .add_string_axis("model", {"gpt2-124m"},
                      infrabench::choice_axis("gpt2-tiny (2 layers, width 64), gpt2-124m, "
                                              "gpt2-350m, vit-tiny (32 px), vit-b16 (224 px)",

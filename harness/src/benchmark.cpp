@@ -49,6 +49,59 @@ benchmark& benchmark::add_string_axis(std::string name, std::vector<std::string>
   return add_axis(std::move(ax));
 }
 
+benchmark& benchmark::add_metric_decl(metric_decl d) {
+  for (const auto& m : m_metrics) {
+    if (m.name == d.name)
+      throw std::logic_error(m_name + ": metric '" + d.name + "' declared twice");
+  }
+  m_metrics.push_back(std::move(d));
+  return *this;
+}
+
+benchmark& benchmark::produces(std::string name, std::string unit, better direction,
+                               metric_role role) {
+  return add_metric_decl({std::move(name), std::move(unit), direction, role, false});
+}
+
+benchmark& benchmark::produces(std::vector<metric_decl> decls) {
+  for (auto& d : decls) {
+    const bool headline_too = d.headline;
+    d.headline = false;
+    const std::string name = d.name;
+    add_metric_decl(std::move(d));
+    if (headline_too) headline(name);
+  }
+  return *this;
+}
+
+benchmark& benchmark::produces_work(work_kind kind) {
+  return add_metric_decl(derived_metric(kind));
+}
+
+benchmark& benchmark::produces_items(std::string item) {
+  for (auto& d : derived_item_metrics(item)) add_metric_decl(std::move(d));
+  return *this;
+}
+
+benchmark& benchmark::headline(std::string_view name) {
+  if (headline())
+    throw std::logic_error(m_name + ": a second headline metric '" + std::string(name) + "'");
+  for (auto& m : m_metrics) {
+    if (m.name == name) {
+      m.headline = true;
+      return *this;
+    }
+  }
+  throw std::logic_error(m_name + ": headline '" + std::string(name) + "' is not declared");
+}
+
+const metric_decl* benchmark::headline() const {
+  for (const auto& m : m_metrics) {
+    if (m.headline) return &m;
+  }
+  return nullptr;
+}
+
 benchmark& benchmark::memory_estimate(memory_fn fn) {
   m_memory = std::move(fn);
   return *this;

@@ -111,10 +111,22 @@ json list_entry_json(const benchmark& b, const capabilities& caps) {
                     {"description", ax.options.description},
                     {"choices", ax.options.choices}});
   }
+  json metrics = json::array();
+  for (const auto& m : b.metrics()) {
+    metrics.push_back({{"name", m.name},
+                       {"unit", m.unit},
+                       {"better", to_string(m.direction)},
+                       {"role", to_string(m.role)},
+                       {"headline", m.headline}});
+  }
   const coded_reason unmet = b.unmet(caps);
-  json entry = {{"name", b.name()},    {"description", b.description()},
-                {"axes", axes},        {"requires", joined(reqs, ",")},
-                {"uses", b.uses()},    {"runnable", unmet.empty()},
+  json entry = {{"name", b.name()},
+                {"description", b.description()},
+                {"axes", axes},
+                {"metrics", metrics},
+                {"requires", joined(reqs, ",")},
+                {"uses", b.uses()},
+                {"runnable", unmet.empty()},
                 {"reason", unmet.text}};
   if (!unmet.empty()) entry["reason_code"] = to_string(unmet.code);
   return entry;
@@ -134,6 +146,10 @@ void print_list_entry(std::ostream& out, const benchmark& b, const capabilities&
     }
     out << ")\n";
   }
+  std::vector<std::string> metrics;
+  for (const auto& m : b.metrics())
+    metrics.push_back(m.name + (m.headline ? " [headline]" : "") + " (" + m.unit + ")");
+  out << "    metrics: " << joined(metrics, ", ") << "\n";
   std::vector<std::string> reqs;
   for (const auto& r : b.requirements()) reqs.push_back(r.name);
   out << "    requires: " << (reqs.empty() ? "nothing special" : joined(reqs, ",")) << "\n";

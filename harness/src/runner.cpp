@@ -366,6 +366,20 @@ result finish_result(state& st, double elapsed_s, const coded_reason& error,
   return r;
 }
 
+// A metric the benchmark did not declare (or declared otherwise) is a programming error: the
+// configuration fails naming it, so the benchmark's smoke test catches it, rather than a
+// baseline rule or a reader later meeting a metric nobody described.
+void fail_undeclared_metrics(const benchmark& bench, result& r) {
+  for (const auto& m : r.metrics) {
+    const std::string why = undeclared_problem(bench.metrics(), m);
+    if (why.empty()) continue;
+    r.set_status(status::failed, reason_code::error,
+                 bench.name() + ": " + why + " (declare it where the benchmark registers)");
+    r.metrics.clear();
+    return;
+  }
+}
+
 }  // namespace
 
 result run_one(const benchmark& bench, const config& cfg, const capabilities& caps,
@@ -383,7 +397,9 @@ result run_one(const benchmark& bench, const config& cfg, const capabilities& ca
   state st(cfg, caps, comm, settings);
   st.set_dependencies(bench.name(), bench.uses());
   const coded_reason error = run_body(bench, st);
-  return finish_result(st, seconds_since(t0), error, identity);
+  result r = finish_result(st, seconds_since(t0), error, identity);
+  fail_undeclared_metrics(bench, r);
+  return r;
 }
 
 // ---- multi-rank configurations ----------------------------------------------------------------

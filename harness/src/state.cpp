@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "infrabench/error.h"
+#include "infrabench/metric_decl.h"
 #include "infrabench/thread_pool.h"
 
 namespace infrabench {
@@ -328,18 +329,21 @@ result state::finish(double elapsed_s) {
     };
     const double bytes = m_work.bytes_read + m_work.bytes_written;
     if (bytes > 0) {
-      derive("bandwidth_gbps", "GB/s", bytes, 1e9, true,
+      const auto d = derived_metric(work_kind::bytes);  // the name and unit declared for it
+      derive(d.name, d.unit, bytes, 1e9, true,
              "(bytes read + bytes written per iteration) / median time per iteration, GB = 1e9 B");
     }
     if (m_work.flops > 0) {
-      derive("gflops", "GFLOP/s", m_work.flops, 1e9, true,
+      const auto d = derived_metric(work_kind::flops);
+      derive(d.name, d.unit, m_work.flops, 1e9, true,
              "floating-point operations per iteration / median time per iteration");
     }
     if (m_work.items > 0) {
       const auto& item = m_work.item_name;
-      derive(item + "s_per_s", item + "s/s", m_work.items, 1, true,
+      const auto d = derived_item_metrics(item);  // the rate, then the cost
+      derive(d[0].name, d[0].unit, m_work.items, 1, true,
              item + "s per iteration / median time per iteration");
-      derive("ns_per_" + item, "ns", m_work.items, 1e-9, false,
+      derive(d[1].name, d[1].unit, m_work.items, 1e-9, false,
              "median time per iteration / " + item + "s per iteration");
     }
     if (r.time.robust_cv > m_settings.max_cv && s.size() > 2) {

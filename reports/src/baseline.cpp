@@ -9,6 +9,7 @@
 #include <regex>
 #include <sstream>
 
+#include "infrabench/benchmark.h"
 #include "infrabench/error.h"
 #include "infrabench/json_io.h"
 #include "infrabench/report.h"
@@ -612,6 +613,50 @@ void check_rule_axes(const baseline& b, const benchmark_catalog& known, const re
       throw user_error(b.path + ": rule \"" + r.id + "\": " + why +
                        " (the rule would match nothing and be WAIVED)");
     }
+  }
+}
+
+namespace {
+
+// Why `metric` (a name or a `*` pattern) is not something `benchmark` can produce; empty when
+// a declaration (or the run's telemetry) covers it with `unit` (when given).
+std::string metric_problem(const metric_catalog& known, const std::string& benchmark,
+                           const std::string& metric, const std::string& unit) {
+  const auto it = known.find(benchmark);
+  if (it == known.end()) return "";
+  for (const auto* decls : {&it->second, &telemetry_metric_decls()}) {
+    for (const auto& d : *decls) {
+      if (!patterns_overlap(metric, d.name)) continue;
+      // The unit is judged where the declaration covers the rule's metric as written (an exact
+      // name, or the family a name or a narrower pattern belongs to).
+      if (!unit.empty() && d.unit != unit && d.covers(metric)) {
+        return "unit \"" + unit + "\" but " + benchmark + " declares " + metric + " in \"" +
+               d.unit + "\"";
+      }
+      return "";
+    }
+  }
+  return benchmark + " cannot produce metric \"" + metric +
+         "\" (it declares: " + declared_names(it->second) + ")";
+}
+
+}  // namespace
+
+metric_catalog registry_metric_catalog() {
+  metric_catalog out;
+  for (const auto& b : registry::instance().all()) out[b->name()] = b->metrics();
+  return out;
+}
+
+void check_rule_metrics(const baseline& b, const metric_catalog& known) {
+  for (const auto& r : b.rules) {
+    std::string why = metric_problem(known, r.benchmark, r.metric, r.unit);
+    if (why.empty() && !r.peak_metric.empty()) {
+      why = metric_problem(known, r.peak_benchmark.empty() ? r.benchmark : r.peak_benchmark,
+                           r.peak_metric, "");
+      if (!why.empty()) why = "peak_metric: " + why;
+    }
+    if (!why.empty()) throw user_error(b.path + ": rule \"" + r.id + "\": " + why);
   }
 }
 

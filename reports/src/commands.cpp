@@ -126,6 +126,7 @@ CLI::Option* add_format_option(CLI::App& sub, std::string& format, document d,
 int baseline_lint(const std::vector<std::string>& paths) {
   const auto known = known_benchmarks();
   const auto catalog = registry_catalog();
+  const auto metrics = registry_metric_catalog();
   for (const auto& path : paths) {
     baseline b = load_baseline(path);
     // A benchmark this build lacks (GPU rules on a CPU-only build) cannot be judged here; say so
@@ -138,6 +139,7 @@ int baseline_lint(const std::vector<std::string>& paths) {
       return lacks;
     });
     check_rule_axes(b, catalog);
+    check_rule_metrics(b, metrics);
     std::cout << path << ": " << b.rules.size() << " rule(s) OK";
     if (missing)
       std::cout << ", " << missing << " not checked (benchmark not compiled into this build)";
@@ -195,8 +197,8 @@ int baseline_create(const std::vector<std::string>& paths, const std::string& ou
            ->capture_default_str();
        auto* lint = sub.add_subcommand(
            "lint",
-           "check baselines against this build without a report: benchmarks, axes and axis "
-           "values exist (exit 2 when not); metric names are only known from a report");
+           "check baselines against this build without a report: benchmarks, axes, axis values "
+           "and metrics exist (exit 2 when not)");
        lint->add_option("BASELINE", o->baselines, "baseline files")->required();
        create->add_option("--max-tolerance", o->cap, "largest tolerance, as a fraction")
            ->check(number_check("a fraction", 0.01, true, 1, true))
@@ -734,6 +736,7 @@ INFRABENCH_RUN_FILE_OPTION(junit_option, "junit", output,
   const baseline parsed = load_baseline(b->second);
   check_benchmarks_known(parsed, known_benchmarks());
   check_rule_axes(parsed, registry_catalog());
+  check_rule_metrics(parsed, registry_metric_catalog());
   if (has_junit) check_output_path(j->second);
 });
 

@@ -451,6 +451,73 @@ TEST(ReportsBaseline, RuleAxesAreCheckedAgainstTheRegistry) {
       << axes_error(typo, &rep);
 }
 
+namespace {
+
+metric_catalog declared() {
+  return {{"bandwidth/host_memory", {{"bandwidth_gbps", "GB/s"}}},
+          {"gemm/cpu_peak", {{"gflops", "GFLOP/s"}}},
+          {"bandwidth/d2d", {{"bandwidth_gbps_*", "GB/s"}, {"efficiency_pct_*", "%"}}}};
+}
+
+std::string metrics_error(const json& rule) {
+  try {
+    check_rule_metrics(rules(json::array({rule})), declared());
+  } catch (const user_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+// A rule on a metric its benchmark cannot produce is refused before anything runs (the template
+// whose training/step rule named the perceptron's samples_per_s ran 98 s, then failed).
+TEST(ReportsBaseline, RuleMetricsAreCheckedAgainstTheDeclarations) {
+  json r = {{"id", "hm"},
+            {"benchmark", "bandwidth/host_memory"},
+            {"metric", "samples_per_s"},
+            {"min", 1}};
+  EXPECT_EQ(metrics_error(r),
+            "b.json: rule \"hm\": bandwidth/host_memory cannot produce metric \"samples_per_s\" "
+            "(it declares: bandwidth_gbps)");
+  r["metric"] = "bandwidth_gbps";
+  EXPECT_EQ(metrics_error(r), "");
+  r["unit"] = "MB/s";
+  EXPECT_NE(metrics_error(r).find("unit \"MB/s\" but bandwidth/host_memory declares "
+                                  "bandwidth_gbps in \"GB/s\""),
+            std::string::npos)
+      << metrics_error(r);
+  // The run's telemetry is every benchmark's.
+  r = {{"benchmark", "bandwidth/host_memory"}, {"metric", "cpu_freq_mhz_min"}, {"min", 1}};
+  EXPECT_EQ(metrics_error(r), "");
+  // Patterns against families: bandwidth_gbps_gpu* is some bandwidth_gbps_<cell>.
+  r = {{"benchmark", "bandwidth/d2d"}, {"metric", "bandwidth_gbps_gpu*"}, {"min", 1}};
+  EXPECT_EQ(metrics_error(r), "");
+  r["metric"] = "bandwidth_gbps_gpu0";
+  EXPECT_EQ(metrics_error(r), "");
+  r["unit"] = "GB/s";
+  EXPECT_EQ(metrics_error(r), "");
+  r["unit"] = "%";
+  EXPECT_NE(metrics_error(r).find("unit \"%\" but bandwidth/d2d declares bandwidth_gbps_gpu0 in "
+                                  "\"GB/s\""),
+            std::string::npos)
+      << metrics_error(r);
+  r.erase("unit");
+  r["metric"] = "latency_us_gpu*";
+  EXPECT_NE(metrics_error(r).find("cannot produce metric \"latency_us_gpu*\""), std::string::npos);
+  // A fraction_of_peak's peak metric is the peak benchmark's.
+  r = {{"benchmark", "bandwidth/host_memory"},
+       {"metric", "bandwidth_gbps"},
+       {"fraction_of_peak",
+        {{"min", 0.5}, {"peak_metric", "gflopz"}, {"peak_benchmark", "gemm/cpu_peak"}}}};
+  EXPECT_NE(metrics_error(r).find("peak_metric: gemm/cpu_peak cannot produce metric \"gflopz\""),
+            std::string::npos)
+      << metrics_error(r);
+  // A benchmark this build does not have is not judged here (baseline lint says so).
+  r = {{"benchmark", "gemm/cublas"}, {"metric", "anything"}, {"min", 1}};
+  EXPECT_EQ(metrics_error(r), "");
+}
+
 TEST(ReportsBaseline, MetricPatternJudgesEveryMatch) {
   EXPECT_TRUE(metric_matches("bandwidth_gbps_gpu*", "bandwidth_gbps_gpu0"));
   EXPECT_TRUE(metric_matches("bandwidth_gbps_gpu*", "bandwidth_gbps_gpu12"));

@@ -93,6 +93,8 @@ void bench_resource(state& st) {
 
 INFRABENCH_REGISTER(bench_spin, "test/spin")
     .describe("spins")
+    .produces_work(work_kind::bytes)
+    .produces_items("load")
     .add_int64_axis("n", {1, 2}, {.min = 1})
     .add_int64_axis("size", {4096}, {.bytes = true, .pow2 = true, .min = 1})
     .memory_estimate([](const config& c) { return std::get<std::int64_t>(c[1].second); });
@@ -102,7 +104,19 @@ INFRABENCH_REGISTER(bench_invalid, "test/invalid");
 INFRABENCH_REGISTER(bench_skipper, "test/skipper");
 INFRABENCH_REGISTER(bench_slow, "test/slow");
 INFRABENCH_REGISTER(bench_nothing, "test/nothing");
-INFRABENCH_REGISTER(bench_time_metric, "test/time_metric");
+INFRABENCH_REGISTER(bench_time_metric, "test/time_metric")
+    .produces("ops_per_ms", "ops/ms", better::higher);
+// The same body, its metric declared otherwise or not at all: programming errors the runner
+// refuses.
+INFRABENCH_REGISTER(bench_time_metric, "test/undeclared_metric")
+    .produces("other", "x", better::higher);
+INFRABENCH_REGISTER(bench_time_metric, "test/metric_declared_lower")
+    .produces("ops_per_ms", "ops/ms", better::lower);
+INFRABENCH_REGISTER(bench_time_metric, "test/metric_declared_other_unit")
+    .produces("ops_per_ms", "ops/s", better::higher);
+INFRABENCH_REGISTER(bench_spin, "test/work_undeclared")
+    .add_int64_axis("n", {1})
+    .add_int64_axis("size", {4096});
 INFRABENCH_REGISTER(bench_time_metric_early, "test/time_metric_early");
 INFRABENCH_REGISTER(bench_reads_declared, "test/uses_a").uses("test/uses_c");
 INFRABENCH_REGISTER(bench_noisy, "test/noisy");
@@ -161,6 +175,33 @@ TEST_F(RunnerTest, DerivesThroughputFromDeclaredWork) {
   }
   EXPECT_TRUE(found);
   EXPECT_EQ(r.axis_display[1], "4KiB");
+}
+
+// A result carrying a metric its benchmark did not declare (or declared with another unit or
+// direction) fails, naming the metric: a benchmark's smoke test catches the missing declaration.
+TEST_F(RunnerTest, UndeclaredMetricFailsTheConfiguration) {
+  const result r = run("test/undeclared_metric");
+  EXPECT_EQ(r.st, status::failed);
+  EXPECT_EQ(r.code, reason_code::error);
+  EXPECT_NE(r.reason.find("metric \"ops_per_ms\" is not declared (declared: other)"),
+            std::string::npos)
+      << r.reason;
+  EXPECT_TRUE(r.metrics.empty());
+
+  const result lower = run("test/metric_declared_lower");
+  EXPECT_EQ(lower.st, status::failed);
+  EXPECT_NE(lower.reason.find("higher is better, declared lower"), std::string::npos)
+      << lower.reason;
+  const result unit = run("test/metric_declared_other_unit");
+  EXPECT_EQ(unit.st, status::failed);
+  EXPECT_NE(unit.reason.find("is in \"ops/ms\", declared \"ops/s\""), std::string::npos)
+      << unit.reason;
+  // Work counts give metrics the benchmark must declare too (produces_work, produces_items).
+  const result work =
+      run("test/work_undeclared", {{"n", std::int64_t{1}}, {"size", std::int64_t{4096}}});
+  EXPECT_EQ(work.st, status::failed);
+  EXPECT_NE(work.reason.find("\"bandwidth_gbps\" is not declared"), std::string::npos)
+      << work.reason;
 }
 
 // A metric derived from the sample times follows the median, the fastest and every sample.

@@ -9,6 +9,7 @@
 
 #include "infrabench/axis.h"
 #include "infrabench/capabilities.h"
+#include "infrabench/metric_decl.h"
 
 namespace infrabench {
 
@@ -50,6 +51,24 @@ class benchmark {
   // with, a peak it is a fraction of, a roofline. When both are selected, the run plan runs
   // `other` first; `list` shows the declaration. Reading an undeclared benchmark is a bug.
   benchmark& uses(std::string other);
+  // The metrics its results carry (metric_decl.h), each added by the body (state::add_metric,
+  // add_time_metric): a result with a metric not declared here fails (a programming error), and a
+  // baseline rule on one is refused before anything runs. `name` may be a family ("latency_us_*").
+  benchmark& produces(std::string name, std::string unit, better direction,
+                      metric_role role = metric_role::performance);
+  // Several at once, as a helper that adds them declares them (a row of matrix cells); one
+  // marked headline becomes the benchmark's headline.
+  benchmark& produces(std::vector<metric_decl> decls);
+  benchmark& produces(metric_decl decl) {
+    return produces(std::vector<metric_decl>{std::move(decl)});
+  }
+  // Work the body declares per iteration (state::add_bytes_read/written, add_flops): declares
+  // the metric the harness derives from it (bandwidth_gbps, gflops).
+  benchmark& produces_work(work_kind kind);
+  // Items per iteration (state::add_items(n, item)): declares <item>s_per_s and ns_per_<item>.
+  benchmark& produces_items(std::string item);
+  // Marks the declared metric `name` as the benchmark's headline (one per benchmark).
+  benchmark& headline(std::string_view name);
 
   [[nodiscard]] const std::string& name() const { return m_name; }
   [[nodiscard]] std::string group() const;
@@ -59,6 +78,9 @@ class benchmark {
   [[nodiscard]] int min_ranks() const { return m_min_ranks; }
   [[nodiscard]] const std::vector<std::string>& uses() const { return m_uses; }
   [[nodiscard]] const std::vector<axis>& axes() const { return m_axes; }
+  [[nodiscard]] const std::vector<metric_decl>& metrics() const { return m_metrics; }
+  // The headline declaration; null when none is marked.
+  [[nodiscard]] const metric_decl* headline() const;
   [[nodiscard]] std::vector<axis>& axes() { return m_axes; }
   [[nodiscard]] const axis* find_axis(std::string_view name) const;
   [[nodiscard]] axis* find_axis(std::string_view name);
@@ -73,6 +95,7 @@ class benchmark {
 
  private:
   benchmark& add_axis(axis ax);
+  benchmark& add_metric_decl(metric_decl d);
 
   std::string m_name;
   std::string m_description;
@@ -83,6 +106,7 @@ class benchmark {
   rank_scope m_scope = rank_scope::node;
   int m_min_ranks = 1;
   std::vector<std::string> m_uses;
+  std::vector<metric_decl> m_metrics;
 };
 
 [[nodiscard]] std::string_view to_string(rank_scope s);

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "infrabench/axis.h"
+#include "infrabench/metric_decl.h"
 #include "infrabench/reports/report_io.h"
 
 namespace infrabench::reports {
@@ -93,6 +94,18 @@ using benchmark_catalog = std::map<std::string, std::vector<axis>>;
 // report from another build is still checked by what it holds.
 void check_rule_axes(const baseline& b, const benchmark_catalog& known,
                      const report_view* report = nullptr);
+
+// What this build's benchmarks declare they produce (benchmark::produces): name -> declarations.
+// Filled from the registry by the CLI; tests pass their own.
+using metric_catalog = std::map<std::string, std::vector<metric_decl>>;
+
+// Refuses a rule whose metric (or a fraction_of_peak's peak_metric) its benchmark does not declare
+// and the run's telemetry does not add, or whose unit differs from the declared one: one line
+// naming the rule, the metric and what the benchmark declares. Benchmarks not in `known` (not
+// compiled into this build) are not judged here.
+void check_rule_metrics(const baseline& b, const metric_catalog& known);
+// What the compiled-in benchmarks (the registry) declare.
+[[nodiscard]] metric_catalog registry_metric_catalog();
 
 // Whether a metric name matches a rule's metric (equal, or the `*` pattern matches it).
 [[nodiscard]] bool metric_matches(std::string_view pattern, std::string_view name);

@@ -1,0 +1,79 @@
+// Metric declarations: families, the checks a result's metrics go through, pattern overlap, and
+// the builder's refusals.
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+#include "infrabench/benchmark.h"
+#include "infrabench/metric_decl.h"
+
+using namespace infrabench;
+
+namespace {
+
+metric make(std::string name, std::string unit, bool higher = true,
+            metric_role role = metric_role::performance) {
+  metric m;
+  m.name = std::move(name);
+  m.unit = std::move(unit);
+  m.higher_is_better = higher;
+  m.role = role;
+  return m;
+}
+
+}  // namespace
+
+TEST(MetricDecl, FamiliesCoverTheirCells) {
+  const std::vector<metric_decl> decls = {{"bandwidth_gbps_*", "GB/s"},
+                                          {"bandwidth_gbps_min", "GB/s"},
+                                          {"latency_us", "us", better::lower}};
+  EXPECT_EQ(find_declaration(decls, "bandwidth_gbps_gpu3"), &decls[0]);
+  EXPECT_EQ(find_declaration(decls, "bandwidth_gbps_min"), &decls[1]);  // exact wins
+  EXPECT_EQ(find_declaration(decls, "latency_us"), &decls[2]);
+  EXPECT_EQ(find_declaration(decls, "latency_us_p99"), nullptr);
+  EXPECT_EQ(undeclared_problem(decls, make("bandwidth_gbps_gpu0", "GB/s")), "");
+  EXPECT_EQ(undeclared_problem(decls, make("latency_us_p99", "us", false)),
+            "metric \"latency_us_p99\" is not declared (declared: bandwidth_gbps_*, "
+            "bandwidth_gbps_min, latency_us)");
+  EXPECT_EQ(undeclared_problem(decls, make("bandwidth_gbps_gpu0", "MB/s")),
+            "metric \"bandwidth_gbps_gpu0\" (declared as \"bandwidth_gbps_*\") is in \"MB/s\", "
+            "declared \"GB/s\"");
+  EXPECT_EQ(undeclared_problem(decls, make("latency_us", "us", true)),
+            "metric \"latency_us\": higher is better, declared lower");
+  EXPECT_EQ(undeclared_problem(decls, make("latency_us", "us", false, metric_role::information)),
+            "metric \"latency_us\" has role information, declared performance");
+}
+
+TEST(MetricDecl, PatternsOverlapWhenSomeNameMatchesBoth) {
+  EXPECT_TRUE(patterns_overlap("bandwidth_gbps_gpu*", "bandwidth_gbps_*"));
+  EXPECT_TRUE(patterns_overlap("bandwidth_gbps_gpu0", "bandwidth_gbps_*"));
+  EXPECT_TRUE(patterns_overlap("*_gpu*", "latency_us_*"));
+  EXPECT_TRUE(patterns_overlap("gflops", "gflops"));
+  EXPECT_FALSE(patterns_overlap("gflops", "gflops_*"));
+  EXPECT_FALSE(patterns_overlap("latency_us_gpu*", "bandwidth_gbps_*"));
+  EXPECT_FALSE(patterns_overlap("samples_per_s", "tokens_per_s"));
+  EXPECT_TRUE(patterns_overlap("gpu_throttle_*_fraction", "gpu_throttle_power_cap_fraction"));
+  EXPECT_FALSE(patterns_overlap("gpu_throttle_*_fraction", "gpu_throttled_fraction"));
+}
+
+TEST(MetricDecl, DerivedMetricsAreTheHarnessNames) {
+  EXPECT_EQ(derived_metric(work_kind::bytes).name, "bandwidth_gbps");
+  EXPECT_EQ(derived_metric(work_kind::flops).unit, "GFLOP/s");
+  const auto items = derived_item_metrics("image");
+  ASSERT_EQ(items.size(), 2u);
+  EXPECT_EQ(items[0].name, "images_per_s");
+  EXPECT_EQ(items[0].unit, "images/s");
+  EXPECT_EQ(items[1].name, "ns_per_image");
+  EXPECT_EQ(items[1].direction, better::lower);
+}
+
+TEST(MetricDecl, BuilderRefusesDuplicatesAndABadHeadline) {
+  benchmark b("t/decl", [](state&) {});
+  b.produces("x", "s", better::lower).produces_work(work_kind::bytes);
+  EXPECT_THROW(b.produces("x", "s", better::lower), std::logic_error);
+  EXPECT_THROW(b.headline("y"), std::logic_error);  // not declared
+  b.headline("bandwidth_gbps");
+  ASSERT_NE(b.headline(), nullptr);
+  EXPECT_EQ(b.headline()->name, "bandwidth_gbps");
+  EXPECT_THROW(b.headline("x"), std::logic_error);  // a second one
+}
