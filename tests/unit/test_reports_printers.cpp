@@ -18,15 +18,16 @@ using ib_test::json;
 TEST(ReportsPrinters, EachCommandGetsTheFormatsThatPrintItsDocument) {
   const auto& reg = printer_registry::instance();
   using names = std::vector<std::string>;
-  EXPECT_EQ(reg.names(document::run), (names{"csv", "json", "table"}));
+  EXPECT_EQ(reg.names(document::run), (names{"csv", "json", "openmetrics", "table"}));
   EXPECT_EQ(reg.names(document::comparison), (names{"csv", "json", "markdown", "table"}));
-  EXPECT_EQ(reg.names(document::verdicts), (names{"csv", "json", "junit", "table"}));
+  EXPECT_EQ(reg.names(document::verdicts), (names{"csv", "json", "junit", "openmetrics", "table"}));
   EXPECT_EQ(reg.names(document::page), (names{"html"}));
   try {
     (void)reg.find("markdown", document::run);
     FAIL();
   } catch (const user_error& e) {
-    EXPECT_NE(std::string(e.what()).find("formats: csv, json, table"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("formats: csv, json, openmetrics, table"),
+              std::string::npos);
   }
 }
 

@@ -530,3 +530,22 @@ TEST_F(RunnerTest, AxisOptionAppliesWithinItsScopeOnly) {
         << e.what();
   }
 }
+
+// One rank per GPU: a result of a benchmark that needs CUDA carries the GPU its rank is bound to
+// (capabilities::rank_gpu), passed or skipped; one that does not need CUDA carries none.
+TEST_F(RunnerTest, ResultsOfCudaBenchmarksCarryTheRanksGpu) {
+  benchmark gpu_bench("test/on_a_gpu", [](state& st) { st.exec([] { spin_for(50e-6); }); });
+  gpu_bench.require(req::cuda);
+  benchmark cpu_bench("test/on_the_cpu", [](state& st) { st.exec([] { spin_for(50e-6); }); });
+  caps.cuda.available = true;  // as on a GPU node, whose rank was bound to GPU 3
+  caps.cuda.reason.clear();
+  caps.cuda_device_count = 8;
+  caps.rank_gpu = 3;
+  const result r = run_one(gpu_bench, {}, caps, *comm, settings);
+  ASSERT_EQ(r.st, status::passed) << r.reason;
+  EXPECT_EQ(r.gpu, 3);
+  EXPECT_EQ(r.to_json().at("gpu"), 3);
+  const result c = run_one(cpu_bench, {}, caps, *comm, settings);
+  EXPECT_EQ(c.gpu, -1);
+  EXPECT_FALSE(c.to_json().contains("gpu"));
+}
