@@ -6,27 +6,6 @@
 namespace infrabench {
 namespace {
 
-// Glob with `*` only: greedy match with backtracking to the last star.
-bool glob_matches(std::string_view pattern, std::string_view name) {
-  std::size_t p = 0, n = 0, star = std::string_view::npos, mark = 0;
-  while (n < name.size()) {
-    if (p < pattern.size() && pattern[p] == '*') {
-      star = p++;
-      mark = n;
-    } else if (p < pattern.size() && pattern[p] == name[n]) {
-      ++p;
-      ++n;
-    } else if (star != std::string_view::npos) {
-      p = star + 1;
-      n = ++mark;
-    } else {
-      return false;
-    }
-  }
-  while (p < pattern.size() && pattern[p] == '*') ++p;
-  return p == pattern.size();
-}
-
 metric_decl info(std::string name, std::string unit) {
   return {std::move(name), std::move(unit), better::higher, metric_role::information, false};
 }
@@ -38,7 +17,7 @@ std::string_view to_string(better b) {
 }
 
 bool metric_decl::covers(std::string_view metric_name) const {
-  return is_family() ? glob_matches(name, metric_name) : name == metric_name;
+  return is_family() ? metric_pattern_matches(name, metric_name) : name == metric_name;
 }
 
 metric_decl derived_metric(work_kind kind) {
@@ -124,6 +103,27 @@ std::string declared_names(const std::vector<metric_decl>& decls) {
   std::string out;
   for (const auto& d : decls) out += (out.empty() ? "" : ", ") + d.name;
   return out.empty() ? "none" : out;
+}
+
+bool metric_pattern_matches(std::string_view pattern, std::string_view name) {
+  // Glob with `*` only: greedy match with backtracking to the last star.
+  std::size_t p = 0, n = 0, star = std::string_view::npos, mark = 0;
+  while (n < name.size()) {
+    if (p < pattern.size() && pattern[p] == '*') {
+      star = p++;
+      mark = n;
+    } else if (p < pattern.size() && pattern[p] == name[n]) {
+      ++p;
+      ++n;
+    } else if (star != std::string_view::npos) {
+      p = star + 1;
+      n = ++mark;
+    } else {
+      return false;
+    }
+  }
+  while (p < pattern.size() && pattern[p] == '*') ++p;
+  return p == pattern.size();
 }
 
 }  // namespace infrabench

@@ -1,5 +1,6 @@
 #include "infrabench/reports/baseline.h"
 
+#include "infrabench/metric_decl.h"
 #include "infrabench/reports/expect.h"
 
 #include <algorithm>
@@ -516,24 +517,7 @@ void check_benchmarks_known(const baseline& b, const std::set<std::string>& know
 }
 
 bool metric_matches(std::string_view pattern, std::string_view name) {
-  // Glob with `*` only: greedy match with backtracking to the last star.
-  std::size_t p = 0, n = 0, star = std::string_view::npos, mark = 0;
-  while (n < name.size()) {
-    if (p < pattern.size() && pattern[p] == '*') {
-      star = p++;
-      mark = n;
-    } else if (p < pattern.size() && pattern[p] == name[n]) {
-      ++p;
-      ++n;
-    } else if (star != std::string_view::npos) {
-      p = star + 1;
-      n = ++mark;
-    } else {
-      return false;
-    }
-  }
-  while (p < pattern.size() && pattern[p] == '*') ++p;
-  return p == pattern.size();
+  return metric_pattern_matches(pattern, name);
 }
 
 namespace {

@@ -56,6 +56,8 @@ enum class work_kind { bytes, flops };
 
 // Whether some metric name could match both `a` and `b`, each a name or a `*` pattern (a
 // baseline rule's metric against a declared family).
+// Whether `name` matches `pattern` (a metric name, or a family with `*`: bandwidth_gbps_*).
+[[nodiscard]] bool metric_pattern_matches(std::string_view pattern, std::string_view name);
 [[nodiscard]] bool patterns_overlap(std::string_view a, std::string_view b);
 
 // "bandwidth_gbps (GB/s), ns_per_load (ns)": the declared names, for messages.
