@@ -249,6 +249,11 @@ def startup_mib():
     return mib
 
 
+SANITIZED = os.environ.get("INFRABENCH_SANITIZED") == "1"
+
+
+@pytest.mark.skipif(SANITIZED, reason="AddressSanitizer's redzones and quarantine multiply the "
+                                      "heap: the bound is for the binary users run")
 def test_large_report_is_read_in_bounded_memory_and_time(baseline, tmp_path):
     big = str(tmp_path / "big.json")
     size_mib = big_report(big, 40) / 2**20
@@ -268,4 +273,5 @@ def test_report_beyond_the_bound_is_refused_before_it_is_read(baseline, tmp_path
         f.truncate(129 << 20)  # sparse: refused by its size, so never read
     rc, err, mib = peak_rss_mib("check", huge, "-b", baseline)
     assert rc == 2 and "larger than 128 MiB" in err, err
-    assert mib - startup_mib() < 100, (mib, startup_mib())
+    if not SANITIZED:  # AddressSanitizer's own start-up memory varies from run to run
+        assert mib - startup_mib() < 100, (mib, startup_mib())
