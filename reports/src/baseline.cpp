@@ -626,12 +626,6 @@ std::string metric_problem(const metric_catalog& known, const std::string& bench
 
 }  // namespace
 
-metric_catalog registry_metric_catalog() {
-  metric_catalog out;
-  for (const auto& b : registry::instance().all()) out[b->name()] = b->metrics();
-  return out;
-}
-
 void check_rule_metrics(const baseline& b, const metric_catalog& known) {
   for (const auto& r : b.rules) {
     std::string why = metric_problem(known, r.benchmark, r.metric, r.unit);

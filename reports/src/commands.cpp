@@ -26,6 +26,15 @@
 #include "infrabench/reports/text.h"
 
 namespace infrabench::reports {
+
+// The metrics every compiled-in benchmark declares, for check_rule_metrics (here, with the CLI:
+// the baseline parsers are fuzzed without the registry).
+metric_catalog registry_metric_catalog() {
+  metric_catalog out;
+  for (const auto& b : registry::instance().all()) out[b->name()] = b->metrics();
+  return out;
+}
+
 namespace {
 
 using json = nlohmann::json;
