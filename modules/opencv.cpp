@@ -79,10 +79,11 @@ void run_steps(infrabench_opencv_pipeline& m, const infrabench_opencv_image& src
   }
 }
 
-int run(infrabench_opencv_pipeline* p, const infrabench_opencv_image* src,
-        const infrabench_opencv_step* step, void* dst, char* error, std::size_t error_size) {
+// No exception crosses the C table: OpenCV's error text goes into the caller's buffer instead.
+template <typename F>
+int guarded(char* error, std::size_t error_size, F&& body) {
   try {
-    run_steps(*p, *src, *step, dst);
+    body();
     return 0;
   } catch (const std::exception& e) {
     set_error(error, error_size, e.what());
@@ -92,18 +93,17 @@ int run(infrabench_opencv_pipeline* p, const infrabench_opencv_image* src,
   return 1;
 }
 
+int run(infrabench_opencv_pipeline* p, const infrabench_opencv_image* src,
+        const infrabench_opencv_step* step, void* dst, char* error, std::size_t error_size) {
+  return guarded(error, error_size, [&] { run_steps(*p, *src, *step, dst); });
+}
+
 int resize(const infrabench_opencv_image* src, const infrabench_opencv_image* dst, char* error,
            std::size_t error_size) {
-  try {
+  return guarded(error, error_size, [&] {
     cv::Mat out = wrap(*dst);
     cv::resize(wrap(*src), out, out.size(), 0, 0, cv::INTER_LINEAR);
-    return 0;
-  } catch (const std::exception& e) {
-    set_error(error, error_size, e.what());
-  } catch (...) {
-    set_error(error, error_size, "unknown exception from OpenCV");
-  }
-  return 1;
+  });
 }
 
 }  // namespace
