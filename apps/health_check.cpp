@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <streambuf>
 #include <string>
@@ -68,14 +69,14 @@ std::string short_line(std::string s) {
 }
 
 // What should drain the node: each failed health check with its reason, then each FAILed rule.
-std::vector<std::string> problems(const ib::reports::report_view& r, const health_options& o) {
+std::vector<std::string> problems(const ib::reports::report_view& r,
+                                  const std::optional<ib::reports::baseline>& b) {
   std::vector<std::string> out;
   for (const auto& res : r.results) {
     if (res.status == "failed") out.push_back(res.benchmark + ": " + short_line(res.reason));
   }
-  if (!o.baseline.empty()) {
-    const ib::reports::baseline b = ib::reports::load_baseline(o.baseline);
-    for (const auto& v : ib::reports::evaluate(b, r)) {
+  if (b) {
+    for (const auto& v : ib::reports::evaluate(*b, r)) {
       if (v.status == ib::reports::verdict_status::fail)
         out.push_back(v.r->id + ": " + v.measured + " (expected " + v.expected + ")");
     }
@@ -85,7 +86,9 @@ std::vector<std::string> problems(const ib::reports::report_view& r, const healt
 
 int health_check(const health_options& opt, const std::vector<std::string>& run_args) {
   health_options o = opt;
-  if (!o.baseline.empty()) (void)ib::reports::load_baseline(o.baseline);  // bad input: exit 2 now
+  // Read before anything runs: a bad baseline is exit 2 now, not after the checks.
+  std::optional<ib::reports::baseline> b;
+  if (!o.baseline.empty()) b = ib::reports::load_baseline(o.baseline);
   // The evidence stays: the last health report of this node, replaced by the next check.
   if (o.report.empty()) {
     char host[256] = {};
@@ -102,7 +105,7 @@ int health_check(const health_options& opt, const std::vector<std::string>& run_
   if (rc == 2 || !std::filesystem::exists(o.report)) return 2;  // run said why on stderr
   const ib::reports::report_view r = ib::reports::load_report(o.report);
   const std::string host = r.hosts.empty() ? "" : r.hosts[0].value("hostname", "");
-  const std::vector<std::string> bad = problems(r, o);
+  const std::vector<std::string> bad = problems(r, b);
   if (bad.empty()) {
     std::size_t passed = 0;
     for (const auto& res : r.results) passed += res.status == "passed";

@@ -74,8 +74,7 @@ std::string show(const json& v) {
 }
 
 // What a host falls short of, or "" when it meets the rule.
-std::string shortfall(const rule& r, const json& devices) {
-  const json counts = devices::counts_of(devices);
+std::string shortfall(const rule& r, const json& devices, const json& counts) {
   const std::string& m = r.metric;
   if (m.rfind("gpu.", 0) == 0) {
     const std::string key = m.substr(4);
@@ -152,10 +151,10 @@ verdict evaluate_expectation(const rule& r, const report_view& report) {
   for (const auto& [host, devices] : host_inventories(report)) {
     if (!devices) continue;
     ++judged;
-    const std::string bad = shortfall(r, *devices);
+    const json counts = devices::counts_of(*devices);
+    const std::string bad = shortfall(r, *devices, counts);
     if (!bad.empty()) v.failing.push_back(host + ": " + bad);
     if (measured.empty()) {
-      const json counts = devices::counts_of(*devices);
       measured = r.min ? show(counts.value(r.metric, json(nullptr))) : (bad.empty() ? "ok" : bad);
     }
   }

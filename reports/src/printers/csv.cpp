@@ -27,19 +27,9 @@ std::string number(double v) {
   return std::string(buf, res.ptr);
 }
 
-// "kernel=triad threads=0", from the display forms the report carries.
-std::string configuration(const json& r) {
-  std::string out;
-  const json& disp = r.contains("axes_display") ? r["axes_display"] : r["axes"];
-  for (const auto& [k, v] : disp.items())
-    out +=
-        (out.empty() ? "" : " ") + k + "=" + (v.is_string() ? v.get<std::string>() : json_text(v));
-  return out;
-}
-
 void print_result(std::ostream& out, const json& r) {
   const std::vector<std::string> id = {r.value("benchmark", ""),
-                                       configuration(r),
+                                       result_configuration(r),
                                        r.value("host", ""),
                                        std::to_string(r.value("rank", 0)),
                                        r.value("status", ""),

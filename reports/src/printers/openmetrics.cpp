@@ -12,6 +12,7 @@
 
 #include "infrabench/printer.h"
 #include "infrabench/reports/baseline.h"
+#include "infrabench/reports/text.h"
 
 namespace infrabench::reports {
 namespace {
@@ -58,17 +59,15 @@ void family(std::ostream& out, const std::string& name, const std::string& help)
   out << "# TYPE " << name << " gauge\n# HELP " << name << " " << help << "\n";
 }
 
-std::string configuration(const json& r) {
-  std::string out;
-  const json& disp = r.contains("axes_display") ? r["axes_display"] : r["axes"];
-  for (const auto& [k, v] : disp.items())
-    out += (out.empty() ? "" : " ") + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
-  return out;
+void status_family(std::ostream& out) {
+  family(out, "infrabench_result_status",
+         "1 for each configuration, labelled with its status (passed, skipped, failed) and "
+         "validity");
 }
 
 labels result_labels(const json& r) {
   labels ls = {{"benchmark", r.value("benchmark", "")},
-               {"configuration", configuration(r)},
+               {"configuration", result_configuration(r)},
                {"host", r.value("host", "")},
                {"rank", std::to_string(r.value("rank", 0))}};
   if (r.contains("gpu")) ls.emplace_back("gpu", std::to_string(r["gpu"].get<int>()));
@@ -90,9 +89,7 @@ void print_results(std::ostream& out, const json& results) {
       sample(out, "infrabench_result_value", ls, m["value"].get<double>());
     }
   }
-  family(out, "infrabench_result_status",
-         "1 for each configuration, labelled with its status (passed, skipped, failed) and "
-         "validity");
+  status_family(out);
   for (const auto& r : results) {
     labels ls = result_labels(r);
     ls.insert(ls.end(), {{"status", r.value("status", "")},
@@ -127,9 +124,7 @@ class openmetrics_printer final : public printer {
     family(out, "infrabench_check_failed_rules", "rules that FAILed (0: the node passes)");
     sample(out, "infrabench_check_failed_rules",
            {{"baseline", v.b.name.empty() ? v.b.path : v.b.name}}, static_cast<double>(c.fail));
-    family(out, "infrabench_result_status",
-           "1 for each configuration, labelled with its status (passed, skipped, failed) and "
-           "validity");
+    status_family(out);
     for (const auto& r : v.report.results) {
       sample(out, "infrabench_result_status",
              {{"benchmark", r.benchmark},
