@@ -113,34 +113,41 @@ void print_markdown_table(std::ostream& out, const std::vector<std::vector<std::
   }
 }
 
+namespace {
+
+// The entity for a character markup gives meaning to: & < > always, quotes inside attributes
+// (XML); nullptr for the rest.
+const char* markup_entity(char c, bool quotes) {
+  switch (c) {
+    case '&':
+      return "&amp;";
+    case '<':
+      return "&lt;";
+    case '>':
+      return "&gt;";
+    case '"':
+      return quotes ? "&quot;" : nullptr;
+    case '\'':
+      return quotes ? "&apos;" : nullptr;
+    default:
+      return nullptr;
+  }
+}
+
+}  // namespace
+
 std::string xml_escape(std::string_view s) {
   std::string o;
   o.reserve(s.size());
   // An XML document that is not UTF-8 is not well-formed at all: a path with a Latin-1 byte
   // would make the whole JUnit file unreadable.
   for (char c : valid_utf8(s)) {
-    switch (c) {
-      case '&':
-        o += "&amp;";
-        break;
-      case '<':
-        o += "&lt;";
-        break;
-      case '>':
-        o += "&gt;";
-        break;
-      case '"':
-        o += "&quot;";
-        break;
-      case '\'':
-        o += "&apos;";
-        break;
-      default:
-        // XML 1.0 forbids most control characters even escaped.
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t' && c != '\r')
-          o += ' ';
-        else
-          o += c;
+    if (const char* e = markup_entity(c, true)) {
+      o += e;
+    } else if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t' && c != '\r') {
+      o += ' ';  // XML 1.0 forbids most control characters even escaped
+    } else {
+      o += c;
     }
   }
   return o;
@@ -191,32 +198,15 @@ std::string markdown_text(std::string_view s) {
   std::string o;
   o.reserve(s.size());
   for (char c : s) {
-    switch (c) {
-      case '&':
-        o += "&amp;";
-        break;
-      case '<':
-        o += "&lt;";
-        break;
-      case '>':
-        o += "&gt;";
-        break;
-      case '\n':
-      case '\r':
-        o += ' ';
-        break;
-      case '\\':
-      case '`':
-      case '*':
-      case '_':
-      case '[':
-      case ']':
-      case '|':
-        o += '\\';
-        o += c;
-        break;
-      default:
-        o += c;
+    if (const char* e = markup_entity(c, false)) {
+      o += e;  // Markdown passes HTML through: a hostname's <script> must stay text
+    } else if (c == '\n' || c == '\r') {
+      o += ' ';
+    } else if (std::string_view("\\`*_[]|").find(c) != std::string_view::npos) {
+      o += '\\';
+      o += c;
+    } else {
+      o += c;
     }
   }
   return o;
