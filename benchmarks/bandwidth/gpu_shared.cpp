@@ -156,6 +156,7 @@ std::vector<metric_decl> bandwidth_row_metrics(bool with_ceiling) {
     out.push_back(
         {topo::cell_metric("ceiling_gbps", "*"), "GB/s", better::higher, metric_role::information});
     out.push_back({topo::cell_metric("efficiency_pct", "*"), "%"});
+    out.back().relation = {relation_kind::fraction_of, topo::cell_metric("ceiling_gbps", "*")};
   }
   return out;
 }

@@ -282,6 +282,8 @@ INFRABENCH_REGISTER(numa_matrix, "bandwidth/numa_matrix")
         "(columns bandwidth_gbps_mem<N>): the host's node x node matrix")
     .produces(bw::bandwidth_row_metrics(/*with_ceiling=*/false))
     .produces(topo::cell_metric("relative_to_local_pct", "*"), "%", infrabench::better::higher)
+    .relate(topo::cell_metric("relative_to_local_pct", "*"), infrabench::relation_kind::fraction_of,
+            "the local node's bandwidth")
     .add_int64_axis(
         "cpu_node", node_id_defaults(),
         infrabench::int_axis("NUMA node whose CPUs run the threads (the row); default: every "

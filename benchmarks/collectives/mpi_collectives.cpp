@@ -271,7 +271,10 @@ std::string bus_text(const collective& c) {
                   .produces("algbw_gbps", "GB/s", better::higher)
                   .produces("busbw_gbps", "GB/s", better::higher)
                   .headline("busbw_gbps")
-                  .produces("latency_us", "us", better::lower);
+                  .produces("latency_us", "us", better::lower)
+                  // algbw and the latency are the same timing as busbw, seen otherwise.
+                  .relate("algbw_gbps", relation_kind::view_of, "busbw_gbps")
+                  .relate("latency_us", relation_kind::view_of, "busbw_gbps");
     if (c.reduces) {
       b.add_string_axis(
           "dtype", split_list(c.dtypes),

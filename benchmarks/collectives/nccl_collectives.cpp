@@ -342,6 +342,9 @@ std::vector<std::int64_t> sweep() {
             .produces("busbw_gbps", "GB/s", better::higher)
             .headline("busbw_gbps")
             .produces("latency_us", "us", better::lower)
+            // algbw and the latency are the same timing as busbw, seen otherwise.
+            .relate("algbw_gbps", relation_kind::view_of, "busbw_gbps")
+            .relate("latency_us", relation_kind::view_of, "busbw_gbps")
             .memory_estimate([](const config&) -> std::int64_t { return 64 << 20; });
     if (c.reduces) {
       b.add_string_axis("dtype", split_list(c.dtypes),

@@ -144,6 +144,7 @@ INFRABENCH_REGISTER(cpu_peak, "gemm/cpu_peak")
               infrabench::metric_role::information)
     .produces("pct_of_clock_x_width", "%", infrabench::better::higher,
               infrabench::metric_role::information)
+    .relate("pct_of_clock_x_width", infrabench::relation_kind::fraction_of, "clock_x_width_gflops")
     .add_string_axis("isa", {"avx2_fp32", "avx512_fp32", "avx512_bf16", "avx512_fp16", "amx_bf16"},
                      infrabench::choice_axis(
                          "avx2_fp32 (ymm FMA), avx512_fp32 (zmm FMA), avx512_bf16 (vdpbf16ps), "

@@ -197,6 +197,8 @@ std::vector<metric_decl> gpu_gemm_metrics() {
       info("clock_event_reasons", "bitmask", better::lower),
   };
   out.front().headline = true;
+  out[5].relation = {relation_kind::fraction_of, "peak_tflops"};
+  out[7].relation = {relation_kind::fraction_of, "peak_at_clock_tflops"};
   return out;
 }
 

@@ -123,6 +123,7 @@ INFRABENCH_REGISTER(cuda_simt_fp32, "gemm/cuda_simt_fp32")
     .produces(gc::gpu_gemm_metrics())
     .produces("pct_of_cublas", "%", infrabench::better::higher,
               infrabench::metric_role::information)
+    .relate("pct_of_cublas", infrabench::relation_kind::fraction_of, "gemm/cublas gflops")
     .require(infrabench::req::cuda)
     .scope(infrabench::rank_scope::every_rank)  // one rank per GPU: each measures its own
     .add_string_axis("shape", shapes(), gb::shape_axis_options())
@@ -137,6 +138,7 @@ INFRABENCH_REGISTER(cuda_wmma, "gemm/cuda_wmma")
     .produces(gc::gpu_gemm_metrics())
     .produces("pct_of_cublas", "%", infrabench::better::higher,
               infrabench::metric_role::information)
+    .relate("pct_of_cublas", infrabench::relation_kind::fraction_of, "gemm/cublas gflops")
     .require(infrabench::req::cuda)
     .scope(infrabench::rank_scope::every_rank)  // one rank per GPU: each measures its own
     .add_string_axis("shape", shapes(), gb::shape_axis_options())
@@ -154,6 +156,7 @@ INFRABENCH_REGISTER(cuda_mma, "gemm/cuda_mma")
     .produces(gc::gpu_gemm_metrics())
     .produces("pct_of_cublas", "%", infrabench::better::higher,
               infrabench::metric_role::information)
+    .relate("pct_of_cublas", infrabench::relation_kind::fraction_of, "gemm/cublas gflops")
     .require(infrabench::req::cuda)
     .scope(infrabench::rank_scope::every_rank)  // one rank per GPU: each measures its own
     .add_string_axis("shape", shapes(), gb::shape_axis_options())

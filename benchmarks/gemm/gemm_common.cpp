@@ -231,6 +231,8 @@ std::vector<metric_decl> cpu_gemm_metrics() {
       {"pct_of_amx_peak", "%"},
   };
   out.front().headline = true;
+  out[3].relation = {relation_kind::fraction_of, "peak_*_gflops"};
+  out[4].relation = {relation_kind::fraction_of, "peak_*_gflops"};
   return out;
 }
 

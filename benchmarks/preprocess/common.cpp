@@ -319,14 +319,21 @@ void declare(state& st, const work& w) {
 std::vector<metric_decl> stage_metrics(bool roofline) {
   std::vector<metric_decl> out = derived_item_metrics("image");
   out.front().headline = true;
+  // The byte rates and the per-thread rate are views of the one timing images_per_s carries.
+  const metric_relation one_timing{relation_kind::view_of, "images_per_s"};
   out.push_back(derived_metric(work_kind::bytes));
+  out.back().relation = one_timing;
   out.push_back({"input_gbps", "GB/s"});
+  out.back().relation = one_timing;
   out.push_back({"output_gbps", "GB/s"});
+  out.back().relation = one_timing;
   out.push_back({"images_per_s_per_thread", "images/s"});
+  out.back().relation = {relation_kind::per_thread_of, "images_per_s"};
   out.push_back({"speedup_vs_scalar", "x", better::higher, metric_role::information});
   if (roofline) {
     out.push_back(
         {"memory_bandwidth_fraction", "fraction", better::higher, metric_role::information});
+    out.back().relation = {relation_kind::fraction_of, "bandwidth/host_memory bandwidth_gbps"};
   }
   return out;
 }

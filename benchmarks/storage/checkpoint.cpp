@@ -341,6 +341,9 @@ void combine_ranks(infrabench::state& st, const std::vector<sb::job_input_row>& 
           .produces("read_gbps", "GB/s", infrabench::better::higher)
           .produces("save_s", "s", infrabench::better::lower)
           .produces("restore_s", "s", infrabench::better::lower)
+          // A save's and a restore's time are their rates inverted (one timing each).
+          .relate("save_s", infrabench::relation_kind::inverse_of, "write_gbps")
+          .relate("restore_s", infrabench::relation_kind::inverse_of, "read_gbps")
           .produces("sync_s", "s", infrabench::better::lower, infrabench::metric_role::information)
           .produces("verify_s", "s", infrabench::better::lower,
                     infrabench::metric_role::information)
@@ -395,6 +398,9 @@ void combine_ranks(infrabench::state& st, const std::vector<sb::job_input_row>& 
       .produces("read_gbps", "GB/s", infrabench::better::higher)
       .produces("save_s", "s", infrabench::better::lower)
       .produces("restore_s", "s", infrabench::better::lower)
+      // A save's and a restore's time are their rates inverted (one timing each).
+      .relate("save_s", infrabench::relation_kind::inverse_of, "write_gbps")
+      .relate("restore_s", infrabench::relation_kind::inverse_of, "read_gbps")
       .produces("checkpoint_bytes", "B", infrabench::better::higher,
                 infrabench::metric_role::information)
       .produces("ranks", "ranks", infrabench::better::higher, infrabench::metric_role::information);

@@ -367,6 +367,7 @@ void combine_hosts(infrabench::state& st, const std::vector<sb::job_input_row>& 
           .scope(infrabench::rank_scope::every_rank)  // one rank per host reads (cluster.h)
           .produces_items("sample")
           .produces_work(infrabench::work_kind::bytes)
+          .relate("bandwidth_gbps", infrabench::relation_kind::view_of, "samples_per_s")
           .produces("accelerator_utilization_percent", "%", infrabench::better::higher)
           .headline("accelerator_utilization_percent")
           .produces("stall_ms_per_step", "ms", infrabench::better::lower)
@@ -424,6 +425,7 @@ void combine_hosts(infrabench::state& st, const std::vector<sb::job_input_row>& 
       .headline("accelerator_utilization_percent_min")
       .produces("aggregate_samples_per_s", "samples/s", infrabench::better::higher)
       .produces("aggregate_gbps", "GB/s", infrabench::better::higher)
+      .relate("aggregate_gbps", infrabench::relation_kind::view_of, "aggregate_samples_per_s")
       .produces("accelerators_at_au", "accelerators", infrabench::better::higher)
       .produces("hosts", "hosts", infrabench::better::higher, infrabench::metric_role::information);
   return true;

@@ -477,6 +477,8 @@ void combine_hosts(infrabench::state& st, const std::vector<sb::job_input_row>& 
           .produces_work(infrabench::work_kind::bytes)
           .headline("bandwidth_gbps")
           .produces_items("io")
+          // One timing: I/Os per second are the bytes per second at this block size.
+          .relate("ios_per_s", infrabench::relation_kind::view_of, "bandwidth_gbps")
           .produces("latency_us_mean", "us", infrabench::better::lower)
           .produces("latency_us_p*", "us",
                     infrabench::better::lower)  // p50, p90, p99, p99_9, p99_99
@@ -530,6 +532,7 @@ void combine_hosts(infrabench::state& st, const std::vector<sb::job_input_row>& 
       .produces("aggregate_gbps", "GB/s", infrabench::better::higher)
       .headline("aggregate_gbps")
       .produces("aggregate_ios_per_s", "IO/s", infrabench::better::higher)
+      .relate("aggregate_ios_per_s", infrabench::relation_kind::view_of, "aggregate_gbps")
       .produces("slowest_host_gbps", "GB/s", infrabench::better::higher)
       .produces("worst_host_latency_us_p99", "us", infrabench::better::lower)
       .produces("hosts", "hosts", infrabench::better::higher, infrabench::metric_role::information);
