@@ -106,6 +106,16 @@ benchmark& benchmark::relate(std::string_view name, relation_kind kind, std::str
   throw std::logic_error(m_name + ": relation for undeclared metric '" + std::string(name) + "'");
 }
 
+benchmark& benchmark::cells(std::string_view name, cell_kind kind) {
+  for (auto& m : m_metrics) {
+    if (m.name == name && m.is_family()) {
+      m.cell = kind;
+      return *this;
+    }
+  }
+  throw std::logic_error(m_name + ": cells of undeclared family '" + std::string(name) + "'");
+}
+
 const metric_decl* benchmark::headline() const {
   for (const auto& m : m_metrics) {
     if (m.headline) return &m;

@@ -478,7 +478,8 @@ void print_console(std::ostream& console, const printer& table, const json& repo
       console << "(" << left_to_leader
               << " node-local configurations left to the one rank per host that ran them)\n\n";
     }
-    print_cluster_summary(console, report["results"], findings, outliers);
+    print_cluster_summary(console, report["results"], report["run"]["benchmark_metadata"], findings,
+                          outliers);
     console << "\n";
   } else {
     table.print(console, run_document{report, report["results"], false});
@@ -567,7 +568,7 @@ class run_session {
     const outlier_settings outliers = outlier_options(m_options);
     json findings = json::array();
     if (multi()) {
-      findings = find_outliers(all_results, outliers);
+      findings = find_outliers(all_results, m_ctx.benchmark_metadata, outliers);
       annotate_outliers(all_results, hosts, findings);
     }
     m_ctx.interrupted = interrupted;

@@ -12,6 +12,7 @@
 #include "infrabench/cli_extension.h"
 #include "infrabench/error.h"
 #include "infrabench/json_io.h"
+#include "infrabench/metric_decl.h"
 
 // ---- multi-rank run options ---------------------------------------------------------------------
 
@@ -108,9 +109,24 @@ std::string percent_off(double v, double median) {
   return buf;
 }
 
-constexpr const char* pairwise_name = "collectives/pairwise";
-constexpr const char* pairwise_bw = "bandwidth_gbps_to_rank_";
-constexpr const char* pairwise_lat = "latency_us_to_rank_";
+// The metric families of `bench` whose `*` is the rank at the other end of a link (declared with
+// the benchmark: metric_decl::cell), as the run's benchmark metadata carries them: the matrices
+// the link analysis reads. Empty for any other benchmark.
+std::vector<metric_decl> link_families(const json& metadata, const std::string& bench) {
+  std::vector<metric_decl> out;
+  const auto b = metadata.find(bench);
+  if (b == metadata.end() || !b->is_object() || !b->contains("metrics")) return out;
+  for (const auto& m : b->at("metrics")) {
+    const metric_decl d = metric_decl_from_json(m, "run.benchmark_metadata." + bench);
+    if (d.cell == cell_kind::peer_rank && d.is_family()) out.push_back(d);
+  }
+  return out;
+}
+
+// "bandwidth_gbps_to_rank_" of "bandwidth_gbps_to_rank_*": what precedes the peer's rank.
+std::string cell_prefix(const metric_decl& d) {
+  return d.name.substr(0, d.name.find('*'));
+}
 
 // Directed host-to-host values of one pairwise configuration: (from, to) -> values over rank pairs.
 using link_map = std::map<std::pair<std::string, std::string>, std::vector<double>>;
@@ -240,13 +256,14 @@ void analyse_links(const link_map& directed, const link_metric& lm, const json& 
   find_slow_links(links, culprits, lm, sample, s, findings);
 }
 
-void analyse_pairwise(const std::vector<const json*>& rs, const outlier_settings& s,
-                      json& findings) {
-  link_map bw, lat;
-  collect_pairwise(rs, pairwise_bw, bw);
-  collect_pairwise(rs, pairwise_lat, lat);
-  analyse_links(bw, {true, "bandwidth_gbps", "GB/s"}, *rs.front(), s, findings);
-  analyse_links(lat, {false, "latency_us", "us"}, *rs.front(), s, findings);
+void analyse_pairwise(const std::vector<const json*>& rs, const std::vector<metric_decl>& families,
+                      const outlier_settings& s, json& findings) {
+  for (const auto& d : families) {
+    link_map directed;
+    collect_pairwise(rs, cell_prefix(d), directed);
+    analyse_links(directed, {d.direction == better::higher, d.name, d.unit}, *rs.front(), s,
+                  findings);
+  }
 }
 
 // What a result is compared as: its host, or its host's GPU when it ran on one (one rank per GPU:
@@ -316,11 +333,12 @@ std::vector<std::vector<const json*>> group_by_config(const json& results) {
 
 }  // namespace
 
-json find_outliers(const json& results, const outlier_settings& s) {
+json find_outliers(const json& results, const json& benchmark_metadata, const outlier_settings& s) {
   json findings = json::array();
   for (const auto& rs : group_by_config(results)) {
-    if (rs.front()->at("benchmark") == pairwise_name) {
-      analyse_pairwise(rs, s, findings);
+    const auto families = link_families(benchmark_metadata, rs.front()->at("benchmark"));
+    if (!families.empty()) {
+      analyse_pairwise(rs, families, s, findings);
     } else {
       analyse_hosts(rs, s, findings);
     }
@@ -416,12 +434,12 @@ void print_findings(std::ostream& out, std::size_t hosts, const json& findings,
   }
 }
 
-// The host-to-host bandwidth matrix of one pairwise configuration (row sends to column), median
+// The host-to-host matrix of one link family of one configuration (row sends to column), median
 // over rank pairs, hosts in `host_order`.
-void print_pairwise_matrix(std::ostream& out, const std::vector<const json*>& rs,
-                           const std::vector<std::string>& host_order) {
+void print_link_matrix(std::ostream& out, const std::vector<const json*>& rs, const metric_decl& d,
+                       const std::vector<std::string>& host_order) {
   link_map bw;
-  collect_pairwise(rs, pairwise_bw, bw);
+  collect_pairwise(rs, cell_prefix(d), bw);
   std::vector<std::string> hs;
   for (const auto& [ab, v] : bw) {
     for (const auto& h : {ab.first, ab.second}) {
@@ -434,7 +452,8 @@ void print_pairwise_matrix(std::ostream& out, const std::vector<const json*>& rs
   };
   std::sort(hs.begin(), hs.end(),
             [&](const std::string& a, const std::string& b) { return rank_of(a) < rank_of(b); });
-  out << "pairwise bandwidth, GB/s (row sends to column):" << axes_text(*rs.front()) << "\n";
+  out << rs.front()->at("benchmark").get<std::string>() << " " << d.name << ", " << d.unit
+      << " (row sends to column):" << axes_text(*rs.front()) << "\n";
   std::size_t w = 6;
   for (const auto& h : hs) w = std::max(w, h.size());
   auto cell = [&](const std::string& t) {
@@ -455,15 +474,16 @@ void print_pairwise_matrix(std::ostream& out, const std::vector<const json*>& rs
 
 }  // namespace
 
-void print_cluster_summary(std::ostream& out, const json& results, const json& findings,
-                           const outlier_settings& s) {
+void print_cluster_summary(std::ostream& out, const json& results, const json& benchmark_metadata,
+                           const json& findings, const outlier_settings& s) {
   const auto hosts = host_rows(results, findings);
   print_host_table(out, hosts);
   print_findings(out, hosts.size(), findings, s);
   std::vector<std::string> host_order;
   for (const auto& [h, r] : hosts) host_order.push_back(h);
   for (const auto& rs : group_by_config(results)) {
-    if (rs.front()->at("benchmark") == pairwise_name) print_pairwise_matrix(out, rs, host_order);
+    for (const auto& d : link_families(benchmark_metadata, rs.front()->at("benchmark")))
+      print_link_matrix(out, rs, d, host_order);
   }
 }
 

@@ -107,6 +107,10 @@ std::optional<metric_kind> parse_metric_kind(std::string_view text) {
   return parse_name(kind_names, text);
 }
 
+std::string_view to_string(cell_kind k) {
+  return k == cell_kind::peer_rank ? "peer_rank" : "none";
+}
+
 std::string_view to_string(relation_kind k) {
   return name_of(relation_names, k);
 }
@@ -137,6 +141,7 @@ nlohmann::json metric_decl_json(const metric_decl& d) {
   if (d.relation.kind != relation_kind::none) {
     j["relation"] = {{"kind", to_string(d.relation.kind)}, {"of", d.relation.of}};
   }
+  if (d.cell != cell_kind::none) j["cell"] = to_string(d.cell);
   return j;
 }
 
@@ -179,6 +184,10 @@ metric_decl metric_decl_from_json(const nlohmann::json& j, const std::string& wh
     if (!rk) throw user_error(where + ".relation.kind: not a relation");
     d.relation = {*rk, decl_string(*it, "of", where + ".relation", "")};
   }
+  const std::string cell = decl_string(j, "cell", where, "none");
+  if (cell != "none" && cell != to_string(cell_kind::peer_rank))
+    throw user_error(where + ".cell: not a matrix cell kind");
+  d.cell = cell == "none" ? cell_kind::none : cell_kind::peer_rank;
   return d;
 }
 

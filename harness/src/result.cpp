@@ -155,6 +155,7 @@ void outcome_to_json(const result& r, json& j) {
   }
   j["invalid_reason_codes"] = codes;
   j["warnings"] = r.warnings;
+  if (!r.withheld.empty()) j["withheld"] = r.withheld;
 }
 
 // The samples and how they were taken (only when there are samples).

@@ -170,6 +170,14 @@ result_view read_result(const checker& c, const json& r, const std::string& wher
   rv.valid = c.boolean(r, "valid", where, true);
   rv.invalid_reasons = c.strings(r, "invalid_reasons", where);
   rv.warnings = c.strings(r, "warnings", where);
+  if (const auto it = r.find("withheld"); it != r.end() && !it->is_null()) {
+    if (!it->is_object()) c.fail(where + ".withheld", "expected an object, got " + type_name(*it));
+    for (const auto& [metric, why] : it->items()) {
+      if (!why.is_string())
+        c.fail(where + ".withheld." + metric, "expected a string, got " + type_name(why));
+      rv.withheld_metrics[metric] = why.get<std::string>();
+    }
+  }
   if (const auto it = r.find("rank"); it != r.end()) {
     if (!it->is_number_integer() || it->get<long long>() < 0 || it->get<long long>() > 1 << 30) {
       c.fail(where + ".rank", "expected a non-negative integer");
@@ -259,6 +267,9 @@ const metric_view* result_view::find_metric(std::string_view name) const {
 }
 
 std::string result_view::withheld(std::string_view metric) const {
+  if (const auto it = withheld_metrics.find(std::string(metric)); it != withheld_metrics.end())
+    return withheld_metric_warning(metric, it->second);
+  if (!withheld_in_warnings) return {};
   for (const auto& w : warnings) {
     if (withholds_metric(w, metric)) return w;
   }
@@ -498,8 +509,12 @@ report_view report_from_json(json doc, const std::string& origin, std::string_vi
   if (res == doc.end()) c.fail("top level", "missing \"results\"");
   if (!res->is_array()) c.fail("results", "expected an array, got " + type_name(*res));
   rv.results.reserve(res->size());
+  // Before 1.5.0 a withheld metric was said only in a warning (result_view::withheld).
+  const auto version = parse_version(rv.schema_version);
+  const bool legacy_withheld = (*version)[0] == 1 && (*version)[1] < 5;
   for (std::size_t i = 0; i < res->size(); ++i) {
     rv.results.push_back(read_result(c, (*res)[i], "results[" + std::to_string(i) + "]"));
+    rv.results.back().withheld_in_warnings = legacy_withheld;
     (*res)[i] = nullptr;
   }
   read_context(c, doc, rv);

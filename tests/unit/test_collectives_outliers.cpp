@@ -6,6 +6,7 @@
 
 #include "infrabench/benchmark.h"
 #include "infrabench/capabilities.h"
+#include "infrabench/metric_decl.h"
 #include "infrabench/runner.h"
 
 using namespace infrabench;
@@ -48,6 +49,18 @@ json pairwise(const std::vector<std::vector<double>>& bw) {
   return rs;
 }
 
+// The run's benchmark metadata for a benchmark declaring two link matrices (as collectives/pairwise
+// does): families whose `*` is the peer rank.
+json link_metadata(const std::string& bench = "collectives/pairwise") {
+  metric_decl bw{"bandwidth_gbps_to_rank_*", "GB/s"};
+  metric_decl lat{"latency_us_to_rank_*", "us", better::lower};
+  bw.cell = lat.cell = cell_kind::peer_rank;
+  return {{bench,
+           {{"requires", json::array()},
+            {"axes", json::object()},
+            {"metrics", {metric_decl_json(bw), metric_decl_json(lat)}}}}};
+}
+
 std::vector<std::string> hosts_of(const json& findings, const std::string& kind) {
   std::vector<std::string> out;
   for (const auto& f : findings) {
@@ -75,7 +88,7 @@ TEST(CollectivesOutliers, NamesTheSlowHostOfANodeLocalMetric) {
   rs.push_back(result_of("bandwidth/host_memory", "h2", 1, {mk_metric("bandwidth_gbps", 19.7)}));
   rs.push_back(result_of("bandwidth/host_memory", "h3", 2, {mk_metric("bandwidth_gbps", 9.5)}));
   rs.push_back(result_of("bandwidth/host_memory", "h4", 3, {mk_metric("bandwidth_gbps", 20.4)}));
-  const json f = find_outliers(rs, {});
+  const json f = find_outliers(rs, json::object(), {});
   ASSERT_EQ(hosts_of(f, "host_metric"), std::vector<std::string>{"h3"});
   EXPECT_NE(f[0]["text"].get<std::string>().find("below the median of 4 hosts"), std::string::npos);
   // A latency (lower is better) too high is flagged the same way; too low is not.
@@ -88,7 +101,8 @@ TEST(CollectivesOutliers, NamesTheSlowHostOfANodeLocalMetric) {
       result_of("bandwidth/memory_latency", "h3", 2, {mk_metric("ns_per_load", 300, false, "ns")}));
   lat.push_back(
       result_of("bandwidth/memory_latency", "h4", 3, {mk_metric("ns_per_load", 30, false, "ns")}));
-  EXPECT_EQ(hosts_of(find_outliers(lat, {}), "host_metric"), std::vector<std::string>{"h3"});
+  EXPECT_EQ(hosts_of(find_outliers(lat, json::object(), {}), "host_metric"),
+            std::vector<std::string>{"h3"});
 }
 
 TEST(CollectivesOutliers, SmallDifferencesAndTwoHostsAreNotFlagged) {
@@ -97,38 +111,41 @@ TEST(CollectivesOutliers, SmallDifferencesAndTwoHostsAreNotFlagged) {
   rs.push_back(result_of("b/x", "h1", 0, {mk_metric("bandwidth_gbps", 10.0)}));
   rs.push_back(result_of("b/x", "h2", 1, {mk_metric("bandwidth_gbps", 10.01)}));
   rs.push_back(result_of("b/x", "h3", 2, {mk_metric("bandwidth_gbps", 9.0)}));
-  EXPECT_TRUE(find_outliers(rs, {}).empty());
+  EXPECT_TRUE(find_outliers(rs, json::object(), {}).empty());
   outlier_settings strict;
   strict.min_deviation = 0.05;
-  EXPECT_EQ(hosts_of(find_outliers(rs, strict), "host_metric"), std::vector<std::string>{"h3"});
+  EXPECT_EQ(hosts_of(find_outliers(rs, json::object(), strict), "host_metric"),
+            std::vector<std::string>{"h3"});
   json two = json::array({rs[0], rs[2]});
-  EXPECT_TRUE(find_outliers(two, strict).empty());
+  EXPECT_TRUE(find_outliers(two, json::object(), strict).empty());
 }
 
 TEST(CollectivesOutliers, AHostWhoseEveryLinkIsSlowIsTheCulprit) {
   // h3 sends slowly (its egress is shaped): its links are slow, not h1-h2.
   const json rs = pairwise({{0, 2.0, 1.9}, {2.1, 0, 2.0}, {0.012, 0.011, 0}});
-  const json f = find_outliers(rs, {});
+  const json f = find_outliers(rs, link_metadata(), {});
   EXPECT_EQ(hosts_of(f, "culprit_host"), std::vector<std::string>{"h3"});
   EXPECT_TRUE(hosts_of(f, "slow_link").empty()) << f.dump();
   // Healthy cluster: nothing.
-  EXPECT_TRUE(find_outliers(pairwise({{0, 2.0, 1.9}, {2.1, 0, 2.0}, {1.8, 2.2, 0}}), {}).empty());
+  EXPECT_TRUE(
+      find_outliers(pairwise({{0, 2.0, 1.9}, {2.1, 0, 2.0}, {1.8, 2.2, 0}}), link_metadata(), {})
+          .empty());
 }
 
 TEST(CollectivesOutliers, ASingleSlowLinkIsNamedNotItsHosts) {
   // 4 hosts, the h1-h2 link is slow in one direction; each host still has fast links.
   std::vector<std::vector<double>> bw(4, std::vector<double>(4, 2.0));
   bw[1][0] = 0.3;
-  const json f = find_outliers(pairwise(bw), {});
+  const json f = find_outliers(pairwise(bw), link_metadata(), {});
   EXPECT_TRUE(hosts_of(f, "culprit_host").empty()) << f.dump();
   EXPECT_EQ(hosts_of(f, "slow_link"), std::vector<std::string>{"h1-h2"});
 }
 
 TEST(CollectivesOutliers, SummaryShowsHostsFindingsAndTheMatrix) {
   json rs = pairwise({{0, 2.0, 1.9}, {2.1, 0, 2.0}, {0.012, 0.011, 0}});
-  const json f = find_outliers(rs, {});
+  const json f = find_outliers(rs, link_metadata(), {});
   std::ostringstream out;
-  print_cluster_summary(out, rs, f, {});
+  print_cluster_summary(out, rs, link_metadata(), f, {});
   const std::string text = out.str();
   EXPECT_NE(text.find("cluster: 3 hosts, 3 ranks"), std::string::npos) << text;
   EXPECT_NE(text.find("likely the culprit"), std::string::npos) << text;
@@ -164,6 +181,18 @@ TEST(CollectivesScope, BuilderFlagsAndRankRequirement) {
   EXPECT_EQ(registry::instance().find("test/spin")->scope(), rank_scope::node);
 }
 
+TEST(CollectivesOutliers, LinkMatricesAreFoundByDeclarationNotByName) {
+  // The same link matrix under another benchmark's name is analysed as links when its metadata
+  // declares peer-rank cells; under pairwise's name without them it is not: the declaration
+  // decides, never the name.
+  json rs = pairwise({{0, 2.0, 1.9}, {2.1, 0, 2.0}, {0.012, 0.011, 0}});
+  for (auto& r : rs) r["benchmark"] = "links/other";
+  EXPECT_EQ(hosts_of(find_outliers(rs, link_metadata("links/other"), {}), "culprit_host"),
+            std::vector<std::string>{"h3"});
+  const json plain = pairwise({{0, 2.0, 1.9}, {2.1, 0, 2.0}, {0.012, 0.011, 0}});
+  EXPECT_TRUE(hosts_of(find_outliers(plain, json::object(), {}), "culprit_host").empty());
+}
+
 TEST(CollectivesOutliers, ASlowGpuIsNamedAmongTheNodesGpus) {
   // One rank per GPU on one 8-GPU node: GPU 5's GEMM is 40% slow.
   json rs = json::array();
@@ -172,7 +201,7 @@ TEST(CollectivesOutliers, ASlowGpuIsNamedAmongTheNodesGpus) {
     r["gpu"] = g;
     rs.push_back(r);
   }
-  const json f = find_outliers(rs, {});
+  const json f = find_outliers(rs, json::object(), {});
   ASSERT_EQ(f.size(), 1u) << f.dump();
   EXPECT_EQ(f[0]["host"], "n1");
   EXPECT_EQ(f[0]["gpu"], 5);

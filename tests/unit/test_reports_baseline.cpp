@@ -647,6 +647,23 @@ TEST(ReportsBaseline, RuleStepsAreCallable) {
   }
 }
 
+TEST(ReportsBaseline, WithheldMetricIsFoundByItsRecordNotItsWarningText) {
+  // Since schema 1.5.0 the result records what it withheld ("withheld": {metric: why}); the
+  // warning text is for people and is no longer parsed.
+  json rep = ib_test::report(json::array({ib_test::result("gemm/ours_fp32", {{"shape", 128}},
+                                                          {{"gflops", "GFLOP/s", 90.0}})}),
+                             json::array({ib_test::host("node1")}), "1.5.0");
+  rep["results"][0]["withheld"] = {{"pct_of_fma_peak", "90 GFLOP/s is above the measured peak"}};
+  const json rule = {{"benchmark", "gemm/ours_fp32"}, {"metric", "pct_of_fma_peak"}, {"min", 50}};
+  const verdict v = one(rule, rep);
+  EXPECT_EQ(v.status, verdict_status::waived);
+  EXPECT_NE(v.detail.find("90 GFLOP/s is above the measured peak"), std::string::npos) << v.detail;
+  // A 1.5.0 result whose warning merely reads like one withheld nothing.
+  rep["results"][0].erase("withheld");
+  rep["results"][0]["warnings"] = {withheld_metric_warning("pct_of_fma_peak", "looks alike")};
+  EXPECT_THROW(one(rule, rep), user_error);
+}
+
 TEST(ReportsBaseline, WithheldMetricIsWaivedWithItsReasonNotUnknown) {
   // gemm/ours_fp32 withholds pct_of_fma_peak when it beats the measured peak (a busy machine
   // measured the peak low): a baseline gating that metric waives it with the benchmark's reason,

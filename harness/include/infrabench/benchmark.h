@@ -72,6 +72,8 @@ class benchmark {
   // Declares how the declared metric `name` relates to another (metric_decl.h: an inverse, a
   // per-thread view, a fraction of a peak, another view of one timing).
   benchmark& relate(std::string_view name, relation_kind kind, std::string of);
+  // Declares that the `*` of the family `name` is a matrix cell (metric_decl.h: a peer rank).
+  benchmark& cells(std::string_view name, cell_kind kind);
 
   [[nodiscard]] const std::string& name() const { return m_name; }
   [[nodiscard]] std::string group() const;

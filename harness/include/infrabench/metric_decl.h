@@ -55,6 +55,15 @@ enum class relation_kind {
 [[nodiscard]] std::string_view to_string(relation_kind k);
 [[nodiscard]] std::optional<relation_kind> parse_relation_kind(std::string_view text);
 
+// What the `*` of a metric family stands for, when it is a cell of a matrix whose rows are the
+// results' hosts: readers (the cluster outlier analysis, the matrix printers) find a matrix by
+// this declaration, not by the benchmark's name.
+enum class cell_kind {
+  none,
+  peer_rank,  // `*` is the rank at the other end of a link: bandwidth_gbps_to_rank_3
+};
+[[nodiscard]] std::string_view to_string(cell_kind k);
+
 struct metric_relation {
   relation_kind kind = relation_kind::none;
   // The metric (or family) it relates to; for fraction_of a peak that is not a metric of the
@@ -78,6 +87,7 @@ struct metric_decl {
   // What readers need beyond these, so that renderers ask the declaration, not the name.
   metric_kind kind = metric_kind::unspecified;
   metric_relation relation;
+  cell_kind cell = cell_kind::none;
 
   [[nodiscard]] bool is_family() const { return name.find('*') != std::string::npos; }
   // Whether the metric `metric_name` is this declaration (equal, or a member of the family).

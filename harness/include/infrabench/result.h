@@ -80,11 +80,13 @@ struct result_cell {
 // The same for a result as written in a report (result::to_json()).
 [[nodiscard]] std::string result_identity(const nlohmann::json& result, bool with_rank);
 
-// A metric a benchmark withholds from a result is named in one of its warnings, in one form
-// ("pct_of_fma_peak not reported: 90 GFLOP/s is above the measured peak ..."), so that `check`
-// can tell a metric withheld for a reason from one the benchmark never produces (a typo).
+// A metric a benchmark withholds from a result is recorded by name with its reason (the result's
+// "withheld" object, schema 1.5.0), so that `check` can tell a metric withheld for a reason from
+// one the benchmark never produces (a typo); a warning in one form says it to people
+// ("pct_of_fma_peak not reported: 90 GFLOP/s is above the measured peak ...").
 [[nodiscard]] std::string withheld_metric_warning(std::string_view metric, std::string_view why);
-// True when `warning` is withheld_metric_warning(metric, ...).
+// True when `warning` is withheld_metric_warning(metric, ...): how a report older than 1.5.0,
+// which has no "withheld" object, said it.
 [[nodiscard]] bool withholds_metric(std::string_view warning, std::string_view metric);
 
 struct result {
@@ -98,6 +100,8 @@ struct result {
   std::vector<std::string> invalid_reasons;
   std::vector<reason_code> invalid_codes;  // one per invalid_reasons entry (use mark_invalid)
   std::vector<std::string> warnings;
+  // Metrics the benchmark left out of this result, each with why (state::withhold_metric).
+  std::map<std::string, std::string> withheld;
 
   int rank = 0;
   std::string host;

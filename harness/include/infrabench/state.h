@@ -171,6 +171,7 @@ class state {
   // Leaves `metric` out of this result and says why (withheld_metric_warning): a baseline rule
   // on it is then WAIVED with this reason, not refused as naming an unknown metric.
   void withhold_metric(std::string_view metric, std::string_view why) {
+    m_result.withheld[std::string(metric)] = std::string(why);
     add_warning(withheld_metric_warning(metric, why));
   }
   // The cells of a matrix benchmark's row, measured or n/a (kept when the row is skipped too).

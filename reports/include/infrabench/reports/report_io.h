@@ -64,6 +64,11 @@ struct result_view {
   bool valid = true;
   std::vector<std::string> invalid_reasons;
   std::vector<std::string> warnings;
+  // Metric -> why the benchmark withheld it (the result's "withheld" object); empty in a report
+  // older than 1.5.0, whose warnings say it instead.
+  std::map<std::string, std::string> withheld_metrics;
+  // Set for a report older than 1.5.0: withheld metrics are then found in the warnings' one form.
+  bool withheld_in_warnings = false;
   int rank = 0;
   std::string host;
   std::vector<double> samples_s;
