@@ -125,7 +125,7 @@ int accept(const accept_options& o, const std::vector<std::string>& run_args) {
        auto o = std::make_shared<accept_options>();
        auto run_args = std::make_shared<std::vector<std::string>>();
        sub.add_option("--baseline,-b", o->baseline,
-                      "baseline JSON naming its suite (configs/baselines/template-*.json)")
+                      "baseline naming its suite: a file, or a shipped one by name (template-cpu-node)")
            ->required();
        sub.add_option("--junit", o->junit, "also write the verdicts as JUnit XML");
        sub.add_option("--html", o->html, "also write the HTML report (telemetry plots, verdicts)");

@@ -22,7 +22,8 @@ mkdir -p "$out/obj"
 # outlier rule rank_stats applies; machine_load.cpp: a result's sampling_load; suite.cpp with no
 # built-in suites: a baseline's "suite", checked when it is parsed; text_file.cpp: the bounded
 # reader both use; json_io.cpp: the JSON reader every input goes through; thread_pool.cpp: the
-# CPUs a thread-count axis is bounded by; metric_decl.cpp, expect.cpp, devices_counts.cpp: what
+# CPUs a thread-count axis is bounded by; data_dirs.cpp: where a named baseline is found;
+# metric_decl.cpp, expect.cpp, devices_counts.cpp: what
 # a baseline's rules and "expect" are checked with.)
 library=(reports/src/report_io.cpp reports/src/baseline.cpp reports/src/compare.cpp reports/src/rank_stats.cpp
          reports/src/text.cpp reports/src/html_report.cpp reports/src/chartjs_none.cpp
@@ -30,7 +31,8 @@ library=(reports/src/report_io.cpp reports/src/baseline.cpp reports/src/compare.
          harness/src/stats.cpp reports/src/printers/csv.cpp harness/src/outliers.cpp
          harness/src/machine_load.cpp harness/src/suite.cpp harness/src/text_file.cpp
          harness/src/json_io.cpp tests/fuzz/builtin_suites_none.cpp harness/src/thread_pool.cpp
-         harness/src/metric_decl.cpp reports/src/expect.cpp harness/src/devices_counts.cpp)
+         harness/src/metric_decl.cpp reports/src/expect.cpp harness/src/devices_counts.cpp
+         harness/src/data_dirs.cpp)
 targets=(report baseline suite)
 sources=("${library[@]}")
 for target in "${targets[@]}"; do sources+=("tests/fuzz/fuzz_$target.cpp"); done

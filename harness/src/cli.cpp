@@ -28,6 +28,7 @@
 #include "infrabench/backend_loader.h"
 #include "infrabench/benchmark.h"
 #include "infrabench/build_info.h"
+#include "infrabench/build_stamp.h"
 #include "infrabench/capabilities.h"
 #include "infrabench/cli_extension.h"
 #include "infrabench/communicator.h"
@@ -929,7 +930,7 @@ int cli_main(int argc, char** argv) {
   CLI::App app{"infrabench: hardware benchmarks for machine-learning infrastructure", "infrabench"};
   // Computed only when --version is given: it tries whether each backend module loads here.
   const std::function<std::string()> version_text = [] {
-    return std::string("infrabench ") + INFRABENCH_VERSION + " (" + INFRABENCH_GIT_COMMIT + ")\n" +
+    return std::string("infrabench ") + INFRABENCH_VERSION + " (" + build_commit() + ")\n" +
            backends::describe_backends();
   };
   app.set_version_flag("--version", version_text);

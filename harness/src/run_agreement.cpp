@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "infrabench/build_info.h"
+#include "infrabench/build_stamp.h"
 #include "infrabench/json_io.h"
 
 namespace infrabench {
@@ -24,7 +25,7 @@ run_fingerprint make_run_fingerprint(const run_plan& plan, const option_values& 
   // The binary first: two builds may parse the same arguments into different plans, and a
   // difference there explains every other one.
   run_fingerprint f{{"binary", std::string("infrabench ") + INFRABENCH_VERSION + " (" +
-                                   INFRABENCH_GIT_COMMIT + ", " + INFRABENCH_BUILD_TYPE + ")"},
+                                   build_commit() + ", " + INFRABENCH_BUILD_TYPE + ")"},
                     {"--min-time", number(s.rule.min_time_s)},
                     {"--max-time", number(s.rule.max_time_s)},
                     {"--timeout", number(s.timeout_s)},

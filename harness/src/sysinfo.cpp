@@ -29,6 +29,7 @@
 #include <hwloc.h>
 
 #include "infrabench/build_info.h"
+#include "infrabench/build_stamp.h"
 #include "infrabench/report.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -391,7 +392,7 @@ json hostname() {
 json build_info_json() {
   return {
       {"version", INFRABENCH_VERSION},
-      {"git_commit", INFRABENCH_GIT_COMMIT},
+      {"git_commit", build_commit()},
       {"build_type", INFRABENCH_BUILD_TYPE},
       {"compiler", INFRABENCH_CXX_COMPILER},
       {"cxx_flags", INFRABENCH_CXX_FLAGS},

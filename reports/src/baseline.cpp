@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "infrabench/benchmark.h"
+#include "infrabench/data_dirs.h"
 #include "infrabench/error.h"
 #include "infrabench/json_io.h"
 #include "infrabench/report.h"
@@ -496,7 +497,9 @@ std::string suite_to_run(const baseline& b) {
   return (std::filesystem::path(b.path).parent_path() / b.suite).lexically_normal().string();
 }
 
-baseline load_baseline(const std::string& path) {
+baseline load_baseline(const std::string& path_or_name) {
+  // A shipped baseline may be named (`--baseline template-cpu-node`) from any directory.
+  const std::string path = resolve_data_file(path_or_name, "baselines");
   return parse_baseline(read_text_file(path, "baseline", max_input_bytes), path);
 }
 

@@ -115,7 +115,7 @@ CLI::Option* add_format_option(CLI::App& sub, std::string& format, document d,
        };
        auto o = std::make_shared<opts>();
        sub.add_option("REPORT", o->report, "report JSON written by infrabench run")->required();
-       sub.add_option("--baseline,-b", o->baseline, "baseline JSON (see configs/baselines/)")
+       sub.add_option("--baseline,-b", o->baseline, "baseline: a file, or a shipped one by name (configs/baselines/)")
            ->required();
        sub.add_option("--junit", o->junit,
                       "also write the verdicts as JUnit XML (one test case per rule)");
@@ -730,7 +730,8 @@ int history_list_runs(const std::string& db_path, std::size_t limit, const std::
 // ---- run --baseline FILE [--junit FILE] --------------------------------------------------------
 INFRABENCH_RUN_FILE_OPTION(
     baseline_option, "baseline", input,
-    "baseline JSON: check the report against it after the run (exit 1 when a rule fails)");
+    "baseline (a file, or a shipped one by name): check the report against it after the run "
+    "(exit 1 when a rule fails)");
 INFRABENCH_RUN_FILE_OPTION(junit_option, "junit", output,
                            "with --baseline: also write the verdicts as JUnit XML to this file");
 

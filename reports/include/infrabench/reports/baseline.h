@@ -76,7 +76,8 @@ struct rule_defaults {
 // Parses and validates a baseline: one user_error line naming the rule and the problem (unknown
 // key, no check kind or two of them, min > max, a malformed reference, ...).
 [[nodiscard]] baseline parse_baseline(std::string_view text, const std::string& origin);
-[[nodiscard]] baseline load_baseline(const std::string& path);
+// `path_or_name`: a file, or the name of a shipped baseline (data_dirs.h: "template-cpu-node").
+[[nodiscard]] baseline load_baseline(const std::string& path_or_name);
 
 // Refuses rules naming a benchmark that is neither known (compiled in) nor in `report` (when
 // given).

@@ -1,0 +1,57 @@
+# `cmake --install` and `cpack -G DEB`: a relocatable tree — bin/infrabench, lib/infrabench/
+# (the backend modules), share/infrabench/{suites,baselines}, share/doc/infrabench — and a Debian
+# package of it whose Depends are what the core executable links and whose Recommends are the
+# libraries under the modules that were built (a node without them skips those benchmarks with
+# the loader's reason).
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/configs/suites/ DESTINATION share/infrabench/suites
+        FILES_MATCHING PATTERN "*.json")
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/configs/baselines/ DESTINATION share/infrabench/baselines
+        FILES_MATCHING PATTERN "*.json")
+install(FILES ${PROJECT_SOURCE_DIR}/README.md DESTINATION share/doc/infrabench)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION share/doc/infrabench/docs
+        FILES_MATCHING PATTERN "*.md" PATTERN "*.png")
+
+set(CPACK_PACKAGE_NAME infrabench)
+set(CPACK_PACKAGE_VENDOR "infrabench")
+set(CPACK_PACKAGE_CONTACT "infrabench developers <infrabench-dev@localhost>")
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
+    "Hardware benchmarks for ML training nodes: storage, CPU preprocessing, PCIe, GPU, interconnect")
+set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
+set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)  # infrabench_<version>_amd64.deb
+set(CPACK_DEBIAN_PACKAGE_SECTION utils)
+set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "https://localhost/infrabench")
+
+# Depends: the libraries the core executable links (ldd build/infrabench), by Debian 12 package.
+set(_ib_depends "libc6, libstdc++6, libgcc-s1, libhwloc15, libsqlite3-0, libturbojpeg0, libudev1")
+if(INFRABENCH_WITH_IO_URING)
+  string(APPEND _ib_depends ", liburing2")
+endif()
+# The CUDA toolkit is not a Debian package and MPI is not yet a module: a build linking either
+# would not start where they are missing, so the package is made from builds without them (the
+# `package` preset) until they load at run time.
+if(INFRABENCH_WITH_CUDA OR INFRABENCH_WITH_MPI)
+  message(STATUS "package: this build links CUDA or MPI; its .deb starts only where they are installed")
+endif()
+if(INFRABENCH_WITH_MPI)
+  string(APPEND _ib_depends ", libopenmpi3")
+endif()
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "${_ib_depends}")
+
+# Recommends: the libraries under the modules that were built.
+set(_ib_recommends "")
+if(INFRABENCH_WITH_OPENBLAS)
+  list(APPEND _ib_recommends "libopenblas0-pthread | libopenblas0")
+endif()
+if(INFRABENCH_WITH_ONEDNN)
+  list(APPEND _ib_recommends "libdnnl2")
+endif()
+if(INFRABENCH_WITH_OPENCV)
+  list(APPEND _ib_recommends "libopencv-imgproc406")
+endif()
+list(JOIN _ib_recommends ", " _ib_recommends)
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "${_ib_recommends}")
+# Suggests: what the multi-node and GPU runs use from outside the package.
+set(CPACK_DEBIAN_PACKAGE_SUGGESTS "openmpi-bin, fio")
+set(CPACK_GENERATOR DEB)
+include(CPack)
