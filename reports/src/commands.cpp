@@ -439,7 +439,7 @@ std::string change_text(const history_db::series& se, const change_point& c) {
 }
 
 void print_trend(const history_db::series& se, const series_judgement& j,
-                 const std::vector<double>& values, double min_shift, double alpha) {
+                 const std::vector<double>& values, const e_divisive_options& method) {
   const trend_analysis& t = j.analysis;
   std::cout << se.benchmark << (se.config_label.empty() ? "" : " " + se.config_label) << " on "
             << se.node << ": " << se.metric << " (" << se.unit << ", "
@@ -467,8 +467,10 @@ void print_trend(const history_db::series& se, const series_judgement& j,
   if (!t.note.empty())
     std::cout << "  " << t.note << "\n";
   else if (t.changes.empty() && t.drifts.empty())
-    std::cout << "  no change point or drift (shift >= " << format_number(min_shift * 100)
-              << "%, p < " << format_number(alpha) << ")\n";
+    std::cout << "  no change point or drift (shift >= "
+              << format_number(method.min_relative_shift * 100)
+              << "% and >= " << format_number(method.min_effect) << " noise SD, p < "
+              << format_number(method.alpha) << ")\n";
   std::cout << "\n";
 }
 
@@ -533,7 +535,7 @@ int history_trend(const trend_query& q) {
     if (q.format == "json")
       out.push_back(trend_json(se, j));
     else
-      print_trend(se, j, values, q.method.min_relative_shift, q.method.alpha);
+      print_trend(se, j, values, q.method);
   }
   if (q.format == "json") std::cout << json_text(out, 2) << std::endl;
   return exit_ok;
@@ -561,8 +563,8 @@ std::string series_name(const history_db::series& se) {
          ": " + se.metric;
 }
 
-// "182.3 GFLOP/s -> 106.1 GFLOP/s (-41.8%) at run 8 (2026-11-26T01:03:27Z, commit 9e558ee), p
-// 0.002"
+// The step and where it happened: "182.3 GFLOP/s -> 106.1 GFLOP/s (-41.8%) from run 9
+// (2026-11-26T01:03:27Z, commit 9e558ee), p 0.002; 13 runs judged".
 std::string step_text(const judged_series& s) {
   const auto& c = *s.j.last;
   const auto& p = s.se.points[c.index];
