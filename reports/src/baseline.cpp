@@ -1114,35 +1114,48 @@ std::string junit_xml(const baseline& b, const report_view& report,
 
 namespace {
 
-// One configuration's metric across the reports: the values baseline create derives a rule from.
+// One configuration's metric across the reports: the values baseline create derives a rule from,
+// one per result (a run, or a node of a multi-node run).
 struct metric_values {
   const result_view* first = nullptr;
   std::string metric, unit;
   bool higher = true;
-  std::vector<double> valid_values, all_values;
-  std::vector<double> within;  // robust CV of each result's samples
+  std::vector<double> values;
+  std::size_t dropped = 0;  // INVALID results left out
 };
 
-// Per configuration and performance metric, the values of the passed results. Information and
-// verification metrics get no rule: a clock is not a speed, and verification is judged by the
-// result's own VALID/INVALID.
-std::vector<metric_values> collect_values(const std::vector<report_view>& reports) {
+// Whether create derives a rule for `m` of `res`: performance metrics only (a clock is not a
+// speed, and verification is judged by the result's own VALID/INVALID), and of a benchmark the
+// catalog knows only its declared headline, so one measurement is gated once.
+bool derives_rule(const result_view& res, const metric_view& m, const metric_catalog* catalog) {
+  if (!m.is_performance() || !std::isfinite(m.value)) return false;
+  if (catalog == nullptr) return true;
+  const auto it = catalog->find(res.benchmark);
+  if (it == catalog->end()) return true;  // not compiled in: its headline is unknown
+  const metric_decl* d = find_declaration(it->second, m.name);
+  return d != nullptr && d->headline;
+}
+
+// Per configuration and gated metric, the values of the passed results; INVALID ones only with
+// allow_invalid (else counted in `dropped`).
+std::vector<metric_values> collect_values(const std::vector<report_view>& reports,
+                                          const create_options& opt, create_summary& sum) {
   std::map<std::string, std::size_t> index;
   std::vector<metric_values> out;
   for (const auto& rep : reports) {
     for (const auto& res : rep.results) {
       if (res.status != "passed") continue;
+      ++sum.results;
+      if (!res.valid) ++sum.invalid;
       for (const auto& m : res.metrics) {
-        if (!m.is_performance() || !std::isfinite(m.value)) continue;
+        if (!derives_rule(res, m, opt.catalog)) continue;
         const auto [it, added] = index.emplace(res.config_key() + "#" + m.name, out.size());
-        if (added) out.push_back({&res, m.name, m.unit, m.higher_is_better, {}, {}, {}});
+        if (added) out.push_back({&res, m.name, m.unit, m.higher_is_better, {}, 0});
         auto& a = out[it->second];
-        a.all_values.push_back(m.value);
-        if (res.valid) a.valid_values.push_back(m.value);
-        if (m.samples.size() >= 3) {
-          const double w = robust_cv_of(m.samples);
-          if (std::isfinite(w)) a.within.push_back(w);
-        }
+        if (res.valid || opt.allow_invalid)
+          a.values.push_back(m.value);
+        else
+          ++a.dropped;
       }
     }
   }
@@ -1150,26 +1163,41 @@ std::vector<metric_values> collect_values(const std::vector<report_view>& report
 }
 
 struct derived_tolerance {
-  double reference = 0, tolerance = 0, between = 0, within = 0;
+  double reference = 0, tolerance = 0, spread = 0, asked = 0;
+  double lo = 0, hi = 0;
   std::size_t n = 0;
-  bool from_valid = false;
 };
 
-// The median and min(cap, max(floor, k x spread)), rounded up to a whole percent.
+// d2(n): the expected range of n standard normal values (control-chart constant, n = 2..10), so
+// range / d2 estimates the standard deviation from a few runs.
+double range_to_sd(std::size_t n) {
+  static const double d2[] = {0, 0, 1.128, 1.693, 2.059, 2.326, 2.534, 2.704, 2.847, 2.970, 3.078};
+  return d2[std::min<std::size_t>(n, 10)];
+}
+
+// The relative standard deviation between the values: range / d2(n) for up to 10 values (the
+// Shewhart estimate: every value counts, as few runs give no MAD worth the name), the robust
+// CV (1.4826 MAD) beyond, so that one bad run among many does not widen the tolerance.
+double between_spread(const std::vector<double>& v, double median) {
+  if (v.size() < 2 || !(median > 0)) return 0;
+  if (v.size() > 10) return robust_cv_of(v);
+  const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+  return (*hi - *lo) / range_to_sd(v.size()) / median;
+}
+
+// The median and min(cap, max(floor, k x spread)), rounded up to a whole percent; one value
+// gives no spread, so its tolerance is the cap.
 derived_tolerance derive_tolerance(const metric_values& a, const create_options& opt) {
   derived_tolerance d;
-  d.from_valid = !a.valid_values.empty();
-  const auto& values = d.from_valid ? a.valid_values : a.all_values;
-  d.n = values.size();
-  d.reference = median_of(values);
-  if (values.size() >= 3)
-    d.between = robust_cv_of(values);
-  else if (values.size() == 2)
-    d.between = std::fabs(values[0] - values[1]) / (values[0] + values[1]);
-  if (!std::isfinite(d.between)) d.between = 0;
-  d.within = a.within.empty() ? 0 : median_of(a.within);
-  if (!std::isfinite(d.within)) d.within = 0;
-  const double tol = std::min(opt.cap, std::max(opt.floor, opt.k * std::max(d.between, d.within)));
+  d.n = a.values.size();
+  d.reference = median_of(a.values);
+  const auto [lo, hi] = std::minmax_element(a.values.begin(), a.values.end());
+  d.lo = *lo;
+  d.hi = *hi;
+  d.spread = between_spread(a.values, d.reference);
+  if (!std::isfinite(d.spread)) d.spread = 0;
+  d.asked = d.n >= 2 ? opt.k * d.spread : opt.cap;
+  const double tol = std::min(opt.cap, std::max(opt.floor, d.asked));
   d.tolerance = std::ceil(tol * 100 - 1e-9) / 100;
   return d;
 }
@@ -1189,6 +1217,30 @@ std::string derived_rule_id(const metric_values& a, const std::set<std::string>&
   return id + ":" + a.metric;
 }
 
+// Which numbers set a rule's tolerance: "4 valid results: min 180.2, median 182, max 185.1
+// GFLOP/s; spread 1.2% (range/d2); tolerance 10% = floor (3 x spread = 3.6%)".
+std::string derivation_note(const metric_values& a, const derived_tolerance& d,
+                            const create_options& opt) {
+  char buf[512];
+  std::snprintf(buf, sizeof(buf), "%zu %sresult(s): min %.4g, median %.4g, max %.4g %s", d.n,
+                opt.allow_invalid ? "" : "valid ", d.lo, d.reference, d.hi, a.unit.c_str());
+  std::string note = buf;
+  if (a.dropped) note += " (" + std::to_string(a.dropped) + " INVALID dropped)";
+  if (d.n < 2) {
+    std::snprintf(buf, sizeof(buf),
+                  "; one result gives no spread between runs: tolerance %.0f%% = cap",
+                  d.tolerance * 100);
+    return note + buf;
+  }
+  const char* which = d.asked <= opt.floor ? "floor" : d.asked >= opt.cap ? "cap" : "k x spread";
+  std::snprintf(buf, sizeof(buf),
+                "; spread %.1f%% between them (%s); tolerance %.0f%% = %s (%.1f x spread = %.1f%%, "
+                "floor %.0f%%, cap %.0f%%)",
+                d.spread * 100, d.n > 10 ? "1.4826 MAD / median" : "range / d2(n) / median",
+                d.tolerance * 100, which, opt.k, d.asked * 100, opt.floor * 100, opt.cap * 100);
+  return note + buf;
+}
+
 json derived_rule(const metric_values& a, const derived_tolerance& d,
                   const std::set<std::string>& varying, const create_options& opt) {
   json axes = json::object();
@@ -1199,19 +1251,13 @@ json derived_rule(const metric_values& a, const derived_tolerance& d,
   const double ref = std::strtod(buf, nullptr);
   const json reference = a.higher ? json::array({ref, -std::min(d.tolerance, 1.0), nullptr})
                                   : json::array({ref, nullptr, d.tolerance});
-  char note[256];
-  std::snprintf(note, sizeof(note),
-                "median of %zu %sresult(s); spread %.1f%% between results, %.1f%% within; "
-                "tolerance min(%.0f%%, max(%.0f%%, %.1f x spread))",
-                d.n, d.from_valid ? "valid " : "(INVALID, none valid) ", d.between * 100,
-                d.within * 100, opt.cap * 100, opt.floor * 100, opt.k);
   return {{"id", derived_rule_id(a, varying)},
           {"benchmark", a.first->benchmark},
           {"axes", axes},
           {"metric", a.metric},
           {"unit", a.unit},
           {"reference", reference},
-          {"note", note}};
+          {"note", derivation_note(a, d, opt)}};
 }
 
 json created_from(const std::vector<report_view>& reports) {
@@ -1241,8 +1287,10 @@ static std::string common_builtin_suite(const std::vector<report_view>& reports)
   return suite;
 }
 
-json create_baseline(const std::vector<report_view>& reports, const create_options& opt) {
-  const auto collected = collect_values(reports);
+json create_baseline(const std::vector<report_view>& reports, const create_options& opt,
+                     create_summary* summary) {
+  create_summary sum;
+  const auto collected = collect_values(reports, opt, sum);
   if (collected.empty())
     throw user_error(
         "baseline create: the reports hold no passed result with a performance metric to derive "
@@ -1252,18 +1300,30 @@ json create_baseline(const std::vector<report_view>& reports, const create_optio
   const auto varying = varying_axes(ptrs);
   json rules = json::array();
   for (const auto& a : collected) {
+    if (a.values.empty()) {
+      sum.without_rule.push_back(a.first->config_label() + " " + a.metric);
+      continue;
+    }
     const derived_tolerance d = derive_tolerance(a, opt);
     if (!(d.reference > 0)) continue;  // relative tolerances need a positive reference
     rules.push_back(derived_rule(a, d, varying.at(a.first->benchmark), opt));
   }
-  if (rules.empty())
-    throw user_error("baseline create: no metric with a positive value to derive rules from");
-  char deriv[384];
+  if (summary) *summary = sum;
+  if (rules.empty()) {
+    throw user_error("baseline create: no rule to derive: " +
+                     (sum.without_rule.empty()
+                          ? std::string("no metric has a positive value")
+                          : "every result is INVALID (" + std::to_string(sum.invalid) +
+                                " of them; --allow-invalid uses them)"));
+  }
+  char deriv[512];
   std::snprintf(deriv, sizeof(deriv),
-                "per configuration and performance metric: reference = median over results; "
-                "tolerance (one-sided, in the metric's bad direction) = min(%.2f, max(%.2f, %.1f x "
-                "spread)), spread = max(robust CV between results, median robust CV of samples)",
-                opt.cap, opt.floor, opt.k);
+                "per configuration and %s: reference = median over the %sresults of the given "
+                "runs/nodes; tolerance (one-sided, in the metric's bad direction) = min(%.2f, "
+                "max(%.2f, %.1f x spread)), spread = the relative standard deviation between the "
+                "results (range / d2(n) for n <= 10, 1.4826 MAD beyond; one result: the cap)",
+                opt.catalog ? "declared headline metric" : "performance metric",
+                opt.allow_invalid ? "" : "valid ", opt.cap, opt.floor, opt.k);
   json out = {{"infrabench_baseline", baseline_format_version},
               {"name", opt.name},
               {"description", "derived by infrabench baseline create from " +

@@ -172,10 +172,25 @@ int baseline_create(const std::vector<std::string>& paths, const std::string& ou
   check_output_path(output);
   check_distinct_files(paths, {output});
   if (co.cap < co.floor) throw user_error("baseline create: --max-tolerance is below --floor");
-  const json b = create_baseline(reports, co);
+  const auto catalog = registry_metric_catalog();
+  create_options with_catalog = co;
+  with_catalog.catalog = &catalog;
+  create_summary sum;
+  const json b = create_baseline(reports, with_catalog, &sum);
   const std::string text = json_text(b, 2) + "\n";
   (void)parse_baseline(text, output);  // what we write must read back
   write_output(output, text);
+  if (sum.invalid > 0) {
+    std::cerr << "infrabench: " << (co.allow_invalid ? "used " : "dropped ") << sum.invalid
+              << " INVALID result(s) of " << sum.results << " passed"
+              << (co.allow_invalid ? " (--allow-invalid)" : " (--allow-invalid uses them)")
+              << std::endl;
+  }
+  if (!sum.without_rule.empty()) {
+    std::cerr << "infrabench: no rule for " << sum.without_rule.size()
+              << " configuration metric(s) whose results were all INVALID:\n";
+    for (const auto& w : sum.without_rule) std::cerr << "  " << w << "\n";
+  }
   std::cerr << "baseline with " << b["rules"].size() << " rules from " << reports.size()
             << " report(s) written to " << std::filesystem::absolute(output).string() << std::endl;
   return exit_ok;
@@ -190,7 +205,8 @@ int baseline_create(const std::vector<std::string>& paths, const std::string& ou
        struct opts {
          std::vector<std::string> reports, baselines;
          std::string output, name = "derived";
-         double floor = 0.10, k = 3.0, cap = 0.95;
+         double floor = create_options{}.floor, k = create_options{}.k, cap = create_options{}.cap;
+         bool allow_invalid = false;
        };
        auto o = std::make_shared<opts>();
        sub.require_subcommand(1);
@@ -202,7 +218,10 @@ int baseline_create(const std::vector<std::string>& paths, const std::string& ou
        create->add_option("--floor", o->floor, "smallest tolerance, as a fraction")
            ->check(number_check("a fraction", 0, true, 0.95, true))
            ->capture_default_str();
-       create->add_option("--k", o->k, "tolerance = max(floor, k x spread)")
+       create->add_flag("--allow-invalid", o->allow_invalid,
+                        "derive from INVALID (noisy, unverified) results too; by default they are "
+                        "dropped and counted");
+       create->add_option("--k", o->k, "tolerance = max(floor, k x spread between the runs)")
            ->check(number_check("a number", 0, true, 100, true))
            ->capture_default_str();
        auto* lint = sub.add_subcommand(
@@ -219,6 +238,7 @@ int baseline_create(const std::vector<std::string>& paths, const std::string& ou
          co.floor = o->floor;
          co.k = o->k;
          co.cap = o->cap;
+         co.allow_invalid = o->allow_invalid;
          co.name = o->name;
          return baseline_create(o->reports, o->output, co);
        };
@@ -362,11 +382,13 @@ std::string sparkline(const std::vector<double>& v) {
   return out;
 }
 
+// "2026-11-26T01:03:27Z": to the second, as runs of a quick suite start a minute apart or less.
 std::string short_time(const std::string& utc) {
-  return utc.size() >= 16 ? utc.substr(0, 16) + "Z" : utc;
+  return utc.size() >= 19 ? utc.substr(0, 19) + "Z" : utc;
 }
 
-json trend_json(const history_db::series& se, const trend_analysis& t) {
+json trend_json(const history_db::series& se, const series_judgement& j) {
+  const trend_analysis& t = j.analysis;
   json pts = json::array();
   for (const auto& p : se.points) {
     pts.push_back({{"run", p.run_id},
@@ -402,6 +424,8 @@ json trend_json(const history_db::series& se, const trend_analysis& t) {
           {"points", pts},
           {"change_points", cps},
           {"drifts", drifts},
+          {"runs_judged", j.judged},
+          {"invalid_not_judged", j.invalid},
           {"note", t.note}};
 }
 
@@ -414,8 +438,9 @@ std::string change_text(const history_db::series& se, const change_point& c) {
          (worse ? "worse" : "better") + ", p " + format_p(c.p_value) + ")";
 }
 
-void print_trend(const history_db::series& se, const trend_analysis& t,
-                 const std::vector<double>& values, double min_shift, double alpha) {
+void print_trend(const history_db::series& se, const series_judgement& j,
+                 const std::vector<double>& values, const e_divisive_options& method) {
+  const trend_analysis& t = j.analysis;
   std::cout << se.benchmark << (se.config_label.empty() ? "" : " " + se.config_label) << " on "
             << se.node << ": " << se.metric << " (" << se.unit << ", "
             << (se.higher_is_better ? "higher" : "lower") << " is better), " << se.points.size()
@@ -424,7 +449,7 @@ void print_trend(const history_db::series& se, const trend_analysis& t,
   std::size_t next_change = 0;
   for (std::size_t i = 0; i < se.points.size(); ++i) {
     const auto& p = se.points[i];
-    std::string mark = p.valid ? "" : "INVALID";
+    std::string mark = p.valid ? "" : "INVALID (not judged)";
     if (next_change < t.changes.size() && t.changes[next_change].index == i)
       mark += std::string(mark.empty() ? "" : " ") + change_text(se, t.changes[next_change++]);
     rows.push_back({std::to_string(p.run_id), short_time(p.started_utc), p.git_commit.substr(0, 10),
@@ -438,11 +463,14 @@ void print_trend(const history_db::series& se, const trend_analysis& t,
               << format_percent(d.total) << " in all, " << (worse ? "worse" : "better")
               << ", Mann-Kendall p " << format_p(d.p_value) << ")\n";
   }
+  if (j.invalid > 0) std::cout << "  " << j.invalid << " INVALID run(s) shown, not judged\n";
   if (!t.note.empty())
     std::cout << "  " << t.note << "\n";
   else if (t.changes.empty() && t.drifts.empty())
-    std::cout << "  no change point or drift (shift >= " << format_number(min_shift * 100)
-              << "%, p < " << format_number(alpha) << ")\n";
+    std::cout << "  no change point or drift (shift >= "
+              << format_number(method.min_relative_shift * 100)
+              << "% and >= " << format_number(method.min_effect) << " noise SD, p < "
+              << format_number(method.alpha) << ")\n";
   std::cout << "\n";
 }
 
@@ -450,8 +478,26 @@ struct trend_query {
   std::string db_path, metric, benchmark, host, format;
   json axes = json::object();
   std::size_t last = 0;
-  double min_shift = 0.05, alpha = 0.01;
+  std::int64_t since = 0;  // only runs started at or after this run (0: all)
+  e_divisive_options method;
 };
+
+// The points of a series the query judges: from --since's run on, the last --last of them.
+void restrict_points(history_db::series& se, const trend_query& q, const std::string& since_utc) {
+  if (!since_utc.empty())
+    std::erase_if(se.points, [&](const auto& p) { return p.started_utc < since_utc; });
+  if (q.last > 0 && se.points.size() > q.last)
+    se.points.erase(se.points.begin(), se.points.end() - static_cast<std::ptrdiff_t>(q.last));
+}
+
+// When --since's run started ("" for none); a run that is not recorded is bad input.
+std::string since_time(const history_db& db, const trend_query& q) {
+  if (q.since == 0) return "";
+  const auto started = db.run_started(q.since);
+  if (!started)
+    throw user_error("--since " + std::to_string(q.since) + ": no such run in " + q.db_path);
+  return *started;
+}
 
 // METRIC or benchmark:METRIC, and -a axis=value filters.
 trend_query make_trend_query(const std::string& metric_arg, const std::string& benchmark_opt,
@@ -479,23 +525,128 @@ int history_trend(const trend_query& q) {
                      (q.benchmark.empty() ? "" : " of " + q.benchmark) +
                      (q.host.empty() ? "" : " on " + q.host) + " in " + q.db_path);
   }
-  change_point_options cpo;
-  cpo.min_relative_shift = q.min_shift;
-  cpo.alpha = q.alpha;
+  const std::string since_utc = since_time(db, q);
   json out = json::array();
   for (auto& se : all) {
-    if (q.last > 0 && se.points.size() > q.last)
-      se.points.erase(se.points.begin(), se.points.end() - static_cast<std::ptrdiff_t>(q.last));
+    restrict_points(se, q, since_utc);
     std::vector<double> values;
     for (const auto& p : se.points) values.push_back(p.value);
-    const auto t = analyse_trend(values, cpo);
+    const auto j = judge_series(se, q.method);
     if (q.format == "json")
-      out.push_back(trend_json(se, t));
+      out.push_back(trend_json(se, j));
     else
-      print_trend(se, t, values, q.min_shift, q.alpha);
+      print_trend(se, j, values, q.method);
   }
   if (q.format == "json") std::cout << json_text(out, 2) << std::endl;
   return exit_ok;
+}
+
+// ---- history check: the CI gate -----------------------------------------------------------------
+// Whether a benchmark declares `metric` its headline performance metric (the registry's
+// declarations decide, never the name): only those are gated, so one measurement counts once.
+bool gated_metric(const metric_catalog& catalog, const std::string& bench,
+                  const std::string& metric) {
+  const auto it = catalog.find(bench);
+  if (it == catalog.end()) return false;
+  const metric_decl* d = find_declaration(it->second, metric);
+  return d != nullptr && d->headline && d->role == metric_role::performance;
+}
+
+struct judged_series {
+  history_db::series se;
+  series_judgement j;
+};
+
+// "gemm/openblas_fp32 threads=0 on vm: gflops"
+std::string series_name(const history_db::series& se) {
+  return se.benchmark + (se.config_label.empty() ? "" : " " + se.config_label) + " on " + se.node +
+         ": " + se.metric;
+}
+
+// The step and where it happened: "182.3 GFLOP/s -> 106.1 GFLOP/s (-41.8%) from run 9
+// (2026-11-26T01:03:27Z, commit 9e558ee), p 0.002; 13 runs judged".
+std::string step_text(const judged_series& s) {
+  const auto& c = *s.j.last;
+  const auto& p = s.se.points[c.index];
+  const double rel = c.before != 0 ? c.after / c.before - 1 : 0;
+  return format_value(c.before, s.se.unit) + " -> " + format_value(c.after, s.se.unit) + " (" +
+         format_percent(rel) + ") from run " + std::to_string(p.run_id) + " (" +
+         short_time(p.started_utc) +
+         (p.git_commit.empty() ? "" : ", commit " + p.git_commit.substr(0, 10)) + "), p " +
+         format_p(c.p_value) + "; " + std::to_string(s.j.judged) + " runs judged" +
+         (s.j.invalid ? ", " + std::to_string(s.j.invalid) + " INVALID not judged" : "");
+}
+
+// The headline series the query selects, each judged; refuses a query that selects none.
+std::vector<judged_series> judge_headlines(const history_db& db, const trend_query& q) {
+  const auto catalog = registry_metric_catalog();
+  const std::string since_utc = since_time(db, q);
+  std::vector<judged_series> out;
+  std::set<std::string> undeclared;
+  for (const auto& [bench, metric] : db.recorded_metrics(q.benchmark)) {
+    if (!catalog.count(bench)) undeclared.insert(bench);
+    if (!gated_metric(catalog, bench, metric)) continue;
+    for (auto& se : db.trend(metric, bench, q.axes, q.host)) {
+      restrict_points(se, q, since_utc);
+      auto j = judge_series(se, q.method);
+      out.push_back({std::move(se), std::move(j)});
+    }
+  }
+  for (const auto& b : undeclared) {
+    std::cerr << "infrabench: note: " << b
+              << " is not compiled into this build: its headline metric is unknown, not judged\n";
+  }
+  if (out.empty()) {
+    throw user_error("history check: no recorded headline metric" +
+                     (q.benchmark.empty() ? std::string() : " of " + q.benchmark) +
+                     (q.host.empty() ? "" : " on " + q.host) + " in " + q.db_path +
+                     " (record reports first: infrabench history record REPORT --db " + q.db_path +
+                     ")");
+  }
+  return out;
+}
+
+json check_json(const std::vector<judged_series>& all, std::size_t regressions) {
+  json series = json::array();
+  for (const auto& s : all) {
+    json one = trend_json(s.se, s.j);
+    one["regression"] = s.j.regression;
+    series.push_back(std::move(one));
+  }
+  return {{"method", "e-divisive"},
+          {"regressions", regressions},
+          {"verdict", regressions ? "FAIL" : "PASS"},
+          {"series", series}};
+}
+
+// Exit 1 when the newest runs of a headline series sit after a change point that made it worse.
+int history_check(const trend_query& q) {
+  history_db db(q.db_path, history_db::access::read);
+  const auto all = judge_headlines(db, q);
+  std::size_t regressions = 0, improved = 0, short_series = 0;
+  std::vector<std::string> lines;  // one per series whose newest runs sit after a change point
+  for (const auto& s : all) {
+    if (!s.j.analysis.note.empty()) ++short_series;
+    if (!s.j.last) continue;
+    ++(s.j.regression ? regressions : improved);
+    lines.push_back(std::string(s.j.regression ? "REGRESSION " : "better     ") +
+                    series_name(s.se) + " " + step_text(s));
+  }
+  if (q.format == "json") {
+    std::cout << json_text(check_json(all, regressions), 2) << std::endl;
+    return regressions ? exit_fail : exit_ok;
+  }
+  const auto& m = q.method;
+  std::cout << "history check of " << q.db_path << ": " << all.size()
+            << " headline series; E-divisive change points at p < " << format_number(m.alpha)
+            << ", shift >= " << format_number(m.min_relative_shift * 100)
+            << "% and >= " << format_number(m.min_effect) << " noise SD\n";
+  for (const auto& l : lines) std::cout << l << "\n";
+  std::cout << "history check: " << all.size() - short_series << " series judged";
+  if (short_series) std::cout << ", " << short_series << " too short to judge";
+  std::cout << ", " << improved << " improved, " << regressions << " regressed -> "
+            << (regressions ? "FAIL" : "PASS") << std::endl;
+  return regressions ? exit_fail : exit_ok;
 }
 
 // Records every report in one transaction, so a report that cannot be recorded (or a full disk)
@@ -604,17 +755,64 @@ int history_list_runs(const std::string& db_path, std::size_t limit, const std::
   return exit_ok;
 }
 
+// The options `trend` and `check` share: which series, which runs, the method's settings.
+struct history_query_opts {
+  std::string metric, benchmark, host, format = "table";
+  std::vector<std::string> axes;
+  std::size_t last = 0;
+  std::int64_t since = 0;
+  double min_shift_pct = 5, alpha = 0.01, min_effect = e_divisive_options{}.min_effect;
+};
+
+void add_series_options(CLI::App* c, history_query_opts& o) {
+  c->add_option("--benchmark", o.benchmark, "only this benchmark (group/name)");
+  c->add_option("-a,--axis", o.axes, "axis=value: only configurations with it; repeatable");
+  c->add_option("--host", o.host, "only this host (or node)");
+  c->add_option("--last", o.last, "only the last N runs of each series (0 = all)")
+      ->check(integer_check("a number of runs", 0));
+  c->add_option("--since", o.since,
+                "only runs started at or after this run id (accepts the changes before it)")
+      ->check(integer_check("a run id", 1));
+  c->add_option("--min-shift", o.min_shift_pct,
+                "smallest change (percent) reported as a change point or drift")
+      ->check(number_check("a percentage", 0, true, 100, true))
+      ->capture_default_str();
+  c->add_option("--min-effect", o.min_effect,
+                "smallest step, in robust standard deviations of the runs' noise")
+      ->check(number_check("a number", 0, true, 100, true))
+      ->capture_default_str();
+  c->add_option("--alpha", o.alpha, "significance level of the change-point and trend tests")
+      ->check(number_check("a significance level", 1e-4, true, 0.5, true))
+      ->capture_default_str();
+  c->add_option("--format", o.format, "output")
+      ->check(CLI::IsMember({"table", "json"}))
+      ->capture_default_str();
+}
+
+trend_query to_query(const history_query_opts& o, const std::string& db) {
+  trend_query q = make_trend_query(o.metric, o.benchmark, o.axes);
+  q.db_path = db;
+  q.host = o.host;
+  q.format = o.format;
+  q.last = o.last;
+  q.since = o.since;
+  q.method.min_relative_shift = o.min_shift_pct / 100;
+  q.method.alpha = o.alpha;
+  q.method.min_effect = o.min_effect;
+  return q;
+}
+
 [[maybe_unused]] const bool history_registered = register_subcommand(
     {"history",
      "a database of runs: history record REPORT... | show [RUN] | trend METRIC (change points, "
-     "drift)",
+     "drift) | check (exit 1 when a headline metric stepped worse)",
      [](CLI::App& sub) -> std::function<int()> {
        struct opts {
-         std::string db = "infrabench-history.db", format = "table", host, benchmark, metric;
-         std::vector<std::string> reports, axes;
+         std::string db = "infrabench-history.db", format = "table", host;
+         std::vector<std::string> reports;
          std::int64_t run = 0;
-         std::size_t limit = 20, last = 0;
-         double min_shift_pct = 5, alpha = 0.01;
+         std::size_t limit = 20;
+         history_query_opts trend, check;
        };
        auto o = std::make_shared<opts>();
        sub.require_subcommand(1);
@@ -638,42 +836,26 @@ int history_list_runs(const std::string& db_path, std::size_t limit, const std::
        add_db(show);
        auto* trend = sub.add_subcommand(
            "trend", "a metric over time per configuration and node, with change points and drifts");
-       trend->add_option("METRIC", o->metric, "metric name (bandwidth_gbps) or benchmark:metric")
+       trend
+           ->add_option("METRIC", o->trend.metric,
+                        "metric name (bandwidth_gbps) or benchmark:metric")
            ->required();
-       trend->add_option("--benchmark", o->benchmark, "only this benchmark (group/name)");
-       trend->add_option("-a,--axis", o->axes,
-                         "axis=value: only configurations with it; repeatable");
-       trend->add_option("--host", o->host, "only this host (or node)");
-       trend->add_option("--last", o->last, "only the last N runs of each series (0 = all)")
-           ->check(integer_check("a number of runs", 0));
-       trend
-           ->add_option("--min-shift", o->min_shift_pct,
-                        "smallest change (percent) reported as a change point or drift")
-           ->check(number_check("a percentage", 0, true, 100, true))
-           ->capture_default_str();
-       trend
-           ->add_option("--alpha", o->alpha,
-                        "significance level of the change-point and trend tests")
-           ->check(number_check("a significance level", 1e-4, true, 0.5, true))
-           ->capture_default_str();
-       trend->add_option("--format", o->format, "output")
-           ->check(CLI::IsMember({"table", "json"}))
-           ->capture_default_str();
+       add_series_options(trend, o->trend);
        add_db(trend);
+       auto* check = sub.add_subcommand(
+           "check",
+           "the CI gate: exit 1 when the newest runs of a benchmark's headline metric sit after a "
+           "change point that made it worse (E-divisive means)");
+       add_series_options(check, o->check);
+       add_db(check);
        return [o, record, show, trend] {
          if (record->parsed()) return history_record(o->db, o->reports);
          if (show->parsed()) {
            return o->run > 0 ? history_show_run(o->db, o->run, o->format)
                              : history_list_runs(o->db, o->limit, o->host, o->format);
          }
-         trend_query q = make_trend_query(o->metric, o->benchmark, o->axes);
-         q.db_path = o->db;
-         q.host = o->host;
-         q.format = o->format;
-         q.last = o->last;
-         q.min_shift = o->min_shift_pct / 100;
-         q.alpha = o->alpha;
-         return history_trend(q);
+         if (trend->parsed()) return history_trend(to_query(o->trend, o->db));
+         return history_check(to_query(o->check, o->db));
        };
      }});
 

@@ -574,6 +574,25 @@ std::vector<history_db::series> history_db::trend(const std::string& metric,
   return out;
 }
 
+std::vector<std::pair<std::string, std::string>> history_db::recorded_metrics(
+    const std::string& benchmark) const {
+  stmt s(m_db,
+         "SELECT DISTINCT x.benchmark, m.name FROM metrics m JOIN results x ON m.result_id = x.id "
+         "WHERE x.status = 'passed' AND (?1 = '' OR x.benchmark = ?1) ORDER BY x.benchmark, m.name",
+         m_path);
+  s.bind(1, benchmark);
+  std::vector<std::pair<std::string, std::string>> out;
+  while (s.step()) out.emplace_back(s.text(0), s.text(1));
+  return out;
+}
+
+std::optional<std::string> history_db::run_started(std::int64_t run_id) const {
+  stmt s(m_db, "SELECT started_utc FROM runs WHERE id = ?1", m_path);
+  s.bind(1, run_id);
+  if (!s.step()) return std::nullopt;
+  return s.text(0);
+}
+
 json history_db::run_details(std::int64_t run_id) const {
   json out = json::array();
   stmt s(m_db,
@@ -625,6 +644,31 @@ std::int64_t recorded_runs(const std::string& path) {
 }
 
 }  // namespace
+
+series_judgement judge_series(const history_db::series& se, const e_divisive_options& opt) {
+  series_judgement j;
+  std::vector<double> values;
+  std::vector<std::size_t> where;  // valid point i of `values` is se.points[where[i]]
+  for (std::size_t i = 0; i < se.points.size(); ++i) {
+    if (!se.points[i].valid) continue;
+    values.push_back(se.points[i].value);
+    where.push_back(i);
+  }
+  j.judged = values.size();
+  j.invalid = se.points.size() - values.size();
+  j.analysis = analyse_history(values, opt);
+  for (auto& c : j.analysis.changes) c.index = where[c.index];
+  for (auto& d : j.analysis.drifts) {
+    d.from = where[d.from];
+    d.to = where[d.to];
+  }
+  if (!j.analysis.changes.empty()) {
+    j.last = j.analysis.changes.back();
+    j.regression =
+        se.higher_is_better ? j.last->after < j.last->before : j.last->after > j.last->before;
+  }
+  return j;
+}
 
 void remove_empty_history(const std::string& path) noexcept {
   namespace fs = std::filesystem;

@@ -28,7 +28,7 @@ def assert_one_line_error(proc, *needles):
 # Every subcommand, nested ones included (issue #2: --version and --help on every subcommand).
 SUBCOMMANDS = [["list"], ["run"], ["sysinfo"], ["check"], ["baseline"], ["baseline", "create"],
                ["compare"], ["history"], ["history", "record"], ["history", "show"],
-               ["history", "trend"], ["report"]]
+               ["history", "trend"], ["history", "check"], ["report"]]
 
 
 @pytest.mark.parametrize("args", [["--version"], ["--help"]] +

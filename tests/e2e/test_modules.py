@@ -72,7 +72,8 @@ def test_commands_exit_promptly_under_an_address_space_limit(tmp_path, kib):
     report, base = str(tmp_path / "r.json"), str(tmp_path / "b.json")
     p = run(*CPU_RUN, "-o", report)
     assert p.returncode in (0, 1), p.stderr  # 1: a noisy result on a busy machine
-    assert run("baseline", "create", report, "-o", base).returncode == 0
+    # --allow-invalid: a busy machine may mark every result of so short a run INVALID.
+    assert run("baseline", "create", report, "--allow-invalid", "-o", base).returncode == 0
     # Each bounded: a hang fails here as subprocess.TimeoutExpired.
     v = under_limit(kib, "--version", timeout=60)
     if kib < 1_000_000 and links_cuda():

@@ -65,11 +65,11 @@ TEST(ReportsHistory, RecordShowTrend) {
   const auto series = db.trend("bandwidth_gbps", "", {{"kernel", "triad"}}, "");
   ASSERT_EQ(series.size(), 1u);
   ASSERT_EQ(series[0].points.size(), 16u);
-  std::vector<double> values;
-  for (const auto& p : series[0].points) values.push_back(p.value);
-  const auto t = analyse_trend(values);
-  ASSERT_EQ(t.changes.size(), 1u);
-  EXPECT_EQ(t.changes[0].index, 8u);
+  const auto j = judge_series(series[0], {});
+  ASSERT_EQ(j.analysis.changes.size(), 1u);
+  EXPECT_EQ(j.analysis.changes[0].index, 8u);
+  EXPECT_TRUE(j.regression);  // 60 -> 45 GB/s, and the newest runs sit after it
+  EXPECT_EQ(j.judged, 16u);
   EXPECT_TRUE(db.trend("bandwidth_gbps", "", {{"kernel", "copy"}}, "").empty());
   EXPECT_TRUE(db.trend("bandwidth_gbps", "", json::object(), "other-host").empty());
   EXPECT_EQ(db.run_details(1).size(), 2u);

@@ -156,17 +156,31 @@ void print_verdicts(std::ostream& out, const baseline& b, const report_view& rep
                                     const std::vector<verdict>& verdicts);
 
 struct create_options {
-  double floor = 0.10;  // the smallest tolerance
-  double k = 3.0;       // tolerance = max(floor, k * spread)
-  double cap = 0.95;    // the largest tolerance: a wider one would accept a broken node
+  // The smallest tolerance: runs that happened to agree closely do not make a rule that fails
+  // the next good node on ordinary noise.
+  double floor = 0.10;
+  double k = 3.0;  // tolerance = max(floor, k x spread): three standard deviations
+  // The largest tolerance: a wider one would pass a node that lost a quarter of its cores,
+  // memory channels or GPUs (182 -> 107 GFLOP/s, a 2-vCPU node confined to one CPU, is -41%).
+  double cap = 0.25;
+  bool allow_invalid = false;  // derive from INVALID results too (else they are dropped)
+  // The compiled-in benchmarks' declarations: rules for each benchmark's declared headline only
+  // (others are shown, never gated twice). Null, or a benchmark it lacks: every performance metric.
+  const metric_catalog* catalog = nullptr;
   std::string name = "derived";
 };
-// A baseline from the reports of known-good nodes: per configuration and metric, the median of the
-// results and a one-sided tolerance (in the metric's bad direction) of
-// min(cap, max(floor, k * spread)),
-// spread being the larger of the robust CV between results and the median robust CV of the
-// samples within a result. Throws user_error when the reports hold no passed result.
+// What create used and left out, for the command to say.
+struct create_summary {
+  std::size_t results = 0, invalid = 0;   // passed results read; of them INVALID
+  std::vector<std::string> without_rule;  // configurations whose results were all INVALID
+};
+// A baseline from the reports of known-good runs or nodes: per configuration and gated metric,
+// the median of the valid results and a one-sided tolerance (in the metric's bad direction) of
+// min(cap, max(floor, k x spread)), spread being the relative standard deviation between the
+// results (range / d2(n) up to 10 of them, the robust CV beyond). Each rule's note names the
+// numbers that set it. Throws user_error when the reports hold nothing to derive a rule from.
 [[nodiscard]] nlohmann::json create_baseline(const std::vector<report_view>& reports,
-                                             const create_options& opt);
+                                             const create_options& opt,
+                                             create_summary* summary = nullptr);
 
 }  // namespace infrabench::reports

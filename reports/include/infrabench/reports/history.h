@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "infrabench/reports/change_points.h"
 #include "infrabench/reports/rank_stats.h"
 #include "infrabench/reports/report_io.h"
 
@@ -78,6 +79,11 @@ class history_db {
   [[nodiscard]] std::vector<series> trend(const std::string& metric, const std::string& benchmark,
                                           const nlohmann::json& axes,
                                           const std::string& host) const;
+  // (benchmark, metric) of every metric recorded on a passed result, `benchmark` only when given.
+  [[nodiscard]] std::vector<std::pair<std::string, std::string>> recorded_metrics(
+      const std::string& benchmark) const;
+  // When run `run_id` started, or nullopt when there is no such run.
+  [[nodiscard]] std::optional<std::string> run_started(std::int64_t run_id) const;
   // The metrics of one run (for `history show RUN`).
   [[nodiscard]] nlohmann::json run_details(std::int64_t run_id) const;
 
@@ -89,6 +95,18 @@ class history_db {
   bool m_writable = false;
   std::vector<std::string> m_migrated;
 };
+
+// One series judged for steps and drifts. INVALID points are shown but never judged: the analysis
+// runs over the valid points, and its indices are mapped back to `series.points`.
+struct series_judgement {
+  trend_analysis analysis;  // change and drift indices into series.points
+  std::size_t judged = 0, invalid = 0;
+  // The newest change point, and whether it made the metric worse: the newest runs sit after it.
+  std::optional<change_point> last;
+  bool regression = false;
+};
+[[nodiscard]] series_judgement judge_series(const history_db::series& se,
+                                            const e_divisive_options& opt);
 
 // Removes the database at `path` and its journals when it holds no recorded run (a 0-byte file, or
 // a schema without runs): what a failed first `history record` left. A file with runs, or one that
