@@ -1127,8 +1127,14 @@ struct metric_values {
 // Whether create derives a rule for `m` of `res`: performance metrics only (a clock is not a
 // speed, and verification is judged by the result's own VALID/INVALID), and of a benchmark the
 // catalog knows only its declared headline, so one measurement is gated once.
-bool derives_rule(const result_view& res, const metric_view& m, const metric_catalog* catalog) {
+bool derives_rule(const report_view& rep, const result_view& res, const metric_view& m,
+                  const metric_catalog* catalog) {
   if (!m.is_performance() || !std::isfinite(m.value)) return false;
+  // The report's own declarations (schema 1.5.0) say what the build that measured it declared.
+  if (rep.declares_metrics(res.benchmark)) {
+    const metric_decl* d = rep.declaration(res.benchmark, m.name);
+    return d != nullptr && d->headline;
+  }
   if (catalog == nullptr) return true;
   const auto it = catalog->find(res.benchmark);
   if (it == catalog->end()) return true;  // not compiled in: its headline is unknown
@@ -1148,14 +1154,19 @@ std::vector<metric_values> collect_values(const std::vector<report_view>& report
       ++sum.results;
       if (!res.valid) ++sum.invalid;
       for (const auto& m : res.metrics) {
-        if (!derives_rule(res, m, opt.catalog)) continue;
+        if (!derives_rule(rep, res, m, opt.catalog)) continue;
         const auto [it, added] = index.emplace(res.config_key() + "#" + m.name, out.size());
         if (added) out.push_back({&res, m.name, m.unit, m.higher_is_better, {}, 0});
         auto& a = out[it->second];
-        if (res.valid || opt.allow_invalid)
-          a.values.push_back(m.value);
-        else
+        if (!res.valid && !opt.allow_invalid) {
           ++a.dropped;
+        } else if (m.repetitions.size() > 1) {
+          // Each repetition is a run of its own: the spread between them is part of the
+          // variation a known-good node shows.
+          a.values.insert(a.values.end(), m.repetitions.begin(), m.repetitions.end());
+        } else {
+          a.values.push_back(m.value);
+        }
       }
     }
   }
