@@ -345,7 +345,7 @@ void host_copies(infrabench::state& st, direction dir) {
   const std::vector<int> gpus = resolve_gpus(st);
   // The issuing thread runs on the memory's node: pageable copies are staged by it, and pinned
   // copies' doorbells come from it.
-  const auto nodes = gpu::host_nodes();
+  const auto nodes = bw::host_nodes();
   const bw::scoped_affinity affinity(gpu::usable_cpus(gpu::row_node(st, cfg.node_id, nodes)));
   host_row r;
   r.source = make_host_source(st, cfg);

@@ -176,7 +176,7 @@ void host_pattern(infrabench::state& st, traffic_pattern p) {
   std::vector<int> all;
   for (int g = 0; g < count; ++g) all.push_back(g);
 
-  const auto nodes = gpu::host_nodes();
+  const auto nodes = bw::host_nodes();
   const topo::numa_node& node = gpu::row_node(st, node_id, nodes);
   const bw::scoped_affinity affinity(gpu::usable_cpus(node));
 
