@@ -15,7 +15,8 @@ add_library(infrabench_kernels_storage STATIC
 )
 add_library(infrabench::kernels_storage ALIAS infrabench_kernels_storage)
 target_include_directories(infrabench_kernels_storage PUBLIC ${CMAKE_CURRENT_LIST_DIR})
-target_link_libraries(infrabench_kernels_storage PUBLIC Threads::Threads)
+target_link_libraries(infrabench_kernels_storage PUBLIC Threads::Threads
+                      infrabench::kernels_cpu)  # io/write_all.h
 infrabench_set_warnings(infrabench_kernels_storage)
 if(INFRABENCH_WITH_IO_URING)
   target_sources(infrabench_kernels_storage PRIVATE

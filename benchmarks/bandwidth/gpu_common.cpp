@@ -200,18 +200,6 @@ std::optional<topo::ceiling> peer_ceiling(const device_info& a, const device_inf
                 why_not, warning);
 }
 
-std::vector<topo::numa_node> host_nodes() {
-  std::vector<topo::numa_node> nodes = topo::read_numa_nodes();
-  if (nodes.empty()) {
-    topo::numa_node only;
-    only.id = 0;
-    only.cpus = infrabench::allowed_cpus();
-    only.has_memory = true;
-    nodes.push_back(std::move(only));
-  }
-  return nodes;
-}
-
 std::vector<int> usable_cpus(const topo::numa_node& n) {
   std::vector<int> out;
   const auto allowed = infrabench::allowed_cpus();

@@ -118,9 +118,7 @@ void fill_device(int device, void* p, std::size_t bytes, std::uint64_t seed);
                                                         int directions, std::string* why_not,
                                                         std::string* warning);
 
-// Host nodes: the NUMA node list (one node 0 with every CPU where sysfs has none), and the CPUs
-// of a node that this process may use.
-[[nodiscard]] std::vector<topo::numa_node> host_nodes();
+// The CPUs of a host node (bw::host_nodes) that this process may use.
 [[nodiscard]] std::vector<int> usable_cpus(const topo::numa_node& n);
 // The node of `nodes` a row's host memory is on; leaves the benchmark skipped when there is no
 // such node or it has no memory.

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -345,7 +346,7 @@ void host_copies(infrabench::state& st, direction dir) {
   const std::vector<int> gpus = resolve_gpus(st);
   // The issuing thread runs on the memory's node: pageable copies are staged by it, and pinned
   // copies' doorbells come from it.
-  const auto nodes = gpu::host_nodes();
+  const auto nodes = bw::host_nodes();
   const bw::scoped_affinity affinity(gpu::usable_cpus(gpu::row_node(st, cfg.node_id, nodes)));
   host_row r;
   r.source = make_host_source(st, cfg);
@@ -391,38 +392,37 @@ infrabench::benchmark& host_axes(infrabench::benchmark& b, direction dir) {
       });
 }
 
-void h2d(infrabench::state& st) {
-  host_copies(st, direction::h2d);
-}
-void d2h(infrabench::state& st) {
-  host_copies(st, direction::d2h);
-}
-void bidirectional(infrabench::state& st) {
-  host_copies(st, direction::bidirectional);
-}
+// One benchmark per direction, as the collectives register from their table.
+struct direction_row {
+  std::string_view name;
+  direction dir;
+  std::string_view description;
+};
 
-[[maybe_unused]] infrabench::benchmark& reg_h2d = host_axes(
-    infrabench::registry::instance()
-        .add("bandwidth/h2d", h2d)
-        .describe(
-            "host -> GPU copy bandwidth per host NUMA node (row) and GPU (columns "
-            "bandwidth_gbps_gpu<N>, efficiency_pct_gpu<N> of the PCIe link); spin-kernel queued, "
-            "CUDA-event timed, checksum verified"),
-    direction::h2d);
-[[maybe_unused]] infrabench::benchmark& reg_d2h =
+const direction_row direction_rows[] = {
+    {"bandwidth/h2d", direction::h2d,
+     "host -> GPU copy bandwidth per host NUMA node (row) and GPU (columns bandwidth_gbps_gpu<N>, "
+     "efficiency_pct_gpu<N> of the PCIe link); spin-kernel queued, CUDA-event timed, checksum "
+     "verified"},
+    {"bandwidth/d2h", direction::d2h,
+     "GPU -> host copy bandwidth per host NUMA node (row) and GPU (columns bandwidth_gbps_gpu<N>, "
+     "efficiency_pct_gpu<N> of the PCIe link)"},
+    {"bandwidth/bidirectional", direction::bidirectional,
+     "simultaneous host -> GPU and GPU -> host copies per host NUMA node (row) and GPU: each "
+     "direction while the other copies twice the bytes, as nvbandwidth measures it "
+     "(bandwidth_gbps_gpu<N>_h2d, _d2h), and both summed over one bracket (bandwidth_gbps_gpu<N>, "
+     "against twice the PCIe link)"},
+};
+
+[[maybe_unused]] const bool registered = [] {
+  for (const direction_row& r : direction_rows) {
+    const direction dir = r.dir;
     host_axes(infrabench::registry::instance()
-                  .add("bandwidth/d2h", d2h)
-                  .describe("GPU -> host copy bandwidth per host NUMA node (row) and GPU (columns "
-                            "bandwidth_gbps_gpu<N>, efficiency_pct_gpu<N> of the PCIe link)"),
-              direction::d2h);
-[[maybe_unused]] infrabench::benchmark& reg_bidirectional = host_axes(
-    infrabench::registry::instance()
-        .add("bandwidth/bidirectional", bidirectional)
-        .describe(
-            "simultaneous host -> GPU and GPU -> host copies per host NUMA node (row) and GPU: "
-            "each direction while the other copies twice the bytes, as nvbandwidth measures it "
-            "(bandwidth_gbps_gpu<N>_h2d, _d2h), and both summed over one bracket "
-            "(bandwidth_gbps_gpu<N>, against twice the PCIe link)"),
-    direction::bidirectional);
+                  .add(std::string(r.name), [dir](infrabench::state& st) { host_copies(st, dir); })
+                  .describe(std::string(r.description)),
+              dir);
+  }
+  return true;
+}();
 
 }  // namespace

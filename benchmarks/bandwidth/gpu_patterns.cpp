@@ -12,9 +12,11 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cuda/copy.h"
@@ -161,22 +163,54 @@ void add_to_row(gpu::gpu_row& row, topo::cell_sweep& sweep, const cell_copies& c
           });
 }
 
-void host_pattern(infrabench::state& st, traffic_pattern p) {
-  const auto size = static_cast<std::size_t>(st.get_int64("size"));
-  const bool sm = st.get_string("copy") == "sm";
-  const auto node_id = st.get_int64("numa_node");
+// The GPUs of a pattern's row: every GPU and the columns the `gpu` axis selects. Skips when the
+// machine has too few GPUs for `p` (a device it lacks, not an unsupported feature) or the axis
+// names none.
+struct pattern_gpus {
+  std::vector<int> all;
+  std::vector<int> targets;
+};
+[[nodiscard]] pattern_gpus resolve_gpus(infrabench::state& st, traffic_pattern p) {
   const int count = gpu::device_count();
-  // A missing second GPU is a device the machine lacks, not an unsupported feature.
   if (auto why = topo::pattern_skip_reason(p, count); !why.empty()) {
     st.skip(infrabench::reason_code::no_device, why);
   }
   std::string error;
-  const std::vector<int> targets = topo::select_columns(count, st.get_int64("gpu"), &error);
+  pattern_gpus g;
+  g.targets = topo::select_columns(count, st.get_int64("gpu"), &error);
   if (!error.empty()) st.skip(error);
-  std::vector<int> all;
-  for (int g = 0; g < count; ++g) all.push_back(g);
+  for (int i = 0; i < count; ++i) g.all.push_back(i);
+  return g;
+}
 
-  const auto nodes = gpu::host_nodes();
+// Builds the cell of column gpu<t> and adds it to the row; a cell that does not fit (`why`) or
+// cannot be built is n/a with the reason.
+void add_cell(topo::cell_sweep& sweep, gpu::gpu_row& row,
+              std::vector<std::unique_ptr<cell_copies>>& cells, int t, const std::string& why,
+              const std::function<std::unique_ptr<cell_copies>()>& build, bool sm) {
+  const std::string column = "gpu" + std::to_string(t);
+  if (!why.empty()) {
+    sweep.add_na(column, why, /*is_error=*/true);
+    return;
+  }
+  try {
+    cells.push_back(build());
+  } catch (const std::exception& e) {
+    sweep.add_na(column, e.what(), /*is_error=*/true);
+    return;
+  }
+  add_to_row(row, sweep, *cells.back(), sm);
+}
+
+void host_pattern(infrabench::state& st, traffic_pattern p) {
+  const auto size = static_cast<std::size_t>(st.get_int64("size"));
+  const bool sm = st.get_string("copy") == "sm";
+  const auto node_id = st.get_int64("numa_node");
+  const pattern_gpus gpus = resolve_gpus(st, p);
+  const std::vector<int>& all = gpus.all;
+  const std::vector<int>& targets = gpus.targets;
+
+  const auto nodes = bw::host_nodes();
   const topo::numa_node& node = gpu::row_node(st, node_id, nodes);
   const bw::scoped_affinity affinity(gpu::usable_cpus(node));
 
@@ -184,7 +218,6 @@ void host_pattern(infrabench::state& st, traffic_pattern p) {
   gpu::gpu_row row;
   std::vector<std::unique_ptr<cell_copies>> cells;
   for (int t : targets) {
-    const std::string column = "gpu" + std::to_string(t);
     const auto plan =
         topo::plan_cell(p, topo::traffic_access::write, t, all, static_cast<int>(node_id));
     std::string why;
@@ -192,17 +225,9 @@ void host_pattern(infrabench::state& st, traffic_pattern p) {
       const auto units = static_cast<std::size_t>(topo::size_units_on(plan, g));
       if (why.empty()) why = gpu::check_fits(g, size * units);
     }
-    if (!why.empty()) {
-      sweep.add_na(column, why, /*is_error=*/true);
-      continue;
-    }
-    try {
-      cells.push_back(build_cell(t, plan, size, static_cast<int>(node_id)));
-    } catch (const std::exception& e) {
-      sweep.add_na(column, e.what(), /*is_error=*/true);
-      continue;
-    }
-    add_to_row(row, sweep, *cells.back(), sm);
+    add_cell(
+        sweep, row, cells, t, why,
+        [&] { return build_cell(t, plan, size, static_cast<int>(node_id)); }, sm);
   }
   bw::require_runnable(st, sweep);
   row.exec(st, sweep);
@@ -230,16 +255,9 @@ void peer_pattern(infrabench::state& st, traffic_pattern p) {
   const bool sm = st.get_string("copy") == "sm";
   const auto access =
       st.get_string("access") == "read" ? topo::traffic_access::read : topo::traffic_access::write;
-  const int count = gpu::device_count();
-  // A missing second GPU is a device the machine lacks, not an unsupported feature.
-  if (auto why = topo::pattern_skip_reason(p, count); !why.empty()) {
-    st.skip(infrabench::reason_code::no_device, why);
-  }
-  std::string error;
-  const std::vector<int> targets = topo::select_columns(count, st.get_int64("gpu"), &error);
-  if (!error.empty()) st.skip(error);
-  std::vector<int> all;
-  for (int g = 0; g < count; ++g) all.push_back(g);
+  const pattern_gpus gpus = resolve_gpus(st, p);
+  const std::vector<int>& all = gpus.all;
+  const std::vector<int>& targets = gpus.targets;
 
   // Peer access, enabled once per ordered pair; pairs without it are left out with a warning.
   std::map<std::pair<int, int>, std::string> no_access;
@@ -265,17 +283,8 @@ void peer_pattern(infrabench::state& st, traffic_pattern p) {
       const int other = c.src.index == t ? c.dst.index : c.src.index;
       if (why.empty()) why = gpu::check_fits(other, size);
     }
-    if (!why.empty()) {
-      sweep.add_na(column, why, /*is_error=*/true);
-      continue;
-    }
-    try {
-      cells.push_back(build_cell(t, plan, size, -1));
-    } catch (const std::exception& e) {
-      sweep.add_na(column, e.what(), /*is_error=*/true);
-      continue;
-    }
-    add_to_row(row, sweep, *cells.back(), sm);
+    add_cell(
+        sweep, row, cells, t, why, [&] { return build_cell(t, plan, size, -1); }, sm);
   }
   for (const auto& [pair, why] : no_access) st.add_warning("left out: " + why);
   bw::require_runnable(st, sweep);
@@ -339,51 +348,58 @@ infrabench::benchmark& peer_axes(infrabench::benchmark& b) {
       .memory_estimate([](const infrabench::config&) -> std::int64_t { return 0; });
 }
 
-[[maybe_unused]] infrabench::benchmark& reg_host_to_all = host_axes(
-    infrabench::registry::instance()
-        .add("bandwidth/host_to_all",
-             [](infrabench::state& st) { host_pattern(st, traffic_pattern::host_to_all); })
-        .describe("host -> GPU copy bandwidth of each GPU (cells bandwidth_gbps_gpu<N>) while "
-                  "every other GPU copies from the host too (nvbandwidth host_to_all): shared "
-                  "PCIe uplinks show; pinned memory; needs 2 GPUs"));
-[[maybe_unused]] infrabench::benchmark& reg_all_to_host = host_axes(
-    infrabench::registry::instance()
-        .add("bandwidth/all_to_host",
-             [](infrabench::state& st) { host_pattern(st, traffic_pattern::all_to_host); })
-        .describe("GPU -> host copy bandwidth of each GPU while every other GPU copies to the "
-                  "host too (nvbandwidth all_to_host); pinned memory; needs 2 GPUs"));
-[[maybe_unused]] infrabench::benchmark& reg_host_to_all_bidirectional = host_axes(
-    infrabench::registry::instance()
-        .add("bandwidth/host_to_all_bidirectional",
-             [](infrabench::state& st) {
-               host_pattern(st, traffic_pattern::host_to_all_bidirectional);
-             })
-        .describe("host -> GPU copy bandwidth of each GPU while it also copies to the host and "
-                  "every other GPU copies both ways (nvbandwidth host_to_all_bidirectional); "
-                  "pinned memory; needs 2 GPUs"),
-    true);
-[[maybe_unused]] infrabench::benchmark& reg_all_to_host_bidirectional = host_axes(
-    infrabench::registry::instance()
-        .add("bandwidth/all_to_host_bidirectional",
-             [](infrabench::state& st) {
-               host_pattern(st, traffic_pattern::all_to_host_bidirectional);
-             })
-        .describe("GPU -> host copy bandwidth of each GPU while it also copies from the host and "
-                  "every other GPU copies both ways (nvbandwidth all_to_host_bidirectional); "
-                  "pinned memory; needs 2 GPUs"),
-    true);
-[[maybe_unused]] infrabench::benchmark& reg_all_to_one = peer_axes(
-    infrabench::registry::instance()
-        .add("bandwidth/all_to_one",
-             [](infrabench::state& st) { peer_pattern(st, traffic_pattern::all_to_one); })
-        .describe("total bandwidth into each GPU (cells bandwidth_gbps_gpu<N>) while all its "
-                  "peers copy to it at once, pushed (access=write) or pulled (read) "
-                  "(nvbandwidth all_to_one); needs 2 GPUs with peer access"));
-[[maybe_unused]] infrabench::benchmark& reg_one_to_all = peer_axes(
-    infrabench::registry::instance()
-        .add("bandwidth/one_to_all",
-             [](infrabench::state& st) { peer_pattern(st, traffic_pattern::one_to_all); })
-        .describe("total bandwidth out of each GPU while it copies to all its peers at once "
-                  "(nvbandwidth one_to_all); needs 2 GPUs with peer access"));
+// One benchmark per traffic pattern, as the collectives register from their table.
+struct pattern_row {
+  std::string_view name;
+  traffic_pattern pattern;
+  bool host;           // host memory at one end (host_pattern, host_axes), else GPU peers
+  bool bidirectional;  // host patterns: copies both ways (the memory estimate)
+  std::string_view description;
+};
+
+const pattern_row pattern_rows[] = {
+    {"bandwidth/host_to_all", traffic_pattern::host_to_all, true, false,
+     "host -> GPU copy bandwidth of each GPU (cells bandwidth_gbps_gpu<N>) while every other GPU "
+     "copies from the host too (nvbandwidth host_to_all): shared PCIe uplinks show; pinned "
+     "memory; needs 2 GPUs"},
+    {"bandwidth/all_to_host", traffic_pattern::all_to_host, true, false,
+     "GPU -> host copy bandwidth of each GPU while every other GPU copies to the host too "
+     "(nvbandwidth all_to_host); pinned memory; needs 2 GPUs"},
+    {"bandwidth/host_to_all_bidirectional", traffic_pattern::host_to_all_bidirectional, true, true,
+     "host -> GPU copy bandwidth of each GPU while it also copies to the host and every other GPU "
+     "copies both ways (nvbandwidth host_to_all_bidirectional); pinned memory; needs 2 GPUs"},
+    {"bandwidth/all_to_host_bidirectional", traffic_pattern::all_to_host_bidirectional, true, true,
+     "GPU -> host copy bandwidth of each GPU while it also copies from the host and every other "
+     "GPU copies both ways (nvbandwidth all_to_host_bidirectional); pinned memory; needs 2 GPUs"},
+    {"bandwidth/all_to_one", traffic_pattern::all_to_one, false, false,
+     "total bandwidth into each GPU (cells bandwidth_gbps_gpu<N>) while all its peers copy to it "
+     "at once, pushed (access=write) or pulled (read) (nvbandwidth all_to_one); needs 2 GPUs with "
+     "peer access"},
+    {"bandwidth/one_to_all", traffic_pattern::one_to_all, false, false,
+     "total bandwidth out of each GPU while it copies to all its peers at once (nvbandwidth "
+     "one_to_all); needs 2 GPUs with peer access"},
+};
+
+[[maybe_unused]] const bool registered = [] {
+  for (const pattern_row& r : pattern_rows) {
+    const traffic_pattern p = r.pattern;
+    auto& b = infrabench::registry::instance()
+                  .add(std::string(r.name),
+                       [p, host = r.host](infrabench::state& st) {
+                         if (host) {
+                           host_pattern(st, p);
+                         } else {
+                           peer_pattern(st, p);
+                         }
+                       })
+                  .describe(std::string(r.description));
+    if (r.host) {
+      host_axes(b, r.bidirectional);
+    } else {
+      peer_axes(b);
+    }
+  }
+  return true;
+}();
 
 }  // namespace

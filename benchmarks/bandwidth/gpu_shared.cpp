@@ -15,6 +15,7 @@
 #include <stdexcept>
 
 #include "infrabench/state.h"
+#include "infrabench/thread_pool.h"
 
 namespace infrabench::bw {
 namespace {
@@ -124,6 +125,19 @@ scoped_affinity::scoped_affinity(const std::vector<int>& cpus) {
 
 scoped_affinity::~scoped_affinity() {
   if (m_applied) pthread_setaffinity_np(pthread_self(), sizeof m_saved, &m_saved);
+}
+
+std::vector<topo::numa_node> host_nodes(bool* assumed) {
+  std::vector<topo::numa_node> nodes = topo::read_numa_nodes();
+  if (assumed) *assumed = nodes.empty();
+  if (nodes.empty()) {
+    topo::numa_node only;
+    only.id = 0;
+    only.cpus = allowed_cpus();
+    only.has_memory = true;
+    nodes.push_back(std::move(only));
+  }
+  return nodes;
 }
 
 std::string format_gib(double bytes) {

@@ -16,6 +16,7 @@
 #include "infrabench/metric_decl.h"
 #include "topology/link.h"
 #include "topology/matrix.h"
+#include "topology/numa.h"
 
 namespace infrabench {
 class state;
@@ -68,6 +69,10 @@ class scoped_affinity {
   bool m_saved_ok = false;
   bool m_applied = false;
 };
+
+// The host's NUMA nodes from sysfs or, on a kernel built without NUMA (sysfs lists none), one node
+// 0 with every CPU this process may use and all the memory; `*assumed` (when given) says which.
+[[nodiscard]] std::vector<topo::numa_node> host_nodes(bool* assumed = nullptr);
 
 // "1.5 GiB".
 [[nodiscard]] std::string format_gib(double bytes);

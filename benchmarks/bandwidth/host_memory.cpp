@@ -1,22 +1,19 @@
 // bandwidth/host_memory: STREAM's copy, scale, add and triad over three arrays in host memory,
 // split across pinned threads. Bandwidth counts bytes as STREAM does, so the numbers compare with
 // McCalpin's stream.c (benchmarks/bandwidth/compare_stream.sh runs both).
-#include <sys/mman.h>
 
 #include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <functional>
-#include <memory>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <utility>
 #include <variant>
 #include <vector>
 
+#include "cpu/huge_page_buffer.h"
 #include "cpu/stream.h"
 #include "infrabench/benchmark.h"
 #include "infrabench/state.h"
@@ -25,34 +22,6 @@
 namespace {
 
 namespace kc = infrabench::kernels::cpu;
-
-constexpr std::size_t huge_page_bytes = std::size_t{2} << 20;
-
-[[nodiscard]] std::size_t round_up(std::size_t bytes, std::size_t multiple) {
-  return (bytes + multiple - 1) / multiple * multiple;
-}
-
-// Host memory aligned to 2 MiB and advised for transparent huge pages: a 256 MiB array then takes
-// 128 TLB entries rather than 65536 and faults in 128 times rather than 65536. The advice is only
-// a hint; without THP the buffer still works, with 4 KiB pages.
-class huge_page_buffer {
- public:
-  explicit huge_page_buffer(std::size_t bytes) : m_bytes(round_up(bytes, huge_page_bytes)) {
-    m_data.reset(std::aligned_alloc(huge_page_bytes, m_bytes));
-    if (!m_data) {
-      throw std::runtime_error("aligned_alloc of " + std::to_string(m_bytes) + " bytes failed");
-    }
-    (void)madvise(m_data.get(), m_bytes, MADV_HUGEPAGE);
-  }
-  [[nodiscard]] double* doubles() const { return static_cast<double*>(m_data.get()); }
-
- private:
-  struct free_deleter {
-    void operator()(void* p) const { std::free(p); }
-  };
-  std::size_t m_bytes;
-  std::unique_ptr<void, free_deleter> m_data;
-};
 
 struct index_range {
   std::size_t begin;
@@ -132,8 +101,9 @@ void host_memory(infrabench::state& st) {
                    std::to_string(infrabench::allowed_cpus().size()) + " CPUs");
   }
 
-  const huge_page_buffer a(n * sizeof(double)), b(n * sizeof(double)), c(n * sizeof(double));
-  const kc::stream_arrays arrays{a.doubles(), b.doubles(), c.doubles()};
+  const kc::huge_page_buffer a(n * sizeof(double)), b(n * sizeof(double)), c(n * sizeof(double));
+  const kc::stream_arrays arrays{static_cast<double*>(a.data()), static_cast<double*>(b.data()),
+                                 static_cast<double*>(c.data())};
   pool.run([&](std::size_t t) {
     const auto r = thread_chunk(n, t, threads);
     std::fill(arrays.a + r.begin, arrays.a + r.end, init_a);
@@ -202,7 +172,7 @@ INFRABENCH_REGISTER(host_memory, "bandwidth/host_memory")
       for (const auto& [name, value] : cfg) {
         if (name == "array_size") {
           const auto bytes = static_cast<std::size_t>(std::get<std::int64_t>(value));
-          return static_cast<std::int64_t>(3 * round_up(bytes, huge_page_bytes));
+          return static_cast<std::int64_t>(3 * kc::huge_page_rounded(bytes));
         }
       }
       return 0;

@@ -3,20 +3,17 @@
 // idea, with a random rather than strided order so the prefetchers cannot follow).
 #include <pthread.h>
 #include <sched.h>
-#include <sys/mman.h>
 
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <functional>
-#include <memory>
 #include <span>
-#include <stdexcept>
 #include <string>
 #include <utility>
 #include <variant>
 #include <vector>
 
+#include "cpu/huge_page_buffer.h"
 #include "cpu/pointer_chase.h"
 #include "infrabench/benchmark.h"
 #include "infrabench/state.h"
@@ -26,40 +23,11 @@ namespace {
 
 namespace kc = infrabench::kernels::cpu;
 
-constexpr std::size_t huge_page_bytes = std::size_t{2} << 20;
-
 // Loads per timed call: ~0.3 ms when every load hits L1 (~1 ns; the harness batches such calls
 // into samples of at least 1 ms, far above the clock's resolution) and ~45 ms in DRAM, so even a
 // 0.2 s sampling budget gets the five samples the stopping rule needs. A million loads would take
 // ~0.2 s per call in DRAM and make the quick suite wait on too few, too long samples.
 constexpr std::uint64_t loads_per_call = std::uint64_t{1} << 18;
-
-[[nodiscard]] std::size_t round_up(std::size_t bytes, std::size_t multiple) {
-  return (bytes + multiple - 1) / multiple * multiple;
-}
-
-// Host memory aligned to 2 MiB and advised for transparent huge pages, so that up to ~1 GiB the
-// chain misses in the caches but not in the TLB: the result is the memory's latency, not that of a
-// page walk. The advice is only a hint; without THP the buffer still works, with 4 KiB pages.
-// (Same as in host_memory.cpp: benchmarks share no code beyond the harness and the kernels.)
-class huge_page_buffer {
- public:
-  explicit huge_page_buffer(std::size_t bytes) : m_bytes(round_up(bytes, huge_page_bytes)) {
-    m_data.reset(std::aligned_alloc(huge_page_bytes, m_bytes));
-    if (!m_data) {
-      throw std::runtime_error("aligned_alloc of " + std::to_string(m_bytes) + " bytes failed");
-    }
-    (void)madvise(m_data.get(), m_bytes, MADV_HUGEPAGE);
-  }
-  [[nodiscard]] void* data() const { return m_data.get(); }
-
- private:
-  struct free_deleter {
-    void operator()(void* p) const { std::free(p); }
-  };
-  std::size_t m_bytes;
-  std::unique_ptr<void, free_deleter> m_data;
-};
 
 // Pins the calling thread to one CPU for its lifetime and then restores its affinity. The chain is
 // built (first touch: its NUMA node) and chased on the same CPU, so the latency is local-node
@@ -99,7 +67,7 @@ void memory_latency(infrabench::state& st) {
   const scoped_pin pin(infrabench::allowed_cpus().front());
   if (!pin.pinned()) st.add_warning("could not pin the benchmark thread; it may migrate");
 
-  const huge_page_buffer buffer(slots * sizeof(kc::chase_slot));
+  const kc::huge_page_buffer buffer(slots * sizeof(kc::chase_slot));
   const std::span chain(static_cast<kc::chase_slot*>(buffer.data()), slots);
   kc::build_chase_cycle(chain, seed);
   // Also the warm-up for cache-sized chains: it loads every line once.
@@ -134,9 +102,8 @@ INFRABENCH_REGISTER(memory_latency, "bandwidth/memory_latency")
         if (name == "working_set") {
           const std::size_t slots = slots_for(std::get<std::int64_t>(value));
           // The buffer, plus the 32-bit index per slot that building the cycle needs.
-          return static_cast<std::int64_t>(
-              round_up(slots * sizeof(kc::chase_slot), huge_page_bytes) +
-              slots * sizeof(std::uint32_t));
+          return static_cast<std::int64_t>(kc::huge_page_rounded(slots * sizeof(kc::chase_slot)) +
+                                           slots * sizeof(std::uint32_t));
         }
       }
       return 0;

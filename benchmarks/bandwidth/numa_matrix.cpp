@@ -83,18 +83,11 @@ struct numa_config {
   std::size_t threads = 0;
 };
 
-// The NUMA nodes from sysfs, or one node 0 with every CPU and all memory when the kernel was built
-// without NUMA.
+// The host's NUMA nodes (bw::host_nodes), saying so when sysfs has none and one is assumed.
 [[nodiscard]] std::vector<topo::numa_node> read_nodes(infrabench::state& st) {
-  std::vector<topo::numa_node> nodes = topo::read_numa_nodes();
-  if (nodes.empty()) {
-    topo::numa_node only;
-    only.id = 0;
-    only.cpus = infrabench::allowed_cpus();
-    only.has_memory = true;
-    nodes.push_back(only);
-    st.add_warning("no NUMA information in sysfs: treated as one node 0");
-  }
+  bool assumed = false;
+  std::vector<topo::numa_node> nodes = bw::host_nodes(&assumed);
+  if (assumed) st.add_warning("no NUMA information in sysfs: treated as one node 0");
   return nodes;
 }
 

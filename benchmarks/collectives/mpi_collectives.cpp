@@ -20,6 +20,7 @@
 #include "infrabench/state.h"
 #include "model.h"
 #include "mpi_util.h"
+#include "registration.h"
 
 namespace {
 
@@ -230,71 +231,42 @@ std::int64_t memory_for(const config& c, int buffers) {
   return buffers * config_int64(c, "size", 0) + (64 << 20);
 }
 
-// 8 B ... 1 GiB, powers of two (nccl-tests' -b 8 -e 1G -f 2).
-std::vector<std::int64_t> sweep() {
-  std::vector<std::int64_t> v;
-  for (std::int64_t s = 8; s <= (1ll << 30); s *= 2) v.push_back(s);
-  return v;
-}
-
 std::string bus_text(const collective& c) {
   if (!c.bus_per_rank) return "busbw = algbw (bus factor 1)";
   return "busbw = algbw x " + std::string(c.bus_scale == 1 ? "" : "2") + "(n-1)/n";
 }
 
-// Every row of the table, registered with its MPI call (start-up fails loudly on a row without
-// one: a programming error, caught by every test that starts the binary).
-[[maybe_unused]] const bool registered = [] {
-  const axis_options size_opts{
-      .description = "message size (nccl-tests convention: the larger buffer)",
-      .bytes = true,
-      .pow2 = true,
-      .min = 8,
-      .max = 8.0 * (1ll << 30)};
-  for (const collective& c : collective_table()) {
-    if (!mpi_calls().count(c.op)) {
-      throw std::logic_error("collectives: no MPI call for " + std::string(c.name));
-    }
-    const coll_op op = c.op;
-    const bool ours = op == coll_op::allreduce;  // our ring and recursive doubling
-    std::string text = std::string(c.mpi_call) + " on host buffers" +
-                       (ours ? " next to our own pipelined ring and recursive doubling over MPI "
-                               "point-to-point"
-                             : "") +
-                       ": algbw, " + bus_text(c) + ", latency; data verified";
-    auto& b = registry::instance()
-                  .add("collectives/mpi_" + std::string(c.name),
-                       [op](state& st) { run_collective(st, op); })
-                  .describe(text)
-                  .scope(rank_scope::collective)
-                  .min_ranks(2)
-                  .produces("algbw_gbps", "GB/s", better::higher)
-                  .produces("busbw_gbps", "GB/s", better::higher)
-                  .headline("busbw_gbps")
-                  .produces("latency_us", "us", better::lower)
-                  // algbw and the latency are the same timing as busbw, seen otherwise.
-                  .relate("algbw_gbps", relation_kind::view_of, "busbw_gbps")
-                  .relate("latency_us", relation_kind::view_of, "busbw_gbps");
-    if (c.reduces) {
-      b.add_string_axis(
-          "dtype", split_list(c.dtypes),
-          {.description = "element type of the sum", .choices = {"float32", "float64"}});
-    }
-    if (!c.rooted) {
-      b.add_string_axis("placement", split_list(c.placements),
-                        {.description = "separate send and receive buffers, or MPI_IN_PLACE",
-                         .choices = {"out_of_place", "in_place"}});
-    }
-    b.add_int64_axis("size", sweep(), size_opts);
-    if (ours) {
-      b.add_string_axis(
-          "algorithm", {"mpi", "ring", "recursive_doubling"},
-          {.description = "MPI_Allreduce (the library's choice) or our own over MPI_Isend/Irecv",
-           .choices = {"mpi", "ring", "recursive_doubling"}});
-    }
-    const int buffers = (c.rooted ? 1 : 2) + (ours ? 1 : 0);
-    b.memory_estimate([buffers](const config& cfg) { return memory_for(cfg, buffers); });
+std::string mpi_description(const collective& c) {
+  const bool ours = c.op == coll_op::allreduce;
+  return std::string(c.mpi_call) + " on host buffers" +
+         (ours ? " next to our own pipelined ring and recursive doubling over MPI point-to-point"
+               : "") +
+         ": algbw, " + bus_text(c) + ", latency; data verified";
+}
+
+// After the shared axes: our own all-reduce algorithms, and the buffers a configuration holds.
+void add_mpi_axes(benchmark& b, const collective& c) {
+  const bool ours = c.op == coll_op::allreduce;  // our ring and recursive doubling
+  if (ours) {
+    b.add_string_axis(
+        "algorithm", {"mpi", "ring", "recursive_doubling"},
+        choice_axis("MPI_Allreduce (the library's choice) or our own over MPI_Isend/Irecv",
+                    {"mpi", "ring", "recursive_doubling"}));
   }
+  const int buffers = (c.rooted ? 1 : 2) + (ours ? 1 : 0);
+  b.memory_estimate([buffers](const config& cfg) { return memory_for(cfg, buffers); });
+}
+
+// Every row of the table, registered with its MPI call (registration.h).
+[[maybe_unused]] const bool registered = [] {
+  register_collectives({.name = "MPI",
+                        .prefix = "mpi_",
+                        .dtype_text = "element type of the sum",
+                        .placement_text = "separate send and receive buffers, or MPI_IN_PLACE",
+                        .has_call = [](coll_op op) { return mpi_calls().count(op) > 0; },
+                        .describe = mpi_description,
+                        .run = run_collective,
+                        .finish = add_mpi_axes});
   return true;
 }();
 

@@ -24,6 +24,7 @@
 #include "infrabench/state.h"
 #include "model.h"
 #include "mpi_util.h"
+#include "registration.h"
 #include "shared_gpu.h"
 
 namespace {
@@ -303,60 +304,30 @@ void run_nccl(state& st, coll_op op) {
                            std::to_string(l->recv_count) + " elements wrong");
 }
 
-std::vector<std::int64_t> sweep() {
-  std::vector<std::int64_t> v;
-  for (std::int64_t s = 8; s <= (1ll << 30); s *= 2) v.push_back(s);
-  return v;
+std::string nccl_description(const collective& c) {
+  std::string text = std::string(c.nccl_call) + " on device buffers, one GPU per rank";
+  if (c.bus_per_rank) {
+    text += ": busbw = algbw x " + (c.bus_scale == 1 ? std::string() : "2") + "(n-1)/n";
+  } else {
+    text += ": busbw = algbw";
+  }
+  return text + ", latency; verified on the device";
 }
 
-// Every row of the table, registered with its NCCL call (start-up fails loudly on a row without
-// one: a programming error, caught by every test that starts the binary).
+// Every row of the table, registered with its NCCL call (registration.h).
 [[maybe_unused]] const bool registered = [] {
-  const axis_options size_opts{
-      .description = "message size (nccl-tests convention: the larger buffer)",
-      .bytes = true,
-      .pow2 = true,
-      .min = 8,
-      .max = 8.0 * (1ll << 30)};
-  for (const collective& c : collective_table()) {
-    if (!nccl_calls().count(c.op)) {
-      throw std::logic_error("collectives: no NCCL call for " + std::string(c.name));
-    }
-    const coll_op op = c.op;
-    std::string text = std::string(c.nccl_call) + " on device buffers, one GPU per rank";
-    if (c.bus_per_rank) {
-      text += ": busbw = algbw x " + (c.bus_scale == 1 ? std::string() : "2") + "(n-1)/n";
-    } else {
-      text += ": busbw = algbw";
-    }
-    text += ", latency; verified on the device";
-    auto& b =
-        registry::instance()
-            .add("collectives/nccl_" + std::string(c.name), [op](state& st) { run_nccl(st, op); })
-            .describe(text)
-            .require(req::cuda)
-            .require(req::nccl)
-            .scope(rank_scope::collective)
-            .min_ranks(2)
-            .produces("algbw_gbps", "GB/s", better::higher)
-            .produces("busbw_gbps", "GB/s", better::higher)
-            .headline("busbw_gbps")
-            .produces("latency_us", "us", better::lower)
-            // algbw and the latency are the same timing as busbw, seen otherwise.
-            .relate("algbw_gbps", relation_kind::view_of, "busbw_gbps")
-            .relate("latency_us", relation_kind::view_of, "busbw_gbps")
-            .memory_estimate([](const config&) -> std::int64_t { return 64 << 20; });
-    if (c.reduces) {
-      b.add_string_axis("dtype", split_list(c.dtypes),
-                        {.description = "element type", .choices = {"float32", "float64"}});
-    }
-    if (!c.rooted) {
-      b.add_string_axis("placement", split_list(c.placements),
-                        {.description = "separate buffers or NCCL's in-place form",
-                         .choices = {"out_of_place", "in_place"}});
-    }
-    b.add_int64_axis("size", sweep(), size_opts);
-  }
+  register_collectives({.name = "NCCL",
+                        .prefix = "nccl_",
+                        .dtype_text = "element type",
+                        .placement_text = "separate buffers or NCCL's in-place form",
+                        .has_call = [](coll_op op) { return nccl_calls().count(op) > 0; },
+                        .describe = nccl_description,
+                        .run = run_nccl,
+                        .finish =
+                            [](benchmark& b, const collective&) {
+                              b.require(req::cuda).require(req::nccl).memory_estimate(
+                                  [](const config&) -> std::int64_t { return 64 << 20; });
+                            }});
   return true;
 }();
 

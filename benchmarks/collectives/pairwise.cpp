@@ -208,12 +208,7 @@ INFRABENCH_REGISTER(pairwise, "collectives/pairwise")
     .headline("bandwidth_gbps_min")
     .produces("latency_us_max", "us", better::lower)
     .add_string_axis("between", {"nodes"},
-                     {.description = "one rank per host (nodes) or every rank",
-                      .choices = {"nodes", "ranks"}})
+                     choice_axis("one rank per host (nodes) or every rank", {"nodes", "ranks"}))
     .add_int64_axis("size", {1 << 20},
-                    {.description = "bandwidth message size (4 in flight)",
-                     .bytes = true,
-                     .pow2 = true,
-                     .min = 1,
-                     .max = 1 << 30})
+                    bytes_axis("bandwidth message size (4 in flight)", 1, 1 << 30))
     .memory_estimate([](const config& c) { return 4 * config_int64(c, "size", 0); });

@@ -106,11 +106,11 @@ std::vector<std::string> default_cpu_shapes() {
 }
 
 axis_options shape_axis_options() {
-  axis_options o;
-  o.description =
+  // Any text: a shape is checked when it is parsed (shape_of), not against a list of choices.
+  return infrabench::choice_axis(
       "N (square), MxNxK, or a transformer layer <model>.<qkv|attn_out|mlp_up|mlp_down>[@tokens] "
-      "for llama2-7b, llama3-8b, llama2-13b, llama3-70b (M = tokens, default 4096)";
-  return o;
+      "for llama2-7b, llama3-8b, llama2-13b, llama3-70b (M = tokens, default 4096)",
+      {});
 }
 
 axis_options threads_axis_options() {

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
 
 namespace infrabench::health {
 namespace {
@@ -20,11 +23,30 @@ bool get(const counter_set& c, const std::string& key, double* out) {
   return true;
 }
 
-// now - before for a counter both have, else -1.
-double grew_by(const gpu_view& g, const std::string& key) {
+// now - before for a counter both have, else -1 (not judged: no counters from the start of the
+// run, telemetry off).
+double growth(const counter_set& now, const counter_set* before, const std::string& key) {
   double a = 0, b = 0;
-  if (!g.before || !get(*g.before, key, &a) || !get(g.now, key, &b)) return -1;
+  if (!before || !get(*before, key, &a) || !get(now, key, &b)) return -1;
   return b - a;
+}
+
+double grew_by(const gpu_view& g, const std::string& key) {
+  return growth(g.now, g.before ? &*g.before : nullptr, key);
+}
+
+// Judges GPU counter `key` by its growth during the run: when it grew, `worst` keeps the largest
+// growth seen and `out` (the verdict's failures or warnings) gets "<GPU>: <message(growth)>".
+// Returns the growth (-1: not judged).
+double judge_growth(const gpu_view& g, const std::string& key, double& worst,
+                    std::vector<std::string>& out,
+                    const std::function<std::string(double)>& message) {
+  const double d = grew_by(g, key);
+  if (d > 0) {
+    worst = std::max(worst, d);
+    out.push_back(g.label() + ": " + message(d));
+  }
+  return d;
 }
 
 metric_value count_metric(std::string name, double v, std::string method) {
@@ -77,12 +99,11 @@ verdict judge_pcie(const std::vector<gpu_view>& gpus) {
             "is not judged; a CUDA build loads the GPU while it reads the link)");
       }
     }
-    if (const double d = grew_by(g, "pcie_replay"); d > 0) {
-      replays = std::max(replays, d);
-      v.warnings.push_back(g.label() + ": " + num(d) +
-                           " PCIe replays during the run (link errors retried): watch the "
-                           "counter; a growing count points at the slot or riser");
-    }
+    (void)judge_growth(g, "pcie_replay", replays, v.warnings, [](double d) {
+      return num(d) +
+             " PCIe replays during the run (link errors retried): watch the counter; a growing "
+             "count points at the slot or riser";
+    });
   }
   if (!any) {
     v.skip = "NVML reports no PCIe link for any GPU";
@@ -132,19 +153,13 @@ verdict judge_nvlink(const std::vector<gpu_view>& gpus) {
                            " up): check the fabric manager and the NVLink connections, reset the "
                            "GPU; replace the baseboard/GPU if it stays down");
     }
-    const double recovered = grew_by(g, "nvlink_recovery");
-    if (recovered > 0) {
-      errors_max = std::max(errors_max, recovered);
-      v.failures.push_back(g.label() + ": " + num(recovered) +
-                           " NVLink recoveries during the run (a link retrained): check the "
-                           "NVLink connections");
-    }
-    for (const char* k : {"nvlink_crc_flit", "nvlink_crc_data", "nvlink_replay"}) {
-      const double d = grew_by(g, k);
-      if (d > 0) {
-        errors_max = std::max(errors_max, d);
-        v.warnings.push_back(g.label() + ": " + k + " grew by " + num(d) + " during the run");
-      }
+    (void)judge_growth(g, "nvlink_recovery", errors_max, v.failures, [](double d) {
+      return num(d) +
+             " NVLink recoveries during the run (a link retrained): check the NVLink connections";
+    });
+    for (const std::string k : {"nvlink_crc_flit", "nvlink_crc_data", "nvlink_replay"}) {
+      (void)judge_growth(g, k, errors_max, v.warnings,
+                         [&k](double d) { return k + " grew by " + num(d) + " during the run"; });
     }
   }
   if (gpus.empty()) {
@@ -187,14 +202,13 @@ verdict judge_ecc(const std::vector<gpu_view>& gpus) {
       v.warnings.push_back(g.label() + ": " + num(agg) +
                            " double-bit ECC errors in its lifetime (aggregate)");
     }
-    const double sbe_new = grew_by(g, "ecc_sbe_volatile");
+    const double sbe_new =
+        judge_growth(g, "ecc_sbe_volatile", sbe_new_max, v.failures, [](double d) {
+          return num(d) +
+                 " new single-bit ECC errors during the run: the memory is degrading; check the "
+                 "row remapping and plan to replace the GPU";
+        });
     if (sbe_new >= 0) new_judged = true;
-    if (sbe_new > 0) {
-      sbe_new_max = std::max(sbe_new_max, sbe_new);
-      v.failures.push_back(g.label() + ": " + num(sbe_new) +
-                           " new single-bit ECC errors during the run: the memory is degrading; "
-                           "check the row remapping and plan to replace the GPU");
-    }
   }
   if (!any) {
     v.skip = "ECC is not supported on these GPUs";
@@ -323,8 +337,7 @@ verdict judge_edac(const counter_set& now, const counter_set* before, const std:
     v.failures.push_back(num(ue) +
                          " uncorrected memory errors (EDAC) since boot: find the DIMM "
                          "(edac-util -v or rasdaemon) and replace it");
-  double ce_new = -1, before_ce = 0;
-  if (before && get(*before, "edac_ce", &before_ce)) ce_new = ce - before_ce;
+  const double ce_new = growth(now, before, "edac_ce");
   if (ce_new > 0)
     v.failures.push_back(num(ce_new) +
                          " corrected memory errors (EDAC) during the run: a DIMM is "
@@ -343,13 +356,12 @@ verdict judge_edac(const counter_set& now, const counter_set* before, const std:
 
 verdict judge_mce(const counter_set& now, const counter_set* before) {
   verdict v;
-  double n = 0, b = 0;
+  double n = 0;
   if (!get(now, "mce_events", &n)) {
     v.skip = "the kernel lists no machine-check exception count (no MCE line in /proc/interrupts)";
     return v;
   }
-  double fresh = -1;
-  if (before && get(*before, "mce_events", &b)) fresh = n - b;
+  const double fresh = growth(now, before, "mce_events");
   if (fresh > 0)
     v.failures.push_back(num(fresh) +
                          " machine-check exceptions during the run: read the kernel "

@@ -308,6 +308,25 @@ std::int64_t pipeline_memory(const config& cfg) {
   return 2 * batch * (w * h * 3 + crop * crop * 3 * 4) + (64 << 20);
 }
 
+pipeline_batch make_pipeline_batch(state& st, std::size_t batch, bool jpeg, pp::dtype dtype) {
+  pipeline_batch b;
+  b.batch = batch;
+  b.ds = get_dataset(st, static_cast<int>(st.get_int64("width")),
+                     static_cast<int>(st.get_int64("height")), batch, jpeg);
+  const int crop = static_cast<int>(st.get_int64("crop"));
+  b.spec = make_specs(st, *b.ds, static_cast<int>(st.get_int64("resize")), crop);
+  b.image_out = static_cast<std::size_t>(crop) * crop * pp::channels * pp::element_size(dtype);
+  b.out = pp::aligned_buffer(b.image_out * batch);
+  b.w = {static_cast<double>(batch),
+         static_cast<double>(jpeg ? b.ds->jpeg_bytes() : b.ds->pixel_bytes()),
+         static_cast<double>(b.image_out * batch)};
+  return b;
+}
+
+void pipeline_batch::touch(std::size_t t, std::size_t workers) {
+  for (std::size_t i = t; i < batch; i += workers) std::memset(image(i), 0, image_out);
+}
+
 // ---- metrics -----------------------------------------------------------------------------------
 
 void declare(state& st, const work& w) {

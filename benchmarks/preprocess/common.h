@@ -130,4 +130,26 @@ void add_derived_metrics(state& st, const std::string& name, const work& w, std:
 // images_per_s of an earlier passed result, or 0.
 [[nodiscard]] double images_per_s(const result* r);
 
+// ---- the pipelines' batch ----------------------------------------------------------------------
+
+// What preprocess/pipeline and preprocess/pipeline_opencv set up alike before timing, from the
+// width, height, resize and crop axes: the data set (with JPEGs when `jpeg`), each image's
+// transform, the normalisation, the batch tensor the workers fill (image_out bytes per image) and
+// the work one call does.
+struct pipeline_batch {
+  std::size_t batch = 0;
+  std::shared_ptr<const dataset> ds;
+  std::vector<pp::transform_spec> spec;
+  pp::normalization norm = pp::imagenet_normalization();
+  std::size_t image_out = 0;
+  pp::aligned_buffer out;
+  work w;
+  [[nodiscard]] std::byte* image(std::size_t i) { return out.data() + i * image_out; }
+  // Zeroes the images worker t of `workers` writes, from that worker: first touch places the
+  // pages on its NUMA node and keeps the page faults out of the timing.
+  void touch(std::size_t t, std::size_t workers);
+};
+[[nodiscard]] pipeline_batch make_pipeline_batch(state& st, std::size_t batch, bool jpeg,
+                                                 pp::dtype dtype);
+
 }  // namespace infrabench::preprocess_bench

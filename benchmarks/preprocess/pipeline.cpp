@@ -90,37 +90,25 @@ void pipeline_bench(state& st) {
   const bool jpeg = st.get_string("source") == "jpeg";
   if (jpeg && !pp::jpeg_support().available) st.skip(pp::jpeg_support().reason);
   const auto batch = as_size(st.get_int64("batch"));
-  const auto ds = get_dataset(st, static_cast<int>(st.get_int64("width")),
-                              static_cast<int>(st.get_int64("height")), batch, jpeg);
-  const int resize = static_cast<int>(st.get_int64("resize"));
-  const int crop = static_cast<int>(st.get_int64("crop"));
   const auto dtype = *pp::parse_dtype(st.get_string("dtype"));
-  const auto norm = pp::imagenet_normalization();
-
-  const std::vector<pp::transform_spec> spec = make_specs(st, *ds, resize, crop);
-  const std::size_t image_out =
-      static_cast<std::size_t>(crop) * crop * pp::channels * pp::element_size(dtype);
+  pipeline_batch in = make_pipeline_batch(st, batch, jpeg, dtype);
+  const auto& ds = in.ds;
 
   thread_pool pool(as_size(st.get_int64("threads")));
   const std::size_t threads = pool.size();
   std::vector<per_thread> th(threads);
-  pp::aligned_buffer out(image_out * batch);
   pool.run([&](std::size_t t) {
     th[t].tr.emplace(isa);
     th[t].source = sample_source(*ds, jpeg);
-    for (std::size_t i = t; i < batch; i += threads)
-      std::memset(out.data() + i * image_out, 0, image_out);
+    in.touch(t, threads);
   });
 
-  const work w{static_cast<double>(batch),
-               static_cast<double>(jpeg ? ds->jpeg_bytes() : ds->pixel_bytes()),
-               static_cast<double>(image_out * batch)};
-  declare(st, w);
+  declare(st, in.w);
   const std::function<void(std::size_t)> job = [&](std::size_t t) {
     auto& me = th[t];
     for (std::size_t i = t; i < batch; i += threads) {
-      me.tr->pipeline(me.source.pixels(ds->samples[i]), spec[i], norm, dtype,
-                      out.data() + i * image_out, hint);
+      me.tr->pipeline(me.source.pixels(ds->samples[i]), in.spec[i], in.norm, dtype, in.image(i),
+                      hint);
     }
   };
   st.exec([&] { pool.run(job); });
@@ -129,14 +117,15 @@ void pipeline_bench(state& st) {
   for (std::size_t i : {std::size_t{0}, batch / 2, batch - 1}) {
     const auto& s = ds->samples[i];
     const pp::image decoded = reference_pixels(s, th[0].source.codec());
-    pp::aligned_buffer expect(image_out);
-    pp::pipeline_unfused(pp::isa::scalar, decoded.view(), spec[i], norm, dtype, expect.data());
-    if (std::memcmp(expect.data(), out.data() + i * image_out, image_out) != 0) {
+    pp::aligned_buffer expect(in.image_out);
+    pp::pipeline_unfused(pp::isa::scalar, decoded.view(), in.spec[i], in.norm, dtype,
+                         expect.data());
+    if (std::memcmp(expect.data(), in.image(i), in.image_out) != 0) {
       st.check(false, s.name + ": output differs from the unfused scalar stages");
       break;
     }
   }
-  add_derived_metrics(st, "preprocess/pipeline", w, threads, false);
+  add_derived_metrics(st, "preprocess/pipeline", in.w, threads, false);
 }
 
 INFRABENCH_REGISTER(decode_stage, "preprocess/decode")

@@ -73,14 +73,9 @@ void pipeline_opencv(state& st) {
   // its own threads. Skipped with the loader's reason when the module or OpenCV is missing.
   const auto& cv_api = backends::require<infrabench_opencv_api>(st, "opencv");
   const auto batch = as_size(st.get_int64("batch"));
-  const auto ds = get_dataset(st, static_cast<int>(st.get_int64("width")),
-                              static_cast<int>(st.get_int64("height")), batch, jpeg);
-  const int resize = static_cast<int>(st.get_int64("resize"));
+  pipeline_batch in = make_pipeline_batch(st, batch, jpeg, dtype);
+  const auto& ds = in.ds;
   const int crop = static_cast<int>(st.get_int64("crop"));
-  const auto norm = pp::imagenet_normalization();
-  const std::vector<pp::transform_spec> spec = make_specs(st, *ds, resize, crop);
-  const std::size_t image_out =
-      static_cast<std::size_t>(crop) * crop * pp::channels * pp::element_size(dtype);
 
   // parallel=images: our pool with OpenCV single-threaded; parallel=opencv: one caller thread
   // (pinned, like the pool's first worker) and OpenCV's own `threads` workers.
@@ -88,23 +83,17 @@ void pipeline_opencv(state& st) {
   thread_pool pool(opencv_threads ? 1 : threads);
   const std::size_t workers = pool.size();
   std::vector<per_thread> th(workers);
-  pp::aligned_buffer out(image_out * batch);
   pool.run([&](std::size_t t) {
     th[t].cv = std::make_unique<pp::opencv_pipeline>(cv_api);
     th[t].source = sample_source(*ds, jpeg);
-    for (std::size_t i = t; i < batch; i += workers)
-      std::memset(out.data() + i * image_out, 0, image_out);
+    in.touch(t, workers);
   });
 
-  const work w{static_cast<double>(batch),
-               static_cast<double>(jpeg ? ds->jpeg_bytes() : ds->pixel_bytes()),
-               static_cast<double>(image_out * batch)};
-  declare(st, w);
+  declare(st, in.w);
   const std::function<void(std::size_t)> job = [&](std::size_t t) {
     auto& me = th[t];
     for (std::size_t i = t; i < batch; i += workers) {
-      me.cv->run(me.source.pixels(ds->samples[i]), spec[i], norm, dtype,
-                 out.data() + i * image_out);
+      me.cv->run(me.source.pixels(ds->samples[i]), in.spec[i], in.norm, dtype, in.image(i));
     }
   };
   st.exec([&] { pool.run(job); });
@@ -118,10 +107,10 @@ void pipeline_opencv(state& st) {
     const std::size_t n = static_cast<std::size_t>(crop) * crop * pp::channels;
     std::vector<float> ours(n);
     pp::transformer(pp::isa::scalar)
-        .pipeline(decoded.view(), spec[i], norm, pp::dtype::f32, ours.data());
+        .pipeline(decoded.view(), in.spec[i], in.norm, pp::dtype::f32, ours.data());
     double worst = 0;
     for (std::size_t k = 0; k < n; ++k) {
-      const std::byte* p = out.data() + i * image_out;
+      const std::byte* p = in.image(i);
       const double theirs =
           dtype == pp::dtype::f32
               ? double{reinterpret_cast<const float*>(p)[k]}
@@ -131,7 +120,7 @@ void pipeline_opencv(state& st) {
     st.check(worst <= tol, s.name + ": OpenCV's output differs from infrabench's by " +
                                std::to_string(worst) + " (> " + std::to_string(tol) + ")");
   }
-  add_derived_metrics(st, "preprocess/pipeline_opencv", w, threads, false);
+  add_derived_metrics(st, "preprocess/pipeline_opencv", in.w, threads, false);
 
   // infrabench / OpenCV, from preprocess/pipeline with the same axes earlier in this run.
   nlohmann::json axes = nlohmann::json::object();

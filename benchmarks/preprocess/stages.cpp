@@ -22,19 +22,31 @@ namespace {
   return static_cast<std::size_t>(v);
 }
 
-// Runs job(t, i) for the images i of thread t (i = t, t + threads, ...): the per-call work.
-[[nodiscard]] std::function<void(std::size_t)> split(
-    std::size_t batch, std::size_t threads, std::function<void(std::size_t, std::size_t)> job) {
-  return [batch, threads, job = std::move(job)](std::size_t t) {
+// Declares the work, then times job(t, i) over the batch: thread t takes the images i = t,
+// t + threads, ... (the per-call work; the per-thread function is built before the timing).
+void time_batch(state& st, thread_pool& pool, std::size_t batch, const work& w,
+                const std::function<void(std::size_t, std::size_t)>& job) {
+  declare(st, w);
+  const std::size_t threads = pool.size();
+  const std::function<void(std::size_t)> per_thread = [&](std::size_t t) {
     for (std::size_t i = t; i < batch; i += threads) job(t, i);
   };
+  st.exec([&] { pool.run(per_thread); });
 }
 
-// Indices checked after timing: the first, a middle and the last image.
-[[nodiscard]] std::vector<std::size_t> checked(std::size_t batch) {
-  std::vector<std::size_t> v{0, batch / 2, batch - 1};
-  v.erase(std::unique(v.begin(), v.end()), v.end());
-  return v;
+// After timing, the first, a middle and the last image: same(i) makes image i with the scalar
+// reference and says whether the timed output is byte for byte the same.
+void check_against_scalar(state& st, std::size_t batch, const std::string& what,
+                          const std::function<bool(std::size_t)>& same) {
+  std::vector<std::size_t> checked{0, batch / 2, batch - 1};
+  checked.erase(std::unique(checked.begin(), checked.end()), checked.end());
+  for (std::size_t i : checked) {
+    st.check(same(i), "image " + std::to_string(i) + " differs from the scalar " + what);
+  }
+}
+
+[[nodiscard]] bool same_bytes(const void* a, const void* b, std::size_t n) {
+  return std::memcmp(a, b, n) == 0;
 }
 
 // ---- resize ------------------------------------------------------------------------------------
@@ -58,19 +70,16 @@ void resize_stage(state& st) {
   }
   std::vector<std::optional<pp::transformer>> tr(threads);
   pool.run([&](std::size_t t) { tr[t].emplace(isa); });
-  declare(st, w);
-  const auto job = split(batch, threads, [&](std::size_t t, std::size_t i) {
+  time_batch(st, pool, batch, w, [&](std::size_t t, std::size_t i) {
     tr[t]->resize(ds->samples[i].pixels.view(), out[i].span());
   });
-  st.exec([&] { pool.run(job); });
 
   pp::transformer ref(pp::isa::scalar);
-  for (std::size_t i : checked(batch)) {
+  check_against_scalar(st, batch, "resize", [&](std::size_t i) {
     pp::image expect(out[i].width(), out[i].height());
     ref.resize(ds->samples[i].pixels.view(), expect.span());
-    st.check(std::memcmp(expect.data(), out[i].data(), expect.bytes()) == 0,
-             "image " + std::to_string(i) + " differs from the scalar resize");
-  }
+    return same_bytes(expect.data(), out[i].data(), expect.bytes());
+  });
   add_derived_metrics(st, "preprocess/resize", w, threads, false);
 }
 
@@ -100,18 +109,15 @@ void crop_stage(state& st) {
   }
   const double out_bytes = static_cast<double>(out[0].bytes()) * static_cast<double>(batch);
   const work w{static_cast<double>(batch), out_bytes, out_bytes};  // reads what it copies
-  declare(st, w);
-  const auto job = split(batch, threads, [&](std::size_t, std::size_t i) {
+  time_batch(st, pool, batch, w, [&](std::size_t, std::size_t i) {
     pp::crop(isa, ds->samples[i].pixels.view(), win[i].x, win[i].y, out[i].span());
   });
-  st.exec([&] { pool.run(job); });
 
-  for (std::size_t i : checked(batch)) {
+  check_against_scalar(st, batch, "crop", [&](std::size_t i) {
     pp::image expect(crop, crop);
     pp::crop(pp::isa::scalar, ds->samples[i].pixels.view(), win[i].x, win[i].y, expect.span());
-    st.check(std::memcmp(expect.data(), out[i].data(), expect.bytes()) == 0,
-             "image " + std::to_string(i) + " differs from the scalar crop");
-  }
+    return same_bytes(expect.data(), out[i].data(), expect.bytes());
+  });
   add_derived_metrics(st, "preprocess/crop", w, threads, true);
 }
 
@@ -128,18 +134,15 @@ void flip_stage(state& st) {
   for (std::size_t i = 0; i < batch; ++i) out.emplace_back(crop, crop);
   const double bytes = static_cast<double>(out[0].bytes()) * static_cast<double>(batch);
   const work w{static_cast<double>(batch), bytes, bytes};
-  declare(st, w);
-  const auto job = split(batch, threads, [&](std::size_t, std::size_t i) {
+  time_batch(st, pool, batch, w, [&](std::size_t, std::size_t i) {
     pp::flip_horizontal(isa, ds->samples[i].pixels.view(), out[i].span());
   });
-  st.exec([&] { pool.run(job); });
 
-  for (std::size_t i : checked(batch)) {
+  check_against_scalar(st, batch, "flip", [&](std::size_t i) {
     pp::image expect(crop, crop);
     pp::flip_horizontal(pp::isa::scalar, ds->samples[i].pixels.view(), expect.span());
-    st.check(std::memcmp(expect.data(), out[i].data(), expect.bytes()) == 0,
-             "image " + std::to_string(i) + " differs from the scalar flip");
-  }
+    return same_bytes(expect.data(), out[i].data(), expect.bytes());
+  });
   add_derived_metrics(st, "preprocess/flip", w, threads, true);
 }
 
@@ -168,18 +171,15 @@ void normalize_stage(state& st) {
   });
   const work w{static_cast<double>(batch), static_cast<double>(elems * batch),
                static_cast<double>(image_out * batch)};
-  declare(st, w);
-  const auto job = split(batch, threads, [&](std::size_t, std::size_t i) {
+  time_batch(st, pool, batch, w, [&](std::size_t, std::size_t i) {
     pp::normalize(isa, ds->samples[i].pixels.view(), norm, dtype, out.data() + i * image_out, hint);
   });
-  st.exec([&] { pool.run(job); });
 
-  for (std::size_t i : checked(batch)) {
+  check_against_scalar(st, batch, "normalisation", [&](std::size_t i) {
     pp::aligned_buffer expect(image_out);
     pp::normalize(pp::isa::scalar, ds->samples[i].pixels.view(), norm, dtype, expect.data());
-    st.check(std::memcmp(expect.data(), out.data() + i * image_out, image_out) == 0,
-             "image " + std::to_string(i) + " differs from the scalar normalisation");
-  }
+    return same_bytes(expect.data(), out.data() + i * image_out, image_out);
+  });
   add_derived_metrics(st, "preprocess/normalize", w, threads, true);
 }
 
@@ -208,18 +208,15 @@ void layout_stage(state& st) {
   });
   const double bytes = static_cast<double>(image_bytes * batch);
   const work w{static_cast<double>(batch), bytes, bytes};
-  declare(st, w);
-  const auto job = split(batch, threads, [&](std::size_t, std::size_t i) {
+  time_batch(st, pool, batch, w, [&](std::size_t, std::size_t i) {
     pp::hwc_to_chw(isa, in.data() + i * image_bytes, pixels, es, out.data() + i * image_bytes);
   });
-  st.exec([&] { pool.run(job); });
 
-  for (std::size_t i : checked(batch)) {
+  check_against_scalar(st, batch, "HWC -> CHW", [&](std::size_t i) {
     pp::aligned_buffer expect(image_bytes);
     pp::hwc_to_chw(pp::isa::scalar, in.data() + i * image_bytes, pixels, es, expect.data());
-    st.check(std::memcmp(expect.data(), out.data() + i * image_bytes, image_bytes) == 0,
-             "image " + std::to_string(i) + " differs from the scalar HWC -> CHW");
-  }
+    return same_bytes(expect.data(), out.data() + i * image_bytes, image_bytes);
+  });
   add_derived_metrics(st, "preprocess/layout", w, threads, true);
 }
 

@@ -12,6 +12,7 @@
 #include <random>
 
 #include "../storage/common.h"
+#include "io/write_all.h"
 #include "storage/target.h"
 
 namespace infrabench::training_bench {
@@ -19,6 +20,7 @@ namespace infrabench::training_bench {
 namespace {
 
 namespace ks = infrabench::kernels::storage;
+namespace kio = infrabench::kernels::io;
 namespace pb = infrabench::preprocess_bench;
 namespace sb = infrabench::storage_bench;
 
@@ -40,16 +42,9 @@ void write_files(const std::string& dir, const pb::dataset& ds, const std::atomi
     const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0) throw ks::storage_error("cannot create " + path + ": " + std::strerror(errno));
     const auto& bytes = ds.samples[i].jpeg;
-    std::size_t done = 0;
-    while (done < bytes.size()) {
-      const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        const int err = n < 0 ? errno : ENOSPC;
-        ::close(fd);
-        throw ks::storage_error("cannot write " + path + ": " + std::strerror(err));
-      }
-      done += static_cast<std::size_t>(n);
+    if (const int err = kio::write_all(fd, bytes.data(), bytes.size())) {
+      ::close(fd);
+      throw ks::storage_error("cannot write " + path + ": " + std::strerror(err));
     }
     if (::close(fd) != 0)
       throw ks::storage_error("cannot write " + path + ": " + std::strerror(errno));

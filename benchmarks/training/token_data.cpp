@@ -11,12 +11,14 @@
 
 #include "../storage/common.h"
 #include "cpu/transformer/corpus.h"
+#include "io/write_all.h"
 
 namespace infrabench::training_bench {
 
 namespace {
 
 namespace ks = infrabench::kernels::storage;
+namespace kio = infrabench::kernels::io;
 namespace tf = infrabench::kernels::transformer;
 namespace sb = infrabench::storage_bench;
 
@@ -42,17 +44,9 @@ constexpr std::uint64_t corpus_seed = 1;
 void write_new_file(const std::string& path, const void* data, std::size_t bytes) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) throw ks::storage_error("cannot create " + path + ": " + std::strerror(errno));
-  const auto* p = static_cast<const char*>(data);
-  std::size_t done = 0;
-  while (done < bytes) {
-    const ssize_t n = ::write(fd, p + done, bytes - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const int err = n < 0 ? errno : ENOSPC;
-      ::close(fd);
-      throw ks::storage_error("cannot write " + path + ": " + std::strerror(err));
-    }
-    done += static_cast<std::size_t>(n);
+  if (const int err = kio::write_all(fd, data, bytes)) {
+    ::close(fd);
+    throw ks::storage_error("cannot write " + path + ": " + std::strerror(err));
   }
   if (::fdatasync(fd) != 0 || ::close(fd) != 0) {
     throw ks::storage_error("cannot write " + path + ": " + std::strerror(errno));

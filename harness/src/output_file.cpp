@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "infrabench/error.h"
+#include "io/write_all.h"
 
 namespace infrabench {
 namespace {
@@ -136,23 +137,7 @@ class sigpipe_guard {
 
 // Writes all of `content` to `fd`; returns 0 or the errno of the failed write.
 int write_all(int fd, std::string_view content) {
-  const char* p = content.data();
-  std::size_t left = content.size();
-  while (left > 0) {
-    const ssize_t n = ::write(fd, p, left);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      if (errno == EAGAIN) {
-        pollfd pfd{fd, POLLOUT, 0};
-        (void)::poll(&pfd, 1, 1000);
-        continue;
-      }
-      return errno;
-    }
-    p += n;
-    left -= static_cast<std::size_t>(n);
-  }
-  return 0;
+  return kernels::io::write_all(fd, content.data(), content.size());
 }
 
 [[noreturn]] void write_failed(const std::string& path, int err, const std::string& what) {

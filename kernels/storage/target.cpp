@@ -19,6 +19,7 @@
 #include <sstream>
 #include <vector>
 
+#include "io/write_all.h"
 #include "storage/data_pattern.h"
 
 namespace infrabench::kernels::storage {
@@ -92,15 +93,8 @@ namespace fs = std::filesystem;
 
 void write_all(int fd, const std::byte* data, std::size_t n, std::uint64_t offset,
                const std::string& path) {
-  while (n > 0) {
-    const ssize_t w = pwrite(fd, data, n, static_cast<off_t>(offset));
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      throw storage_error("writing scratch file " + path + ": " + errno_text(errno));
-    }
-    data += w;
-    n -= static_cast<std::size_t>(w);
-    offset += static_cast<std::uint64_t>(w);
+  if (const int err = io::write_all(fd, data, n, offset)) {
+    throw storage_error("writing scratch file " + path + ": " + errno_text(err));
   }
 }
 
@@ -307,14 +301,24 @@ std::string check_free_space(const std::string& dir, const fs_space& space, std:
          "); use a smaller size or another --scratch directory";
 }
 
-scratch_dir::scratch_dir(const std::string& parent) {
+namespace {
+
+// A new directory infrabench-scratch-XXXXXX in `parent` (mkdtemp: mode 0700, a fresh name, never
+// an existing directory), for scratch_dir and run_directory alike.
+[[nodiscard]] std::string make_scratch_dir(const std::string& parent) {
   std::string templ = (fs::path(parent) / "infrabench-scratch-XXXXXX").string();
   std::vector<char> buf(templ.begin(), templ.end());
   buf.push_back('\0');
   if (mkdtemp(buf.data()) == nullptr) {
     throw storage_error("creating a scratch directory in " + parent + ": " + errno_text(errno));
   }
-  m_path = buf.data();
+  return buf.data();
+}
+
+}  // namespace
+
+scratch_dir::scratch_dir(const std::string& parent) {
+  m_path = make_scratch_dir(parent);
 }
 
 scratch_dir::~scratch_dir() {
@@ -337,13 +341,7 @@ void run_directory::check_name(const std::string& name) {
 }
 
 run_directory::run_directory(const std::string& parent) {
-  std::string templ = (fs::path(parent) / "infrabench-scratch-XXXXXX").string();
-  std::vector<char> buf(templ.begin(), templ.end());
-  buf.push_back('\0');
-  if (mkdtemp(buf.data()) == nullptr) {
-    throw storage_error("creating a scratch directory in " + parent + ": " + errno_text(errno));
-  }
-  m_path = buf.data();
+  m_path = make_scratch_dir(parent);
   m_dir = unique_fd(open(m_path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (m_dir.get() < 0) {
     const int err = errno;

@@ -1,0 +1,75 @@
+// The registration the MPI and NCCL collectives share: one benchmark per row of the collective
+// table (model.h), with the same scope, metrics and dtype / placement / size axes; each backend
+// names its call, its description and what it adds (requirements, axes of its own, memory).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "infrabench/axis.h"
+#include "infrabench/benchmark.h"
+#include "model.h"
+
+namespace infrabench::collectives {
+
+struct collective_backend {
+  std::string_view name;            // "MPI", for the start-up error
+  std::string_view prefix;          // "mpi_": collectives/mpi_allreduce
+  std::string_view dtype_text;      // the dtype axis' description
+  std::string_view placement_text;  // the placement axis' description
+  std::function<bool(coll_op)> has_call;
+  std::function<std::string(const collective&)> describe;
+  std::function<void(state&, coll_op)> run;
+  // Called after the shared axes: the backend's requirements, axes and memory estimate.
+  std::function<void(benchmark&, const collective&)> finish;
+};
+
+// 8 B ... 1 GiB, powers of two (nccl-tests' -b 8 -e 1G -f 2).
+[[nodiscard]] inline std::vector<std::int64_t> size_sweep() {
+  std::vector<std::int64_t> v;
+  for (std::int64_t s = 8; s <= (1ll << 30); s *= 2) v.push_back(s);
+  return v;
+}
+
+// Registers every row of the table with `be`; a row without a call of the backend throws at
+// start-up (a programming error, caught by every test that starts the binary).
+inline void register_collectives(const collective_backend& be) {
+  for (const collective& c : collective_table()) {
+    if (!be.has_call(c.op)) {
+      throw std::logic_error("collectives: no " + std::string(be.name) + " call for " +
+                             std::string(c.name));
+    }
+    const coll_op op = c.op;
+    auto& b = registry::instance()
+                  .add("collectives/" + std::string(be.prefix) + std::string(c.name),
+                       [op, run = be.run](state& st) { run(st, op); })
+                  .describe(be.describe(c))
+                  .scope(rank_scope::collective)
+                  .min_ranks(2)
+                  .produces("algbw_gbps", "GB/s", better::higher)
+                  .produces("busbw_gbps", "GB/s", better::higher)
+                  .headline("busbw_gbps")
+                  .produces("latency_us", "us", better::lower)
+                  // algbw and the latency are the same timing as busbw, seen otherwise.
+                  .relate("algbw_gbps", relation_kind::view_of, "busbw_gbps")
+                  .relate("latency_us", relation_kind::view_of, "busbw_gbps");
+    if (c.reduces) {
+      b.add_string_axis("dtype", split_list(c.dtypes),
+                        choice_axis(std::string(be.dtype_text), {"float32", "float64"}));
+    }
+    if (!c.rooted) {
+      b.add_string_axis("placement", split_list(c.placements),
+                        choice_axis(std::string(be.placement_text), {"out_of_place", "in_place"}));
+    }
+    b.add_int64_axis("size", size_sweep(),
+                     bytes_axis("message size (nccl-tests convention: the larger buffer)", 8,
+                                8.0 * (1ll << 30)));
+    be.finish(b, c);
+  }
+}
+
+}  // namespace infrabench::collectives
