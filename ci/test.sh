@@ -49,6 +49,8 @@ ci/multinode.sh --build build
 echo "==== slurm: srun -n 2 on a single-host Slurm"
 ci/slurm-single-host.sh --build build
 run_preset cpu-only
+echo "==== package: cpack -G DEB, dpkg -i, run from outside the checkout, dpkg -r"
+ci/package.sh --build build-cpu
 run_preset asan
 run_preset tsan
 echo "==== fuzz: report and baseline parsers"

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# The Debian package as an operator installs it: `cpack -G DEB` from a build, `dpkg -i`, then the
+# installed binary run from outside the checkout — the quick suite, and `accept` with a shipped
+# baseline named, not a path — with the source tree's configs/ and /usr/local/cuda hidden (a mount
+# namespace with empty directories bound over them), so that only the package's own files can
+# answer. Then `dpkg -r`. Needs root (dpkg, unshare); skips otherwise, except under CI=true.
+#   ci/package.sh [--build DIR]   (default build-cpu: CI packages the build it already tested)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+src=$(pwd)
+build=build-cpu
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --build) build=$2; shift 2 ;;
+    -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
+    *) echo "package: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+  esac
+done
+skip() {
+  if [ "${CI:-}" = true ]; then echo "package: error: $* (CI=true: the package test must run)" >&2; exit 1; fi
+  echo "package: skipped: $*"; exit 0
+}
+[ "$(id -u)" = 0 ] || skip "dpkg -i needs root"
+command -v dpkg >/dev/null || skip "no dpkg"
+command -v unshare >/dev/null || skip "no unshare"
+[ -f "$build/CMakeCache.txt" ] || { echo "package: error: $build is not a build directory" >&2; exit 1; }
+if dpkg -s infrabench >/dev/null 2>&1; then
+  echo "package: error: infrabench is installed already (dpkg -r infrabench first)" >&2; exit 1
+fi
+
+# The package's binary finds its baselines in /usr/share only: no fallback to this source tree.
+cmake -S . -B "$build" -DINFRABENCH_SOURCE_DATA=OFF >/dev/null
+cmake --build "$build" -j "$(nproc)" --target infrabench
+(cd "$build" && cpack -G DEB >/dev/null)
+deb=$(ls -t "$build"/infrabench_*_amd64.deb | head -1)
+echo "==== package: $deb"
+dpkg-deb --info "$deb" | grep -E "Package|Version|Depends|Recommends|Suggests"
+work=$(mktemp -d)
+cleanup() {
+  dpkg -r infrabench >/dev/null 2>&1 || true
+  rm -rf "$work"
+  cmake -S "$src" -B "$src/$build" -DINFRABENCH_SOURCE_DATA=ON >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
+dpkg -i "$deb" >/dev/null
+dpkg -L infrabench | grep -E "^/usr/(bin/infrabench|share/infrabench/baselines/template-cpu-node.json)$"
+
+mkdir -p "$work/empty" "$work/run"
+hidden="mount --bind $work/empty $src/configs"
+if [ -d /usr/local/cuda ]; then hidden="$hidden && mount --bind $work/empty /usr/local/cuda"; fi
+# shellcheck disable=SC2016
+unshare -m bash -c "$hidden && cd $work/run && \
+  /usr/bin/infrabench --version && \
+  /usr/bin/infrabench run -o quick.json && \
+  { /usr/bin/infrabench accept --baseline template-cpu-node -o accept.json --junit accept.xml \
+      --html accept.html -- --min-time 0.01 --max-time 0.1 --stress-duration 2 -q; \
+    rc=\$?; [ \$rc -le 1 ] || exit \$rc; } && \
+  test -s accept.json && test -s accept.xml && test -s accept.html"
+python3 - "$work/run/quick.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+st = [x["status"] for x in r["results"]]
+failed = [x["benchmark"] for x in r["results"] if x["status"] == "failed"]
+print(f"package: quick suite from the installed binary: {st.count('passed')} passed, "
+      f"{st.count('skipped')} skipped, {len(failed)} failed")
+assert st.count("passed") > 10 and not failed, failed
+PY
+echo "==== package: installed, ran from $work/run, removed"
