@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "infrabench/benchmark.h"
 #include "infrabench/console_header.h"
 #include "infrabench/probe_detail.h"
 #include "infrabench/progress.h"
@@ -221,4 +222,16 @@ TEST(ConsoleScreen, DefaultEstimateIsTheMiddleOfTheStoppingWindow) {
   s.rule.min_time_s = 0.2;
   s.rule.max_time_s = 1.5;
   EXPECT_DOUBLE_EQ(default_config_estimate_s(s), 0.02 + 0.85);
+}
+
+TEST(ConsoleScreen, OneCauseIsSaidOnceForABenchmarkNeedingCudaAndNccl) {
+  // Without a driver NCCL's reason is CUDA's: nccl_allreduce then groups with the other GPU skips.
+  capabilities caps;
+  caps.cuda.reason = "no NVIDIA driver on this machine";
+  caps.nccl.reason = caps.cuda.reason;
+  benchmark b("collectives/x", [](state&) {});
+  b.require(req::cuda).require(req::nccl);
+  const coded_reason why = b.unmet(caps);
+  EXPECT_EQ(why.code, reason_code::no_device);
+  EXPECT_EQ(why.text, caps.cuda.reason);
 }
