@@ -29,7 +29,7 @@ std::string describe_cuda_failure(cuda_failure kind, const driver_presence& drv,
                                   const std::string& runtime_version,
                                   const std::string& driver_version, const std::string& raw) {
   if (!drv.device_nodes && !drv.libcuda_loadable)
-    return "no NVIDIA driver on this machine (no /dev/nvidia* device, libcuda.so.1 not found)";
+    return "no NVIDIA driver on this machine (no /dev/nvidia*, no libcuda.so.1)";
   if (kind == cuda_failure::stub_library)
     return "libcuda.so.1 is the CUDA toolkit's stub, not an NVIDIA driver: install the driver";
   if (!drv.libcuda_loadable)
