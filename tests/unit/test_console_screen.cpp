@@ -34,8 +34,9 @@ std::size_t widest(const std::vector<std::string>& lines) {
 }
 
 json skipped(const std::string& bench, const std::string& code, const std::string& reason) {
-  return {{"benchmark", bench}, {"axes", {{"size", 8}}}, {"status", "skipped"},
-          {"valid", true},      {"reason", reason},     {"reason_code", code},
+  return {{"benchmark", bench},       {"axes", {{"size", 8}}},
+          {"status", "skipped"},      {"valid", true},
+          {"reason", reason},         {"reason_code", code},
           {"metrics", json::array()}, {"invalid_reasons", json::array()},
           {"warnings", json::array()}};
 }
@@ -45,8 +46,11 @@ json passed(const std::string& bench, int size, const std::string& warning) {
   r["status"] = "passed";
   r.erase("reason_code");
   r["axes"] = {{"size", size}, {"kernel", "triad"}, {"threads", 0}};
-  r["time_s"] = {{"median", 0.01}, {"median_ci95", {0.0099, 0.0101}}, {"cv", 0.01},
-                 {"robust_cv", 0.01}, {"n", 20}};
+  r["time_s"] = {{"median", 0.01},
+                 {"median_ci95", {0.0099, 0.0101}},
+                 {"cv", 0.01},
+                 {"robust_cv", 0.01},
+                 {"n", 20}};
   r["metrics"] = json::array();
   for (int m = 0; m < 14; ++m)
     r["metrics"].push_back({{"name", "a_long_metric_name_" + std::to_string(m)},
@@ -61,8 +65,8 @@ json passed(const std::string& bench, int size, const std::string& warning) {
 TEST(ConsoleScreen, WrapAndClipKeepToTheWidth) {
   EXPECT_EQ(clip("abcdefgh", 6), "abc...");
   EXPECT_EQ(clip("abc", 6), "abc");
-  const auto lines = wrap_text(std::string(50, 'x') + " " + std::string(300, 'y') + " z", 40,
-                               "[1] ", "    ");
+  const auto lines =
+      wrap_text(std::string(50, 'x') + " " + std::string(300, 'y') + " z", 40, "[1] ", "    ");
   EXPECT_LE(widest(lines), 40u);
   EXPECT_EQ(lines.front().rfind("[1] ", 0), 0u);
   EXPECT_EQ(lines.back(), "    z");
@@ -99,8 +103,8 @@ TEST(ConsoleScreen, FootnotesNumberEachTextOnce) {
 
 TEST(ConsoleScreen, TableFitsAndLongNotesBecomeFootnotes) {
   const std::string note(559, 'n');
-  json results = json::array({passed("bandwidth/host_memory", 1, note),
-                              passed("bandwidth/host_memory", 2, "")});
+  json results = json::array(
+      {passed("bandwidth/host_memory", 1, note), passed("bandwidth/host_memory", 2, "")});
   std::ostringstream out;
   print_table(out, results, true);
   const auto lines = lines_of(out.str());
@@ -113,12 +117,11 @@ TEST(ConsoleScreen, TableFitsAndLongNotesBecomeFootnotes) {
 
 TEST(ConsoleScreen, SkipsAreGroupedAtTheEndByCodeAndText) {
   const std::string no_driver = "no NVIDIA driver on this machine";
-  json results = json::array({skipped("bandwidth/h2d", "no_device", no_driver),
-                              passed("bandwidth/host_memory", 1, ""),
-                              skipped("bandwidth/d2h", "no_device", no_driver),
-                              skipped("bandwidth/d2h", "no_device", no_driver),
-                              skipped("gemm/x", "not_built", no_driver),
-                              skipped("collectives/pairwise", "needs_ranks", "needs 2 ranks")});
+  json results = json::array(
+      {skipped("bandwidth/h2d", "no_device", no_driver), passed("bandwidth/host_memory", 1, ""),
+       skipped("bandwidth/d2h", "no_device", no_driver),
+       skipped("bandwidth/d2h", "no_device", no_driver), skipped("gemm/x", "not_built", no_driver),
+       skipped("collectives/pairwise", "needs_ranks", "needs 2 ranks")});
   std::ostringstream out;
   print_table(out, results, false);
   const std::string text = out.str();
@@ -132,14 +135,15 @@ TEST(ConsoleScreen, SkipsAreGroupedAtTheEndByCodeAndText) {
 }
 
 TEST(ConsoleScreen, HeaderNamesTheMachineInSixLines) {
-  const json inv = {{"hostname", "node7"},
-                    {"build", {{"version", "0.1.0"}, {"git_commit", "cabde0cad23008aa"}}},
-                    {"cpu", {{"model", "AMD EPYC"}, {"sockets", 2}, {"cores", 96}, {"threads", 192}}},
-                    {"memory", {{"total_bytes", 1'600'000'000'000LL}}},
-                    {"numa", json::array({json::object(), json::object()})},
-                    {"gpus", json::array({{{"name", "NVIDIA H100"}, {"memory_bytes", 85e9}},
-                                          {{"name", "NVIDIA H100"}, {"memory_bytes", 85e9}}})},
-                    {"devices", {{"driver_version", "550.54.15"}}}};
+  const json inv = {
+      {"hostname", "node7"},
+      {"build", {{"version", "0.1.0"}, {"git_commit", "cabde0cad23008aa"}}},
+      {"cpu", {{"model", "AMD EPYC"}, {"sockets", 2}, {"cores", 96}, {"threads", 192}}},
+      {"memory", {{"total_bytes", 1'600'000'000'000LL}}},
+      {"numa", json::array({json::object(), json::object()})},
+      {"gpus", json::array({{{"name", "NVIDIA H100"}, {"memory_bytes", 85e9}},
+                            {{"name", "NVIDIA H100"}, {"memory_bytes", 85e9}}})},
+      {"devices", {{"driver_version", "550.54.15"}}}};
   capabilities caps;
   caps.cuda.available = true;
   caps.cuda.version = "13.0";
@@ -175,20 +179,21 @@ TEST(ConsoleScreen, CudaFailureSaysWhatIsMissing) {
   detail::driver_presence none;  // no /dev/nvidia*, no libcuda.so.1
   const std::string raw =
       "cudaGetDeviceCount: CUDA driver version is insufficient for CUDA runtime version";
-  EXPECT_EQ(detail::describe_cuda_failure(cuda_failure::insufficient_driver, none, "13.0", "none",
-                                          raw)
-                .rfind("no NVIDIA driver on this machine", 0),
-            0u);
+  EXPECT_EQ(
+      detail::describe_cuda_failure(cuda_failure::insufficient_driver, none, "13.0", "none", raw)
+          .rfind("no NVIDIA driver on this machine", 0),
+      0u);
   detail::driver_presence both{true, true, ""};
-  const auto old = detail::describe_cuda_failure(cuda_failure::insufficient_driver, both, "13.0",
-                                                 "12.4", raw);
+  const auto old =
+      detail::describe_cuda_failure(cuda_failure::insufficient_driver, both, "13.0", "12.4", raw);
   EXPECT_NE(old.find("supports CUDA 12.4, older than this build's CUDA runtime 13.0"),
             std::string::npos)
       << old;
   detail::driver_presence no_lib{true, false, "libcuda.so.1: cannot open shared object file"};
-  EXPECT_NE(detail::describe_cuda_failure(cuda_failure::insufficient_driver, no_lib, "13.0", "", raw)
-                .find("cannot open shared object file"),
-            std::string::npos);
+  EXPECT_NE(
+      detail::describe_cuda_failure(cuda_failure::insufficient_driver, no_lib, "13.0", "", raw)
+          .find("cannot open shared object file"),
+      std::string::npos);
   detail::driver_presence no_nodes{false, true, ""};
   EXPECT_NE(detail::describe_cuda_failure(cuda_failure::no_device, no_nodes, "13.0", "", raw)
                 .find("kernel module is not loaded"),
