@@ -73,7 +73,7 @@ if not cuda:
     print("nocuda")
     sys.exit()
 first = ([e for e in cuda if e["name"] == "gemm/cublas"] or cuda)[0]
-if not first["runnable"] and first["reason"].startswith("no CUDA device"):
+if not first["runnable"] and first.get("reason_code") == "no_device":  # by code, not words
     print("nogpu\t" + first["reason"])
     sys.exit()
 # Health last (after load: an idle GPU parks its PCIe link and clocks), stress before it.

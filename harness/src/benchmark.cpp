@@ -185,7 +185,8 @@ coded_reason benchmark::unmet(const capabilities& caps) const {
   coded_reason out;
   for (const auto& r : m_requirements) {
     auto why = r.unmet(caps);
-    if (why.empty()) continue;
+    // Requirements that fail for one cause (CUDA and NCCL without a driver) say it once.
+    if (why.empty() || out.text.find(why.text) != std::string::npos) continue;
     if (out.empty()) out.code = why.code;
     out.text += (out.text.empty() ? "" : "; ") + why.text;
   }

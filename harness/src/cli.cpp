@@ -1,13 +1,11 @@
 #include "infrabench/cli.h"
 #include "infrabench/probe_detail.h"
 
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <charconv>
 #include <chrono>
 #include <cmath>
-#include <condition_variable>
 #include <cstdlib>
 #include <functional>
 #include <limits>
@@ -33,10 +31,12 @@
 #include "infrabench/cli_extension.h"
 #include "infrabench/communicator.h"
 #include "infrabench/console.h"
+#include "infrabench/console_header.h"
 #include "infrabench/error.h"
 #include "infrabench/json_io.h"
 #include "infrabench/options.h"
 #include "infrabench/printer.h"
+#include "infrabench/progress.h"
 #include "infrabench/report.h"
 #include "infrabench/run_agreement.h"
 #include "infrabench/runner.h"
@@ -44,6 +44,7 @@
 #include "infrabench/suite_estimate.h"
 #include "infrabench/sysinfo.h"
 #include "infrabench/telemetry.h"
+#include "infrabench/text_layout.h"
 
 namespace infrabench {
 
@@ -210,104 +211,6 @@ int cmd_sysinfo(bool as_json) {
   return exit_ok;
 }
 
-// CI systems set CI (to "true" or "1"); an empty value is how a user unsets it for one command.
-bool in_ci() {
-  const char* ci = std::getenv("CI");
-  return ci != nullptr && *ci != '\0';
-}
-
-// Progress on stderr: on a terminal one line rewritten in place (done/total, elapsed, estimate);
-// otherwise (CI, a pipe) one plain line per configuration.
-class progress_display {
- public:
-  explicit progress_display(bool enabled)
-      : m_enabled(enabled),
-        m_tty(enabled && ::isatty(STDERR_FILENO) && !in_ci()),
-        m_t0(std::chrono::steady_clock::now()) {
-    // A configuration can run for minutes: on a terminal the line is redrawn every second so the
-    // elapsed time moves and a slow benchmark is not mistaken for a hung one. Only the terminal
-    // gets it; plain lines stay one per configuration.
-    if (m_tty) m_ticker = std::thread([this] { tick(); });
-  }
-  progress_display(const progress_display&) = delete;
-  progress_display& operator=(const progress_display&) = delete;
-  ~progress_display() { finish(); }
-
-  void start(const std::string& what, std::size_t index, std::size_t total) {
-    if (!m_enabled) return;
-    std::lock_guard lock(m_mu);
-    m_what = what;
-    m_index = index;
-    m_total = total;
-    m_config_t0 = std::chrono::steady_clock::now();
-    if (!m_tty) {
-      std::cerr << head() << what << std::endl;
-      return;
-    }
-    draw();
-  }
-  // Clears the line and stops the redraws (before the report's own messages).
-  void finish() {
-    {
-      std::lock_guard lock(m_mu);
-      m_stop = true;
-      if (m_dirty) raw_stderr() << "\r\033[K" << std::flush;
-      m_dirty = false;
-    }
-    m_cv.notify_all();
-    if (m_ticker.joinable()) m_ticker.join();
-  }
-
- private:
-  static double seconds_since(std::chrono::steady_clock::time_point t) {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-  }
-  // "[3/10] 12 s elapsed, ~28 s left  " (the estimate from the finished configurations' pace).
-  std::string head() const {
-    const double elapsed = seconds_since(m_t0);
-    char buf[128];
-    if (m_index > 0) {
-      const double done_pace = seconds_since(m_t0) - seconds_since(m_config_t0);
-      const double left =
-          done_pace / static_cast<double>(m_index) * static_cast<double>(m_total - m_index);
-      std::snprintf(buf, sizeof(buf), "[%zu/%zu] %.0f s elapsed, ~%.0f s left  ", m_index + 1,
-                    m_total, elapsed, left);
-    } else if (m_tty && elapsed >= 1) {
-      std::snprintf(buf, sizeof(buf), "[%zu/%zu] %.0f s elapsed  ", m_index + 1, m_total, elapsed);
-    } else {
-      std::snprintf(buf, sizeof(buf), "[%zu/%zu] ", m_index + 1, m_total);
-    }
-    return buf;
-  }
-  // With m_mu held.
-  void draw() {
-    std::string line = head() + m_what;
-    std::size_t width = 100;
-    winsize ws{};
-    if (::ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 10) width = ws.ws_col - 1;
-    if (line.size() > width) line = line.substr(0, width);
-    // The line's own control sequence, raw; the benchmark's name and axes as printable text.
-    raw_stderr() << "\r\033[K" << printable(line) << std::flush;
-    m_dirty = true;
-  }
-  void tick() {
-    std::unique_lock lock(m_mu);
-    while (!m_stop) {
-      m_cv.wait_for(lock, std::chrono::seconds(1));
-      if (!m_stop && m_dirty) draw();
-    }
-  }
-
-  bool m_enabled, m_tty;
-  std::chrono::steady_clock::time_point m_t0, m_config_t0 = m_t0;
-  std::mutex m_mu;  // guards everything below and stderr writes of the line
-  std::condition_variable m_cv;
-  bool m_dirty = false, m_stop = false;
-  std::string m_what;
-  std::size_t m_index = 0, m_total = 0;
-  std::thread m_ticker;
-};
-
 option_values collect_option_values(const run_options& opt) {
   option_values values;
   for (const auto& o : option_registry::instance().all()) {
@@ -462,7 +365,7 @@ void annotate_outliers(json& all_results, json& hosts, const json& findings) {
 // The console output after a run: the tables (for a cluster without the ranks that left a
 // node-local benchmark to their host's leader, then the cluster summary) and the totals.
 void print_console(std::ostream& console, const printer& table, const json& report, bool multi,
-                   const json& findings, const outlier_settings& outliers) {
+                   std::size_t per_rank, const json& findings, const outlier_settings& outliers) {
   if (multi) {
     json shown = json::array();
     std::size_t left_to_leader = 0;
@@ -485,10 +388,16 @@ void print_console(std::ostream& console, const printer& table, const json& repo
   } else {
     table.print(console, run_document{report, report["results"], false});
   }
+  // The same count as the progress counter: configurations of the plan, per rank (every rank
+  // runs the same plan); a multi-rank run then says how many results the ranks gave.
   const auto& sum = report["summary"];
-  console << sum["configurations"] << " configurations: " << sum["passed"] << " passed ("
-          << sum["invalid"] << " invalid), " << sum["skipped"] << " skipped, " << sum["failed"]
-          << " failed\n";
+  if (multi)
+    console << per_rank << " configurations on each of " << report["run"].value("world_size", 0)
+            << " ranks, " << sum["configurations"] << " results: ";
+  else
+    console << sum["configurations"] << " configurations: ";
+  console << sum["passed"] << " passed (" << sum["invalid"] << " invalid), " << sum["skipped"]
+          << " skipped, " << sum["failed"] << " failed\n";
 }
 
 // One run from the plan to the report: the state the failure paths (a rank died, a benchmark
@@ -496,14 +405,14 @@ void print_console(std::ostream& console, const printer& table, const json& repo
 class run_session {
  public:
   run_session(const run_options& opt, report_context ctx, communicator& comm,
-              const capabilities& caps, const option_values& options)
+              const capabilities& caps, const option_values& options, std::vector<double> estimates)
       : m_opt(opt),
         m_ctx(std::move(ctx)),
         m_comm(comm),
         m_caps(caps),
         m_options(options),
         m_inventory(collect_system_inventory(caps)),
-        m_progress(!opt.quiet && comm.rank() == 0),
+        m_progress(!opt.quiet && comm.rank() == 0, std::move(estimates)),
         // Telemetry while the benchmarks run (one rank per host samples it): summaries on each
         // result, the traces in the report.
         m_sampler(telemetry::start_for_run(options, comm.rank() == comm.node_leader(),
@@ -514,6 +423,8 @@ class run_session {
     // Other ranks send rank 0 their inventory and each result as they go, so that the partial
     // report written after a failure (a rank died, a link went down) still holds them.
     if (multi() && !root()) m_comm.publish('I', json_text(m_inventory));
+    m_planned = plan.total_configs();
+    print_header();
     std::signal(SIGINT, on_signal);
     std::signal(SIGTERM, on_signal);
     m_comm.set_failure_handler(
@@ -587,7 +498,7 @@ class run_session {
     if (m_opt.format != "table") {
       if (!stdout_taken) format.print(console, run_document{report, report["results"], multi()});
     } else {
-      print_console(console, format, report, multi(), findings, outliers);
+      print_console(console, format, report, multi(), m_planned, findings, outliers);
     }
     say_where_the_report_went();
     return exit_code(report, interrupted, sig);
@@ -596,6 +507,16 @@ class run_session {
  private:
   [[nodiscard]] bool root() const { return m_comm.rank() == 0; }
   [[nodiscard]] bool multi() const { return m_comm.size() > 1; }
+
+  // The machine and the world, before anything runs (rank 0, with the console table).
+  void print_header() const {
+    if (!root() || m_opt.format != "table") return;
+    std::ostream& console = report_on_stdout(m_opt.output) ? std::cerr : std::cout;
+    const auto facts =
+        header_facts(m_inventory, m_caps, m_comm.size(), m_comm.hostnames(), m_comm.backend());
+    for (const auto& line : format_header(facts, console_width)) console << line << '\n';
+    console << std::endl;
+  }
 
   void keep(const result& r) {
     {
@@ -731,6 +652,7 @@ class run_session {
   const option_values& m_options;
   const json m_inventory;
   progress_display m_progress;
+  std::size_t m_planned = 0;  // this rank's configurations (what the progress counter counts)
   std::unique_ptr<telemetry::session> m_sampler;
   double m_timeout_s = 0;
   std::mutex m_results_mu;
@@ -767,10 +689,12 @@ int cmd_run(const run_options& opt, const std::vector<std::string>& command_line
   // Every rank checks its input; a bad one anywhere stops all ranks (not a hang at the gather).
   run_plan plan;
   option_values options;
+  std::vector<double> estimates;  // per configuration, for the progress line's time left
   std::string error;
   try {
     const selection sel = make_selection(opt, command_line);
     plan = make_plan(registry::instance(), sel, caps);
+    estimates = run_estimates_s(estimate_plan(plan, sel.selected_suite, caps));
     options = collect_option_values(opt);
     for (const auto& hook : cli_extensions::instance().pre_run_hooks) hook(options);
     if (root) {
@@ -789,7 +713,7 @@ int cmd_run(const run_options& opt, const std::vector<std::string>& command_line
   comm->set_op_timeout(op_timeout_option(options));
   plan.settings.options = &options;
   run_session session(opt, make_context(command_line, plan, options, *comm, caps), *comm, caps,
-                      options);
+                      options, std::move(estimates));
   const std::vector<result> results = session.run(plan);
   json all_results, hosts;
   bool interrupted = false;

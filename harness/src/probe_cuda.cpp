@@ -85,6 +85,26 @@ nlohmann::json positive_or_null(long long v) {
   return v > 0 ? nlohmann::json(v) : nullptr;
 }
 
+cuda_failure failure_kind(cudaError_t err) {
+  switch (err) {
+    case cudaErrorInsufficientDriver:
+      return cuda_failure::insufficient_driver;
+    case cudaErrorStubLibrary:
+      return cuda_failure::stub_library;
+    case cudaSuccess:  // a count of 0
+    case cudaErrorNoDevice:
+      return cuda_failure::no_device;
+    case cudaErrorDevicesUnavailable:
+      return cuda_failure::devices_unavailable;
+    case cudaErrorSystemNotReady:
+      return cuda_failure::system_not_ready;
+    case cudaErrorSystemDriverMismatch:
+      return cuda_failure::driver_mismatch;
+    default:
+      return cuda_failure::other;
+  }
+}
+
 }  // namespace
 
 void probe_cuda(capabilities& caps) {
@@ -105,15 +125,16 @@ void probe_cuda(capabilities& caps) {
 
   // Without a driver the runtime returns cudaErrorInsufficientDriver and leaves the count
   // untouched (hence the 0); with only the toolkit's stub libcuda it is cudaErrorStubLibrary.
+  // Either way the reason says what is missing, from the driver's own traces (cuda_reason.cpp).
   int count = 0;
   const cudaError_t err = cudaGetDeviceCount(&count);
-  if (err != cudaSuccess) {
+  if (err != cudaSuccess || count <= 0) {
+    const std::string raw = err != cudaSuccess
+                                ? cuda_error_text("cudaGetDeviceCount", err)
+                                : std::string("cudaGetDeviceCount returned 0 devices");
     caps.cuda.available = false;
-    caps.cuda.reason = "no CUDA device: " + cuda_error_text("cudaGetDeviceCount", err);
-    caps.cuda_device_count = 0;
-  } else if (count <= 0) {
-    caps.cuda.available = false;
-    caps.cuda.reason = "no CUDA device: cudaGetDeviceCount returned 0 devices";
+    caps.cuda.reason = describe_cuda_failure(failure_kind(err), find_nvidia_driver(),
+                                             caps.cuda.version, caps.cuda_driver_version, raw);
     caps.cuda_device_count = 0;
   } else {
     caps.cuda.available = true;

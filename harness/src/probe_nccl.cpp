@@ -34,9 +34,9 @@ void probe_nccl(capabilities& caps) {
   if (caps.nccl.available) {
     caps.nccl.reason.clear();
   } else {
-    caps.nccl.reason =
-        "NCCL " + caps.nccl.version + " present but " +
-        (caps.cuda.reason.empty() ? std::string("no CUDA device") : caps.cuda.reason);
+    // NCCL itself is there (its version is in the report): what is missing is CUDA's, in CUDA's
+    // words, so a benchmark needing both gives one reason, grouped with the other GPU skips.
+    caps.nccl.reason = caps.cuda.reason.empty() ? std::string("no CUDA device") : caps.cuda.reason;
   }
 }
 

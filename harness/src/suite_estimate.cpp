@@ -20,6 +20,16 @@ std::string seconds_text(double s) {
 
 }  // namespace
 
+double default_config_estimate_s(const exec_settings& s) {
+  // The runner warms up (warm_up_s), then samples until the median's CI meets the target once
+  // min_time_s is measured, or until max_time_s (the stopping rule, stats.cpp). Which of the two
+  // ends a configuration depends on its noise, unknown before it runs: the middle of that window
+  // is the estimate that is off by at most half of it either way. (The old default, max_time_s
+  // + 1 s, assumed every configuration runs to its limit and a second of set-up: 4x the quick
+  // suite's wall time, where most configurations converge soon after min_time_s.)
+  return s.warm_up_s + (s.rule.min_time_s + s.rule.max_time_s) / 2;
+}
+
 std::vector<config_estimate> estimate_plan(const run_plan& plan, const suite& su,
                                            const capabilities& caps) {
   std::vector<config_estimate> out;
@@ -44,11 +54,18 @@ std::vector<config_estimate> estimate_plan(const run_plan& plan, const suite& su
         }
       }
       ce.from_suite = per_config.has_value();
-      ce.seconds = per_config.value_or(plan.settings.rule.max_time_s + 1) + duration;
+      ce.seconds = per_config.value_or(default_config_estimate_s(plan.settings)) + duration;
       ce.skip_reason = unmet;
       out.push_back(std::move(ce));
     }
   }
+  return out;
+}
+
+std::vector<double> run_estimates_s(const std::vector<config_estimate>& est) {
+  std::vector<double> out;
+  out.reserve(est.size());
+  for (const auto& e : est) out.push_back(e.skip_reason.empty() ? e.seconds : 0.0);
   return out;
 }
 
@@ -66,12 +83,14 @@ void print_estimate(std::ostream& out, const suite& su, const std::vector<config
   if (as_json) {
     nlohmann::json rows = nlohmann::json::array();
     for (const auto& e : est) {
-      rows.push_back({{"benchmark", e.benchmark},
-                      {"configuration", e.configuration},
-                      {"estimate_s", e.seconds},
-                      {"estimate_from", e.from_suite ? "suite" : "default (max_time_s + 1 s)"},
-                      {"runs_here", e.skip_reason.empty()},
-                      {"reason", e.skip_reason}});
+      rows.push_back(
+          {{"benchmark", e.benchmark},
+           {"configuration", e.configuration},
+           {"estimate_s", e.seconds},
+           {"estimate_from",
+            e.from_suite ? "suite" : "default (warm_up_s + (min_time_s + max_time_s) / 2)"},
+           {"runs_here", e.skip_reason.empty()},
+           {"reason", e.skip_reason}});
     }
     out << json_text(nlohmann::json({{"suite", su.name},
                                      {"source", su.source},
@@ -97,7 +116,8 @@ void print_estimate(std::ostream& out, const suite& su, const std::vector<config
       << "here: " << seconds_text(here) << " for the " << runs_here << " configurations that run"
       << " (the others are skipped at once)\n";
   if (std::any_of(est.begin(), est.end(), [](const auto& e) { return !e.from_suite; }))
-    out << "* no estimate_s in the suite: max_time_s + 1 s assumed\n";
+    out << "* no estimate_s in the suite: warm_up_s + (min_time_s + max_time_s) / 2 assumed (the "
+           "middle of the stopping rule's window)\n";
 }
 
 }  // namespace infrabench

@@ -4,7 +4,9 @@
 #include <set>
 
 #include "infrabench/json_io.h"
+#include "infrabench/reason.h"
 #include "infrabench/report.h"
+#include "infrabench/text_layout.h"
 
 namespace infrabench {
 namespace {
@@ -28,36 +30,6 @@ std::string percent1(double f) {
   char buf[32];
   std::snprintf(buf, sizeof(buf), "%.1f%%", f * 100);
   return buf;
-}
-
-// Columns are padded to the widest cell; text columns left-aligned, numbers right-aligned.
-void print_rows(std::ostream& out, const std::vector<std::vector<std::string>>& rows,
-                const std::vector<bool>& right) {
-  std::vector<std::size_t> width;
-  for (const auto& row : rows) {
-    width.resize(std::max(width.size(), row.size()), 0);
-    for (std::size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
-  }
-  for (std::size_t r = 0; r < rows.size(); ++r) {
-    std::string line = "  ";
-    for (std::size_t c = 0; c < rows[r].size(); ++c) {
-      const auto& cell = rows[r][c];
-      const std::size_t pad = width[c] - cell.size();
-      const bool last = c + 1 == rows[r].size();
-      if (c < right.size() && right[c])
-        line += std::string(pad, ' ') + cell;
-      else
-        line += cell + (last ? "" : std::string(pad, ' '));
-      if (!last) line += "  ";
-    }
-    out << line << '\n';
-    if (r == 0) {
-      std::string rule = "  ";
-      for (std::size_t c = 0; c < width.size(); ++c)
-        rule += std::string(width[c], '-') + (c + 1 < width.size() ? "  " : "");
-      out << rule << '\n';
-    }
-  }
 }
 
 }  // namespace
@@ -96,8 +68,165 @@ std::string format_scaled(double value, const std::string& unit) {
   return fixed3(value) + (unit.empty() ? "" : " " + unit);
 }
 
+namespace {
+
+using nlohmann::json;
+
+// Benchmarks whose every configuration was skipped for one reason: counted under the reason's code
+// and text (never matched by its words), printed after the tables, one line per reason.
+struct skip_group {
+  std::string code, text;
+  std::size_t benchmarks = 0, configurations = 0;
+};
+
+std::string reason_of(const json& r) {
+  return r.value("reason", std::string());
+}
+
+void add_skip(std::vector<skip_group>& groups, const json& r, std::size_t configurations) {
+  const std::string code = r.value("reason_code", std::string());
+  const std::string text = reason_of(r);
+  auto it = std::find_if(groups.begin(), groups.end(),
+                         [&](const skip_group& g) { return g.code == code && g.text == text; });
+  if (it == groups.end()) it = groups.insert(groups.end(), skip_group{code, text});
+  ++it->benchmarks;
+  it->configurations += configurations;
+}
+
+void print_skip_groups(std::ostream& out, const std::vector<skip_group>& groups) {
+  for (const auto& g : groups) {
+    std::string head = std::to_string(g.benchmarks) +
+                       (g.benchmarks == 1 ? " benchmark skipped" : " benchmarks skipped");
+    if (g.configurations != g.benchmarks)
+      head += " (" + std::to_string(g.configurations) + " configurations)";
+    for (const auto& line : wrap_text(g.text, console_width, head + ": ", "    "))
+      out << line << '\n';
+  }
+  if (!groups.empty()) out << '\n';
+}
+
+std::string axis_cell(const json& r, const std::string& axis_name) {
+  const json disp = r.value("axes_display", json::object());
+  if (disp.contains(axis_name) && disp[axis_name].is_string())
+    return disp[axis_name].get<std::string>();
+  const json& v = r.at("axes").at(axis_name);
+  return v.is_string() ? v.get<std::string>() : json_text(v);
+}
+
+// The axes whose value every row shares: said once above the table instead of in a column each.
+std::vector<std::string> fixed_axes(const std::vector<const json*>& rs) {
+  std::vector<std::string> fixed;
+  for (const auto& [axis_name, v] : rs.front()->at("axes").items()) {
+    const std::string first = axis_cell(*rs.front(), axis_name);
+    const bool same = std::all_of(rs.begin(), rs.end(), [&](const json* r) {
+      return r->at("axes").contains(axis_name) && axis_cell(*r, axis_name) == first;
+    });
+    if (same) fixed.push_back(axis_name);
+  }
+  return fixed;
+}
+
+std::vector<std::string> metric_names_of(const std::vector<const json*>& rs) {
+  std::vector<std::string> names;
+  for (const auto* r : rs) {
+    for (const auto& m : r->at("metrics")) {
+      const auto mn = m.at("name").get<std::string>();
+      if (std::find(names.begin(), names.end(), mn) == names.end()) names.push_back(mn);
+    }
+  }
+  return names;
+}
+
+// Status, time, CI, rCV and n of one result (empty cells when it has no timing).
+std::vector<std::string> timing_cells(const json& r) {
+  std::string st = r.at("status").get<std::string>();
+  if (st == "passed" && !r.value("valid", true)) st = "INVALID";
+  if (!r.contains("time_s") || r.at("status") != "passed") return {st, "", "", "", ""};
+  const auto& t = r.at("time_s");
+  const double median = t.at("median").get<double>();
+  const double lo = t.at("median_ci95")[0].get<double>(), hi = t.at("median_ci95")[1].get<double>();
+  return {st, format_time(median), median > 0 ? percent1((hi - lo) / 2 / median) : "",
+          percent1(t.value("robust_cv", t.at("cv").get<double>())),
+          std::to_string(t.at("n").get<std::size_t>())};
+}
+
+std::vector<std::string> notes_of(const json& r) {
+  std::vector<std::string> notes{reason_of(r)};
+  for (const auto& why : r.value("invalid_reasons", json::array()))
+    notes.push_back(why.get<std::string>());
+  for (const auto& w : r.value("warnings", json::array())) notes.push_back(w.get<std::string>());
+  return notes;
+}
+
+text_table make_table(const std::vector<const json*>& rs, const std::vector<std::string>& varying,
+                      bool show_host, footnotes& notes) {
+  const auto metrics = metric_names_of(rs);
+  text_table t;
+  if (show_host) t.header.push_back("host");
+  for (const auto& a : varying) t.header.push_back(a);
+  t.header.push_back("status");
+  t.key_columns = t.header.size();
+  t.right.assign(t.key_columns, false);
+  for (std::size_t c = show_host ? 1 : 0; c + 1 < t.key_columns; ++c) t.right[c] = true;
+  for (const char* h : {"time (median)", "+-CI95", "rCV", "n"}) t.header.push_back(h);
+  t.header.insert(t.header.end(), metrics.begin(), metrics.end());
+  t.right.resize(t.header.size(), true);
+  for (const auto* r : rs) {
+    std::vector<std::string> row;
+    if (show_host) {
+      const int rank = r->value("rank", 0);
+      row.push_back(r->value("host", std::string()) +
+                    (rank ? " (rank " + std::to_string(rank) + ")" : ""));
+    }
+    for (const auto& a : varying) row.push_back(r->at("axes").contains(a) ? axis_cell(*r, a) : "");
+    const auto timing = timing_cells(*r);
+    row.insert(row.end(), timing.begin(), timing.end());
+    for (const auto& mn : metrics) {
+      std::string cell;
+      for (const auto& m : r->at("metrics")) {
+        if (m.at("name") == mn)
+          cell = format_scaled(m.at("value").get<double>(), m.at("unit").get<std::string>());
+      }
+      row.push_back(cell);
+    }
+    row.push_back(notes.mark(notes_of(*r)));
+    t.rows.push_back(std::move(row));
+  }
+  t.header.push_back("notes");
+  t.right.push_back(false);
+  return t;
+}
+
+// One benchmark: its name, the axes every row shares, the table, the footnotes.
+void print_benchmark(std::ostream& out, const std::string& name, const std::vector<const json*>& rs,
+                     bool show_host) {
+  const auto fixed = fixed_axes(rs);
+  std::vector<std::string> varying, shared;
+  for (const auto& [axis_name, v] : rs.front()->at("axes").items()) {
+    if (std::find(fixed.begin(), fixed.end(), axis_name) == fixed.end())
+      varying.push_back(axis_name);
+    else
+      shared.push_back(axis_name + "=" + axis_cell(*rs.front(), axis_name));
+  }
+  std::string shared_text;
+  for (const auto& s : shared) shared_text += (shared_text.empty() ? "" : " ") + s;
+  for (const auto& line : wrap_text(shared_text, console_width, name + "  ", "    "))
+    out << line << '\n';
+  footnotes notes;
+  text_table t = make_table(rs, varying, show_host, notes);
+  if (notes.empty()) {  // no notes: no column for them
+    t.header.pop_back();
+    t.right.pop_back();
+    for (auto& row : t.rows) row.pop_back();
+  }
+  for (const auto& line : layout_table(t, console_width)) out << line << '\n';
+  for (const auto& line : notes.lines(console_width)) out << line << '\n';
+  out << '\n';
+}
+
+}  // namespace
+
 void print_table(std::ostream& out, const nlohmann::json& results, bool show_host) {
-  using json = nlohmann::json;
   // One block per benchmark, in first-seen order.
   std::vector<std::string> order;
   std::map<std::string, std::vector<const json*>> groups;
@@ -106,98 +235,21 @@ void print_table(std::ostream& out, const nlohmann::json& results, bool show_hos
     if (!groups.count(name)) order.push_back(name);
     groups[name].push_back(&r);
   }
-  auto reason_of = [](const json* r) { return r->value("reason", std::string()); };
+  std::vector<skip_group> skipped;
   for (const auto& name : order) {
     const auto& rs = groups[name];
-    // All configurations skipped for one reason (no GPU, say): one line, not a table of skips.
+    // Every configuration skipped for one reason (no GPU, say): counted under that reason and
+    // said once after the tables, not a table of skips before the results.
     const bool all_skipped_alike = std::all_of(rs.begin(), rs.end(), [&](const json* r) {
-      return r->at("status") == "skipped" && reason_of(r) == reason_of(rs.front());
+      return r->at("status") == "skipped" && reason_of(*r) == reason_of(*rs.front()) &&
+             r->value("reason_code", "") == rs.front()->value("reason_code", "");
     });
-    if (all_skipped_alike) {
-      out << name << ": skipped (" << rs.size()
-          << (rs.size() == 1 ? " configuration" : " configurations")
-          << "): " << reason_of(rs.front()) << "\n\n";
-      continue;
-    }
-    out << name << '\n';
-    std::vector<std::string> metric_names;
-    for (const auto* r : rs) {
-      for (const auto& m : r->at("metrics")) {
-        const auto mn = m.at("name").get<std::string>();
-        if (std::find(metric_names.begin(), metric_names.end(), mn) == metric_names.end())
-          metric_names.push_back(mn);
-      }
-    }
-    std::vector<std::string> header;
-    std::vector<bool> right;
-    if (show_host) {
-      header.push_back("host");
-      right.push_back(false);
-    }
-    for (const auto& [axis_name, v] : rs.front()->at("axes").items()) {
-      header.push_back(axis_name);
-      right.push_back(true);
-    }
-    for (const char* h : {"status", "time (median)", "+-CI95", "rCV", "n"}) {
-      header.push_back(h);
-      right.push_back(std::string(h) != "status");
-    }
-    for (const auto& m : metric_names) {
-      header.push_back(m);
-      right.push_back(true);
-    }
-    header.push_back("notes");
-    right.push_back(false);
-
-    std::vector<std::vector<std::string>> rows{header};
-    for (const auto* r : rs) {
-      std::vector<std::string> row;
-      if (show_host) {
-        const int rank = r->value("rank", 0);
-        row.push_back(r->value("host", std::string()) +
-                      (rank ? " (rank " + std::to_string(rank) + ")" : ""));
-      }
-      const json disp = r->value("axes_display", json::object());
-      for (const auto& [axis_name, v] : r->at("axes").items()) {
-        row.push_back(disp.contains(axis_name)
-                          ? disp[axis_name].get<std::string>()
-                          : (v.is_string() ? v.get<std::string>() : json_text(v)));
-      }
-      std::string st = r->at("status").get<std::string>();
-      if (st == "passed" && !r->at("valid").get<bool>()) st = "INVALID";
-      row.push_back(st);
-      const bool timed = r->contains("time_s") && r->at("status") == "passed";
-      if (timed) {
-        const auto& t = r->at("time_s");
-        const double median = t.at("median").get<double>();
-        const double lo = t.at("median_ci95")[0].get<double>(),
-                     hi = t.at("median_ci95")[1].get<double>();
-        row.push_back(format_time(median));
-        row.push_back(median > 0 ? percent1((hi - lo) / 2 / median) : "");
-        row.push_back(percent1(t.value("robust_cv", t.at("cv").get<double>())));
-        row.push_back(std::to_string(t.at("n").get<std::size_t>()));
-      } else {
-        row.insert(row.end(), 4, "");
-      }
-      for (const auto& mn : metric_names) {
-        std::string cell;
-        for (const auto& m : r->at("metrics")) {
-          if (m.at("name") == mn)
-            cell = format_scaled(m.at("value").get<double>(), m.at("unit").get<std::string>());
-        }
-        row.push_back(cell);
-      }
-      std::string notes = reason_of(r);
-      for (const auto& why : r->at("invalid_reasons"))
-        notes += (notes.empty() ? "" : "; ") + why.get<std::string>();
-      for (const auto& w : r->at("warnings"))
-        notes += (notes.empty() ? "" : "; ") + w.get<std::string>();
-      row.push_back(notes);
-      rows.push_back(std::move(row));
-    }
-    print_rows(out, rows, right);
-    out << '\n';
+    if (all_skipped_alike)
+      add_skip(skipped, *rs.front(), rs.size());
+    else
+      print_benchmark(out, name, rs, show_host);
   }
+  print_skip_groups(out, skipped);
 }
 
 }  // namespace infrabench

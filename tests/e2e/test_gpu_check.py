@@ -35,7 +35,9 @@ def test_without_a_gpu_it_says_so_and_exits_0(tmp_path):
     p = subprocess.run([SCRIPT, "--bin", BIN, "--out", str(tmp_path / "out")],
                        capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, (p.stdout, p.stderr)
-    assert "no GPU here" in p.stdout and "no CUDA device" in p.stdout, p.stdout
+    assert "no GPU here" in p.stdout, p.stdout
+    # The reason says what is missing (issue 25), not the CUDA runtime's "driver is insufficient".
+    assert "insufficient" not in p.stdout, p.stdout
     assert not (tmp_path / "out").exists()  # nothing was run
 
 

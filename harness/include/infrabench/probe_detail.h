@@ -2,6 +2,8 @@
 // (compiled when the backend is built in) and a `_none` one that says it was not compiled in.
 #pragma once
 
+#include <string>
+
 #include "infrabench/capabilities.h"
 
 namespace infrabench::detail {
@@ -12,5 +14,36 @@ void probe_io_uring(capabilities& caps);  // caps.io_uring
 // Makes the rank's GPU (gpu_for_local_rank) current for the whole run and returns its index;
 // -1 without a CUDA device (or without CUDA compiled in).
 [[nodiscard]] int bind_rank_gpu(const capabilities& caps, int local_rank);
+
+// What this machine has of an NVIDIA driver, looked at without CUDA: the kernel module's device
+// nodes and the driver's user-space library. The CUDA runtime's own error for a machine with no
+// driver ("CUDA driver version is insufficient for CUDA runtime version") says "upgrade" where
+// there is nothing to upgrade; these facts say what is missing.
+struct driver_presence {
+  bool device_nodes = false;      // /dev/nvidiactl or /dev/nvidia<N> exists
+  bool libcuda_loadable = false;  // dlopen("libcuda.so.1") succeeded
+  std::string libcuda_error;      // dlerror() when it did not
+};
+[[nodiscard]] driver_presence find_nvidia_driver();
+
+// The CUDA runtime's answer to cudaGetDeviceCount, as far as it tells what is missing.
+enum class cuda_failure {
+  insufficient_driver,  // cudaErrorInsufficientDriver: no driver, or one older than the runtime
+  stub_library,         // cudaErrorStubLibrary: the toolkit's stub libcuda, not a driver
+  no_device,            // cudaErrorNoDevice, or a count of 0
+  devices_unavailable,  // cudaErrorDevicesUnavailable: busy or exclusive/prohibited compute mode
+  system_not_ready,     // cudaErrorSystemNotReady: fabric manager not running (NVSwitch systems)
+  driver_mismatch,      // cudaErrorSystemDriverMismatch: kernel module and libcuda differ
+  other,
+};
+
+// Why no CUDA device can be used, saying what is missing ("no NVIDIA driver on this machine
+// (...)"), from the runtime's failure, the driver facts, and the runtime's and driver's CUDA
+// versions. `raw`: the runtime's own text ("cudaGetDeviceCount: ... (cudaErrorX)"), kept for
+// `other`.
+[[nodiscard]] std::string describe_cuda_failure(cuda_failure kind, const driver_presence& drv,
+                                                const std::string& runtime_version,
+                                                const std::string& driver_version,
+                                                const std::string& raw);
 
 }  // namespace infrabench::detail
