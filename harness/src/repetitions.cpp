@@ -50,6 +50,23 @@ void add_warning(json& out, const std::string& text) {
   if (std::find(w.begin(), w.end(), json(text)) == w.end()) w.push_back(text);
 }
 
+// Each repetition's warnings: once when every repetition gave it, else naming the repetition
+// ("median CI95 +-7% > target" differs in its numbers from one repetition to the next).
+void merge_warnings(json& out, const group& reps, std::size_t planned) {
+  const auto in_every = [&](const json& w) {
+    return std::all_of(reps.begin(), reps.end(), [&](const json* r) {
+      const auto ws = r->value("warnings", json::array());
+      return std::find(ws.begin(), ws.end(), w) != ws.end();
+    });
+  };
+  for (std::size_t i = 0; i < reps.size(); ++i) {
+    for (const auto& w : reps[i]->value("warnings", json::array())) {
+      add_warning(out, in_every(w) ? w.get<std::string>()
+                                   : repetition_name(i, planned) + ": " + w.get<std::string>());
+    }
+  }
+}
+
 // One metric over the repetitions that reported it: the median of their values, the best of
 // their bests, the samples pooled in run order.
 json merge_metric(const std::string& name, const group& passed) {
@@ -156,6 +173,7 @@ json merge_passed(const group& reps, std::size_t planned) {
     }
   }
   json out = *passed.front();
+  out["warnings"] = json::array();  // merge_warnings adds every repetition's
   merge_samples(out, passed);
   out["metrics"] = merge_metrics(passed);
   merge_validity(out, passed, index, planned);
@@ -176,6 +194,7 @@ json merge_failed(const group& reps, std::size_t planned) {
     ++count;
   }
   json out = *reps[first];
+  out["warnings"] = json::array();
   out["reason"] = repetition_name(first, planned) +
                   (count > 1 ? " (and " + std::to_string(count - 1) + " more)" : std::string()) +
                   ": " + out.value("reason", std::string());
@@ -201,17 +220,22 @@ json merge_group(const group& all, std::size_t planned) {
     return std::any_of(reps.begin(), reps.end(),
                        [&](const json* r) { return r->value("status", std::string()) == st; });
   };
-  json out = has("failed")   ? merge_failed(reps, planned)
-             : has("passed") ? merge_passed(reps, planned)
-                             : *reps.front();  // skipped every time: the first one's reason
+  json out;
+  if (has("failed")) {
+    out = merge_failed(reps, planned);
+  } else if (has("passed")) {
+    out = merge_passed(reps, planned);
+  } else {
+    out = *reps.front();  // skipped every time: the first one's reason
+    out["warnings"] = json::array();
+  }
   double elapsed = 0;
   json records = json::array();
   for (const json* r : reps) {
     elapsed += r->value("elapsed_s", 0.0);
     records.push_back(repetition_record(*r));
-    for (const auto& w : r->value("warnings", json::array()))
-      add_warning(out, w.get<std::string>());
   }
+  merge_warnings(out, reps, planned);
   out["elapsed_s"] = elapsed;
   out["repetitions"] = records;
   if (reps.size() < planned) {

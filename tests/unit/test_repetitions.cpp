@@ -272,3 +272,14 @@ TEST(RepetitionsMerge, UnstartedInterruptedRepetitionIsLeftOut) {
   // Alone, it stays what it was: the configuration measured nothing.
   EXPECT_EQ(merge_repetitions(json::array({b}), 3)[0]["status"], "failed");
 }
+
+// A warning every repetition gave is said once; one that differs names its repetition.
+TEST(RepetitionsMerge, WarningsNameTheirRepetition) {
+  json a = repetition(1, 1, {1}, 1), b = repetition(2, 2, {1}, 1);
+  a["warnings"] = {"clock throttled", "median CI95 +-7% > target"};
+  b["warnings"] = {"clock throttled", "median CI95 +-9% > target"};
+  const json merged = merge_repetitions(json::array({a, b}), 2)[0];
+  EXPECT_EQ(merged["warnings"],
+            json({"clock throttled", "repetition 1 of 2: median CI95 +-7% > target",
+                  "repetition 2 of 2: median CI95 +-9% > target"}));
+}
