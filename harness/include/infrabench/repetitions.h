@@ -26,7 +26,9 @@ inline constexpr std::size_t max_repetitions = 100;
 //  - a repetition that failed makes the result failed, naming the repetition; a check that
 //    failed in any repetition (a verification) makes it invalid; noise (noisy, cut short) makes
 //    it invalid only when fewer than half of its repetitions are valid, and is a warning else;
-//  - a configuration that ran fewer than `planned` repetitions (an interrupted run) says so.
+//  - a configuration that ran fewer than `planned` repetitions (an interrupted run) says so; a
+//    repetition an interrupt stopped before its first sample is left out (it measured nothing);
+//  - a warning every repetition gave appears once, any other names its repetition.
 [[nodiscard]] nlohmann::json merge_repetitions(const nlohmann::json& results, std::size_t planned);
 
 }  // namespace infrabench
