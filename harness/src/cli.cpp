@@ -37,6 +37,7 @@
 #include "infrabench/options.h"
 #include "infrabench/printer.h"
 #include "infrabench/progress.h"
+#include "infrabench/repetitions.h"
 #include "infrabench/report.h"
 #include "infrabench/run_agreement.h"
 #include "infrabench/runner.h"
@@ -87,6 +88,7 @@ struct run_options {
   std::vector<std::string> axes;
   // -1: not given (the suite's value, or the default, applies).
   double min_time = -1, max_time = -1, timeout = -1, target_ci = -1;
+  std::size_t repetitions = 1;
   std::string output = "infrabench-report.json";
   std::string format = "table";
   bool quiet = false;
@@ -279,6 +281,7 @@ selection make_selection(const run_options& opt, const std::vector<std::string>&
   if (opt.max_time >= 0) sel.max_time_s = opt.max_time;
   if (opt.timeout >= 0) sel.timeout_s = opt.timeout;
   if (opt.target_ci >= 0) sel.target_rel_ci = opt.target_ci;
+  sel.repetitions = opt.repetitions;
   return sel;
 }
 
@@ -329,6 +332,7 @@ report_context make_context(const std::vector<std::string>& command_line, const 
                   {"max_time_s", s.rule.max_time_s},   {"target_rel_ci", s.rule.target_rel_ci},
                   {"timeout_s", s.timeout_s},          {"min_sample_time_s", s.min_sample_time_s},
                   {"warm_up_s", s.warm_up_s},          {"max_cv", s.max_cv}};
+  ctx.settings["repetitions"] = plan.repetitions;
   ctx.settings["options"] = options;
   return ctx;
 }
@@ -397,7 +401,11 @@ void print_console(std::ostream& console, const printer& table, const json& repo
   else
     console << sum["configurations"] << " configurations: ";
   console << sum["passed"] << " passed (" << sum["invalid"] << " invalid), " << sum["skipped"]
-          << " skipped, " << sum["failed"] << " failed\n";
+          << " skipped, " << sum["failed"] << " failed";
+  // The counter counted runs: each configuration ran this many times, its results merged.
+  const auto reps = report["run"]["settings"].value("repetitions", 1);
+  if (reps > 1) console << "; each configuration run " << reps << " times, interleaved";
+  console << "\n";
 }
 
 // One run from the plan to the report: the state the failure paths (a rank died, a benchmark
@@ -430,6 +438,7 @@ class run_session {
     m_comm.set_failure_handler(
         [this](const std::string& diagnosis) { on_rank_failure(diagnosis); });
     m_timeout_s = plan.settings.timeout_s;
+    m_repetitions = plan.repetitions;
     run_callbacks cb;
     cb.on_start = [this](const planned_benchmark& item, const config& cfg, std::size_t i,
                          std::size_t n) {
@@ -477,6 +486,7 @@ class run_session {
 
   // The end of a run on rank 0: outliers, the report, the console, the exit code.
   int finish(json all_results, json hosts, bool interrupted) {
+    all_results = merge_repetitions(all_results, m_repetitions);
     const outlier_settings outliers = outlier_options(m_options);
     json findings = json::array();
     if (multi()) {
@@ -565,7 +575,7 @@ class run_session {
     m_ctx.interrupted = true;
     m_ctx.interrupted_reason = why;
     try {
-      write_report(results, hosts);
+      write_report(merge_repetitions(results, m_repetitions), hosts);
       print_error(why + "; partial report " + m_report_fate);
     } catch (const std::exception& e) {
       print_error(why + "; writing the partial report failed: " + e.what());
@@ -655,6 +665,7 @@ class run_session {
   std::size_t m_planned = 0;  // this rank's configurations (what the progress counter counts)
   std::unique_ptr<telemetry::session> m_sampler;
   double m_timeout_s = 0;
+  std::size_t m_repetitions = 1;  // each configuration's results merge into one (repetitions.h)
   std::mutex m_results_mu;
   std::vector<result> m_finished;  // guarded by m_results_mu
   std::mutex m_hung_mu;
@@ -695,6 +706,11 @@ int cmd_run(const run_options& opt, const std::vector<std::string>& command_line
     const selection sel = make_selection(opt, command_line);
     plan = make_plan(registry::instance(), sel, caps);
     estimates = run_estimates_s(estimate_plan(plan, sel.selected_suite, caps));
+    // Repetitions run the plan again in the same order: the counter counts runs, so the
+    // estimates repeat with it.
+    const std::size_t one_pass = estimates.size();
+    for (std::size_t k = 1; k < plan.repetitions; ++k)
+      estimates.insert(estimates.end(), estimates.begin(), estimates.begin() + one_pass);
     options = collect_option_values(opt);
     for (const auto& hook : cli_extensions::instance().pre_run_hooks) hook(options);
     if (root) {
@@ -798,6 +814,10 @@ CLI::App* add_run_command(CLI::App& app, run_options& ro) {
   run->add_option("--target-ci", ro.target_ci,
                   "stop when the median's 95% CI half-width is below this fraction")
       ->check(number_check("a fraction", 0, false, 1, false));
+  run->add_option("--repetitions", ro.repetitions,
+                  "run every configuration N times, interleaved; the report keeps each value")
+      ->check(integer_check("a count", static_cast<std::int64_t>(min_repetitions),
+                            static_cast<std::int64_t>(max_repetitions)));
   run->add_option("-o,--output", ro.output, "report file")->capture_default_str();
   run->add_option("--format", ro.format, "console output")
       ->check(CLI::IsMember(printer_registry::instance().names(document::run)))

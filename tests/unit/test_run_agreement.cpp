@@ -76,3 +76,15 @@ TEST(RunAgreement, ConfigurationsLast) {
       describe_disagreement({a, b}, {}).rfind("ranks disagree on the configurations to run", 0),
       0u);
 }
+
+// Ranks repeating a different number of times would pair their collectives up wrong.
+TEST(RunAgreement, NamesTheRepetitions) {
+  run_plan three = plan_with(0.1);
+  three.repetitions = 3;
+  const auto a = make_run_fingerprint(plan_with(0.1), default_options);
+  const auto b = make_run_fingerprint(three, default_options);
+  const std::string why = describe_disagreement({a, b}, {"h1", "h2"});
+  EXPECT_NE(why.find("ranks disagree on --repetitions: rank 1 (h2) has '3', rank 0 has '1'"),
+            std::string::npos)
+      << why;
+}
