@@ -747,9 +747,13 @@ std::string verdict_text(const metric_row& row, std::size_t i) {
     case change::better:
     case change::worse:
       return v + " " + format_percent(row.perf[i] - 1);
-    case change::invalid:
-      return v + ": " +
-             (row.invalid_reason[0].empty() ? row.invalid_reason[i] : row.invalid_reason[0]);
+    case change::invalid: {
+      // The first clause of the reason ("noisy: robust CV 13% > 10% over 167 samples"): the
+      // whole of it is in the JSON and in --fail-on-regression's notes.
+      const std::string& why =
+          row.invalid_reason[0].empty() ? row.invalid_reason[i] : row.invalid_reason[0];
+      return v + ": " + why.substr(0, why.find(';'));
+    }
     case change::inconclusive:
     case change::not_significant:
       return v + " (needs " + needed_text(row.needed[i]) + " reps)";

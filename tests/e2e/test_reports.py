@@ -644,3 +644,14 @@ def test_compare_gates_performance_metrics_only(tmp_path):
         1 for x in js["metrics"] if x["group"] == g["group"] and x["gated"]
         and all(r["valid"] for r in x["reports"])) for g in js["groups"])
     assert not any(x["gated"] for x in js["metrics"] if x["role"] != "performance")
+
+
+def test_compare_decides_nothing_by_name():
+    """Which metric is gated comes from the declarations, never from a name written in compare.cpp:
+    no declared metric or benchmark name of this build appears there as a string literal."""
+    listing = json.loads(run("list", "--json").stdout)
+    names = {b["name"] for b in listing} | {m["name"] for b in listing for m in b["metrics"]}
+    assert "bandwidth_gbps" in names and "bandwidth/host_memory" in names, sorted(names)[:20]
+    src = open(os.path.join(SRC, "reports", "src", "compare.cpp"), encoding="utf-8").read()
+    found = sorted(n for n in names if '"%s"' % n in src)
+    assert not found, found
