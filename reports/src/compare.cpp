@@ -143,7 +143,8 @@ std::size_t repetitions_of(const report_view& r) {
 }
 
 // How the run was made: settings, suite (name, source, filter, axis overrides, the benchmarks
-// it selected), command line, launcher and world size, repetitions; keys start with "run.".
+// it selected and the axis values each ran with), command line, launcher and world size,
+// repetitions; keys start with "run.".
 void flatten_run(const report_view& r, std::map<std::string, std::string>& out) {
   const json& run = r.run;
   if (run.contains("settings")) flatten(run["settings"], "run.settings", out);
@@ -152,11 +153,18 @@ void flatten_run(const report_view& r, std::map<std::string, std::string>& out) 
     std::string benches;
     if (suite.contains("benchmarks") && suite["benchmarks"].is_array()) {
       for (const auto& b : suite["benchmarks"]) {
-        if (b.is_object() && b.contains("name") && b["name"].is_string())
-          benches += (benches.empty() ? "" : ", ") + b["name"].get<std::string>();
+        if (!b.is_object() || !b.contains("name") || !b["name"].is_string()) continue;
+        const std::string name = b["name"].get<std::string>();
+        benches += (benches.empty() ? "" : ", ") + name;
+        // The values each axis ran with (thread counts, sizes), keyed by benchmark, not by
+        // position: another filter must not shift every row.
+        if (b.contains("axes") && b["axes"].is_object()) {
+          for (const auto& [axis, values] : b["axes"].items())
+            out["run.suite.axes." + name + "." + axis] = json_text(values);
+        }
       }
     }
-    suite.erase("benchmarks");  // their axes follow from the overrides, listed themselves
+    suite.erase("benchmarks");
     flatten(suite, "run.suite", out);
     out["run.suite.benchmarks"] = benches;
   }

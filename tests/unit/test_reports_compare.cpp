@@ -416,6 +416,9 @@ TEST(ReportsCompare, SettingsDifferencesComeFirst) {
     j["run"]["suite"]["axis_overrides"] =
         override_threads ? json::array({"threads=1"}) : json::array();
     j["run"]["suite"]["filter"] = override_threads ? "^cpu/" : "";
+    j["run"]["suite"]["benchmarks"] = json::array(
+        {{{"name", "cpu/x"},
+          {"axes", {{"threads", override_threads ? json::array({1}) : json::array({1, 0})}}}}});
     j["run"]["command_line"] =
         override_threads ? json::array({"infrabench", "run", "-a", "threads=1", "-o", "b.json"})
                          : json::array({"infrabench", "run", "-o", "a.json"});
@@ -429,6 +432,8 @@ TEST(ReportsCompare, SettingsDifferencesComeFirst) {
   EXPECT_NE(by_key["run.suite.axis_overrides"]->values[1].find("threads=1"), std::string::npos);
   EXPECT_FALSE(by_key["run.suite.axis_overrides"]->system);
   ASSERT_TRUE(by_key.count("run.suite.filter"));
+  ASSERT_TRUE(by_key.count("run.suite.axes.cpu/x.threads"));  // the thread counts it ran with
+  EXPECT_EQ(by_key["run.suite.axes.cpu/x.threads"]->values[0], "[1,0]");
   ASSERT_TRUE(by_key.count("run.command_line"));
   EXPECT_EQ(by_key["run.command_line"]->values[1], "infrabench run -a threads=1 -o FILE");
   ASSERT_TRUE(by_key.count("run.repetitions"));
