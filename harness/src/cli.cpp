@@ -36,6 +36,7 @@
 #include "infrabench/json_io.h"
 #include "infrabench/options.h"
 #include "infrabench/printer.h"
+#include "infrabench/repetitions.h"
 #include "infrabench/report.h"
 #include "infrabench/run_agreement.h"
 #include "infrabench/runner.h"
@@ -85,6 +86,7 @@ struct run_options {
   std::vector<std::string> axes;
   // -1: not given (the suite's value, or the default, applies).
   double min_time = -1, max_time = -1, timeout = -1, target_ci = -1;
+  std::size_t repetitions = 1;
   std::string output = "infrabench-report.json";
   std::string format = "table";
   bool quiet = false;
@@ -375,6 +377,7 @@ selection make_selection(const run_options& opt, const std::vector<std::string>&
   if (opt.max_time >= 0) sel.max_time_s = opt.max_time;
   if (opt.timeout >= 0) sel.timeout_s = opt.timeout;
   if (opt.target_ci >= 0) sel.target_rel_ci = opt.target_ci;
+  sel.repetitions = opt.repetitions;
   return sel;
 }
 
@@ -425,6 +428,7 @@ report_context make_context(const std::vector<std::string>& command_line, const 
                   {"max_time_s", s.rule.max_time_s},   {"target_rel_ci", s.rule.target_rel_ci},
                   {"timeout_s", s.timeout_s},          {"min_sample_time_s", s.min_sample_time_s},
                   {"warm_up_s", s.warm_up_s},          {"max_cv", s.max_cv}};
+  ctx.settings["repetitions"] = plan.repetitions;
   ctx.settings["options"] = options;
   return ctx;
 }
@@ -517,6 +521,7 @@ class run_session {
     m_comm.set_failure_handler(
         [this](const std::string& diagnosis) { on_rank_failure(diagnosis); });
     m_timeout_s = plan.settings.timeout_s;
+    m_repetitions = plan.repetitions;
     run_callbacks cb;
     cb.on_start = [this](const planned_benchmark& item, const config& cfg, std::size_t i,
                          std::size_t n) {
@@ -564,6 +569,7 @@ class run_session {
 
   // The end of a run on rank 0: outliers, the report, the console, the exit code.
   int finish(json all_results, json hosts, bool interrupted) {
+    all_results = merge_repetitions(all_results, m_repetitions);
     const outlier_settings outliers = outlier_options(m_options);
     json findings = json::array();
     if (multi()) {
@@ -642,7 +648,7 @@ class run_session {
     m_ctx.interrupted = true;
     m_ctx.interrupted_reason = why;
     try {
-      write_report(results, hosts);
+      write_report(merge_repetitions(results, m_repetitions), hosts);
       print_error(why + "; partial report " + m_report_fate);
     } catch (const std::exception& e) {
       print_error(why + "; writing the partial report failed: " + e.what());
@@ -731,6 +737,7 @@ class run_session {
   progress_display m_progress;
   std::unique_ptr<telemetry::session> m_sampler;
   double m_timeout_s = 0;
+  std::size_t m_repetitions = 1;  // each configuration's results merge into one (repetitions.h)
   std::mutex m_results_mu;
   std::vector<result> m_finished;  // guarded by m_results_mu
   std::mutex m_hung_mu;
@@ -872,6 +879,10 @@ CLI::App* add_run_command(CLI::App& app, run_options& ro) {
   run->add_option("--target-ci", ro.target_ci,
                   "stop when the median's 95% CI half-width is below this fraction")
       ->check(number_check("a fraction", 0, false, 1, false));
+  run->add_option("--repetitions", ro.repetitions,
+                  "run every configuration N times, interleaved; the report keeps each value")
+      ->check(integer_check("a count", static_cast<std::int64_t>(min_repetitions),
+                            static_cast<std::int64_t>(max_repetitions)));
   run->add_option("-o,--output", ro.output, "report file")->capture_default_str();
   run->add_option("--format", ro.format, "console output")
       ->check(CLI::IsMember(printer_registry::instance().names(document::run)))

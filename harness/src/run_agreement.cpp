@@ -32,7 +32,8 @@ run_fingerprint make_run_fingerprint(const run_plan& plan, const option_values& 
                     {"min_samples", number(static_cast<double>(s.rule.min_samples))},
                     {"min_sample_time_s", number(s.min_sample_time_s)},
                     {"warm_up_s", number(s.warm_up_s)},
-                    {"max_cv", number(s.max_cv)}};
+                    {"max_cv", number(s.max_cv)},
+                    {"--repetitions", std::to_string(plan.repetitions)}};
   for (const auto& [name, value] : options) f.emplace_back("--" + name, value);
   f.emplace_back(configurations_item, json_text(plan.effective_suite));
   return f;

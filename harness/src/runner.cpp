@@ -305,6 +305,7 @@ run_plan make_plan(const registry& reg, const selection& sel, const capabilities
   plan.items = order_by_uses(std::move(plan.items));
   expand_configs(plan.items, caps);
   plan.effective_suite = effective_suite_json(plan.items, sel);
+  plan.repetitions = sel.repetitions;
   return plan;
 }
 
@@ -627,6 +628,38 @@ void mark_cut_short(result& r) {
 
 }  // namespace
 
+// What the configuration runs of one run() share.
+struct run_loop {
+  const run_callbacks& cb;
+  const std::atomic<bool>* interrupted;
+  exec_settings settings;
+  hang_watchdog& watchdog;
+  double sync_wait;
+  std::size_t index = 0, total = 0;
+  std::vector<result>& results;
+};
+
+bool runner::run_step(const planned_benchmark& item, const config& cfg, const std::string& label,
+                      run_loop& loop) {
+  const bool stop = loop.interrupted && *loop.interrupted;
+  const bool stopped = m_comm.size() > 1
+                           ? start_together(label, loop.settings.timeout_s, loop.sync_wait, stop)
+                           : stop;
+  if (stopped) return false;
+  if (loop.cb.on_start) loop.cb.on_start(item, cfg, loop.index, loop.total);
+  loop.watchdog.begin(item, cfg);
+  std::optional<result> r = run_config(item, cfg, loop.settings);
+  loop.watchdog.end();
+  if (r && loop.interrupted && *loop.interrupted) mark_cut_short(*r);
+  if (r) {
+    if (loop.cb.on_finished) loop.cb.on_finished(*r);
+    if (loop.cb.on_result) loop.cb.on_result(*r);
+    loop.results.push_back(std::move(*r));
+  }
+  ++loop.index;
+  return true;
+}
+
 std::vector<result> runner::run(const run_plan& plan, const run_callbacks& cb,
                                 const std::atomic<bool>* interrupted) {
   std::vector<result> results;
@@ -635,7 +668,6 @@ std::vector<result> runner::run(const run_plan& plan, const run_callbacks& cb,
   settings.interrupted = interrupted;
   settings.earlier = &results;
   settings.resources = &resources;
-  const bool multi = m_comm.size() > 1;
 
   const double grace = std::max(5.0, 0.5 * settings.timeout_s);
   hang_watchdog watchdog(cb, settings.timeout_s + grace);
@@ -643,33 +675,25 @@ std::vector<result> runner::run(const run_plan& plan, const run_callbacks& cb,
   // running the previous one (up to its timeout and the watchdog's grace).
   const double sync_wait =
       settings.timeout_s * 1.25 + 5 + grace + std::max(10.0, m_comm.op_timeout());
+  run_loop loop{cb, interrupted, settings, watchdog, sync_wait, 0, plan.total_runs(), results};
 
-  std::size_t index = 0;
-  const std::size_t total = plan.total_configs();
-  bool stopped = false;
-  for (std::size_t i = 0; i < plan.items.size() && !stopped; ++i) {
-    const auto& item = plan.items[i];
-    for (std::size_t c = 0; c < item.configs.size() && !stopped; ++c) {
-      const config& cfg = item.configs[c];
-      const bool stop = interrupted && *interrupted;
-      stopped = multi ? start_together(describe_config(*item.bench, cfg), settings.timeout_s,
-                                       sync_wait, stop)
-                      : stop;
-      if (stopped) break;
-      if (cb.on_start) cb.on_start(item, cfg, index, total);
-      watchdog.begin(item, cfg);
-      std::optional<result> r = run_config(item, cfg, settings);
-      watchdog.end();
-      if (r && interrupted && *interrupted) mark_cut_short(*r);
-      if (r) {
-        if (cb.on_finished) cb.on_finished(*r);
-        if (cb.on_result) cb.on_result(*r);
-        results.push_back(std::move(*r));
+  // Repetitions interleave (every configuration once, then again): a drift of the machine over
+  // the run (heat, another tenant) then falls on every configuration alike, not on the last ones.
+  // Every rank walks the same order; the label it starts each run with says which repetition.
+  bool go_on = true;
+  for (std::size_t rep = 0; rep < plan.repetitions && go_on; ++rep) {
+    for (std::size_t i = 0; i < plan.items.size() && go_on; ++i) {
+      const auto& item = plan.items[i];
+      for (std::size_t c = 0; c < item.configs.size() && go_on; ++c) {
+        std::string label = describe_config(*item.bench, item.configs[c]);
+        if (plan.repetitions > 1)
+          label += " (repetition " + std::to_string(rep + 1) + " of " +
+                   std::to_string(plan.repetitions) + ")";
+        go_on = run_step(item, item.configs[c], label, loop);
       }
-      ++index;
     }
   }
-  if (multi) finish_together(settings.timeout_s, sync_wait);
+  if (m_comm.size() > 1) finish_together(settings.timeout_s, sync_wait);
   return results;
 }
 

@@ -86,17 +86,25 @@ const result* state::find_earlier(std::string_view benchmark, const nlohmann::js
                            "\") to its registration");
   }
   if (!m_settings.earlier) return nullptr;
-  for (const auto& r : *m_settings.earlier) {
-    if (r.benchmark != benchmark) continue;
+  const auto& earlier = *m_settings.earlier;
+  const auto matches = [&](const result& r) {
+    if (r.benchmark != benchmark) return false;
     bool all = true;
     for (const auto& [k, v] : axes.items()) {
       bool match = false;
       for (const auto& [name, value] : r.axes) match = match || (name == k && value == v);
       all = all && match;
     }
-    if (all) return &r;
+    return all;
+  };
+  const auto first = std::find_if(earlier.begin(), earlier.end(), matches);
+  if (first == earlier.end()) return nullptr;
+  // The same configuration's latest repetition (run --repetitions): measured next to this one.
+  const result* latest = &*first;
+  for (auto it = first; it != earlier.end(); ++it) {
+    if (it->benchmark == first->benchmark && it->axes == first->axes) latest = &*it;
   }
-  return nullptr;
+  return latest;
 }
 
 void state::add_items(double items, std::string item_name) {

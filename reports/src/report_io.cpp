@@ -135,6 +135,30 @@ metric_view read_metric(const checker& c, const json& m, const std::string& wher
   return mv;
 }
 
+// A result's "repetitions" (run --repetitions, schema 1.5): each repetition's outcome.
+std::vector<repetition_view> read_repetitions(const checker& c, const json& r,
+                                              const std::string& where) {
+  std::vector<repetition_view> out;
+  const auto it = r.find("repetitions");
+  if (it == r.end() || it->is_null()) return out;
+  if (!it->is_array()) c.fail(where + ".repetitions", "expected an array, got " + type_name(*it));
+  for (std::size_t i = 0; i < it->size(); ++i) {
+    const json& e = (*it)[i];
+    const std::string w = where + ".repetitions[" + std::to_string(i) + "]";
+    if (!e.is_object()) c.fail(w, "expected an object, got " + type_name(e));
+    repetition_view rep;
+    rep.status = c.string(e, "status", w, std::string("passed"));
+    rep.reason = c.string(e, "reason", w, std::string());
+    rep.valid = c.boolean(e, "valid", w, true);
+    rep.invalid_reasons = c.strings(e, "invalid_reasons", w);
+    rep.invalid_reason_codes = c.strings(e, "invalid_reason_codes", w);
+    rep.stop_reason = c.string(e, "stop_reason", w, std::string());
+    rep.elapsed_s = c.number(e, "elapsed_s", w, 0.0);
+    out.push_back(std::move(rep));
+  }
+  return out;
+}
+
 result_view read_result(const checker& c, const json& r, const std::string& where) {
   if (!r.is_object()) c.fail(where, "expected an object, got " + type_name(r));
   result_view rv;
@@ -190,6 +214,7 @@ result_view read_result(const checker& c, const json& r, const std::string& wher
       rv.metrics.push_back(std::move(mv));
     }
   }
+  rv.repetitions = read_repetitions(c, r, where);
   return rv;
 }
 

@@ -249,3 +249,36 @@ TEST(ReportsIo, MetricDeclarationsAndRepetitionsAreRead) {
     EXPECT_NE(std::string(e.what()).find("metrics[1].kind"), std::string::npos) << e.what();
   }
 }
+
+// run --repetitions: each repetition's outcome is read into the result's view; a malformed one is
+// named by its path.
+TEST(ReportsIo, ResultRepetitionsAreRead) {
+  auto j = ib_test::report(json::array({ib_test::result("preprocess/pipeline", json::object(),
+                                                        {{"images_per_s", "images/s", 900}})}));
+  j["results"][0]["repetitions"] = {{{"status", "passed"},
+                                     {"valid", true},
+                                     {"invalid_reasons", json::array()},
+                                     {"stop_reason", "converged"},
+                                     {"elapsed_s", 1.5}},
+                                    {{"status", "passed"},
+                                     {"valid", false},
+                                     {"invalid_reasons", {"noisy: robust CV 30%"}},
+                                     {"invalid_reason_codes", {"noisy"}},
+                                     {"stop_reason", "max_time"},
+                                     {"elapsed_s", 2.0}}};
+  const report_view r = parse_report(j.dump(), "r.json");
+  const auto& reps = r.results.front().repetitions;
+  ASSERT_EQ(reps.size(), 2u);
+  EXPECT_EQ(reps[0].stop_reason, "converged");
+  EXPECT_DOUBLE_EQ(reps[0].elapsed_s, 1.5);
+  EXPECT_FALSE(reps[1].valid);
+  EXPECT_EQ(reps[1].invalid_reason_codes, (std::vector<std::string>{"noisy"}));
+  EXPECT_EQ(reps[1].invalid_reasons.size(), 1u);
+  j["results"][0]["repetitions"][1]["valid"] = "no";
+  try {
+    (void)parse_report(j.dump(), "r.json");
+    FAIL();
+  } catch (const user_error& e) {
+    EXPECT_NE(std::string(e.what()).find("repetitions[1].valid"), std::string::npos) << e.what();
+  }
+}

@@ -34,7 +34,12 @@ struct run_plan {
   std::vector<planned_benchmark> items;
   exec_settings settings;
   nlohmann::json effective_suite;  // what was run, written into the report
+  // How many times every configuration runs (run --repetitions), interleaved: all of them once,
+  // then all again, so that a slow drift of the machine falls on every configuration alike.
+  std::size_t repetitions = 1;
   [[nodiscard]] std::size_t total_configs() const;
+  // Configuration runs, repetitions included (what progress counts).
+  [[nodiscard]] std::size_t total_runs() const { return total_configs() * repetitions; }
 };
 
 // What the command line asked for. Unset optionals fall back to the suite, then to the defaults.
@@ -52,6 +57,7 @@ struct selection {
   };
   std::vector<option_axis> option_axes;
   std::optional<double> min_time_s, max_time_s, timeout_s, target_rel_ci;
+  std::size_t repetitions = 1;  // run --repetitions
 };
 
 // Builds the plan; throws user_error for a filter matching nothing, an unknown axis, a malformed
@@ -80,7 +86,8 @@ std::set<std::pair<std::size_t, std::string>> apply_axis_overrides(
                                  std::string host);
 
 struct run_callbacks {
-  // Called before each configuration (index counts from 0 over the whole plan).
+  // Called before each configuration run (index counts from 0 over the whole plan, repetitions
+  // included: total is run_plan::total_runs()).
   std::function<void(const planned_benchmark&, const config&, std::size_t index, std::size_t total)>
       on_start;
   // Called with each result before on_result, on the running thread: may add metrics and
@@ -92,11 +99,15 @@ struct run_callbacks {
   std::function<void(const planned_benchmark&, const config&, double running_s)> on_hung;
 };
 
+struct run_loop;  // runner.cpp: the state of one run's loop
+
 class runner {
  public:
   runner(const capabilities& caps, communicator& comm) : m_caps(caps), m_comm(comm) {}
-  // Runs every configuration; a benchmark that throws fails that configuration only. Stops early
-  // when *interrupted becomes true (on any rank of a multi-rank run).
+  // Runs every configuration, plan.repetitions times interleaved (the results hold each
+  // repetition's, in run order: merge_repetitions makes one of them); a benchmark that throws
+  // fails that configuration only. Stops early when *interrupted becomes true (on any rank of a
+  // multi-rank run).
   //
   // Multi-rank runs: all ranks start each configuration together (communicator::sync_config);
   // node-local benchmarks run on one rank per host (the others record a skip); every-rank and
@@ -116,6 +127,9 @@ class runner {
                                   const exec_settings& settings);
   // Multi-rank runs: every rank starts `label` together; true when any rank asked to stop.
   bool start_together(const std::string& label, double timeout_s, double wait_s, bool stop);
+  // One configuration run of the loop in run(); false when the run stops before it (interrupted).
+  bool run_step(const planned_benchmark& item, const config& cfg, const std::string& label,
+                run_loop& loop);
   // Multi-rank runs: every rank has finished its last configuration.
   void finish_together(double timeout_s, double wait_s);
 

@@ -86,7 +86,8 @@ class state {
   [[nodiscard]] bool option_flag(std::string_view name) const { return option(name) == "true"; }
   // A result this rank finished earlier in the run (e.g. bandwidth/host_memory as a roofline),
   // the first whose axes include every pair in `axes` (values as in the report: numbers or
-  // strings). Null when there is none. `benchmark` must be declared with benchmark::uses (or be
+  // strings; of several repetitions of that configuration, the latest). Null when there is none.
+  // `benchmark` must be declared with benchmark::uses (or be
   // this benchmark itself): asking for an undeclared one is a bug (std::logic_error), because the
   // run plan orders benchmarks by those declarations.
   [[nodiscard]] const result* find_earlier(

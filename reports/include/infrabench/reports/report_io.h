@@ -54,6 +54,18 @@ struct benchmark_meta {
   std::vector<metric_decl> metrics;
 };
 
+// One repetition of a configuration (`run --repetitions N`) as its result records it: what compare
+// and history need besides the values (those are in each metric_view::repetitions).
+struct repetition_view {
+  std::string status;  // passed | skipped | failed
+  std::string reason;  // for skipped/failed
+  bool valid = true;
+  std::vector<std::string> invalid_reasons;
+  std::vector<std::string> invalid_reason_codes;  // one per reason: "noisy", "verify_failed", ...
+  std::string stop_reason;
+  double elapsed_s = 0;
+};
+
 struct result_view {
   std::string benchmark;  // group/name
   // Axis name -> value as written (number or string), and its display form ("256MiB").
@@ -68,6 +80,9 @@ struct result_view {
   std::string host;
   std::vector<double> samples_s;
   std::vector<metric_view> metrics;
+  // Each repetition in run order (run --repetitions N); empty for a report of one repetition. A
+  // metric's repetitions hold one value per passed repetition that reported it.
+  std::vector<repetition_view> repetitions;
 
   [[nodiscard]] const metric_view* find_metric(std::string_view name) const;
   // Why the benchmark withheld `metric` from this result (state::withhold_metric: a fraction of a
