@@ -124,6 +124,9 @@ def main():
             aff = [r for r in rows if r["kind"] == "affected" and r["verdict"] != "INVALID"]
             una = [r for r in rows if r["kind"] == "unaffected" and r["verdict"] != "INVALID"]
             invalid = sum(r["verdict"] == "INVALID" for r in rows if r["kind"] != "other")
+            # what the gate lists as "losses on INVALID results, not counted"
+            invalid_aff_loss = sum(r["verdict"] == "INVALID" and (r["loss"] or 0) * 100 > o.pct
+                                   for r in rows if r["kind"] == "affected")
             hit = sum(r["flagged"] for r in aff)
             wrong = [r for r in una if r["flagged"]]
             detected += hit == len(aff) and aff != []
@@ -134,11 +137,12 @@ def main():
                 missed = "; ".join("%s %s %+.0f%%" % (r["name"], r["verdict"], -100 * (r["loss"] or 0))
                                    for r in aff if not r["flagged"])
                 print("  a%d b%d: exit %d; affected flagged %d/%d%s; unaffected flagged %d/%d%s; "
-                      "INVALID (not gated) %d; no threads axis flagged %d" % (
+                      "INVALID (not gated) %d, of them affected and listed as a loss > %g%% %d; "
+                      "no threads axis flagged %d" % (
                           x, y, rc, hit, len(aff), " (missed: %s)" % missed if missed else "",
                           len(wrong), len(una),
                           " (%s)" % "; ".join(r["name"] for r in wrong) if wrong else "",
-                          invalid, len(other)))
+                          invalid, o.pct, invalid_aff_loss, len(other)))
         print("A/B %s pairs: %d; every VALID affected headline flagged in %d; gate exit 1 in %d; "
               "a false alarm on an unaffected metric in %d" % (label, len(pairs), detected, any_flag,
                                                                false_pairs))

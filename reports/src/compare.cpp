@@ -904,9 +904,11 @@ std::string differing_system_summary(const comparison& c) {
 
 namespace {
 
-std::size_t gated_rows(const comparison& c) {
-  return static_cast<std::size_t>(
-      std::count_if(c.rows.begin(), c.rows.end(), [](const metric_row& r) { return r.gated; }));
+// The gated metrics judged against the first report (VALID on both sides, in the BH family).
+std::size_t judged_rows(const comparison& c) {
+  return static_cast<std::size_t>(std::count_if(c.rows.begin(), c.rows.end(), [](const auto& r) {
+    return r.gated && r.q_value.size() > 1 && !std::isnan(r.q_value[1]);
+  }));
 }
 
 // How a verdict is reached, in one paragraph (the table's and the Markdown's).
@@ -916,12 +918,30 @@ std::string method_text(const comparison& c) {
                                 : format_number(c.options.noise * 100) + "%";
   return "a change is called between runs: Welch's t-test on the logs of each side's "
          "repetitions, Benjamini-Hochberg q < " +
-         format_number(c.options.alpha) + " across the " + std::to_string(gated_rows(c)) +
-         " gated metrics, and a change of >= " + format_number(c.options.min_effect * 100) +
+         format_number(c.options.alpha) + " across the gated metrics judged (" +
+         std::to_string(judged_rows(c)) +
+         "), and a change of >= " + format_number(c.options.min_effect * 100) +
          "%. A side with one repetition is judged against an assumed run-to-run noise (" + noise +
          "; q marked *): \"inconclusive\" unless the change exceeds it. Only each benchmark's "
          "headline metric is gated, counted and averaged; the others are shown with the reason; "
          "INVALID results are in no gate, mean or count.";
+}
+
+// `text` broken at spaces into lines of at most `width` characters (a terminal's paragraph).
+std::string wrapped(const std::string& text, std::size_t width) {
+  std::string out, line;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const std::size_t sp = std::min(text.find(' ', i), text.size());
+    const std::string word = text.substr(i, sp - i);
+    if (!line.empty() && line.size() + 1 + word.size() > width) {
+      out += line + "\n";
+      line.clear();
+    }
+    line += (line.empty() ? "" : " ") + word;
+    i = sp + 1;
+  }
+  return out + line;
 }
 
 // Run settings, then system differences: what else changed, said before any verdict.
@@ -959,7 +979,7 @@ void print_comparison_table(std::ostream& out, const comparison& c) {
     out << "  " << c.labels[i] << " = " << c.descriptions[i] << "\n";
   out << "\n";
   print_differences_table(out, c);
-  out << "\n" << method_text(c) << "\n\n";
+  out << "\n" << wrapped(method_text(c), 100) << "\n\n";
   std::vector<std::string> benches;
   for (const auto& row : c.rows) {
     if (std::find(benches.begin(), benches.end(), row.benchmark) == benches.end())
