@@ -277,16 +277,24 @@ void read_meta(const std::string& path, compare_options& co) {
   }
 }
 
-// The CI gate: exit 1 when a significant regression of a performance metric larger than `pct`
-// exists between VALID results; the others are listed as not counted.
+// The CI gate: exit 1 when a significant regression of a gated (headline) metric larger than
+// `pct` exists between VALID results; losses on INVALID results and losses the repetitions cannot
+// decide are listed, never counted.
 int gate_regressions(const comparison& c, double pct) {
-  std::vector<std::string> noisy;
-  const auto regs = regressions(c, pct, &noisy);
-  if (!noisy.empty()) {
-    std::cerr << "infrabench: note: " << noisy.size()
-              << " regression(s) on INVALID (noisy or unverified) results not counted (rerun on a "
-                 "quiet machine; across runs, history trend judges run-to-run variance):\n";
-    for (const auto& r : noisy) std::cerr << "  " << r << "\n";
+  std::vector<std::string> invalid;
+  const auto regs = regressions(c, pct, &invalid);
+  if (!invalid.empty()) {
+    std::cerr << "infrabench: note: " << invalid.size()
+              << " loss(es) on INVALID results not counted (rerun on a quiet machine):\n";
+    for (const auto& r : invalid) std::cerr << "  " << r << "\n";
+  }
+  const auto undecided = undecided_losses(c, pct);
+  if (!undecided.empty()) {
+    std::cerr << "infrabench: note: " << undecided.size() << " loss(es) larger than "
+              << format_number(pct)
+              << "% not decided by the repetitions, not counted (run --repetitions N on both "
+                 "sides):\n";
+    for (const auto& r : undecided) std::cerr << "  " << r << "\n";
   }
   if (!regs.empty()) {
     std::cerr << "infrabench: " << regs.size() << " significant regression(s) larger than "
@@ -301,23 +309,29 @@ int gate_regressions(const comparison& c, double pct) {
 
 [[maybe_unused]] const bool compare_registered = register_subcommand(
     {"compare",
-     "compare reports: ratios, Mann-Whitney significance, per-group geometric means, system "
-     "differences",
+     "compare reports: run settings and system differences, ratios, between-run significance "
+     "of the headline metrics (Welch on repetitions, Benjamini-Hochberg), per-group geometric "
+     "means",
      [](CLI::App& sub) -> std::function<int()> {
        struct opts {
          std::vector<std::string> reports, fail_pct;
          std::string format = "table", price, power, meta, output;
          double alpha = compare_options{}.alpha,
-                min_effect_pct = compare_options{}.min_effect * 100;
+                min_effect_pct = compare_options{}.min_effect * 100, noise_pct = -1;
        };
        auto o = std::make_shared<opts>();
        sub.add_option("REPORT", o->reports, "two or more reports; the first is the reference")
            ->required();
        add_format_option(sub, o->format, document::comparison, "output");
        sub.add_option("-o,--output", o->output, "write the output to this file instead of stdout");
-       sub.add_option("--alpha", o->alpha, "significance level of the Mann-Whitney U test")
+       sub.add_option("--alpha", o->alpha,
+                      "false discovery rate across the gated metrics (Benjamini-Hochberg)")
            ->check(number_check("a significance level", 1e-6, true, 0.5, true))
            ->capture_default_str();
+       sub.add_option("--noise", o->noise_pct,
+                      "run-to-run noise (percent, relative SD) assumed where a side has one "
+                      "repetition (default: 15 for rates and times, 5 otherwise)")
+           ->check(number_check("a percentage", 0, false, 1000, true));
        sub.add_option("--min-effect", o->min_effect_pct,
                       "smallest change (percent) called a change, however significant")
            ->check(number_check("a percentage", 0, true, 100, true))
@@ -347,6 +361,11 @@ int gate_regressions(const comparison& c, double pct) {
          compare_options co;
          co.alpha = o->alpha;
          co.min_effect = o->min_effect_pct / 100;
+         if (o->noise_pct > 0) co.noise = o->noise_pct / 100;
+         // Reports written before declarations travelled: this build says which metric is each
+         // benchmark's headline.
+         const metric_catalog catalog = registry_metric_catalog();
+         co.catalog = &catalog;
          if (!o->price.empty()) co.price = parse_label_values(o->price, "--price");
          if (!o->power.empty()) co.power = parse_label_values(o->power, "--power");
          if (!o->output.empty()) check_output_path(o->output);

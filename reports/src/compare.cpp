@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <set>
 
 #include "infrabench/error.h"
@@ -70,6 +71,10 @@ std::string_view to_string(change c) {
       return "no samples";
     case change::not_gated:
       return "not gated";
+    case change::inconclusive:
+      return "inconclusive";
+    case change::invalid:
+      return "INVALID";
   }
   return "?";
 }
@@ -98,17 +103,87 @@ std::map<std::string, double> parse_label_values(const std::string& text, const 
   return out;
 }
 
+namespace {
+
+// The command line as typed, less the values of the options that only name outputs (two runs
+// writing a.json and b.json ran the same way).
+std::string command_text(const nlohmann::json& cl) {
+  static const std::set<std::string> outputs = {"-o", "--output", "--junit"};
+  std::string out;
+  bool skip = false;
+  for (std::size_t i = 0; cl.is_array() && i < cl.size(); ++i) {
+    if (!cl[i].is_string()) continue;
+    const std::string arg = cl[i].get<std::string>();
+    if (skip) {
+      skip = false;
+      continue;
+    }
+    if (outputs.count(arg)) {
+      skip = true;
+      out += " " + arg + " FILE";
+      continue;
+    }
+    const auto eq = arg.find('=');
+    if (eq != std::string::npos && outputs.count(arg.substr(0, eq))) {
+      out += " " + arg.substr(0, eq) + "=FILE";
+      continue;
+    }
+    out += (out.empty() ? "" : " ") + arg;
+  }
+  return out;
+}
+
+// The most repetitions any metric of the report kept (1: none kept).
+std::size_t repetitions_of(const report_view& r) {
+  std::size_t n = 1;
+  for (const auto& res : r.results) {
+    for (const auto& m : res.metrics) n = std::max(n, m.repetitions.size());
+  }
+  return n;
+}
+
+// How the run was made: settings, suite (name, source, filter, axis overrides, the benchmarks
+// it selected and the axis values each ran with), command line, launcher and world size,
+// repetitions; keys start with "run.".
+void flatten_run(const report_view& r, std::map<std::string, std::string>& out) {
+  const json& run = r.run;
+  if (run.contains("settings")) flatten(run["settings"], "run.settings", out);
+  if (run.contains("suite") && run["suite"].is_object()) {
+    json suite = run["suite"];
+    std::string benches;
+    if (suite.contains("benchmarks") && suite["benchmarks"].is_array()) {
+      for (const auto& b : suite["benchmarks"]) {
+        if (!b.is_object() || !b.contains("name") || !b["name"].is_string()) continue;
+        const std::string name = b["name"].get<std::string>();
+        benches += (benches.empty() ? "" : ", ") + name;
+        // The values each axis ran with (thread counts, sizes), keyed by benchmark, not by
+        // position: another filter must not shift every row.
+        if (b.contains("axes") && b["axes"].is_object()) {
+          for (const auto& [axis, values] : b["axes"].items())
+            out["run.suite.axes." + name + "." + axis] = json_text(values);
+        }
+      }
+    }
+    suite.erase("benchmarks");
+    flatten(suite, "run.suite", out);
+    out["run.suite.benchmarks"] = benches;
+  }
+  if (run.contains("command_line")) out["run.command_line"] = command_text(run["command_line"]);
+  for (const char* k : {"launcher", "world_size"}) {
+    if (run.contains(k)) out[std::string("run.") + k] = json_text(run[k]);
+  }
+  out["run.repetitions"] = std::to_string(repetitions_of(r));
+}
+
+}  // namespace
+
 std::vector<inventory_change> diff_inventories(const std::vector<report_view>& reports) {
   std::vector<std::map<std::string, std::string>> flat(reports.size());
   std::set<std::string> keys;
   for (std::size_t i = 0; i < reports.size(); ++i) {
     if (reports[i].hosts.is_array() && !reports[i].hosts.empty())
       flatten(reports[i].hosts[0], "", flat[i]);
-    std::map<std::string, std::string> settings;
-    if (reports[i].run.is_object() && reports[i].run.contains("settings")) {
-      flatten(reports[i].run["settings"], "run.settings", settings);
-      flat[i].insert(settings.begin(), settings.end());
-    }
+    if (reports[i].run.is_object()) flatten_run(reports[i], flat[i]);
     for (const auto& [k, v] : flat[i]) keys.insert(k);
   }
   std::vector<inventory_change> out;
@@ -116,7 +191,7 @@ std::vector<inventory_change> diff_inventories(const std::vector<report_view>& r
     if (volatile_key(k)) continue;
     inventory_change ch;
     ch.key = k;
-    ch.system = k.rfind("run.settings", 0) != 0;
+    ch.system = k.rfind("run.", 0) != 0;
     bool differs = false;
     for (std::size_t i = 0; i < reports.size(); ++i) {
       const auto it = flat[i].find(k);
@@ -234,25 +309,193 @@ std::vector<std::string> only_in(const std::vector<std::string>& labels, const r
 
 }  // namespace
 
-change judge_change(const metric_view& base, const metric_view& m, const compare_options& opt,
-                    double* p_value) {
-  const double ratio = m.value / base.value;
-  const double perf = m.higher_is_better ? ratio : 1 / ratio;
-  if (base.samples.size() < 2 || m.samples.size() < 2) return change::no_samples;
-  *p_value = mann_whitney_u(base.samples, m.samples).p_value;
-  const bool big = std::fabs(perf - 1) >= opt.min_effect;
-  // The samples of one run share that run's conditions (clock, placement, neighbours), so the U
-  // test sees within-run noise only. A difference that does not even leave either run's own 95%
-  // interval of the median is not called a change.
-  const double ci =
-      std::max(median_ci95_half_width(base.samples), median_ci95_half_width(m.samples));
-  const bool beyond_ci = !(std::fabs(m.value - base.value) <= ci);
-  if (*p_value < opt.alpha && big && beyond_ci) return perf > 1 ? change::better : change::worse;
-  return big ? change::not_significant : change::same;
+// ---- between-run statistics ------------------------------------------------------------------
+namespace {
+
+// Regularized incomplete beta I_x(a, b) by its continued fraction (Lentz's method; Numerical
+// Recipes 6.4), for the Student t distribution.
+double beta_continued_fraction(double a, double b, double x) {
+  const double tiny = 1e-300;
+  double c = 1, d = 1 - (a + b) * x / (a + 1);
+  d = 1 / (std::fabs(d) < tiny ? tiny : d);
+  double h = d;
+  for (int m = 1; m <= 300; ++m) {
+    for (int half = 0; half < 2; ++half) {
+      const double num = half == 0 ? m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m))
+                                   : -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1));
+      d = 1 + num * d;
+      d = 1 / (std::fabs(d) < tiny ? tiny : d);
+      c = 1 + num / c;
+      if (std::fabs(c) < tiny) c = tiny;
+      h *= d * c;
+      if (half == 1 && std::fabs(d * c - 1) < 1e-14) return h;
+    }
+  }
+  return h;
 }
 
+double incomplete_beta(double a, double b, double x) {
+  if (x <= 0) return 0;
+  if (x >= 1) return 1;
+  const double front = std::exp(std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) +
+                                a * std::log(x) + b * std::log1p(-x));
+  if (x < (a + 1) / (a + b + 2)) return front * beta_continued_fraction(a, b, x) / a;
+  return 1 - front * beta_continued_fraction(b, a, 1 - x) / b;
+}
+
+// Upper quantile of the standard normal: z with P(Z > z) = p (bisection on erfc: exact enough
+// for a repetition count).
+double normal_upper_quantile(double p) {
+  double lo = -40, hi = 40;
+  for (int i = 0; i < 200; ++i) {
+    const double mid = (lo + hi) / 2;
+    (0.5 * std::erfc(mid / std::sqrt(2.0)) > p ? lo : hi) = mid;
+  }
+  return (lo + hi) / 2;
+}
+
+struct log_sample {
+  std::size_t n = 0;
+  double mean = 0, var = 0;  // of the log values; var with n - 1 (NaN for n < 2)
+};
+
+log_sample logs_of(const std::vector<double>& v) {
+  log_sample s;
+  std::vector<double> l;
+  for (double x : v) {
+    if (x > 0 && std::isfinite(x)) l.push_back(std::log(x));
+  }
+  s.n = l.size();
+  if (l.empty()) return s;
+  for (double x : l) s.mean += x;
+  s.mean /= static_cast<double>(s.n);
+  if (s.n < 2) {
+    s.var = nan_v;
+    return s;
+  }
+  for (double x : l) s.var += (x - s.mean) * (x - s.mean);
+  s.var /= static_cast<double>(s.n - 1);
+  return s;
+}
+
+}  // namespace
+
+double student_t_two_sided_p(double t, double df) {
+  if (std::isnan(t) || !(df > 0)) return nan_v;
+  if (std::isinf(t)) return 0;
+  return incomplete_beta(df / 2, 0.5, df / (df + t * t));
+}
+
+between_runs test_between_runs(const std::vector<double>& base, const std::vector<double>& other,
+                               double noise) {
+  between_runs out;
+  const log_sample a = logs_of(base), b = logs_of(other);
+  out.spread_base = std::sqrt(a.var);
+  out.spread = std::sqrt(b.var);
+  if (a.n == 0 || b.n == 0) return out;
+  const double diff = b.mean - a.mean;
+  if (a.n >= 2 && b.n >= 2) {
+    // Welch (1947): unequal variances, Welch-Satterthwaite degrees of freedom.
+    const double va = a.var / static_cast<double>(a.n), vb = b.var / static_cast<double>(b.n);
+    const double se2 = va + vb;
+    if (se2 == 0) {
+      out.p_value = diff == 0 ? 1.0 : 0.0;
+      return out;
+    }
+    const double df =
+        se2 * se2 /
+        (va * va / static_cast<double>(a.n - 1) + vb * vb / static_cast<double>(b.n - 1));
+    out.p_value = student_t_two_sided_p(diff / std::sqrt(se2), df);
+    return out;
+  }
+  // One repetition on a side: its spread is unknown, so the noise is assumed.
+  out.assumed_noise = true;
+  const double se = noise * std::sqrt(1 / static_cast<double>(a.n) + 1 / static_cast<double>(b.n));
+  out.p_value = se > 0 ? std::erfc(std::fabs(diff) / se / std::sqrt(2.0)) : nan_v;
+  return out;
+}
+
+std::vector<double> benjamini_hochberg(const std::vector<double>& p) {
+  std::vector<std::size_t> idx;
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    if (!std::isnan(p[i])) idx.push_back(i);
+  }
+  std::sort(idx.begin(), idx.end(), [&](std::size_t x, std::size_t y) { return p[x] < p[y]; });
+  std::vector<double> q(p.size(), nan_v);
+  const auto m = static_cast<double>(idx.size());
+  double running = 1;
+  for (std::size_t k = idx.size(); k-- > 0;) {
+    running = std::min(running, p[idx[k]] * m / static_cast<double>(k + 1));
+    q[idx[k]] = running;
+  }
+  return q;
+}
+
+double default_run_noise(metric_kind kind) {
+  // Timings move with whatever else the machine runs; counts, sizes and clocks much less.
+  return kind == metric_kind::rate || kind == metric_kind::time ||
+                 kind == metric_kind::unspecified || kind == metric_kind::other
+             ? 0.15
+             : 0.05;
+}
+
+std::size_t repetitions_needed(double sd, double effect, double alpha) {
+  const double z = normal_upper_quantile(alpha / 2) + normal_upper_quantile(0.2);
+  const double n = 2 * z * z * sd * sd / (effect * effect);
+  if (!std::isfinite(n) || n > 1e6) return std::numeric_limits<std::size_t>::max();
+  return std::max<std::size_t>(3, static_cast<std::size_t>(std::ceil(n)));
+}
+
+// ---- gating -----------------------------------------------------------------------------------
+namespace {
+
+// The declarations of `bench`: from the first report that carries them, else this build's.
+const std::vector<metric_decl>* declarations_of(const std::vector<report_view>& reports,
+                                                const std::string& bench,
+                                                const metric_catalog* catalog) {
+  for (const auto& r : reports) {
+    if (r.declares_metrics(bench)) return &r.benchmarks.at(bench).metrics;
+  }
+  if (!catalog) return nullptr;
+  const auto it = catalog->find(bench);
+  return it == catalog->end() || it->second.empty() ? nullptr : &it->second;
+}
+
+}  // namespace
+
+metric_gate gate_of(const std::vector<report_view>& reports, const std::string& bench,
+                    const std::string& metric, const metric_catalog* catalog) {
+  const auto* decls = declarations_of(reports, bench, catalog);
+  if (!decls) return {false, "not gated: the benchmark's metrics are declared nowhere"};
+  const metric_decl* headline = nullptr;
+  for (const auto& d : *decls) {
+    if (d.headline) headline = &d;
+  }
+  if (!headline) return {false, "not gated: the benchmark declares no headline"};
+  if (headline->covers(metric)) return {true, ""};
+  const metric_decl* d = find_declaration(*decls, metric);
+  if (d && d->relation.kind != relation_kind::none)
+    return {false, std::string(to_string(d->relation.kind)) + " " + d->relation.of};
+  return {false, "not the headline: " + headline->name};
+}
+
+namespace {
+
+// The reason a result is INVALID, for its row ("noisy: robust CV 12% > 10%").
+std::string invalid_text(const result_view& r) {
+  if (r.valid) return "";
+  return r.invalid_reasons.empty() ? "INVALID" : r.invalid_reasons.front();
+}
+
+// Each repetition's value of the metric; the value alone when the report kept none.
+std::vector<double> repetition_values(const metric_view& m) {
+  return m.repetitions.empty() ? std::vector<double>{m.value} : m.repetitions;
+}
+
+}  // namespace
+
 metric_row compare_metric(const std::vector<const result_view*>& rs, const std::string& name,
-                          const compare_options& opt) {
+                          const compare_options& opt, const metric_gate& gate) {
   metric_row row;
   row.metric = name;
   const metric_view* base = nullptr;
@@ -264,10 +507,16 @@ metric_row compare_metric(const std::vector<const result_view*>& rs, const std::
       row.higher_is_better = m->higher_is_better;
       row.role = m->role;
     }
+    row.gated = gate.gated && row.role == metric_role::performance;
+    row.gate_note = row.role != metric_role::performance ? std::string(to_string(row.role))
+                                                         : (row.gated ? "" : gate.note);
     row.value.push_back(m ? m->value : nan_v);
     row.valid.push_back(rs[i] && rs[i]->valid);
+    row.invalid_reason.push_back(rs[i] ? invalid_text(*rs[i]) : "");
     row.n.push_back(m ? m->samples.size() : 0);
-    double ratio = nan_v, p = nan_v;
+    row.repetitions.push_back(m ? std::max<std::size_t>(1, m->repetitions.size()) : 0);
+    double ratio = nan_v;
+    between_runs t;
     change v = change::missing;
     if (i == 0) {
       v = m ? change::same : change::missing;
@@ -275,24 +524,71 @@ metric_row compare_metric(const std::vector<const result_view*>& rs, const std::
     } else if (base && m && std::isfinite(base->value) && std::isfinite(m->value) &&
                base->value != 0) {
       ratio = m->value / base->value;
-      // A clock or a verification error is context, not a speed: shown, never judged.
-      v = m->is_performance() ? judge_change(*base, *m, opt, &p) : change::not_gated;
+      v = change::not_gated;
+      if (row.gated && !(rs[0]->valid && rs[i]->valid)) {
+        v = change::invalid;
+      } else if (row.gated) {
+        const double noise =
+            std::isnan(opt.noise) ? default_run_noise(kind_for_unit(m->unit, m->role)) : opt.noise;
+        t = test_between_runs(repetition_values(*base), repetition_values(*m), noise);
+        v = change::same;  // decided in decide_verdicts, with the other rows' p values
+      }
     }
     row.ratio.push_back(ratio);
     row.perf.push_back(
         std::isfinite(ratio) && ratio > 0 ? (row.higher_is_better ? ratio : 1 / ratio) : nan_v);
-    row.p_value.push_back(p);
+    row.p_value.push_back(t.p_value);
+    row.spread.push_back(m ? std::sqrt(logs_of(m->repetitions).var) : nan_v);
+    row.assumed_noise.push_back(t.assumed_noise);
+    row.q_value.push_back(nan_v);
+    row.needed.push_back(0);
     row.ci_half.push_back(m ? median_ci95_half_width(m->samples) : nan_v);
     row.verdict.push_back(v);
   }
   return row;
 }
 
+void decide_verdicts(comparison& c) {
+  const compare_options& opt = c.options;
+  for (std::size_t i = 1; i < c.labels.size(); ++i) {
+    std::vector<double> p;
+    std::vector<metric_row*> family;
+    for (auto& row : c.rows) {
+      if (!row.gated || row.verdict[i] != change::same || std::isnan(row.p_value[i])) continue;
+      family.push_back(&row);
+      p.push_back(row.p_value[i]);
+    }
+    const auto q = benjamini_hochberg(p);
+    // The repetitions that would decide: at the level Bonferroni would need for this family,
+    // which BH never asks more than.
+    const double level = opt.alpha / static_cast<double>(std::max<std::size_t>(1, family.size()));
+    for (std::size_t k = 0; k < family.size(); ++k) {
+      metric_row& row = *family[k];
+      row.q_value[i] = q[k];
+      const double effect = std::fabs(row.perf[i] - 1);
+      const bool big = effect >= opt.min_effect;
+      if (q[k] < opt.alpha) {
+        row.verdict[i] = !big ? change::same : row.perf[i] > 1 ? change::better : change::worse;
+        continue;
+      }
+      if (!row.assumed_noise[i] && !big) continue;  // same: small, and the spread is known
+      row.verdict[i] = row.assumed_noise[i] ? change::inconclusive : change::not_significant;
+      double sd = std::max(row.spread[0], row.spread[i]);
+      if (row.assumed_noise[i] || !std::isfinite(sd)) {
+        sd = std::isnan(opt.noise) ? default_run_noise(kind_for_unit(row.unit, row.role))
+                                   : opt.noise;
+      }
+      const double log_effect =
+          std::max(std::fabs(std::log(row.perf[i])), std::log1p(opt.min_effect));
+      row.needed[i] = repetitions_needed(sd, log_effect, level);
+    }
+  }
+}
+
 std::vector<group_summary> summarize_groups(const comparison& c) {
   std::vector<std::string> groups;
   for (const auto& row : c.rows) {
-    if (row.role == metric_role::performance &&
-        std::find(groups.begin(), groups.end(), row.group) == groups.end())
+    if (row.gated && std::find(groups.begin(), groups.end(), row.group) == groups.end())
       groups.push_back(row.group);
   }
   std::vector<group_summary> out;
@@ -303,7 +599,9 @@ std::vector<group_summary> summarize_groups(const comparison& c) {
       std::vector<double> perfs;
       std::size_t better = 0, worse = 0;
       for (const auto& row : c.rows) {
-        if (row.group != g || row.role != metric_role::performance || !std::isfinite(row.perf[i]))
+        // One number per measurement, and none from an INVALID result (either side).
+        if (row.group != g || !row.gated || !row.valid[0] || !row.valid[i] ||
+            !std::isfinite(row.perf[i]))
           continue;
         perfs.push_back(row.perf[i]);
         better += row.verdict[i] == change::better;
@@ -343,19 +641,22 @@ comparison compare_reports(const std::vector<report_view>& reports, const compar
     if (per_rank)
       config += std::string(config.empty() ? "" : " ") + "rank=" + std::to_string(first.rank);
     for (const auto& name : metric_names(rs)) {
-      metric_row row = compare_metric(rs, name, opt);
+      metric_row row =
+          compare_metric(rs, name, opt, gate_of(reports, first.benchmark, name, opt.catalog));
       const bool comparable = std::any_of(row.ratio.begin() + 1, row.ratio.end(),
                                           [](double r) { return std::isfinite(r); });
       if (!comparable) continue;
       row.benchmark = first.benchmark;
       row.group = first.group();
       row.config = config;
+      for (const auto& [axis, value] : first.axes) row.axes[axis] = value;
       row.key = key + "#" + name;
       c.rows.push_back(std::move(row));
     }
   }
   c.only_in = only_in(c.labels, index);
   if (c.rows.empty()) refuse_nothing_in_common(c, reports, common_configs);
+  decide_verdicts(c);
   c.groups = summarize_groups(c);
   c.inventory = diff_inventories(reports);
   return c;
@@ -372,23 +673,60 @@ double median_ci95_half_width(std::vector<double> v) {
   return (v[hi] - v[lo]) / 2;
 }
 
+namespace {
+
+// "B: gemm/cpu_fp32 n=512 gflops 100 GFLOP/s -> 70 GFLOP/s (-30.0%": a row's change, unclosed.
+std::string change_line(const comparison& c, const metric_row& row, std::size_t i) {
+  return c.labels[i] + ": " + row.benchmark + (row.config.empty() ? "" : " " + row.config) + " " +
+         row.metric + " " + format_value(row.value[0], row.unit) + " -> " +
+         format_value(row.value[i], row.unit) + " (" + format_percent(row.ratio[i] - 1);
+}
+
+std::string needed_text(std::size_t n) {
+  return n == std::numeric_limits<std::size_t>::max() ? "more than a million" : std::to_string(n);
+}
+
+// "n 3 vs 3" or "one repetition vs 3": what the verdict rests on.
+std::string repetitions_text(const metric_row& row, std::size_t i) {
+  auto one = [](std::size_t n) { return n <= 1 ? std::string("1") : std::to_string(n); };
+  return one(row.repetitions[0]) + " vs " + one(row.repetitions[i]) + " repetitions";
+}
+
+}  // namespace
+
 std::vector<std::string> regressions(const comparison& c, double pct,
                                      std::vector<std::string>* not_counted) {
   std::vector<std::string> out;
   for (const auto& row : c.rows) {
-    if (row.role != metric_role::performance) continue;  // never judged: see compare_metric
+    if (!row.gated) continue;  // one number per measurement: see gate_of
     for (std::size_t i = 1; i < c.labels.size(); ++i) {
-      if (row.verdict[i] != change::worse) continue;
       const double loss = 1 - row.perf[i];
-      if (loss * 100 <= pct) continue;
-      const bool counted = row.valid[0] && row.valid[i];
-      if (!counted && !not_counted) continue;
-      (counted ? out : *not_counted)
-          .push_back(c.labels[i] + ": " + row.benchmark +
-                     (row.config.empty() ? "" : " " + row.config) + " " + row.metric + " " +
-                     format_value(row.value[0], row.unit) + " -> " +
-                     format_value(row.value[i], row.unit) + " (" +
-                     format_percent(row.ratio[i] - 1) + ", p " + format_p(row.p_value[i]) + ")");
+      if (!(loss * 100 > pct)) continue;
+      if (row.verdict[i] == change::worse) {
+        out.push_back(change_line(c, row, i) + ", q " + format_p(row.q_value[i]) + ", " +
+                      repetitions_text(row, i) + ")");
+      } else if (row.verdict[i] == change::invalid && not_counted) {
+        const std::string why =
+            row.invalid_reason[0].empty() ? row.invalid_reason[i] : row.invalid_reason[0];
+        not_counted->push_back(change_line(c, row, i) + ", INVALID: " + why + ")");
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> undecided_losses(const comparison& c, double pct) {
+  std::vector<std::string> out;
+  for (const auto& row : c.rows) {
+    if (!row.gated) continue;
+    for (std::size_t i = 1; i < c.labels.size(); ++i) {
+      const auto v = row.verdict[i];
+      if ((v != change::inconclusive && v != change::not_significant) ||
+          !((1 - row.perf[i]) * 100 > pct))
+        continue;
+      out.push_back(change_line(c, row, i) + ", " + std::string(to_string(v)) + " on " +
+                    repetitions_text(row, i) + "; about " + needed_text(row.needed[i]) +
+                    " repetitions per side would decide it)");
     }
   }
   return out;
@@ -403,10 +741,46 @@ std::string ratio_text(double r) {
   return buf;
 }
 
-// "clock_ghz (information)": a metric that is not gated says so where it is listed.
+// "clock_ghz (information)", "ns_per_image (inverse_of images_per_s)": a metric that is not
+// gated says why where it is listed.
 std::string metric_label(const metric_row& row) {
-  if (row.role == metric_role::performance) return row.metric;
-  return row.metric + " (" + std::string(to_string(row.role)) + ")";
+  if (row.gated) return row.metric;
+  return row.metric + " (" + row.gate_note + ")";
+}
+
+// The verdict cell: "WORSE -30.0%", "INVALID: noisy: ...", "inconclusive (needs 12 reps)".
+std::string verdict_text(const metric_row& row, std::size_t i) {
+  std::string v(to_string(row.verdict[i]));
+  switch (row.verdict[i]) {
+    case change::better:
+    case change::worse:
+      return v + " " + format_percent(row.perf[i] - 1);
+    case change::invalid: {
+      // The first clause of the reason ("noisy: robust CV 13% > 10% over 167 samples"): the
+      // whole of it is in the JSON and in --fail-on-regression's notes.
+      const std::string& why =
+          row.invalid_reason[0].empty() ? row.invalid_reason[i] : row.invalid_reason[0];
+      return v + ": " + why.substr(0, why.find(';'));
+    }
+    case change::inconclusive:
+    case change::not_significant:
+      return v + " (needs " + needed_text(row.needed[i]) + " reps)";
+    default:
+      return v;
+  }
+}
+
+std::string q_text(const metric_row& row, std::size_t i) {
+  if (std::isnan(row.q_value[i])) return "-";
+  return format_p(row.q_value[i]) + (row.assumed_noise[i] ? "*" : "");
+}
+
+// "100 GFLOP/s x3 (invalid)": the value, its repetitions and whether the result is VALID.
+std::string value_text(const metric_row& row, std::size_t i) {
+  std::string t = format_value(row.value[i], row.unit);
+  if (row.repetitions[i] > 1) t += " x" + std::to_string(row.repetitions[i]);
+  if (!row.valid[i] && std::isfinite(row.value[i])) t += " (invalid)";
+  return t;
 }
 
 std::vector<std::vector<std::string>> metric_rows(const comparison& c, const std::string& benchmark,
@@ -416,27 +790,20 @@ std::vector<std::vector<std::string>> metric_rows(const comparison& c, const std
   for (std::size_t i = 1; i < nr; ++i) {
     header.push_back(c.labels[i]);
     header.push_back(c.labels[i] + "/" + c.labels[0]);
-    header.push_back("p");
+    header.push_back("q");
     header.push_back("verdict");
   }
   if (markdown) header.insert(header.begin(), "benchmark");
   std::vector<std::vector<std::string>> rows = {header};
   for (const auto& row : c.rows) {
     if (!benchmark.empty() && row.benchmark != benchmark) continue;
-    std::vector<std::string> cells = {
-        row.config.empty() ? "-" : row.config, metric_label(row),
-        format_value(row.value[0], row.unit) + (row.valid[0] ? "" : " (invalid)")};
+    std::vector<std::string> cells = {row.config.empty() ? "-" : row.config, metric_label(row),
+                                      value_text(row, 0)};
     for (std::size_t i = 1; i < nr; ++i) {
-      cells.push_back(format_value(row.value[i], row.unit) +
-                      (row.valid[i] || !std::isfinite(row.value[i]) ? "" : " (invalid)"));
+      cells.push_back(value_text(row, i));
       cells.push_back(ratio_text(row.ratio[i]));
-      cells.push_back(format_p(row.p_value[i]));
-      std::string v(to_string(row.verdict[i]));
-      if (row.verdict[i] == change::better || row.verdict[i] == change::worse)
-        v += " " + format_percent(row.perf[i] - 1);
-      if (row.verdict[i] == change::worse && !(row.valid[0] && row.valid[i]))
-        v += " (INVALID: not gated)";
-      cells.push_back(v);
+      cells.push_back(q_text(row, i));
+      cells.push_back(verdict_text(row, i));
     }
     if (markdown) cells.insert(cells.begin(), row.benchmark);
     rows.push_back(std::move(cells));
@@ -518,6 +885,8 @@ std::string differing_system_summary(const comparison& c) {
                                           "libraries.nccl",
                                           "libraries.cublas",
                                           "build.compiler",
+                                          "build.build_type",
+                                          "cpu.logical_cpus_usable",
                                           "build.cxx_flags",
                                           "build.git_commit",
                                           "hostname",
@@ -533,15 +902,84 @@ std::string differing_system_summary(const comparison& c) {
 
 }  // namespace
 
+namespace {
+
+// The gated metrics judged against the first report (VALID on both sides, in the BH family).
+std::size_t judged_rows(const comparison& c) {
+  return static_cast<std::size_t>(std::count_if(c.rows.begin(), c.rows.end(), [](const auto& r) {
+    return r.gated && r.q_value.size() > 1 && !std::isnan(r.q_value[1]);
+  }));
+}
+
+// How a verdict is reached, in one paragraph (the table's and the Markdown's).
+std::string method_text(const comparison& c) {
+  const std::string noise = std::isnan(c.options.noise)
+                                ? "15% for rates and times, 5% otherwise"
+                                : format_number(c.options.noise * 100) + "%";
+  return "a change is called between runs: Welch's t-test on the logs of each side's "
+         "repetitions, Benjamini-Hochberg q < " +
+         format_number(c.options.alpha) + " across the gated metrics judged (" +
+         std::to_string(judged_rows(c)) +
+         "), and a change of >= " + format_number(c.options.min_effect * 100) +
+         "%. A side with one repetition is judged against an assumed run-to-run noise (" + noise +
+         "; q marked *): \"inconclusive\" unless the change exceeds it. Only each benchmark's "
+         "headline metric is gated, counted and averaged; the others are shown with the reason; "
+         "INVALID results are in no gate, mean or count.";
+}
+
+// `text` broken at spaces into lines of at most `width` characters (a terminal's paragraph).
+std::string wrapped(const std::string& text, std::size_t width) {
+  std::string out, line;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const std::size_t sp = std::min(text.find(' ', i), text.size());
+    const std::string word = text.substr(i, sp - i);
+    if (!line.empty() && line.size() + 1 + word.size() > width) {
+      out += line + "\n";
+      line.clear();
+    }
+    line += (line.empty() ? "" : " ") + word;
+    i = sp + 1;
+  }
+  return out + line;
+}
+
+// Run settings, then system differences: what else changed, said before any verdict.
+void print_differences_table(std::ostream& out, const comparison& c) {
+  std::size_t left = 0;
+  const auto settings = inventory_rows(c, false, 40, &left);
+  if (settings.size() == 1) {
+    out << "run settings: the same\n";
+  } else {
+    out << "run settings differ:\n";
+    print_text_table(out, settings, {});
+    if (left) out << "  ... and " << left << " more (--format json for all)\n";
+  }
+  const auto sys = inventory_rows(c, true, 25, &left);
+  out << "system differences";
+  if (sys.size() == 1) {
+    out << ": none (same hardware and software as recorded)\n";
+    return;
+  }
+  out << ":\n";
+  print_text_table(out, sys, {});
+  if (left) out << "  ... and " << left << " more (--format json for all)\n";
+  const std::string headline = differing_system_summary(c);
+  if (!headline.empty())
+    out << "  note: the systems differ (" << headline
+        << "): a change may come from the machine, not the code\n";
+}
+
+}  // namespace
+
 void print_comparison_table(std::ostream& out, const comparison& c) {
   const std::size_t nr = c.labels.size();
   out << "comparing " << nr << " reports against " << c.labels[0] << ":\n";
   for (std::size_t i = 0; i < nr; ++i)
     out << "  " << c.labels[i] << " = " << c.descriptions[i] << "\n";
-  out << "  a change is called when Mann-Whitney p < " << format_number(c.options.alpha)
-      << " on the samples and the ratio moves by >= " << format_number(c.options.min_effect * 100)
-      << "% and out of both runs' 95% intervals of the median\n"
-      << "  (within-run samples only: run-to-run variance is not in them; see history trend)\n\n";
+  out << "\n";
+  print_differences_table(out, c);
+  out << "\n" << wrapped(method_text(c), 100) << "\n\n";
   std::vector<std::string> benches;
   for (const auto& row : c.rows) {
     if (std::find(benches.begin(), benches.end(), row.benchmark) == benches.end())
@@ -552,31 +990,13 @@ void print_comparison_table(std::ostream& out, const comparison& c) {
     print_text_table(out, metric_rows(c, b, false), metric_right(nr, false));
     out << "\n";
   }
-  out << "summary: geometric mean of performance ratios per group (> 1: better than " << c.labels[0]
-      << ")\n";
+  out << "summary: geometric mean of the headline metrics' performance ratios per group (> 1: "
+         "better than "
+      << c.labels[0] << "; VALID results only)\n";
   std::vector<bool> right(32, true);
   right[0] = false;
   print_text_table(out, summary_rows(c), right);
   for (const auto& o : c.only_in) out << "  " << o << "\n";
-  std::size_t left = 0;
-  const auto sys = inventory_rows(c, true, 25, &left);
-  out << "\nsystem differences";
-  if (sys.size() == 1) {
-    out << ": none (same hardware and software as recorded)\n";
-  } else {
-    out << ":\n";
-    print_text_table(out, sys, {});
-    if (left) out << "  ... and " << left << " more (--format json for all)\n";
-    const std::string headline = differing_system_summary(c);
-    if (!headline.empty())
-      out << "  note: the systems differ (" << headline
-          << "): a change may come from the machine, not the code\n";
-  }
-  const auto settings = inventory_rows(c, false, 25, &left);
-  if (settings.size() > 1) {
-    out << "\nrun settings differ:\n";
-    print_text_table(out, settings, {});
-  }
 }
 
 void print_comparison_markdown(std::ostream& out, const comparison& c) {
@@ -585,29 +1005,15 @@ void print_comparison_markdown(std::ostream& out, const comparison& c) {
   for (std::size_t i = 0; i < nr; ++i)
     out << "- **" << markdown_text(c.labels[i]) << "**: " << markdown_text(c.descriptions[i])
         << "\n";
-  out << "\nA change is called when Mann–Whitney p < " << format_number(c.options.alpha)
-      << " on the raw samples and the ratio moves by ≥ "
-      << format_number(c.options.min_effect * 100)
-      << "% and out of both runs' 95% intervals of the median.\n\n";
-  out << "#### Summary (geometric mean of performance ratios, > 1 is better than "
-      << markdown_text(c.labels[0]) << ")\n\n";
-  std::vector<bool> right(32, true);
-  right[0] = false;
-  print_markdown_table(out, summary_rows(c), right);
-  std::vector<std::string> noisy;
-  const auto regs = regressions(c, 0, &noisy);
-  if (!regs.empty()) {
-    out << "\n**Significant regressions:**\n\n";
-    for (const auto& r : regs) out << "- " << markdown_text(r) << "\n";
-  }
-  if (!noisy.empty()) {
-    out << "\n**Worse, but on INVALID (noisy) results, not counted:**\n\n";
-    for (const auto& r : noisy) out << "- " << markdown_text(r) << "\n";
-  }
-  out << "\n<details><summary>All metrics (" << c.rows.size() << ")</summary>\n\n";
-  print_markdown_table(out, metric_rows(c, "", true), metric_right(nr, true));
-  out << "\n</details>\n";
   std::size_t left = 0;
+  const auto settings = inventory_rows(c, false, 40, &left);
+  out << "\n#### Run settings\n\n";
+  if (settings.size() == 1) {
+    out << "The same.\n";
+  } else {
+    print_markdown_table(out, settings, {});
+    if (left) out << "\n… and " << left << " more.\n";
+  }
   const auto sys = inventory_rows(c, true, 40, &left);
   out << "\n#### System differences\n\n";
   if (sys.size() == 1) {
@@ -616,6 +1022,31 @@ void print_comparison_markdown(std::ostream& out, const comparison& c) {
     print_markdown_table(out, sys, {});
     if (left) out << "\n… and " << left << " more.\n";
   }
+  out << "\n" << markdown_text(method_text(c)) << "\n\n";
+  out << "#### Summary (geometric mean of the headline metrics' performance ratios, > 1 is better "
+         "than "
+      << markdown_text(c.labels[0]) << ")\n\n";
+  std::vector<bool> right(32, true);
+  right[0] = false;
+  print_markdown_table(out, summary_rows(c), right);
+  std::vector<std::string> invalid;
+  const auto regs = regressions(c, 0, &invalid);
+  if (!regs.empty()) {
+    out << "\n**Significant regressions:**\n\n";
+    for (const auto& r : regs) out << "- " << markdown_text(r) << "\n";
+  }
+  const auto undecided = undecided_losses(c, 0);
+  if (!undecided.empty()) {
+    out << "\n**Losses the repetitions cannot decide, not counted:**\n\n";
+    for (const auto& r : undecided) out << "- " << markdown_text(r) << "\n";
+  }
+  if (!invalid.empty()) {
+    out << "\n**Losses on INVALID results, not counted:**\n\n";
+    for (const auto& r : invalid) out << "- " << markdown_text(r) << "\n";
+  }
+  out << "\n<details><summary>All metrics (" << c.rows.size() << ")</summary>\n\n";
+  print_markdown_table(out, metric_rows(c, "", true), metric_right(nr, true));
+  out << "\n</details>\n";
   for (const auto& o : c.only_in) out << "\n- " << markdown_text(o);
   if (!c.only_in.empty()) out << "\n";
 }
@@ -648,7 +1079,16 @@ json metric_row_json(const comparison& c, const metric_row& row) {
               {"perf_ratio", num(row.perf[i])},
               {"p_value", num(row.p_value[i])},
               {"ci95_half_width", num(row.ci_half[i])},
-              {"verdict", std::string(to_string(row.verdict[i]))}};
+              {"verdict", std::string(to_string(row.verdict[i]))},
+              {"repetitions", row.repetitions[i]},
+              {"log_spread", num(row.spread[i])},
+              {"q_value", num(row.q_value[i])},
+              {"assumed_noise", static_cast<bool>(row.assumed_noise[i])},
+              {"invalid_reason", row.invalid_reason[i]}};
+    if (row.needed[i] > 0)
+      e["repetitions_needed"] = row.needed[i] == std::numeric_limits<std::size_t>::max()
+                                    ? json(nullptr)
+                                    : json(row.needed[i]);
     if (row.higher_is_better && std::isfinite(c.price[i]))
       e["value_per_price"] = num(row.value[i] / c.price[i]);
     if (row.higher_is_better && std::isfinite(c.power[i]))
@@ -658,10 +1098,13 @@ json metric_row_json(const comparison& c, const metric_row& row) {
   return {{"benchmark", row.benchmark},
           {"group", row.group},
           {"configuration", row.config},
+          {"axes", row.axes},
           {"metric", row.metric},
           {"unit", row.unit},
           {"better", row.higher_is_better ? "higher" : "lower"},
           {"role", std::string(to_string(row.role))},
+          {"gated", row.gated},
+          {"gate_note", row.gate_note},
           {"reports", per}};
 }
 
@@ -694,20 +1137,29 @@ json comparison_json(const comparison& c) {
   for (const auto& ch : c.inventory)
     inv.push_back(
         {{"key", ch.key}, {"values", ch.values}, {"kind", ch.system ? "system" : "run_setting"}});
-  return {{"reports", reports_json(c)},
-          {"method",
-           {{"test", "Mann-Whitney U, two-sided, on per-sample metric values"},
-            {"alpha", c.options.alpha},
-            {"min_effect", c.options.min_effect},
-            {"guard", "the difference of the medians exceeds both reports' 95% CI half-widths"},
-            {"gated", "performance metrics only (information and verification are shown)"},
-            {"not_gated", "regressions on INVALID results"}}},
-          {"metrics", rows},
-          {"groups", groups_json(c)},
-          {"differences", inv},
-          {"only_in", c.only_in},
-          {"regressions", regs},
-          {"regressions_not_counted", noisy}};
+  return {
+      {"reports", reports_json(c)},
+      {"method",
+       {{"test",
+         "Welch's t-test, two-sided, on the log of each side's per-repetition values; a z test "
+         "with the assumed run-to-run noise where a side has one repetition"},
+        {"multiple_testing", "Benjamini-Hochberg across the gated metrics of each report"},
+        {"alpha", c.options.alpha},
+        {"min_effect", c.options.min_effect},
+        {"assumed_noise", std::isnan(c.options.noise) ? json("default_run_noise per metric kind")
+                                                      : json(c.options.noise)},
+        {"guard", "a change is called only when significant and at least min_effect"},
+        {"gated",
+         "each benchmark's declared headline metric (performance) only; the others "
+         "are shown with gate_note"},
+        {"not_gated", "INVALID results (either side): in no gate, mean or count"}}},
+      {"metrics", rows},
+      {"groups", groups_json(c)},
+      {"differences", inv},
+      {"only_in", c.only_in},
+      {"regressions", regs},
+      {"regressions_not_counted", noisy},
+      {"undecided", undecided_losses(c, 0)}};
 }
 
 }  // namespace infrabench::reports

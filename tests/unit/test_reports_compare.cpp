@@ -1,4 +1,5 @@
-// Comparisons: matching, significance with a minimum effect, summaries, prices, inventory diff.
+// Comparisons: matching, between-run significance (Welch on repetitions, Benjamini-Hochberg) with a
+// minimum effect, one gated headline per benchmark, summaries, prices, settings and inventory diff.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -24,6 +25,23 @@ std::vector<double> samples(double center, double rel_noise, unsigned seed, int 
   return out;
 }
 
+// Declares `decls` as what `bench` says about its metrics (schema 1.5), the first the headline.
+void declare(json& j, const std::string& bench, std::vector<metric_decl> decls) {
+  json ms = json::array();
+  for (std::size_t i = 0; i < decls.size(); ++i) {
+    decls[i].headline = i == 0;
+    ms.push_back(metric_decl_json(decls[i]));
+  }
+  j["run"]["benchmark_metadata"][bench] = {
+      {"requires", json::array()}, {"axes", json::object()}, {"metrics", ms}};
+}
+
+report_view labelled(const json& j, const std::string& label) {
+  auto r = parse_report(j.dump(), label + ".json");
+  r.label = label;
+  return r;
+}
+
 report_view make(const std::string& label, double triad, double copy, double latency, unsigned seed,
                  const std::string& cpu = "Test CPU") {
   auto j = ib_test::report(
@@ -38,9 +56,48 @@ report_view make(const std::string& label, double triad, double copy, double lat
            ib_test::result("gemm/cpu_fp32", {{"n", 512}},
                            {{"gflops", "GFLOP/s", 100, true, samples(100, 0.01, seed + 3)}})}),
       json::array({ib_test::host("h-" + label, cpu)}));
-  auto r = parse_report(j.dump(), label + ".json");
-  r.label = label;
-  return r;
+  declare(j, "bandwidth/host_memory", {{"bandwidth_gbps", "GB/s"}});
+  declare(j, "bandwidth/memory_latency", {{"ns_per_load", "ns", better::lower}});
+  declare(j, "gemm/cpu_fp32", {{"gflops", "GFLOP/s"}});
+  return labelled(j, label);
+}
+
+// A metric of `reps` repetitions (value: their median), each repetition's value also a sample.
+ib_test::m reps_metric(const std::string& name, const std::string& unit, std::vector<double> reps,
+                       bool higher = true) {
+  std::vector<double> sorted = reps;
+  std::sort(sorted.begin(), sorted.end());
+  return {name, unit, sorted[sorted.size() / 2], higher, reps};
+}
+
+// Puts each metric's samples (the repetition values given to reps_metric) into "repetitions".
+json& samples_as_repetitions(json& j) {
+  for (auto& r : j["results"]) {
+    for (auto& m : r["metrics"]) {
+      if (m["samples"].size() > 1) m["repetitions"] = m["samples"];
+    }
+  }
+  return j;
+}
+
+// `n` gated metrics (one benchmark each, in one group), each of `reps` repetitions drawn around
+// `centre[k]` with relative noise `noise`.
+report_view many(const std::string& label, const std::vector<double>& centre, double noise,
+                 int reps, unsigned seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> d(0, noise);
+  json results = json::array();
+  for (std::size_t k = 0; k < centre.size(); ++k) {
+    std::vector<double> v;
+    for (int i = 0; i < reps; ++i) v.push_back(centre[k] * std::exp(d(rng)));
+    results.push_back(ib_test::result("cpu/b" + std::to_string(k), json::object(),
+                                      {reps_metric("rate", "GB/s", v)}));
+  }
+  auto j = ib_test::report(results);
+  samples_as_repetitions(j);
+  for (std::size_t k = 0; k < centre.size(); ++k)
+    declare(j, "cpu/b" + std::to_string(k), {{"rate", "GB/s"}});
+  return labelled(j, label);
 }
 
 const metric_row& row(const comparison& c, const std::string& bench, const std::string& cfg) {
@@ -51,50 +108,6 @@ const metric_row& row(const comparison& c, const std::string& bench, const std::
 }
 
 }  // namespace
-
-TEST(ReportsCompare, SignificantChangesNeedSizeAndEvidence) {
-  const std::vector<report_view> reps = {make("A", 60, 40, 100, 1), make("B", 48, 40.2, 90, 11)};
-  const auto c = compare_reports(reps, {});
-  const auto& triad = row(c, "bandwidth/host_memory", "triad");
-  EXPECT_NEAR(triad.ratio[1], 0.8, 1e-12);
-  EXPECT_EQ(triad.verdict[1], change::worse);
-  EXPECT_LT(triad.p_value[1], 1e-6);
-  const auto& copy = row(c, "bandwidth/host_memory", "copy");
-  EXPECT_EQ(copy.verdict[1], change::same);  // 0.5%: below the minimum effect
-  const auto& lat = row(c, "bandwidth/memory_latency", "");
-  EXPECT_EQ(lat.verdict[1], change::better);  // lower is better: 100 -> 90 ns
-  EXPECT_NEAR(lat.perf[1], 100.0 / 90, 1e-12);
-  // Summaries per group: bandwidth has triad 0.8, copy 1.005, latency 1.111.
-  ASSERT_EQ(c.groups.size(), 2u);
-  EXPECT_EQ(c.groups[0].group, "bandwidth");
-  EXPECT_NEAR(c.groups[0].geomean_perf[1], std::cbrt(0.8 * 40.2 / 40 * 100.0 / 90), 1e-9);
-  EXPECT_EQ(c.groups[0].worse[1], 1u);
-  EXPECT_EQ(c.groups[0].better[1], 1u);
-  // Regressions beyond 10%: triad (-20%) only; beyond 25%: none.
-  EXPECT_EQ(regressions(c, 10).size(), 1u);
-  EXPECT_TRUE(regressions(c, 25).empty());
-}
-
-TEST(ReportsCompare, NoiseIsNotAChange) {
-  // Same centre, noisy samples: a large apparent ratio from noise must not be called.
-  auto a = make("A", 60, 40, 100, 1), b = make("B", 60, 40, 100, 2);
-  const auto c = compare_reports({a, b}, {});
-  for (const auto& r : c.rows) {
-    EXPECT_TRUE(r.verdict[1] == change::same || r.verdict[1] == change::not_significant)
-        << r.metric;
-  }
-  EXPECT_TRUE(regressions(c, 0).empty());
-}
-
-TEST(ReportsCompare, WithoutSamplesNoVerdict) {
-  auto ja = ib_test::report(
-      json::array({ib_test::result("a/b", json::object(), {{"x", "GB/s", 10, true, {10}}})}));
-  auto jb = ib_test::report(
-      json::array({ib_test::result("a/b", json::object(), {{"x", "GB/s", 5, true, {5}}})}));
-  const auto c = compare_reports({parse_report(ja.dump(), "a"), parse_report(jb.dump(), "b")}, {});
-  EXPECT_EQ(c.rows.at(0).verdict[1], change::no_samples);
-  EXPECT_TRUE(regressions(c, 0).empty());
-}
 
 TEST(ReportsCompare, PricePowerAndInventory) {
   compare_options opt;
@@ -181,92 +194,267 @@ TEST(ReportsCompare, MedianCi95HalfWidth) {
   EXPECT_DOUBLE_EQ(median_ci95_half_width({5, 5, 5, 5}), 0);
 }
 
-// Many tight samples make a small shift "significant"; one run's own spread decides whether it is
-// a change: the medians must differ by more than both runs' 95% interval of the median.
-TEST(ReportsCompare, ChangeInsideTheRunsIntervalIsNoise) {
-  auto with = [](const std::string& label, std::vector<double> s) {
-    const double med = s[s.size() / 2];
-    auto r = parse_report(
-        ib_test::report(json::array({ib_test::result("bandwidth/host_memory", {{"kernel", "triad"}},
-                                                     {{"bandwidth_gbps", "GB/s", med, true, s}})}))
-            .dump(),
-        label + ".json");
-    r.label = label;
-    return r;
-  };
-  // A: 40 samples in two clusters (90 and 110; median 110, a wide interval of the median); B:
-  // 200 tight samples at 105. Most of A lies above B, so the U test calls B 4.5% worse, but the
-  // shift does not leave A's own interval.
-  std::vector<double> a, b;
-  for (int i = 0; i < 40; ++i) a.push_back(i < 15 ? 90 : 110);
-  for (int i = 0; i < 200; ++i) b.push_back(105 + (i % 10 - 5) * 0.01);
-  std::sort(a.begin(), a.end());
-  std::sort(b.begin(), b.end());
-  const std::vector<report_view> reps = {with("A", a), with("B", b)};
-  const auto c = compare_reports(reps, {});
-  const auto& r = c.rows.at(0);
-  EXPECT_LT(r.p_value[1], 0.05);                     // the U test alone would call it
-  EXPECT_GT(r.ci_half[0], 4.0);                      // A's interval is wider than the shift
-  EXPECT_EQ(r.verdict[1], change::not_significant);  // so it is noise
+// ---- between-run statistics ------------------------------------------------------------------
+
+TEST(ReportsCompare, StudentTWelchAndBenjaminiHochberg) {
+  EXPECT_NEAR(student_t_two_sided_p(2.776445, 4), 0.05, 1e-5);  // t_{0.975, 4}
+  EXPECT_NEAR(student_t_two_sided_p(12.7062, 1), 0.05, 1e-4);
+  EXPECT_NEAR(student_t_two_sided_p(1.959964, 1e7), 0.05, 1e-5);  // the normal limit
+  EXPECT_DOUBLE_EQ(student_t_two_sided_p(0, 3), 1.0);
+  const auto q = benjamini_hochberg({0.01, 0.04, 0.03, 0.5, std::nan("")});
+  EXPECT_NEAR(q[0], 0.04, 1e-12);
+  EXPECT_NEAR(q[1], 0.04 * 4 / 3, 1e-12);
+  EXPECT_NEAR(q[2], 0.04 * 4 / 3, 1e-12);
+  EXPECT_NEAR(q[3], 0.5, 1e-12);
+  EXPECT_TRUE(std::isnan(q[4]));
+  // Welch on logs: 3 vs 3 around 100 and 80 (1% spread) is clear; the same sides are not.
+  const auto t = test_between_runs({100, 101, 99}, {80, 81, 79}, 0.15);
+  EXPECT_FALSE(t.assumed_noise);
+  EXPECT_LT(t.p_value, 1e-4);
+  EXPECT_NEAR(test_between_runs({100, 101, 99}, {100, 101, 99}, 0.15).p_value, 1.0, 1e-12);
+  // One repetition on a side: a z test with the assumed noise (ln 0.5 / (0.15 sqrt 2) = 3.27).
+  const auto z = test_between_runs({100}, {50}, 0.15);
+  EXPECT_TRUE(z.assumed_noise);
+  EXPECT_NEAR(z.p_value, std::erfc(std::log(2.0) / (0.15 * std::sqrt(2.0)) / std::sqrt(2.0)),
+              1e-12);
+  // 2 (1.96 + 0.8416)^2 = 15.7 repetitions for an effect of one standard deviation.
+  EXPECT_EQ(repetitions_needed(0.1, 0.1, 0.05), 16u);
+  EXPECT_EQ(repetitions_needed(0.01, 0.5, 0.05), 3u);
 }
 
-TEST(ReportsCompare, InvalidResultsDoNotGate) {
-  auto noisy = [](const std::string& label, double triad, unsigned seed) {
-    auto r = parse_report(
-        ib_test::report(json::array({ib_test::result(
-                            "bandwidth/host_memory", {{"kernel", "triad"}},
-                            {{"bandwidth_gbps", "GB/s", triad, true, samples(triad, 0.01, seed)}},
-                            "node1", 0, "passed", /*valid=*/false)}))
-            .dump(),
-        label + ".json");
-    r.label = label;
-    return r;
+// Same binary, same machine: ten pairs of 40 headline metrics, 3 repetitions a side, each
+// repetition 5% apart (log SD): the gate stays silent in every pair, where 40 tests at 0.05 each
+// would call about two per pair.
+TEST(ReportsCompare, AASpreadBetweenRunsIsSilent) {
+  const std::vector<double> centre(40, 100.0);
+  std::size_t raw_calls = 0;
+  for (unsigned pair = 0; pair < 10; ++pair) {
+    const auto c = compare_reports(
+        {many("A", centre, 0.05, 3, 100 + pair), many("B", centre, 0.05, 3, 200 + pair)}, {});
+    EXPECT_TRUE(regressions(c, 5).empty()) << "pair " << pair;
+    EXPECT_TRUE(regressions(c, 0).empty()) << "pair " << pair;
+    for (const auto& r : c.rows) {
+      EXPECT_TRUE(r.gated);
+      EXPECT_NE(r.verdict[1], change::better) << "pair " << pair << " " << r.benchmark;
+      raw_calls += r.p_value[1] < 0.05 && std::fabs(r.perf[1] - 1) >= 0.03;
+    }
+    EXPECT_EQ(c.groups.at(0).metrics[1], 40u);
+  }
+  EXPECT_GT(raw_calls, 0u);  // uncorrected, some would have been called: the correction matters
+}
+
+// A clear step between runs (30% on half the metrics, 3 repetitions a side) is a regression on
+// exactly those, and the untouched half stays silent.
+TEST(ReportsCompare, ClearStepIsARegression) {
+  std::vector<double> a(20, 100.0), b(20, 100.0);
+  for (std::size_t k = 0; k < 10; ++k) b[k] = 70;
+  const auto c = compare_reports({many("A", a, 0.03, 3, 1), many("B", b, 0.03, 3, 2)}, {});
+  const auto regs = regressions(c, 5);
+  EXPECT_EQ(regs.size(), 10u);
+  for (const auto& r : c.rows) {
+    const bool moved = std::stoi(r.benchmark.substr(5)) < 10;  // cpu/b0 .. cpu/b9
+    EXPECT_EQ(r.verdict[1] == change::worse, moved) << r.benchmark;
+    EXPECT_FALSE(r.assumed_noise[1]);
+  }
+  EXPECT_EQ(c.groups.at(0).worse[1], 10u);
+  EXPECT_NE(regs[0].find("3 vs 3 repetitions"), std::string::npos) << regs[0];
+}
+
+// One repetition a side: within-run samples (here 30 tight ones, 10% apart) never decide; the
+// change is "inconclusive" with the repetitions that would decide it, unless it exceeds the
+// metric's assumed run-to-run noise.
+TEST(ReportsCompare, OneRepetitionIsInconclusiveUnlessBeyondTheNoise) {
+  auto one = [](const std::string& label, double v, unsigned seed) {
+    auto j = ib_test::report(json::array(
+        {ib_test::result("cpu/copy", json::object(),
+                         {{"bandwidth_gbps", "GB/s", v, true, samples(v, 0.005, seed)}})}));
+    declare(j, "cpu/copy", {{"bandwidth_gbps", "GB/s"}});
+    return labelled(j, label);
   };
-  const std::vector<report_view> reps = {noisy("A", 60, 1), noisy("B", 40, 2)};
-  const auto c = compare_reports(reps, {});
-  EXPECT_EQ(c.rows.at(0).verdict[1], change::worse);  // shown as it is
+  const auto c = compare_reports({one("A", 100, 1), one("B", 90, 2)}, {});
+  const auto& r = c.rows.at(0);
+  EXPECT_TRUE(r.assumed_noise[1]);
+  EXPECT_EQ(r.verdict[1], change::inconclusive);
+  EXPECT_GT(r.needed[1], 3u);
+  EXPECT_TRUE(regressions(c, 5).empty());
+  const auto undecided = undecided_losses(c, 5);
+  ASSERT_EQ(undecided.size(), 1u);
+  EXPECT_NE(undecided[0].find("repetitions per side would decide it"), std::string::npos)
+      << undecided[0];
+  std::ostringstream t;
+  print_comparison_table(t, c);
+  EXPECT_NE(t.str().find("inconclusive (needs " + std::to_string(r.needed[1]) + " reps)"),
+            std::string::npos)
+      << t.str();
+  // Half the speed is beyond 15% noise (z 3.3): called on one repetition.
+  const auto big = compare_reports({one("A", 100, 1), one("B", 50, 2)}, {});
+  EXPECT_EQ(big.rows.at(0).verdict[1], change::worse);
+  EXPECT_EQ(regressions(big, 5).size(), 1u);
+  // A larger assumed noise (--noise) makes it inconclusive again.
+  const auto noisy = compare_reports({one("A", 100, 1), one("B", 50, 2)}, {.noise = 0.4});
+  EXPECT_EQ(noisy.rows.at(0).verdict[1], change::inconclusive);
+}
+
+// INVALID on either side: shown with its reason, in no gate, geometric mean or count.
+TEST(ReportsCompare, InvalidResultsAreExcludedFromGatesMeansAndCounts) {
+  auto run = [](const std::string& label, double x, double y, bool y_valid) {
+    auto j = ib_test::report(
+        json::array({ib_test::result("cpu/x", json::object(),
+                                     {reps_metric("rate", "GB/s", {x, x * 1.01, x * 0.99})}),
+                     ib_test::result("cpu/y", json::object(),
+                                     {reps_metric("rate", "GB/s", {y, y * 1.01, y * 0.99})},
+                                     "node1", 0, "passed", y_valid)}));
+    samples_as_repetitions(j);
+    declare(j, "cpu/x", {{"rate", "GB/s"}});
+    declare(j, "cpu/y", {{"rate", "GB/s"}});
+    return labelled(j, label);
+  };
+  const auto c = compare_reports({run("A", 100, 100, true), run("B", 100, 35, false)}, {});
+  const auto& y = row(c, "cpu/y", "");
+  EXPECT_EQ(y.verdict[1], change::invalid);
+  ASSERT_EQ(c.groups.size(), 1u);
+  EXPECT_EQ(c.groups[0].metrics[1], 1u);  // cpu/x alone
+  EXPECT_EQ(c.groups[0].worse[1], 0u);
+  EXPECT_NEAR(c.groups[0].geomean_perf[1], 1.0, 1e-9);
   std::vector<std::string> not_counted;
   EXPECT_TRUE(regressions(c, 5, &not_counted).empty());
   ASSERT_EQ(not_counted.size(), 1u);
-  EXPECT_NE(not_counted[0].find("bandwidth_gbps"), std::string::npos);
-  EXPECT_TRUE(regressions(c, 5).empty());
-  std::ostringstream md;
-  print_comparison_markdown(md, c);
-  EXPECT_NE(md.str().find("INVALID (noisy) results, not counted"), std::string::npos);
-  EXPECT_NE(md.str().find("(INVALID: not gated)"), std::string::npos);
+  EXPECT_NE(not_counted[0].find("INVALID: noisy: test"), std::string::npos) << not_counted[0];
+  std::ostringstream t;
+  print_comparison_table(t, c);
+  EXPECT_NE(t.str().find("INVALID: noisy: test"), std::string::npos) << t.str();
+  EXPECT_EQ(t.str().find("~ (noise)"), std::string::npos) << t.str();
 }
 
-// Two CPU runs of gemm/cpu_peak: the clock and the verification error moved a lot, the speed did
-// not. Only the speed is a performance ratio; the others are shown and never gated.
-TEST(ReportsCompare, OnlyPerformanceMetricsAreJudged) {
-  auto run = [](const std::string& label, double clock, double err, unsigned seed) {
+// One timing seen as images/s, ns/image and GB/s: only the declared headline is gated, counted
+// and averaged; the inverse and the view are shown with their relation. Information and
+// verification metrics are shown, never judged.
+TEST(ReportsCompare, DerivedAndOtherMetricsAreShownNotCounted) {
+  auto run = [](const std::string& label, double ips, double clock) {
     auto j = ib_test::report(json::array({ib_test::result(
-        "gemm/cpu_peak", {{"isa", "avx2"}},
-        {{"gflops", "GFLOP/s", 100, true, samples(100, 0.01, seed)},
-         {"clock_ghz", "GHz", clock, true, samples(clock, 0.01, seed + 1), "information"},
-         {"verify_err_to_bound", "ratio", err, false, samples(err, 0.01, seed + 2),
-          "verification"}})}));
-    auto r = parse_report(j.dump(), label + ".json");
-    r.label = label;
-    return r;
+        "pre/pipe", json::object(),
+        {reps_metric("images_per_s", "images/s", {ips, ips * 1.01, ips * 0.99}),
+         reps_metric("ns_per_image", "ns", {1e9 / ips, 1e9 / ips / 1.01, 1e9 / ips / 0.99}, false),
+         reps_metric("bandwidth_gbps", "GB/s", {ips / 100, ips / 99, ips / 101}),
+         {"clock_ghz", "GHz", clock, true, {clock, clock, clock}, "information"}})}));
+    samples_as_repetitions(j);
+    metric_decl ns{"ns_per_image", "ns", better::lower};
+    ns.relation = {relation_kind::inverse_of, "images_per_s"};
+    metric_decl gb{"bandwidth_gbps", "GB/s"};
+    gb.relation = {relation_kind::view_of, "images_per_s"};
+    metric_decl clk{"clock_ghz", "GHz", better::higher, metric_role::information};
+    declare(j, "pre/pipe", {{"images_per_s", "images/s"}, ns, gb, clk});
+    return labelled(j, label);
   };
-  const comparison c = compare_reports({run("a", 4.0, 0.1, 1), run("b", 2.0, 0.5, 7)}, {});
-  ASSERT_EQ(c.rows.size(), 3u);
+  const auto c = compare_reports({run("A", 1000, 4), run("B", 700, 2)}, {});
+  ASSERT_EQ(c.rows.size(), 4u);
+  std::size_t gated = 0;
   for (const auto& r : c.rows) {
-    if (r.metric == "gflops") {
-      EXPECT_EQ(r.role, metric_role::performance);
-      EXPECT_NE(r.verdict[1], change::not_gated);
+    gated += r.gated;
+    if (r.metric == "images_per_s") {
+      EXPECT_TRUE(r.gated);
+      EXPECT_EQ(r.verdict[1], change::worse);
     } else {
-      EXPECT_NE(r.role, metric_role::performance);
+      EXPECT_FALSE(r.gated) << r.metric;
       EXPECT_EQ(r.verdict[1], change::not_gated) << r.metric;
     }
   }
-  ASSERT_EQ(c.groups.size(), 1u);
-  EXPECT_EQ(c.groups[0].metrics[1], 1u);  // the geometric mean counts gflops alone
-  EXPECT_NEAR(c.groups[0].geomean_perf[1], 1.0, 0.05);
-  EXPECT_TRUE(regressions(c, 0).empty());  // the halved clock is not a regression
-  std::ostringstream table;
-  print_comparison_table(table, c);
-  EXPECT_NE(table.str().find("clock_ghz (information)"), std::string::npos);
-  EXPECT_EQ(comparison_json(c)["metrics"][1]["role"], "information");
+  EXPECT_EQ(gated, 1u);
+  EXPECT_EQ(row(c, "pre/pipe", "").gate_note, "");
+  EXPECT_EQ(c.groups.at(0).metrics[1], 1u);
+  EXPECT_EQ(c.groups.at(0).worse[1], 1u);
+  EXPECT_NEAR(c.groups.at(0).geomean_perf[1], 0.7, 1e-9);
+  EXPECT_EQ(regressions(c, 5).size(), 1u);
+  std::ostringstream t;
+  print_comparison_table(t, c);
+  EXPECT_NE(t.str().find("ns_per_image (inverse_of images_per_s)"), std::string::npos) << t.str();
+  EXPECT_NE(t.str().find("bandwidth_gbps (view_of images_per_s)"), std::string::npos);
+  EXPECT_NE(t.str().find("clock_ghz (information)"), std::string::npos);
+  const json j = comparison_json(c);
+  EXPECT_EQ(j["metrics"][1]["gated"], false);
+  EXPECT_EQ(j["metrics"][1]["gate_note"], "inverse_of images_per_s");
+}
+
+// A report written before declarations travelled: this build's catalog names the headline; a
+// benchmark known to neither is shown, not gated, and says so.
+TEST(ReportsCompare, HeadlineFromThisBuildOrNotGated) {
+  auto run = [](const std::string& label, double v) {
+    auto j = ib_test::report(json::array(
+        {ib_test::result(
+             "cpu/known", json::object(),
+             {reps_metric("gflops", "GFLOP/s", {v, v * 1.01, v * 0.99}),
+              reps_metric("gflops_per_thread", "GFLOP/s", {v / 2, v / 2.02, v / 1.98})}),
+         ib_test::result("cpu/unknown", json::object(),
+                         {reps_metric("gflops", "GFLOP/s", {v, v * 1.01, v * 0.99})})}));
+    return labelled(samples_as_repetitions(j), label);
+  };
+  metric_decl head{"gflops", "GFLOP/s"};
+  head.headline = true;
+  metric_decl per{"gflops_per_thread", "GFLOP/s"};
+  per.relation = {relation_kind::per_thread_of, "gflops"};
+  const metric_catalog catalog = {{"cpu/known", {head, per}}};
+  const auto c = compare_reports({run("A", 100), run("B", 60)}, {.catalog = &catalog});
+  for (const auto& r : c.rows) {
+    const bool headline = r.benchmark == "cpu/known" && r.metric == "gflops";
+    EXPECT_EQ(r.gated, headline) << r.benchmark << " " << r.metric;
+  }
+  EXPECT_EQ(regressions(c, 5).size(), 1u);
+  const auto& unknown = row(c, "cpu/unknown", "");
+  EXPECT_NE(unknown.gate_note.find("declared nowhere"), std::string::npos) << unknown.gate_note;
+  // Without the catalog nothing is gated, and nothing fails.
+  EXPECT_TRUE(regressions(compare_reports({run("A", 100), run("B", 60)}, {}), 5).empty());
+}
+
+// Every difference in how the runs were made is listed before any verdict: axis overrides,
+// filter, command line (outputs aside), repetitions, settings, and the machine.
+TEST(ReportsCompare, SettingsDifferencesComeFirst) {
+  auto run = [](const std::string& label, bool override_threads) {
+    auto j = ib_test::report(json::array(
+        {ib_test::result("cpu/x", json::object(), {reps_metric("rate", "GB/s", {100, 101, 99})})}));
+    if (override_threads) samples_as_repetitions(j);
+    declare(j, "cpu/x", {{"rate", "GB/s"}});
+    j["run"]["suite"]["axis_overrides"] =
+        override_threads ? json::array({"threads=1"}) : json::array();
+    j["run"]["suite"]["filter"] = override_threads ? "^cpu/" : "";
+    j["run"]["suite"]["benchmarks"] = json::array(
+        {{{"name", "cpu/x"},
+          {"axes", {{"threads", override_threads ? json::array({1}) : json::array({1, 0})}}}}});
+    j["run"]["command_line"] =
+        override_threads ? json::array({"infrabench", "run", "-a", "threads=1", "-o", "b.json"})
+                         : json::array({"infrabench", "run", "-o", "a.json"});
+    if (override_threads) j["hosts"][0]["cpu"]["model"] = "Other CPU";
+    return labelled(j, label);
+  };
+  const auto c = compare_reports({run("A", false), run("B", true)}, {});
+  std::map<std::string, const inventory_change*> by_key;
+  for (const auto& ch : c.inventory) by_key[ch.key] = &ch;
+  ASSERT_TRUE(by_key.count("run.suite.axis_overrides"));
+  EXPECT_NE(by_key["run.suite.axis_overrides"]->values[1].find("threads=1"), std::string::npos);
+  EXPECT_FALSE(by_key["run.suite.axis_overrides"]->system);
+  ASSERT_TRUE(by_key.count("run.suite.filter"));
+  ASSERT_TRUE(by_key.count("run.suite.axes.cpu/x.threads"));  // the thread counts it ran with
+  EXPECT_EQ(by_key["run.suite.axes.cpu/x.threads"]->values[0], "[1,0]");
+  ASSERT_TRUE(by_key.count("run.command_line"));
+  EXPECT_EQ(by_key["run.command_line"]->values[1], "infrabench run -a threads=1 -o FILE");
+  ASSERT_TRUE(by_key.count("run.repetitions"));
+  EXPECT_EQ(by_key["run.repetitions"]->values[0], "1");
+  EXPECT_EQ(by_key["run.repetitions"]->values[1], "3");
+  ASSERT_TRUE(by_key.count("cpu.model"));
+  EXPECT_TRUE(by_key["cpu.model"]->system);
+  std::ostringstream t;
+  print_comparison_table(t, c);
+  const std::string out = t.str();
+  const auto settings = out.find("run settings differ");
+  ASSERT_NE(settings, std::string::npos) << out;
+  EXPECT_LT(out.find("run.suite.axis_overrides"), out.find("cpu/x\n")) << out;
+  EXPECT_LT(out.find("cpu.model"), out.find("cpu/x\n")) << out;
+  EXPECT_LT(settings, out.find("a change is called")) << out;
+  std::ostringstream md;
+  print_comparison_markdown(md, c);
+  EXPECT_LT(md.str().find("run.suite.axis\\_overrides"), md.str().find("#### Summary")) << md.str();
+  // Runs that differ only in where they wrote their report: the command line is the same.
+  auto same = run("C", false);
+  same.run["command_line"] = json::array({"infrabench", "run", "-o", "c.json"});
+  for (const auto& ch : compare_reports({run("A", false), same}, {}).inventory)
+    EXPECT_NE(ch.key, "run.command_line");
 }

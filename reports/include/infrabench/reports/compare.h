@@ -1,9 +1,12 @@
 // Comparing reports (machines, builds, configurations): results matched by benchmark and axes, each
-// metric's ratio to the first report, a Mann-Whitney U test on the raw samples plus a minimum
-// effect size (so noise is not called a change), geometric-mean summaries per benchmark group,
-// performance per dollar and per watt, and the differences between the systems.
+// metric's ratio to the first report, a between-run test on the repetitions of each side (Welch's
+// t-test on log values, Benjamini-Hochberg across the gated metrics) plus a minimum effect size,
+// one gated number per measurement (each benchmark's declared headline metric), geometric-mean
+// summaries per benchmark group, performance per dollar and per watt, and every difference
+// between the runs' settings and systems.
 #pragma once
 
+#include <cmath>
 #include <map>
 #include <optional>
 #include <ostream>
@@ -12,25 +15,48 @@
 
 #include <nlohmann/json.hpp>
 
+#include "infrabench/reports/baseline.h"
 #include "infrabench/reports/report_io.h"
 
 namespace infrabench::reports {
 
 struct compare_options {
-  double alpha = 0.05;                  // significance level of the Mann-Whitney test
-  double min_effect = 0.03;             // |ratio - 1| below this is "same" however small p is
+  // False discovery rate of the between-run test across the gated metrics of one report against
+  // the first (Benjamini-Hochberg; with no real change anywhere it bounds the chance of any call).
+  double alpha = 0.05;
+  double min_effect = 0.03;  // |ratio - 1| below this is "same" however small p is
+  // The run-to-run noise (relative standard deviation) assumed where a side has one repetition;
+  // NaN: default_run_noise of the metric's kind.
+  double noise = std::nan("");
+  // This build's declarations (registry_metric_catalog), asked for the headline of a benchmark
+  // whose reports carry no declarations (written before schema 1.5); null: not asked.
+  const metric_catalog* catalog = nullptr;
   std::map<std::string, double> price;  // label -> price (any currency)
   std::map<std::string, double> power;  // label -> watts
 };
 
-// not_gated: an information or verification metric (a clock, a verification error): shown, never
-// called better or worse, never in a geometric mean or a regression gate.
-enum class change { same, better, worse, not_significant, missing, no_samples, not_gated };
+// not_gated: not the benchmark's headline (a derived view of it, another metric, an information
+// or verification metric, a benchmark that declares no headline): shown, never called better or
+// worse, never in a geometric mean, a count or a regression gate. inconclusive: a side has one
+// repetition and the change is within the metric's known run-to-run noise. invalid: either
+// result is INVALID; shown with its reason, excluded from every gate, mean and count.
+enum class change {
+  same,
+  better,
+  worse,
+  not_significant,
+  missing,
+  no_samples,
+  not_gated,
+  inconclusive,
+  invalid
+};
 [[nodiscard]] std::string_view to_string(change c);
 
 struct metric_row {
   std::string key;  // config key + metric
   std::string benchmark, group, config, metric, unit;
+  nlohmann::json axes = nlohmann::json::object();  // the configuration's axes, as written
   bool higher_is_better = true;
   metric_role role = metric_role::performance;  // as the first report that has the metric says
   std::vector<double> value;                    // per report; NaN where absent
@@ -38,9 +64,21 @@ struct metric_row {
   std::vector<std::size_t> n;                   // samples per report
   std::vector<double> ratio;                    // value / value of the first report
   std::vector<double> perf;     // ratio oriented so > 1 is better (1/ratio for lower-is-better)
-  std::vector<double> p_value;  // Mann-Whitney, report i vs the first (NaN for the first)
+  std::vector<double> p_value;  // between-run test, report i vs the first (NaN for the first)
   std::vector<double> ci_half;  // half-width of the 95% CI of the median of the samples (NaN)
   std::vector<change> verdict;
+  // The one number per measurement: this metric is its benchmark's headline (and a performance
+  // metric); otherwise `gate_note` says why it is shown only ("inverse_of images_per_s").
+  bool gated = false;
+  std::string gate_note;
+  std::vector<std::size_t> repetitions;  // per report: repetitions behind the value (1: none kept)
+  std::vector<double> spread;       // per report: standard deviation of log(repetitions) (NaN: < 2)
+  std::vector<double> q_value;      // Benjamini-Hochberg adjusted p among the gated rows (NaN)
+  std::vector<bool> assumed_noise;  // report i vs the first was judged with the assumed noise
+  // Repetitions per side that would decide an inconclusive or noise verdict (0: decided or not
+  // judged); see repetitions_needed.
+  std::vector<std::size_t> needed;
+  std::vector<std::string> invalid_reason;  // per report: why its result is INVALID ("" if not)
 };
 
 struct group_summary {
@@ -73,21 +111,60 @@ struct comparison {
                                          const compare_options& opt);
 
 // The steps of compare_reports, each callable on its own.
-// One metric of one configuration across the reports (`rs[i]` null where report i lacks it).
+// Whether `metric` of `bench` is gated: it is the headline the reports declare for the benchmark
+// (the first report that carries declarations), else the one `catalog` declares; the note says
+// why not ("inverse_of images_per_s", "not the headline: gflops", "no headline declared").
+struct metric_gate {
+  bool gated = false;
+  std::string note;
+};
+[[nodiscard]] metric_gate gate_of(const std::vector<report_view>& reports, const std::string& bench,
+                                  const std::string& metric, const metric_catalog* catalog);
+// One metric of one configuration across the reports (`rs[i]` null where report i lacks it), with
+// each report's raw between-run p against the first; the verdicts of gated rows are left to
+// decide_verdicts (they need the other rows' p values).
 [[nodiscard]] metric_row compare_metric(const std::vector<const result_view*>& rs,
-                                        const std::string& name, const compare_options& opt);
-// The verdict on one report's metric against the first's: the U test, the effect size and the
-// intervals of the median must all agree before a change is called.
-[[nodiscard]] change judge_change(const metric_view& base, const metric_view& m,
-                                  const compare_options& opt, double* p_value);
-// Geometric means of the performance ratios per benchmark group (performance metrics only).
+                                        const std::string& name, const compare_options& opt,
+                                        const metric_gate& gate = {true, ""});
+// Benjamini-Hochberg over every gated row of each report, then each gated verdict: a change needs
+// q < alpha and |ratio - 1| >= min_effect; without significance a one-repetition side makes it
+// "inconclusive", two or more "~ (noise)" when large; `needed` says how many repetitions would do.
+void decide_verdicts(comparison& c);
+// Geometric means of the performance ratios per benchmark group (gated, VALID rows only).
 [[nodiscard]] std::vector<group_summary> summarize_groups(const comparison& c);
 
-// Significant regressions (report i vs the first) larger than `pct` percent: one line each.
-// Regressions where either result is INVALID (noisy, unverified) are not counted: they go to
-// `not_counted` (when given) so they can be shown, since noise is not a verdict.
+// Significant regressions (report i vs the first) larger than `pct` percent on gated metrics: one
+// line each. Losses on INVALID results are never counted: they go to `not_counted` (when given)
+// so they can be shown with their reason.
 [[nodiscard]] std::vector<std::string> regressions(const comparison& c, double pct,
                                                    std::vector<std::string>* not_counted = nullptr);
+// Gated losses larger than `pct` that the data cannot decide (inconclusive, or ~ noise), each
+// with the repetitions per side that would decide it.
+[[nodiscard]] std::vector<std::string> undecided_losses(const comparison& c, double pct);
+
+// ---- between-run statistics ----
+struct between_runs {
+  double p_value = std::nan("");                             // two-sided
+  double spread_base = std::nan(""), spread = std::nan("");  // SD of the log values (NaN: < 2)
+  bool assumed_noise = false;  // a side had < 2 repetitions: a z test with the assumed noise
+};
+// Welch's t-test on the logarithms of two sides' repetition values (both with >= 2); otherwise a
+// z test of the log ratio with `noise` as each value's relative standard deviation. Non-positive
+// values are dropped (a log ratio needs positive values).
+[[nodiscard]] between_runs test_between_runs(const std::vector<double>& base,
+                                             const std::vector<double>& other, double noise);
+// Two-sided p of Welch's t statistic `t` with `df` degrees of freedom (Student's t distribution).
+[[nodiscard]] double student_t_two_sided_p(double t, double df);
+// Benjamini-Hochberg adjusted p values (q values), in the order given; NaN stays NaN.
+[[nodiscard]] std::vector<double> benjamini_hochberg(const std::vector<double>& p);
+// The conservative run-to-run noise assumed for a metric of `kind` with one repetition (relative
+// standard deviation): 15% for rates and times (two quick-suite runs on a shared 2-vCPU VM moved
+// by up to 63%), 5% for the rest.
+[[nodiscard]] double default_run_noise(metric_kind kind);
+// Repetitions per side for a two-sided test at `alpha` to detect a log change `effect` with 80%
+// power when one repetition's log value has standard deviation `sd` (normal approximation:
+// 2 (z_{1-alpha/2} + z_0.8)^2 sd^2 / effect^2, at least 3); SIZE_MAX when not finite.
+[[nodiscard]] std::size_t repetitions_needed(double sd, double effect, double alpha);
 
 // Half-width of a distribution-free 95% confidence interval of the median (order statistics
 // n/2 -+ 0.98 sqrt(n)); NaN with fewer than 2 values.
