@@ -54,6 +54,7 @@ benchmark& benchmark::add_metric_decl(metric_decl d) {
     if (m.name == d.name)
       throw std::logic_error(m_name + ": metric '" + d.name + "' declared twice");
   }
+  if (d.kind == metric_kind::unspecified) d.kind = kind_for_unit(d.unit, d.role);
   m_metrics.push_back(std::move(d));
   return *this;
 }
@@ -93,6 +94,16 @@ benchmark& benchmark::headline(std::string_view name) {
     }
   }
   throw std::logic_error(m_name + ": headline '" + std::string(name) + "' is not declared");
+}
+
+benchmark& benchmark::relate(std::string_view name, relation_kind kind, std::string of) {
+  for (auto& m : m_metrics) {
+    if (m.name == name) {
+      m.relation = {kind, std::move(of)};
+      return *this;
+    }
+  }
+  throw std::logic_error(m_name + ": relation for undeclared metric '" + std::string(name) + "'");
 }
 
 const metric_decl* benchmark::headline() const {

@@ -112,13 +112,7 @@ json list_entry_json(const benchmark& b, const capabilities& caps) {
                     {"choices", ax.options.choices}});
   }
   json metrics = json::array();
-  for (const auto& m : b.metrics()) {
-    metrics.push_back({{"name", m.name},
-                       {"unit", m.unit},
-                       {"better", to_string(m.direction)},
-                       {"role", to_string(m.role)},
-                       {"headline", m.headline}});
-  }
+  for (const auto& m : b.metrics()) metrics.push_back(metric_decl_json(m));
   const coded_reason unmet = b.unmet(caps);
   json entry = {{"name", b.name()},
                 {"description", b.description()},

@@ -1,7 +1,10 @@
 #include "infrabench/metric_decl.h"
 
+#include <array>
 #include <set>
 #include <utility>
+
+#include "infrabench/error.h"
 
 namespace infrabench {
 namespace {
@@ -10,10 +13,173 @@ metric_decl info(std::string name, std::string unit) {
   return {std::move(name), std::move(unit), better::higher, metric_role::information, false};
 }
 
+constexpr std::array<std::pair<metric_kind, std::string_view>, 11> kind_names = {{
+    {metric_kind::unspecified, "unspecified"},
+    {metric_kind::rate, "rate"},
+    {metric_kind::time, "time"},
+    {metric_kind::size, "size"},
+    {metric_kind::count, "count"},
+    {metric_kind::ratio, "ratio"},
+    {metric_kind::frequency, "frequency"},
+    {metric_kind::power, "power"},
+    {metric_kind::temperature, "temperature"},
+    {metric_kind::verification, "verification"},
+    {metric_kind::other, "other"},
+}};
+
+constexpr std::array<std::pair<relation_kind, std::string_view>, 5> relation_names = {{
+    {relation_kind::none, "none"},
+    {relation_kind::inverse_of, "inverse_of"},
+    {relation_kind::per_thread_of, "per_thread_of"},
+    {relation_kind::fraction_of, "fraction_of"},
+    {relation_kind::view_of, "view_of"},
+}};
+
+template <typename E, std::size_t N>
+std::string_view name_of(const std::array<std::pair<E, std::string_view>, N>& names, E e) {
+  for (const auto& [k, n] : names) {
+    if (k == e) return n;
+  }
+  return "?";
+}
+
+template <typename E, std::size_t N>
+std::optional<E> parse_name(const std::array<std::pair<E, std::string_view>, N>& names,
+                            std::string_view text) {
+  for (const auto& [k, n] : names) {
+    if (n == text) return k;
+  }
+  return std::nullopt;
+}
+
+// Units by the kind of quantity they measure. A unit not listed is `other`: the table grows with
+// the units benchmarks declare (tests/unit/test_metric_decl.cpp checks every declared unit has a
+// kind).
+struct unit_kind {
+  std::string_view unit;
+  metric_kind kind;
+};
+constexpr unit_kind unit_kinds[] = {
+    {"GB/s", metric_kind::rate},
+    {"GFLOP/s", metric_kind::rate},
+    {"TFLOP/s", metric_kind::rate},
+    {"IO/s", metric_kind::rate},
+    {"samples/s", metric_kind::rate},
+    {"tokens/s", metric_kind::rate},
+    {"images/s", metric_kind::rate},
+    {"instr/cycle", metric_kind::rate},
+    {"s", metric_kind::time},
+    {"ms", metric_kind::time},
+    {"us", metric_kind::time},
+    {"ns", metric_kind::time},
+    {"B", metric_kind::size},
+    {"MiB", metric_kind::size},
+    {"count", metric_kind::count},
+    {"hosts", metric_kind::count},
+    {"ranks", metric_kind::count},
+    {"links", metric_kind::count},
+    {"lanes", metric_kind::count},
+    {"reads", metric_kind::count},
+    {"accelerators", metric_kind::count},
+    {"%", metric_kind::ratio},
+    {"ratio", metric_kind::ratio},
+    {"x", metric_kind::ratio},
+    {"relative", metric_kind::ratio},
+    {"fraction", metric_kind::ratio},
+    {"SMs", metric_kind::count},
+    {"GHz", metric_kind::frequency},
+    {"MHz", metric_kind::frequency},
+    {"W", metric_kind::power},
+    {"C", metric_kind::temperature},
+};
+
 }  // namespace
 
 std::string_view to_string(better b) {
   return b == better::higher ? "higher" : "lower";
+}
+
+std::string_view to_string(metric_kind k) {
+  return name_of(kind_names, k);
+}
+
+std::optional<metric_kind> parse_metric_kind(std::string_view text) {
+  return parse_name(kind_names, text);
+}
+
+std::string_view to_string(relation_kind k) {
+  return name_of(relation_names, k);
+}
+
+std::optional<relation_kind> parse_relation_kind(std::string_view text) {
+  return parse_name(relation_names, text);
+}
+
+metric_kind kind_for_unit(std::string_view unit, metric_role role) {
+  if (role == metric_role::verification) return metric_kind::verification;
+  for (const auto& u : unit_kinds) {
+    if (u.unit == unit) return u.kind;
+  }
+  // "<item>s/s" of produces_items: a rate whatever the item is called.
+  if (unit.size() > 2 && unit.substr(unit.size() - 2) == "/s") return metric_kind::rate;
+  return metric_kind::other;
+}
+
+nlohmann::json metric_decl_json(const metric_decl& d) {
+  const metric_kind kind =
+      d.kind == metric_kind::unspecified ? kind_for_unit(d.unit, d.role) : d.kind;
+  nlohmann::json j = {{"name", d.name},
+                      {"unit", d.unit},
+                      {"better", to_string(d.direction)},
+                      {"role", to_string(d.role)},
+                      {"headline", d.headline},
+                      {"kind", to_string(kind)}};
+  if (d.relation.kind != relation_kind::none) {
+    j["relation"] = {{"kind", to_string(d.relation.kind)}, {"of", d.relation.of}};
+  }
+  return j;
+}
+
+namespace {
+
+std::string decl_string(const nlohmann::json& j, const char* key, const std::string& where,
+                        const char* fallback = nullptr) {
+  const auto it = j.find(key);
+  if (it == j.end() && fallback) return fallback;
+  if (it == j.end() || !it->is_string())
+    throw user_error(where + "." + key + ": expected a string");
+  return it->get<std::string>();
+}
+
+}  // namespace
+
+metric_decl metric_decl_from_json(const nlohmann::json& j, const std::string& where) {
+  if (!j.is_object()) throw user_error(where + ": expected an object");
+  metric_decl d;
+  d.name = decl_string(j, "name", where);
+  if (d.name.empty()) throw user_error(where + ".name: empty metric name");
+  d.unit = decl_string(j, "unit", where, "");
+  const std::string dir = decl_string(j, "better", where, "higher");
+  if (dir != "higher" && dir != "lower")
+    throw user_error(where + ".better: expected \"higher\" or \"lower\", got \"" + dir + "\"");
+  d.direction = dir == "higher" ? better::higher : better::lower;
+  const auto role = parse_metric_role(decl_string(j, "role", where, "performance"));
+  if (!role) throw user_error(where + ".role: not a metric role");
+  d.role = *role;
+  if (const auto it = j.find("headline"); it != j.end()) {
+    if (!it->is_boolean()) throw user_error(where + ".headline: expected true or false");
+    d.headline = it->get<bool>();
+  }
+  const auto kind = parse_metric_kind(decl_string(j, "kind", where, "unspecified"));
+  if (!kind) throw user_error(where + ".kind: not a metric kind");
+  d.kind = *kind == metric_kind::unspecified ? kind_for_unit(d.unit, d.role) : *kind;
+  if (const auto it = j.find("relation"); it != j.end() && !it->is_null()) {
+    if (!it->is_object()) throw user_error(where + ".relation: expected an object");
+    const auto rk = parse_relation_kind(decl_string(*it, "kind", where + ".relation"));
+    if (!rk) throw user_error(where + ".relation.kind: not a relation");
+    d.relation = {*rk, decl_string(*it, "of", where + ".relation", "")};
+  }
+  return d;
 }
 
 bool metric_decl::covers(std::string_view metric_name) const {
@@ -27,7 +193,11 @@ metric_decl derived_metric(work_kind kind) {
 
 std::vector<metric_decl> derived_item_metrics(std::string_view item) {
   const std::string i(item);
-  return {{i + "s_per_s", i + "s/s"}, {"ns_per_" + i, "ns", better::lower}};
+  metric_decl rate{i + "s_per_s", i + "s/s"};
+  metric_decl time{"ns_per_" + i, "ns", better::lower};
+  // One timing: the time per item is the rate inverted, not a second measurement.
+  time.relation = {relation_kind::inverse_of, rate.name};
+  return {rate, time};
 }
 
 const std::vector<metric_decl>& telemetry_metric_decls() {

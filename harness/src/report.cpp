@@ -39,7 +39,11 @@ nlohmann::json benchmark_metadata_json(const benchmark& b) {
   }
   nlohmann::json requires_ = nlohmann::json::array();
   for (const auto& r : b.requirements()) requires_.push_back(r.name);
-  return {{"requires", requires_}, {"axes", axes}};
+  // What its metrics are (unit, direction, role, kind, relations, the headline), so a reader of
+  // the report (compare, baselines, the HTML) asks the declaration instead of guessing.
+  nlohmann::json metrics = nlohmann::json::array();
+  for (const auto& m : b.metrics()) metrics.push_back(metric_decl_json(m));
+  return {{"requires", requires_}, {"axes", axes}, {"metrics", metrics}};
 }
 
 nlohmann::json make_report(const report_context& ctx, const nlohmann::json& results) {

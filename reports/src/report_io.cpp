@@ -29,6 +29,10 @@ class checker {
   [[noreturn]] void fail(const std::string& where, const std::string& what) const {
     throw user_error(m_origin + ": " + where + ": " + what);
   }
+  // A problem whose message already says where ("run...metrics[2].kind: not a metric kind").
+  [[noreturn]] void fail(const std::string& located) const {
+    throw user_error(m_origin + ": " + located);
+  }
   const json& object(const json& parent, const std::string& key, const std::string& where) const {
     const auto it = parent.find(key);
     if (it == parent.end()) fail(where, "missing \"" + key + "\"");
@@ -120,6 +124,7 @@ metric_view read_metric(const checker& c, const json& m, const std::string& wher
   mv.higher_is_better = better == "higher";
   mv.method = c.string(m, "method", where, std::string());
   mv.samples = c.numbers(m, "samples", where);
+  mv.repetitions = c.numbers(m, "repetitions", where);
   const std::string role = c.string(m, "role", where, "performance");
   const auto parsed = parse_metric_role(role);
   if (!parsed) {
@@ -199,6 +204,24 @@ axis_meta read_axis_meta(const checker& c, const json& a, const std::string& whe
   return m;
 }
 
+// A benchmark's "metrics" (schema 1.5): its declarations, each as metric_decl_json wrote it.
+std::vector<metric_decl> read_metric_decls(const checker& c, const json& b,
+                                           const std::string& where) {
+  std::vector<metric_decl> out;
+  const auto it = b.find("metrics");
+  if (it == b.end() || it->is_null()) return out;
+  if (!it->is_array()) c.fail(where + ".metrics", "expected an array, got " + type_name(*it));
+  for (std::size_t i = 0; i < it->size(); ++i) {
+    const std::string w = where + ".metrics[" + std::to_string(i) + "]";
+    try {
+      out.push_back(metric_decl_from_json((*it)[i], w));
+    } catch (const user_error& e) {
+      c.fail(e.what());
+    }
+  }
+  return out;
+}
+
 // run.benchmark_metadata: {"group/name": {"requires": [...], "axes": {"size": {...}}}}.
 std::map<std::string, benchmark_meta> read_benchmark_metadata(const checker& c, const json& run) {
   std::map<std::string, benchmark_meta> out;
@@ -216,6 +239,7 @@ std::map<std::string, benchmark_meta> read_benchmark_metadata(const checker& c, 
       for (const auto& [name, a] : axes->items())
         meta.axes[name] = read_axis_meta(c, a, where + "." + bench + ".axes." + name);
     }
+    meta.metrics = read_metric_decls(c, b, where + "." + bench);
     out[bench] = std::move(meta);
   }
   return out;
@@ -361,6 +385,26 @@ const axis_meta* report_view::axis_info(const std::string& bench, const std::str
   if (b == benchmarks.end()) return nullptr;
   const auto a = b->second.axes.find(axis);
   return a == b->second.axes.end() ? nullptr : &a->second;
+}
+
+const metric_decl* report_view::declaration(const std::string& bench,
+                                            std::string_view metric) const {
+  const auto b = benchmarks.find(bench);
+  return b == benchmarks.end() ? nullptr : find_declaration(b->second.metrics, metric);
+}
+
+const metric_decl* report_view::headline_of(const std::string& bench) const {
+  const auto b = benchmarks.find(bench);
+  if (b == benchmarks.end()) return nullptr;
+  for (const auto& m : b->second.metrics) {
+    if (m.headline) return &m;
+  }
+  return nullptr;
+}
+
+bool report_view::declares_metrics(const std::string& bench) const {
+  const auto b = benchmarks.find(bench);
+  return b != benchmarks.end() && !b->second.metrics.empty();
 }
 
 std::optional<bool> report_view::runs_on_gpu(const std::string& bench) const {

@@ -53,6 +53,13 @@ def test_every_benchmark_declares_its_metrics_and_one_headline():
         for m in b["metrics"]:
             assert m["unit"] and m["better"] in ("higher", "lower"), (name, m)
             assert m["role"] in ("performance", "information", "verification"), (name, m)
+            # Every measured quantity's unit has a kind (metric_decl.cpp's unit table grows with
+            # them), so renderers never guess what a number is; only information may be "other".
+            assert m["kind"] != "other" or m["role"] == "information", (name, m)
+            rel = m.get("relation")
+            if rel and rel["kind"] != "fraction_of":
+                # A derived view names the metric it derives from, declared by the same benchmark.
+                assert any(o["name"] == rel["of"] for o in b["metrics"]), (name, m)
 
 
 # One small configuration of every benchmark this machine can run: each result's metrics are then

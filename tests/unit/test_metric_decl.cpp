@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "infrabench/benchmark.h"
+#include "infrabench/error.h"
 #include "infrabench/metric_decl.h"
 
 using namespace infrabench;
@@ -76,4 +77,54 @@ TEST(MetricDecl, BuilderRefusesDuplicatesAndABadHeadline) {
   ASSERT_NE(b.headline(), nullptr);
   EXPECT_EQ(b.headline()->name, "bandwidth_gbps");
   EXPECT_THROW(b.headline("x"), std::logic_error);  // a second one
+}
+
+TEST(MetricDecl, KindsComeFromTheUnitUnlessDeclared) {
+  EXPECT_EQ(kind_for_unit("GB/s", metric_role::performance), metric_kind::rate);
+  EXPECT_EQ(kind_for_unit("images/s", metric_role::performance), metric_kind::rate);
+  EXPECT_EQ(kind_for_unit("ns", metric_role::performance), metric_kind::time);
+  EXPECT_EQ(kind_for_unit("%", metric_role::performance), metric_kind::ratio);
+  EXPECT_EQ(kind_for_unit("MiB", metric_role::information), metric_kind::size);
+  EXPECT_EQ(kind_for_unit("count", metric_role::verification), metric_kind::verification);
+  EXPECT_EQ(kind_for_unit("furlongs", metric_role::performance), metric_kind::other);
+  benchmark b("t/kind", [](state&) {});
+  b.produces("lat", "us", better::lower)
+      .produces(
+          {{"frac", "x", better::higher, metric_role::performance, false, metric_kind::count}});
+  EXPECT_EQ(b.metrics()[0].kind, metric_kind::time);
+  EXPECT_EQ(b.metrics()[1].kind, metric_kind::count);  // declared wins over the unit
+}
+
+TEST(MetricDecl, RelationsAreDeclaredAndTheItemTimeIsTheRateInverted) {
+  const auto items = derived_item_metrics("token");
+  EXPECT_EQ(items[0].relation.kind, relation_kind::none);
+  EXPECT_EQ(items[1].relation.kind, relation_kind::inverse_of);
+  EXPECT_EQ(items[1].relation.of, "tokens_per_s");
+  EXPECT_TRUE(items[1].relation.derived());
+  benchmark b("t/rel", [](state&) {});
+  b.produces("all", "GB/s", better::higher).produces("each", "GB/s", better::higher);
+  b.relate("each", relation_kind::per_thread_of, "all");
+  EXPECT_EQ(b.metrics()[1].relation.kind, relation_kind::per_thread_of);
+  EXPECT_THROW(b.relate("nope", relation_kind::view_of, "all"), std::logic_error);
+}
+
+TEST(MetricDecl, JsonRoundTripsAndRefusesMalformedDeclarations) {
+  metric_decl d{"ns_per_image", "ns", better::lower, metric_role::performance, true};
+  d.relation = {relation_kind::inverse_of, "images_per_s"};
+  const auto j = metric_decl_json(d);
+  EXPECT_EQ(j.at("kind"), "time");  // written resolved
+  const metric_decl back = metric_decl_from_json(j, "m");
+  EXPECT_EQ(back.name, d.name);
+  EXPECT_EQ(back.unit, d.unit);
+  EXPECT_EQ(back.direction, better::lower);
+  EXPECT_TRUE(back.headline);
+  EXPECT_EQ(back.kind, metric_kind::time);
+  EXPECT_EQ(back.relation.kind, relation_kind::inverse_of);
+  EXPECT_EQ(back.relation.of, "images_per_s");
+  EXPECT_THROW((void)metric_decl_from_json({{"name", "x"}, {"kind", "speed"}}, "m"), user_error);
+  EXPECT_THROW((void)metric_decl_from_json({{"name", "x"}, {"better", "up"}}, "m"), user_error);
+  EXPECT_THROW((void)metric_decl_from_json({{"unit", "s"}}, "m"), user_error);
+  EXPECT_THROW(
+      (void)metric_decl_from_json({{"name", "x"}, {"relation", {{"kind", "twin_of"}}}}, "m"),
+      user_error);
 }

@@ -217,3 +217,35 @@ TEST(ReportsIo, BadRoleMetadataOrTelemetryIsNamedByPath) {
   t["telemetry"] = json::array();
   EXPECT_THROW((void)parse_report(t.dump(), "t.json"), user_error);
 }
+
+TEST(ReportsIo, MetricDeclarationsAndRepetitionsAreRead) {
+  auto j = ib_test::report(json::array({ib_test::result("preprocess/pipeline", json::object(),
+                                                        {{"images_per_s", "images/s", 900}})}));
+  j["results"][0]["metrics"][0]["repetitions"] = {880.0, 900.0, 950.0};
+  ib_test::with_metadata(j, "preprocess/pipeline", {}, {});
+  metric_decl ns{"ns_per_image", "ns", better::lower};
+  ns.relation = {relation_kind::inverse_of, "images_per_s"};
+  j["run"]["benchmark_metadata"]["preprocess/pipeline"]["metrics"] = {
+      metric_decl_json(
+          {"images_per_s", "images/s", better::higher, metric_role::performance, true}),
+      metric_decl_json(ns)};
+  const report_view r = parse_report(j.dump(), "r.json");
+  EXPECT_EQ(r.results.front().metrics.front().repetitions, (std::vector<double>{880, 900, 950}));
+  ASSERT_NE(r.headline_of("preprocess/pipeline"), nullptr);
+  EXPECT_EQ(r.headline_of("preprocess/pipeline")->name, "images_per_s");
+  const metric_decl* d = r.declaration("preprocess/pipeline", "ns_per_image");
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(d->kind, metric_kind::time);
+  EXPECT_TRUE(d->relation.derived());
+  EXPECT_TRUE(r.declares_metrics("preprocess/pipeline"));
+  EXPECT_FALSE(r.declares_metrics("gemm/cpu_peak"));
+  EXPECT_EQ(r.headline_of("gemm/cpu_peak"), nullptr);  // not declared: no guess
+  // A malformed declaration is named by its path.
+  j["run"]["benchmark_metadata"]["preprocess/pipeline"]["metrics"][1]["kind"] = "speed";
+  try {
+    (void)parse_report(j.dump(), "r.json");
+    FAIL();
+  } catch (const user_error& e) {
+    EXPECT_NE(std::string(e.what()).find("metrics[1].kind"), std::string::npos) << e.what();
+  }
+}

@@ -69,6 +69,9 @@ class benchmark {
   benchmark& produces_items(std::string item);
   // Marks the declared metric `name` as the benchmark's headline (one per benchmark).
   benchmark& headline(std::string_view name);
+  // Declares how the declared metric `name` relates to another (metric_decl.h: an inverse, a
+  // per-thread view, a fraction of a peak, another view of one timing).
+  benchmark& relate(std::string_view name, relation_kind kind, std::string of);
 
   [[nodiscard]] const std::string& name() const { return m_name; }
   [[nodiscard]] std::string group() const;

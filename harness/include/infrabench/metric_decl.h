@@ -5,9 +5,12 @@
 // before anything runs.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "infrabench/result.h"
 
@@ -16,6 +19,52 @@ namespace infrabench {
 // Which way a metric improves.
 enum class better { higher, lower };
 [[nodiscard]] std::string_view to_string(better b);
+
+// What sort of quantity a metric is, for readers that format, chart or aggregate it (a rate is
+// averaged geometrically, a time is the inverse of a rate, a verification error is never a
+// performance number). Declared with the metric; unspecified ones take the kind of their unit.
+enum class metric_kind {
+  unspecified,
+  rate,
+  time,
+  size,
+  count,
+  ratio,
+  frequency,
+  power,
+  temperature,
+  verification,
+  other,  // information whose unit says nothing shared (a loss in nats, a bitmask)
+};
+[[nodiscard]] std::string_view to_string(metric_kind k);
+[[nodiscard]] std::optional<metric_kind> parse_metric_kind(std::string_view text);
+// The kind a unit stands for ("GB/s" a rate, "ns" a time, "%" a ratio); `other` when the unit
+// does not say. Verification metrics are `verification` whatever their unit.
+[[nodiscard]] metric_kind kind_for_unit(std::string_view unit, metric_role role);
+
+// How a metric relates to another of the same result. A related metric is another view of a
+// measurement that some other metric already carries: readers show it, and never count it as a
+// second measurement (compare's gates and means, baseline creation, change points).
+enum class relation_kind {
+  none,
+  inverse_of,     // ns_per_image of images_per_s: the same timing, inverted
+  per_thread_of,  // a per-thread rate of the all-thread one
+  fraction_of,    // a fraction of a peak or a reference (mfu_percent of the GPU's peak)
+  view_of,        // another view of one timing (input and output GB/s of one copy)
+};
+[[nodiscard]] std::string_view to_string(relation_kind k);
+[[nodiscard]] std::optional<relation_kind> parse_relation_kind(std::string_view text);
+
+struct metric_relation {
+  relation_kind kind = relation_kind::none;
+  // The metric (or family) it relates to; for fraction_of a peak that is not a metric of the
+  // result (a hardware figure), a short description of the peak.
+  std::string of;
+  [[nodiscard]] bool derived() const {
+    return kind == relation_kind::inverse_of || kind == relation_kind::per_thread_of ||
+           kind == relation_kind::view_of;
+  }
+};
 
 struct metric_decl {
   // The metric's name, or a family of names with `*` standing for the part that depends on the
@@ -26,8 +75,9 @@ struct metric_decl {
   metric_role role = metric_role::performance;
   // The one metric that sums up the benchmark (a table's first column, a ratio chart's bar).
   bool headline = false;
-  // What readers need beyond these (its kind: rate, time, size, ...; relations such as the peak
-  // it is a fraction of) belongs here too, so that renderers ask the declaration, not the name.
+  // What readers need beyond these, so that renderers ask the declaration, not the name.
+  metric_kind kind = metric_kind::unspecified;
+  metric_relation relation;
 
   [[nodiscard]] bool is_family() const { return name.find('*') != std::string::npos; }
   // Whether the metric `metric_name` is this declaration (equal, or a member of the family).
@@ -59,6 +109,12 @@ enum class work_kind { bytes, flops };
 // Whether `name` matches `pattern` (a metric name, or a family with `*`: bandwidth_gbps_*).
 [[nodiscard]] bool metric_pattern_matches(std::string_view pattern, std::string_view name);
 [[nodiscard]] bool patterns_overlap(std::string_view a, std::string_view b);
+
+// A declaration as `list --json` and the report's run.benchmark_metadata carry it, and back
+// (metric_decl_from_json throws user_error naming `where` on a malformed one). The kind is written
+// resolved (never "unspecified").
+[[nodiscard]] nlohmann::json metric_decl_json(const metric_decl& d);
+[[nodiscard]] metric_decl metric_decl_from_json(const nlohmann::json& j, const std::string& where);
 
 // "bandwidth_gbps (GB/s), ns_per_load (ns)": the declared names, for messages.
 [[nodiscard]] std::string declared_names(const std::vector<metric_decl>& decls);

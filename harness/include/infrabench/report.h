@@ -12,7 +12,7 @@
 
 namespace infrabench {
 
-inline constexpr const char* report_schema_version = "1.4.0";
+inline constexpr const char* report_schema_version = "1.5.0";
 
 class benchmark;
 

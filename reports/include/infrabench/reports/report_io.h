@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "infrabench/json_io.h"
+#include "infrabench/metric_decl.h"
 #include "infrabench/result.h"
 #include "infrabench/text_file.h"
 
@@ -27,6 +28,10 @@ struct metric_view {
   bool higher_is_better = true;
   std::string method;
   std::vector<double> samples;  // per-sample values (finite ones only)
+  // Each repetition's value of this metric (`run --repetitions N`, interleaved runs of the same
+  // configuration), in the order they ran; `value` is then their median. Empty for a report of
+  // one repetition: the between-run variation is unknown.
+  std::vector<double> repetitions;
   // What the metric is for; a report written before roles existed reads as performance.
   metric_role role = metric_role::performance;
   [[nodiscard]] bool is_performance() const { return role == metric_role::performance; }
@@ -44,6 +49,9 @@ struct axis_meta {
 struct benchmark_meta {
   std::vector<std::string> requires_;  // requirement names: "cuda", "nccl", "avx2"
   std::map<std::string, axis_meta> axes;
+  // What the benchmark declared about its metrics (metric_decl.h): unit, direction, role, kind,
+  // relation, which one is the headline. Empty for a report written before schema 1.5.
+  std::vector<metric_decl> metrics;
 };
 
 struct result_view {
@@ -96,8 +104,16 @@ struct report_view {
 
   // The metadata of `axis` of `bench`, or nullptr when the report does not say.
   [[nodiscard]] const axis_meta* axis_info(const std::string& bench, const std::string& axis) const;
-  // Whether `bench` runs on a GPU, as its declared requirements say (cuda or nccl); nullopt when
-  // the report does not carry them.
+  // The declaration of `metric` of `bench` as the report carries it; null when the report does
+  // not carry declarations (older than 1.5) or this metric's.
+  [[nodiscard]] const metric_decl* declaration(const std::string& bench,
+                                               std::string_view metric) const;
+  // The headline declaration of `bench`; null when the report does not say.
+  [[nodiscard]] const metric_decl* headline_of(const std::string& bench) const;
+  // Whether the report carries metric declarations for `bench` at all.
+  [[nodiscard]] bool declares_metrics(const std::string& bench) const;
+  // Whether the report says `bench` runs on a GPU, as its declared requirements say (cuda or nccl);
+  // nullopt when the report does not carry them.
   [[nodiscard]] std::optional<bool> runs_on_gpu(const std::string& bench) const;
 
   // Distinct hosts (or ranks) that produced results, in first-seen order: more than one makes it
