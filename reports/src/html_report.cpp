@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <optional>
 #include <regex>
@@ -364,6 +365,7 @@ class planner {
       if (info.shape.src_axis.empty() && is_src_axis(k)) info.shape.src_axis = k;
       if (info.shape.dst_axis.empty() && is_dst_axis(k)) info.shape.dst_axis = k;
     }
+    headline_first(bench, info.metrics);
     info.percentiles = percentile_families(info.metrics);
     info.families = column_families(info.metrics, info.percentiles);
     if (!info.families.empty()) {
@@ -371,6 +373,18 @@ class planner {
       info.shape.matrix_cells = info.shape.matrix_cols * matrix_rows(items, info.varying);
     }
     return info;
+  }
+
+  // The declared headline metric first: the one a per-node chart or a src x dst matrix shows.
+  void headline_first(const std::string& bench, std::vector<std::string>& metrics) const {
+    for (const auto& rep : m_reports) {
+      if (!rep.headline_of(bench)) continue;
+      std::stable_partition(metrics.begin(), metrics.end(), [&](const std::string& m) {
+        const metric_decl* d = rep.declaration(bench, m);
+        return d && d->headline;
+      });
+      return;
+    }
   }
 
   // Results per matrix row: one per value of the row axis (or per node), the most of any group.
@@ -1001,14 +1015,26 @@ std::pair<double, double> ratio_range(const std::vector<double>& ratios) {
   return {1 / m, m};
 }
 
-// Per benchmark, the metric its ratio chart shows: its headline, the first performance metric it
-// reports (the order its declaration gives them). Other metrics go to the table.
-std::map<std::string, std::string> headline_metrics(const comparison& c) {
-  std::map<std::string, std::string> out;
+// Whether a row is its benchmark's headline metric, the one its ratio chart shows: as the reports
+// declare it (the metric, or family of metrics, the benchmark registered as its headline), or for
+// reports written before declarations (schema < 1.5), its first performance metric in the order
+// the report lists them. Other metrics go to the table.
+using headline_test = std::function<bool(const metric_row&)>;
+headline_test headline_rule(const comparison& c, const std::vector<report_view>* reports) {
+  std::map<std::string, std::string> first;
   for (const auto& row : c.rows) {
-    if (row.role == metric_role::performance) out.emplace(row.benchmark, row.metric);
+    if (row.role == metric_role::performance) first.emplace(row.benchmark, row.metric);
   }
-  return out;
+  return [first, reports](const metric_row& row) {
+    for (std::size_t i = 0; reports && i < reports->size(); ++i) {
+      const report_view& r = (*reports)[i];
+      if (!r.headline_of(row.benchmark)) continue;
+      const metric_decl* d = r.declaration(row.benchmark, row.metric);
+      return d != nullptr && d->headline;
+    }
+    const auto f = first.find(row.benchmark);
+    return f != first.end() && f->second == row.metric;
+  };
 }
 
 // "INVALID in B" for a row whose result is INVALID in the reference or in report i.
@@ -1023,12 +1049,11 @@ std::string invalid_text(const comparison& c, const metric_row& row, std::size_t
 
 // The rows the ratio chart draws: headline metrics with a ratio, per benchmark the most changed
 // `per_bench` of them, grouped by benchmark and sorted by ratio inside each group.
-std::vector<const metric_row*> ratio_chart_rows(const comparison& c, std::size_t per_bench) {
-  const auto headline = headline_metrics(c);
+std::vector<const metric_row*> ratio_chart_rows(const comparison& c, const headline_test& headline,
+                                                std::size_t per_bench) {
   std::map<std::string, std::vector<const metric_row*>> by_bench;
   for (const auto& row : c.rows) {
-    const auto h = headline.find(row.benchmark);
-    if (h == headline.end() || h->second != row.metric || row.perf.size() < 2 ||
+    if (row.role != metric_role::performance || !headline(row) || row.perf.size() < 2 ||
         !std::isfinite(row.perf[1]) || row.perf[1] <= 0)
       continue;
     by_bench[row.benchmark].push_back(&row);
@@ -1046,8 +1071,8 @@ std::vector<const metric_row*> ratio_chart_rows(const comparison& c, std::size_t
   return out;
 }
 
-json ratio_chart(const comparison& c) {
-  const auto shown = ratio_chart_rows(c, 12);
+json ratio_chart(const comparison& c, const headline_test& headline) {
+  const auto shown = ratio_chart_rows(c, headline, 12);
   json cats = json::array(), groups = json::array(), datasets = json::array();
   std::vector<double> all;
   for (std::size_t k = 0; k < shown.size(); ++k) {
@@ -1093,7 +1118,7 @@ json ratio_chart(const comparison& c) {
 
 }  // namespace
 
-json comparison_charts(const comparison& c) {
+json comparison_charts(const comparison& c, const std::vector<report_view>* reports) {
   json charts = json::array();
   json cats = json::array();
   for (const auto& g : c.groups) cats.push_back(g.group);
@@ -1124,7 +1149,8 @@ json comparison_charts(const comparison& c) {
        {"datasets", datasets}});
   // Per configuration, its benchmark's headline metric only (a clock or a verification error is
   // not a speed, and sixty metrics of one configuration are unreadable); the rest in the table.
-  if (!ratio_chart_rows(c, 12).empty()) charts.push_back(ratio_chart(c));
+  const headline_test headline = headline_rule(c, reports);
+  if (!ratio_chart_rows(c, headline, 12).empty()) charts.push_back(ratio_chart(c, headline));
   return charts;
 }
 
@@ -1591,7 +1617,8 @@ void comparison_table(std::ostream& body, const comparison& c) {
   body << "</table></div></details>\n";
 }
 
-void comparison_body(page_writer& page, const comparison& c) {
+void comparison_body(page_writer& page, const comparison& c,
+                     const std::vector<report_view>* reports) {
   auto& body = page.body();
   body << "<p>Against <b>" << xml_escape(c.labels[0])
        << "</b>. A change is called when a Mann&ndash;Whitney U test on the raw samples gives p "
@@ -1602,7 +1629,7 @@ void comparison_body(page_writer& page, const comparison& c) {
           "history trend). Performance metrics only: clocks, counts and verification errors "
           "are not gated. The chart shows each benchmark's headline metric; every metric is in "
           "the table below it.</p>\n";
-  for (const auto& spec : comparison_charts(c)) page.canvas(spec);
+  for (const auto& spec : comparison_charts(c, reports)) page.canvas(spec);
   comparison_table(body, c);
   const auto regs = regressions(c, 0);
   if (!regs.empty()) {
@@ -1617,7 +1644,7 @@ void comparison_section(page_writer& page, const std::vector<report_view>& repor
   auto& body = page.body();
   body << "<h2 id=\"comparison\">Comparison</h2>\n";
   try {
-    comparison_body(page, compare_reports(reports, {}));
+    comparison_body(page, compare_reports(reports, {}), &reports);
   } catch (const user_error& e) {
     body << "<p class=\"note\">" << xml_escape(e.what()) << "</p>\n";
   }
@@ -1756,7 +1783,7 @@ std::string render_comparison_html(const comparison& c, const std::string& title
   body << "</ul>\n";
   for (const auto& o : c.only_in) body << "<p class=\"note\">" << xml_escape(o) << "</p>\n";
   body << "<h2 id=\"comparison\">Comparison</h2>\n";
-  comparison_body(page, c);
+  comparison_body(page, c, nullptr);
   return whole_page(title, body.str(), page.charts(), chartjs);
 }
 
