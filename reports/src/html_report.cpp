@@ -1102,9 +1102,12 @@ json ratio_chart(const comparison& c, const headline_test& headline) {
   return {{"id", "cmp_metrics"},
           {"kind", "ratio"},
           {"horizontal", true},
-          {"title", "headline metric per configuration, performance ratio to " + c.labels[0] +
-                        " (log axis; > 1 better; green: significantly better, red: significantly "
-                        "worse, grey: noise, hatched: INVALID)"},
+          {"title", "headline metric per configuration: performance ratio to " + c.labels[0] +
+                        " (log axis, > 1 better)"},
+          {"note",
+           "Green: significantly better; red: significantly worse; grey: noise; hatched: a side "
+           "is INVALID (its ratio is no verdict). At most 12 configurations per benchmark, the "
+           "most changed; every metric is in the table below."},
           {"categories", cats},
           {"groups", groups},
           {"y",
@@ -1346,45 +1349,72 @@ namespace {
 std::string num_text(const json& v) {
   return v.is_number() ? format_number(v.get<double>()) : "n/a";
 }
+// A median's 95% CI; a value without one is a metric the result carries no samples of (a
+// fraction of a peak): said, not left blank.
 std::string ci_text(const json& ci) {
-  if (!ci.is_array() || ci.size() != 2) return "";
+  if (!ci.is_array() || ci.size() != 2) return "no samples";
   return format_number(ci[0].get<double>()) + " – " + format_number(ci[1].get<double>());
 }
 std::string flag_text(const json& f) {
   return f.is_string() ? f.get<std::string>() : "";
 }
-// A status cell: VALID results say nothing; INVALID and FAILED say so, with why.
+// A status cell: VALID results say nothing; INVALID and FAILED say so, with why: the start of the
+// reason in the cell (a row stays one or two lines high), all of it on hover.
 void status_cell(std::ostream& out, const json& flag) {
   const std::string f = flag_text(flag);
   const std::string cls = f.rfind("FAILED", 0) == 0 ? "FAILED" : f.empty() ? "" : "INVALID";
-  out << "<td class=\"status " << cls << "\">" << xml_escape(f) << "</td>";
+  std::string shown = f;
+  if (shown.size() > 56) {
+    const auto cut = shown.rfind(' ', 52);
+    shown = shown.substr(0, cut == std::string::npos || cut < 20 ? 52 : cut) + " …";
+  }
+  out << "<td class=\"status " << cls << "\""
+      << (shown != f ? " title=\"" + xml_escape(f) + "\"" : "") << ">" << xml_escape(shown)
+      << "</td>";
+}
+
+// Whether any series of a chart spec carries `key` with a non-null entry.
+bool any_series_has(const json& spec, const char* key) {
+  for (const auto& d : spec["datasets"]) {
+    if (!d.contains(key)) continue;
+    for (const auto& v : d[key]) {
+      if (!v.is_null()) return true;
+    }
+  }
+  return false;
 }
 
 // The numbers of a bar-like chart (bars, per-node bars, percentiles, ratios): a row per category,
 // per series its value and 95% CI (or its verdict), then the status.
 void category_table(std::ostream& out, const json& spec) {
   const bool ratio = spec.value("kind", "") == "ratio";
+  // Columns that would be empty throughout are left out (a group mean has no verdict).
+  const bool second = !ratio || any_series_has(spec, "verdicts");
+  const bool status = any_series_has(spec, "flags");
   out << "<tr><th></th>";
   std::size_t i = 0;
   for (const auto& d : spec["datasets"]) {
-    out << "<th data-series=\"" << i++ << "\">" << xml_escape(d.value("label", "")) << "</th><th>"
-        << (ratio ? "verdict" : "95% CI") << "</th>";
+    out << "<th data-series=\"" << i++ << "\">" << xml_escape(d.value("label", "")) << "</th>";
+    if (second && (ratio || d.contains("ci")))
+      out << "<th>" << (ratio ? "verdict" : "95% CI") << "</th>";
   }
-  out << "<th>status</th></tr>\n";
+  out << (status ? "<th>status</th>" : "") << "</tr>\n";
   const json& cats = spec["categories"];
   for (std::size_t k = 0; k < cats.size(); ++k) {
     out << "<tr><th class=\"cat\">" << xml_escape(cats[k].get<std::string>()) << "</th>";
     std::string flags;
     for (const auto& d : spec["datasets"]) {
       const json& v = d["data"][k];
-      out << "<td class=\"num\">" << num_text(v) << "</td><td class=\"num\">";
-      if (ratio && d.contains("verdicts")) out << xml_escape(d["verdicts"][k].get<std::string>());
-      if (!ratio && d.contains("ci")) out << ci_text(d["ci"][k]);
-      out << "</td>";
+      out << "<td class=\"num\">" << num_text(v) << "</td>";
+      if (second && ratio && d.contains("verdicts"))
+        out << "<td class=\"verdict\">" << xml_escape(d["verdicts"][k].get<std::string>())
+            << "</td>";
+      if (second && !ratio && d.contains("ci"))
+        out << "<td class=\"num\">" << (v.is_null() ? "" : ci_text(d["ci"][k])) << "</td>";
       if (d.contains("flags") && d["flags"][k].is_string())
         flags = d["flags"][k].get<std::string>();
     }
-    status_cell(out, flags.empty() ? json(nullptr) : json(flags));
+    if (status) status_cell(out, flags.empty() ? json(nullptr) : json(flags));
     out << "</tr>\n";
   }
 }
@@ -1442,7 +1472,8 @@ void metrics_table(std::ostream& out, const json& spec) {
     out << "<tr>";
     if (reports) out << "<td>" << xml_escape(r["report"].get<std::string>()) << "</td>";
     out << "<td>" << xml_escape(r["metric"].get<std::string>()) << "</td><td class=\"num\">"
-        << num_text(r["value"]) << "</td><td class=\"num\">" << ci_text(r["ci"]) << "</td><td>"
+        << num_text(r["value"]) << "</td><td class=\"num\">"
+        << (r["value"].is_null() ? "" : ci_text(r["ci"])) << "</td><td>"
         << xml_escape(r["unit"].get<std::string>()) << "</td>";
     status_cell(out, r["flag"]);
     out << "</tr>\n";
@@ -1526,9 +1557,9 @@ void reports_section(std::ostringstream& body, const std::vector<report_view>& r
       skipped += x.status == "skipped";
       failed += x.status == "failed";
     }
-    body << "<tr><td>" << xml_escape(r.label) << "</td><td>" << xml_escape(r.path) << "</td><td>"
-         << xml_escape(r.primary_hostname()) << "</td><td>" << xml_escape(r.started_utc)
-         << (r.interrupted ? " (interrupted)" : "") << "</td><td>"
+    body << "<tr><td>" << xml_escape(r.label) << "</td><td class=\"path\">" << xml_escape(r.path)
+         << "</td><td>" << xml_escape(r.primary_hostname()) << "</td><td>"
+         << xml_escape(r.started_utc) << (r.interrupted ? " (interrupted)" : "") << "</td><td>"
          << xml_escape(r.hosts_and_ranks()) << "</td><td class=\"num\">" << r.results.size()
          << "</td><td class=\"num\">" << passed << "</td><td class=\"num\">" << invalid
          << "</td><td class=\"num\">" << skipped << "</td><td class=\"num\">" << failed
@@ -1555,9 +1586,10 @@ void verdicts_section(std::ostringstream& body, const std::vector<report_view>& 
             "<th>detail</th></tr>\n";
     for (const auto& v : verdicts) {
       const std::string s(to_string(v.status));
-      body << "<tr><td class=\"verdict " << s << "\">" << s << "</td><td>" << xml_escape(v.r->id)
-           << "</td><td class=\"num\">" << xml_escape(v.measured) << "</td><td>"
-           << xml_escape(v.expected) << "</td><td>" << xml_escape(v.detail) << "</td></tr>\n";
+      body << "<tr><td class=\"verdict " << s << "\">" << s << "</td><td class=\"rule\">"
+           << xml_escape(v.r->id) << "</td><td class=\"num\">" << xml_escape(v.measured)
+           << "</td><td>" << xml_escape(v.expected) << "</td><td>" << xml_escape(v.detail)
+           << "</td></tr>\n";
     }
     body << "</table>\n";
   }

@@ -48,8 +48,9 @@
   // CI95 error bars: every dataset that carries ibCi (per point [lo, hi] or null) gets a whisker
   // with caps along its value axis.
   var errorBars = {id: 'ibErrorBars', afterDatasetsDraw: function (chart) {
-    var ctx = chart.ctx, horizontal = chart.options.indexAxis === 'y';
+    var ctx = chart.ctx, horizontal = chart.options.indexAxis === 'y', drawnBars = 0, area = chart.chartArea;
     ctx.save(); ctx.strokeStyle = 'rgba(27,31,36,0.8)'; ctx.lineWidth = 1.2;
+    ctx.beginPath(); ctx.rect(area.left, area.top, area.right - area.left, area.bottom - area.top); ctx.clip();
     chart.data.datasets.forEach(function (ds, i) {
       if (!ds.ibCi || !chart.isDatasetVisible(i)) return;
       var meta = chart.getDatasetMeta(i);
@@ -69,9 +70,11 @@
           ctx.moveTo(at - cap, a); ctx.lineTo(at + cap, a); ctx.moveTo(at - cap, b); ctx.lineTo(at + cap, b);
         }
         ctx.stroke();
+        drawnBars++;
       });
     });
     ctx.restore();
+    chart.$ibErrorBars = drawnBars;  // per draw, not summed over redraws
   }};
   // A FAILED configuration has no bar: the word FAILED stands where it would be.
   var failedMarks = {id: 'ibFailed', afterDatasetsDraw: function (chart) {
@@ -100,11 +103,23 @@
     groups.forEach(function (g, k) {
       var top = y.getPixelForValue(g[1]) - step / 2, bottom = y.getPixelForValue(g[1] + g[2] - 1) + step / 2;
       if (k % 2 === 0) { ctx.fillStyle = 'rgba(208,215,222,0.35)'; ctx.fillRect(area.left, top, area.right - area.left, bottom - top); }
+      // On a white box: a long bar may run under the name.
+      var w = ctx.measureText(g[0]).width;
+      ctx.fillStyle = 'rgba(255,255,255,0.85)'; ctx.fillRect(area.right - w - 8, top + 1, w + 6, 14);
       ctx.fillStyle = '#57606a'; ctx.fillText(g[0], area.right - 4, top + 2);
     });
     ctx.restore();
   }};
 
+  // A legend entry in its series' own colour, not in its first bar's (which may be hatched INVALID).
+  function legendLabels(chart) {
+    var labels = Chart.defaults.plugins.legend.labels.generateLabels(chart);
+    labels.forEach(function (l) {
+      var ds = chart.data.datasets[l.datasetIndex];
+      if (ds && ds.ibColour) { l.fillStyle = ds.ibColour; l.strokeStyle = ds.ibColour; }
+    });
+    return labels;
+  }
   function flagOf(ds, j) { return ds.ibFlags && ds.ibFlags[j] ? ' [' + ds.ibFlags[j] + ']' : ''; }
   function ciOf(ds, j) { var c = ds.ibCi && ds.ibCi[j]; return c ? ' (95% CI ' + fmt(c[0]) + ' - ' + fmt(c[1]) + ')' : ''; }
   function base(spec, series) {
@@ -112,7 +127,15 @@
     // so the plot keeps its height.
     return {animation: false, responsive: true, maintainAspectRatio: false,
             plugins: {title: {display: true, text: spec.title},
-                      legend: {display: series <= 6, position: 'bottom', labels: {boxWidth: 12}}}};
+                      legend: {display: series <= 6, position: 'bottom', labels: {boxWidth: 12, generateLabels: legendLabels}}}};
+  }
+  // The value axis reaches the ends of the error bars, not only the values.
+  function ciExtent(sets) {
+    var lo = Infinity, hi = -Infinity;
+    sets.forEach(function (s) {
+      (s.ibCi || []).forEach(function (c) { if (c) { lo = Math.min(lo, c[0]); hi = Math.max(hi, c[1]); } });
+    });
+    return isFinite(hi) ? [lo, hi] : null;
   }
   function logTicks(axis, lo, hi) {
     var nice = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 0.8, 1, 1.25, 2, 5, 10, 20, 50, 100];
@@ -134,7 +157,7 @@
               pointStyle: flags.map(function (f) { return f ? 'crossRot' : 'circle'; }),
               pointBorderColor: flags.map(function (f) { return f ? GREY : c; }),
               pointBorderWidth: flags.map(function (f) { return f ? 2.5 : 1; }),
-              ibCi: d.data.map(function (p) { return p.length > 2 ? p[2] : null; }), ibFlags: flags};
+              ibCi: d.data.map(function (p) { return p.length > 2 ? p[2] : null; }), ibFlags: flags, ibColour: c};
     });
     var o = base(spec, n);
     o.scales = {
@@ -142,6 +165,8 @@
           ticks: {callback: function (v) { var k = String(v); return labels[k] !== undefined ? labels[k] : (spec.x.log ? '' : fmt(v)); },
                   autoSkip: false, maxRotation: 60}},
       y: {title: {display: true, text: spec.y.title}, beginAtZero: !spec.y.log, type: spec.y.log ? 'logarithmic' : 'linear'}};
+    var ext = ciExtent(sets);
+    if (ext) { o.scales.y.suggestedMax = ext[1]; if (spec.y.log && ext[0] > 0) o.scales.y.suggestedMin = ext[0]; }
     if (spec.y.per_series) {
       // Telemetry: clocks, watts and degrees on one chart, each series on a scale of its own.
       delete o.scales.y;
@@ -183,7 +208,7 @@
                  borderColor: colors.map(function (x, j) { return d.flags && d.flags[j] ? GREY : x; }),
                  borderWidth: d.flags ? d.flags.map(function (f) { return f ? 1.5 : 0; }) : 0,
                  type: spec.kind === 'percentiles' ? 'line' : 'bar', pointRadius: 3, spanGaps: true,
-                 ibCi: d.ci || null, ibFlags: d.flags || null};
+                 ibCi: d.ci || null, ibFlags: d.flags || null, ibColour: d.verdicts ? GREY : c};
       if (spec.kind === 'ratio') set.base = 1;  // a ratio bar grows from 1 (no change), up or down
       if (spec.kind === 'percentiles') {
         set.backgroundColor = c; set.borderColor = c; set.borderWidth = 2;
@@ -201,6 +226,11 @@
     o.scales[valueAxis] = {title: {display: true, text: spec.y.title}, type: spec.y.log ? 'logarithmic' : 'linear',
                            beginAtZero: spec.kind !== 'ratio' && !spec.y.log};
     if (spec.y.min !== undefined) { o.scales[valueAxis].min = spec.y.min; o.scales[valueAxis].max = spec.y.max; }
+    var ext = ciExtent(sets);
+    if (ext && spec.kind !== 'ratio') {
+      o.scales[valueAxis].suggestedMax = ext[1];
+      if (spec.y.log && ext[0] > 0) o.scales[valueAxis].suggestedMin = ext[0];
+    }
     if (spec.kind === 'ratio' && spec.y.log) logTicks(o.scales[valueAxis], spec.y.min, spec.y.max);
     o.scales[catAxis] = {ticks: {autoSkip: false, font: {size: 11},
                                  callback: function (v) { var l = spec.categories[v] || ''; return l.length > 48 ? l.slice(0, 46) + '\u2026' : l; }}};
@@ -252,8 +282,9 @@
     if (!table) return;
     table.querySelectorAll('[data-series]').forEach(function (cell) {
       var ds = chart.data.datasets[Number(cell.getAttribute('data-series'))];
-      if (!ds || typeof ds.borderColor !== 'string') return;
-      var s = document.createElement('span'); s.className = 'swatch'; s.style.background = ds.borderColor;
+      var c = ds && (ds.ibColour || ds.borderColor);
+      if (typeof c !== 'string') return;
+      var s = document.createElement('span'); s.className = 'swatch'; s.style.background = c;
       cell.insertBefore(s, cell.firstChild);
     });
   }
@@ -266,7 +297,14 @@
       return painted > 50;
     } catch (e) { errors.push('getImageData: ' + e.message); return false; }
   }
-  var expected = 0, drawn = 0, nonblank = 0;
+  var expected = 0, drawn = 0, nonblank = 0, errorBarCount = 0, flagged = 0;
+  function countFlags(spec) {
+    (spec.datasets || []).forEach(function (d) {
+      (d.flags || []).forEach(function (f) { if (f) flagged++; });
+      (d.data || []).forEach(function (p) { if (Array.isArray(p) && p.length > 3 && p[3]) flagged++; });
+    });
+    (spec.cells || []).forEach(function (c) { if (c.length > 3 && c[3]) flagged++; });
+  }
   document.querySelectorAll('canvas[data-chart]').forEach(function (canvas) {
     expected++;
     var spec = data.charts[canvas.getAttribute('data-chart')];
@@ -275,6 +313,8 @@
       var cfg = spec.kind === 'line' ? lineConfig(spec) : spec.kind === 'heatmap' ? heatConfig(spec) : barConfig(spec);
       var chart = new Chart(canvas, cfg);
       swatches(spec.id, chart);
+      countFlags(spec);
+      errorBarCount += chart.$ibErrorBars || 0;
       drawn++;
       if (canvasHasPixels(canvas)) { nonblank++; canvas.setAttribute('data-rendered', 'true'); }
     } catch (e) {
@@ -287,6 +327,10 @@
   document.body.setAttribute('data-charts-expected', String(expected));
   document.body.setAttribute('data-charts-drawn', String(drawn));
   document.body.setAttribute('data-charts-nonblank', String(nonblank));
+  // What a test (or a person reading the DOM) can check was drawn: CI whiskers, and points marked
+  // INVALID or FAILED.
+  document.body.setAttribute('data-error-bars', String(errorBarCount));
+  document.body.setAttribute('data-flagged', String(flagged));
   document.body.setAttribute('data-errors', String(errors.length));
   if (errors.length) document.body.setAttribute('data-error-text', errors.join(' | '));
   document.body.setAttribute('data-render-done', 'true');
