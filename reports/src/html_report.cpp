@@ -368,11 +368,25 @@ class planner {
     headline_first(bench, info.metrics);
     info.percentiles = percentile_families(info.metrics);
     info.families = column_families(info.metrics, info.percentiles);
+    headline_family_first(bench, info.families);
     if (!info.families.empty()) {
       info.shape.matrix_cols = info.families.front().columns.size();
       info.shape.matrix_cells = info.shape.matrix_cols * matrix_rows(items, info.varying);
     }
     return info;
+  }
+
+  // The family the benchmark declared its headline (bandwidth_gbps_* of a copy matrix) first: the
+  // matrix a person looks for.
+  void headline_family_first(const std::string& bench, std::vector<family>& families) const {
+    for (const auto& rep : m_reports) {
+      if (!rep.headline_of(bench)) continue;
+      std::stable_partition(families.begin(), families.end(), [&](const family& f) {
+        const metric_decl* d = rep.declaration(bench, f.columns.front().second);
+        return d && d->headline;
+      });
+      return;
+    }
   }
 
   // The declared headline metric first: the one a per-node chart or a src x dst matrix shows.
@@ -438,11 +452,6 @@ class planner {
       std::sort(cols.begin(), cols.end());
       out.push_back({key.first, key.second, cols});
     }
-    // Bandwidth first: it is what a person looks for in a matrix.
-    std::stable_sort(out.begin(), out.end(), [](const family& a, const family& b) {
-      return (a.base.find("bandwidth") != std::string::npos) >
-             (b.base.find("bandwidth") != std::string::npos);
-    });
     return out;
   }
 
@@ -575,7 +584,7 @@ class planner {
         c.series[label] = {{"label", label}, {"data", json::array()}};
       }
       c.series[label]["data"].push_back({x, m->value, metric_ci(*m), flag_json(*it.r)});
-      own_peaks(*it.r, *m, label, x, c);
+      own_peaks(m_reports[it.report], *it.r, *m, label, x, c);
     }
     return c;
   }
@@ -583,8 +592,8 @@ class planner {
   // A peak the result itself carries, in the same unit, drawn dashed beside the curve; and a
   // fraction of a peak ("pct_of_fma_peak"), for when the peak benchmark is not in the report:
   // value / fraction is the peak the benchmark measured against.
-  static void own_peaks(const result_view& r, const metric_view& m, const std::string& label,
-                        double x, curve_data& c) {
+  static void own_peaks(const report_view& rep, const result_view& r, const metric_view& m,
+                        const std::string& label, double x, curve_data& c) {
     for (const auto& pm : r.metrics) {
       if (pm.name == m.name || pm.name.find("peak") == std::string::npos || pm.unit != m.unit ||
           !std::isfinite(pm.value))
@@ -594,9 +603,12 @@ class planner {
         c.peak_series[pl] = {{"label", pl}, {"data", json::array()}, {"dashed", true}};
       c.peak_series[pl]["data"].push_back({x, pm.value});
     }
+    // A percentage the benchmark declared a fraction_of a peak (or reference) that is not a
+    // metric of the result: value / fraction is that peak.
     for (const auto& pm : r.metrics) {
-      if (pm.unit == "%" && pm.name.rfind("pct_of_", 0) == 0 &&
-          pm.name.find("peak") != std::string::npos && std::isfinite(pm.value) && pm.value > 0)
+      const metric_decl* d = rep.declaration(r.benchmark, pm.name);
+      if (d && d->relation.kind == relation_kind::fraction_of && !r.find_metric(d->relation.of) &&
+          pm.unit == "%" && std::isfinite(pm.value) && pm.value > 0)
         c.implied[placement_label(r)][pm.name].push_back(m.value * 100.0 / pm.value);
     }
     for (const char* a : placement_axes) {

@@ -148,7 +148,16 @@ TEST(ReportsHtml, GemmPeakImpliedWhenThePeakBenchmarkDidNotRun) {
         "gemm/openblas_fp32", {{"shape", shape}, {"threads", 0}},
         {{"gflops", "GFLOP/s", gflops}, {"pct_of_fma_peak", "%", 100.0 * gflops / 200}}));
   }
-  const std::vector<report_view> reps = {parse_report(ib_test::report(results).dump(), "r.json")};
+  // The percentage is declared a fraction of the FMA peak (a hardware figure, not a metric):
+  // that declaration, not the metric's name, makes it a peak line.
+  json j = ib_test::report(results);
+  ib_test::with_metadata(j, "gemm/openblas_fp32", {}, {});
+  metric_decl pct{"pct_of_fma_peak", "%", better::higher};
+  pct.relation = {relation_kind::fraction_of, "the FMA peak of the ISA and threads"};
+  j["run"]["benchmark_metadata"]["gemm/openblas_fp32"]["metrics"] = {
+      metric_decl_json({"gflops", "GFLOP/s", better::higher, metric_role::performance, true}),
+      metric_decl_json(pct)};
+  const std::vector<report_view> reps = {parse_report(j.dump(), "r.json")};
   const json gemm = find_kind(chart_specs(reps, 100), "gemm/openblas_fp32", "line");
   ASSERT_FALSE(gemm.is_null());
   std::size_t lines = 0;
