@@ -1,7 +1,9 @@
 #include "infrabench/reports/html_report.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <optional>
 #include <regex>
@@ -14,6 +16,7 @@
 #include "infrabench/reports/compare.h"
 #include "infrabench/reports/rank_stats.h"
 #include "infrabench/reports/text.h"
+#include "infrabench/stats.h"
 
 namespace infrabench::reports {
 namespace {
@@ -55,6 +58,31 @@ std::optional<double> axis_number(const json& v) {
 std::string js_number_key(double x) {
   if (x == std::floor(x) && std::fabs(x) < 1e15) return std::to_string(static_cast<long long>(x));
   return json_text(json(x));
+}
+
+// The 95% confidence interval of a metric's median, from its per-sample values: order statistics
+// of the samples (Conover; min..max under 6 samples), as the harness computes time_s.median_ci95.
+// Each sample of a metric is the sample's time turned into the metric (work / time, or the time
+// itself), a monotone map, so this is that interval mapped into the metric's unit. Null when the
+// result carries fewer than two samples: no bar is drawn rather than a made-up one.
+json metric_ci(const metric_view& m) {
+  if (m.samples.size() < 2) return nullptr;
+  const summary s = summarize(m.samples);
+  if (!std::isfinite(s.median_ci_low) || !std::isfinite(s.median_ci_high)) return nullptr;
+  return json::array({std::min(s.median_ci_low, m.value), std::max(s.median_ci_high, m.value)});
+}
+
+// What the page marks on a point: "" for a VALID result, else "INVALID: why" or "FAILED: why".
+std::string flag_of(const result_view& r) {
+  if (r.status == "failed") return "FAILED: " + r.reason;
+  if (r.valid) return "";
+  std::string why;
+  for (const auto& x : r.invalid_reasons) why += (why.empty() ? "" : "; ") + x;
+  return "INVALID: " + (why.empty() ? std::string("no reason recorded") : why);
+}
+json flag_json(const result_view& r) {
+  const std::string f = flag_of(r);
+  return f.empty() ? json(nullptr) : json(f);
 }
 
 // The element type a benchmark name or axis value names ("gemm/ours_fp32", "isa=avx512_bf16"), so a
@@ -173,13 +201,25 @@ class planner {
     std::vector<item> passed;
     std::size_t skipped = 0, failed = 0;
     std::string reason;
+    m_failed.clear();
+    std::set<std::pair<std::size_t, std::string>> configs;
     for (const auto& it : all) {
       if (it.r->status == "passed" && !it.r->metrics.empty()) passed.push_back(it);
+      if (it.r->status == "failed" && first_node(it)) m_failed.push_back(it);
       skipped += it.r->status == "skipped";
       failed += it.r->status == "failed";
       if (it.r->status != "passed" && reason.empty()) reason = it.r->status + ": " + it.r->reason;
+      if (it.r->status != "skipped") configs.emplace(it.report, it.r->config_key());
     }
-    if (!passed.empty()) plan_benchmark(bench, passed, charts);
+    if (!passed.empty() && configs.size() <= m_reports.size() && one_configuration(configs)) {
+      // One configuration: a table of its numbers, not a single-bar chart per metric; nodes still
+      // get their bars.
+      charts.push_back(one_configuration_table(bench, passed));
+      const result_shape_info info = describe_results(bench, passed);
+      per_node_charts(bench, passed, info, {}, charts);
+    } else if (!passed.empty()) {
+      plan_benchmark(bench, passed, charts);
+    }
     json sec = {{"benchmark", bench},
                 {"charts", charts},
                 {"configurations", all.size()},
@@ -189,7 +229,50 @@ class planner {
     return sec;
   }
 
+  // Whether each report ran the benchmark in one configuration (the same or not).
+  static bool one_configuration(const std::set<std::pair<std::size_t, std::string>>& configs) {
+    std::set<std::size_t> reports;
+    for (const auto& [r, key] : configs) {
+      if (!reports.insert(r).second) return false;
+    }
+    return true;
+  }
+
+  // A benchmark run in one configuration: every metric of it (counts and clocks too: a health
+  // check's measured values), a row per report, its first node's result.
+  json one_configuration_table(const std::string& bench, const std::vector<item>& items) {
+    json rows = json::array();
+    for (const auto& it : items) {
+      if (!first_node(it)) continue;
+      for (const auto& m : it.r->metrics) {
+        const json ci = metric_ci(m);
+        rows.push_back({{"report", m_reports[it.report].label},
+                        {"metric", m.name},
+                        {"value", std::isfinite(m.value) ? json(m.value) : json(nullptr)},
+                        {"ci", ci},
+                        {"unit", m.unit},
+                        {"flag", flag_json(*it.r)}});
+      }
+    }
+    for (const auto& it : m_failed) {
+      rows.push_back({{"report", m_reports[it.report].label},
+                      {"metric", "-"},
+                      {"value", nullptr},
+                      {"ci", nullptr},
+                      {"unit", ""},
+                      {"flag", flag_json(*it.r)}});
+    }
+    return {{"id", "table" + std::to_string(m_tables++)},
+            {"kind", "table"},
+            {"title",
+             bench + ": one configuration" +
+                 (items.front().r->axes.empty() ? "" : " (" + items.front().r->axes_label() + ")")},
+            {"multi_report", multi_report()},
+            {"rows", rows}};
+  }
+
   // The first node's results only (curves per node would be unreadable; nodes get their own bars).
+  // Node names are compared, once computed per report, not rebuilt per call.
   bool first_node(const item& it) const {
     const auto& rep = m_reports[it.report];
     if (!rep.multi_node()) return true;
@@ -282,13 +365,40 @@ class planner {
       if (info.shape.src_axis.empty() && is_src_axis(k)) info.shape.src_axis = k;
       if (info.shape.dst_axis.empty() && is_dst_axis(k)) info.shape.dst_axis = k;
     }
+    headline_first(bench, info.metrics);
     info.percentiles = percentile_families(info.metrics);
     info.families = column_families(info.metrics, info.percentiles);
+    headline_family_first(bench, info.families);
     if (!info.families.empty()) {
       info.shape.matrix_cols = info.families.front().columns.size();
       info.shape.matrix_cells = info.shape.matrix_cols * matrix_rows(items, info.varying);
     }
     return info;
+  }
+
+  // The family the benchmark declared its headline (bandwidth_gbps_* of a copy matrix) first: the
+  // matrix a person looks for.
+  void headline_family_first(const std::string& bench, std::vector<family>& families) const {
+    for (const auto& rep : m_reports) {
+      if (!rep.headline_of(bench)) continue;
+      std::stable_partition(families.begin(), families.end(), [&](const family& f) {
+        const metric_decl* d = rep.declaration(bench, f.columns.front().second);
+        return d && d->headline;
+      });
+      return;
+    }
+  }
+
+  // The declared headline metric first: the one a per-node chart or a src x dst matrix shows.
+  void headline_first(const std::string& bench, std::vector<std::string>& metrics) const {
+    for (const auto& rep : m_reports) {
+      if (!rep.headline_of(bench)) continue;
+      std::stable_partition(metrics.begin(), metrics.end(), [&](const std::string& m) {
+        const metric_decl* d = rep.declaration(bench, m);
+        return d && d->headline;
+      });
+      return;
+    }
   }
 
   // Results per matrix row: one per value of the row axis (or per node), the most of any group.
@@ -342,11 +452,6 @@ class planner {
       std::sort(cols.begin(), cols.end());
       out.push_back({key.first, key.second, cols});
     }
-    // Bandwidth first: it is what a person looks for in a matrix.
-    std::stable_sort(out.begin(), out.end(), [](const family& a, const family& b) {
-      return (a.base.find("bandwidth") != std::string::npos) >
-             (b.base.find("bandwidth") != std::string::npos);
-    });
     return out;
   }
 
@@ -478,8 +583,8 @@ class planner {
         c.order.push_back(label);
         c.series[label] = {{"label", label}, {"data", json::array()}};
       }
-      c.series[label]["data"].push_back({x, m->value});
-      own_peaks(*it.r, *m, label, x, c);
+      c.series[label]["data"].push_back({x, m->value, metric_ci(*m), flag_json(*it.r)});
+      own_peaks(m_reports[it.report], *it.r, *m, label, x, c);
     }
     return c;
   }
@@ -487,8 +592,8 @@ class planner {
   // A peak the result itself carries, in the same unit, drawn dashed beside the curve; and a
   // fraction of a peak ("pct_of_fma_peak"), for when the peak benchmark is not in the report:
   // value / fraction is the peak the benchmark measured against.
-  static void own_peaks(const result_view& r, const metric_view& m, const std::string& label,
-                        double x, curve_data& c) {
+  static void own_peaks(const report_view& rep, const result_view& r, const metric_view& m,
+                        const std::string& label, double x, curve_data& c) {
     for (const auto& pm : r.metrics) {
       if (pm.name == m.name || pm.name.find("peak") == std::string::npos || pm.unit != m.unit ||
           !std::isfinite(pm.value))
@@ -498,9 +603,12 @@ class planner {
         c.peak_series[pl] = {{"label", pl}, {"data", json::array()}, {"dashed", true}};
       c.peak_series[pl]["data"].push_back({x, pm.value});
     }
+    // A percentage the benchmark declared a fraction_of a peak (or reference) that is not a
+    // metric of the result: value / fraction is that peak.
     for (const auto& pm : r.metrics) {
-      if (pm.unit == "%" && pm.name.rfind("pct_of_", 0) == 0 &&
-          pm.name.find("peak") != std::string::npos && std::isfinite(pm.value) && pm.value > 0)
+      const metric_decl* d = rep.declaration(r.benchmark, pm.name);
+      if (d && d->relation.kind == relation_kind::fraction_of && !r.find_metric(d->relation.of) &&
+          pm.unit == "%" && std::isfinite(pm.value) && pm.value > 0)
         c.implied[placement_label(r)][pm.name].push_back(m.value * 100.0 / pm.value);
     }
     for (const char* a : placement_axes) {
@@ -617,30 +725,42 @@ class planner {
             const std::set<std::string>& varying, const std::string& metric, json& charts,
             const std::string& title_note = "") {
     std::vector<std::string> categories;
-    std::map<std::size_t, std::map<std::string, double>> per_report;
+    std::set<std::string> seen;
+    // Per report and category: value, its CI and its flag.
+    std::map<std::size_t, std::map<std::string, std::array<json, 3>>> per_report;
     std::string unit;
     bool hib = true;
+    const auto add = [&](const item& it, const std::string& label, std::array<json, 3> cell) {
+      std::string cat = label.empty() ? bench.substr(bench.find('/') + 1) : label;
+      if (seen.insert(cat).second) categories.push_back(cat);
+      per_report[it.report][cat] = std::move(cell);
+    };
     for (const auto& it : items) {
       if (!first_node(it)) continue;
       const metric_view* m = it.r->find_metric(metric);
       if (!m || !std::isfinite(m->value)) continue;
       unit = m->unit;
       hib = m->higher_is_better;
-      std::string cat = label_without(*it.r, varying, {});
-      if (cat.empty()) cat = bench.substr(bench.find('/') + 1);
-      if (std::find(categories.begin(), categories.end(), cat) == categories.end())
-        categories.push_back(cat);
-      per_report[it.report][cat] = m->value;
+      add(it, label_without(*it.r, varying, {}), {json(m->value), metric_ci(*m), flag_json(*it.r)});
     }
     if (categories.empty()) return;
+    // A configuration that failed has no bar: it is a category that says FAILED, with why.
+    for (const auto& it : m_failed)
+      add(it, label_without(*it.r, varying, {}), {nullptr, nullptr, flag_json(*it.r)});
     if (categories.size() > 40) categories.resize(40);
     json datasets = json::array();
     for (const auto& [ri, vals] : per_report) {
-      json data = json::array();
-      for (const auto& c : categories)
-        data.push_back(vals.count(c) ? json(vals.at(c)) : json(nullptr));
-      datasets.push_back(
-          {{"label", multi_report() ? m_reports[ri].label : metric}, {"data", data}});
+      json data = json::array(), ci = json::array(), flags = json::array();
+      for (const auto& c : categories) {
+        const auto v = vals.find(c);
+        data.push_back(v == vals.end() ? json(nullptr) : v->second[0]);
+        ci.push_back(v == vals.end() ? json(nullptr) : v->second[1]);
+        flags.push_back(v == vals.end() ? json(nullptr) : v->second[2]);
+      }
+      datasets.push_back({{"label", multi_report() ? m_reports[ri].label : metric},
+                          {"data", data},
+                          {"ci", ci},
+                          {"flags", flags}});
     }
     charts.push_back({{"id", next_id()},
                       {"kind", "bar"},
@@ -661,22 +781,23 @@ class planner {
     std::size_t n = 0;
     for (const auto& it : items) {
       if (!first_node(it) || n >= 12) continue;
-      json data = json::array();
+      json data = json::array(), ci = json::array(), flags = json::array();
       bool any = false;
       for (const auto& [p, name] : list) {
         const metric_view* m = it.r->find_metric(name);
-        if (m && std::isfinite(m->value)) {
-          data.push_back(m->value);
-          unit = m->unit;
-          any = true;
-        } else {
-          data.push_back(nullptr);
-        }
+        const bool ok = m && std::isfinite(m->value);
+        data.push_back(ok ? json(m->value) : json(nullptr));
+        ci.push_back(ok ? metric_ci(*m) : json(nullptr));
+        flags.push_back(flag_json(*it.r));
+        if (ok) unit = m->unit;
+        any |= ok;
       }
       if (!any) continue;
       ++n;
-      datasets.push_back(
-          {{"label", series_label(it, label_without(*it.r, varying, {}))}, {"data", data}});
+      datasets.push_back({{"label", series_label(it, label_without(*it.r, varying, {}))},
+                          {"data", data},
+                          {"ci", ci},
+                          {"flags", flags}});
     }
     if (datasets.empty()) return;
     charts.push_back({{"id", next_id()},
@@ -697,9 +818,9 @@ class planner {
       if (m && std::isfinite(m->value)) {
         unit = m->unit;
         hib = m->higher_is_better;
-        cells.push_back({ci, ri, m->value});
+        cells.push_back({ci, ri, m->value, flag_json(r)});
       } else {
-        cells.push_back({ci, ri, nullptr});
+        cells.push_back({ci, ri, nullptr, nullptr});
       }
     }
   }
@@ -787,9 +908,9 @@ class planner {
       if (m && std::isfinite(m->value)) {
         unit = m->unit;
         hib = m->higher_is_better;
-        cells.push_back({ci, ri, m->value});
+        cells.push_back({ci, ri, m->value, flag_json(*it->r)});
       } else {
-        cells.push_back({ci, ri, nullptr});
+        cells.push_back({ci, ri, nullptr, flag_json(*it->r)});
       }
     }
     return cells;
@@ -851,6 +972,7 @@ class planner {
       if (g.size() < 2) continue;
       std::vector<std::string> nodes;
       std::vector<double> vals;
+      json ci = json::array(), flags = json::array();
       std::string unit;
       bool hib = true;
       for (const auto* it : g) {
@@ -858,6 +980,8 @@ class planner {
         if (!m || !std::isfinite(m->value)) continue;
         nodes.push_back(rep.node_of(*it->r));
         vals.push_back(m->value);
+        ci.push_back(metric_ci(*m));
+        flags.push_back(flag_json(*it->r));
         unit = m->unit;
         hib = m->higher_is_better;
       }
@@ -867,17 +991,20 @@ class planner {
       charts.push_back(
           {{"id", next_id()},
            {"kind", "nodes"},
-           {"title", bench + ": " + metric + " per node" + (rest.empty() ? "" : " - " + rest) +
+           {"title", bench + ": " + metric +
+                         (rep.rank_count() > rep.host_count() ? " per rank" : " per host") +
+                         (rest.empty() ? "" : " - " + rest) +
                          (multi_report() ? " - " + rep.label : "")},
            {"categories", nodes},
            {"y", {{"title", metric + " (" + unit + ")"}, {"unit", unit}}},
            {"better", hib ? "higher" : "lower"},
            {"median", median_of(vals)},
            {"outliers", out},
-           {"note", out.empty() ? "no node worse than the median by more than 10%"
+           {"note", out.empty() ? "none worse than the median by more than 10%"
                                 : std::to_string(out.size()) +
-                                      " node(s) worse than the median by more than 10% (red)"},
-           {"datasets", json::array({{{"label", metric}, {"data", vals}}})}});
+                                      " worse than the median by more than 10% (red)"},
+           {"datasets",
+            json::array({{{"label", metric}, {"data", vals}, {"ci", ci}, {"flags", flags}}})}});
       ++made;
     }
   }
@@ -885,56 +1012,164 @@ class planner {
   const std::vector<report_view>& m_reports;
   std::size_t m_max;
   std::size_t m_count = 0;
+  std::size_t m_tables = 0;
+  std::vector<item> m_failed;  // the benchmark's failed configurations (first node), being planned
 };
 
-json comparison_charts(const comparison& c) {
+// A log axis's range symmetric about 1 (no change) that holds every ratio: 0.5x and 2x are as far
+// from the middle, and one 10x ratio does not flatten the rest.
+std::pair<double, double> ratio_range(const std::vector<double>& ratios) {
+  double m = 1.25;
+  for (double r : ratios) {
+    if (std::isfinite(r) && r > 0) m = std::max({m, r, 1 / r});
+  }
+  m *= 1.1;
+  return {1 / m, m};
+}
+
+// Whether a row is its benchmark's headline metric, the one its ratio chart shows: as the reports
+// declare it (the metric, or family of metrics, the benchmark registered as its headline), or for
+// reports written before declarations (schema < 1.5), its first performance metric in the order
+// the report lists them. Other metrics go to the table.
+using headline_test = std::function<bool(const metric_row&)>;
+headline_test headline_rule(const comparison& c, const std::vector<report_view>* reports) {
+  std::map<std::string, std::string> first;
+  for (const auto& row : c.rows) {
+    if (row.role == metric_role::performance) first.emplace(row.benchmark, row.metric);
+  }
+  return [first, reports](const metric_row& row) {
+    for (std::size_t i = 0; reports && i < reports->size(); ++i) {
+      const report_view& r = (*reports)[i];
+      if (!r.headline_of(row.benchmark)) continue;
+      const metric_decl* d = r.declaration(row.benchmark, row.metric);
+      return d != nullptr && d->headline;
+    }
+    const auto f = first.find(row.benchmark);
+    return f != first.end() && f->second == row.metric;
+  };
+}
+
+// "INVALID in B" for a row whose result is INVALID in the reference or in report i.
+std::string invalid_text(const comparison& c, const metric_row& row, std::size_t i) {
+  std::string out;
+  for (std::size_t k : {std::size_t{0}, i}) {
+    if (k < row.valid.size() && !row.valid[k])
+      out += (out.empty() ? "INVALID in " : ", ") + c.labels[k];
+  }
+  return out;
+}
+
+// The rows the ratio chart draws: headline metrics with a ratio, per benchmark the most changed
+// `per_bench` of them, grouped by benchmark and sorted by ratio inside each group.
+std::vector<const metric_row*> ratio_chart_rows(const comparison& c, const headline_test& headline,
+                                                std::size_t per_bench) {
+  std::map<std::string, std::vector<const metric_row*>> by_bench;
+  for (const auto& row : c.rows) {
+    if (row.role != metric_role::performance || !headline(row) || row.perf.size() < 2 ||
+        !std::isfinite(row.perf[1]) || row.perf[1] <= 0)
+      continue;
+    by_bench[row.benchmark].push_back(&row);
+  }
+  std::vector<const metric_row*> out;
+  for (auto& [bench, rows] : by_bench) {
+    std::sort(rows.begin(), rows.end(), [](const metric_row* a, const metric_row* b) {
+      return std::fabs(std::log(a->perf[1])) > std::fabs(std::log(b->perf[1]));
+    });
+    if (rows.size() > per_bench) rows.resize(per_bench);
+    std::sort(rows.begin(), rows.end(),
+              [](const metric_row* a, const metric_row* b) { return a->perf[1] < b->perf[1]; });
+    out.insert(out.end(), rows.begin(), rows.end());
+  }
+  return out;
+}
+
+json ratio_chart(const comparison& c, const headline_test& headline) {
+  const auto shown = ratio_chart_rows(c, headline, 12);
+  json cats = json::array(), groups = json::array(), datasets = json::array();
+  std::vector<double> all;
+  for (std::size_t k = 0; k < shown.size(); ++k) {
+    const auto* row = shown[k];
+    cats.push_back(row->config.empty() ? row->benchmark : row->config);
+    // A group per benchmark, named with the headline metric its bars are the ratio of.
+    const std::string group = row->benchmark + ": " + row->metric;
+    if (groups.empty() || groups.back()[0] != group) groups.push_back({group, k, 0});
+    groups.back()[2] = groups.back()[2].get<std::size_t>() + 1;
+  }
+  for (std::size_t i = 1; i < c.labels.size(); ++i) {
+    json data = json::array(), verdicts = json::array(), flags = json::array();
+    for (const auto* row : shown) {
+      const double v = i < row->perf.size() ? row->perf[i] : NAN;
+      data.push_back(std::isfinite(v) ? json(v) : json(nullptr));
+      if (std::isfinite(v)) all.push_back(v);
+      verdicts.push_back(std::string(to_string(row->verdict[i])));
+      const std::string inv = invalid_text(c, *row, i);
+      flags.push_back(inv.empty() ? json(nullptr) : json(inv));
+    }
+    datasets.push_back({{"label", c.labels[i] + " / " + c.labels[0]},
+                        {"data", data},
+                        {"verdicts", verdicts},
+                        {"flags", flags}});
+  }
+  const auto [lo, hi] = ratio_range(all);
+  return {{"id", "cmp_metrics"},
+          {"kind", "ratio"},
+          {"horizontal", true},
+          {"title", "headline metric per configuration: performance ratio to " + c.labels[0] +
+                        " (log axis, > 1 better)"},
+          {"note",
+           "Green: significantly better; red: significantly worse; grey: noise; hatched: a side "
+           "is INVALID (its ratio is no verdict). At most 12 configurations per benchmark, the "
+           "most changed; every metric is in the table below."},
+          {"categories", cats},
+          {"groups", groups},
+          {"y",
+           {{"title", "performance ratio (log)"},
+            {"unit", "x"},
+            {"log", true},
+            {"min", lo},
+            {"max", hi}}},
+          {"datasets", datasets}};
+}
+
+}  // namespace
+
+json comparison_charts(const comparison& c, const std::vector<report_view>* reports) {
   json charts = json::array();
   json cats = json::array();
   for (const auto& g : c.groups) cats.push_back(g.group);
   json datasets = json::array();
+  std::vector<double> all;
   for (std::size_t i = 1; i < c.labels.size(); ++i) {
     json data = json::array();
-    for (const auto& g : c.groups)
-      data.push_back(std::isfinite(g.geomean_perf[i]) ? json(g.geomean_perf[i]) : json(nullptr));
+    for (const auto& g : c.groups) {
+      const double v = g.geomean_perf[i];
+      data.push_back(std::isfinite(v) ? json(v) : json(nullptr));
+      if (std::isfinite(v)) all.push_back(v);
+    }
     datasets.push_back({{"label", c.labels[i] + " / " + c.labels[0]}, {"data", data}});
   }
-  charts.push_back({{"id", "cmp_groups"},
-                    {"kind", "ratio"},
-                    {"title", "geometric mean of performance ratios per group (> 1: better than " +
-                                  c.labels[0] + ")"},
-                    {"categories", cats},
-                    {"y", {{"title", "performance ratio"}, {"unit", "x"}}},
-                    {"datasets", datasets}});
-  // Per performance metric (a clock or a verification error is not a speed), the ratio of each
-  // report to the first, coloured by verdict (first 60 rows).
-  std::vector<const metric_row*> shown;
-  for (const auto& row : c.rows) {
-    if (row.role == metric_role::performance && shown.size() < 60) shown.push_back(&row);
-  }
-  json mcats = json::array();
-  json mdatasets = json::array();
-  for (const auto* row : shown)
-    mcats.push_back(row->benchmark + " " + row->config + " " + row->metric);
-  for (std::size_t i = 1; i < c.labels.size(); ++i) {
-    json data = json::array(), verdicts = json::array();
-    for (const auto* row : shown) {
-      data.push_back(std::isfinite(row->perf[i]) ? json(row->perf[i]) : json(nullptr));
-      verdicts.push_back(std::string(to_string(row->verdict[i])));
-    }
-    mdatasets.push_back(
-        {{"label", c.labels[i] + " / " + c.labels[0]}, {"data", data}, {"verdicts", verdicts}});
-  }
-  charts.push_back({{"id", "cmp_metrics"},
-                    {"kind", "ratio"},
-                    {"horizontal", true},
-                    {"title",
-                     "performance ratio per metric (green: significantly better, red: "
-                     "significantly worse, grey: noise)"},
-                    {"categories", mcats},
-                    {"y", {{"title", "performance ratio"}, {"unit", "x"}}},
-                    {"datasets", mdatasets}});
+  const auto [lo, hi] = ratio_range(all);
+  charts.push_back(
+      {{"id", "cmp_groups"},
+       {"kind", "ratio"},
+       {"title", "geometric mean of performance ratios per group (log axis; > 1: better than " +
+                     c.labels[0] + ")"},
+       {"categories", cats},
+       {"y",
+        {{"title", "performance ratio (log)"},
+         {"unit", "x"},
+         {"log", true},
+         {"min", lo},
+         {"max", hi}}},
+       {"datasets", datasets}});
+  // Per configuration, its benchmark's headline metric only (a clock or a verification error is
+  // not a speed, and sixty metrics of one configuration are unreadable); the rest in the table.
+  const headline_test headline = headline_rule(c, reports);
+  if (!ratio_chart_rows(c, headline, 12).empty()) charts.push_back(ratio_chart(c, headline));
   return charts;
 }
+
+namespace {
 
 void flatten(const json& j, const std::string& prefix,
              std::vector<std::pair<std::string, std::string>>& out) {
@@ -947,171 +1182,6 @@ void flatten(const json& j, const std::string& prefix,
     out.emplace_back(prefix, j.is_string() ? j.get<std::string>() : json_text(j));
   }
 }
-
-const char* const page_css = R"CSS(
-body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0 auto;max-width:1200px;padding:1em 2em;color:#1b1f24;background:#fff}
-h1{font-size:1.6em;margin-bottom:.2em}h2{margin-top:1.6em;border-bottom:1px solid #d0d7de;padding-bottom:.2em}h3{margin-bottom:.3em}
-table{border-collapse:collapse;margin:.5em 0;font-size:.9em}td,th{border:1px solid #d0d7de;padding:.25em .6em;text-align:left;vertical-align:top;overflow-wrap:anywhere}
-th{background:#f6f8fa}td.num{text-align:right;font-variant-numeric:tabular-nums}
-.PASS{color:#1a7f37;font-weight:600}.FAIL{color:#cf222e;font-weight:600}.WAIVED{color:#9a6700;font-weight:600}
-.chart{position:relative;height:340px;margin:.5em 0 1.5em 0}.chart.tall{height:520px}.chart.small{height:220px}
-.note{color:#57606a;font-size:.9em}.error{color:#cf222e;font-weight:600}
-details{margin:.4em 0}summary{cursor:pointer;font-weight:600}
-)CSS";
-
-// The page's own script: turns chart specs into Chart.js charts, then records what it drew (and
-// whether each canvas has pixels) on <body> for tests and a person reading the DOM.
-const char* const page_js = R"JS(
-(function () {
-  'use strict';
-  var errors = [];
-  window.addEventListener('error', function (e) { errors.push(String(e.message)); });
-  var palette = ['#0969da', '#cf222e', '#1a7f37', '#8250df', '#bf8700', '#1b7c83', '#e16f24', '#6e7781', '#bf3989', '#0550ae'];
-  var data = JSON.parse(document.getElementById('ib-data').textContent);
-  function fmt(v) {
-    if (v === null || v === undefined || !isFinite(v)) return 'n/a';
-    var a = Math.abs(v);
-    if (a !== 0 && (a >= 1e7 || a < 1e-3)) return v.toExponential(2);
-    return Number(v.toPrecision(4)).toString();
-  }
-  function viridis(t) {
-    var stops = [[68, 1, 84], [59, 82, 139], [33, 145, 140], [94, 201, 98], [253, 231, 37]];
-    t = Math.max(0, Math.min(1, t)) * (stops.length - 1);
-    var i = Math.min(stops.length - 2, Math.floor(t)), f = t - i, a = stops[i], b = stops[i + 1];
-    return 'rgb(' + [0, 1, 2].map(function (k) { return Math.round(a[k] + (b[k] - a[k]) * f); }).join(',') + ')';
-  }
-  function base(spec) {
-    return {animation: false, responsive: true, maintainAspectRatio: false,
-            plugins: {title: {display: true, text: spec.title}, legend: {display: true, position: 'bottom'}}};
-  }
-  function lineConfig(spec) {
-    var labels = spec.x.labels || {};
-    var sets = spec.datasets.map(function (d, i) {
-      var c = d.peak ? '#57606a' : palette[i % palette.length];
-      return {label: d.label, data: d.data.map(function (p) { return {x: p[0], y: p[1]}; }), borderColor: c, backgroundColor: c,
-              borderDash: d.dashed ? [6, 4] : [], pointRadius: d.peak ? 0 : 3, tension: 0, spanGaps: true};
-    });
-    var o = base(spec);
-    o.scales = {
-      x: {type: spec.x.log ? 'logarithmic' : 'linear', title: {display: true, text: spec.x.title},
-          ticks: {callback: function (v) { var k = String(v); return labels[k] !== undefined ? labels[k] : (spec.x.log ? '' : fmt(v)); },
-                  autoSkip: false, maxRotation: 60}},
-      y: {title: {display: true, text: spec.y.title}, beginAtZero: !spec.y.log, type: spec.y.log ? 'logarithmic' : 'linear'}};
-    if (spec.y.per_series) {
-      // Telemetry: clocks, watts and degrees on one chart, each series on a scale of its own.
-      delete o.scales.y;
-      sets.forEach(function (s, i) {
-        s.yAxisID = 'y' + i; s.pointRadius = 0;
-        o.scales['y' + i] = {display: i < 2, position: i % 2 ? 'right' : 'left',
-                             title: {display: true, text: s.label}};
-      });
-    }
-    if (spec.x.log) {
-      o.scales.x.afterBuildTicks = function (axis) {
-        axis.ticks = Object.keys(labels).map(Number).filter(isFinite).sort(function (a, b) { return a - b; }).map(function (v) { return {value: v}; });
-      };
-    }
-    o.plugins.tooltip = {callbacks: {label: function (c) {
-      var k = String(c.parsed.x); return c.dataset.label + ': ' + fmt(c.parsed.y) + ' ' + (spec.y.unit || '') + ' at ' + (labels[k] || k); }}};
-    return {type: 'line', data: {datasets: sets}, options: o};
-  }
-  function barConfig(spec) {
-    var o = base(spec);
-    var outliers = spec.outliers || [];
-    var sets = spec.datasets.map(function (d, i) {
-      var c = palette[i % palette.length];
-      var colors = d.data.map(function (v, j) {
-        if (spec.kind === 'nodes') return outliers.indexOf(j) >= 0 ? '#cf222e' : '#0969da';
-        if (spec.kind === 'ratio' && d.verdicts) {
-          var w = d.verdicts[j]; return w === 'BETTER' ? '#1a7f37' : (w === 'WORSE' ? '#cf222e' : '#8c959f');
-        }
-        return c;
-      });
-      var set = {label: d.label, data: d.data, backgroundColor: colors, borderColor: colors,
-                 type: spec.kind === 'percentiles' ? 'line' : 'bar', pointRadius: 3, spanGaps: true};
-      if (spec.kind === 'ratio') set.base = 1;  // a ratio bar grows from 1 (no change), up or down
-      if (spec.kind === 'percentiles') { set.backgroundColor = c; set.borderColor = c; }
-      return set;
-    });
-    if (spec.kind === 'nodes' && spec.median !== undefined) {
-      sets.push({label: 'median', type: 'line', data: spec.categories.map(function () { return spec.median; }),
-                 borderColor: '#57606a', borderDash: [6, 4], pointRadius: 0});
-    }
-    var valueAxis = spec.horizontal ? 'x' : 'y', catAxis = spec.horizontal ? 'y' : 'x';
-    o.indexAxis = spec.horizontal ? 'y' : 'x';
-    o.scales = {};
-    o.scales[valueAxis] = {title: {display: true, text: spec.y.title}, type: spec.y.log ? 'logarithmic' : 'linear',
-                           beginAtZero: spec.kind !== 'ratio' && !spec.y.log};
-    if (spec.kind === 'ratio') { o.scales[valueAxis].suggestedMin = 0.8; o.scales[valueAxis].suggestedMax = 1.2; }
-    o.scales[catAxis] = {ticks: {autoSkip: false}};
-    if (spec.kind === 'ratio') o.plugins.legend.display = spec.datasets.length > 1;
-    return {type: 'bar', data: {labels: spec.categories, datasets: sets}, options: o};
-  }
-  function heatConfig(spec) {
-    var vals = spec.cells.map(function (c) { return c[2]; }).filter(function (v) { return v !== null; });
-    var lo = Math.min.apply(null, vals), hi = Math.max.apply(null, vals);
-    var good = spec.better !== 'lower';
-    var pts = spec.cells.map(function (c) { return {x: c[0], y: c[1], v: c[2]}; });
-    var colors = pts.map(function (p) {
-      if (p.v === null) return '#d0d7de';
-      var t = hi > lo ? (p.v - lo) / (hi - lo) : 1; return viridis(good ? t : 1 - t); });
-    var nx = spec.cols.length, ny = spec.rows.length;
-    var o = base(spec);
-    o.plugins.legend.display = false;
-    o.plugins.tooltip = {callbacks: {label: function (c) { var p = pts[c.dataIndex];
-      return spec.rows[p.y] + ' -> ' + spec.cols[p.x] + ': ' + (p.v === null ? 'n/a' : fmt(p.v) + ' ' + (spec.y.unit || '')); }}};
-    function cat(list) { return {stepSize: 1, autoSkip: false, callback: function (v) { return list[v] !== undefined ? list[v] : ''; }}; }
-    o.scales = {x: {type: 'linear', min: -0.5, max: nx - 0.5, offset: false, title: {display: true, text: spec.x.title}, ticks: cat(spec.cols), grid: {display: false}},
-                y: {type: 'linear', min: -0.5, max: ny - 0.5, reverse: true, title: {display: true, text: spec.y.title}, ticks: cat(spec.rows), grid: {display: false}}};
-    var cellText = {id: 'cellText', afterDatasetsDraw: function (chart) {
-      var ctx = chart.ctx, meta = chart.getDatasetMeta(0);
-      ctx.save(); ctx.font = '11px sans-serif'; ctx.textAlign = 'center'; ctx.textBaseline = 'middle';
-      meta.data.forEach(function (el, i) { var p = pts[i];
-        ctx.fillStyle = (p.v !== null && hi > lo && (good ? (p.v - lo) / (hi - lo) : (hi - p.v) / (hi - lo)) > 0.6) ? '#000' : '#fff';
-        if (nx <= 16) ctx.fillText(p.v === null ? 'n/a' : fmt(p.v), el.x, el.y); });
-      ctx.restore(); }};
-    return {type: 'scatter', plugins: [cellText],
-            data: {datasets: [{data: pts, pointStyle: 'rect', backgroundColor: colors, borderColor: colors,
-              radius: function (c) { var a = c.chart.chartArea; if (!a) return 8;
-                return Math.max(3, Math.min(a.width / nx, a.height / ny) / 2 - 1); },
-              hoverRadius: function (c) { var a = c.chart.chartArea; if (!a) return 8;
-                return Math.max(3, Math.min(a.width / nx, a.height / ny) / 2 - 1); }}]},
-            options: o};
-  }
-  function canvasHasPixels(canvas) {
-    try {
-      var ctx = canvas.getContext('2d');
-      var img = ctx.getImageData(0, 0, canvas.width, canvas.height).data;
-      var painted = 0;
-      for (var i = 3; i < img.length; i += 16) { if (img[i] !== 0) painted++; }
-      return painted > 50;
-    } catch (e) { errors.push('getImageData: ' + e.message); return false; }
-  }
-  var expected = 0, drawn = 0, nonblank = 0;
-  document.querySelectorAll('canvas[data-chart]').forEach(function (canvas) {
-    expected++;
-    var spec = data.charts[canvas.getAttribute('data-chart')];
-    try {
-      if (typeof Chart === 'undefined') throw new Error('Chart.js is not loaded');
-      var cfg = spec.kind === 'line' ? lineConfig(spec) : spec.kind === 'heatmap' ? heatConfig(spec) : barConfig(spec);
-      new Chart(canvas, cfg);
-      drawn++;
-      if (canvasHasPixels(canvas)) { nonblank++; canvas.setAttribute('data-rendered', 'true'); }
-    } catch (e) {
-      errors.push(spec.id + ': ' + e.message);
-      console.error('infrabench chart ' + spec.id + ': ' + e.message);
-      var p = document.createElement('p'); p.className = 'error'; p.textContent = 'chart failed: ' + e.message;
-      canvas.parentNode.appendChild(p);
-    }
-  });
-  document.body.setAttribute('data-charts-expected', String(expected));
-  document.body.setAttribute('data-charts-drawn', String(drawn));
-  document.body.setAttribute('data-charts-nonblank', String(nonblank));
-  document.body.setAttribute('data-errors', String(errors.length));
-  if (errors.length) document.body.setAttribute('data-error-text', errors.join(' | '));
-  document.body.setAttribute('data-render-done', 'true');
-})();
-)JS";
 
 }  // namespace
 
@@ -1205,7 +1275,15 @@ void trace_chart(const json& trace, const std::string& source, const std::string
       if (t[i].is_number() && series[i].is_number())
         data.push_back({t[i].get<double>(), series[i].get<double>()});
     }
-    if (!data.empty()) datasets.push_back({{"label", name}, {"data", data}});
+    if (!data.empty()) {
+      datasets.push_back({{"label", name}, {"data", data}});
+    } else {
+      out.notes.push_back(
+          source + ": " + name +
+          (t.empty() ? ": no samples taken"
+                     : ": no value recorded in " + std::to_string(t.size()) + " samples") +
+          " (what could be read is listed under sources)");
+    }
   }
   if (datasets.empty()) return;
   out.charts.push_back({{"id", id},
@@ -1262,6 +1340,16 @@ telemetry_view read_telemetry(const json& telemetry, const std::string& id_prefi
   if (const auto cpu = telemetry.find("cpu"); cpu != telemetry.end() && cpu->is_object()) {
     trace_chart(cpu->value("trace", json()), "CPU", id_prefix + "tel" + std::to_string(n++), out);
     counter_changes(*cpu, "CPU", out);
+    // What the sampler could read, and why not where it could not ("not exposed: no cpufreq").
+    if (const auto src = cpu->find("sources"); src != cpu->end() && src->is_object()) {
+      for (const auto& [k, v] : src->items()) out.sources.push_back({"CPU " + k, text_of(v)});
+    }
+  }
+  if (const auto nvml = telemetry.find("nvml"); nvml != telemetry.end() && nvml->is_object()) {
+    const bool up = nvml->value("available", false);
+    out.sources.push_back(
+        {"GPU (NVML)", up ? "driver " + text_of(nvml->value("driver_version", json()))
+                          : "not available: " + text_of(nvml->value("reason", json()))});
   }
   if (const auto events = telemetry.find("events"); events != telemetry.end())
     telemetry_events(*events, out);
@@ -1270,21 +1358,194 @@ telemetry_view read_telemetry(const json& telemetry, const std::string& id_prefi
 
 namespace {
 
+std::string num_text(const json& v) {
+  return v.is_number() ? format_number(v.get<double>()) : "n/a";
+}
+// A median's 95% CI; a value without one is a metric the result carries no samples of (a
+// fraction of a peak): said, not left blank.
+std::string ci_text(const json& ci) {
+  if (!ci.is_array() || ci.size() != 2) return "no samples";
+  return format_number(ci[0].get<double>()) + " – " + format_number(ci[1].get<double>());
+}
+std::string flag_text(const json& f) {
+  return f.is_string() ? f.get<std::string>() : "";
+}
+// A status cell: VALID results say nothing; INVALID and FAILED say so, with why: the start of the
+// reason in the cell (a row stays one or two lines high), all of it on hover.
+void status_cell(std::ostream& out, const json& flag) {
+  const std::string f = flag_text(flag);
+  const std::string cls = f.rfind("FAILED", 0) == 0 ? "FAILED" : f.empty() ? "" : "INVALID";
+  std::string shown = f;
+  if (shown.size() > 56) {
+    const auto cut = shown.rfind(' ', 52);
+    shown = shown.substr(0, cut == std::string::npos || cut < 20 ? 52 : cut) + " …";
+  }
+  out << "<td class=\"status " << cls << "\""
+      << (shown != f ? " title=\"" + xml_escape(f) + "\"" : "") << ">" << xml_escape(shown)
+      << "</td>";
+}
+
+// Whether any series of a chart spec carries `key` with a non-null entry.
+bool any_series_has(const json& spec, const char* key) {
+  for (const auto& d : spec["datasets"]) {
+    if (!d.contains(key)) continue;
+    for (const auto& v : d[key]) {
+      if (!v.is_null()) return true;
+    }
+  }
+  return false;
+}
+
+// The numbers of a bar-like chart (bars, per-node bars, percentiles, ratios): a row per category,
+// per series its value and 95% CI (or its verdict), then the status.
+void category_table(std::ostream& out, const json& spec) {
+  const bool ratio = spec.value("kind", "") == "ratio";
+  // Columns that would be empty throughout are left out (a group mean has no verdict).
+  const bool second = !ratio || any_series_has(spec, "verdicts");
+  const bool status = any_series_has(spec, "flags");
+  out << "<tr><th></th>";
+  std::size_t i = 0;
+  for (const auto& d : spec["datasets"]) {
+    out << "<th data-series=\"" << i++ << "\">" << xml_escape(d.value("label", "")) << "</th>";
+    if (second && (ratio || d.contains("ci")))
+      out << "<th>" << (ratio ? "verdict" : "95% CI") << "</th>";
+  }
+  out << (status ? "<th>status</th>" : "") << "</tr>\n";
+  const json& cats = spec["categories"];
+  for (std::size_t k = 0; k < cats.size(); ++k) {
+    out << "<tr><th class=\"cat\">" << xml_escape(cats[k].get<std::string>()) << "</th>";
+    std::string flags;
+    for (const auto& d : spec["datasets"]) {
+      const json& v = d["data"][k];
+      out << "<td class=\"num\">" << num_text(v) << "</td>";
+      if (second && ratio && d.contains("verdicts"))
+        out << "<td class=\"verdict\">" << xml_escape(d["verdicts"][k].get<std::string>())
+            << "</td>";
+      if (second && !ratio && d.contains("ci"))
+        out << "<td class=\"num\">" << (v.is_null() ? "" : ci_text(d["ci"][k])) << "</td>";
+      if (d.contains("flags") && d["flags"][k].is_string())
+        flags = d["flags"][k].get<std::string>();
+    }
+    if (status) status_cell(out, flags.empty() ? json(nullptr) : json(flags));
+    out << "</tr>\n";
+  }
+}
+
+// The numbers of a line chart: a row per measured point (peak lines are in their legend).
+void points_table(std::ostream& out, const json& spec) {
+  const json& labels = spec["x"].value("labels", json::object());
+  out << "<tr><th>series</th><th>" << xml_escape(spec["x"].value("title", "x")) << "</th><th>"
+      << xml_escape(spec["y"].value("title", "value"))
+      << "</th><th>95% CI</th><th>status</th></tr>\n";
+  std::size_t i = 0;
+  for (const auto& d : spec["datasets"]) {
+    const std::size_t series = i++;
+    if (d.value("peak", false)) continue;
+    for (const auto& p : d["data"]) {
+      const std::string key = js_number_key(p[0].get<double>());
+      out << "<tr><td data-series=\"" << series << "\">" << xml_escape(d.value("label", ""))
+          << "</td><td class=\"num\">"
+          << xml_escape(labels.contains(key) ? labels[key].get<std::string>() : num_text(p[0]))
+          << "</td><td class=\"num\">" << num_text(p[1]) << "</td><td class=\"num\">"
+          << (p.size() > 2 ? ci_text(p[2]) : "") << "</td>";
+      status_cell(out, p.size() > 3 ? p[3] : json(nullptr));
+      out << "</tr>\n";
+    }
+  }
+}
+
+// A heat map's numbers as the matrix they are; INVALID cells say so.
+void matrix_table(std::ostream& out, const json& spec) {
+  const json& rows = spec["rows"];
+  const json& cols = spec["cols"];
+  std::vector<std::vector<std::string>> grid(rows.size(), std::vector<std::string>(cols.size()));
+  for (const auto& c : spec["cells"]) {
+    const auto x = c[0].get<std::size_t>(), y = c[1].get<std::size_t>();
+    if (y >= grid.size() || x >= cols.size()) continue;
+    grid[y][x] = num_text(c[2]) + (c.size() > 3 && c[3].is_string() ? " (INVALID)" : "");
+  }
+  out << "<tr><th>" << xml_escape(spec["y"].value("title", "")) << " \\ "
+      << xml_escape(spec["x"].value("title", "")) << "</th>";
+  for (const auto& c : cols) out << "<th>" << xml_escape(c.get<std::string>()) << "</th>";
+  out << "</tr>\n";
+  for (std::size_t y = 0; y < rows.size(); ++y) {
+    out << "<tr><th class=\"cat\">" << xml_escape(rows[y].get<std::string>()) << "</th>";
+    for (const auto& v : grid[y]) out << "<td class=\"num\">" << xml_escape(v) << "</td>";
+    out << "</tr>\n";
+  }
+}
+
+// A one-configuration benchmark's numbers: the table is the figure.
+void metrics_table(std::ostream& out, const json& spec) {
+  const bool reports = spec.value("multi_report", false);
+  out << "<tr>" << (reports ? "<th>report</th>" : "")
+      << "<th>metric</th><th>value</th><th>95% CI</th><th>unit</th><th>status</th></tr>\n";
+  for (const auto& r : spec["rows"]) {
+    out << "<tr>";
+    if (reports) out << "<td>" << xml_escape(r["report"].get<std::string>()) << "</td>";
+    out << "<td>" << xml_escape(r["metric"].get<std::string>()) << "</td><td class=\"num\">"
+        << num_text(r["value"]) << "</td><td class=\"num\">"
+        << (r["value"].is_null() ? "" : ci_text(r["ci"])) << "</td><td>"
+        << xml_escape(r["unit"].get<std::string>()) << "</td>";
+    status_cell(out, r["flag"]);
+    out << "</tr>\n";
+  }
+}
+
+}  // namespace
+
+std::string numbers_table(const json& spec) {
+  std::ostringstream out;
+  const std::string kind = spec.value("kind", "");
+  out << "<table class=\"numbers\" data-for=\"" << xml_escape(spec.value("id", "")) << "\">\n";
+  if (kind == "table") {
+    metrics_table(out, spec);
+  } else if (kind == "line") {
+    points_table(out, spec);
+  } else if (kind == "heatmap") {
+    matrix_table(out, spec);
+  } else {
+    category_table(out, spec);
+  }
+  out << "</table>\n";
+  return out.str();
+}
+
+namespace {
+
 // The page's body, section by section; every chart spec goes to `charts` (the page's data) and
-// a canvas for it to the body.
+// a figure for it to the body: the canvas with the table of its numbers beside it (below it for a
+// matrix or a long ratio list, which need the width).
 class page_writer {
  public:
   explicit page_writer(std::ostringstream& body) : m_body(body) {}
 
   void canvas(const json& spec) {
     const std::string id = spec["id"].get<std::string>();
+    const std::string kind = spec.value("kind", "");
+    if (kind == "table") {
+      m_body << "<div class=\"fig table-only\"><p class=\"caption\">"
+             << xml_escape(spec.value("title", "")) << "</p>" << numbers_table(spec) << "</div>\n";
+      return;
+    }
     m_charts[id] = spec;
-    const bool tall = spec.value("kind", "") == "heatmap" ||
-                      (spec.value("horizontal", false) && spec["categories"].size() > 12);
+    const bool horizontal = spec.value("horizontal", false);
+    const bool stack = kind == "heatmap" || horizontal;
     const bool small = spec.value("small", false);
-    m_body << "<div class=\"chart" << (tall ? " tall" : "") << (small ? " small" : "")
-           << "\"><canvas data-chart=\"" << xml_escape(id) << "\" aria-label=\""
-           << xml_escape(spec.value("title", "")) << "\" role=\"img\"></canvas></div>\n";
+    std::string height;
+    if (horizontal) {  // a row per category, readable: 18 px each
+      height = " style=\"height:" + std::to_string(120 + 18 * spec["categories"].size()) + "px\"";
+    } else if (kind == "heatmap") {
+      height = " style=\"height:" +
+               std::to_string(std::max<std::size_t>(360, 140 + 28 * spec["rows"].size())) + "px\"";
+    }
+    m_body << "<div class=\"fig" << (stack ? " stack" : "") << "\"><div class=\"chart"
+           << (small ? " small" : "") << "\"" << height << "><canvas data-chart=\""
+           << xml_escape(id) << "\" aria-label=\"" << xml_escape(spec.value("title", ""))
+           << "\" role=\"img\"></canvas></div>\n";
+    if (spec.contains("datasets") || spec.contains("cells"))
+      m_body << "<div class=\"numbers\">" << numbers_table(spec) << "</div>";
+    m_body << "</div>\n";
     if (spec.contains("note"))
       m_body << "<p class=\"note\">" << xml_escape(spec["note"].get<std::string>()) << "</p>\n";
   }
@@ -1298,7 +1559,7 @@ class page_writer {
 
 void reports_section(std::ostringstream& body, const std::vector<report_view>& reports) {
   body << "<h2 id=\"reports\">Reports</h2>\n<table><tr><th>label</th><th>file</th><th>host</th>"
-          "<th>started (UTC)</th><th>nodes</th><th>configurations</th><th>passed</th>"
+          "<th>started (UTC)</th><th>hosts, ranks</th><th>configurations</th><th>passed</th>"
           "<th>invalid</th><th>skipped</th><th>failed</th></tr>\n";
   for (const auto& r : reports) {
     std::size_t passed = 0, invalid = 0, skipped = 0, failed = 0;
@@ -1308,12 +1569,13 @@ void reports_section(std::ostringstream& body, const std::vector<report_view>& r
       skipped += x.status == "skipped";
       failed += x.status == "failed";
     }
-    body << "<tr><td>" << xml_escape(r.label) << "</td><td>" << xml_escape(r.path) << "</td><td>"
-         << xml_escape(r.primary_hostname()) << "</td><td>" << xml_escape(r.started_utc)
-         << (r.interrupted ? " (interrupted)" : "") << "</td><td class=\"num\">" << r.nodes().size()
-         << "</td><td class=\"num\">" << r.results.size() << "</td><td class=\"num\">" << passed
-         << "</td><td class=\"num\">" << invalid << "</td><td class=\"num\">" << skipped
-         << "</td><td class=\"num\">" << failed << "</td></tr>\n";
+    body << "<tr><td>" << xml_escape(r.label) << "</td><td class=\"path\">" << xml_escape(r.path)
+         << "</td><td>" << xml_escape(r.primary_hostname()) << "</td><td>"
+         << xml_escape(r.started_utc) << (r.interrupted ? " (interrupted)" : "") << "</td><td>"
+         << xml_escape(r.hosts_and_ranks()) << "</td><td class=\"num\">" << r.results.size()
+         << "</td><td class=\"num\">" << passed << "</td><td class=\"num\">" << invalid
+         << "</td><td class=\"num\">" << skipped << "</td><td class=\"num\">" << failed
+         << "</td></tr>\n";
   }
   body << "</table>\n";
 }
@@ -1336,9 +1598,10 @@ void verdicts_section(std::ostringstream& body, const std::vector<report_view>& 
             "<th>detail</th></tr>\n";
     for (const auto& v : verdicts) {
       const std::string s(to_string(v.status));
-      body << "<tr><td class=\"" << s << "\">" << s << "</td><td>" << xml_escape(v.r->id)
-           << "</td><td class=\"num\">" << xml_escape(v.measured) << "</td><td>"
-           << xml_escape(v.expected) << "</td><td>" << xml_escape(v.detail) << "</td></tr>\n";
+      body << "<tr><td class=\"verdict " << s << "\">" << s << "</td><td class=\"rule\">"
+           << xml_escape(v.r->id) << "</td><td class=\"num\">" << xml_escape(v.measured)
+           << "</td><td>" << xml_escape(v.expected) << "</td><td>" << xml_escape(v.detail)
+           << "</td></tr>\n";
     }
     body << "</table>\n";
   }
@@ -1361,27 +1624,71 @@ void system_differences(std::ostringstream& body, const comparison& c) {
   body << "</table></details>\n";
 }
 
+// Every performance metric compared, beside the ratio chart's headline ones: what was measured,
+// the ratio, the verdict, and whether a side was INVALID (its ratio is not a verdict).
+void comparison_table(std::ostream& body, const comparison& c) {
+  constexpr std::size_t max_rows = 600;
+  std::size_t rows = 0;
+  for (const auto& row : c.rows) rows += row.role == metric_role::performance;
+  body << "<details class=\"numbers-all\"><summary>All " << rows << " performance metrics compared"
+       << (rows > max_rows ? " (first " + std::to_string(max_rows) + "; --format json for all)"
+                           : "")
+       << "</summary><div class=\"numbers wide\"><table class=\"numbers\" "
+          "data-for=\"cmp_all\"><tr><th>benchmark</th><th>configuration</th><th>metric</th>";
+  for (const auto& l : c.labels) body << "<th>" << xml_escape(l) << "</th>";
+  for (std::size_t i = 1; i < c.labels.size(); ++i)
+    body << "<th>perf " << xml_escape(c.labels[i]) << " / " << xml_escape(c.labels[0])
+         << "</th><th>verdict</th>";
+  body << "<th>status</th></tr>\n";
+  std::size_t n = 0;
+  for (const auto& row : c.rows) {
+    if (row.role != metric_role::performance || n++ >= max_rows) continue;
+    body << "<tr><td>" << xml_escape(row.benchmark) << "</td><td>" << xml_escape(row.config)
+         << "</td><td>" << xml_escape(row.metric) << "</td>";
+    for (double v : row.value)
+      body << "<td class=\"num\">"
+           << (std::isfinite(v) ? xml_escape(format_value(v, row.unit)) : "n/a") << "</td>";
+    std::string inv;
+    for (std::size_t i = 1; i < c.labels.size(); ++i) {
+      body << "<td class=\"num\">"
+           << (std::isfinite(row.perf[i]) ? format_number(row.perf[i]) : "n/a")
+           << "</td><td class=\"verdict\">" << to_string(row.verdict[i]) << "</td>";
+      if (inv.empty()) inv = invalid_text(c, row, i);
+    }
+    status_cell(body, inv.empty() ? json(nullptr) : json(inv));
+    body << "</tr>\n";
+  }
+  body << "</table></div></details>\n";
+}
+
+void comparison_body(page_writer& page, const comparison& c,
+                     const std::vector<report_view>* reports) {
+  auto& body = page.body();
+  body << "<p>Against <b>" << xml_escape(c.labels[0])
+       << "</b>. A change is called when a Mann&ndash;Whitney U test on the raw samples gives p "
+          "&lt; "
+       << format_number(c.options.alpha) << " and the ratio moves by at least "
+       << format_number(c.options.min_effect * 100)
+       << "% and out of both runs' 95% intervals of the median (within-run noise only: see "
+          "history trend). Performance metrics only: clocks, counts and verification errors "
+          "are not gated. The chart shows each benchmark's headline metric; every metric is in "
+          "the table below it.</p>\n";
+  for (const auto& spec : comparison_charts(c, reports)) page.canvas(spec);
+  comparison_table(body, c);
+  const auto regs = regressions(c, 0);
+  if (!regs.empty()) {
+    body << "<p><b>Significant regressions:</b></p><ul>\n";
+    for (const auto& r : regs) body << "<li>" << xml_escape(r) << "</li>\n";
+    body << "</ul>\n";
+  }
+  system_differences(body, c);
+}
+
 void comparison_section(page_writer& page, const std::vector<report_view>& reports) {
   auto& body = page.body();
   body << "<h2 id=\"comparison\">Comparison</h2>\n";
   try {
-    const comparison c = compare_reports(reports, {});
-    body << "<p>Against <b>" << xml_escape(c.labels[0])
-         << "</b>. A change is called when a Mann&ndash;Whitney U test on the raw samples gives p "
-            "&lt; "
-         << format_number(c.options.alpha) << " and the ratio moves by at least "
-         << format_number(c.options.min_effect * 100)
-         << "% and out of both runs' 95% intervals of the median (within-run noise only: see "
-            "history trend). Performance metrics only: clocks, counts and verification errors "
-            "are not gated.</p>\n";
-    for (const auto& spec : comparison_charts(c)) page.canvas(spec);
-    const auto regs = regressions(c, 0);
-    if (!regs.empty()) {
-      body << "<p><b>Significant regressions:</b></p><ul>\n";
-      for (const auto& r : regs) body << "<li>" << xml_escape(r) << "</li>\n";
-      body << "</ul>\n";
-    }
-    system_differences(body, c);
+    comparison_body(page, compare_reports(reports, {}), &reports);
   } catch (const user_error& e) {
     body << "<p class=\"note\">" << xml_escape(e.what()) << "</p>\n";
   }
@@ -1418,9 +1725,6 @@ void table_of(std::ostringstream& body, const std::vector<std::string>& header,
 }
 
 void telemetry_section(page_writer& page, const std::vector<report_view>& reports) {
-  bool any = false;
-  for (const auto& r : reports) any |= r.telemetry.is_object();
-  if (!any) return;
   auto& body = page.body();
   body << "<h2 id=\"telemetry\">Telemetry</h2>\n";
   std::size_t n = 0;
@@ -1428,6 +1732,9 @@ void telemetry_section(page_writer& page, const std::vector<report_view>& report
     if (!r.telemetry.is_object()) continue;
     const telemetry_view t = read_telemetry(r.telemetry, "t" + std::to_string(n++) + "_");
     if (reports.size() > 1) body << "<h3>" << xml_escape(r.label) << "</h3>\n";
+    if (t.charts.empty())
+      body << "<p class=\"why-none\">No telemetry plots: no series recorded a value. Why, per "
+              "source:</p>\n";
     for (const auto& spec : t.charts) page.canvas(spec);
     for (const auto& note : t.notes) body << "<p class=\"note\">" << xml_escape(note) << "</p>\n";
     if (!t.events.empty()) {
@@ -1438,6 +1745,16 @@ void telemetry_section(page_writer& page, const std::vector<report_view>& report
       body << "<h4>Counters that changed during the run</h4>\n";
       table_of(body, {"source", "counter", "before", "after", "change"}, t.counter_changes);
     }
+    if (!t.sources.empty()) {
+      body << (t.charts.empty() ? "" : "<h4>Sources</h4>\n");
+      table_of(body, {"source", "what was read, or why not"}, t.sources);
+    }
+  }
+  for (const auto& r : reports) {
+    if (!r.telemetry.is_object())
+      body << "<p class=\"why-none\">" << xml_escape(r.label)
+           << ": no telemetry in this report (run with --telemetry off, or written before "
+              "telemetry existed)</p>\n";
   }
 }
 
@@ -1461,7 +1778,7 @@ std::string whole_page(const std::string& title, const std::string& body, const 
   std::ostringstream page;
   page << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta "
           "name=\"viewport\" content=\"width=device-width\">\n"
-       << "<title>" << xml_escape(title) << "</title>\n<style>" << page_css
+       << "<title>" << xml_escape(title) << "</title>\n<style>" << page_css_source()
        << "</style>\n</head>\n<body>\n"
        << body << "<script>\n";
   // Chart.js itself, verbatim (its licence header included); "</script" cannot occur in it, but
@@ -1470,27 +1787,56 @@ std::string whole_page(const std::string& title, const std::string& body, const 
   for (std::size_t pos = 0; (pos = js.find("</script", pos)) != std::string::npos;)
     js.replace(pos, 2, "<\\/");
   page << js << "\n</script>\n<script type=\"application/json\" id=\"ib-data\">"
-       << json_for_script({{"charts", charts}}) << "</script>\n<script>" << page_js
+       << json_for_script({{"charts", charts}}) << "</script>\n<script>" << page_js_source()
        << "</script>\n</body>\n</html>\n";
   return page.str();
 }
 
 }  // namespace
 
-std::string render_html(const std::vector<report_view>& reports, const html_options& opt) {
+namespace {
+
+std::string_view required_chartjs() {
   const std::string_view chartjs = chartjs_source();
   if (chartjs.empty()) {
     throw user_error(
         "this infrabench was built without Chart.js (apt-get install libjs-chart.js, then re-run "
         "cmake and rebuild)");
   }
+  return chartjs;
+}
+
+void page_heading(std::ostream& body, const std::string& title) {
+  body << "<h1>" << xml_escape(title) << "</h1>\n<p class=\"note\">generated "
+       << xml_escape(utc_now_iso8601())
+       << " by infrabench; units are decimal (GB = 1e9 B); sizes in axes are binary (KiB = 1024 "
+          "B). Error bars and intervals are 95% confidence intervals of the median; hatched grey "
+          "marks an INVALID result, FAILED a configuration that failed (why: on hover and in "
+          "the tables).</p>\n";
+}
+
+}  // namespace
+
+std::string render_comparison_html(const comparison& c, const std::string& title) {
+  const std::string_view chartjs = required_chartjs();
+  std::ostringstream body;
+  page_writer page(body);
+  page_heading(body, title);
+  body << "<h2 id=\"reports\">Reports</h2>\n<ul>\n";
+  for (const auto& d : c.descriptions) body << "<li>" << xml_escape(d) << "</li>\n";
+  body << "</ul>\n";
+  for (const auto& o : c.only_in) body << "<p class=\"note\">" << xml_escape(o) << "</p>\n";
+  body << "<h2 id=\"comparison\">Comparison</h2>\n";
+  comparison_body(page, c, nullptr);
+  return whole_page(title, body.str(), page.charts(), chartjs);
+}
+
+std::string render_html(const std::vector<report_view>& reports, const html_options& opt) {
+  const std::string_view chartjs = required_chartjs();
   if (reports.empty()) throw user_error("report needs at least one report");
   std::ostringstream body;
   page_writer page(body);
-  body << "<h1>" << xml_escape(opt.title) << "</h1>\n<p class=\"note\">generated "
-       << xml_escape(utc_now_iso8601())
-       << " by infrabench; units are decimal (GB = 1e9 B); sizes in axes are binary (KiB = 1024 "
-          "B).</p>\n";
+  page_heading(body, opt.title);
   reports_section(body, reports);
   if (opt.checked_against) verdicts_section(body, reports, *opt.checked_against);
   if (reports.size() > 1) comparison_section(page, reports);

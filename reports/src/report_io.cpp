@@ -357,21 +357,37 @@ const report_view::node_summary& report_view::node_facts() const {
     hosts_seen.insert(x.host);
     ranks_seen.insert(x.rank);
   }
-  m_nodes = {results.data(), results.size(), ranks_seen.size() > hosts_seen.size(), 0};
+  m_nodes = {results.data(),
+             results.size(),
+             ranks_seen.size() > hosts_seen.size(),
+             0,
+             hosts_seen.size(),
+             ranks_seen.size(),
+             {}};
+  // Names are built per distinct (host, rank) pair, not per result: a 64-rank report has 30,000
+  // results and 64 nodes.
+  std::set<std::pair<std::string_view, int>> pairs;
   std::set<std::string> names;
-  for (const auto& r : results) names.insert(node_of(r));
-  m_nodes.count = names.size();
+  for (const auto& r : results) {
+    if (!pairs.emplace(r.host, r.rank).second) continue;
+    std::string n = node_of(r);
+    if (names.insert(n).second) m_nodes.names.push_back(std::move(n));
+  }
+  m_nodes.count = m_nodes.names.size();
   return m_nodes;
 }
 
-std::vector<std::string> report_view::nodes() const {
-  std::vector<std::string> out;
-  std::set<std::string> seen;
-  for (const auto& r : results) {
-    const std::string n = node_of(r);
-    if (seen.insert(n).second) out.push_back(n);
-  }
-  return out;
+const std::vector<std::string>& report_view::nodes() const {
+  return node_facts().names;
+}
+
+std::string report_view::hosts_and_ranks() const {
+  const auto& f = node_facts();
+  const auto plural = [](std::size_t n, const char* what) {
+    return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
+  };
+  if (f.ranks <= 1) return plural(f.hosts, "host");
+  return plural(f.hosts, "host") + ", " + plural(f.ranks, "rank");
 }
 
 std::string report_view::node_of(const result_view& r) const {

@@ -1,9 +1,11 @@
 """The HTML report in a real browser: headless Chromium opens the file, the page's script records
-on <body> how many charts it drew and how many canvases have pixels; no console message (our page
-logs only on errors) and a screenshot that is not blank. Three pages: the fixtures of tests/fuzz/corpus/
-(several reports, four nodes, a comparison), two reports of a short real run (conftest.REAL_SUITE),
-and the synthetic GPU node (copy sweeps against size with the link ceiling, a p2p heat map,
-telemetry over time).
+on <body> how many charts it drew, how many canvases have pixels, how many CI whiskers and
+INVALID/FAILED marks it drew; no console message (our page logs only on errors) and screenshots,
+at 1400 and 800 px wide, that are not blank. Five pages: the fixtures of tests/fuzz/corpus/ (several
+reports, four nodes, a comparison), two reports of a short real run (conftest.REAL_SUITE), the
+synthetic GPU node (copy sweeps against size with the link ceiling, a p2p heat map, telemetry over
+time), `accept --html` of a tiny suite (verdicts, telemetry) and `compare --format html` of the two
+real runs.
 The screenshots are kept under $INFRABENCH_SCREENSHOT_DIR when set (ctest sets build/screenshots).
 Skipped, saying so, without chromium (CI installs it: ci/install-deps.sh)."""
 import os
@@ -13,6 +15,8 @@ import struct
 import subprocess
 import tempfile
 import zlib
+
+import json
 
 import pytest
 
@@ -68,18 +72,45 @@ def png_pixels(path):
     return width, height, bpp, rows
 
 
-@pytest.fixture(scope="module", params=["fixtures", "real", "gpu"])
+@pytest.fixture(scope="module")
+def real_reports(tmp_path_factory):
+    return real_suite_reports(tmp_path_factory.mktemp("real"))
+
+
+def accept_page(d):
+    """`accept --html` of a one-benchmark suite judged by one rule (as test_acceptance does)."""
+    suite = d / "tiny.json"
+    suite.write_text(json.dumps({
+        "name": "tiny", "settings": {"min_time_s": 0.01, "max_time_s": 0.05, "timeout_s": 60},
+        "benchmarks": [{"filter": "^bandwidth/memory_latency$", "axes": {"working_set": ["16KiB", "64KiB", "1MiB"]},
+                        "estimate_s": 1}]}))
+    rule = {"benchmark": "bandwidth/memory_latency", "axes": {"working_set": "16KiB"}, "metric": "ns_per_load",
+            "max": 1e6}
+    baseline = d / "good.json"
+    baseline.write_text(json.dumps({"infrabench_baseline": 1, "suite": str(suite), "rules": [rule]}))
+    out = str(d / "accept.html")
+    p = run("accept", "--baseline", str(baseline), "--html", out, "-o", str(d / "accept.json"), "--", "-q")
+    assert p.returncode == 0, p.stdout + p.stderr
+    return out
+
+
+@pytest.fixture(scope="module", params=["fixtures", "real", "gpu", "accept", "compare"])
 def page(request, tmp_path_factory):
     d = tmp_path_factory.mktemp("html")
     out = str(d / "report.html")
+    if request.param == "accept":
+        return request.param, accept_page(d)
     if request.param == "fixtures":
         reports = [os.path.join(CORPUS, "synthetic_multinode.json"), os.path.join(CORPUS, "real_quick.json"),
                    os.path.join(CORPUS, "synthetic_single.json")]
     elif request.param == "gpu":  # copy sweeps as curves with the link ceiling, a p2p heat map, telemetry
         reports = [os.path.join(CORPUS, "synthetic_gpu.json")]
     else:
-        reports = real_suite_reports(d)
-    p = run("report", *reports, "-o", out)
+        reports = request.getfixturevalue("real_reports")
+    if request.param == "compare":
+        p = run("compare", *reports, "--format", "html", "-o", out)
+    else:
+        p = run("report", *reports, "-o", out)
     assert p.returncode == 0, p.stderr
     return request.param, out
 
@@ -94,33 +125,43 @@ def test_charts_render_without_console_errors(page):
     assert attrs.get("data-render-done") == "true", body
     expected = int(attrs["data-charts-expected"])
     # fixtures: curves, bars, heat maps, percentiles, per-node bars, comparison; real: the GEMM curve
-    # with its peak, the NUMA matrix, storage percentiles, pipeline bars, the comparison
-    # gpu: four copy directions, the p2p matrix, the cuBLAS bars, two telemetry charts
-    assert expected >= {"fixtures": 10, "real": 6, "gpu": 7}[kind], body
+    # with its peak, storage percentiles, pipeline bars, the comparison (a one-cell NUMA matrix is a table)
+    # gpu: four copy directions, the p2p matrix, two telemetry charts (one-configuration
+    # benchmarks are tables); accept: the latency curve; compare: group means, headline ratios
+    assert expected >= {"fixtures": 10, "real": 5, "gpu": 6, "accept": 1, "compare": 2}[kind], body
     assert int(attrs["data-charts-drawn"]) == expected, body
     assert int(attrs["data-charts-nonblank"]) == expected, body
     assert attrs["data-errors"] == "0", attrs.get("data-error-text")
+    # Every page with measured samples draws CI whiskers; the fixtures hold INVALID results (the
+    # trimmed real run's noisy ones), which are marked.
+    if kind != "compare":
+        assert int(attrs["data-error-bars"]) > 0, body
+    if kind == "fixtures":
+        assert int(attrs["data-flagged"]) > 0, body
     console = [l for l in p.stderr.splitlines() if ":CONSOLE" in l]
     assert not console, console
 
 
-def test_screenshot_is_not_blank(page, tmp_path, capsys):
+@pytest.mark.parametrize("width", [1400, 800])
+def test_screenshot_is_not_blank(page, width, tmp_path, capsys):
     kind, page = page
+    asked = width
     shot = str(tmp_path / "report.png")
-    p = chromium("--screenshot=" + shot, "--window-size=1280,2400", "file://" + page)
+    p = chromium("--screenshot=" + shot, "--window-size=%d,2400" % width, "file://" + page)
     assert os.path.exists(shot), p.stderr[-2000:]
     keep = os.environ.get("INFRABENCH_SCREENSHOT_DIR")
     if keep:  # CI keeps it as an artifact
         os.makedirs(keep, exist_ok=True)
-        kept = os.path.join(keep, "infrabench-report-%s.png" % kind)
+        kept = os.path.join(keep, "infrabench-report-%s-%d.png" % (kind, width))
         shutil.copy(shot, kept)
         with capsys.disabled():  # past pytest's capture, so the ctest log names the file
             print("\nscreenshot of the HTML report (%s): %s" % (kind, kept), file=sys.stderr)
     width, height, bpp, rows = png_pixels(shot)
-    assert (width, height) == (1280, 2400)
+    assert height == 2400 and width == asked, (width, height)
     colored = 0
     for row in rows[::4]:
         for x in range(0, width * bpp, bpp * 4):
             r, g, b = row[x], row[x + 1], row[x + 2]
             colored += max(r, g, b) - min(r, g, b) > 60  # chart colours, not text grey or white
-    assert colored > 2000, colored
+    # Bars fill thousands of sampled pixels; the accept page's one chart is a thin latency curve.
+    assert colored > (100 if kind == "accept" else 1000), colored

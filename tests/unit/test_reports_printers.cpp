@@ -19,7 +19,8 @@ TEST(ReportsPrinters, EachCommandGetsTheFormatsThatPrintItsDocument) {
   const auto& reg = printer_registry::instance();
   using names = std::vector<std::string>;
   EXPECT_EQ(reg.names(document::run), (names{"csv", "json", "openmetrics", "table"}));
-  EXPECT_EQ(reg.names(document::comparison), (names{"csv", "json", "markdown", "table"}));
+  // html: `compare --format html`, the comparison page alone.
+  EXPECT_EQ(reg.names(document::comparison), (names{"csv", "html", "json", "markdown", "table"}));
   EXPECT_EQ(reg.names(document::verdicts), (names{"csv", "json", "junit", "openmetrics", "table"}));
   EXPECT_EQ(reg.names(document::page), (names{"html"}));
   try {

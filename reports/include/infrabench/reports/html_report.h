@@ -11,12 +11,17 @@
 #include <nlohmann/json.hpp>
 
 #include "infrabench/reports/baseline.h"
+#include "infrabench/reports/compare.h"
 #include "infrabench/reports/report_io.h"
 
 namespace infrabench::reports {
 
 // Chart.js as embedded at build time; empty when built without libjs-chart.js.
 [[nodiscard]] std::string_view chartjs_source();
+// The page's own stylesheet and script (reports/src/html/page.css and page.js, embedded at build
+// time).
+[[nodiscard]] std::string_view page_css_source();
+[[nodiscard]] std::string_view page_js_source();
 
 struct html_options {
   std::string title = "infrabench report";
@@ -70,10 +75,26 @@ struct telemetry_view {
   std::vector<nlohmann::json> charts;
   std::vector<std::vector<std::string>> events;           // t (s), kind, where, text
   std::vector<std::vector<std::string>> counter_changes;  // source, counter, before, after, change
+  std::vector<std::vector<std::string>> sources;  // source, what was read or why not ("no RAPL")
   std::vector<std::string> notes;
 };
 [[nodiscard]] telemetry_view read_telemetry(const nlohmann::json& telemetry,
                                             const std::string& id_prefix);
+
+// The table of numbers shown beside a chart spec (or, for a one-configuration benchmark's "table"
+// spec, instead of one): values, 95% CIs, and each INVALID or FAILED result's reason.
+[[nodiscard]] std::string numbers_table(const nlohmann::json& spec);
+
+// The comparison's charts: geometric means per group and, per benchmark, its headline metric's
+// ratio per configuration (log axis symmetric about 1, sorted, grouped by benchmark, INVALID sides
+// flagged). The headline is what `reports` (the compared reports, when at hand) declare; without
+// declarations, each benchmark's first performance metric.
+[[nodiscard]] nlohmann::json comparison_charts(const comparison& c,
+                                               const std::vector<report_view>* reports = nullptr);
+
+// The comparison page of `compare --format html`: the group and headline ratio charts (log axis)
+// and every metric in a table. Throws user_error when built without Chart.js.
+[[nodiscard]] std::string render_comparison_html(const comparison& c, const std::string& title);
 
 // The whole page. Throws user_error when built without Chart.js.
 [[nodiscard]] std::string render_html(const std::vector<report_view>& reports,

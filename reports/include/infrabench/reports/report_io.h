@@ -136,8 +136,14 @@ struct report_view {
   // nullopt when the report does not carry them.
   [[nodiscard]] std::optional<bool> runs_on_gpu(const std::string& bench) const;
 
-  // Distinct hosts (or ranks) that produced results: more than one makes it a multi-node report.
-  [[nodiscard]] std::vector<std::string> nodes() const;
+  // Distinct hosts (or ranks) that produced results, in first-seen order: more than one makes it
+  // a multi-node report. Computed once per set of results.
+  [[nodiscard]] const std::vector<std::string>& nodes() const;
+  // What those nodes are: distinct hosts and distinct ranks ("1 host, 2 ranks").
+  [[nodiscard]] std::size_t host_count() const { return node_facts().hosts; }
+  [[nodiscard]] std::size_t rank_count() const { return node_facts().ranks; }
+  // "1 host, 2 ranks", "4 hosts" (one rank each), "1 host".
+  [[nodiscard]] std::string hosts_and_ranks() const;
   // The node a result belongs to: its host, or "rank N" when hosts repeat.
   [[nodiscard]] std::string node_of(const result_view& r) const;
   [[nodiscard]] bool multi_node() const { return node_facts().count > 1; }
@@ -154,6 +160,8 @@ struct report_view {
     std::size_t size = 0;
     bool by_rank = false;  // ranks outnumber hosts: a node is named by its rank
     std::size_t count = 0;
+    std::size_t hosts = 0, ranks = 0;
+    std::vector<std::string> names;  // nodes(), first-seen order
   };
   [[nodiscard]] const node_summary& node_facts() const;
   mutable node_summary m_nodes;
