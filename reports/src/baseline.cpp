@@ -1174,7 +1174,8 @@ std::vector<metric_values> collect_values(const std::vector<report_view>& report
 }
 
 struct derived_tolerance {
-  double reference = 0, tolerance = 0, spread = 0, asked = 0;
+  // worst: how far the worst known-good value lies from the reference, in the bad direction.
+  double reference = 0, tolerance = 0, spread = 0, asked = 0, worst = 0;
   double lo = 0, hi = 0;
   std::size_t n = 0;
 };
@@ -1207,7 +1208,11 @@ derived_tolerance derive_tolerance(const metric_values& a, const create_options&
   d.hi = *hi;
   d.spread = between_spread(a.values, d.reference);
   if (!std::isfinite(d.spread)) d.spread = 0;
-  d.asked = d.n >= 2 ? opt.k * d.spread : opt.cap;
+  // A value no worse than one a known-good node (or repetition) gave is no evidence of a broken
+  // node: the robust spread of many values ignores a few dips, the tolerance does not.
+  if (d.reference > 0)
+    d.worst = std::max(0.0, (a.higher ? d.reference - d.lo : d.hi - d.reference) / d.reference);
+  d.asked = d.n >= 2 ? std::max(opt.k * d.spread, opt.worst_margin * d.worst) : opt.cap;
   const double tol = std::min(opt.cap, std::max(opt.floor, d.asked));
   d.tolerance = std::ceil(tol * 100 - 1e-9) / 100;
   return d;
@@ -1243,12 +1248,17 @@ std::string derivation_note(const metric_values& a, const derived_tolerance& d,
                   d.tolerance * 100);
     return note + buf;
   }
-  const char* which = d.asked <= opt.floor ? "floor" : d.asked >= opt.cap ? "cap" : "k x spread";
+  const bool by_worst = opt.worst_margin * d.worst > opt.k * d.spread;
+  const char* which = d.asked <= opt.floor ? "floor"
+                      : d.asked >= opt.cap ? "cap"
+                      : by_worst           ? "the worst good value"
+                                           : "k x spread";
   std::snprintf(buf, sizeof(buf),
-                "; spread %.1f%% between them (%s); tolerance %.0f%% = %s (%.1f x spread = %.1f%%, "
-                "floor %.0f%%, cap %.0f%%)",
+                "; spread %.1f%% between them (%s); worst %.1f%% off; tolerance %.0f%% = %s "
+                "(max(%.1f x spread, %.2f x worst) = %.1f%%, floor %.0f%%, cap %.0f%%)",
                 d.spread * 100, d.n > 10 ? "1.4826 MAD / median" : "range / d2(n) / median",
-                d.tolerance * 100, which, opt.k, d.asked * 100, opt.floor * 100, opt.cap * 100);
+                d.worst * 100, d.tolerance * 100, which, opt.k, opt.worst_margin, d.asked * 100,
+                opt.floor * 100, opt.cap * 100);
   return note + buf;
 }
 

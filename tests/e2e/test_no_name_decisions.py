@@ -25,6 +25,8 @@ EXEMPT = {
     ("harness/src/report.cpp", "hosts"): "the report's hosts array",
     ("reports/src/report_io.cpp", "hosts"): "the report's hosts array",
     ("harness/src/cluster.cpp", "ranks"): "a column heading of the host table",
+    ("harness/src/console_header.cpp", "ranks"): "the plural in the header's world line",
+    ("harness/src/console_header.cpp", "hosts"): "the plural in the header's world line",
     ("harness/src/telemetry.cpp", "edac_ue"): "the EDAC counter's key in the telemetry snapshot",
     ("harness/src/telemetry_cpu.cpp", "edac_ue"): "the EDAC counter's key in the telemetry snapshot",
     ("harness/src/telemetry.cpp", "xid_events"): "the telemetry section's Xid watch state",

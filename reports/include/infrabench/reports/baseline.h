@@ -160,6 +160,9 @@ struct create_options {
   // the next good node on ordinary noise.
   double floor = 0.10;
   double k = 3.0;  // tolerance = max(floor, k x spread): three standard deviations
+  // ... and at least this times how far the worst known-good value lies from the reference (a
+  // 2-vCPU VM's all-thread GEMM dips 14% in one repetition of twelve: the next good node may too).
+  double worst_margin = 1.25;
   // The largest tolerance: a wider one would pass a node that lost a quarter of its cores,
   // memory channels or GPUs (182 -> 107 GFLOP/s, a 2-vCPU node confined to one CPU, is -41%).
   double cap = 0.25;
@@ -176,9 +179,10 @@ struct create_summary {
 };
 // A baseline from the reports of known-good runs or nodes: per configuration and gated metric,
 // the median of the valid results and a one-sided tolerance (in the metric's bad direction) of
-// min(cap, max(floor, k x spread)), spread being the relative standard deviation between the
-// results (range / d2(n) up to 10 of them, the robust CV beyond). Each rule's note names the
-// numbers that set it. Throws user_error when the reports hold nothing to derive a rule from.
+// min(cap, max(floor, k x spread, worst_margin x the worst good value's distance)), spread being
+// the relative standard deviation between the results (range / d2(n) up to 10 of them, the robust
+// CV beyond). Each rule's note names the numbers that set it. Throws user_error when the reports
+// hold nothing to derive a rule from.
 [[nodiscard]] nlohmann::json create_baseline(const std::vector<report_view>& reports,
                                              const create_options& opt,
                                              create_summary* summary = nullptr);
