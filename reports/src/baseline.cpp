@@ -1197,7 +1197,8 @@ double between_spread(const std::vector<double>& v, double median) {
   return (*hi - *lo) / range_to_sd(v.size()) / median;
 }
 
-// The median and min(cap, max(floor, k x spread)), rounded up to a whole percent; one value
+// The median and min(cap, max(floor, k x spread, worst_margin x worst)), rounded up to a whole
+// percent; one value
 // gives no spread, so its tolerance is the cap.
 derived_tolerance derive_tolerance(const metric_values& a, const create_options& opt) {
   derived_tolerance d;
@@ -1341,10 +1342,11 @@ json create_baseline(const std::vector<report_view>& reports, const create_optio
   std::snprintf(deriv, sizeof(deriv),
                 "per configuration and %s: reference = median over the %sresults of the given "
                 "runs/nodes; tolerance (one-sided, in the metric's bad direction) = min(%.2f, "
-                "max(%.2f, %.1f x spread)), spread = the relative standard deviation between the "
-                "results (range / d2(n) for n <= 10, 1.4826 MAD beyond; one result: the cap)",
+                "max(%.2f, %.1f x spread, %.2f x worst)), spread = the relative standard deviation "
+                "between the results (range / d2(n) for n <= 10, 1.4826 MAD beyond; one result: "
+                "the cap), worst = how far the worst result lies from the reference",
                 opt.catalog ? "declared headline metric" : "performance metric",
-                opt.allow_invalid ? "" : "valid ", opt.cap, opt.floor, opt.k);
+                opt.allow_invalid ? "" : "valid ", opt.cap, opt.floor, opt.k, opt.worst_margin);
   json out = {{"infrabench_baseline", baseline_format_version},
               {"name", opt.name},
               {"description", "derived by infrabench baseline create from " +

@@ -378,9 +378,27 @@ TEST(ReportsBaseline, CreateFromKnownGoodReports) {
   opt.cap = 0.2;
   const json capped = create_baseline(reps, opt);
   EXPECT_NEAR(capped["rules"][0]["reference"][1].get<double>(), -0.2, 1e-9);
-  EXPECT_NE(capped["derivation"].get<std::string>().find("min(0.20, max(0.01, 3.0 x spread))"),
+  EXPECT_NE(capped["derivation"].get<std::string>().find(
+                "min(0.20, max(0.01, 3.0 x spread, 1.25 x worst))"),
             std::string::npos)
       << capped["derivation"];
+  // One dip among many agreeing repetitions: the robust spread ignores it, the tolerance covers
+  // it (1.25 x 14.4% below the median 402 = 18.0%, rounded up to 19%), so the next good node
+  // dipping as far passes.
+  opt = create_options{};
+  reps.clear();
+  for (int i = 0; i < 4; ++i) {
+    auto j = ib_test::report(json::array(
+        {ib_test::result("a/b", json::object(), {{"x", "GFLOP/s", 400, true, {400, 400, 400}}})}));
+    j["results"][0]["metrics"][0]["repetitions"] =
+        i == 3 ? json::array({403, 344, 400}) : json::array({400, 402, 404});
+    reps.push_back(parse_report(j.dump(), "r"));
+  }
+  const json dip = create_baseline(reps, opt);
+  EXPECT_NEAR(dip["rules"][0]["reference"][1].get<double>(), -0.19, 1e-9) << dip.dump();
+  EXPECT_NE(dip["rules"][0]["note"].get<std::string>().find("the worst good value"),
+            std::string::npos)
+      << dip["rules"][0]["note"];
   std::vector<report_view> none = {parse_report(ib_test::report(json::array()).dump(), "e")};
   EXPECT_THROW((void)create_baseline(none, opt), user_error);
 }
