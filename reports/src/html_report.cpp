@@ -1083,6 +1083,13 @@ std::vector<const metric_row*> ratio_chart_rows(const comparison& c, const headl
   return out;
 }
 
+// The y axis of a ratio chart: performance ratios on a log scale (1.25x and 0.8x equally far
+// from 1), over the range the data needs.
+json log_ratio_axis(double lo, double hi) {
+  return {
+      {"title", "performance ratio (log)"}, {"unit", "x"}, {"log", true}, {"min", lo}, {"max", hi}};
+}
+
 json ratio_chart(const comparison& c, const headline_test& headline) {
   const auto shown = ratio_chart_rows(c, headline, 12);
   json cats = json::array(), groups = json::array(), datasets = json::array();
@@ -1122,12 +1129,7 @@ json ratio_chart(const comparison& c, const headline_test& headline) {
            "most changed; every metric is in the table below."},
           {"categories", cats},
           {"groups", groups},
-          {"y",
-           {{"title", "performance ratio (log)"},
-            {"unit", "x"},
-            {"log", true},
-            {"min", lo},
-            {"max", hi}}},
+          {"y", log_ratio_axis(lo, hi)},
           {"datasets", datasets}};
 }
 
@@ -1155,12 +1157,7 @@ json comparison_charts(const comparison& c, const std::vector<report_view>* repo
        {"title", "geometric mean of performance ratios per group (log axis; > 1: better than " +
                      c.labels[0] + ")"},
        {"categories", cats},
-       {"y",
-        {{"title", "performance ratio (log)"},
-         {"unit", "x"},
-         {"log", true},
-         {"min", lo},
-         {"max", hi}}},
+       {"y", log_ratio_axis(lo, hi)},
        {"datasets", datasets}});
   // Per configuration, its benchmark's headline metric only (a clock or a verification error is
   // not a speed, and sixty metrics of one configuration are unreadable); the rest in the table.

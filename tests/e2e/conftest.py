@@ -21,6 +21,16 @@ def run(*args, timeout=120, env=None, cwd=None):
                           env=full_env, cwd=cwd)
 
 
+def one_line_error(p, *needles, code=2):
+    """Bad input: exit `code` (2) with one line on stderr, `infrabench: error: ...`, naming each
+    needle."""
+    assert p.returncode == code, (p.returncode, p.stdout[-2000:], p.stderr[-2000:])
+    lines = [line for line in p.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("infrabench: error: "), p.stderr[-2000:]
+    for n in needles:
+        assert n in lines[0], (n, lines[0])
+
+
 def load_report(path):
     with open(path) as f:
         report = json.load(f)

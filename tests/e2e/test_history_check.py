@@ -6,19 +6,13 @@ import json
 import os
 import random
 
-from conftest import run
+from conftest import run, one_line_error
 
 SRC = os.environ.get("INFRABENCH_SOURCE_DIR", ".")
 SINGLE = os.path.join(SRC, "tests", "fuzz", "corpus", "report", "synthetic_single.json")
 HOST_MEMORY = "bandwidth/host_memory"  # its declared headline: bandwidth_gbps
 
 
-def one_line_error(p, *needles):
-    assert p.returncode == 2, (p.returncode, p.stdout, p.stderr)
-    lines = [l for l in p.stderr.splitlines() if l.strip()]
-    assert len(lines) == 1 and lines[0].startswith("infrabench: error: "), p.stderr
-    for n in needles:
-        assert n in lines[0], (n, lines[0])
 
 
 def reports(tmp_path, factors, noise=0.01, seed=1, invalid_from=None, prefix="r"):

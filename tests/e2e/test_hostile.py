@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from conftest import BIN, FAST, load_report, results, run
+from conftest import BIN, FAST, load_report, results, run, one_line_error
 
 SRC = os.environ.get("INFRABENCH_SOURCE_DIR", ".")
 CORPUS = os.path.join(SRC, "tests", "fuzz", "corpus")
@@ -20,12 +20,6 @@ SINGLE = os.path.join(CORPUS, "report", "synthetic_single.json")
 BASELINE = os.path.join(CORPUS, "baseline", "minimal.json")
 
 
-def one_line_error(p, *needles, code=2):
-    assert p.returncode == code, (p.returncode, p.stdout, p.stderr)
-    lines = [l for l in p.stderr.splitlines() if l.strip()]
-    assert len(lines) == 1 and lines[0].startswith("infrabench: error: "), p.stderr
-    for n in needles:
-        assert n in lines[0], (n, lines[0])
 
 
 def write(path, doc):

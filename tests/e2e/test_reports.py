@@ -14,7 +14,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from conftest import BIN, FAST, load_report, real_suite_reports, run
+from conftest import BIN, FAST, load_report, real_suite_reports, run, one_line_error
 
 SRC = os.environ.get("INFRABENCH_SOURCE_DIR", ".")
 CORPUS = os.path.join(SRC, "tests", "fuzz", "corpus")
@@ -25,12 +25,6 @@ SMALL = ["--filter", "bandwidth/(host_memory|memory_latency)", "-a", "array_size
          "-a", "kernel=triad", "-a", "working_set=16KiB,1MiB"]
 
 
-def one_line_error(p, *needles):
-    assert p.returncode == 2, (p.returncode, p.stdout, p.stderr)
-    lines = [l for l in p.stderr.splitlines() if l.strip()]
-    assert len(lines) == 1 and lines[0].startswith("infrabench: error: "), p.stderr
-    for n in needles:
-        assert n in lines[0], (n, lines[0])
 
 
 @pytest.fixture(scope="module")

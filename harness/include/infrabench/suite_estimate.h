@@ -1,6 +1,6 @@
 // How long a suite takes by design: each configuration's estimate from its suite entry
-// (estimate_s, plus its duration_s axis when it has one; where the entry gives none, the middle
-// of the stopping rule's window: warm_up_s + (min_time_s + max_time_s) / 2), summed over every
+// (estimate_s, plus its duration_s axis when it has one; where the entry gives none,
+// warm_up_s + min_time_s + (max_time_s - min_time_s) / 4), summed over every
 // configuration and over those that run here. Printed by `infrabench list --suite NAME`; the
 // run's progress line starts from the same estimates.
 #pragma once
