@@ -136,7 +136,10 @@ def test_cpu_gemms_run_verify_and_compare(report_path):
             names = [m["name"] for m in r["metrics"]]
             # (Not under a sanitizer: the instrumented kernel runs ~12x slower, ASan+UBSan.)
             if "pct_of_clock_x_width" in names and os.environ.get("INFRABENCH_SANITIZED") != "1":
-                assert 50 < metric(r, "pct_of_clock_x_width") < 110, r["metrics"]
+                # All threads: a VM's hypervisor may hold one of its vCPUs for a while (one of
+                # two gone is 50%: seen at 49.9% in CI), so the bound there is a quarter.
+                low = 50 if r["axes"].get("threads") == 1 else 25
+                assert low < metric(r, "pct_of_clock_x_width") < 110, r["metrics"]
 
 
 def test_openblas_runs_the_chosen_core_type(report_path):
