@@ -35,6 +35,11 @@ constexpr std::array<std::pair<relation_kind, std::string_view>, 5> relation_nam
     {relation_kind::view_of, "view_of"},
 }};
 
+constexpr std::array<std::pair<cell_kind, std::string_view>, 2> cell_names = {{
+    {cell_kind::none, "none"},
+    {cell_kind::peer_rank, "peer_rank"},
+}};
+
 template <typename E, std::size_t N>
 std::string_view name_of(const std::array<std::pair<E, std::string_view>, N>& names, E e) {
   for (const auto& [k, n] : names) {
@@ -108,7 +113,7 @@ std::optional<metric_kind> parse_metric_kind(std::string_view text) {
 }
 
 std::string_view to_string(cell_kind k) {
-  return k == cell_kind::peer_rank ? "peer_rank" : "none";
+  return name_of(cell_names, k);
 }
 
 std::string_view to_string(relation_kind k) {
@@ -184,10 +189,9 @@ metric_decl metric_decl_from_json(const nlohmann::json& j, const std::string& wh
     if (!rk) throw user_error(where + ".relation.kind: not a relation");
     d.relation = {*rk, decl_string(*it, "of", where + ".relation", "")};
   }
-  const std::string cell = decl_string(j, "cell", where, "none");
-  if (cell != "none" && cell != to_string(cell_kind::peer_rank))
-    throw user_error(where + ".cell: not a matrix cell kind");
-  d.cell = cell == "none" ? cell_kind::none : cell_kind::peer_rank;
+  const auto cell = parse_name(cell_names, decl_string(j, "cell", where, "none"));
+  if (!cell) throw user_error(where + ".cell: not a matrix cell kind");
+  d.cell = *cell;
   return d;
 }
 

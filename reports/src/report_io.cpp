@@ -33,6 +33,18 @@ class checker {
   [[noreturn]] void fail(const std::string& located) const {
     throw user_error(m_origin + ": " + located);
   }
+  // An optional array of `key`: read(element, "where.key[i]") for each; nothing when absent.
+  template <typename Read>
+  auto each(const json& parent, const std::string& key, const std::string& where,
+            Read read) const {
+    std::vector<decltype(read(parent, where))> out;
+    const auto it = parent.find(key);
+    if (it == parent.end() || it->is_null()) return out;
+    if (!it->is_array()) fail(where + "." + key, "expected an array, got " + type_name(*it));
+    for (std::size_t i = 0; i < it->size(); ++i)
+      out.push_back(read((*it)[i], where + "." + key + "[" + std::to_string(i) + "]"));
+    return out;
+  }
   const json& object(const json& parent, const std::string& key, const std::string& where) const {
     const auto it = parent.find(key);
     if (it == parent.end()) fail(where, "missing \"" + key + "\"");
@@ -138,13 +150,7 @@ metric_view read_metric(const checker& c, const json& m, const std::string& wher
 // A result's "repetitions" (run --repetitions, schema 1.5): each repetition's outcome.
 std::vector<repetition_view> read_repetitions(const checker& c, const json& r,
                                               const std::string& where) {
-  std::vector<repetition_view> out;
-  const auto it = r.find("repetitions");
-  if (it == r.end() || it->is_null()) return out;
-  if (!it->is_array()) c.fail(where + ".repetitions", "expected an array, got " + type_name(*it));
-  for (std::size_t i = 0; i < it->size(); ++i) {
-    const json& e = (*it)[i];
-    const std::string w = where + ".repetitions[" + std::to_string(i) + "]";
+  return c.each(r, "repetitions", where, [&c](const json& e, const std::string& w) {
     if (!e.is_object()) c.fail(w, "expected an object, got " + type_name(e));
     repetition_view rep;
     rep.status = c.string(e, "status", w, std::string("passed"));
@@ -154,9 +160,8 @@ std::vector<repetition_view> read_repetitions(const checker& c, const json& r,
     rep.invalid_reason_codes = c.strings(e, "invalid_reason_codes", w);
     rep.stop_reason = c.string(e, "stop_reason", w, std::string());
     rep.elapsed_s = c.number(e, "elapsed_s", w, 0.0);
-    out.push_back(std::move(rep));
-  }
-  return out;
+    return rep;
+  });
 }
 
 result_view read_result(const checker& c, const json& r, const std::string& where) {
@@ -240,19 +245,13 @@ axis_meta read_axis_meta(const checker& c, const json& a, const std::string& whe
 // A benchmark's "metrics" (schema 1.5): its declarations, each as metric_decl_json wrote it.
 std::vector<metric_decl> read_metric_decls(const checker& c, const json& b,
                                            const std::string& where) {
-  std::vector<metric_decl> out;
-  const auto it = b.find("metrics");
-  if (it == b.end() || it->is_null()) return out;
-  if (!it->is_array()) c.fail(where + ".metrics", "expected an array, got " + type_name(*it));
-  for (std::size_t i = 0; i < it->size(); ++i) {
-    const std::string w = where + ".metrics[" + std::to_string(i) + "]";
+  return c.each(b, "metrics", where, [&c](const json& m, const std::string& w) {
     try {
-      out.push_back(metric_decl_from_json((*it)[i], w));
+      return metric_decl_from_json(m, w);
     } catch (const user_error& e) {
       c.fail(e.what());
     }
-  }
-  return out;
+  });
 }
 
 // run.benchmark_metadata: {"group/name": {"requires": [...], "axes": {"size": {...}}}}.
