@@ -32,7 +32,7 @@ library=(reports/src/report_io.cpp reports/src/baseline.cpp reports/src/compare.
          harness/src/machine_load.cpp harness/src/suite.cpp harness/src/text_file.cpp
          harness/src/json_io.cpp tests/fuzz/builtin_suites_none.cpp harness/src/thread_pool.cpp
          harness/src/metric_decl.cpp reports/src/expect.cpp harness/src/devices_counts.cpp
-         harness/src/data_dirs.cpp tests/fuzz/html_assets_none.cpp)
+         harness/src/data_dirs.cpp harness/src/text_layout.cpp tests/fuzz/html_assets_none.cpp)
 targets=(report baseline suite)
 sources=("${library[@]}")
 for target in "${targets[@]}"; do sources+=("tests/fuzz/fuzz_$target.cpp"); done

@@ -23,11 +23,22 @@ skip() {
 [ "$(id -u)" = 0 ] || skip "dpkg -i needs root"
 command -v dpkg >/dev/null || skip "no dpkg"
 command -v unshare >/dev/null || skip "no unshare"
+build=$(realpath -m "$build")
 [ -f "$build/CMakeCache.txt" ] || { echo "package: error: $build is not a build directory" >&2; exit 1; }
 if dpkg -s infrabench >/dev/null 2>&1; then
   echo "package: error: infrabench is installed already (dpkg -r infrabench first)" >&2; exit 1
 fi
 
+work=$(mktemp -d)
+# Whatever happens from here, the tested build is given back as it was (its binary rebuilt with the
+# source-tree fallback), the package removed and the scratch directory deleted.
+cleanup() {
+  dpkg -r infrabench >/dev/null 2>&1 || true
+  rm -rf "$work"
+  cmake -S "$src" -B "$build" -DINFRABENCH_SOURCE_DATA=ON >/dev/null 2>&1 &&
+    cmake --build "$build" --target infrabench >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
 # The package's binary finds its baselines in /usr/share only: no fallback to this source tree.
 cmake -S . -B "$build" -DINFRABENCH_SOURCE_DATA=OFF >/dev/null
 cmake --build "$build" -j "$(nproc)" --target infrabench
@@ -35,13 +46,6 @@ cmake --build "$build" -j "$(nproc)" --target infrabench
 deb=$(ls -t "$build"/infrabench_*_amd64.deb | head -1)
 echo "==== package: $deb"
 dpkg-deb --info "$deb" | grep -E "Package|Version|Depends|Recommends|Suggests"
-work=$(mktemp -d)
-cleanup() {
-  dpkg -r infrabench >/dev/null 2>&1 || true
-  rm -rf "$work"
-  cmake -S "$src" -B "$src/$build" -DINFRABENCH_SOURCE_DATA=ON >/dev/null 2>&1 || true
-}
-trap cleanup EXIT
 dpkg -i "$deb" >/dev/null
 dpkg -L infrabench | grep -E "^/usr/(bin/infrabench|share/infrabench/baselines/template-cpu-node.json)$"
 

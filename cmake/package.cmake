@@ -3,6 +3,7 @@
 # package of it whose Depends are what the core executable links and whose Recommends are the
 # libraries under the modules that were built (a node without them skips those benchmarks with
 # the loader's reason).
+# The suites are compiled in (found by name without these); the copies are to read and adapt.
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/configs/suites/ DESTINATION share/infrabench/suites
         FILES_MATCHING PATTERN "*.json")
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/configs/baselines/ DESTINATION share/infrabench/baselines

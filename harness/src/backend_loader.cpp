@@ -13,9 +13,11 @@
 #include <stdexcept>
 
 #include "infrabench/build_info.h"
+#include "infrabench/data_dirs.h"
 #include "infrabench/modules/onednn_api.h"
 #include "infrabench/modules/openblas_api.h"
 #include "infrabench/modules/opencv_api.h"
+#include "infrabench/text_layout.h"
 
 namespace infrabench::backends {
 
@@ -46,11 +48,9 @@ std::vector<std::string> module_dirs() {
   if (const char* dir = std::getenv("INFRABENCH_MODULE_DIR"); dir != nullptr && *dir != '\0') {
     return {dir};
   }
-  std::error_code ec;
-  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec || exe.empty()) return {};
-  const std::filesystem::path dir = exe.parent_path();
-  return {dir.string(), (dir.parent_path() / "lib" / "infrabench").string()};
+  const auto dir = executable_dir();
+  if (!dir) return {};
+  return {*dir, (std::filesystem::path(*dir).parent_path() / "lib" / "infrabench").string()};
 }
 
 std::optional<std::string> locate(std::string_view id) {
@@ -67,12 +67,6 @@ namespace {
 
 bool contains(std::string_view text, std::string_view what) {
   return text.find(what) != std::string_view::npos;
-}
-
-std::string joined(const std::vector<std::string>& parts) {
-  std::string out;
-  for (const auto& p : parts) out += (out.empty() ? "" : ", ") + p;
-  return out;
 }
 
 coded_reason not_found(const module_spec& spec) {

@@ -96,12 +96,6 @@ struct run_options {
   std::map<std::string, bool> option_flags;
 };
 
-std::string joined(const std::vector<std::string>& parts, const std::string& sep) {
-  std::string out;
-  for (const auto& p : parts) out += (out.empty() ? "" : sep) + p;
-  return out;
-}
-
 json list_entry_json(const benchmark& b, const capabilities& caps) {
   std::vector<std::string> reqs;
   for (const auto& r : b.requirements()) reqs.push_back(r.name);
@@ -705,12 +699,9 @@ int cmd_run(const run_options& opt, const std::vector<std::string>& command_line
   try {
     const selection sel = make_selection(opt, command_line);
     plan = make_plan(registry::instance(), sel, caps);
-    estimates = run_estimates_s(estimate_plan(plan, sel.selected_suite, caps));
-    // Repetitions run the plan again in the same order: the counter counts runs, so the
-    // estimates repeat with it.
-    const std::size_t one_pass = estimates.size();
-    for (std::size_t k = 1; k < plan.repetitions; ++k)
-      estimates.insert(estimates.end(), estimates.begin(), estimates.begin() + one_pass);
+    // Only the progress line uses them, and only rank 0 shows one.
+    if (root && !opt.quiet)
+      estimates = run_estimates_s(estimate_plan(plan, sel.selected_suite, caps), plan.repetitions);
     options = collect_option_values(opt);
     for (const auto& hook : cli_extensions::instance().pre_run_hooks) hook(options);
     if (root) {

@@ -109,16 +109,18 @@ std::string percent_off(double v, double median) {
   return buf;
 }
 
-// The metric families of `bench` whose `*` is the rank at the other end of a link (declared with
-// the benchmark: metric_decl::cell), as the run's benchmark metadata carries them: the matrices
-// the link analysis reads. Empty for any other benchmark.
-std::vector<metric_decl> link_families(const json& metadata, const std::string& bench) {
-  std::vector<metric_decl> out;
-  const auto b = metadata.find(bench);
-  if (b == metadata.end() || !b->is_object() || !b->contains("metrics")) return out;
-  for (const auto& m : b->at("metrics")) {
-    const metric_decl d = metric_decl_from_json(m, "run.benchmark_metadata." + bench);
-    if (d.cell == cell_kind::peer_rank && d.is_family()) out.push_back(d);
+// Per benchmark, its metric families whose `*` is the rank at the other end of a link (declared
+// with the benchmark: metric_decl::cell), as the run's benchmark metadata carries them: the
+// matrices the link analysis reads. Read once per run; benchmarks without any are absent.
+using link_family_map = std::map<std::string, std::vector<metric_decl>>;
+link_family_map link_families(const json& metadata) {
+  link_family_map out;
+  for (const auto& [bench, b] : metadata.items()) {
+    if (!b.is_object() || !b.contains("metrics")) continue;
+    for (const auto& m : b.at("metrics")) {
+      const metric_decl d = metric_decl_from_json(m, "run.benchmark_metadata." + bench);
+      if (d.cell == cell_kind::peer_rank && d.is_family()) out[bench].push_back(d);
+    }
   }
   return out;
 }
@@ -335,10 +337,11 @@ std::vector<std::vector<const json*>> group_by_config(const json& results) {
 
 json find_outliers(const json& results, const json& benchmark_metadata, const outlier_settings& s) {
   json findings = json::array();
+  const link_family_map links = link_families(benchmark_metadata);
   for (const auto& rs : group_by_config(results)) {
-    const auto families = link_families(benchmark_metadata, rs.front()->at("benchmark"));
-    if (!families.empty()) {
-      analyse_pairwise(rs, families, s, findings);
+    const auto families = links.find(rs.front()->at("benchmark").get<std::string>());
+    if (families != links.end()) {
+      analyse_pairwise(rs, families->second, s, findings);
     } else {
       analyse_hosts(rs, s, findings);
     }
@@ -481,9 +484,11 @@ void print_cluster_summary(std::ostream& out, const json& results, const json& b
   print_findings(out, hosts.size(), findings, s);
   std::vector<std::string> host_order;
   for (const auto& [h, r] : hosts) host_order.push_back(h);
+  const link_family_map links = link_families(benchmark_metadata);
   for (const auto& rs : group_by_config(results)) {
-    for (const auto& d : link_families(benchmark_metadata, rs.front()->at("benchmark")))
-      print_link_matrix(out, rs, d, host_order);
+    const auto families = links.find(rs.front()->at("benchmark").get<std::string>());
+    if (families == links.end()) continue;
+    for (const auto& d : families->second) print_link_matrix(out, rs, d, host_order);
   }
 }
 

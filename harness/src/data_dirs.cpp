@@ -7,6 +7,7 @@
 #include <system_error>
 
 #include "infrabench/error.h"
+#include "infrabench/text_layout.h"
 
 namespace infrabench {
 namespace {
@@ -35,9 +36,7 @@ std::string shipped_names(const std::vector<std::string>& dirs) {
   }
   std::sort(names.begin(), names.end());
   names.erase(std::unique(names.begin(), names.end()), names.end());
-  std::string out;
-  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out.empty() ? "none" : out;
+  return names.empty() ? "none" : joined(names);
 }
 
 }  // namespace
@@ -72,8 +71,7 @@ std::string resolve_data_file(const std::string& arg, std::string_view kind) {
     const std::string p = d + "/" + file;
     if (exists(p)) return p;
   }
-  std::string where;
-  for (const auto& d : dirs) where += (where.empty() ? "" : ", ") + d;
+  const std::string where = joined(dirs);
   throw user_error(std::string(kind.substr(0, kind.size() - 1)) + " \"" + arg +
                    "\": no such file, and no shipped one of that name (looked in " +
                    (where.empty() ? std::string("no directory: nothing is installed") : where) +

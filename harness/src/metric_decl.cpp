@@ -58,8 +58,8 @@ std::optional<E> parse_name(const std::array<std::pair<E, std::string_view>, N>&
 }
 
 // Units by the kind of quantity they measure. A unit not listed is `other`: the table grows with
-// the units benchmarks declare (tests/unit/test_metric_decl.cpp checks every declared unit has a
-// kind).
+// the units benchmarks declare (tests/e2e/test_shipped_configs.py holds every declared metric but
+// information to a kind other than `other`).
 struct unit_kind {
   std::string_view unit;
   metric_kind kind;

@@ -44,6 +44,10 @@ progress_display::progress_display(bool enabled, std::vector<double> estimates)
   m_prefix.assign(m_estimates.size() + 1, 0.0);
   for (std::size_t i = 0; i < m_estimates.size(); ++i)
     m_prefix[i + 1] = m_prefix[i] + m_estimates[i];
+  // The mean estimate of a configuration that runs: the pace assumed before any has finished.
+  const auto runs =
+      std::count_if(m_estimates.begin(), m_estimates.end(), [](double e) { return e > 0; });
+  m_prior = runs > 0 ? m_prefix.back() / static_cast<double>(runs) : 0;
   // A configuration can run for minutes: on a terminal the line is redrawn every second so the
   // elapsed time moves and a slow benchmark is not mistaken for a hung one. Only the terminal
   // gets it; plain lines stay one per configuration.
@@ -81,12 +85,10 @@ std::string progress_display::head() const {
   const double elapsed = seconds_since(m_t0);
   const double current = seconds_since(m_config_t0);
   eta_inputs in;
-  if (m_estimates.size() == m_total && m_index < m_total) {
-    const auto runs =
-        std::count_if(m_estimates.begin(), m_estimates.end(), [](double e) { return e > 0; });
-    const double prior = runs > 0 ? m_prefix.back() / static_cast<double>(runs) : 0;
+  const bool estimated = m_estimates.size() == m_total && m_index < m_total;
+  if (estimated) {
     in = {m_prefix.back(),      m_prefix[m_index], elapsed - current,
-          m_estimates[m_index], current,           prior};
+          m_estimates[m_index], current,           m_prior};
   } else {
     in = {static_cast<double>(m_total),
           static_cast<double>(m_index),
@@ -95,7 +97,8 @@ std::string progress_display::head() const {
           current,
           0};
   }
-  const bool known = m_index > 0 || !m_estimates.empty();
+  // Without estimates for this plan, nothing is known until a configuration has finished.
+  const bool known = m_index > 0 || estimated;
   char buf[128];
   if (known && (m_index > 0 || elapsed >= 1)) {
     std::snprintf(buf, sizeof(buf), "[%zu/%zu] %.0f s elapsed, ~%.0f s left  ", m_index + 1,

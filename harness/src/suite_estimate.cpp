@@ -62,10 +62,14 @@ std::vector<config_estimate> estimate_plan(const run_plan& plan, const suite& su
   return out;
 }
 
-std::vector<double> run_estimates_s(const std::vector<config_estimate>& est) {
+std::vector<double> run_estimates_s(const std::vector<config_estimate>& est,
+                                    std::size_t repetitions) {
   std::vector<double> out;
-  out.reserve(est.size());
-  for (const auto& e : est) out.push_back(e.skip_reason.empty() ? e.seconds : 0.0);
+  out.reserve(est.size() * repetitions);
+  // Repetitions run the plan again in the same order (interleaved): the estimates repeat with it.
+  for (std::size_t k = 0; k < repetitions; ++k) {
+    for (const auto& e : est) out.push_back(e.skip_reason.empty() ? e.seconds : 0.0);
+  }
   return out;
 }
 

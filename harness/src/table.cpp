@@ -208,9 +208,7 @@ void print_benchmark(std::ostream& out, const std::string& name, const std::vect
     else
       shared.push_back(axis_name + "=" + axis_cell(*rs.front(), axis_name));
   }
-  std::string shared_text;
-  for (const auto& s : shared) shared_text += (shared_text.empty() ? "" : " ") + s;
-  for (const auto& line : wrap_text(shared_text, console_width, name + "  ", "    "))
+  for (const auto& line : wrap_text(joined(shared, " "), console_width, name + "  ", "    "))
     out << line << '\n';
   footnotes notes;
   text_table t = make_table(rs, varying, show_host, notes);

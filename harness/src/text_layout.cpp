@@ -78,6 +78,15 @@ std::string format_row(const cells& row, const std::vector<std::size_t>& w,
 
 }  // namespace
 
+std::string joined(const std::vector<std::string>& parts, std::string_view sep) {
+  std::string out;
+  for (const auto& p : parts) {
+    if (!out.empty()) out += sep;
+    out += p;
+  }
+  return out;
+}
+
 std::string clip(std::string_view text, std::size_t width) {
   if (text.size() <= width) return std::string(text);
   if (width <= 3) return std::string(text.substr(0, width));

@@ -7,10 +7,10 @@
 #include <cstddef>
 #include <string_view>
 
-#define INFRABENCH_EMBED(sym, path)                                                             \
+#define INFRABENCH_EMBED(sym, path)                                                            \
   asm(".section .rodata\n.balign 16\n.global " #sym "_begin\n" #sym "_begin:\n.incbin \"" path \
-      "\"\n.global " #sym "_end\n" #sym "_end:\n.byte 0\n.previous\n");                       \
-  extern "C" const char sym##_begin[];                                                          \
+      "\"\n.global " #sym "_end\n" #sym "_end:\n.byte 0\n.previous\n");                        \
+  extern "C" const char sym##_begin[];                                                         \
   extern "C" const char sym##_end[]
 
 #define INFRABENCH_EMBEDDED_TEXT(sym) \

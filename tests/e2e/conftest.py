@@ -21,12 +21,15 @@ def run(*args, timeout=120, env=None, cwd=None):
                           env=full_env, cwd=cwd)
 
 
-def one_line_error(p, *needles, code=2):
-    """Bad input: exit `code` (2) with one line on stderr, `infrabench: error: ...`, naming each
-    needle."""
+def one_line_error(p, *needles, code=2, max_len=None):
+    """Bad input: exit `code` (2) with one line on stderr, `infrabench: error: ...` (shorter than
+    `max_len` when given), naming each needle; never a traceback or an uncaught exception."""
     assert p.returncode == code, (p.returncode, p.stdout[-2000:], p.stderr[-2000:])
+    assert "Traceback" not in p.stderr and "terminate called" not in p.stderr, p.stderr[-2000:]
     lines = [line for line in p.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("infrabench: error: "), p.stderr[-2000:]
+    if max_len is not None:
+        assert len(lines[0]) < max_len, lines[0][:max_len]
     for n in needles:
         assert n in lines[0], (n, lines[0])
 

@@ -8,19 +8,11 @@ import time
 
 import pytest
 
-from conftest import BIN, FAST, load_report, run, validate
+from conftest import BIN, FAST, load_report, run, validate, one_line_error
 
 SMALL = ["-a", "array_size=1MiB", "-a", "working_set=16KiB,1MiB"]
 
 
-def assert_one_line_error(proc, *needles):
-    assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
-    lines = [l for l in proc.stderr.splitlines() if l.strip()]
-    assert len(lines) == 1, proc.stderr
-    assert lines[0].startswith("infrabench: error: "), proc.stderr
-    for n in needles:
-        assert n in lines[0], (n, lines[0])
-    assert "Traceback" not in proc.stderr and "terminate called" not in proc.stderr
 
 
 # ---- subcommands ---------------------------------------------------------------------------------
@@ -217,7 +209,7 @@ def test_sigint_keeps_finished_results(report_path):
 ])
 def test_bad_input(tmp_path, args, needles):
     p = run(*args, cwd=str(tmp_path))
-    assert_one_line_error(p, *needles)
+    one_line_error(p, *needles)
     assert not os.path.exists(tmp_path / "infrabench-report.json")
 
 
@@ -234,7 +226,7 @@ def test_bad_suite_file(tmp_path, text, needles):
     bad = tmp_path / "bad.json"
     bad.write_text(text)
     p = run("run", "--suite", str(bad), cwd=str(tmp_path))
-    assert_one_line_error(p, *needles)
+    one_line_error(p, *needles)
     assert not os.path.exists(tmp_path / "infrabench-report.json")
 
 
@@ -242,7 +234,7 @@ def test_endless_suite_file_is_refused(tmp_path):
     """A device (/dev/zero, which never ends) is refused without being read; a pipe
     (--suite <(...)) is read like a file."""
     p = run("run", "--suite", "/dev/zero", cwd=str(tmp_path))
-    assert_one_line_error(p, "/dev/zero", "character device")
+    one_line_error(p, "/dev/zero", "character device")
     r, w = os.pipe()
     os.write(w, b'{"benchmarks": [{"filter": "^bandwidth/memory_latency$"}]}')
     os.close(w)
@@ -260,7 +252,7 @@ def test_unwritable_directory_as_user(tmp_path):
     d.mkdir()
     d.chmod(0o555)
     try:
-        assert_one_line_error(run("run", "-o", str(d / "r.json")), "cannot create a file in",
+        one_line_error(run("run", "-o", str(d / "r.json")), "cannot create a file in",
                               "Permission denied")
     finally:
         d.chmod(0o755)

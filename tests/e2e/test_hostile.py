@@ -20,8 +20,6 @@ SINGLE = os.path.join(CORPUS, "report", "synthetic_single.json")
 BASELINE = os.path.join(CORPUS, "baseline", "minimal.json")
 
 
-
-
 def write(path, doc):
     with open(path, "w") as f:
         json.dump(doc, f)

@@ -6,6 +6,8 @@ import os
 import pathlib
 import subprocess
 
+import pytest
+
 from conftest import BIN, run
 
 BUILD = pathlib.Path(BIN).resolve().parent
@@ -52,5 +54,10 @@ def test_the_installed_tree_finds_its_baselines_and_modules_beside_itself(tmp_pa
                          env=env)
     assert ver.returncode == 0, ver.stderr
     modules = list((prefix / "lib" / "infrabench").glob("libinfrabench_*.so"))
+    built = list(BUILD.glob("libinfrabench_*.so"))
+    built = [m for m in built if "fake_nvml" not in m.name]
+    if not built:
+        pytest.skip("this build has no backend modules to install")
+    assert len(modules) >= len(built), (modules, built)
     for m in modules:
         assert str(m) in ver.stdout, (m, ver.stdout)

@@ -240,3 +240,12 @@ TEST(ConsoleScreen, OneCauseIsSaidOnceForABenchmarkNeedingCudaAndNccl) {
   EXPECT_EQ(why.code, reason_code::no_device);
   EXPECT_EQ(why.text, caps.cuda.reason);
 }
+
+TEST(ConsoleProgress, EstimatesRepeatWithTheRepetitionsInRunOrder) {
+  std::vector<config_estimate> est(2);
+  est[0].seconds = 1.5;
+  est[1].seconds = 4;
+  est[1].skip_reason = "no GPU";  // skipped at once: no time
+  EXPECT_EQ(run_estimates_s(est), (std::vector<double>{1.5, 0}));
+  EXPECT_EQ(run_estimates_s(est, 3), (std::vector<double>{1.5, 0, 1.5, 0, 1.5, 0}));
+}

@@ -236,7 +236,7 @@ TEST(ReportsIo, MetricDeclarationsAndRepetitionsAreRead) {
   const metric_decl* d = r.declaration("preprocess/pipeline", "ns_per_image");
   ASSERT_NE(d, nullptr);
   EXPECT_EQ(d->kind, metric_kind::time);
-  EXPECT_TRUE(d->relation.derived());
+  EXPECT_EQ(d->relation.kind, relation_kind::inverse_of);
   EXPECT_TRUE(r.declares_metrics("preprocess/pipeline"));
   EXPECT_FALSE(r.declares_metrics("gemm/cpu_peak"));
   EXPECT_EQ(r.headline_of("gemm/cpu_peak"), nullptr);  // not declared: no guess

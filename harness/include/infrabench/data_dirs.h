@@ -1,5 +1,7 @@
-// Where shipped data — baselines, suites — is found when a user names it rather than giving a
-// path (`accept --baseline template-cpu-node`): the installed tree beside the executable
+// Where a shipped baseline is found when a user names it rather than giving a path
+// (`accept --baseline template-cpu-node`; suites need no lookup: the shipped ones are compiled in,
+// and share/infrabench/suites holds copies to read and adapt): the installed tree beside the
+// executable
 // (<prefix>/bin/infrabench, <prefix>/share/infrabench/<kind>: a relocatable install, found from
 // /proc/self/exe), then the source tree a build came from (configs/<kind>), so that a build tree
 // behaves as an installed one. A packaged build leaves the source tree out (it is not on the

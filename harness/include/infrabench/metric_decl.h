@@ -69,10 +69,6 @@ struct metric_relation {
   // The metric (or family) it relates to; for fraction_of a peak that is not a metric of the
   // result (a hardware figure), a short description of the peak.
   std::string of;
-  [[nodiscard]] bool derived() const {
-    return kind == relation_kind::inverse_of || kind == relation_kind::per_thread_of ||
-           kind == relation_kind::view_of;
-  }
 };
 
 struct metric_decl {

@@ -53,6 +53,7 @@ class progress_display {
 
   bool m_enabled, m_tty;
   std::vector<double> m_estimates, m_prefix;  // m_prefix[i]: the sum of estimates before i
+  double m_prior = 0;                         // the mean estimate of a configuration that runs
   std::chrono::steady_clock::time_point m_t0, m_config_t0 = m_t0;
   std::mutex m_mu;  // guards everything below and stderr writes of the line
   std::condition_variable m_cv;

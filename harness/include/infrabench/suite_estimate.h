@@ -26,8 +26,10 @@ struct config_estimate {
                                                          const capabilities& caps);
 // A configuration's estimate where its suite entry gives none.
 [[nodiscard]] double default_config_estimate_s(const exec_settings& s);
-// Per configuration, in the order the runner runs them: its estimate, 0 for those skipped at once.
-[[nodiscard]] std::vector<double> run_estimates_s(const std::vector<config_estimate>& est);
+// Per run of a configuration, in the order the runner runs them (the plan `repetitions` times):
+// its estimate, 0 for those skipped at once.
+[[nodiscard]] std::vector<double> run_estimates_s(const std::vector<config_estimate>& est,
+                                                  std::size_t repetitions = 1);
 // The table (or JSON) with the two totals.
 void print_estimate(std::ostream& out, const suite& su, const std::vector<config_estimate>& est,
                     bool as_json);

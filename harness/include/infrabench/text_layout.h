@@ -14,6 +14,10 @@ namespace infrabench {
 // The width the console output is laid out for (a terminal of 120 columns).
 inline constexpr std::size_t console_width = 120;
 
+// The parts with `sep` between them: "a, b, c".
+[[nodiscard]] std::string joined(const std::vector<std::string>& parts,
+                                 std::string_view sep = ", ");
+
 // `text` cut to `width` columns, its last three replaced by "..." when it was cut.
 [[nodiscard]] std::string clip(std::string_view text, std::size_t width);
 
