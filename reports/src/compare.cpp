@@ -446,39 +446,6 @@ std::size_t repetitions_needed(double sd, double effect, double alpha) {
   return std::max<std::size_t>(3, static_cast<std::size_t>(std::ceil(n)));
 }
 
-// ---- gating -----------------------------------------------------------------------------------
-namespace {
-
-// The declarations of `bench`: from the first report that carries them, else this build's.
-const std::vector<metric_decl>* declarations_of(const std::vector<report_view>& reports,
-                                                const std::string& bench,
-                                                const metric_catalog* catalog) {
-  for (const auto& r : reports) {
-    if (r.declares_metrics(bench)) return &r.benchmarks.at(bench).metrics;
-  }
-  if (!catalog) return nullptr;
-  const auto it = catalog->find(bench);
-  return it == catalog->end() || it->second.empty() ? nullptr : &it->second;
-}
-
-}  // namespace
-
-metric_gate gate_of(const std::vector<report_view>& reports, const std::string& bench,
-                    const std::string& metric, const metric_catalog* catalog) {
-  const auto* decls = declarations_of(reports, bench, catalog);
-  if (!decls) return {false, "not gated: the benchmark's metrics are declared nowhere"};
-  const metric_decl* headline = nullptr;
-  for (const auto& d : *decls) {
-    if (d.headline) headline = &d;
-  }
-  if (!headline) return {false, "not gated: the benchmark declares no headline"};
-  if (headline->covers(metric)) return {true, ""};
-  const metric_decl* d = find_declaration(*decls, metric);
-  if (d && d->relation.kind != relation_kind::none)
-    return {false, std::string(to_string(d->relation.kind)) + " " + d->relation.of};
-  return {false, "not the headline: " + headline->name};
-}
-
 namespace {
 
 // The reason a result is INVALID, for its row ("noisy: robust CV 12% > 10%").
@@ -641,8 +608,9 @@ comparison compare_reports(const std::vector<report_view>& reports, const compar
     if (per_rank)
       config += std::string(config.empty() ? "" : " ") + "rank=" + std::to_string(first.rank);
     for (const auto& name : metric_names(rs)) {
-      metric_row row =
-          compare_metric(rs, name, opt, gate_of(reports, first.benchmark, name, opt.catalog));
+      metric_row row = compare_metric(
+          rs, name, opt,
+          headline_gate(declarations_of(reports, first.benchmark, opt.catalog), name));
       const bool comparable = std::any_of(row.ratio.begin() + 1, row.ratio.end(),
                                           [](double r) { return std::isfinite(r); });
       if (!comparable) continue;
@@ -698,7 +666,7 @@ std::vector<std::string> regressions(const comparison& c, double pct,
                                      std::vector<std::string>* not_counted) {
   std::vector<std::string> out;
   for (const auto& row : c.rows) {
-    if (!row.gated) continue;  // one number per measurement: see gate_of
+    if (!row.gated) continue;  // one number per measurement: see headline_gate
     for (std::size_t i = 1; i < c.labels.size(); ++i) {
       const double loss = 1 - row.perf[i];
       if (!(loss * 100 > pct)) continue;

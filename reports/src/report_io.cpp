@@ -35,8 +35,7 @@ class checker {
   }
   // An optional array of `key`: read(element, "where.key[i]") for each; nothing when absent.
   template <typename Read>
-  auto each(const json& parent, const std::string& key, const std::string& where,
-            Read read) const {
+  auto each(const json& parent, const std::string& key, const std::string& where, Read read) const {
     std::vector<decltype(read(parent, where))> out;
     const auto it = parent.find(key);
     if (it == parent.end() || it->is_null()) return out;
@@ -440,6 +439,17 @@ const metric_decl* report_view::headline_of(const std::string& bench) const {
 bool report_view::declares_metrics(const std::string& bench) const {
   const auto b = benchmarks.find(bench);
   return b != benchmarks.end() && !b->second.metrics.empty();
+}
+
+const std::vector<metric_decl>* declarations_of(std::span<const report_view> reports,
+                                                const std::string& bench,
+                                                const metric_catalog* catalog) {
+  for (const auto& r : reports) {
+    if (r.declares_metrics(bench)) return &r.benchmarks.at(bench).metrics;
+  }
+  if (catalog == nullptr) return nullptr;
+  const auto it = catalog->find(bench);
+  return it == catalog->end() || it->second.empty() ? nullptr : &it->second;
 }
 
 std::optional<bool> report_view::runs_on_gpu(const std::string& bench) const {

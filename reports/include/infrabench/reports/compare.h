@@ -15,7 +15,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "infrabench/reports/baseline.h"
 #include "infrabench/reports/report_io.h"
 
 namespace infrabench::reports {
@@ -113,15 +112,6 @@ struct comparison {
                                          const compare_options& opt);
 
 // The steps of compare_reports, each callable on its own.
-// Whether `metric` of `bench` is gated: it is the headline the reports declare for the benchmark
-// (the first report that carries declarations), else the one `catalog` declares; the note says
-// why not ("inverse_of images_per_s", "not the headline: gflops", "no headline declared").
-struct metric_gate {
-  bool gated = false;
-  std::string note;
-};
-[[nodiscard]] metric_gate gate_of(const std::vector<report_view>& reports, const std::string& bench,
-                                  const std::string& metric, const metric_catalog* catalog);
 // One metric of one configuration across the reports (`rs[i]` null where report i lacks it), with
 // each report's raw between-run p against the first; the verdicts of gated rows are left to
 // decide_verdicts (they need the other rows' p values).
