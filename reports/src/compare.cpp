@@ -465,18 +465,24 @@ metric_row compare_metric(const std::vector<const result_view*>& rs, const std::
                           const compare_options& opt, const metric_gate& gate) {
   metric_row row;
   row.metric = name;
-  const metric_view* base = nullptr;
-  for (std::size_t i = 0; i < rs.size(); ++i) {
-    const metric_view* m = rs[i] && rs[i]->status == "passed" ? rs[i]->find_metric(name) : nullptr;
-    if (i == 0) base = m;
-    if (m && row.unit.empty()) {
+  auto passed_metric = [&](std::size_t i) {
+    return rs[i] && rs[i]->status == "passed" ? rs[i]->find_metric(name) : nullptr;
+  };
+  // The unit, direction and role as the first report that has the metric says; then the gate, once.
+  for (std::size_t i = 0; i < rs.size() && row.unit.empty(); ++i) {
+    if (const metric_view* m = passed_metric(i)) {
       row.unit = m->unit;
       row.higher_is_better = m->higher_is_better;
       row.role = m->role;
     }
-    row.gated = gate.gated && row.role == metric_role::performance;
-    row.gate_note = row.role != metric_role::performance ? std::string(to_string(row.role))
-                                                         : (row.gated ? "" : gate.note);
+  }
+  row.gated = gate.gated && row.role == metric_role::performance;
+  row.gate_note = row.role != metric_role::performance ? std::string(to_string(row.role))
+                                                       : (row.gated ? "" : gate.note);
+  const metric_view* base = nullptr;
+  for (std::size_t i = 0; i < rs.size(); ++i) {
+    const metric_view* m = passed_metric(i);
+    if (i == 0) base = m;
     row.value.push_back(m ? m->value : nan_v);
     row.valid.push_back(rs[i] && rs[i]->valid);
     row.invalid_reason.push_back(rs[i] ? invalid_text(*rs[i]) : "");
@@ -598,6 +604,8 @@ comparison compare_reports(const std::vector<report_view>& reports, const compar
   const auto varying = varying_axes(ptrs);
   const bool per_rank = reports[0].world_size > 1 || reports[0].multi_node();
   std::size_t common_configs = 0;
+  // Each benchmark's declarations, found once: declarations_of scans the reports.
+  std::map<std::string, const std::vector<metric_decl>*> decls_of;
   for (const auto& key : index.order) {
     const auto rs = index.row(key);
     const auto present = std::count_if(rs.begin(), rs.end(), [](const auto* r) { return r; });
@@ -607,10 +615,10 @@ comparison compare_reports(const std::vector<report_view>& reports, const compar
     std::string config = first.axes_label(&varying.at(first.benchmark));
     if (per_rank)
       config += std::string(config.empty() ? "" : " ") + "rank=" + std::to_string(first.rank);
+    const auto [decls, added] = decls_of.try_emplace(first.benchmark, nullptr);
+    if (added) decls->second = declarations_of(reports, first.benchmark, opt.catalog);
     for (const auto& name : metric_names(rs)) {
-      metric_row row = compare_metric(
-          rs, name, opt,
-          headline_gate(declarations_of(reports, first.benchmark, opt.catalog), name));
+      metric_row row = compare_metric(rs, name, opt, headline_gate(decls->second, name));
       const bool comparable = std::any_of(row.ratio.begin() + 1, row.ratio.end(),
                                           [](double r) { return std::isfinite(r); });
       if (!comparable) continue;
