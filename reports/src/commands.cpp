@@ -331,7 +331,8 @@ int gate_regressions(const comparison& c, double pct) {
            ->capture_default_str();
        sub.add_option("--noise", o->noise_pct,
                       "run-to-run noise (percent, relative SD) assumed where a side has one "
-                      "repetition (default: 15 for rates and times, 5 otherwise)")
+                      "repetition (default: " +
+                          default_run_noise_text() + ")")
            ->check(number_check("a percentage", 0, false, 1000, true));
        sub.add_option("--min-effect", o->min_effect_pct,
                       "smallest change (percent) called a change, however significant")

@@ -439,6 +439,12 @@ double default_run_noise(metric_kind kind) {
              : 0.05;
 }
 
+std::string default_run_noise_text() {
+  return format_number(default_run_noise(metric_kind::rate) * 100) +
+         "% for rates, times and metrics of no known kind, " +
+         format_number(default_run_noise(metric_kind::count) * 100) + "% otherwise";
+}
+
 std::size_t repetitions_needed(double sd, double effect, double alpha) {
   const double z = normal_upper_quantile(alpha / 2) + normal_upper_quantile(0.2);
   const double n = 2 * z * z * sd * sd / (effect * effect);
@@ -462,7 +468,8 @@ std::vector<double> repetition_values(const metric_view& m) {
 }  // namespace
 
 metric_row compare_metric(const std::vector<const result_view*>& rs, const std::string& name,
-                          const compare_options& opt, const metric_gate& gate) {
+                          const compare_options& opt, const metric_gate& gate,
+                          const metric_decl* decl) {
   metric_row row;
   row.metric = name;
   auto passed_metric = [&](std::size_t i) {
@@ -479,6 +486,10 @@ metric_row compare_metric(const std::vector<const result_view*>& rs, const std::
   row.gated = gate.gated && row.role == metric_role::performance;
   row.gate_note = row.role != metric_role::performance ? std::string(to_string(row.role))
                                                        : (row.gated ? "" : gate.note);
+  const metric_kind kind = decl != nullptr && decl->kind != metric_kind::unspecified
+                               ? decl->kind
+                               : kind_for_unit(row.unit, row.role);
+  row.noise = std::isnan(opt.noise) ? default_run_noise(kind) : opt.noise;
   const metric_view* base = nullptr;
   for (std::size_t i = 0; i < rs.size(); ++i) {
     const metric_view* m = passed_metric(i);
@@ -501,9 +512,7 @@ metric_row compare_metric(const std::vector<const result_view*>& rs, const std::
       if (row.gated && !(rs[0]->valid && rs[i]->valid)) {
         v = change::invalid;
       } else if (row.gated) {
-        const double noise =
-            std::isnan(opt.noise) ? default_run_noise(kind_for_unit(m->unit, m->role)) : opt.noise;
-        t = test_between_runs(repetition_values(*base), repetition_values(*m), noise);
+        t = test_between_runs(repetition_values(*base), repetition_values(*m), row.noise);
         v = change::same;  // decided in decide_verdicts, with the other rows' p values
       }
     }
@@ -547,10 +556,7 @@ void decide_verdicts(comparison& c) {
       if (!row.assumed_noise[i] && !big) continue;  // same: small, and the spread is known
       row.verdict[i] = row.assumed_noise[i] ? change::inconclusive : change::not_significant;
       double sd = std::max(row.spread[0], row.spread[i]);
-      if (row.assumed_noise[i] || !std::isfinite(sd)) {
-        sd = std::isnan(opt.noise) ? default_run_noise(kind_for_unit(row.unit, row.role))
-                                   : opt.noise;
-      }
+      if (row.assumed_noise[i] || !std::isfinite(sd)) sd = row.noise;
       const double log_effect =
           std::max(std::fabs(std::log(row.perf[i])), std::log1p(opt.min_effect));
       row.needed[i] = repetitions_needed(sd, log_effect, level);
@@ -618,7 +624,9 @@ comparison compare_reports(const std::vector<report_view>& reports, const compar
     const auto [decls, added] = decls_of.try_emplace(first.benchmark, nullptr);
     if (added) decls->second = declarations_of(reports, first.benchmark, opt.catalog);
     for (const auto& name : metric_names(rs)) {
-      metric_row row = compare_metric(rs, name, opt, headline_gate(decls->second, name));
+      metric_row row =
+          compare_metric(rs, name, opt, headline_gate(decls->second, name),
+                         decls->second ? find_declaration(*decls->second, name) : nullptr);
       const bool comparable = std::any_of(row.ratio.begin() + 1, row.ratio.end(),
                                           [](double r) { return std::isfinite(r); });
       if (!comparable) continue;
@@ -890,7 +898,7 @@ std::size_t judged_rows(const comparison& c) {
 // How a verdict is reached, in one paragraph (the table's and the Markdown's).
 std::string method_text(const comparison& c) {
   const std::string noise = std::isnan(c.options.noise)
-                                ? "15% for rates and times, 5% otherwise"
+                                ? default_run_noise_text()
                                 : format_number(c.options.noise * 100) + "%";
   return "a change is called between runs: Welch's t-test on the logs of each side's "
          "repetitions, Benjamini-Hochberg q < " +
