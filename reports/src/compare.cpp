@@ -10,6 +10,7 @@
 #include "infrabench/json_io.h"
 #include "infrabench/reports/rank_stats.h"
 #include "infrabench/reports/text.h"
+#include "infrabench/text_layout.h"
 
 namespace infrabench::reports {
 namespace {
@@ -911,23 +912,6 @@ std::string method_text(const comparison& c) {
          "INVALID results are in no gate, mean or count.";
 }
 
-// `text` broken at spaces into lines of at most `width` characters (a terminal's paragraph).
-std::string wrapped(const std::string& text, std::size_t width) {
-  std::string out, line;
-  std::size_t i = 0;
-  while (i < text.size()) {
-    const std::size_t sp = std::min(text.find(' ', i), text.size());
-    const std::string word = text.substr(i, sp - i);
-    if (!line.empty() && line.size() + 1 + word.size() > width) {
-      out += line + "\n";
-      line.clear();
-    }
-    line += (line.empty() ? "" : " ") + word;
-    i = sp + 1;
-  }
-  return out + line;
-}
-
 // Run settings, then system differences: what else changed, said before any verdict.
 void print_differences_table(std::ostream& out, const comparison& c) {
   std::size_t left = 0;
@@ -963,7 +947,9 @@ void print_comparison_table(std::ostream& out, const comparison& c) {
     out << "  " << c.labels[i] << " = " << c.descriptions[i] << "\n";
   out << "\n";
   print_differences_table(out, c);
-  out << "\n" << wrapped(method_text(c), 100) << "\n\n";
+  out << "\n";
+  for (const auto& line : wrap_text(method_text(c), 100, "", "")) out << line << "\n";
+  out << "\n";
   std::vector<std::string> benches;
   for (const auto& row : c.rows) {
     if (std::find(benches.begin(), benches.end(), row.benchmark) == benches.end())
