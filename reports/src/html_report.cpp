@@ -1087,8 +1087,8 @@ json log_ratio_axis(double lo, double hi) {
       {"title", "performance ratio (log)"}, {"unit", "x"}, {"log", true}, {"min", lo}, {"max", hi}};
 }
 
-json ratio_chart(const comparison& c, const headline_test& headline) {
-  const auto shown = ratio_chart_rows(c, headline, 12);
+// The ratio chart of `shown` (ratio_chart_rows).
+json ratio_chart(const comparison& c, const std::vector<const metric_row*>& shown) {
   json cats = json::array(), groups = json::array(), datasets = json::array();
   std::vector<double> all;
   for (std::size_t k = 0; k < shown.size(); ++k) {
@@ -1158,8 +1158,8 @@ json comparison_charts(const comparison& c) {
        {"datasets", datasets}});
   // Per configuration, its benchmark's headline metric only (a clock or a verification error is
   // not a speed, and sixty metrics of one configuration are unreadable); the rest in the table.
-  const headline_test headline = headline_rule(c);
-  if (!ratio_chart_rows(c, headline, 12).empty()) charts.push_back(ratio_chart(c, headline));
+  const auto shown = ratio_chart_rows(c, headline_rule(c), 12);
+  if (!shown.empty()) charts.push_back(ratio_chart(c, shown));
   return charts;
 }
 
