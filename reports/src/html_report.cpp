@@ -365,10 +365,10 @@ class planner {
       if (info.shape.src_axis.empty() && is_src_axis(k)) info.shape.src_axis = k;
       if (info.shape.dst_axis.empty() && is_dst_axis(k)) info.shape.dst_axis = k;
     }
-    headline_first(bench, info.metrics);
+    headline_first(bench, info.metrics, [](const std::string& m) { return m; });
     info.percentiles = percentile_families(info.metrics);
     info.families = column_families(info.metrics, info.percentiles);
-    headline_family_first(bench, info.families);
+    headline_first(bench, info.families, [](const family& f) { return f.columns.front().second; });
     if (!info.families.empty()) {
       info.shape.matrix_cols = info.families.front().columns.size();
       info.shape.matrix_cells = info.shape.matrix_cols * matrix_rows(items, info.varying);
@@ -376,29 +376,15 @@ class planner {
     return info;
   }
 
-  // The family the benchmark declared its headline (bandwidth_gbps_* of a copy matrix) first: the
-  // matrix a person looks for.
-  void headline_family_first(const std::string& bench, std::vector<family>& families) const {
-    for (const auto& rep : m_reports) {
-      if (!rep.headline_of(bench)) continue;
-      std::stable_partition(families.begin(), families.end(), [&](const family& f) {
-        const metric_decl* d = rep.declaration(bench, f.columns.front().second);
-        return d && d->headline;
-      });
-      return;
-    }
-  }
-
-  // The declared headline metric first: the one a per-node chart or a src x dst matrix shows.
-  void headline_first(const std::string& bench, std::vector<std::string>& metrics) const {
-    for (const auto& rep : m_reports) {
-      if (!rep.headline_of(bench)) continue;
-      std::stable_partition(metrics.begin(), metrics.end(), [&](const std::string& m) {
-        const metric_decl* d = rep.declaration(bench, m);
-        return d && d->headline;
-      });
-      return;
-    }
+  // `items` with the benchmark's declared headline first (the metric, or the family of a copy
+  // matrix's bandwidth_gbps_*, as headline_gate says): the one a per-node chart or a src x dst
+  // matrix shows. `name_of` gives an item's metric name.
+  template <typename T, typename Name>
+  void headline_first(const std::string& bench, std::vector<T>& items, Name name_of) const {
+    const auto* decls = declarations_of(m_reports, bench, nullptr);
+    if (decls == nullptr) return;
+    std::stable_partition(items.begin(), items.end(),
+                          [&](const T& x) { return headline_gate(decls, name_of(x)).gated; });
   }
 
   // Results per matrix row: one per value of the row axis (or per node), the most of any group.
