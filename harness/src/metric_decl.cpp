@@ -1,5 +1,6 @@
 #include "infrabench/metric_decl.h"
 
+#include <algorithm>
 #include <array>
 #include <set>
 #include <utility>
@@ -241,6 +242,21 @@ const metric_decl* find_declaration(const std::vector<metric_decl>& decls,
     if (d.is_family() && d.covers(metric_name)) return &d;
   }
   return nullptr;
+}
+
+metric_gate headline_gate(const std::vector<metric_decl>* decls, std::string_view metric) {
+  if (decls == nullptr || decls->empty())
+    return {false, "not gated: the benchmark's metrics are declared nowhere"};
+  const auto headline =
+      std::find_if(decls->begin(), decls->end(), [](const metric_decl& d) { return d.headline; });
+  if (headline == decls->end()) return {false, "not gated: the benchmark declares no headline"};
+  const metric_decl* d = find_declaration(*decls, metric);
+  if (d != nullptr && d->role != metric_role::performance)
+    return {false, std::string(to_string(d->role))};
+  if (d != nullptr && d->headline) return {true, ""};
+  if (d != nullptr && d->relation.kind != relation_kind::none)
+    return {false, std::string(to_string(d->relation.kind)) + " " + d->relation.of};
+  return {false, "not the headline: " + headline->name};
 }
 
 std::string undeclared_problem(const std::vector<metric_decl>& decls, const metric& m) {

@@ -1125,21 +1125,17 @@ struct metric_values {
 };
 
 // Whether create derives a rule for `m` of `res`: performance metrics only (a clock is not a
-// speed, and verification is judged by the result's own VALID/INVALID), and of a benchmark the
-// catalog knows only its declared headline, so one measurement is gated once.
+// speed, and verification is judged by the result's own VALID/INVALID), and of a benchmark whose
+// metrics are declared (by its report, else by `catalog`, this build) only the gated headline, so
+// one measurement is gated once (headline_gate). A benchmark declared nowhere (a report from before
+// declarations, of a benchmark this build lacks) gives a rule per performance metric: compare and
+// history check leave such a benchmark ungated, but a baseline is written on purpose from
+// known-good reports, and one without rules would gate nothing.
 bool derives_rule(const report_view& rep, const result_view& res, const metric_view& m,
                   const metric_catalog* catalog) {
   if (!m.is_performance() || !std::isfinite(m.value)) return false;
-  // The report's own declarations (schema 1.5.0) say what the build that measured it declared.
-  if (rep.declares_metrics(res.benchmark)) {
-    const metric_decl* d = rep.declaration(res.benchmark, m.name);
-    return d != nullptr && d->headline;
-  }
-  if (catalog == nullptr) return true;
-  const auto it = catalog->find(res.benchmark);
-  if (it == catalog->end()) return true;  // not compiled in: its headline is unknown
-  const metric_decl* d = find_declaration(it->second, m.name);
-  return d != nullptr && d->headline;
+  const auto* decls = declarations_of(std::span(&rep, 1), res.benchmark, catalog);
+  return decls == nullptr || headline_gate(decls, m.name).gated;
 }
 
 // Per configuration and gated metric, the values of the passed results; INVALID ones only with

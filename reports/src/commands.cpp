@@ -331,7 +331,8 @@ int gate_regressions(const comparison& c, double pct) {
            ->capture_default_str();
        sub.add_option("--noise", o->noise_pct,
                       "run-to-run noise (percent, relative SD) assumed where a side has one "
-                      "repetition (default: 15 for rates and times, 5 otherwise)")
+                      "repetition (default: " +
+                          default_run_noise_text() + ")")
            ->check(number_check("a percentage", 0, false, 1000, true));
        sub.add_option("--min-effect", o->min_effect_pct,
                       "smallest change (percent) called a change, however significant")
@@ -562,16 +563,6 @@ int history_trend(const trend_query& q) {
 }
 
 // ---- history check: the CI gate -----------------------------------------------------------------
-// Whether a benchmark declares `metric` its headline performance metric (the registry's
-// declarations decide, never the name): only those are gated, so one measurement counts once.
-bool gated_metric(const metric_catalog& catalog, const std::string& bench,
-                  const std::string& metric) {
-  const auto it = catalog.find(bench);
-  if (it == catalog.end()) return false;
-  const metric_decl* d = find_declaration(it->second, metric);
-  return d != nullptr && d->headline && d->role == metric_role::performance;
-}
-
 struct judged_series {
   history_db::series se;
   series_judgement j;
@@ -605,7 +596,9 @@ std::vector<judged_series> judge_headlines(const history_db& db, const trend_que
   std::set<std::string> undeclared;
   for (const auto& [bench, metric] : db.recorded_metrics(q.benchmark)) {
     if (!catalog.count(bench)) undeclared.insert(bench);
-    if (!gated_metric(catalog, bench, metric)) continue;
+    // This build's declarations decide, never the name: only the headline is gated, so one
+    // measurement counts once; a benchmark not compiled in is not gated (noted below).
+    if (!headline_gate(declarations_of({}, bench, &catalog), metric).gated) continue;
     for (auto& se : db.trend(metric, bench, q.axes, q.host)) {
       restrict_points(se, q, since_utc);
       auto j = judge_series(se, q.method);

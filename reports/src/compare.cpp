@@ -10,6 +10,7 @@
 #include "infrabench/json_io.h"
 #include "infrabench/reports/rank_stats.h"
 #include "infrabench/reports/text.h"
+#include "infrabench/text_layout.h"
 
 namespace infrabench::reports {
 namespace {
@@ -439,44 +440,17 @@ double default_run_noise(metric_kind kind) {
              : 0.05;
 }
 
+std::string default_run_noise_text() {
+  return format_number(default_run_noise(metric_kind::rate) * 100) +
+         "% for rates, times and metrics of no known kind, " +
+         format_number(default_run_noise(metric_kind::count) * 100) + "% otherwise";
+}
+
 std::size_t repetitions_needed(double sd, double effect, double alpha) {
   const double z = normal_upper_quantile(alpha / 2) + normal_upper_quantile(0.2);
   const double n = 2 * z * z * sd * sd / (effect * effect);
   if (!std::isfinite(n) || n > 1e6) return std::numeric_limits<std::size_t>::max();
   return std::max<std::size_t>(3, static_cast<std::size_t>(std::ceil(n)));
-}
-
-// ---- gating -----------------------------------------------------------------------------------
-namespace {
-
-// The declarations of `bench`: from the first report that carries them, else this build's.
-const std::vector<metric_decl>* declarations_of(const std::vector<report_view>& reports,
-                                                const std::string& bench,
-                                                const metric_catalog* catalog) {
-  for (const auto& r : reports) {
-    if (r.declares_metrics(bench)) return &r.benchmarks.at(bench).metrics;
-  }
-  if (!catalog) return nullptr;
-  const auto it = catalog->find(bench);
-  return it == catalog->end() || it->second.empty() ? nullptr : &it->second;
-}
-
-}  // namespace
-
-metric_gate gate_of(const std::vector<report_view>& reports, const std::string& bench,
-                    const std::string& metric, const metric_catalog* catalog) {
-  const auto* decls = declarations_of(reports, bench, catalog);
-  if (!decls) return {false, "not gated: the benchmark's metrics are declared nowhere"};
-  const metric_decl* headline = nullptr;
-  for (const auto& d : *decls) {
-    if (d.headline) headline = &d;
-  }
-  if (!headline) return {false, "not gated: the benchmark declares no headline"};
-  if (headline->covers(metric)) return {true, ""};
-  const metric_decl* d = find_declaration(*decls, metric);
-  if (d && d->relation.kind != relation_kind::none)
-    return {false, std::string(to_string(d->relation.kind)) + " " + d->relation.of};
-  return {false, "not the headline: " + headline->name};
 }
 
 namespace {
@@ -495,21 +469,32 @@ std::vector<double> repetition_values(const metric_view& m) {
 }  // namespace
 
 metric_row compare_metric(const std::vector<const result_view*>& rs, const std::string& name,
-                          const compare_options& opt, const metric_gate& gate) {
+                          const compare_options& opt, const metric_gate& gate,
+                          const metric_decl* decl) {
   metric_row row;
   row.metric = name;
-  const metric_view* base = nullptr;
-  for (std::size_t i = 0; i < rs.size(); ++i) {
-    const metric_view* m = rs[i] && rs[i]->status == "passed" ? rs[i]->find_metric(name) : nullptr;
-    if (i == 0) base = m;
-    if (m && row.unit.empty()) {
+  auto passed_metric = [&](std::size_t i) {
+    return rs[i] && rs[i]->status == "passed" ? rs[i]->find_metric(name) : nullptr;
+  };
+  // The unit, direction and role as the first report that has the metric says; then the gate, once.
+  for (std::size_t i = 0; i < rs.size() && row.unit.empty(); ++i) {
+    if (const metric_view* m = passed_metric(i)) {
       row.unit = m->unit;
       row.higher_is_better = m->higher_is_better;
       row.role = m->role;
     }
-    row.gated = gate.gated && row.role == metric_role::performance;
-    row.gate_note = row.role != metric_role::performance ? std::string(to_string(row.role))
-                                                         : (row.gated ? "" : gate.note);
+  }
+  row.gated = gate.gated && row.role == metric_role::performance;
+  row.gate_note = row.role != metric_role::performance ? std::string(to_string(row.role))
+                                                       : (row.gated ? "" : gate.note);
+  const metric_kind kind = decl != nullptr && decl->kind != metric_kind::unspecified
+                               ? decl->kind
+                               : kind_for_unit(row.unit, row.role);
+  row.noise = std::isnan(opt.noise) ? default_run_noise(kind) : opt.noise;
+  const metric_view* base = nullptr;
+  for (std::size_t i = 0; i < rs.size(); ++i) {
+    const metric_view* m = passed_metric(i);
+    if (i == 0) base = m;
     row.value.push_back(m ? m->value : nan_v);
     row.valid.push_back(rs[i] && rs[i]->valid);
     row.invalid_reason.push_back(rs[i] ? invalid_text(*rs[i]) : "");
@@ -528,9 +513,7 @@ metric_row compare_metric(const std::vector<const result_view*>& rs, const std::
       if (row.gated && !(rs[0]->valid && rs[i]->valid)) {
         v = change::invalid;
       } else if (row.gated) {
-        const double noise =
-            std::isnan(opt.noise) ? default_run_noise(kind_for_unit(m->unit, m->role)) : opt.noise;
-        t = test_between_runs(repetition_values(*base), repetition_values(*m), noise);
+        t = test_between_runs(repetition_values(*base), repetition_values(*m), row.noise);
         v = change::same;  // decided in decide_verdicts, with the other rows' p values
       }
     }
@@ -574,10 +557,7 @@ void decide_verdicts(comparison& c) {
       if (!row.assumed_noise[i] && !big) continue;  // same: small, and the spread is known
       row.verdict[i] = row.assumed_noise[i] ? change::inconclusive : change::not_significant;
       double sd = std::max(row.spread[0], row.spread[i]);
-      if (row.assumed_noise[i] || !std::isfinite(sd)) {
-        sd = std::isnan(opt.noise) ? default_run_noise(kind_for_unit(row.unit, row.role))
-                                   : opt.noise;
-      }
+      if (row.assumed_noise[i] || !std::isfinite(sd)) sd = row.noise;
       const double log_effect =
           std::max(std::fabs(std::log(row.perf[i])), std::log1p(opt.min_effect));
       row.needed[i] = repetitions_needed(sd, log_effect, level);
@@ -631,6 +611,8 @@ comparison compare_reports(const std::vector<report_view>& reports, const compar
   const auto varying = varying_axes(ptrs);
   const bool per_rank = reports[0].world_size > 1 || reports[0].multi_node();
   std::size_t common_configs = 0;
+  // Each benchmark's declarations, found once: declarations_of scans the reports.
+  std::map<std::string, const std::vector<metric_decl>*> decls_of;
   for (const auto& key : index.order) {
     const auto rs = index.row(key);
     const auto present = std::count_if(rs.begin(), rs.end(), [](const auto* r) { return r; });
@@ -640,9 +622,12 @@ comparison compare_reports(const std::vector<report_view>& reports, const compar
     std::string config = first.axes_label(&varying.at(first.benchmark));
     if (per_rank)
       config += std::string(config.empty() ? "" : " ") + "rank=" + std::to_string(first.rank);
+    const auto [decls, added] = decls_of.try_emplace(first.benchmark, nullptr);
+    if (added) decls->second = declarations_of(reports, first.benchmark, opt.catalog);
     for (const auto& name : metric_names(rs)) {
       metric_row row =
-          compare_metric(rs, name, opt, gate_of(reports, first.benchmark, name, opt.catalog));
+          compare_metric(rs, name, opt, headline_gate(decls->second, name),
+                         decls->second ? find_declaration(*decls->second, name) : nullptr);
       const bool comparable = std::any_of(row.ratio.begin() + 1, row.ratio.end(),
                                           [](double r) { return std::isfinite(r); });
       if (!comparable) continue;
@@ -698,7 +683,7 @@ std::vector<std::string> regressions(const comparison& c, double pct,
                                      std::vector<std::string>* not_counted) {
   std::vector<std::string> out;
   for (const auto& row : c.rows) {
-    if (!row.gated) continue;  // one number per measurement: see gate_of
+    if (!row.gated) continue;  // one number per measurement: see headline_gate
     for (std::size_t i = 1; i < c.labels.size(); ++i) {
       const double loss = 1 - row.perf[i];
       if (!(loss * 100 > pct)) continue;
@@ -914,7 +899,7 @@ std::size_t judged_rows(const comparison& c) {
 // How a verdict is reached, in one paragraph (the table's and the Markdown's).
 std::string method_text(const comparison& c) {
   const std::string noise = std::isnan(c.options.noise)
-                                ? "15% for rates and times, 5% otherwise"
+                                ? default_run_noise_text()
                                 : format_number(c.options.noise * 100) + "%";
   return "a change is called between runs: Welch's t-test on the logs of each side's "
          "repetitions, Benjamini-Hochberg q < " +
@@ -925,23 +910,6 @@ std::string method_text(const comparison& c) {
          "; q marked *): \"inconclusive\" unless the change exceeds it. Only each benchmark's "
          "headline metric is gated, counted and averaged; the others are shown with the reason; "
          "INVALID results are in no gate, mean or count.";
-}
-
-// `text` broken at spaces into lines of at most `width` characters (a terminal's paragraph).
-std::string wrapped(const std::string& text, std::size_t width) {
-  std::string out, line;
-  std::size_t i = 0;
-  while (i < text.size()) {
-    const std::size_t sp = std::min(text.find(' ', i), text.size());
-    const std::string word = text.substr(i, sp - i);
-    if (!line.empty() && line.size() + 1 + word.size() > width) {
-      out += line + "\n";
-      line.clear();
-    }
-    line += (line.empty() ? "" : " ") + word;
-    i = sp + 1;
-  }
-  return out + line;
 }
 
 // Run settings, then system differences: what else changed, said before any verdict.
@@ -979,7 +947,9 @@ void print_comparison_table(std::ostream& out, const comparison& c) {
     out << "  " << c.labels[i] << " = " << c.descriptions[i] << "\n";
   out << "\n";
   print_differences_table(out, c);
-  out << "\n" << wrapped(method_text(c), 100) << "\n\n";
+  out << "\n";
+  for (const auto& line : wrap_text(method_text(c), 100, "", "")) out << line << "\n";
+  out << "\n";
   std::vector<std::string> benches;
   for (const auto& row : c.rows) {
     if (std::find(benches.begin(), benches.end(), row.benchmark) == benches.end())

@@ -365,10 +365,10 @@ class planner {
       if (info.shape.src_axis.empty() && is_src_axis(k)) info.shape.src_axis = k;
       if (info.shape.dst_axis.empty() && is_dst_axis(k)) info.shape.dst_axis = k;
     }
-    headline_first(bench, info.metrics);
+    headline_first(bench, info.metrics, [](const std::string& m) { return m; });
     info.percentiles = percentile_families(info.metrics);
     info.families = column_families(info.metrics, info.percentiles);
-    headline_family_first(bench, info.families);
+    headline_first(bench, info.families, [](const family& f) { return f.columns.front().second; });
     if (!info.families.empty()) {
       info.shape.matrix_cols = info.families.front().columns.size();
       info.shape.matrix_cells = info.shape.matrix_cols * matrix_rows(items, info.varying);
@@ -376,29 +376,15 @@ class planner {
     return info;
   }
 
-  // The family the benchmark declared its headline (bandwidth_gbps_* of a copy matrix) first: the
-  // matrix a person looks for.
-  void headline_family_first(const std::string& bench, std::vector<family>& families) const {
-    for (const auto& rep : m_reports) {
-      if (!rep.headline_of(bench)) continue;
-      std::stable_partition(families.begin(), families.end(), [&](const family& f) {
-        const metric_decl* d = rep.declaration(bench, f.columns.front().second);
-        return d && d->headline;
-      });
-      return;
-    }
-  }
-
-  // The declared headline metric first: the one a per-node chart or a src x dst matrix shows.
-  void headline_first(const std::string& bench, std::vector<std::string>& metrics) const {
-    for (const auto& rep : m_reports) {
-      if (!rep.headline_of(bench)) continue;
-      std::stable_partition(metrics.begin(), metrics.end(), [&](const std::string& m) {
-        const metric_decl* d = rep.declaration(bench, m);
-        return d && d->headline;
-      });
-      return;
-    }
+  // `items` with the benchmark's declared headline first (the metric, or the family of a copy
+  // matrix's bandwidth_gbps_*, as headline_gate says): the one a per-node chart or a src x dst
+  // matrix shows. `name_of` gives an item's metric name.
+  template <typename T, typename Name>
+  void headline_first(const std::string& bench, std::vector<T>& items, Name name_of) const {
+    const auto* decls = declarations_of(m_reports, bench, nullptr);
+    if (decls == nullptr) return;
+    std::stable_partition(items.begin(), items.end(),
+                          [&](const T& x) { return headline_gate(decls, name_of(x)).gated; });
   }
 
   // Results per matrix row: one per value of the row axis (or per node), the most of any group.
@@ -1027,23 +1013,20 @@ std::pair<double, double> ratio_range(const std::vector<double>& ratios) {
   return {1 / m, m};
 }
 
-// Whether a row is its benchmark's headline metric, the one its ratio chart shows: as the reports
-// declare it (the metric, or family of metrics, the benchmark registered as its headline), or for
-// reports written before declarations (schema < 1.5), its first performance metric in the order
-// the report lists them. Other metrics go to the table.
+// Whether a row is its benchmark's headline metric, the one its ratio chart shows: the gated row
+// (compare decided it from the declarations: headline_gate), or for a benchmark with no gated row
+// (reports written before declarations, of a benchmark this build lacks), its first performance
+// metric in the order the report lists them. Other metrics go to the table.
 using headline_test = std::function<bool(const metric_row&)>;
-headline_test headline_rule(const comparison& c, const std::vector<report_view>* reports) {
+headline_test headline_rule(const comparison& c) {
   std::map<std::string, std::string> first;
+  std::set<std::string> gated;
   for (const auto& row : c.rows) {
+    if (row.gated) gated.insert(row.benchmark);
     if (row.role == metric_role::performance) first.emplace(row.benchmark, row.metric);
   }
-  return [first, reports](const metric_row& row) {
-    for (std::size_t i = 0; reports && i < reports->size(); ++i) {
-      const report_view& r = (*reports)[i];
-      if (!r.headline_of(row.benchmark)) continue;
-      const metric_decl* d = r.declaration(row.benchmark, row.metric);
-      return d != nullptr && d->headline;
-    }
+  return [first, gated](const metric_row& row) {
+    if (gated.count(row.benchmark)) return row.gated;
     const auto f = first.find(row.benchmark);
     return f != first.end() && f->second == row.metric;
   };
@@ -1090,8 +1073,8 @@ json log_ratio_axis(double lo, double hi) {
       {"title", "performance ratio (log)"}, {"unit", "x"}, {"log", true}, {"min", lo}, {"max", hi}};
 }
 
-json ratio_chart(const comparison& c, const headline_test& headline) {
-  const auto shown = ratio_chart_rows(c, headline, 12);
+// The ratio chart of `shown` (ratio_chart_rows).
+json ratio_chart(const comparison& c, const std::vector<const metric_row*>& shown) {
   json cats = json::array(), groups = json::array(), datasets = json::array();
   std::vector<double> all;
   for (std::size_t k = 0; k < shown.size(); ++k) {
@@ -1135,7 +1118,7 @@ json ratio_chart(const comparison& c, const headline_test& headline) {
 
 }  // namespace
 
-json comparison_charts(const comparison& c, const std::vector<report_view>* reports) {
+json comparison_charts(const comparison& c) {
   json charts = json::array();
   json cats = json::array();
   for (const auto& g : c.groups) cats.push_back(g.group);
@@ -1161,8 +1144,8 @@ json comparison_charts(const comparison& c, const std::vector<report_view>* repo
        {"datasets", datasets}});
   // Per configuration, its benchmark's headline metric only (a clock or a verification error is
   // not a speed, and sixty metrics of one configuration are unreadable); the rest in the table.
-  const headline_test headline = headline_rule(c, reports);
-  if (!ratio_chart_rows(c, headline, 12).empty()) charts.push_back(ratio_chart(c, headline));
+  const auto shown = ratio_chart_rows(c, headline_rule(c), 12);
+  if (!shown.empty()) charts.push_back(ratio_chart(c, shown));
   return charts;
 }
 
@@ -1658,8 +1641,7 @@ void comparison_table(std::ostream& body, const comparison& c) {
   body << "</table></div></details>\n";
 }
 
-void comparison_body(page_writer& page, const comparison& c,
-                     const std::vector<report_view>* reports) {
+void comparison_body(page_writer& page, const comparison& c) {
   auto& body = page.body();
   body << "<p>Against <b>" << xml_escape(c.labels[0])
        << "</b>. A change is called when a Mann&ndash;Whitney U test on the raw samples gives p "
@@ -1670,7 +1652,7 @@ void comparison_body(page_writer& page, const comparison& c,
           "history trend). Performance metrics only: clocks, counts and verification errors "
           "are not gated. The chart shows each benchmark's headline metric; every metric is in "
           "the table below it.</p>\n";
-  for (const auto& spec : comparison_charts(c, reports)) page.canvas(spec);
+  for (const auto& spec : comparison_charts(c)) page.canvas(spec);
   comparison_table(body, c);
   const auto regs = regressions(c, 0);
   if (!regs.empty()) {
@@ -1685,7 +1667,7 @@ void comparison_section(page_writer& page, const std::vector<report_view>& repor
   auto& body = page.body();
   body << "<h2 id=\"comparison\">Comparison</h2>\n";
   try {
-    comparison_body(page, compare_reports(reports, {}), &reports);
+    comparison_body(page, compare_reports(reports, {}));
   } catch (const user_error& e) {
     body << "<p class=\"note\">" << xml_escape(e.what()) << "</p>\n";
   }
@@ -1824,7 +1806,7 @@ std::string render_comparison_html(const comparison& c, const std::string& title
   body << "</ul>\n";
   for (const auto& o : c.only_in) body << "<p class=\"note\">" << xml_escape(o) << "</p>\n";
   body << "<h2 id=\"comparison\">Comparison</h2>\n";
-  comparison_body(page, c, nullptr);
+  comparison_body(page, c);
   return whole_page(title, body.str(), page.charts(), chartjs);
 }
 

@@ -441,6 +441,17 @@ bool report_view::declares_metrics(const std::string& bench) const {
   return b != benchmarks.end() && !b->second.metrics.empty();
 }
 
+const std::vector<metric_decl>* declarations_of(std::span<const report_view> reports,
+                                                const std::string& bench,
+                                                const metric_catalog* catalog) {
+  for (const auto& r : reports) {
+    if (r.declares_metrics(bench)) return &r.benchmarks.at(bench).metrics;
+  }
+  if (catalog == nullptr) return nullptr;
+  const auto it = catalog->find(bench);
+  return it == catalog->end() || it->second.empty() ? nullptr : &it->second;
+}
+
 std::optional<bool> report_view::runs_on_gpu(const std::string& bench) const {
   const auto b = benchmarks.find(bench);
   if (b == benchmarks.end()) return std::nullopt;

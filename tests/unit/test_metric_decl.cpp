@@ -127,3 +127,32 @@ TEST(MetricDecl, JsonRoundTripsAndRefusesMalformedDeclarations) {
       (void)metric_decl_from_json({{"name", "x"}, {"relation", {{"kind", "twin_of"}}}}, "m"),
       user_error);
 }
+
+// One rule says which metric is gated, for compare, baseline create and history check alike: the
+// metric's own declaration decides (an exact name before a family that also covers it), and a
+// benchmark declared nowhere is not gated, saying so.
+TEST(MetricDecl, HeadlineGateAsksTheMetricsOwnDeclaration) {
+  metric_decl family{"bandwidth_gbps_*", "GB/s"};
+  family.headline = true;
+  metric_decl total{"bandwidth_gbps_total", "GB/s"};
+  total.relation = {relation_kind::view_of, "bandwidth_gbps_*"};
+  metric_decl clock{"clock_ghz", "GHz", better::higher, metric_role::information};
+  const std::vector<metric_decl> decls = {family, total, clock};
+  EXPECT_TRUE(headline_gate(&decls, "bandwidth_gbps_gpu0").gated);
+  // The family covers the name, but the exact declaration says it is a view of the headline.
+  const metric_gate t = headline_gate(&decls, "bandwidth_gbps_total");
+  EXPECT_FALSE(t.gated);
+  EXPECT_EQ(t.note, "view_of bandwidth_gbps_*");
+  EXPECT_EQ(headline_gate(&decls, "clock_ghz").note, "information");
+  EXPECT_EQ(headline_gate(&decls, "other").note, "not the headline: bandwidth_gbps_*");
+  // Two headlines (a mistake): the first is the one named, as report_view::headline_of says.
+  metric_decl second{"latency_us", "us", better::lower};
+  second.headline = true;
+  const std::vector<metric_decl> two = {family, second};
+  EXPECT_EQ(headline_gate(&two, "other").note, "not the headline: bandwidth_gbps_*");
+  EXPECT_FALSE(headline_gate(nullptr, "bandwidth_gbps_gpu0").gated);
+  EXPECT_NE(headline_gate(nullptr, "x").note.find("declared nowhere"), std::string::npos);
+  const std::vector<metric_decl> none = {total};
+  EXPECT_EQ(headline_gate(&none, "bandwidth_gbps_total").note,
+            "not gated: the benchmark declares no headline");
+}

@@ -297,6 +297,31 @@ TEST(ReportsCompare, OneRepetitionIsInconclusiveUnlessBeyondTheNoise) {
   EXPECT_EQ(noisy.rows.at(0).verdict[1], change::inconclusive);
 }
 
+// The assumed noise is the declared kind's, not a guess from the unit: "widgets" says nothing
+// (15%, as for rates and times), but declared a count the metric gets 5%, and a 30% change on one
+// repetition a side is then called (z 3.7) where 15% leaves it inconclusive (z 1.2).
+TEST(ReportsCompare, AssumedNoiseFollowsTheDeclaredKind) {
+  auto one = [](const std::string& label, double v, metric_kind kind) {
+    auto j = ib_test::report(json::array({ib_test::result(
+        "cpu/count", json::object(), {{"widgets", "widgets", v, true, samples(v, 0.005, 1)}})}));
+    metric_decl d{"widgets", "widgets"};
+    d.kind = kind;
+    declare(j, "cpu/count", {d});
+    return labelled(j, label);
+  };
+  const auto counted =
+      compare_reports({one("A", 100, metric_kind::count), one("B", 130, metric_kind::count)}, {});
+  EXPECT_DOUBLE_EQ(counted.rows.at(0).noise, 0.05);
+  EXPECT_EQ(counted.rows.at(0).verdict[1], change::better);
+  const auto unsaid = compare_reports(
+      {one("A", 100, metric_kind::unspecified), one("B", 130, metric_kind::unspecified)}, {});
+  EXPECT_DOUBLE_EQ(unsaid.rows.at(0).noise, 0.15);
+  EXPECT_EQ(unsaid.rows.at(0).verdict[1], change::inconclusive);
+  // The method paragraph and --noise's help say it from default_run_noise itself.
+  EXPECT_EQ(default_run_noise_text(),
+            "15% for rates, times and metrics of no known kind, 5% otherwise");
+}
+
 // INVALID on either side: shown with its reason, in no gate, geometric mean or count.
 TEST(ReportsCompare, InvalidResultsAreExcludedFromGatesMeansAndCounts) {
   auto run = [](const std::string& label, double x, double y, bool y_valid) {

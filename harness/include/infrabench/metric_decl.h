@@ -105,6 +105,18 @@ enum class work_kind { bytes, flops };
 [[nodiscard]] const metric_decl* find_declaration(const std::vector<metric_decl>& decls,
                                                   std::string_view metric_name);
 
+// Whether `metric` is gated (compare's verdicts and means, baseline create's rules, history check):
+// the performance metric its benchmark declares its headline, so that one measurement counts once.
+// `decls` are the benchmark's declarations; null or empty when it declares none anywhere (a report
+// from before declarations of a benchmark this build lacks): not gated, since its headline is
+// unknown. The note says why not ("inverse_of images_per_s", "not the headline: gflops").
+struct metric_gate {
+  bool gated = false;
+  std::string note;
+};
+[[nodiscard]] metric_gate headline_gate(const std::vector<metric_decl>* decls,
+                                        std::string_view metric);
+
 // Empty when `m` is declared and agrees with its declaration (unit, direction, role); otherwise
 // one line naming the metric and what differs, for the configuration's failure.
 [[nodiscard]] std::string undeclared_problem(const std::vector<metric_decl>& decls,

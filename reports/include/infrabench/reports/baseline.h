@@ -96,10 +96,6 @@ using benchmark_catalog = std::map<std::string, std::vector<axis>>;
 void check_rule_axes(const baseline& b, const benchmark_catalog& known,
                      const report_view* report = nullptr);
 
-// What this build's benchmarks declare they produce (benchmark::produces): name -> declarations.
-// Filled from the registry by the CLI; tests pass their own.
-using metric_catalog = std::map<std::string, std::vector<metric_decl>>;
-
 // Refuses a rule whose metric (or a fraction_of_peak's peak_metric) its benchmark does not declare
 // and the run's telemetry does not add, or whose unit differs from the declared one: one line
 // naming the rule, the metric and what the benchmark declares. Benchmarks not in `known` (not

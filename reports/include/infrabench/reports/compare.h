@@ -15,7 +15,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "infrabench/reports/baseline.h"
 #include "infrabench/reports/report_io.h"
 
 namespace infrabench::reports {
@@ -77,6 +76,9 @@ struct metric_row {
   std::vector<double> spread;       // per report: standard deviation of log(repetitions) (NaN: < 2)
   std::vector<double> q_value;      // Benjamini-Hochberg adjusted p among the gated rows (NaN)
   std::vector<bool> assumed_noise;  // report i vs the first was judged with the assumed noise
+  // The run-to-run noise (relative SD) assumed where a side has one repetition: --noise, else
+  // default_run_noise of the metric's declared kind (its unit's kind where undeclared).
+  double noise = std::nan("");
   // Repetitions per side that would decide an inconclusive or noise verdict (0: decided or not
   // judged); see repetitions_needed.
   std::vector<std::size_t> needed;
@@ -113,21 +115,14 @@ struct comparison {
                                          const compare_options& opt);
 
 // The steps of compare_reports, each callable on its own.
-// Whether `metric` of `bench` is gated: it is the headline the reports declare for the benchmark
-// (the first report that carries declarations), else the one `catalog` declares; the note says
-// why not ("inverse_of images_per_s", "not the headline: gflops", "no headline declared").
-struct metric_gate {
-  bool gated = false;
-  std::string note;
-};
-[[nodiscard]] metric_gate gate_of(const std::vector<report_view>& reports, const std::string& bench,
-                                  const std::string& metric, const metric_catalog* catalog);
 // One metric of one configuration across the reports (`rs[i]` null where report i lacks it), with
 // each report's raw between-run p against the first; the verdicts of gated rows are left to
-// decide_verdicts (they need the other rows' p values).
+// decide_verdicts (they need the other rows' p values). `gate` is headline_gate's answer for the
+// metric, `decl` its declaration (null: undeclared; its unit then says its kind).
 [[nodiscard]] metric_row compare_metric(const std::vector<const result_view*>& rs,
                                         const std::string& name, const compare_options& opt,
-                                        const metric_gate& gate = {true, ""});
+                                        const metric_gate& gate = {true, ""},
+                                        const metric_decl* decl = nullptr);
 // Benjamini-Hochberg over every gated row of each report, then each gated verdict: a change needs
 // q < alpha and |ratio - 1| >= min_effect; without significance a one-repetition side makes it
 // "inconclusive", two or more "~ (noise)" when large; `needed` says how many repetitions would do.
@@ -161,8 +156,11 @@ struct between_runs {
 [[nodiscard]] std::vector<double> benjamini_hochberg(const std::vector<double>& p);
 // The conservative run-to-run noise assumed for a metric of `kind` with one repetition (relative
 // standard deviation): 15% for rates and times (two quick-suite runs on a shared 2-vCPU VM moved
-// by up to 63%), 5% for the rest.
+// by up to 63%) and for a kind that says nothing (other, unspecified), 5% for the rest.
 [[nodiscard]] double default_run_noise(metric_kind kind);
+// "15% for rates, times and metrics of no known kind, 5% otherwise": default_run_noise in words,
+// for the method paragraph and compare's --noise help.
+[[nodiscard]] std::string default_run_noise_text();
 // Repetitions per side for a two-sided test at `alpha` to detect a log change `effect` with 80%
 // power when one repetition's log value has standard deviation `sd` (normal approximation:
 // 2 (z_{1-alpha/2} + z_0.8)^2 sd^2 / effect^2, at least 3); SIZE_MAX when not finite.

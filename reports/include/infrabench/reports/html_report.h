@@ -87,10 +87,9 @@ struct telemetry_view {
 
 // The comparison's charts: geometric means per group and, per benchmark, its headline metric's
 // ratio per configuration (log axis symmetric about 1, sorted, grouped by benchmark, INVALID sides
-// flagged). The headline is what `reports` (the compared reports, when at hand) declare; without
-// declarations, each benchmark's first performance metric.
-[[nodiscard]] nlohmann::json comparison_charts(const comparison& c,
-                                               const std::vector<report_view>* reports = nullptr);
+// flagged). The headline is each benchmark's gated row (metric_row::gated); for a benchmark with
+// none (its metrics declared nowhere), its first performance metric.
+[[nodiscard]] nlohmann::json comparison_charts(const comparison& c);
 
 // The comparison page of `compare --format html`: the group and headline ratio charts (log axis)
 // and every metric in a table. Throws user_error when built without Chart.js.

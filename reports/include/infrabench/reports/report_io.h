@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -169,6 +170,17 @@ struct report_view {
  public:
   [[nodiscard]] std::string primary_hostname() const;
 };
+
+// What this build's benchmarks declare they produce (benchmark::produces): name -> declarations.
+// Filled from the registry by the CLI (registry_metric_catalog); tests pass their own.
+using metric_catalog = std::map<std::string, std::vector<metric_decl>>;
+
+// The declarations of `bench`, as headline_gate asks for them: the first of `reports` that carries
+// them (what the build that measured it declared, schema 1.5.0 on), else `catalog`'s (this build's;
+// null: not asked); null when declared nowhere.
+[[nodiscard]] const std::vector<metric_decl>* declarations_of(std::span<const report_view> reports,
+                                                              const std::string& bench,
+                                                              const metric_catalog* catalog);
 
 // "1.2.3" -> {1,2,3}; nullopt when not of that form.
 [[nodiscard]] std::optional<std::vector<int>> parse_version(std::string_view v);
