@@ -35,8 +35,7 @@ class checker {
   }
   // An optional array of `key`: read(element, "where.key[i]") for each; nothing when absent.
   template <typename Read>
-  auto each(const json& parent, const std::string& key, const std::string& where,
-            Read read) const {
+  auto each(const json& parent, const std::string& key, const std::string& where, Read read) const {
     std::vector<decltype(read(parent, where))> out;
     const auto it = parent.find(key);
     if (it == parent.end() || it->is_null()) return out;
