@@ -72,17 +72,18 @@ json metric_ci(const metric_view& m) {
   return json::array({std::min(s.median_ci_low, m.value), std::max(s.median_ci_high, m.value)});
 }
 
-// What the page marks on a point: "" for a VALID result, else "INVALID: why" or "FAILED: why".
-std::string flag_of(const result_view& r) {
-  if (r.status == "failed") return "FAILED: " + r.reason;
-  if (r.valid) return "";
+// What the page marks on a point: {"status": "failed" | "invalid", "why": ...}, which the table
+// and the page's script switch on (never on the words of the reason).
+json flag(std::string_view status, const std::string& why) {
+  return {{"status", status}, {"why", why}};
+}
+// A result's mark: null for a VALID result.
+json flag_json(const result_view& r) {
+  if (r.status == "failed") return flag("failed", r.reason);
+  if (r.valid) return nullptr;
   std::string why;
   for (const auto& x : r.invalid_reasons) why += (why.empty() ? "" : "; ") + x;
-  return "INVALID: " + (why.empty() ? std::string("no reason recorded") : why);
-}
-json flag_json(const result_view& r) {
-  const std::string f = flag_of(r);
-  return f.empty() ? json(nullptr) : json(f);
+  return flag("invalid", why.empty() ? std::string("no reason recorded") : why);
 }
 
 // The element type a benchmark name or axis value names ("gemm/ours_fp32", "isa=avx512_bf16"), so a
@@ -1049,14 +1050,14 @@ headline_test headline_rule(const comparison& c, const std::vector<report_view>*
   };
 }
 
-// "INVALID in B" for a row whose result is INVALID in the reference or in report i.
-std::string invalid_text(const comparison& c, const metric_row& row, std::size_t i) {
+// The invalid mark ("in B") of a row whose result is INVALID in the reference or in report i; null
+// when both are VALID.
+json invalid_flag(const comparison& c, const metric_row& row, std::size_t i) {
   std::string out;
   for (std::size_t k : {std::size_t{0}, i}) {
-    if (k < row.valid.size() && !row.valid[k])
-      out += (out.empty() ? "INVALID in " : ", ") + c.labels[k];
+    if (k < row.valid.size() && !row.valid[k]) out += (out.empty() ? "in " : ", ") + c.labels[k];
   }
-  return out;
+  return out.empty() ? json(nullptr) : flag("invalid", out);
 }
 
 // The rows the ratio chart draws: headline metrics with a ratio, per benchmark the most changed
@@ -1109,8 +1110,7 @@ json ratio_chart(const comparison& c, const headline_test& headline) {
       data.push_back(std::isfinite(v) ? json(v) : json(nullptr));
       if (std::isfinite(v)) all.push_back(v);
       verdicts.push_back(std::string(to_string(row->verdict[i])));
-      const std::string inv = invalid_text(c, *row, i);
-      flags.push_back(inv.empty() ? json(nullptr) : json(inv));
+      flags.push_back(invalid_flag(c, *row, i));
     }
     datasets.push_back({{"label", c.labels[i] + " / " + c.labels[0]},
                         {"data", data},
@@ -1364,14 +1364,19 @@ std::string ci_text(const json& ci) {
   if (!ci.is_array() || ci.size() != 2) return "no samples";
   return format_number(ci[0].get<double>()) + " – " + format_number(ci[1].get<double>());
 }
+// A mark's class: FAILED or INVALID as its status says; "" for none.
+std::string flag_class(const json& f) {
+  if (!f.is_object()) return "";
+  return f.value("status", "") == "failed" ? "FAILED" : "INVALID";
+}
 std::string flag_text(const json& f) {
-  return f.is_string() ? f.get<std::string>() : "";
+  return f.is_object() ? flag_class(f) + ": " + f.value("why", "") : "";
 }
 // A status cell: VALID results say nothing; INVALID and FAILED say so, with why: the start of the
 // reason in the cell (a row stays one or two lines high), all of it on hover.
 void status_cell(std::ostream& out, const json& flag) {
   const std::string f = flag_text(flag);
-  const std::string cls = f.rfind("FAILED", 0) == 0 ? "FAILED" : f.empty() ? "" : "INVALID";
+  const std::string cls = flag_class(flag);
   std::string shown = f;
   if (shown.size() > 56) {
     const auto cut = shown.rfind(' ', 52);
@@ -1411,7 +1416,7 @@ void category_table(std::ostream& out, const json& spec) {
   const json& cats = spec["categories"];
   for (std::size_t k = 0; k < cats.size(); ++k) {
     out << "<tr><th class=\"cat\">" << xml_escape(cats[k].get<std::string>()) << "</th>";
-    std::string flags;
+    json flags;
     for (const auto& d : spec["datasets"]) {
       const json& v = d["data"][k];
       out << "<td class=\"num\">" << num_text(v) << "</td>";
@@ -1420,10 +1425,9 @@ void category_table(std::ostream& out, const json& spec) {
             << "</td>";
       if (second && !ratio && d.contains("ci"))
         out << "<td class=\"num\">" << (v.is_null() ? "" : ci_text(d["ci"][k])) << "</td>";
-      if (d.contains("flags") && d["flags"][k].is_string())
-        flags = d["flags"][k].get<std::string>();
+      if (d.contains("flags") && d["flags"][k].is_object()) flags = d["flags"][k];
     }
-    if (status) status_cell(out, flags.empty() ? json(nullptr) : json(flags));
+    if (status) status_cell(out, flags);
     out << "</tr>\n";
   }
 }
@@ -1459,7 +1463,8 @@ void matrix_table(std::ostream& out, const json& spec) {
   for (const auto& c : spec["cells"]) {
     const auto x = c[0].get<std::size_t>(), y = c[1].get<std::size_t>();
     if (y >= grid.size() || x >= cols.size()) continue;
-    grid[y][x] = num_text(c[2]) + (c.size() > 3 && c[3].is_string() ? " (INVALID)" : "");
+    grid[y][x] =
+        num_text(c[2]) + (c.size() > 3 && c[3].is_object() ? " (" + flag_class(c[3]) + ")" : "");
   }
   out << "<tr><th>" << xml_escape(spec["y"].value("title", "")) << " \\ "
       << xml_escape(spec["x"].value("title", "")) << "</th>";
@@ -1645,14 +1650,14 @@ void comparison_table(std::ostream& body, const comparison& c) {
     for (double v : row.value)
       body << "<td class=\"num\">"
            << (std::isfinite(v) ? xml_escape(format_value(v, row.unit)) : "n/a") << "</td>";
-    std::string inv;
+    json inv;
     for (std::size_t i = 1; i < c.labels.size(); ++i) {
       body << "<td class=\"num\">"
            << (std::isfinite(row.perf[i]) ? format_number(row.perf[i]) : "n/a")
            << "</td><td class=\"verdict\">" << to_string(row.verdict[i]) << "</td>";
-      if (inv.empty()) inv = invalid_text(c, row, i);
+      if (inv.is_null()) inv = invalid_flag(c, row, i);
     }
-    status_cell(body, inv.empty() ? json(nullptr) : json(inv));
+    status_cell(body, inv);
     body << "</tr>\n";
   }
   body << "</table></div></details>\n";

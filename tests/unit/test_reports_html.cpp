@@ -448,9 +448,10 @@ TEST(ReportsHtml, InvalidAndFailedAreMarkedWithTheirReason) {
             json::array({"kernel=copy", "kernel=add", "kernel=triad", "kernel=scale"}));
   const json& d = bars["datasets"][0];
   EXPECT_TRUE(d["flags"][0].is_null());
-  EXPECT_EQ(d["flags"][2], "INVALID: noisy: test");
-  EXPECT_TRUE(d["data"][3].is_null());           // no bar for a failure...
-  EXPECT_EQ(d["flags"][3], "FAILED: it broke");  // ...but its category, saying why
+  // A mark says its status apart from its reason: the page and the table switch on the status.
+  EXPECT_EQ(d["flags"][2], json::parse(R"({"status": "invalid", "why": "noisy: test"})"));
+  EXPECT_TRUE(d["data"][3].is_null());  // no bar for a failure...
+  EXPECT_EQ(d["flags"][3], json::parse(R"({"status": "failed", "why": "it broke"})"));  // ...why
   const std::string table = numbers_table(bars);
   EXPECT_NE(table.find("class=\"status INVALID\">INVALID: noisy: test"), std::string::npos)
       << table;
@@ -535,7 +536,8 @@ TEST(ReportsHtml, RatioChartIsHeadlineOnlyOnALogAxisSortedByBenchmark) {
   EXPECT_DOUBLE_EQ(d["data"][1].get<double>(), 0.5);
   EXPECT_DOUBLE_EQ(d["data"][2].get<double>(), 1.1);
   EXPECT_DOUBLE_EQ(d["data"][3].get<double>(), 2.0);
-  EXPECT_EQ(d["flags"][2], "INVALID in b");  // drawn hatched, said in the tooltip and the table
+  // Drawn hatched, said in the tooltip and the table.
+  EXPECT_EQ(d["flags"][2], json::parse(R"({"status": "invalid", "why": "in b"})"));
   EXPECT_TRUE(d["flags"][3].is_null());
 }
 
