@@ -145,18 +145,56 @@ std::string placement_label(const result_view& r) {
   return out;
 }
 
+// Whether `metric` (a name or a family) of `bench` is a peak: some other metric of the benchmark
+// is declared a fraction_of it (pct_of_fma_peak of peak_*_gflops). A target in prose (a hardware
+// figure, another benchmark's throughput) names no metric of the result and is no peak here.
+bool is_declared_peak(const report_view& rep, const std::string& bench, std::string_view metric) {
+  const auto b = rep.benchmarks.find(bench);
+  if (b == rep.benchmarks.end()) return false;
+  for (const auto& d : b->second.metrics) {
+    if (d.relation.kind == relation_kind::fraction_of && d.name != metric &&
+        patterns_overlap(d.relation.of, metric))
+      return true;
+  }
+  return false;
+}
+
+// Whether `other`'s results are peaks of `bench`'s curve in `unit`: `bench` declares that it uses
+// `other` and declares a peak of its own in that unit (a CPU GEMM uses gemm/cpu_peak and declares
+// peak_*_gflops in GFLOP/s; cuBLAS, the reference a GPU GEMM uses, is no peak of it).
+bool measures_peak_of(const report_view& rep, const std::string& bench, const std::string& other,
+                      const std::string& unit) {
+  const auto b = rep.benchmarks.find(bench);
+  if (b == rep.benchmarks.end()) return false;
+  const auto& uses = b->second.uses;
+  if (std::find(uses.begin(), uses.end(), other) == uses.end()) return false;
+  for (const auto& d : b->second.metrics) {
+    if (d.unit == unit && is_declared_peak(rep, bench, d.name)) return true;
+  }
+  return false;
+}
+
+// Whether the result carries a finite value of `pattern` (a metric or a family).
+bool carries(const result_view& r, std::string_view pattern) {
+  for (const auto& m : r.metrics) {
+    if (metric_pattern_matches(pattern, m.name) && std::isfinite(m.value)) return true;
+  }
+  return false;
+}
+
 // Sorts a line's points by x.
 void sort_points(json& data) {
   std::sort(data.begin(), data.end(),
             [](const json& a, const json& b) { return a[0].get<double>() < b[0].get<double>(); });
 }
 
-// A horizontal line across [xmin, xmax] (a peak or a ceiling), dashed and grey.
+// A horizontal line across [xmin, xmax] (a peak or a ceiling), dashed and grey, marked a level
+// (not a series of measured points).
 json level_line(const std::string& label, double y, double xmin, double xmax) {
   return {{"label", label},
           {"data", json::array({json::array({xmin, y}), json::array({xmax, y})})},
           {"dashed", true},
-          {"peak", true}};
+          {"level", true}};
 }
 
 // The points of one metric over a swept axis, one series per combination of the other axes.
@@ -590,25 +628,27 @@ class planner {
     return c;
   }
 
-  // A peak the result itself carries, in the same unit, drawn dashed beside the curve; and a
-  // fraction of a peak ("pct_of_fma_peak"), for when the peak benchmark is not in the report:
-  // value / fraction is the peak the benchmark measured against.
+  // A peak the result itself carries (a metric declared the target of a fraction_of), in the same
+  // unit, drawn dashed beside the curve; and a fraction of a declared peak that the result does
+  // not carry, for when the peak was not measured with it: value / fraction is that peak.
   static void own_peaks(const report_view& rep, const result_view& r, const metric_view& m,
                         const std::string& label, double x, curve_data& c) {
     for (const auto& pm : r.metrics) {
-      if (pm.name == m.name || pm.name.find("peak") == std::string::npos || pm.unit != m.unit ||
-          !std::isfinite(pm.value))
+      if (pm.name == m.name || pm.unit != m.unit || !std::isfinite(pm.value) ||
+          !is_declared_peak(rep, r.benchmark, pm.name))
         continue;
       const std::string pl = label + " " + pm.name;
       if (!c.peak_series.count(pl))
         c.peak_series[pl] = {{"label", pl}, {"data", json::array()}, {"dashed", true}};
       c.peak_series[pl]["data"].push_back({x, pm.value});
     }
-    // A percentage the benchmark declared a fraction_of a peak (or reference) that is not a
-    // metric of the result: value / fraction is that peak.
+    // A percentage the benchmark declared a fraction_of one of its peaks (peak_*_gflops) that no
+    // metric of the result holds. A target that is no declared metric (a reference benchmark's
+    // throughput, a hardware figure in prose) is not drawn as a peak.
     for (const auto& pm : r.metrics) {
       const metric_decl* d = rep.declaration(r.benchmark, pm.name);
-      if (d && d->relation.kind == relation_kind::fraction_of && !r.find_metric(d->relation.of) &&
+      if (d && d->relation.kind == relation_kind::fraction_of &&
+          rep.declaration(r.benchmark, d->relation.of) && !carries(r, d->relation.of) &&
           pm.unit == "%" && std::isfinite(pm.value) && pm.value > 0)
         c.implied[placement_label(r)][pm.name].push_back(m.value * 100.0 / pm.value);
     }
@@ -618,31 +658,30 @@ class planner {
     }
   }
 
-  // Peaks measured by a *peak* benchmark of the same group (gemm/cpu_peak), in the same unit, as
-  // horizontal lines: only those run where the curve's results ran (same threads), on the same
-  // device (the reports' declared requirements: a CPU's peak says nothing about a GPU's curve), of
-  // the same element type (fp32 beside fp32), and per placement the highest.
+  // Peaks measured by a benchmark the curve's benchmark declares it uses for its declared peaks
+  // (gemm/cpu_peak for peak_*_gflops): its headline, in the same unit, as horizontal lines; only
+  // those run where the curve's results ran (same threads), on the same device (the reports'
+  // declared requirements: a CPU's peak says nothing about a GPU's curve), of the same element
+  // type (fp32 beside fp32), and per placement the highest.
   std::vector<json> benchmark_peak_lines(const std::string& bench, const curve_data& c) const {
-    const std::string group = bench.substr(0, bench.find('/'));
     const std::string dtype = dtype_token(bench.substr(bench.find('/') + 1));
     const auto on_gpu = runs_on_gpu(bench);
     std::map<std::pair<std::size_t, std::string>, std::pair<double, std::string>> best_peak;
     for (std::size_t i = 0; i < m_reports.size(); ++i) {
       for (const auto& r : m_reports[i].results) {
-        if (r.benchmark == bench || r.status != "passed" || r.group() != group ||
-            r.benchmark.find("peak") == std::string::npos || !first_node({i, &r}))
+        if (r.benchmark == bench || r.status != "passed" || !first_node({i, &r}) ||
+            !measures_peak_of(m_reports[i], bench, r.benchmark, c.unit))
           continue;
         const auto peak_on_gpu = runs_on_gpu(r.benchmark);
         if (on_gpu && peak_on_gpu && *on_gpu != *peak_on_gpu) continue;
         const std::string peak_dtype = dtype_token(r.axes_label());
         if (!dtype.empty() && !peak_dtype.empty() && peak_dtype != dtype) continue;
         if (!same_placement(r, c.placement)) continue;
-        for (const auto& pm : r.metrics) {
-          if (pm.unit != c.unit || !std::isfinite(pm.value)) continue;
-          auto& best = best_peak[{i, placement_label(r)}];
-          if (pm.value > best.first) best = {pm.value, r.config_label()};
-          break;
-        }
+        const metric_decl* h = m_reports[i].headline_of(r.benchmark);
+        const metric_view* pm = h ? r.find_metric(h->name) : nullptr;
+        if (!pm || pm->unit != c.unit || !std::isfinite(pm->value)) continue;
+        auto& best = best_peak[{i, placement_label(r)}];
+        if (pm->value > best.first) best = {pm->value, r.config_label()};
       }
     }
     std::vector<json> out;
@@ -1441,7 +1480,7 @@ void points_table(std::ostream& out, const json& spec) {
   std::size_t i = 0;
   for (const auto& d : spec["datasets"]) {
     const std::size_t series = i++;
-    if (d.value("peak", false)) continue;
+    if (d.value("level", false)) continue;
     for (const auto& p : d["data"]) {
       const std::string key = js_number_key(p[0].get<double>());
       out << "<tr><td data-series=\"" << series << "\">" << xml_escape(d.value("label", ""))

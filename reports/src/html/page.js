@@ -150,12 +150,12 @@
     var labels = spec.x.labels || {};
     var n = 0;
     var sets = spec.datasets.map(function (d, i) {
-      var c = d.peak ? '#57606a' : colour(i);
-      if (!d.peak) n++;
+      var c = d.level ? '#57606a' : colour(i);
+      if (!d.level) n++;
       var flags = d.data.map(function (p) { return p.length > 3 ? p[3] : null; });
       return {label: d.label, data: d.data.map(function (p) { return {x: p[0], y: p[1]}; }), borderColor: c, backgroundColor: c,
               borderDash: d.dashed ? [6, 4] : [], tension: 0, spanGaps: true,
-              pointRadius: d.peak ? 0 : flags.map(function (f) { return f ? 6 : 3; }),
+              pointRadius: d.level ? 0 : flags.map(function (f) { return f ? 6 : 3; }),
               pointStyle: flags.map(function (f) { return f ? 'crossRot' : 'circle'; }),
               pointBorderColor: flags.map(function (f) { return f ? GREY : c; }),
               pointBorderWidth: flags.map(function (f) { return f ? 2.5 : 1; }),
