@@ -535,7 +535,8 @@ class planner {
     for (const auto& [index, metric] : f.columns) {
       if (!room()) break;
       const std::size_t before = charts.size();
-      curve(bench, items, info.varying, size_axis, metric, charts);
+      // The column's ceiling is drawn below, once: not the row's every column's as dashed series.
+      curve(bench, items, info.varying, size_axis, metric, charts, false);
       if (charts.size() == before) continue;
       const std::string column = f.prefix + std::to_string(index);
       if (const auto ceiling = column_ceiling(items, metric, column)) {
@@ -600,7 +601,8 @@ class planner {
   }
 
   curve_data curve_points(const std::vector<item>& items, const std::set<std::string>& varying,
-                          const std::string& sweep, const std::string& metric) const {
+                          const std::string& sweep, const std::string& metric,
+                          bool with_peaks) const {
     curve_data c;
     for (const auto& it : items) {
       if (!first_node(it)) continue;
@@ -623,7 +625,11 @@ class planner {
         c.series[label] = {{"label", label}, {"data", json::array()}};
       }
       c.series[label]["data"].push_back({x, m->value, metric_ci(*m), flag_json(*it.r)});
-      own_peaks(m_reports[it.report], *it.r, *m, label, x, c);
+      if (with_peaks) own_peaks(m_reports[it.report], *it.r, *m, label, x, c);
+      for (const char* a : placement_axes) {
+        const auto v = it.r->axes.find(a);
+        if (v != it.r->axes.end()) c.placement[a].insert(json_text(v->second));
+      }
     }
     return c;
   }
@@ -651,10 +657,6 @@ class planner {
           rep.declaration(r.benchmark, d->relation.of) && !carries(r, d->relation.of) &&
           pm.unit == "%" && std::isfinite(pm.value) && pm.value > 0)
         c.implied[placement_label(r)][pm.name].push_back(m.value * 100.0 / pm.value);
-    }
-    for (const char* a : placement_axes) {
-      const auto v = r.axes.find(a);
-      if (v != r.axes.end()) c.placement[a].insert(json_text(v->second));
     }
   }
 
@@ -715,10 +717,12 @@ class planner {
     return out;
   }
 
+  // With `with_peaks`, the peaks the results carry or imply are drawn too (a column's chart draws
+  // its own column's ceiling instead).
   void curve(const std::string& bench, const std::vector<item>& items,
              const std::set<std::string>& varying, const std::string& sweep,
-             const std::string& metric, json& charts) {
-    curve_data c = curve_points(items, varying, sweep, metric);
+             const std::string& metric, json& charts, bool with_peaks = true) {
+    curve_data c = curve_points(items, varying, sweep, metric, with_peaks);
     if (c.order.empty()) return;
     json datasets = json::array();
     for (const auto& l : c.order) {

@@ -355,9 +355,21 @@ TEST(ReportsHtml, GpuCopiesAreBandwidthAgainstSizeWithTheCeiling) {
                             {"role", "information"},
                             {"samples", json::array()}});
   }
+  // Declared as gpu_shared.cpp declares them: the efficiency a fraction of the ceiling family.
+  metric_decl efficiency{"efficiency_pct_*", "%", better::higher};
+  efficiency.relation = {relation_kind::fraction_of, "ceiling_gbps_*"};
+  carried["run"]["benchmark_metadata"]["bandwidth/h2d"]["metrics"] = {
+      metric_decl_json(
+          {"bandwidth_gbps_*", "GB/s", better::higher, metric_role::performance, true}),
+      metric_decl_json({"ceiling_gbps_*", "GB/s", better::higher, metric_role::information}),
+      metric_decl_json(efficiency),
+      metric_decl_json({"sm_clock_mhz_actual", "MHz", better::higher, metric_role::information})};
   const std::vector<report_view> with_ceiling = {parse_report(carried.dump(), "c.json")};
   const auto drawn = charts_of(chart_specs(with_ceiling, 100), "bandwidth/h2d");
   ASSERT_EQ(drawn.size(), 1u);
+  // The four series and the column's ceiling once: the declared peak the results carry is not
+  // drawn again as a dashed series of each of them.
+  EXPECT_EQ(drawn[0]["datasets"].size(), 5u) << drawn[0]["datasets"];
   EXPECT_EQ(drawn[0]["datasets"].back()["data"][0][1], 64.0);
   EXPECT_NE(drawn[0]["datasets"].back()["label"].get<std::string>().find("theoretical link"),
             std::string::npos);
