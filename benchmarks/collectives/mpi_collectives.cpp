@@ -231,11 +231,6 @@ std::int64_t memory_for(const config& c, int buffers) {
   return buffers * config_int64(c, "size", 0) + (64 << 20);
 }
 
-std::string bus_text(const collective& c) {
-  if (!c.bus_per_rank) return "busbw = algbw (bus factor 1)";
-  return "busbw = algbw x " + std::string(c.bus_scale == 1 ? "" : "2") + "(n-1)/n";
-}
-
 std::string mpi_description(const collective& c) {
   const bool ours = c.op == coll_op::allreduce;
   return std::string(c.mpi_call) + " on host buffers" +

@@ -305,13 +305,8 @@ void run_nccl(state& st, coll_op op) {
 }
 
 std::string nccl_description(const collective& c) {
-  std::string text = std::string(c.nccl_call) + " on device buffers, one GPU per rank";
-  if (c.bus_per_rank) {
-    text += ": busbw = algbw x " + (c.bus_scale == 1 ? std::string() : "2") + "(n-1)/n";
-  } else {
-    text += ": busbw = algbw";
-  }
-  return text + ", latency; verified on the device";
+  return std::string(c.nccl_call) + " on device buffers, one GPU per rank: " + bus_text(c) +
+         ", latency; verified on the device";
 }
 
 // Every row of the table, registered with its NCCL call (registration.h).

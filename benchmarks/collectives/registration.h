@@ -35,6 +35,13 @@ struct collective_backend {
   return v;
 }
 
+// How the collective's bus bandwidth follows from its algorithm bandwidth, for both backends'
+// descriptions (nccl-tests' bus factors).
+[[nodiscard]] inline std::string bus_text(const collective& c) {
+  if (!c.bus_per_rank) return "busbw = algbw (bus factor 1)";
+  return "busbw = algbw x " + std::string(c.bus_scale == 1 ? "" : "2") + "(n-1)/n";
+}
+
 // Registers every row of the table with `be`; a row without a call of the backend throws at
 // start-up (a programming error, caught by every test that starts the binary).
 inline void register_collectives(const collective_backend& be) {

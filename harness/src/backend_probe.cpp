@@ -18,6 +18,7 @@
 #include <string>
 
 #include "infrabench/backend_loader.h"
+#include "io/write_all.h"
 
 namespace infrabench::backends {
 namespace {
@@ -33,15 +34,8 @@ constexpr auto probe_timeout = std::chrono::seconds(10);
   } else {
     answer = "0" + m.reason.text;
   }
-  const char* p = answer.data();
-  std::size_t left = answer.size();
-  while (left > 0) {
-    const ssize_t n = ::write(fd, p, left);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    p += n;
-    left -= static_cast<std::size_t>(n);
-  }
+  // A write that fails ends the answer short: the parent reports what arrived, or no answer.
+  (void)kernels::io::write_all(fd, answer.data(), answer.size());
   ::_exit(0);
 }
 

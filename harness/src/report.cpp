@@ -43,7 +43,9 @@ nlohmann::json benchmark_metadata_json(const benchmark& b) {
   // the report (compare, baselines, the HTML) asks the declaration instead of guessing.
   nlohmann::json metrics = nlohmann::json::array();
   for (const auto& m : b.metrics()) metrics.push_back(metric_decl_json(m));
-  return {{"requires", requires_}, {"axes", axes}, {"metrics", metrics}};
+  // The benchmarks whose results it reads (a peak it is a fraction of, a reference), so the HTML
+  // report finds a curve's peak benchmark by this declaration, not by its name.
+  return {{"requires", requires_}, {"axes", axes}, {"metrics", metrics}, {"uses", b.uses()}};
 }
 
 nlohmann::json make_report(const report_context& ctx, const nlohmann::json& results) {

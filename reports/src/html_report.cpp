@@ -72,17 +72,18 @@ json metric_ci(const metric_view& m) {
   return json::array({std::min(s.median_ci_low, m.value), std::max(s.median_ci_high, m.value)});
 }
 
-// What the page marks on a point: "" for a VALID result, else "INVALID: why" or "FAILED: why".
-std::string flag_of(const result_view& r) {
-  if (r.status == "failed") return "FAILED: " + r.reason;
-  if (r.valid) return "";
+// What the page marks on a point: {"status": "failed" | "invalid", "why": ...}, which the table
+// and the page's script switch on (never on the words of the reason).
+json flag(std::string_view status, const std::string& why) {
+  return {{"status", status}, {"why", why}};
+}
+// A result's mark: null for a VALID result.
+json flag_json(const result_view& r) {
+  if (r.status == "failed") return flag("failed", r.reason);
+  if (r.valid) return nullptr;
   std::string why;
   for (const auto& x : r.invalid_reasons) why += (why.empty() ? "" : "; ") + x;
-  return "INVALID: " + (why.empty() ? std::string("no reason recorded") : why);
-}
-json flag_json(const result_view& r) {
-  const std::string f = flag_of(r);
-  return f.empty() ? json(nullptr) : json(f);
+  return flag("invalid", why.empty() ? std::string("no reason recorded") : why);
 }
 
 // The element type a benchmark name or axis value names ("gemm/ours_fp32", "isa=avx512_bf16"), so a
@@ -144,18 +145,56 @@ std::string placement_label(const result_view& r) {
   return out;
 }
 
+// Whether `metric` (a name or a family) of `bench` is a peak: some other metric of the benchmark
+// is declared a fraction_of it (pct_of_fma_peak of peak_*_gflops). A target in prose (a hardware
+// figure, another benchmark's throughput) names no metric of the result and is no peak here.
+bool is_declared_peak(const report_view& rep, const std::string& bench, std::string_view metric) {
+  const auto b = rep.benchmarks.find(bench);
+  if (b == rep.benchmarks.end()) return false;
+  for (const auto& d : b->second.metrics) {
+    if (d.relation.kind == relation_kind::fraction_of && d.name != metric &&
+        patterns_overlap(d.relation.of, metric))
+      return true;
+  }
+  return false;
+}
+
+// Whether `other`'s results are peaks of `bench`'s curve in `unit`: `bench` declares that it uses
+// `other` and declares a peak of its own in that unit (a CPU GEMM uses gemm/cpu_peak and declares
+// peak_*_gflops in GFLOP/s; cuBLAS, the reference a GPU GEMM uses, is no peak of it).
+bool measures_peak_of(const report_view& rep, const std::string& bench, const std::string& other,
+                      const std::string& unit) {
+  const auto b = rep.benchmarks.find(bench);
+  if (b == rep.benchmarks.end()) return false;
+  const auto& uses = b->second.uses;
+  if (std::find(uses.begin(), uses.end(), other) == uses.end()) return false;
+  for (const auto& d : b->second.metrics) {
+    if (d.unit == unit && is_declared_peak(rep, bench, d.name)) return true;
+  }
+  return false;
+}
+
+// Whether the result carries a finite value of `pattern` (a metric or a family).
+bool carries(const result_view& r, std::string_view pattern) {
+  for (const auto& m : r.metrics) {
+    if (metric_pattern_matches(pattern, m.name) && std::isfinite(m.value)) return true;
+  }
+  return false;
+}
+
 // Sorts a line's points by x.
 void sort_points(json& data) {
   std::sort(data.begin(), data.end(),
             [](const json& a, const json& b) { return a[0].get<double>() < b[0].get<double>(); });
 }
 
-// A horizontal line across [xmin, xmax] (a peak or a ceiling), dashed and grey.
+// A horizontal line across [xmin, xmax] (a peak or a ceiling), dashed and grey, marked a level
+// (not a series of measured points).
 json level_line(const std::string& label, double y, double xmin, double xmax) {
   return {{"label", label},
           {"data", json::array({json::array({xmin, y}), json::array({xmax, y})})},
           {"dashed", true},
-          {"peak", true}};
+          {"level", true}};
 }
 
 // The points of one metric over a swept axis, one series per combination of the other axes.
@@ -482,7 +521,8 @@ class planner {
     for (const auto& [index, metric] : f.columns) {
       if (!room()) break;
       const std::size_t before = charts.size();
-      curve(bench, items, info.varying, size_axis, metric, charts);
+      // The column's ceiling is drawn below, once: not the row's every column's as dashed series.
+      curve(bench, items, info.varying, size_axis, metric, charts, false);
       if (charts.size() == before) continue;
       const std::string column = f.prefix + std::to_string(index);
       if (const auto ceiling = column_ceiling(items, metric, column)) {
@@ -547,7 +587,8 @@ class planner {
   }
 
   curve_data curve_points(const std::vector<item>& items, const std::set<std::string>& varying,
-                          const std::string& sweep, const std::string& metric) const {
+                          const std::string& sweep, const std::string& metric,
+                          bool with_peaks) const {
     curve_data c;
     for (const auto& it : items) {
       if (!first_node(it)) continue;
@@ -570,64 +611,65 @@ class planner {
         c.series[label] = {{"label", label}, {"data", json::array()}};
       }
       c.series[label]["data"].push_back({x, m->value, metric_ci(*m), flag_json(*it.r)});
-      own_peaks(m_reports[it.report], *it.r, *m, label, x, c);
+      if (with_peaks) own_peaks(m_reports[it.report], *it.r, *m, label, x, c);
+      for (const char* a : placement_axes) {
+        const auto v = it.r->axes.find(a);
+        if (v != it.r->axes.end()) c.placement[a].insert(json_text(v->second));
+      }
     }
     return c;
   }
 
-  // A peak the result itself carries, in the same unit, drawn dashed beside the curve; and a
-  // fraction of a peak ("pct_of_fma_peak"), for when the peak benchmark is not in the report:
-  // value / fraction is the peak the benchmark measured against.
+  // A peak the result itself carries (a metric declared the target of a fraction_of), in the same
+  // unit, drawn dashed beside the curve; and a fraction of a declared peak that the result does
+  // not carry, for when the peak was not measured with it: value / fraction is that peak.
   static void own_peaks(const report_view& rep, const result_view& r, const metric_view& m,
                         const std::string& label, double x, curve_data& c) {
     for (const auto& pm : r.metrics) {
-      if (pm.name == m.name || pm.name.find("peak") == std::string::npos || pm.unit != m.unit ||
-          !std::isfinite(pm.value))
+      if (pm.name == m.name || pm.unit != m.unit || !std::isfinite(pm.value) ||
+          !is_declared_peak(rep, r.benchmark, pm.name))
         continue;
       const std::string pl = label + " " + pm.name;
       if (!c.peak_series.count(pl))
         c.peak_series[pl] = {{"label", pl}, {"data", json::array()}, {"dashed", true}};
       c.peak_series[pl]["data"].push_back({x, pm.value});
     }
-    // A percentage the benchmark declared a fraction_of a peak (or reference) that is not a
-    // metric of the result: value / fraction is that peak.
+    // A percentage the benchmark declared a fraction_of one of its peaks (peak_*_gflops) that no
+    // metric of the result holds. A target that is no declared metric (a reference benchmark's
+    // throughput, a hardware figure in prose) is not drawn as a peak.
     for (const auto& pm : r.metrics) {
       const metric_decl* d = rep.declaration(r.benchmark, pm.name);
-      if (d && d->relation.kind == relation_kind::fraction_of && !r.find_metric(d->relation.of) &&
+      if (d && d->relation.kind == relation_kind::fraction_of &&
+          rep.declaration(r.benchmark, d->relation.of) && !carries(r, d->relation.of) &&
           pm.unit == "%" && std::isfinite(pm.value) && pm.value > 0)
         c.implied[placement_label(r)][pm.name].push_back(m.value * 100.0 / pm.value);
     }
-    for (const char* a : placement_axes) {
-      const auto v = r.axes.find(a);
-      if (v != r.axes.end()) c.placement[a].insert(json_text(v->second));
-    }
   }
 
-  // Peaks measured by a *peak* benchmark of the same group (gemm/cpu_peak), in the same unit, as
-  // horizontal lines: only those run where the curve's results ran (same threads), on the same
-  // device (the reports' declared requirements: a CPU's peak says nothing about a GPU's curve), of
-  // the same element type (fp32 beside fp32), and per placement the highest.
+  // Peaks measured by a benchmark the curve's benchmark declares it uses for its declared peaks
+  // (gemm/cpu_peak for peak_*_gflops): its headline, in the same unit, as horizontal lines; only
+  // those run where the curve's results ran (same threads), on the same device (the reports'
+  // declared requirements: a CPU's peak says nothing about a GPU's curve), of the same element
+  // type (fp32 beside fp32), and per placement the highest.
   std::vector<json> benchmark_peak_lines(const std::string& bench, const curve_data& c) const {
-    const std::string group = bench.substr(0, bench.find('/'));
     const std::string dtype = dtype_token(bench.substr(bench.find('/') + 1));
     const auto on_gpu = runs_on_gpu(bench);
     std::map<std::pair<std::size_t, std::string>, std::pair<double, std::string>> best_peak;
     for (std::size_t i = 0; i < m_reports.size(); ++i) {
       for (const auto& r : m_reports[i].results) {
-        if (r.benchmark == bench || r.status != "passed" || r.group() != group ||
-            r.benchmark.find("peak") == std::string::npos || !first_node({i, &r}))
+        if (r.benchmark == bench || r.status != "passed" || !first_node({i, &r}) ||
+            !measures_peak_of(m_reports[i], bench, r.benchmark, c.unit))
           continue;
         const auto peak_on_gpu = runs_on_gpu(r.benchmark);
         if (on_gpu && peak_on_gpu && *on_gpu != *peak_on_gpu) continue;
         const std::string peak_dtype = dtype_token(r.axes_label());
         if (!dtype.empty() && !peak_dtype.empty() && peak_dtype != dtype) continue;
         if (!same_placement(r, c.placement)) continue;
-        for (const auto& pm : r.metrics) {
-          if (pm.unit != c.unit || !std::isfinite(pm.value)) continue;
-          auto& best = best_peak[{i, placement_label(r)}];
-          if (pm.value > best.first) best = {pm.value, r.config_label()};
-          break;
-        }
+        const metric_decl* h = m_reports[i].headline_of(r.benchmark);
+        const metric_view* pm = h ? r.find_metric(h->name) : nullptr;
+        if (!pm || pm->unit != c.unit || !std::isfinite(pm->value)) continue;
+        auto& best = best_peak[{i, placement_label(r)}];
+        if (pm->value > best.first) best = {pm->value, r.config_label()};
       }
     }
     std::vector<json> out;
@@ -661,10 +703,12 @@ class planner {
     return out;
   }
 
+  // With `with_peaks`, the peaks the results carry or imply are drawn too (a column's chart draws
+  // its own column's ceiling instead).
   void curve(const std::string& bench, const std::vector<item>& items,
              const std::set<std::string>& varying, const std::string& sweep,
-             const std::string& metric, json& charts) {
-    curve_data c = curve_points(items, varying, sweep, metric);
+             const std::string& metric, json& charts, bool with_peaks = true) {
+    curve_data c = curve_points(items, varying, sweep, metric, with_peaks);
     if (c.order.empty()) return;
     json datasets = json::array();
     for (const auto& l : c.order) {
@@ -1032,14 +1076,14 @@ headline_test headline_rule(const comparison& c) {
   };
 }
 
-// "INVALID in B" for a row whose result is INVALID in the reference or in report i.
-std::string invalid_text(const comparison& c, const metric_row& row, std::size_t i) {
+// The invalid mark ("in B") of a row whose result is INVALID in the reference or in report i; null
+// when both are VALID.
+json invalid_flag(const comparison& c, const metric_row& row, std::size_t i) {
   std::string out;
   for (std::size_t k : {std::size_t{0}, i}) {
-    if (k < row.valid.size() && !row.valid[k])
-      out += (out.empty() ? "INVALID in " : ", ") + c.labels[k];
+    if (k < row.valid.size() && !row.valid[k]) out += (out.empty() ? "in " : ", ") + c.labels[k];
   }
-  return out;
+  return out.empty() ? json(nullptr) : flag("invalid", out);
 }
 
 // The rows the ratio chart draws: headline metrics with a ratio, per benchmark the most changed
@@ -1092,8 +1136,7 @@ json ratio_chart(const comparison& c, const std::vector<const metric_row*>& show
       data.push_back(std::isfinite(v) ? json(v) : json(nullptr));
       if (std::isfinite(v)) all.push_back(v);
       verdicts.push_back(std::string(to_string(row->verdict[i])));
-      const std::string inv = invalid_text(c, *row, i);
-      flags.push_back(inv.empty() ? json(nullptr) : json(inv));
+      flags.push_back(invalid_flag(c, *row, i));
     }
     datasets.push_back({{"label", c.labels[i] + " / " + c.labels[0]},
                         {"data", data},
@@ -1347,14 +1390,19 @@ std::string ci_text(const json& ci) {
   if (!ci.is_array() || ci.size() != 2) return "no samples";
   return format_number(ci[0].get<double>()) + " – " + format_number(ci[1].get<double>());
 }
+// A mark's class: FAILED or INVALID as its status says; "" for none.
+std::string flag_class(const json& f) {
+  if (!f.is_object()) return "";
+  return f.value("status", "") == "failed" ? "FAILED" : "INVALID";
+}
 std::string flag_text(const json& f) {
-  return f.is_string() ? f.get<std::string>() : "";
+  return f.is_object() ? flag_class(f) + ": " + f.value("why", "") : "";
 }
 // A status cell: VALID results say nothing; INVALID and FAILED say so, with why: the start of the
 // reason in the cell (a row stays one or two lines high), all of it on hover.
 void status_cell(std::ostream& out, const json& flag) {
   const std::string f = flag_text(flag);
-  const std::string cls = f.rfind("FAILED", 0) == 0 ? "FAILED" : f.empty() ? "" : "INVALID";
+  const std::string cls = flag_class(flag);
   std::string shown = f;
   if (shown.size() > 56) {
     const auto cut = shown.rfind(' ', 52);
@@ -1394,7 +1442,7 @@ void category_table(std::ostream& out, const json& spec) {
   const json& cats = spec["categories"];
   for (std::size_t k = 0; k < cats.size(); ++k) {
     out << "<tr><th class=\"cat\">" << xml_escape(cats[k].get<std::string>()) << "</th>";
-    std::string flags;
+    json flags;
     for (const auto& d : spec["datasets"]) {
       const json& v = d["data"][k];
       out << "<td class=\"num\">" << num_text(v) << "</td>";
@@ -1403,10 +1451,9 @@ void category_table(std::ostream& out, const json& spec) {
             << "</td>";
       if (second && !ratio && d.contains("ci"))
         out << "<td class=\"num\">" << (v.is_null() ? "" : ci_text(d["ci"][k])) << "</td>";
-      if (d.contains("flags") && d["flags"][k].is_string())
-        flags = d["flags"][k].get<std::string>();
+      if (d.contains("flags") && d["flags"][k].is_object()) flags = d["flags"][k];
     }
-    if (status) status_cell(out, flags.empty() ? json(nullptr) : json(flags));
+    if (status) status_cell(out, flags);
     out << "</tr>\n";
   }
 }
@@ -1420,7 +1467,7 @@ void points_table(std::ostream& out, const json& spec) {
   std::size_t i = 0;
   for (const auto& d : spec["datasets"]) {
     const std::size_t series = i++;
-    if (d.value("peak", false)) continue;
+    if (d.value("level", false)) continue;
     for (const auto& p : d["data"]) {
       const std::string key = js_number_key(p[0].get<double>());
       out << "<tr><td data-series=\"" << series << "\">" << xml_escape(d.value("label", ""))
@@ -1442,7 +1489,8 @@ void matrix_table(std::ostream& out, const json& spec) {
   for (const auto& c : spec["cells"]) {
     const auto x = c[0].get<std::size_t>(), y = c[1].get<std::size_t>();
     if (y >= grid.size() || x >= cols.size()) continue;
-    grid[y][x] = num_text(c[2]) + (c.size() > 3 && c[3].is_string() ? " (INVALID)" : "");
+    grid[y][x] =
+        num_text(c[2]) + (c.size() > 3 && c[3].is_object() ? " (" + flag_class(c[3]) + ")" : "");
   }
   out << "<tr><th>" << xml_escape(spec["y"].value("title", "")) << " \\ "
       << xml_escape(spec["x"].value("title", "")) << "</th>";
@@ -1628,14 +1676,14 @@ void comparison_table(std::ostream& body, const comparison& c) {
     for (double v : row.value)
       body << "<td class=\"num\">"
            << (std::isfinite(v) ? xml_escape(format_value(v, row.unit)) : "n/a") << "</td>";
-    std::string inv;
+    json inv;
     for (std::size_t i = 1; i < c.labels.size(); ++i) {
       body << "<td class=\"num\">"
            << (std::isfinite(row.perf[i]) ? format_number(row.perf[i]) : "n/a")
            << "</td><td class=\"verdict\">" << to_string(row.verdict[i]) << "</td>";
-      if (inv.empty()) inv = invalid_text(c, row, i);
+      if (inv.is_null()) inv = invalid_flag(c, row, i);
     }
-    status_cell(body, inv.empty() ? json(nullptr) : json(inv));
+    status_cell(body, inv);
     body << "</tr>\n";
   }
   body << "</table></div></details>\n";

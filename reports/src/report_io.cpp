@@ -264,6 +264,7 @@ std::map<std::string, benchmark_meta> read_benchmark_metadata(const checker& c, 
     if (!b.is_object()) c.fail(where + "." + bench, "expected an object, got " + type_name(b));
     benchmark_meta meta;
     meta.requires_ = c.strings(b, "requires", where + "." + bench);
+    meta.uses = c.strings(b, "uses", where + "." + bench);
     if (const auto axes = b.find("axes"); axes != b.end() && !axes->is_null()) {
       if (!axes->is_object())
         c.fail(where + "." + bench + ".axes", "expected an object, got " + type_name(*axes));

@@ -572,7 +572,7 @@ def test_every_command_on_real_suite_reports(suite_reports, tmp_path):
     charts = data["charts"].values()
     gemm = [c for c in charts if c["kind"] == "line" and c["title"].startswith("gemm/ours_fp32: gflops vs shape")]
     assert gemm, [c["title"] for c in charts]
-    assert any(d.get("peak") and "gemm/cpu_peak" in d["label"] for d in gemm[0]["datasets"]), gemm[0]["datasets"]
+    assert any(d.get("level") and "gemm/cpu_peak" in d["label"] for d in gemm[0]["datasets"]), gemm[0]["datasets"]
     # The NUMA matrix is a heat map only where it is one (more than one cell); on a one-node
     # machine its single cell is one configuration: a table of its numbers, not a chart.
     numa_rows = [r for r in load_report(a)["results"]

@@ -78,6 +78,7 @@ TEST(Report, UnitScaling) {
 TEST(Report, BenchmarkMetadataSaysWhatEachAxisIs) {
   benchmark b("bandwidth/test_copy", [](state&) {});
   b.require(req::cuda)
+      .uses("gemm/cpu_peak")
       .add_int64_axis("size", {4096, 65536}, bytes_axis("bytes per copy"))
       .add_string_axis("copy", {"ce", "sm"}, choice_axis("engine", {"ce", "sm"}));
   const auto meta = benchmark_metadata_json(b);
@@ -87,6 +88,7 @@ TEST(Report, BenchmarkMetadataSaysWhatEachAxisIs) {
   EXPECT_EQ(meta["axes"]["size"]["unit"], "B");
   EXPECT_FALSE(meta["axes"]["copy"]["bytes"].get<bool>());
   EXPECT_EQ(meta["axes"]["copy"]["kind"], "string");
+  EXPECT_EQ(meta["uses"], nlohmann::json::array({"gemm/cpu_peak"}));
   report_context ctx;
   EXPECT_FALSE(make_report(ctx, nlohmann::json::array())["run"].contains("benchmark_metadata"));
   ctx.benchmark_metadata[b.name()] = meta;

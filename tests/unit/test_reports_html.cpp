@@ -27,6 +27,25 @@ json find_kind(const json& sections, const std::string& bench, const std::string
   return nullptr;
 }
 
+// A CPU GEMM's declarations as gemm_common.cpp makes them (its percentages are fractions of the
+// peak_*_gflops it declares, measured by gemm/cpu_peak, which it declares it uses), and
+// gemm/cpu_peak's (its headline: gflops).
+void declare_cpu_gemm(json& report, const std::string& bench) {
+  ib_test::with_metadata(report, bench, {}, {});
+  metric_decl pct{"pct_of_fma_peak", "%", better::higher};
+  pct.relation = {relation_kind::fraction_of, "peak_*_gflops"};
+  auto& meta = report["run"]["benchmark_metadata"][bench];
+  meta["metrics"] = {
+      metric_decl_json({"gflops", "GFLOP/s", better::higher, metric_role::performance, true}),
+      metric_decl_json({"peak_*_gflops", "GFLOP/s", better::higher, metric_role::information}),
+      metric_decl_json(pct)};
+  meta["uses"] = json::array({"gemm/cpu_peak"});
+  ib_test::with_metadata(report, "gemm/cpu_peak", {}, {});
+  report["run"]["benchmark_metadata"]["gemm/cpu_peak"]["metrics"] = {
+      metric_decl_json({"gflops", "GFLOP/s", better::higher, metric_role::performance, true}),
+      metric_decl_json({"clock_ghz", "GHz", better::higher, metric_role::information})};
+}
+
 report_view sample() {
   json results = json::array();
   // gemm/ours_fp32 as it writes results: a string `shape` axis holding square sizes ("512") and
@@ -73,7 +92,9 @@ report_view sample() {
   }
   results.push_back(ib_test::result("gemm/cublas", {{"shape", "4096"}, {"dtype", "bf16"}}, {}, "n0",
                                     0, "skipped"));
-  return parse_report(ib_test::report(results).dump(), "r.json");
+  json j = ib_test::report(results);
+  declare_cpu_gemm(j, "gemm/ours_fp32");
+  return parse_report(j.dump(), "r.json");
 }
 
 }  // namespace
@@ -90,7 +111,7 @@ TEST(ReportsHtml, ChartsFollowTheShapeOfTheResults) {
   std::vector<double> peaks;
   std::size_t points = 0;
   for (const auto& d : gemm["datasets"]) {
-    if (d.value("peak", false)) {
+    if (d.value("level", false)) {
       peaks.push_back(d["data"][0][1].get<double>());
       EXPECT_NE(d["label"].get<std::string>().find("isa=avx512_fp32"), std::string::npos);
     } else {
@@ -144,30 +165,49 @@ TEST(ReportsHtml, GemmPeakImpliedWhenThePeakBenchmarkDidNotRun) {
   json results = json::array();
   for (const char* shape : {"128", "256", "384"}) {
     const double gflops = std::stod(shape) / 4.0;
-    results.push_back(ib_test::result(
-        "gemm/openblas_fp32", {{"shape", shape}, {"threads", 0}},
-        {{"gflops", "GFLOP/s", gflops}, {"pct_of_fma_peak", "%", 100.0 * gflops / 200}}));
+    results.push_back(ib_test::result("gemm/openblas_fp32", {{"shape", shape}, {"threads", 0}},
+                                      {{"gflops", "GFLOP/s", gflops},
+                                       {"pct_of_fma_peak", "%", 100.0 * gflops / 200},
+                                       {"pct_of_cublas", "%", 50.0}}));
   }
-  // The percentage is declared a fraction of the FMA peak (a hardware figure, not a metric):
-  // that declaration, not the metric's name, makes it a peak line.
+  // One thread's results carry the peak they are a fraction of (peak_fma_gflops, a member of the
+  // declared family peak_*_gflops): drawn dashed beside the curve, with no implied line. Each
+  // result also carries its fraction of cuBLAS (a reference named in prose, no peak).
+  for (const char* shape : {"128", "256"}) {
+    const double gflops = std::stod(shape) / 8.0;
+    results.push_back(ib_test::result("gemm/openblas_fp32", {{"shape", shape}, {"threads", 1}},
+                                      {{"gflops", "GFLOP/s", gflops},
+                                       {"peak_fma_gflops", "GFLOP/s", 150},
+                                       {"pct_of_fma_peak", "%", 100.0 * gflops / 150},
+                                       {"pct_of_cublas", "%", 50.0}}));
+  }
+  // The percentage is declared a fraction of the peaks the benchmark declares; the gemm/cpu_peak
+  // results it would draw are not in the report: that declaration, not the metric's name, makes
+  // it a peak line.
   json j = ib_test::report(results);
-  ib_test::with_metadata(j, "gemm/openblas_fp32", {}, {});
-  metric_decl pct{"pct_of_fma_peak", "%", better::higher};
-  pct.relation = {relation_kind::fraction_of, "the FMA peak of the ISA and threads"};
-  j["run"]["benchmark_metadata"]["gemm/openblas_fp32"]["metrics"] = {
-      metric_decl_json({"gflops", "GFLOP/s", better::higher, metric_role::performance, true}),
-      metric_decl_json(pct)};
+  declare_cpu_gemm(j, "gemm/openblas_fp32");
+  metric_decl cublas{"pct_of_cublas", "%", better::higher};
+  cublas.relation = {relation_kind::fraction_of, "gemm/cublas gflops"};
+  j["run"]["benchmark_metadata"]["gemm/openblas_fp32"]["metrics"].push_back(
+      metric_decl_json(cublas));
   const std::vector<report_view> reps = {parse_report(j.dump(), "r.json")};
   const json gemm = find_kind(chart_specs(reps, 100), "gemm/openblas_fp32", "line");
   ASSERT_FALSE(gemm.is_null());
-  std::size_t lines = 0;
+  std::size_t lines = 0, carried = 0;
   for (const auto& d : gemm["datasets"]) {
-    if (!d.value("peak", false)) continue;
+    const std::string label = d["label"].get<std::string>();
+    if (label.find("peak_fma_gflops") != std::string::npos) {
+      ++carried;
+      EXPECT_TRUE(d.value("dashed", false));
+      EXPECT_NEAR(d["data"][0][1].get<double>(), 150, 1e-9);
+    }
+    if (!d.value("level", false)) continue;
     ++lines;
     EXPECT_NEAR(d["data"][0][1].get<double>(), 200, 1e-9);
-    EXPECT_NE(d["label"].get<std::string>().find("pct_of_fma_peak"), std::string::npos);
+    EXPECT_NE(label.find("pct_of_fma_peak"), std::string::npos);
   }
   EXPECT_EQ(lines, 1u);
+  EXPECT_EQ(carried, 1u);
 }
 
 TEST(ReportsHtml, ScriptDataCannotCloseTheElement) {
@@ -292,7 +332,7 @@ TEST(ReportsHtml, GpuCopiesAreBandwidthAgainstSizeWithTheCeiling) {
     EXPECT_EQ(c["x"]["labels"]["65536"], "65536");
     std::size_t series = 0, ceilings = 0;
     for (const auto& d : c["datasets"]) {
-      if (d.value("peak", false)) {
+      if (d.value("level", false)) {
         ++ceilings;
         EXPECT_NEAR(d["data"][0][1].get<double>(), 63, 1e-6);  // from efficiency_pct_gpu0
       } else {
@@ -315,9 +355,21 @@ TEST(ReportsHtml, GpuCopiesAreBandwidthAgainstSizeWithTheCeiling) {
                             {"role", "information"},
                             {"samples", json::array()}});
   }
+  // Declared as gpu_shared.cpp declares them: the efficiency a fraction of the ceiling family.
+  metric_decl efficiency{"efficiency_pct_*", "%", better::higher};
+  efficiency.relation = {relation_kind::fraction_of, "ceiling_gbps_*"};
+  carried["run"]["benchmark_metadata"]["bandwidth/h2d"]["metrics"] = {
+      metric_decl_json(
+          {"bandwidth_gbps_*", "GB/s", better::higher, metric_role::performance, true}),
+      metric_decl_json({"ceiling_gbps_*", "GB/s", better::higher, metric_role::information}),
+      metric_decl_json(efficiency),
+      metric_decl_json({"sm_clock_mhz_actual", "MHz", better::higher, metric_role::information})};
   const std::vector<report_view> with_ceiling = {parse_report(carried.dump(), "c.json")};
   const auto drawn = charts_of(chart_specs(with_ceiling, 100), "bandwidth/h2d");
   ASSERT_EQ(drawn.size(), 1u);
+  // The four series and the column's ceiling once: the declared peak the results carry is not
+  // drawn again as a dashed series of each of them.
+  EXPECT_EQ(drawn[0]["datasets"].size(), 5u) << drawn[0]["datasets"];
   EXPECT_EQ(drawn[0]["datasets"].back()["data"][0][1], 64.0);
   EXPECT_NE(drawn[0]["datasets"].back()["label"].get<std::string>().find("theoretical link"),
             std::string::npos);
@@ -448,9 +500,10 @@ TEST(ReportsHtml, InvalidAndFailedAreMarkedWithTheirReason) {
             json::array({"kernel=copy", "kernel=add", "kernel=triad", "kernel=scale"}));
   const json& d = bars["datasets"][0];
   EXPECT_TRUE(d["flags"][0].is_null());
-  EXPECT_EQ(d["flags"][2], "INVALID: noisy: test");
-  EXPECT_TRUE(d["data"][3].is_null());           // no bar for a failure...
-  EXPECT_EQ(d["flags"][3], "FAILED: it broke");  // ...but its category, saying why
+  // A mark says its status apart from its reason: the page and the table switch on the status.
+  EXPECT_EQ(d["flags"][2], json::parse(R"({"status": "invalid", "why": "noisy: test"})"));
+  EXPECT_TRUE(d["data"][3].is_null());  // no bar for a failure...
+  EXPECT_EQ(d["flags"][3], json::parse(R"({"status": "failed", "why": "it broke"})"));  // ...why
   const std::string table = numbers_table(bars);
   EXPECT_NE(table.find("class=\"status INVALID\">INVALID: noisy: test"), std::string::npos)
       << table;
@@ -535,7 +588,8 @@ TEST(ReportsHtml, RatioChartIsHeadlineOnlyOnALogAxisSortedByBenchmark) {
   EXPECT_DOUBLE_EQ(d["data"][1].get<double>(), 0.5);
   EXPECT_DOUBLE_EQ(d["data"][2].get<double>(), 1.1);
   EXPECT_DOUBLE_EQ(d["data"][3].get<double>(), 2.0);
-  EXPECT_EQ(d["flags"][2], "INVALID in b");  // drawn hatched, said in the tooltip and the table
+  // Drawn hatched, said in the tooltip and the table.
+  EXPECT_EQ(d["flags"][2], json::parse(R"({"status": "invalid", "why": "in b"})"));
   EXPECT_TRUE(d["flags"][3].is_null());
 }
 

@@ -37,7 +37,9 @@
     hatches[c] = x.createPattern(p, 'repeat');
     return hatches[c];
   }
-  function isFailed(f) { return typeof f === 'string' && f.indexOf('FAILED') === 0; }
+  // A point's mark, {status: 'failed' | 'invalid', why: ...}, or null for a VALID result.
+  function isFailed(f) { return !!f && f.status === 'failed'; }
+  function flagText(f) { return (isFailed(f) ? 'FAILED' : 'INVALID') + ': ' + f.why; }
   function viridis(t) {
     var stops = [[68, 1, 84], [59, 82, 139], [33, 145, 140], [94, 201, 98], [253, 231, 37]];
     t = Math.max(0, Math.min(1, t)) * (stops.length - 1);
@@ -120,7 +122,7 @@
     });
     return labels;
   }
-  function flagOf(ds, j) { return ds.ibFlags && ds.ibFlags[j] ? ' [' + ds.ibFlags[j] + ']' : ''; }
+  function flagOf(ds, j) { return ds.ibFlags && ds.ibFlags[j] ? ' [' + flagText(ds.ibFlags[j]) + ']' : ''; }
   function ciOf(ds, j) { var c = ds.ibCi && ds.ibCi[j]; return c ? ' (95% CI ' + fmt(c[0]) + ' - ' + fmt(c[1]) + ')' : ''; }
   function base(spec, series) {
     // A legend only while it is short; a longer key is the table beside the chart (colour swatches),
@@ -148,12 +150,12 @@
     var labels = spec.x.labels || {};
     var n = 0;
     var sets = spec.datasets.map(function (d, i) {
-      var c = d.peak ? '#57606a' : colour(i);
-      if (!d.peak) n++;
+      var c = d.level ? '#57606a' : colour(i);
+      if (!d.level) n++;
       var flags = d.data.map(function (p) { return p.length > 3 ? p[3] : null; });
       return {label: d.label, data: d.data.map(function (p) { return {x: p[0], y: p[1]}; }), borderColor: c, backgroundColor: c,
               borderDash: d.dashed ? [6, 4] : [], tension: 0, spanGaps: true,
-              pointRadius: d.peak ? 0 : flags.map(function (f) { return f ? 6 : 3; }),
+              pointRadius: d.level ? 0 : flags.map(function (f) { return f ? 6 : 3; }),
               pointStyle: flags.map(function (f) { return f ? 'crossRot' : 'circle'; }),
               pointBorderColor: flags.map(function (f) { return f ? GREY : c; }),
               pointBorderWidth: flags.map(function (f) { return f ? 2.5 : 1; }),
@@ -259,7 +261,7 @@
     o.plugins.legend.display = false;
     o.plugins.tooltip = {callbacks: {label: function (c) { var p = pts[c.dataIndex];
       return spec.rows[p.y] + ' -> ' + spec.cols[p.x] + ': ' + (p.v === null ? 'n/a' : fmt(p.v) + ' ' + (spec.y.unit || '')) +
-             (p.f ? ' [' + p.f + ']' : ''); }}};
+             (p.f ? ' [' + flagText(p.f) + ']' : ''); }}};
     function cat(list) { return {stepSize: 1, autoSkip: false, callback: function (v) { return list[v] !== undefined ? list[v] : ''; }}; }
     o.scales = {x: {type: 'linear', min: -0.5, max: nx - 0.5, offset: false, title: {display: true, text: spec.x.title}, ticks: cat(spec.cols), grid: {display: false}},
                 y: {type: 'linear', min: -0.5, max: ny - 0.5, reverse: true, title: {display: true, text: spec.y.title}, ticks: cat(spec.rows), grid: {display: false}}};

@@ -53,6 +53,9 @@ struct benchmark_meta {
   // What the benchmark declared about its metrics (metric_decl.h): unit, direction, role, kind,
   // relation, which one is the headline. Empty for a report written before schema 1.5.
   std::vector<metric_decl> metrics;
+  // The benchmarks whose results it reads (benchmark::uses: a peak it is a fraction of, a
+  // reference); empty for a report that does not say.
+  std::vector<std::string> uses;
 };
 
 // One repetition of a configuration (`run --repetitions N`) as its result records it: what compare
