@@ -5,7 +5,7 @@ set -euo pipefail
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
 packages=(
-  build-essential cmake ninja-build pkg-config git
+  build-essential cmake ninja-build pkg-config git ccache
   nlohmann-json3-dev libcli11-dev libhwloc-dev liburing-dev
   libopenmpi-dev openmpi-bin iproute2
   slurm-wlm munge

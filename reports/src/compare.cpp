@@ -68,8 +68,6 @@ std::string_view to_string(change c) {
       return "~ (noise)";
     case change::missing:
       return "missing";
-    case change::no_samples:
-      return "no samples";
     case change::not_gated:
       return "not gated";
     case change::inconclusive:

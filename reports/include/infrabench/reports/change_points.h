@@ -16,6 +16,24 @@
 
 namespace infrabench::reports {
 
+struct change_point {
+  std::size_t index = 0;  // first point of the new segment
+  double before = 0;      // median of the segment before
+  double after = 0;       // median of the segment after
+  double p_value = 1;     // permutation p of the split
+};
+struct trend_analysis {
+  std::vector<change_point> changes;
+  struct drift {
+    std::size_t from = 0, to = 0;  // point indices, inclusive
+    double per_point = 0;          // Theil-Sen slope relative to the segment's median, per run
+    double total = 0;              // relative change over the segment
+    double p_value = 1;            // Mann-Kendall
+  };
+  std::vector<drift> drifts;
+  std::string note;  // "too few points" and the like
+};
+
 struct e_divisive_options {
   std::size_t min_segment = 3;  // runs on each side of a split
   double alpha = 0.01;          // significance of the permutation test

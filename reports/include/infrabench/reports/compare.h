@@ -47,7 +47,6 @@ enum class change {
   worse,
   not_significant,
   missing,
-  no_samples,
   not_gated,
   inconclusive,
   invalid
