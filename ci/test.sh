@@ -13,7 +13,7 @@ jobs=$(nproc)
 # the default one (CI has 2 cores; a full build is ~7 minutes of them). The sanitizer builds use
 # other flags and gain nothing, but lose nothing either. A caller's CCACHE_DIR is kept.
 if command -v ccache >/dev/null; then
-  export CCACHE_DIR=${CCACHE_DIR:-${TMPDIR:-/tmp}/infrabench-ci-ccache}
+  export CCACHE_DIR=${CCACHE_DIR:-$PWD/build-ccache}  # ignored by git, as every build*/
   export CCACHE_BASEDIR=$PWD CCACHE_NOHASHDIR=1
   export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache
 fi
