@@ -291,8 +291,12 @@ nccl_context::group_comm group_of(state& st, nccl_context& ctx, group_shape& sha
         error = "ncclCommUserRank/ncclCommCount failed";
     }
   }
-  if (!error.empty() && made.comm != nullptr) (void)ncclCommAbort(made.comm);
-  agree_or_fail(st, error.empty(), error);
+  try {
+    agree_or_fail(st, error.empty(), error);
+  } catch (...) {  // this rank's split may have worked where another's failed: not kept
+    if (made.comm != nullptr) (void)ncclCommAbort(made.comm);
+    throw;
+  }
   ctx.groups[name] = made;
   return made;
 }
