@@ -9,6 +9,7 @@
 
 #include "elements.h"
 #include "model.h"
+#include "registration.h"
 
 using namespace infrabench::collectives;
 namespace pattern = infrabench::kernels::pattern;
@@ -213,4 +214,16 @@ TEST(CollectivesGroups, SplitsThatCannotRunAreNamed) {
   EXPECT_EQ(shape_of(rank_group::intra_node, group_colors(rank_group::intra_node, uneven)).problem,
             "group intra_node splits the ranks into groups of 2 to 3 ranks: start the same number "
             "of ranks on every host");
+}
+
+// The descriptions' bandwidth model (registration.h) says each collective's factor.
+TEST(CollectivesTypes, BusTextNamesEachFactor) {
+  EXPECT_EQ(bus_text(describe(coll_op::allreduce)), "busbw = algbw x 2(n-1)/n");
+  for (coll_op op : {coll_op::allgather, coll_op::reduce_scatter, coll_op::alltoall,
+                     coll_op::gather, coll_op::scatter}) {
+    EXPECT_EQ(bus_text(describe(op)), "busbw = algbw x (n-1)/n") << to_string(op);
+  }
+  for (coll_op op : {coll_op::broadcast, coll_op::reduce, coll_op::sendrecv}) {
+    EXPECT_EQ(bus_text(describe(op)), "busbw = algbw (bus factor 1)") << to_string(op);
+  }
 }
