@@ -1,6 +1,6 @@
 // Host-side logic of the collective benchmarks, free of MPI and CUDA so it is unit-tested on any
-// machine: nccl-tests' bandwidth model, buffer layouts, the expected results, the ring and
-// recursive-doubling schedules and the pairwise round-robin.
+// machine: nccl-tests' bandwidth model, buffer layouts, the expected results, the split groups,
+// the ring and recursive-doubling schedules and the pairwise round-robin.
 #pragma once
 
 #include <algorithm>

@@ -1,9 +1,11 @@
 // MPI collectives on host buffers: every collective of model.h's table (all-reduce, with our own
-// ring and recursive doubling next to MPI_Allreduce, all-gather, reduce-scatter, broadcast and
-// all-to-all) registered as collectives/mpi_<name>; this file adds only the MPI call of each.
-// nccl-tests' and OSU's method: a size sweep, a batch of iterations timed on every rank and the
-// slowest rank's mean kept, algbw = bytes / time, busbw = algbw x the collective's bus factor, and
-// the data verified afterwards from known per-rank inputs.
+// ring and recursive doubling next to MPI_Allreduce, all-gather, reduce-scatter, broadcast,
+// all-to-all, reduce, gather, scatter and a sendrecv ring) registered as collectives/mpi_<name>;
+// this file adds the MPI call of each, the 2-byte types' reductions MPI lacks and the split
+// groups (MPI_Comm_split). nccl-tests' and OSU's method: a size sweep, a batch of iterations timed
+// on every rank and the slowest rank's mean kept, algbw = bytes / time, busbw = algbw x the
+// collective's bus factor, and the data verified afterwards from known per-rank inputs (a wrong
+// result fails the configuration).
 #include <mpi.h>
 
 #include <algorithm>

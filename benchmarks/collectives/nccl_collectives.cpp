@@ -1,7 +1,8 @@
 // NCCL collectives on device buffers, one GPU per rank (chosen by the rank's place on its host),
 // the communicator bootstrapped through MPI (rank 0's ncclUniqueId broadcast). Every collective of
 // model.h's table is registered here as collectives/nccl_<name>; this file adds only the NCCL call
-// of each. Timed by the harness (state::exec_gpu): a batch of operations between one event pair,
+// of each (grouped ncclSend/ncclRecv where NCCL has no primitive) and ncclCommSplit for the split
+// groups. Timed by the harness (state::exec_gpu): a batch of operations between one event pair,
 // as nccl-tests' BenchTime does, with the slowest rank's time per operation (and wall time)
 // agreed in one MPI reduction per sample, not per operation; the data verified on the device.
 // Waits poll NCCL's asynchronous error as nccl-tests does: a failing rank aborts its
