@@ -1,6 +1,6 @@
 // Host-side logic of the collective benchmarks, free of MPI and CUDA so it is unit-tested on any
-// machine: nccl-tests' bandwidth model, buffer layouts, the expected results, the ring and
-// recursive-doubling schedules and the pairwise round-robin.
+// machine: nccl-tests' bandwidth model, buffer layouts, the expected results, the split groups,
+// the ring and recursive-doubling schedules and the pairwise round-robin.
 #pragma once
 
 #include <algorithm>
@@ -17,21 +17,32 @@
 
 namespace infrabench::collectives {
 
-enum class coll_op { allreduce, allgather, reduce_scatter, broadcast, alltoall };
+enum class coll_op {
+  allreduce,
+  allgather,
+  reduce_scatter,
+  broadcast,
+  alltoall,
+  reduce,
+  gather,
+  scatter,
+  sendrecv
+};
 
 // How a sweep point's `size` bytes become buffers, as nccl-tests sizes them: `size` is the larger
 // buffer, rounded down to whole elements per rank.
 enum class buffer_layout {
-  whole,     // send = receive = the whole buffer (all-reduce, broadcast)
-  gather,    // send one block, receive n blocks (all-gather)
-  scatter,   // send n blocks, receive one block (reduce-scatter)
+  whole,     // send = receive = the whole buffer (all-reduce, broadcast, reduce, sendrecv)
+  gather,    // send one block, receive n blocks (all-gather, gather)
+  scatter,   // send n blocks, receive one block (reduce-scatter, scatter)
   exchange,  // send n blocks, receive n blocks (all-to-all)
 };
 
 // One collective, described once. The benchmarks (collectives/mpi_<name>, collectives/nccl_<name>)
 // are registered from this table, their buffers, inputs, in-place forms, bandwidth model and
 // verification follow from its row; each backend only adds its call (mpi_collectives.cpp,
-// nccl_collectives.cpp: one entry per row, checked at start-up).
+// nccl_collectives.cpp: one entry per row, checked at start-up). A rooted collective's root is
+// rank 0 (of its group).
 struct collective {
   coll_op op;
   std::string_view name;  // "allreduce"
@@ -40,27 +51,92 @@ struct collective {
   // the bandwidth each link needs for the slowest transfer of an optimal algorithm.
   double bus_scale = 1;
   bool bus_per_rank = true;
-  kernels::pattern::result_rule result;
-  bool reduces = false;         // a sum: the element type is an axis (float32, float64)
-  bool rooted = false;          // rank 0 is the root (broadcast): in place by nature
-  std::string_view dtypes;      // default values of the dtype axis, "," separated (reduces only)
-  std::string_view placements;  // default values of the placement axis (not rooted)
-  std::string_view mpi_call, nccl_call;  // for descriptions and method texts
+  kernels::pattern::result_rule result = kernels::pattern::result_rule::reduced;
+  bool reduces = false;      // a reduction: the element type and the operation are axes
+  bool root_buffer = false;  // one buffer, the root's input in it (broadcast): no placement axis
+  bool root_only = false;    // only the root receives a result (reduce, gather)
+  std::string_view dtypes = {};      // default values of the dtype axis, "," separated (reduces)
+  std::string_view placements = {};  // default values of the placement axis; "": no such axis
+  std::string_view mpi_call = {}, nccl_call = {};  // for descriptions and method texts
 };
 [[nodiscard]] inline const std::vector<collective>& collective_table() {
   using rr = kernels::pattern::result_rule;
+  using bl = buffer_layout;
   static const std::vector<collective> table = {
-      {coll_op::allreduce, "allreduce", buffer_layout::whole, 2.0, true, rr::sum, true, false,
-       "float32,float64", "out_of_place,in_place", "MPI_Allreduce (sum)", "ncclAllReduce (sum)"},
-      {coll_op::allgather, "allgather", buffer_layout::gather, 1.0, true, rr::gather, false, false,
-       "", "out_of_place", "MPI_Allgather", "ncclAllGather"},
-      {coll_op::reduce_scatter, "reduce_scatter", buffer_layout::scatter, 1.0, true,
-       rr::sum_own_block, true, false, "float32", "out_of_place", "MPI_Reduce_scatter_block (sum)",
-       "ncclReduceScatter (sum)"},
-      {coll_op::broadcast, "broadcast", buffer_layout::whole, 1.0, false, rr::root_input, false,
-       true, "", "", "MPI_Bcast from rank 0", "ncclBroadcast from rank 0"},
-      {coll_op::alltoall, "alltoall", buffer_layout::exchange, 1.0, true, rr::exchange, false,
-       false, "", "out_of_place", "MPI_Alltoall", "grouped ncclSend/ncclRecv"},
+      {.op = coll_op::allreduce,
+       .name = "allreduce",
+       .layout = bl::whole,
+       .bus_scale = 2.0,
+       .result = rr::reduced,
+       .reduces = true,
+       .dtypes = "float32,float64",
+       .placements = "out_of_place,in_place",
+       .mpi_call = "MPI_Allreduce",
+       .nccl_call = "ncclAllReduce"},
+      {.op = coll_op::allgather,
+       .name = "allgather",
+       .layout = bl::gather,
+       .result = rr::gather,
+       .placements = "out_of_place",
+       .mpi_call = "MPI_Allgather",
+       .nccl_call = "ncclAllGather"},
+      {.op = coll_op::reduce_scatter,
+       .name = "reduce_scatter",
+       .layout = bl::scatter,
+       .result = rr::reduced_own_block,
+       .reduces = true,
+       .dtypes = "float32",
+       .placements = "out_of_place",
+       .mpi_call = "MPI_Reduce_scatter_block",
+       .nccl_call = "ncclReduceScatter"},
+      {.op = coll_op::broadcast,
+       .name = "broadcast",
+       .layout = bl::whole,
+       .bus_per_rank = false,
+       .result = rr::root_input,
+       .root_buffer = true,
+       .mpi_call = "MPI_Bcast from rank 0",
+       .nccl_call = "ncclBroadcast from rank 0"},
+      {.op = coll_op::alltoall,
+       .name = "alltoall",
+       .layout = bl::exchange,
+       .result = rr::exchange,
+       .placements = "out_of_place",
+       .mpi_call = "MPI_Alltoall",
+       .nccl_call = "grouped ncclSend/ncclRecv"},
+      {.op = coll_op::reduce,
+       .name = "reduce",
+       .layout = bl::whole,
+       .bus_per_rank = false,
+       .result = rr::reduced,
+       .reduces = true,
+       .root_only = true,
+       .dtypes = "float32",
+       .placements = "out_of_place",
+       .mpi_call = "MPI_Reduce to rank 0",
+       .nccl_call = "ncclReduce to rank 0"},
+      {.op = coll_op::gather,
+       .name = "gather",
+       .layout = bl::gather,
+       .result = rr::gather,
+       .root_only = true,
+       .placements = "out_of_place",
+       .mpi_call = "MPI_Gather to rank 0",
+       .nccl_call = "ncclSend to rank 0, its grouped ncclRecv from each"},
+      {.op = coll_op::scatter,
+       .name = "scatter",
+       .layout = bl::scatter,
+       .result = rr::root_block,
+       .placements = "out_of_place",
+       .mpi_call = "MPI_Scatter from rank 0",
+       .nccl_call = "rank 0's grouped ncclSend to each, ncclRecv"},
+      {.op = coll_op::sendrecv,
+       .name = "sendrecv",
+       .layout = bl::whole,
+       .bus_per_rank = false,
+       .result = rr::from_left,
+       .mpi_call = "MPI_Sendrecv to rank + 1 from rank - 1 (a ring)",
+       .nccl_call = "grouped ncclSend to rank + 1, ncclRecv from rank - 1 (a ring)"},
   };
   return table;
 }
@@ -153,11 +229,85 @@ inline double send_value(coll_op op, int me, std::size_t i) {
   return kernels::pattern::input(me, i);
 }
 
-// What element i of rank `me`'s receive buffer must hold afterwards. `rank_sum_n`:
-// pattern::rank_sum(n), computed once.
+// What element i of rank `me`'s receive buffer must hold afterwards (for a root_only collective:
+// the root's). `r`: the reduction (pattern::make_reduction), for the reducing collectives.
 inline double expected_value(coll_op op, int me, int n, std::size_t block, std::size_t i,
-                             double rank_sum_n) {
-  return kernels::pattern::expected(describe(op).result, me, n, block, i, rank_sum_n);
+                             const kernels::pattern::reduction& r) {
+  return kernels::pattern::expected(describe(op).result, me, n, block, i, r);
+}
+// Whether rank `me` (of its group) holds a result to verify.
+inline bool receives_result(coll_op op, int me) {
+  return !describe(op).root_only || me == 0;
+}
+
+// ---- split groups (nccl-tests' NCCL_TESTS_SPLIT)
+// -------------------------------------------------------------
+
+// The ranks a collective runs among: all of them, each host's ranks (one group per host, over its
+// NVLink or shared memory), one rank per host (local rank 0 of each: the network between hosts
+// with one flow per host; the other ranks wait), or a rail (one group per local rank index: the
+// same GPU of every host, all rails at once, as rail-optimised fabrics are cabled).
+enum class rank_group { world, intra_node, inter_node, rail };
+inline constexpr std::string_view rank_group_names[] = {"world", "intra_node", "inter_node",
+                                                        "rail"};
+[[nodiscard]] inline std::optional<rank_group> parse_rank_group(std::string_view s) {
+  for (int k = 0; k < 4; ++k) {
+    if (s == rank_group_names[k]) return static_cast<rank_group>(k);
+  }
+  return std::nullopt;
+}
+
+// Each rank's group ("color" of MPI_Comm_split / ncclCommSplit), -1 for a rank in none, from
+// every rank's hostname (`hosts[r]`, rank order): hosts are numbered by first appearance, a rank's
+// local index is its place among its host's ranks. Every rank computes the same colors.
+[[nodiscard]] inline std::vector<int> group_colors(rank_group g,
+                                                   const std::vector<std::string>& hosts) {
+  std::vector<int> colors(hosts.size(), 0);
+  std::vector<std::string> seen;
+  std::vector<int> per_host;
+  for (std::size_t r = 0; r < hosts.size(); ++r) {
+    const auto it = std::find(seen.begin(), seen.end(), hosts[r]);
+    const auto node = static_cast<int>(it - seen.begin());
+    if (it == seen.end()) {
+      seen.push_back(hosts[r]);
+      per_host.push_back(0);
+    }
+    const int local = per_host[static_cast<std::size_t>(node)]++;
+    if (g == rank_group::intra_node) colors[r] = node;
+    if (g == rank_group::inter_node) colors[r] = local == 0 ? 0 : -1;
+    if (g == rank_group::rail) colors[r] = local;
+  }
+  return colors;
+}
+
+// The shape of a split: how many groups and ranks per group, or why the collective cannot run on
+// it (a group of one rank, groups of different sizes: one bus factor must hold for every group).
+struct group_shape {
+  int groups = 0, ranks = 0;
+  std::string problem;  // empty when it can run
+};
+[[nodiscard]] inline group_shape shape_of(rank_group g, const std::vector<int>& colors) {
+  std::vector<int> sizes;
+  for (int c : colors) {
+    if (c < 0) continue;
+    if (static_cast<std::size_t>(c) >= sizes.size()) sizes.resize(static_cast<std::size_t>(c) + 1);
+    ++sizes[static_cast<std::size_t>(c)];
+  }
+  group_shape s;
+  s.groups = static_cast<int>(sizes.size());
+  s.ranks = sizes.empty() ? 0 : sizes.front();
+  const std::string name(rank_group_names[static_cast<int>(g)]);
+  const auto [lo, hi] = std::minmax_element(sizes.begin(), sizes.end());
+  if (sizes.empty() || *lo < 2) {
+    s.problem = "group " + name + " has a group of " + std::to_string(sizes.empty() ? 0 : *lo) +
+                " rank(s) (" + std::to_string(s.groups) +
+                " group(s)): a collective needs at least 2 ranks per group";
+  } else if (*lo != *hi) {
+    s.problem = "group " + name + " splits the ranks into groups of " + std::to_string(*lo) +
+                " to " + std::to_string(*hi) +
+                " ranks: start the same number of ranks on every host";
+  }
+  return s;
 }
 
 // ---- ring all-reduce

@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "infrabench/communicator.h"
 #include "infrabench/state.h"
@@ -60,6 +61,24 @@ inline void agree_or_fail(state& st, bool ok, const std::string& why, bool skip 
   const std::string reason = ok ? "another rank could not take part (see its reason)" : why;
   if (skip) st.skip(reason);
   st.fail(reason);
+}
+
+// Every rank's verification (`wrong`: empty, or what this rank found wrong) agreed: when any rank
+// received a wrong result, every rank fails the configuration with the first such rank's finding,
+// so that the recorded result (rank 0's) names it and no number of a wrong result is kept.
+inline void agree_verified(state& st, const std::string& wrong) {
+  communicator& comm = st.comm();
+  std::string first;
+  {
+    op_scope scope(comm);
+    const std::vector<std::string> all = comm.gather_strings(wrong);
+    for (std::size_t r = 0; r < all.size() && first.empty(); ++r) {
+      if (!all[r].empty())
+        first = "verification failed on rank " + std::to_string(r) + ": " + all[r];
+    }
+    first = comm.broadcast_string(first);
+  }
+  if (!first.empty()) st.fail(reason_code::verify_failed, first);
 }
 
 // A barrier that waits off the CPU (ranks with nothing to do must not steal cycles).

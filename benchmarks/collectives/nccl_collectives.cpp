@@ -1,7 +1,8 @@
 // NCCL collectives on device buffers, one GPU per rank (chosen by the rank's place on its host),
 // the communicator bootstrapped through MPI (rank 0's ncclUniqueId broadcast). Every collective of
 // model.h's table is registered here as collectives/nccl_<name>; this file adds only the NCCL call
-// of each. Timed by the harness (state::exec_gpu): a batch of operations between one event pair,
+// of each (grouped ncclSend/ncclRecv where NCCL has no primitive) and ncclCommSplit for the split
+// groups. Timed by the harness (state::exec_gpu): a batch of operations between one event pair,
 // as nccl-tests' BenchTime does, with the slowest rank's time per operation (and wall time)
 // agreed in one MPI reduction per sample, not per operation; the data verified on the device.
 // Waits poll NCCL's asynchronous error as nccl-tests does: a failing rank aborts its
@@ -20,6 +21,7 @@
 #include "cpu/reduce_pattern.h"
 #include "cuda/reduce_check.h"
 #include "cuda/support.h"
+#include "elements.h"
 #include "infrabench/benchmark.h"
 #include "infrabench/state.h"
 #include "model.h"
@@ -55,50 +57,111 @@ struct nccl_operation {
   std::size_t block = 0;  // elements per rank (the whole count for whole-buffer collectives)
   std::size_t elem = 4;
   ncclDataType_t type = ncclFloat;
-  int ranks = 1;
+  ncclRedOp_t op = ncclSum;
+  int me = 0, ranks = 1;  // in the group's communicator
   ncclComm_t comm = nullptr;
   cudaStream_t stream = nullptr;
 };
 using nccl_call = void (*)(const nccl_operation&);
 
+// Blocks of `o` at block index k, for the grouped send/receive collectives.
+const std::byte* send_block(const nccl_operation& o, int k) {
+  return static_cast<const std::byte*>(o.send) + static_cast<std::size_t>(k) * o.block * o.elem;
+}
+std::byte* whole_block(const nccl_operation& o, int k) {
+  return static_cast<std::byte*>(o.whole) + static_cast<std::size_t>(k) * o.block * o.elem;
+}
+
+// NCCL has no all-to-all, gather, scatter or ring exchange: grouped sends and receives, as
+// nccl-tests composes them (alltoall.cu, gather.cu, scatter.cu, sendrecv.cu). Root: rank 0.
+void grouped(const nccl_operation& o, coll_op op) {
+  check_nccl(ncclGroupStart(), "ncclGroupStart");
+  const int n = o.ranks;
+  auto send = [&](const void* p, int peer) {
+    check_nccl(ncclSend(p, o.block, o.type, peer, o.comm, o.stream), "ncclSend");
+  };
+  auto recv = [&](void* p, int peer) {
+    check_nccl(ncclRecv(p, o.block, o.type, peer, o.comm, o.stream), "ncclRecv");
+  };
+  for (int peer = 0; peer < n; ++peer) {
+    if (op == coll_op::alltoall) {
+      send(send_block(o, peer), peer);
+      recv(whole_block(o, peer), peer);
+    }
+    if (op == coll_op::gather && o.me == 0) recv(whole_block(o, peer), peer);
+    if (op == coll_op::scatter && o.me == 0) send(send_block(o, peer), peer);
+  }
+  if (op == coll_op::gather) send(o.send, 0);
+  if (op == coll_op::scatter) recv(o.recv, 0);
+  if (op == coll_op::sendrecv) {
+    send(o.send, (o.me + 1) % n);
+    recv(o.recv, (o.me + n - 1) % n);
+  }
+  check_nccl(ncclGroupEnd(), "ncclGroupEnd");
+}
+
 // The one thing this backend adds per collective: its NCCL call.
 const std::map<coll_op, nccl_call>& nccl_calls() {
+  using O = const nccl_operation&;
   static const std::map<coll_op, nccl_call> calls = {
       {coll_op::allreduce,
-       [](const nccl_operation& o) {
-         check_nccl(ncclAllReduce(o.send, o.recv, o.block, o.type, ncclSum, o.comm, o.stream),
+       [](O o) {
+         check_nccl(ncclAllReduce(o.send, o.recv, o.block, o.type, o.op, o.comm, o.stream),
                     "ncclAllReduce");
        }},
       {coll_op::allgather,
-       [](const nccl_operation& o) {
+       [](O o) {
          check_nccl(ncclAllGather(o.send, o.recv, o.block, o.type, o.comm, o.stream),
                     "ncclAllGather");
        }},
       {coll_op::reduce_scatter,
-       [](const nccl_operation& o) {
-         check_nccl(ncclReduceScatter(o.send, o.recv, o.block, o.type, ncclSum, o.comm, o.stream),
+       [](O o) {
+         check_nccl(ncclReduceScatter(o.send, o.recv, o.block, o.type, o.op, o.comm, o.stream),
                     "ncclReduceScatter");
        }},
       {coll_op::broadcast,
-       [](const nccl_operation& o) {
+       [](O o) {
          check_nccl(ncclBroadcast(o.whole, o.whole, o.block, o.type, 0, o.comm, o.stream),
                     "ncclBroadcast");
        }},
-      {coll_op::alltoall,
-       [](const nccl_operation& o) {
-         // NCCL has no all-to-all primitive: grouped sends and receives, as nccl-tests does it.
-         check_nccl(ncclGroupStart(), "ncclGroupStart");
-         const auto* s = static_cast<const std::byte*>(o.send);
-         auto* r = static_cast<std::byte*>(o.whole);
-         for (int peer = 0; peer < o.ranks; ++peer) {
-           const std::size_t off = static_cast<std::size_t>(peer) * o.block * o.elem;
-           check_nccl(ncclSend(s + off, o.block, o.type, peer, o.comm, o.stream), "ncclSend");
-           check_nccl(ncclRecv(r + off, o.block, o.type, peer, o.comm, o.stream), "ncclRecv");
-         }
-         check_nccl(ncclGroupEnd(), "ncclGroupEnd");
+      {coll_op::reduce,
+       [](O o) {
+         check_nccl(ncclReduce(o.send, o.recv, o.block, o.type, o.op, 0, o.comm, o.stream),
+                    "ncclReduce");
        }},
+      {coll_op::alltoall, [](O o) { grouped(o, coll_op::alltoall); }},
+      {coll_op::gather, [](O o) { grouped(o, coll_op::gather); }},
+      {coll_op::scatter, [](O o) { grouped(o, coll_op::scatter); }},
+      {coll_op::sendrecv, [](O o) { grouped(o, coll_op::sendrecv); }},
   };
   return calls;
+}
+
+ncclDataType_t nccl_type(elem_type t) {
+  switch (t) {
+    case elem_type::float64:
+      return ncclDouble;
+    case elem_type::float16:
+      return ncclFloat16;
+    case elem_type::bfloat16:
+      return ncclBfloat16;
+    case elem_type::int32:
+      return ncclInt32;
+    default:
+      return ncclFloat32;
+  }
+}
+ncclRedOp_t nccl_op(red_op op) {
+  switch (op) {
+    case red_op::max:
+      return ncclMax;
+    case red_op::min:
+      return ncclMin;
+    case red_op::avg:
+      return ncclAvg;
+    default:
+      return ncclSum;
+  }
 }
 
 // One NCCL communicator for the whole run: creating one costs a second or more and every
@@ -106,7 +169,14 @@ const std::map<coll_op, nccl_call>& nccl_calls() {
 // function-local static was destroyed after main returned, after MPI_Finalize and the CUDA
 // runtime's teardown that ncclCommDestroy needs.
 struct nccl_context {
+  // A communicator split from the run's (ncclCommSplit) for a group of ranks; comm is null on a
+  // rank in no group of the split.
+  struct group_comm {
+    ncclComm_t comm = nullptr;
+    int rank = 0, size = 0;
+  };
   ncclComm_t comm = nullptr;
+  std::map<std::string, group_comm> groups;  // by the group axis' value, made on first use
   std::unique_ptr<kcu::stream> stream;
   int device = -1;
   std::string aborted;  // why the communicator was aborted (later configurations fail with it)
@@ -114,20 +184,34 @@ struct nccl_context {
   nccl_context(const nccl_context&) = delete;
   nccl_context& operator=(const nccl_context&) = delete;
   ~nccl_context() {
+    for (auto& [name, g] : groups) {
+      if (g.comm) (void)ncclCommDestroy(g.comm);
+    }
     if (comm) (void)ncclCommDestroy(comm);
   }
 
   // NCCL's asynchronous error, "" while there is none (ncclInProgress: still connecting).
   [[nodiscard]] std::string async_error() const {
     if (comm == nullptr) return aborted;
+    std::string error = async_error_of(comm);
+    for (const auto& [name, g] : groups) {
+      if (error.empty() && g.comm) error = async_error_of(g.comm);
+    }
+    return error;
+  }
+  static std::string async_error_of(ncclComm_t c) {
     ncclResult_t rc = ncclSuccess;
-    if (const ncclResult_t q = ncclCommGetAsyncError(comm, &rc); q != ncclSuccess) rc = q;
+    if (const ncclResult_t q = ncclCommGetAsyncError(c, &rc); q != ncclSuccess) rc = q;
     if (rc == ncclSuccess || rc == ncclInProgress) return {};
-    return "NCCL asynchronous error: " + nccl_error_text(rc, comm);
+    return "NCCL asynchronous error: " + nccl_error_text(rc, c);
   }
   // Ends the communicator for good (its kernels stop waiting for peers): nccl-tests' abort.
   void abort(const std::string& why) {
     if (comm == nullptr) return;
+    for (auto& [name, g] : groups) {
+      if (g.comm) (void)ncclCommAbort(g.comm);
+    }
+    groups.clear();
     (void)ncclCommAbort(comm);
     comm = nullptr;
     aborted = "the NCCL communicator was aborted earlier in this run: " + why;
@@ -182,6 +266,42 @@ nccl_context& context(state& st) {
   return ctx;
 }
 
+// This rank's communicator for the configuration's `group`: the run's own (world), or one split
+// from it by group_colors (ncclCommSplit, made once per group and run; a null comm: this rank is
+// in no group and waits). A split that cannot run is skipped alike on every rank.
+nccl_context::group_comm group_of(state& st, nccl_context& ctx, group_shape& shape) {
+  const std::string name = st.get_string("group");
+  const rank_group g = parse_rank_group(name).value_or(rank_group::world);
+  communicator& comm = st.comm();
+  const std::vector<int> colors = group_colors(g, comm.hostnames());
+  shape = shape_of(g, colors);
+  if (!shape.problem.empty()) st.skip(shape.problem);
+  if (g == rank_group::world) return {ctx.comm, comm.rank(), comm.size()};
+  if (const auto it = ctx.groups.find(name); it != ctx.groups.end()) return it->second;
+  const int color = colors.at(static_cast<std::size_t>(comm.rank()));
+  nccl_context::group_comm made;
+  std::string error;
+  {
+    op_scope scope(comm);  // ncclCommSplit waits for every rank of the run's communicator
+    const ncclResult_t rc = ncclCommSplit(ctx.comm, color < 0 ? NCCL_SPLIT_NOCOLOR : color,
+                                          comm.rank(), &made.comm, nullptr);
+    if (rc != ncclSuccess) error = "ncclCommSplit: " + nccl_error_text(rc, ctx.comm);
+    if (error.empty() && made.comm != nullptr) {
+      if (ncclCommUserRank(made.comm, &made.rank) != ncclSuccess ||
+          ncclCommCount(made.comm, &made.size) != ncclSuccess)
+        error = "ncclCommUserRank/ncclCommCount failed";
+    }
+  }
+  try {
+    agree_or_fail(st, error.empty(), error);
+  } catch (...) {  // this rank's split may have worked where another's failed: not kept
+    if (made.comm != nullptr) (void)ncclCommAbort(made.comm);
+    throw;
+  }
+  ctx.groups[name] = made;
+  return made;
+}
+
 // Waits for what `ctx`'s stream has queued, polling NCCL's error (gpu_wait_polled).
 void sync_polled(nccl_context& ctx, double timeout_s) {
   gpu_exec_options o;
@@ -189,14 +309,18 @@ void sync_polled(nccl_context& ctx, double timeout_s) {
   gpu_wait_polled({ctx.stream->get(), ctx.device}, o, "waiting for the verification collective");
 }
 
-void add_metrics(state& st, double bytes, double factor) {
+void add_metrics(state& st, double bytes, double factor, const group_shape& shape) {
   st.add_time_metric("algbw_gbps", "GB/s", true,
                      "bytes / time, time = slowest rank's CUDA-event time per operation over a "
                      "batch (nccl-tests algbw)",
                      [&](double t) { return t > 0 ? bytes / t / 1e9 : 0.0; });
-  st.add_time_metric("busbw_gbps", "GB/s", true,
-                     "algbw x the collective's bus factor (nccl-tests busbw)",
-                     [&](double t) { return t > 0 ? bytes / t / 1e9 * factor : 0.0; });
+  st.add_time_metric(
+      "busbw_gbps", "GB/s", true,
+      "algbw x the collective's bus factor for " + std::to_string(shape.ranks) + " ranks" +
+          (shape.groups > 1 ? " in each of " + std::to_string(shape.groups) + " groups"
+                            : std::string()) +
+          " (nccl-tests busbw)",
+      [&](double t) { return t > 0 ? bytes / t / 1e9 * factor : 0.0; });
   st.add_time_metric("latency_us", "us", false,
                      "CUDA-event time per operation over a batch, slowest rank, microseconds",
                      [](double t) { return t * 1e6; });
@@ -219,49 +343,109 @@ batch_timing agree_over_ranks(communicator& comm, const batch_timing& mine) {
   return {v[0], v[1]};
 }
 
-void run_nccl(state& st, coll_op op) {
-  const collective& spec = describe(op);
-  communicator& comm = st.comm();
-  const int n = comm.size(), me = comm.rank();
-  const bool is_double = spec.reduces && st.get_string("dtype") == "float64";
-  const std::size_t es = is_double ? 8 : 4;
-  const bool in_place = !spec.rooted && st.get_string("placement") == "in_place";
-  const auto l = make_layout(op, st.get_int64("size"), es, n);
-  if (!l) st.skip("size is less than one element per rank");
+// The axes of one configuration, read once.
+struct nccl_config {
+  elem_type type = elem_type::float32;
+  red_op rop = red_op::sum;
+  bool in_place = false;
+};
+nccl_config config_of(state& st, const collective& spec) {
+  nccl_config c;
+  if (spec.reduces) {
+    c.type = parse_elem_type(st.get_string("dtype")).value_or(elem_type::float32);
+    c.rop = parse_red_op(st.get_string("op")).value_or(red_op::sum);
+  }
+  c.in_place = !spec.placements.empty() && st.get_string("placement") == "in_place";
+  return c;
+}
 
-  nccl_context& ctx = context(st);
+// Verification on the device: fresh inputs, one operation, count the wrong elements where this
+// rank holds a result (pattern::expected within pattern::tolerance). Empty, or what is wrong.
+std::string verify_on_device(nccl_context& ctx, const nccl_operation& o, const collective& spec,
+                             const nccl_config& c, const layout& l, unsigned long long* counter) {
+  IB_CUDA(cudaMemsetAsync(counter, 0, sizeof(*counter), o.stream));
+  const auto r = kernels::pattern::make_reduction(c.rop, c.type, o.ranks);
+  IB_CUDA(kcu::launch_count_mismatches(
+      o.recv, c.type, l.recv_count, spec.result, o.me, o.ranks, l.block, r,
+      kernels::pattern::tolerance(c.type, c.rop, o.ranks), counter, o.stream));
+  unsigned long long wrong = 0;
+  IB_CUDA(cudaMemcpyAsync(&wrong, counter, sizeof(wrong), cudaMemcpyDeviceToHost, o.stream));
+  ctx.stream->sync();
+  if (wrong == 0) return {};
+  return std::to_string(wrong) + " of " + std::to_string(l.recv_count) + " elements wrong (GPU " +
+         std::to_string(ctx.device) + ")";
+}
+
+// A configuration's device buffers, on every rank or none.
+struct nccl_buffers {
   kcu::device_buffer send, recv, bad;
+};
+nccl_buffers allocate(state& st, nccl_context& ctx, const nccl_config& c, const layout& l) {
+  const std::size_t es = kernels::pattern::elem_size(c.type);
+  nccl_buffers b;
   std::string alloc_error;
   try {
     IB_CUDA(cudaSetDevice(ctx.device));
-    recv = kcu::device_buffer(ctx.device, std::max(l->send_count, l->recv_count) * es);
-    if (!in_place) send = kcu::device_buffer(ctx.device, l->send_count * es);
-    bad = kcu::device_buffer(ctx.device, sizeof(unsigned long long));
+    b.recv = kcu::device_buffer(ctx.device, std::max(l.send_count, l.recv_count) * es);
+    if (!c.in_place) b.send = kcu::device_buffer(ctx.device, l.send_count * es);
+    b.bad = kcu::device_buffer(ctx.device, sizeof(unsigned long long));
   } catch (const std::exception& e) {
     alloc_error = e.what();
   }
   agree_or_fail(st, alloc_error.empty(), alloc_error);
+  return b;
+}
 
+// The operation of rank g.rank: NCCL's in-place forms put the input (all-gather, gather) or the
+// result (reduce-scatter, scatter) at the rank's block of the receive buffer.
+nccl_operation operation_of(coll_op op, const nccl_config& c, nccl_context& ctx,
+                            const nccl_context::group_comm& g, int n, const layout& l,
+                            nccl_buffers& buf) {
+  const std::size_t es = kernels::pattern::elem_size(c.type);
   nccl_operation o;
-  o.whole = recv.get();
-  o.send = in_place ? recv.data() + in_place_send_offset(op, me, *l) * es : send.data();
-  o.recv = recv.data() + result_offset(op, me, *l, in_place) * es;
-  o.block = l->block;
+  o.whole = buf.recv.get();
+  o.send =
+      c.in_place ? buf.recv.data() + in_place_send_offset(op, g.rank, l) * es : buf.send.data();
+  o.recv = buf.recv.data() + result_offset(op, g.rank, l, c.in_place) * es;
+  o.block = l.block;
   o.elem = es;
-  o.type = is_double ? ncclDouble : ncclFloat;
+  o.type = nccl_type(c.type);
+  o.op = nccl_op(c.rop);
+  o.me = g.rank;
   o.ranks = n;
-  o.comm = ctx.comm;
+  o.comm = g.comm;
   o.stream = ctx.stream->get();
+  return o;
+}
+
+void run_nccl(state& st, coll_op op) {
+  const collective& spec = describe(op);
+  communicator& comm = st.comm();
+  const nccl_config c = config_of(st, spec);
+  const std::size_t es = kernels::pattern::elem_size(c.type);
+  nccl_context& ctx = context(st);
+  group_shape shape;
+  const nccl_context::group_comm g = group_of(st, ctx, shape);
+  const int n = shape.ranks, me = g.rank;
+  const bool member = g.comm != nullptr;
+  const auto l = make_layout(op, st.get_int64("size"), es, n);
+  if (!l) st.skip("size is less than one element per rank");
+
+  nccl_buffers buf = allocate(st, ctx, c, *l);
+  const nccl_operation o = operation_of(op, c, ctx, g, n, *l, buf);
   const nccl_call call = nccl_calls().at(op);
+  auto do_op = [&] {
+    if (member) call(o);  // a rank in no group of the split waits for the others
+  };
 
   auto set_inputs = [&] {
-    if (spec.rooted) {
+    if (!member) return;
+    if (spec.root_buffer) {
       IB_CUDA(cudaMemsetAsync(o.whole, 0, l->recv_count * es, o.stream));
-      if (me == 0) {
-        IB_CUDA(kcu::launch_fill_pattern(o.whole, is_double, l->recv_count, 0, me, o.stream));
-      }
+      if (me == 0)
+        IB_CUDA(kcu::launch_fill_pattern(o.whole, c.type, l->recv_count, 0, me, o.stream));
     } else {
-      IB_CUDA(kcu::launch_fill_pattern(const_cast<void*>(o.send), is_double, input_count(op, *l), 0,
+      IB_CUDA(kcu::launch_fill_pattern(const_cast<void*>(o.send), c.type, input_count(op, *l), 0,
                                        me, o.stream));
     }
     ctx.stream->sync();
@@ -280,32 +464,25 @@ void run_nccl(state& st, coll_op op) {
     // Waiting for a batch waits for the other ranks: one operation for the liveness monitor,
     // bounded by the configuration's own time limit rather than one operation's.
     op_scope scope(comm, std::max(comm.config_timeout(), 0.0) + comm.op_timeout());
-    (void)st.exec_gpu(
-        {o.stream, ctx.device}, [&] { call(o); }, opts);
+    (void)st.exec_gpu({o.stream, ctx.device}, do_op, opts);
   }
-  add_metrics(st, l->bytes, bus_factor(op, n));
+  add_metrics(st, l->bytes, bus_factor(op, n), shape);
 
-  // Verification on the device: fresh inputs, one operation, count wrong elements.
   set_inputs();
   {
     op_scope scope(comm);
-    call(o);
+    do_op();
     sync_polled(ctx, comm.op_timeout());
   }
-  auto* counter = bad.as<unsigned long long>();
-  IB_CUDA(cudaMemsetAsync(counter, 0, sizeof(*counter), o.stream));
-  IB_CUDA(kcu::launch_count_mismatches(o.recv, is_double, l->recv_count, spec.result, me, n,
-                                       l->block, kernels::pattern::rank_sum(n), counter, o.stream));
-  unsigned long long wrong = 0;
-  IB_CUDA(cudaMemcpyAsync(&wrong, counter, sizeof(wrong), cudaMemcpyDeviceToHost, o.stream));
-  ctx.stream->sync();
-  st.check(wrong == 0, "verification failed on rank " + std::to_string(me) + " (GPU " +
-                           std::to_string(ctx.device) + "): " + std::to_string(wrong) + " of " +
-                           std::to_string(l->recv_count) + " elements wrong");
+  std::string wrong;
+  if (member && receives_result(op, me))
+    wrong = verify_on_device(ctx, o, spec, c, *l, buf.bad.as<unsigned long long>());
+  agree_verified(st, wrong);
 }
 
 std::string nccl_description(const collective& c) {
-  return std::string(c.nccl_call) + " on device buffers, one GPU per rank: " + bus_text(c) +
+  return std::string(c.nccl_call) + (c.reduces ? " (sum, max, min, avg)" : "") +
+         " on device buffers, one GPU per rank: " + bus_text(c) +
          ", latency; verified on the device";
 }
 
@@ -313,7 +490,7 @@ std::string nccl_description(const collective& c) {
 [[maybe_unused]] const bool registered = [] {
   register_collectives({.name = "NCCL",
                         .prefix = "nccl_",
-                        .dtype_text = "element type",
+                        .dtype_text = "element type (NCCL's own reductions for each)",
                         .placement_text = "separate buffers or NCCL's in-place form",
                         .has_call = [](coll_op op) { return nccl_calls().count(op) > 0; },
                         .describe = nccl_description,

@@ -36,10 +36,34 @@ struct collective_backend {
 }
 
 // How the collective's bus bandwidth follows from its algorithm bandwidth, for both backends'
-// descriptions (nccl-tests' bus factors).
+// descriptions (nccl-tests' doc/PERFORMANCE.md): all-reduce 2(n-1)/n; all-gather,
+// reduce-scatter, all-to-all, gather and scatter (n-1)/n; broadcast, reduce and sendrecv 1.
 [[nodiscard]] inline std::string bus_text(const collective& c) {
   if (!c.bus_per_rank) return "busbw = algbw (bus factor 1)";
   return "busbw = algbw x " + std::string(c.bus_scale == 1 ? "" : "2") + "(n-1)/n";
+}
+
+// The axes every collective of a kind has: element type and operation (reductions), placement,
+// and the group of ranks it runs among. Their defaults are the configurations of before these
+// axes existed (sum, world), so that suites that do not name them run what they ran.
+inline void add_shared_axes(benchmark& b, const collective& c, const collective_backend& be) {
+  if (c.reduces) {
+    b.add_string_axis("dtype", split_list(c.dtypes),
+                      choice_axis(std::string(be.dtype_text),
+                                  {"float32", "float64", "float16", "bfloat16", "int32"}));
+    b.add_string_axis("op", {"sum"},
+                      choice_axis("the reduction (avg: sum, then divided by the rank count, as "
+                                  "ncclAvg)",
+                                  {"sum", "max", "min", "avg"}));
+  }
+  if (!c.placements.empty()) {
+    b.add_string_axis("placement", split_list(c.placements),
+                      choice_axis(std::string(be.placement_text), {"out_of_place", "in_place"}));
+  }
+  b.add_string_axis("group", {"world"},
+                    choice_axis("the ranks it runs among: all, each host's, one per host (local "
+                                "rank 0), or each rail (the same local rank on every host)",
+                                {"world", "intra_node", "inter_node", "rail"}));
 }
 
 // Registers every row of the table with `be`; a row without a call of the backend throws at
@@ -64,14 +88,7 @@ inline void register_collectives(const collective_backend& be) {
                   // algbw and the latency are the same timing as busbw, seen otherwise.
                   .relate("algbw_gbps", relation_kind::view_of, "busbw_gbps")
                   .relate("latency_us", relation_kind::view_of, "busbw_gbps");
-    if (c.reduces) {
-      b.add_string_axis("dtype", split_list(c.dtypes),
-                        choice_axis(std::string(be.dtype_text), {"float32", "float64"}));
-    }
-    if (!c.rooted) {
-      b.add_string_axis("placement", split_list(c.placements),
-                        choice_axis(std::string(be.placement_text), {"out_of_place", "in_place"}));
-    }
+    add_shared_axes(b, c, be);
     b.add_int64_axis("size", size_sweep(),
                      bytes_axis("message size (nccl-tests convention: the larger buffer)", 8,
                                 8.0 * (1ll << 30)));

@@ -1,4 +1,8 @@
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
+
+#include <cstdint>
 
 #include "cpu/reduce_pattern.h"
 #include "cuda/reduce_check.h"
@@ -6,21 +10,49 @@
 namespace infrabench::kernels::cuda {
 namespace {
 
+// Values to and from each element type (the 2-byte types round to nearest, as NCCL's do).
+template <typename T>
+__device__ T to_elem(double v) {
+  return static_cast<T>(v);
+}
+template <>
+__device__ __half to_elem<__half>(double v) {
+  return __float2half_rn(static_cast<float>(v));
+}
+template <>
+__device__ __nv_bfloat16 to_elem<__nv_bfloat16>(double v) {
+  return __float2bfloat16_rn(static_cast<float>(v));
+}
+template <typename T>
+__device__ double from_elem(T v) {
+  return static_cast<double>(v);
+}
+template <>
+__device__ double from_elem<__half>(__half v) {
+  return __half2float(v);
+}
+template <>
+__device__ double from_elem<__nv_bfloat16>(__nv_bfloat16 v) {
+  return __bfloat162float(v);
+}
+
 template <typename T>
 __global__ void fill_kernel(T* buf, std::size_t count, std::size_t base, int rank) {
   for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < count;
        i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
-    buf[i] = static_cast<T>(pattern::input(rank, base + i));
+    buf[i] = to_elem<T>(pattern::input(rank, base + i));
   }
 }
 
 template <typename T>
 __global__ void check_kernel(const T* buf, std::size_t count, pattern::result_rule rule, int me,
-                             int n, std::size_t block, double rs, unsigned long long* bad) {
+                             int n, std::size_t block, pattern::reduction r, double tol,
+                             unsigned long long* bad) {
   unsigned long long mine = 0;
   for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < count;
        i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
-    mine += buf[i] != static_cast<T>(pattern::expected(rule, me, n, block, i, rs));
+    const double want = pattern::expected(rule, me, n, block, i, r);
+    mine += pattern::matches(from_elem<T>(buf[i]), want, tol) ? 0 : 1;
   }
   if (mine) atomicAdd(bad, mine);
 }
@@ -30,30 +62,54 @@ unsigned grid_for(std::size_t count) {
   return static_cast<unsigned>(blocks < 4096 ? (blocks ? blocks : 1) : 4096);
 }
 
+template <typename T>
+struct tag {
+  using type = T;
+};
+// Calls f(tag<T>{}) with T the device type of `t`.
+template <typename F>
+void dispatch(pattern::elem_type t, F&& f) {
+  switch (t) {
+    case pattern::elem_type::float64:
+      f(tag<double>{});
+      break;
+    case pattern::elem_type::float16:
+      f(tag<__half>{});
+      break;
+    case pattern::elem_type::bfloat16:
+      f(tag<__nv_bfloat16>{});
+      break;
+    case pattern::elem_type::int32:
+      f(tag<std::int32_t>{});
+      break;
+    default:
+      f(tag<float>{});
+      break;
+  }
+}
+
 }  // namespace
 
-int launch_fill_pattern(void* buf, bool is_double, std::size_t count, std::size_t base, int rank,
-                        void* stream) {
+int launch_fill_pattern(void* buf, pattern::elem_type t, std::size_t count, std::size_t base,
+                        int rank, void* stream) {
   auto s = static_cast<cudaStream_t>(stream);
-  if (is_double) {
-    fill_kernel<<<grid_for(count), 256, 0, s>>>(static_cast<double*>(buf), count, base, rank);
-  } else {
-    fill_kernel<<<grid_for(count), 256, 0, s>>>(static_cast<float*>(buf), count, base, rank);
-  }
+  dispatch(t, [&](auto k) {
+    using T = typename decltype(k)::type;
+    fill_kernel<<<grid_for(count), 256, 0, s>>>(static_cast<T*>(buf), count, base, rank);
+  });
   return static_cast<int>(cudaGetLastError());
 }
 
-int launch_count_mismatches(const void* buf, bool is_double, std::size_t count,
-                            pattern::result_rule rule, int me, int n, std::size_t block, double rs,
-                            unsigned long long* bad, void* stream) {
+int launch_count_mismatches(const void* buf, pattern::elem_type t, std::size_t count,
+                            pattern::result_rule rule, int me, int n, std::size_t block,
+                            const pattern::reduction& r, double tol, unsigned long long* bad,
+                            void* stream) {
   auto s = static_cast<cudaStream_t>(stream);
-  if (is_double) {
-    check_kernel<<<grid_for(count), 256, 0, s>>>(static_cast<const double*>(buf), count, rule, me,
-                                                 n, block, rs, bad);
-  } else {
-    check_kernel<<<grid_for(count), 256, 0, s>>>(static_cast<const float*>(buf), count, rule, me, n,
-                                                 block, rs, bad);
-  }
+  dispatch(t, [&](auto k) {
+    using T = typename decltype(k)::type;
+    check_kernel<<<grid_for(count), 256, 0, s>>>(static_cast<const T*>(buf), count, rule, me, n,
+                                                 block, r, tol, bad);
+  });
   return static_cast<int>(cudaGetLastError());
 }
 

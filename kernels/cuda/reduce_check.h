@@ -10,14 +10,15 @@
 
 namespace infrabench::kernels::cuda {
 
-// buf[i] = pattern::input(rank, index_base + i) as float (is_double false) or double, on `stream`.
-int launch_fill_pattern(void* buf, bool is_double, std::size_t count, std::size_t index_base,
+// buf[i] = pattern::input(rank, index_base + i) in element type t, on `stream`.
+int launch_fill_pattern(void* buf, pattern::elem_type t, std::size_t count, std::size_t index_base,
                         int rank, void* stream);
-// Counts elements of a receive buffer that differ from pattern::expected(rule, ...) into
-// *mismatches (device memory, zeroed first by the caller) on `stream`. Returns the launch's
-// cudaError_t.
-int launch_count_mismatches(const void* buf, bool is_double, std::size_t count,
+// Counts elements of a receive buffer (element type t) that differ from pattern::expected(rule,
+// me, n, block, i, r) by more than the relative `tol` (pattern::tolerance) into *mismatches
+// (device memory, zeroed first by the caller) on `stream`. Returns the launch's cudaError_t.
+int launch_count_mismatches(const void* buf, pattern::elem_type t, std::size_t count,
                             pattern::result_rule rule, int me, int n, std::size_t block,
-                            double rank_sum_n, unsigned long long* mismatches, void* stream);
+                            const pattern::reduction& r, double tol, unsigned long long* mismatches,
+                            void* stream);
 
 }  // namespace infrabench::kernels::cuda

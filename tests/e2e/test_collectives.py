@@ -85,7 +85,7 @@ def test_three_ranks_every_collective_verified(tmp_path):
     rep = load_report(out)
     names = {r["benchmark"] for r in rep["results"]}
     assert names == {f"collectives/mpi_{op}" for op in ("allreduce", "allgather", "reduce_scatter", "broadcast",
-                                                         "alltoall")}
+                                                         "alltoall", "reduce", "gather", "scatter", "sendrecv")}
     for r in rep["results"]:
         if r["status"] == "skipped":
             # 8 B of float64 is one element: fewer than one per rank for the block collectives.
@@ -93,9 +93,99 @@ def test_three_ranks_every_collective_verified(tmp_path):
             continue
         assert r["status"] == "passed", r
         assert not any("verification" in why for why in r["invalid_reasons"]), r
-        factor = {"allreduce": 4 / 3, "broadcast": 1.0}.get(r["benchmark"].split("_", 1)[1], 2 / 3)
+        # nccl-tests' bus factors (doc/PERFORMANCE.md) for 3 ranks.
+        factor = {"allreduce": 4 / 3, "broadcast": 1.0, "reduce": 1.0, "sendrecv": 1.0}.get(
+            r["benchmark"].split("_", 1)[1], 2 / 3)
         m = metrics(r)
         assert m["busbw_gbps"] == pytest.approx(m["algbw_gbps"] * factor)
+
+
+@needs_mpi
+@pytest.mark.parametrize("ranks", [2, 3])
+def test_every_dtype_and_op_verified(tmp_path, ranks):
+    # nccl-tests' -d all -o all on the reductions: float16/bfloat16 through our own MPI_Op_create
+    # operations, avg as a sum divided afterwards; 1000 B: 500 half-precision elements, uneven blocks.
+    out = str(tmp_path / "r.json")
+    p = mpirun(ranks, "run", "--filter", "^collectives/mpi_(allreduce|reduce|reduce_scatter)$", "-a", "size=1000",
+               "-a", "dtype=float32,float64,float16,bfloat16,int32", "-a", "op=sum,max,min,avg",
+               "-a", "placement=out_of_place,in_place", "-a", "algorithm=mpi", *FAST, "-o", out, timeout=300)
+    assert p.returncode == 0, p.stdout + p.stderr
+    results = load_report(out)["results"]
+    assert len(results) == 3 * 5 * 4 * 2
+    for r in results:
+        assert r["status"] == "passed", r
+        assert r["axes"]["group"] == "world"
+        assert not r["invalid_reasons"] or not any("verification" in why for why in r["invalid_reasons"]), r
+        m = metrics(r)
+        factor = {"allreduce": 2 * (ranks - 1) / ranks, "reduce": 1.0}.get(r["benchmark"].split("_", 1)[1],
+                                                                         (ranks - 1) / ranks)
+        assert m["busbw_gbps"] == pytest.approx(m["algbw_gbps"] * factor)
+
+
+@needs_mpi
+def test_our_algorithms_refuse_what_they_cannot_reduce(tmp_path):
+    out = str(tmp_path / "r.json")
+    p = mpirun(2, "run", "--filter", "^collectives/mpi_allreduce$", "-a", "size=1KiB", "-a", "dtype=float16,float32",
+               "-a", "op=sum,max", "-a", "algorithm=ring", "-a", "placement=out_of_place", *FAST, "-o", out)
+    assert p.returncode == 0, p.stdout + p.stderr
+    by = {(r["axes"]["dtype"], r["axes"]["op"]): r for r in load_report(out)["results"]}
+    assert by[("float32", "sum")]["status"] == "passed"
+    for key in (("float16", "sum"), ("float32", "max"), ("float16", "max")):
+        assert by[key]["status"] == "skipped" and "sums float32 and float64 only" in by[key]["reason"], by[key]
+
+
+@needs_mpi
+def test_split_groups_on_one_host(tmp_path):
+    # One host: its ranks are one intra_node group (the world's ranks); one rank per host or per
+    # rail is a group of one, skipped with the reason on every rank rather than hanging.
+    out = str(tmp_path / "r.json")
+    p = mpirun(2, "run", "--filter", "^collectives/mpi_(allreduce|sendrecv)$", "-a", "size=4KiB",
+               "-a", "group=world,intra_node,inter_node,rail", "-a", "algorithm=mpi,ring", "-a", "dtype=float32",
+               "-a", "placement=out_of_place", *FAST, "-o", out)
+    assert p.returncode == 0, p.stdout + p.stderr
+    results = load_report(out)["results"]
+    assert {r["axes"]["group"] for r in results} == {"world", "intra_node", "inter_node", "rail"}
+    for r in results:
+        if r["axes"]["group"] in ("world", "intra_node"):
+            assert r["status"] == "passed", r
+        else:
+            assert r["status"] == "skipped", r
+            assert f"group {r['axes']['group']} has a group of 1 rank(s)" in r["reason"], r
+
+
+SHIM = r"""
+#include <mpi.h>
+/* Rank 0 of every MPI_Reduce of floats gets its first element wrong: a broken library or link. */
+int MPI_Reduce(const void* s, void* r, int count, MPI_Datatype t, MPI_Op op, int root, MPI_Comm c) {
+  int rc = PMPI_Reduce(s, r, count, t, op, root, c), me = 0;
+  MPI_Comm_rank(c, &me);
+  if (me == root && t == MPI_FLOAT && count > 0) ((float*)r)[0] += 1.0f;
+  return rc;
+}
+"""
+
+
+@needs_mpi
+@pytest.mark.skipif(not shutil.which("mpicc"), reason="no mpicc to build the fault shim")
+def test_a_wrong_result_fails_and_keeps_no_number(tmp_path):
+    src = tmp_path / "shim.c"
+    src.write_text(SHIM)
+    lib = tmp_path / "libwrong_reduce.so"
+    subprocess.run(["mpicc", "-shared", "-fPIC", "-o", str(lib), str(src)], check=True, timeout=120)
+    out = str(tmp_path / "r.json")
+    cmd = mpirun_cmd(2, ["run", "--filter", "^collectives/mpi_(reduce|allreduce)$", "-a", "size=4KiB",
+                         "-a", "dtype=float32", "-a", "placement=out_of_place", "-a", "algorithm=mpi", *FAST,
+                         "-o", out])
+    cmd[1:1] = ["-x", f"LD_PRELOAD={lib}"]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=180, env=mpi_env())
+    rep = load_report(out)
+    by = {r["benchmark"]: r for r in rep["results"]}
+    bad = by["collectives/mpi_reduce"]
+    assert bad["status"] == "failed", bad
+    assert "verification failed on rank 0: 1 of 1024 elements wrong; element 0 = " in bad["reason"], bad
+    assert not any(m["name"] == "busbw_gbps" and m.get("value") for m in bad.get("metrics", [])), bad
+    assert by["collectives/mpi_allreduce"]["status"] == "passed"  # not intercepted
+    assert p.returncode != 0
 
 
 @needs_mpi

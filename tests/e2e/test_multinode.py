@@ -377,3 +377,26 @@ def test_slow_host_storage_is_named(tmp_path):
     finally:
         for d in mounted:
             sh("umount", d)
+
+
+def test_collective_split_groups_across_hosts(tmp_path):
+    # Two ranks per host, placed round-robin (rank r on host r % HOSTS): each host's ranks, one rank
+    # per host and each rail are groups of their own (MPI_Comm_split), verified, with the bus factor
+    # of the group's size; bfloat16 avg goes through our MPI_Op_create sum.
+    out = str(tmp_path / "groups.json")
+    cmd = [MPIRUN, "-np", str(2 * HOSTS), "--oversubscribe", "--map-by", "node", BIN, "run", "--filter",
+           "^collectives/mpi_(allreduce|sendrecv)$", "-a", "group=world,intra_node,inter_node,rail",
+           "-a", "size=64KiB", "-a", "algorithm=mpi", "-a", "dtype=bfloat16", "-a", "op=avg",
+           "-a", "placement=out_of_place", "--min-time", "0.05", "--max-time", "0.2", "-q", "-o", out]
+    env = dict(os.environ, ASAN_OPTIONS=os.environ.get("ASAN_OPTIONS", "") + ":detect_leaks=0")
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
+    assert p.returncode == 0, p.stdout + p.stderr
+    results = load_report(out)["results"]
+    expected = {"world": (2 * HOSTS, 1), "intra_node": (2, HOSTS), "inter_node": (HOSTS, 1), "rail": (HOSTS, 2)}
+    assert {r["axes"]["group"] for r in results} == set(expected)
+    for r in results:
+        assert r["status"] == "passed", r
+        n, groups = expected[r["axes"]["group"]]
+        [busbw] = [m for m in r["metrics"] if m["name"] == "busbw_gbps"]
+        assert f"for {n} ranks" in busbw["method"], busbw
+        assert (f"in each of {groups} groups" in busbw["method"]) == (groups > 1), busbw

@@ -18,6 +18,11 @@ TEST(CollectivesModel, BusFactorsAreNcclTests) {
   EXPECT_DOUBLE_EQ(bus_factor(coll_op::reduce_scatter, 8), 7.0 / 8);
   EXPECT_DOUBLE_EQ(bus_factor(coll_op::alltoall, 3), 2.0 / 3);
   EXPECT_DOUBLE_EQ(bus_factor(coll_op::broadcast, 16), 1.0);
+  // nccl-tests' doc/PERFORMANCE.md: reduce and sendrecv 1, gather and scatter (n-1)/n.
+  EXPECT_DOUBLE_EQ(bus_factor(coll_op::reduce, 8), 1.0);
+  EXPECT_DOUBLE_EQ(bus_factor(coll_op::sendrecv, 8), 1.0);
+  EXPECT_DOUBLE_EQ(bus_factor(coll_op::gather, 4), 0.75);
+  EXPECT_DOUBLE_EQ(bus_factor(coll_op::scatter, 3), 2.0 / 3);
 }
 
 TEST(CollectivesModel, LayoutsFollowNcclTestsSizing) {
@@ -49,7 +54,7 @@ TEST(CollectivesModel, LayoutsFollowNcclTestsSizing) {
 TEST(CollectivesModel, ExpectedValuesMatchASimulatedCollective) {
   for (int n : {2, 3, 5}) {
     const std::size_t block = 7;
-    const double rs = pattern::rank_sum(n);
+    const auto rs = pattern::make_reduction(pattern::red_op::sum, pattern::elem_type::float32, n);
     for (int me = 0; me < n; ++me) {
       for (std::size_t i = 0; i < block * static_cast<std::size_t>(n); ++i) {
         double sum = 0;
@@ -63,12 +68,19 @@ TEST(CollectivesModel, ExpectedValuesMatchASimulatedCollective) {
             send_value(coll_op::alltoall, from, static_cast<std::size_t>(me) * block + i % block));
         EXPECT_EQ(expected_value(coll_op::broadcast, me, n, block, i, rs),
                   send_value(coll_op::broadcast, 0, i));
+        EXPECT_EQ(expected_value(coll_op::reduce, 0, n, block, i, rs), sum);
+        EXPECT_EQ(expected_value(coll_op::gather, 0, n, block, i, rs),
+                  send_value(coll_op::gather, from, i % block));
+        EXPECT_EQ(expected_value(coll_op::sendrecv, me, n, block, i, rs),
+                  send_value(coll_op::sendrecv, (me + n - 1) % n, i));
       }
       for (std::size_t i = 0; i < block; ++i) {
         double sum = 0;
         for (int r = 0; r < n; ++r)
           sum += send_value(coll_op::reduce_scatter, r, static_cast<std::size_t>(me) * block + i);
         EXPECT_EQ(expected_value(coll_op::reduce_scatter, me, n, block, i, rs), sum);
+        EXPECT_EQ(expected_value(coll_op::scatter, me, n, block, i, rs),
+                  send_value(coll_op::scatter, 0, static_cast<std::size_t>(me) * block + i));
       }
     }
   }
@@ -77,9 +89,9 @@ TEST(CollectivesModel, ExpectedValuesMatchASimulatedCollective) {
 TEST(CollectivesModel, SumsAreExactInFloat32) {
   // Every partial sum is an integer below 2^24, whatever the order: float32 holds it exactly.
   const int n = 4096;
-  const double rs = pattern::rank_sum(n);
   for (std::size_t i = 0; i < 13; ++i) {
-    const double s = pattern::sum(rs, n, i);
+    const double s = pattern::reduce_value(
+        pattern::make_reduction(pattern::red_op::sum, pattern::elem_type::float32, n), i);
     EXPECT_LT(s, 16777216.0);
     EXPECT_EQ(static_cast<double>(static_cast<float>(s)), s);
   }
@@ -202,9 +214,10 @@ TEST(CollectivesModel, OneGpuPerRankByLocalRank) {
 
 TEST(CollectivesTable, EveryCollectiveHasOneRow) {
   const auto& t = collective_table();
-  ASSERT_EQ(t.size(), 5u);
-  for (const auto op : {coll_op::allreduce, coll_op::allgather, coll_op::reduce_scatter,
-                        coll_op::broadcast, coll_op::alltoall}) {
+  ASSERT_EQ(t.size(), 9u);
+  for (const auto op :
+       {coll_op::allreduce, coll_op::allgather, coll_op::reduce_scatter, coll_op::broadcast,
+        coll_op::alltoall, coll_op::reduce, coll_op::gather, coll_op::scatter, coll_op::sendrecv}) {
     int rows = 0;
     for (const auto& c : t) rows += c.op == op;
     EXPECT_EQ(rows, 1) << to_string(op);
@@ -212,13 +225,20 @@ TEST(CollectivesTable, EveryCollectiveHasOneRow) {
     EXPECT_FALSE(describe(op).mpi_call.empty());
     EXPECT_FALSE(describe(op).nccl_call.empty());
   }
-  // The axes the benchmarks get from their rows: sums have a dtype, the rooted broadcast no
-  // placement (it is in place by nature).
+  // The axes the benchmarks get from their rows: reductions have a dtype, the broadcast (in place
+  // by nature) and the send/receive ring no placement; only reduce's and gather's root receives.
   EXPECT_EQ(split_list(describe(coll_op::allreduce).dtypes),
             (std::vector<std::string>{"float32", "float64"}));
   EXPECT_TRUE(describe(coll_op::reduce_scatter).reduces);
   EXPECT_FALSE(describe(coll_op::allgather).reduces);
-  EXPECT_TRUE(describe(coll_op::broadcast).rooted);
+  EXPECT_TRUE(describe(coll_op::reduce).reduces);
+  EXPECT_TRUE(describe(coll_op::broadcast).root_buffer);
+  EXPECT_TRUE(describe(coll_op::broadcast).placements.empty());
+  EXPECT_TRUE(describe(coll_op::sendrecv).placements.empty());
+  EXPECT_FALSE(receives_result(coll_op::reduce, 1));
+  EXPECT_TRUE(receives_result(coll_op::reduce, 0));
+  EXPECT_FALSE(receives_result(coll_op::gather, 2));
+  EXPECT_TRUE(receives_result(coll_op::scatter, 2));
   EXPECT_TRUE(split_list("").empty());
   EXPECT_EQ(split_list("a"), (std::vector<std::string>{"a"}));
 }
