@@ -6,7 +6,6 @@
 // baseline. Arguments after `--` go to `run` as they are (--scratch DIR, --timeout, mpirun ...).
 #include <sys/stat.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -18,6 +17,7 @@
 #include "infrabench/error.h"
 #include "infrabench/output_file.h"
 #include "infrabench/reports/baseline.h"
+#include "infrabench/run_pipeline.h"
 
 namespace {
 
@@ -32,10 +32,7 @@ int call(std::vector<std::string> args) {
 
 // Only rank 0 of an mpirun/srun job writes the report; the others must not render it.
 bool is_rank_zero() {
-  for (const char* var : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"}) {
-    if (const char* v = std::getenv(var)) return std::string(v) == "0";
-  }
-  return true;
+  return ib::current_job_position().root();
 }
 
 // What a path held before a command ran, to tell afterwards whether the command wrote it: files
