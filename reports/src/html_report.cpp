@@ -1183,8 +1183,6 @@ json comparison_charts(const comparison& c) {
   return charts;
 }
 
-namespace {}  // namespace
-
 namespace {
 
 // The axis a curve is drawn over: three or more numeric values; a byte size first, then a
