@@ -26,7 +26,8 @@ mkdir -p "$out/obj"
 # metric_decl.cpp, expect.cpp, devices_counts.cpp: what
 # a baseline's rules and "expect" are checked with.)
 library=(reports/src/report_io.cpp reports/src/baseline.cpp reports/src/compare.cpp reports/src/rank_stats.cpp
-         reports/src/text.cpp reports/src/html_report.cpp reports/src/chartjs_none.cpp
+         reports/src/text.cpp reports/src/html_report.cpp reports/src/html_specs.cpp
+         reports/src/chartjs_none.cpp
          harness/src/report.cpp harness/src/error.cpp harness/src/axis.cpp harness/src/result.cpp
          harness/src/stats.cpp reports/src/printers/csv.cpp harness/src/outliers.cpp
          harness/src/machine_load.cpp harness/src/suite.cpp harness/src/text_file.cpp

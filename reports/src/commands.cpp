@@ -57,11 +57,8 @@ benchmark_catalog registry_catalog() {
 
 // Why the run of `report` was interrupted ("signal 2 (SIGINT)"), for messages.
 std::string interrupted_reason(const report_view& report) {
-  if (report.run.is_object()) {
-    const auto it = report.run.find("interrupted_reason");
-    if (it != report.run.end() && it->is_string()) return it->get<std::string>();
-  }
-  return "no reason given";
+  const std::string& why = report.run_info.interrupted_reason;
+  return why.empty() ? "no reason given" : why;
 }
 
 // Evaluates, prints in `format` and writes JUnit; returns the exit code (1 when any rule failed).
@@ -179,7 +176,7 @@ int baseline_create(const std::vector<std::string>& paths, const std::string& ou
   create_summary sum;
   const json b = create_baseline(reports, with_catalog, &sum);
   const std::string text = json_text(b, 2) + "\n";
-  (void)parse_baseline(text, output);  // what we write must read back
+  const std::size_t rules = parse_baseline(text, output).rules.size();  // it must read back
   write_output(output, text);
   if (sum.invalid > 0) {
     std::cerr << "infrabench: " << (co.allow_invalid ? "used " : "dropped ") << sum.invalid
@@ -192,7 +189,7 @@ int baseline_create(const std::vector<std::string>& paths, const std::string& ou
               << " configuration metric(s) whose results were all INVALID:\n";
     for (const auto& w : sum.without_rule) std::cerr << "  " << w << "\n";
   }
-  std::cerr << "baseline with " << b["rules"].size() << " rules from " << reports.size()
+  std::cerr << "baseline with " << rules << " rules from " << reports.size()
             << " report(s) written to " << std::filesystem::absolute(output).string() << std::endl;
   return exit_ok;
 }

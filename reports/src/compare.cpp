@@ -30,6 +30,8 @@ std::string describe(const report_view& r) {
   return extra.empty() ? d : d + " (" + extra + ")";
 }
 
+// Flattens a section the model keeps as written (run settings, the suite's own fields) the way
+// report_io flattens inventories: objects by "a.b", arrays of objects by "a[0]".
 void flatten(const json& j, const std::string& prefix, std::map<std::string, std::string>& out) {
   if (j.is_object()) {
     for (const auto& [k, v] : j.items()) flatten(v, prefix.empty() ? k : prefix + "." + k, out);
@@ -106,13 +108,11 @@ namespace {
 
 // The command line as typed, less the values of the options that only name outputs (two runs
 // writing a.json and b.json ran the same way).
-std::string command_text(const nlohmann::json& cl) {
+std::string command_text(const std::vector<std::string>& cl) {
   static const std::set<std::string> outputs = {"-o", "--output", "--junit"};
   std::string out;
   bool skip = false;
-  for (std::size_t i = 0; cl.is_array() && i < cl.size(); ++i) {
-    if (!cl[i].is_string()) continue;
-    const std::string arg = cl[i].get<std::string>();
+  for (const std::string& arg : cl) {
     if (skip) {
       skip = false;
       continue;
@@ -145,32 +145,23 @@ std::size_t repetitions_of(const report_view& r) {
 // it selected and the axis values each ran with), command line, launcher and world size,
 // repetitions; keys start with "run.".
 void flatten_run(const report_view& r, std::map<std::string, std::string>& out) {
-  const json& run = r.run;
-  if (run.contains("settings")) flatten(run["settings"], "run.settings", out);
-  if (run.contains("suite") && run["suite"].is_object()) {
-    json suite = run["suite"];
+  const run_view& run = r.run_info;
+  if (!run.settings.is_null()) flatten(run.settings, "run.settings", out);
+  if (run.suite) {
     std::string benches;
-    if (suite.contains("benchmarks") && suite["benchmarks"].is_array()) {
-      for (const auto& b : suite["benchmarks"]) {
-        if (!b.is_object() || !b.contains("name") || !b["name"].is_string()) continue;
-        const std::string name = b["name"].get<std::string>();
-        benches += (benches.empty() ? "" : ", ") + name;
-        // The values each axis ran with (thread counts, sizes), keyed by benchmark, not by
-        // position: another filter must not shift every row.
-        if (b.contains("axes") && b["axes"].is_object()) {
-          for (const auto& [axis, values] : b["axes"].items())
-            out["run.suite.axes." + name + "." + axis] = json_text(values);
-        }
-      }
+    for (const auto& b : run.suite->benchmarks) {
+      benches += (benches.empty() ? "" : ", ") + b.name;
+      // The values each axis ran with (thread counts, sizes), keyed by benchmark, not by
+      // position: another filter must not shift every row.
+      for (const auto& [axis, values] : b.axes)
+        out["run.suite.axes." + b.name + "." + axis] = json_text(values);
     }
-    suite.erase("benchmarks");
-    flatten(suite, "run.suite", out);
+    flatten(run.suite->other, "run.suite", out);
     out["run.suite.benchmarks"] = benches;
   }
-  if (run.contains("command_line")) out["run.command_line"] = command_text(run["command_line"]);
-  for (const char* k : {"launcher", "world_size"}) {
-    if (run.contains(k)) out[std::string("run.") + k] = json_text(run[k]);
-  }
+  if (run.command_line) out["run.command_line"] = command_text(*run.command_line);
+  if (!run.launcher.is_null()) out["run.launcher"] = json_text(run.launcher);
+  if (run.world_size_given) out["run.world_size"] = std::to_string(r.world_size);
   out["run.repetitions"] = std::to_string(repetitions_of(r));
 }
 
@@ -180,9 +171,10 @@ std::vector<inventory_change> diff_inventories(const std::vector<report_view>& r
   std::vector<std::map<std::string, std::string>> flat(reports.size());
   std::set<std::string> keys;
   for (std::size_t i = 0; i < reports.size(); ++i) {
-    if (reports[i].hosts.is_array() && !reports[i].hosts.empty())
-      flatten(reports[i].hosts[0], "", flat[i]);
-    if (reports[i].run.is_object()) flatten_run(reports[i], flat[i]);
+    if (!reports[i].inventories.empty()) {
+      for (const auto& [k, v] : reports[i].inventories.front().fields) flat[i][k] = v;
+    }
+    flatten_run(reports[i], flat[i]);
     for (const auto& [k, v] : flat[i]) keys.insert(k);
   }
   std::vector<inventory_change> out;

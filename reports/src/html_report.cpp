@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "html_specs.h"
 #include "infrabench/error.h"
 #include "infrabench/json_io.h"
 #include "infrabench/report.h"
@@ -52,12 +53,6 @@ std::optional<double> axis_number(const json& v) {
   const auto& s = v.get_ref<const std::string&>();
   if (s.size() > 15 || !std::regex_match(s, plain)) return std::nullopt;
   return std::stod(s);
-}
-
-// A number as JavaScript's String(x) writes it (the page looks x labels up by that key).
-std::string js_number_key(double x) {
-  if (x == std::floor(x) && std::fabs(x) < 1e15) return std::to_string(static_cast<long long>(x));
-  return json_text(json(x));
 }
 
 // The 95% confidence interval of a metric's median, from its per-sample values: order statistics
@@ -180,12 +175,6 @@ bool carries(const result_view& r, std::string_view pattern) {
     if (metric_pattern_matches(pattern, m.name) && std::isfinite(m.value)) return true;
   }
   return false;
-}
-
-// Sorts a line's points by x.
-void sort_points(json& data) {
-  std::sort(data.begin(), data.end(),
-            [](const json& a, const json& b) { return a[0].get<double>() < b[0].get<double>(); });
 }
 
 // A horizontal line across [xmin, xmax] (a peak or a ceiling), dashed and grey, marked a level
@@ -520,16 +509,13 @@ class planner {
     const family& f = info.families.front();
     for (const auto& [index, metric] : f.columns) {
       if (!room()) break;
-      const std::size_t before = charts.size();
       // The column's ceiling is drawn below, once: not the row's every column's as dashed series.
-      curve(bench, items, info.varying, size_axis, metric, charts, false);
-      if (charts.size() == before) continue;
+      const auto x_range = curve(bench, items, info.varying, size_axis, metric, charts, false);
+      if (!x_range) continue;
       const std::string column = f.prefix + std::to_string(index);
       if (const auto ceiling = column_ceiling(items, metric, column)) {
-        json& spec = charts.back();
-        spec["datasets"].push_back(level_line(ceiling->second, ceiling->first,
-                                              spec["x"]["min"].get<double>(),
-                                              spec["x"]["max"].get<double>()));
+        charts.back()["datasets"].push_back(
+            level_line(ceiling->second, ceiling->first, x_range->first, x_range->second));
       }
     }
   }
@@ -705,24 +691,29 @@ class planner {
 
   // With `with_peaks`, the peaks the results carry or imply are drawn too (a column's chart draws
   // its own column's ceiling instead).
-  void curve(const std::string& bench, const std::vector<item>& items,
-             const std::set<std::string>& varying, const std::string& sweep,
-             const std::string& metric, json& charts, bool with_peaks = true) {
+  // Returns the drawn chart's x range; nullopt when nothing was drawn.
+  std::optional<std::pair<double, double>> curve(const std::string& bench,
+                                                 const std::vector<item>& items,
+                                                 const std::set<std::string>& varying,
+                                                 const std::string& sweep,
+                                                 const std::string& metric, json& charts,
+                                                 bool with_peaks = true) {
     curve_data c = curve_points(items, varying, sweep, metric, with_peaks);
-    if (c.order.empty()) return;
+    if (c.order.empty()) return std::nullopt;
     json datasets = json::array();
     for (const auto& l : c.order) {
-      sort_points(c.series[l]["data"]);
+      sort_series_points(c.series[l]);
       datasets.push_back(c.series[l]);
     }
     for (auto& [l, d] : c.peak_series) {
-      sort_points(d["data"]);
+      sort_series_points(d);
       datasets.push_back(d);
     }
     auto lines = benchmark_peak_lines(bench, c);
     if (lines.empty()) lines = implied_peak_lines(c);
     for (auto& l : lines) datasets.push_back(std::move(l));
     charts.push_back(line_spec(bench, sweep, metric, c, datasets));
+    return std::pair{c.xmin, c.xmax};
   }
 
   json line_spec(const std::string& bench, const std::string& sweep, const std::string& metric,
@@ -1194,22 +1185,6 @@ json comparison_charts(const comparison& c) {
 
 namespace {
 
-void flatten(const json& j, const std::string& prefix,
-             std::vector<std::pair<std::string, std::string>>& out) {
-  if (j.is_object()) {
-    for (const auto& [k, v] : j.items()) flatten(v, prefix.empty() ? k : prefix + "." + k, out);
-  } else if (j.is_array() && !j.empty() && (j.front().is_object() || j.front().is_array())) {
-    for (std::size_t i = 0; i < j.size(); ++i)
-      flatten(j[i], prefix + "[" + std::to_string(i) + "]", out);
-  } else {
-    out.emplace_back(prefix, j.is_string() ? j.get<std::string>() : json_text(j));
-  }
-}
-
-}  // namespace
-
-namespace {
-
 // The axis a curve is drawn over: three or more numeric values; a byte size first, then a
 // power-of-two sweep (as the benchmark declared them), then the one with most values.
 const axis_shape* best_sweep(const result_shape& s) {
@@ -1278,31 +1253,30 @@ std::string text_of(const json& v) {
   return v.is_null() ? "" : json_text(v);
 }
 
-// One source's trace: every key but t_s is a series of the same length, drawn over t_s.
-void trace_chart(const json& trace, const std::string& source, const std::string& id,
+// One source's trace: every series but t_s, if as long as t_s, drawn over it.
+void trace_chart(const trace_view& trace, const std::string& source, const std::string& id,
                  telemetry_view& out) {
-  if (!trace.is_object() || !trace.contains("t_s") || !trace["t_s"].is_array()) {
-    if (!trace.is_null()) out.notes.push_back(source + ": no trace with t_s to draw");
+  if (!trace.drawable) {
+    if (trace.given) out.notes.push_back(source + ": no trace with t_s to draw");
     return;
   }
-  const json& t = trace["t_s"];
+  const auto& t = trace.t_s;
   json datasets = json::array();
-  for (const auto& [name, series] : trace.items()) {
-    if (name == "t_s") continue;
-    if (!series.is_array() || series.size() != t.size()) {
-      out.notes.push_back(source + ": " + name + " is not a series as long as t_s; not drawn");
+  for (const auto& series : trace.series) {
+    if (!series.is_series || series.values.size() != t.size()) {
+      out.notes.push_back(source + ": " + series.name +
+                          " is not a series as long as t_s; not drawn");
       continue;
     }
     json data = json::array();
     for (std::size_t i = 0; i < t.size(); ++i) {
-      if (t[i].is_number() && series[i].is_number())
-        data.push_back({t[i].get<double>(), series[i].get<double>()});
+      if (t[i] && series.values[i]) data.push_back({*t[i], *series.values[i]});
     }
     if (!data.empty()) {
-      datasets.push_back({{"label", name}, {"data", data}});
+      datasets.push_back({{"label", series.name}, {"data", data}});
     } else {
       out.notes.push_back(
-          source + ": " + name +
+          source + ": " + series.name +
           (t.empty() ? ": no samples taken"
                      : ": no value recorded in " + std::to_string(t.size()) + " samples") +
           " (what could be read is listed under sources)");
@@ -1318,15 +1292,13 @@ void trace_chart(const json& trace, const std::string& source, const std::string
                         {"datasets", datasets}});
 }
 
-// Counters whose value differs between counters_before and counters_after (numbers: the change).
-void counter_changes(const json& src, const std::string& source, telemetry_view& out) {
-  if (!src.is_object()) return;
-  const json before = src.value("counters_before", json::object());
-  const json after = src.value("counters_after", json::object());
-  if (!before.is_object() || !after.is_object()) return;
-  const json fb = before.flatten(), fa = after.flatten();
-  for (const auto& [key, a] : fa.items()) {
-    const json b = fb.contains(key) ? fb[key] : json();
+// Counters whose value differs between before and after the run (numbers: the change).
+void counter_changes(const telemetry_source_view& src, const std::string& source,
+                     telemetry_view& out) {
+  if (!src.has_counters) return;
+  for (const auto& [key, a] : src.counters_after) {
+    const auto before = src.counters_before.find(key);
+    const json b = before == src.counters_before.end() ? json() : before->second;
     if (a == b) continue;
     std::string change;
     if (a.is_number() && b.is_number()) change = format_number(a.get<double>() - b.get<double>());
@@ -1334,209 +1306,34 @@ void counter_changes(const json& src, const std::string& source, telemetry_view&
   }
 }
 
-void telemetry_events(const json& events, telemetry_view& out) {
-  if (!events.is_array()) return;
-  for (const auto& e : events) {
-    if (!e.is_object()) continue;
-    std::string where =
-        e.contains("gpu") ? "GPU " + text_of(e["gpu"]) : text_of(e.value("source", json()));
-    out.events.push_back({text_of(e.value("t_s", json())), text_of(e.value("kind", json())), where,
-                          text_of(e.value("text", json()))});
-  }
-}
-
 }  // namespace
 
-telemetry_view read_telemetry(const json& telemetry, const std::string& id_prefix) {
+telemetry_view read_telemetry(const telemetry_data& telemetry, const std::string& id_prefix) {
   telemetry_view out;
-  if (!telemetry.is_object()) return out;
   std::size_t n = 0;
-  if (const auto gpus = telemetry.find("gpus"); gpus != telemetry.end() && gpus->is_array()) {
-    for (const auto& g : *gpus) {
-      if (!g.is_object()) continue;
-      std::string source = "GPU " + text_of(g.value("index", json(n)));
-      if (g.contains("name")) source += " (" + text_of(g["name"]) + ")";
-      trace_chart(g.value("trace", json()), source, id_prefix + "tel" + std::to_string(n++), out);
-      counter_changes(g, source, out);
-    }
+  for (const auto& g : telemetry.gpus) {
+    std::string source = "GPU " + text_of(g.index.is_null() ? json(n) : g.index);
+    if (!g.name.is_null()) source += " (" + text_of(g.name) + ")";
+    trace_chart(g.trace, source, id_prefix + "tel" + std::to_string(n++), out);
+    counter_changes(g, source, out);
   }
-  if (const auto cpu = telemetry.find("cpu"); cpu != telemetry.end() && cpu->is_object()) {
-    trace_chart(cpu->value("trace", json()), "CPU", id_prefix + "tel" + std::to_string(n++), out);
-    counter_changes(*cpu, "CPU", out);
+  if (telemetry.cpu) {
+    trace_chart(telemetry.cpu->trace, "CPU", id_prefix + "tel" + std::to_string(n++), out);
+    counter_changes(*telemetry.cpu, "CPU", out);
     // What the sampler could read, and why not where it could not ("not exposed: no cpufreq").
-    if (const auto src = cpu->find("sources"); src != cpu->end() && src->is_object()) {
-      for (const auto& [k, v] : src->items()) out.sources.push_back({"CPU " + k, text_of(v)});
-    }
+    for (const auto& [k, v] : telemetry.cpu->sources)
+      out.sources.push_back({"CPU " + k, text_of(v)});
   }
-  if (const auto nvml = telemetry.find("nvml"); nvml != telemetry.end() && nvml->is_object()) {
-    const bool up = nvml->value("available", false);
-    out.sources.push_back(
-        {"GPU (NVML)", up ? "driver " + text_of(nvml->value("driver_version", json()))
-                          : "not available: " + text_of(nvml->value("reason", json()))});
+  if (const auto& nvml = telemetry.nvml) {
+    out.sources.push_back({"GPU (NVML)", nvml->available
+                                             ? "driver " + text_of(nvml->driver_version)
+                                             : "not available: " + text_of(nvml->reason)});
   }
-  if (const auto events = telemetry.find("events"); events != telemetry.end())
-    telemetry_events(*events, out);
+  for (const auto& e : telemetry.events) {
+    const std::string where = e.on_gpu ? "GPU " + text_of(e.gpu) : text_of(e.source);
+    out.events.push_back({text_of(e.t_s), text_of(e.kind), where, text_of(e.text)});
+  }
   return out;
-}
-
-namespace {
-
-std::string num_text(const json& v) {
-  return v.is_number() ? format_number(v.get<double>()) : "n/a";
-}
-// A median's 95% CI; a value without one is a metric the result carries no samples of (a
-// fraction of a peak): said, not left blank.
-std::string ci_text(const json& ci) {
-  if (!ci.is_array() || ci.size() != 2) return "no samples";
-  return format_number(ci[0].get<double>()) + " – " + format_number(ci[1].get<double>());
-}
-// A mark's class: FAILED or INVALID as its status says; "" for none.
-std::string flag_class(const json& f) {
-  if (!f.is_object()) return "";
-  return f.value("status", "") == "failed" ? "FAILED" : "INVALID";
-}
-std::string flag_text(const json& f) {
-  return f.is_object() ? flag_class(f) + ": " + f.value("why", "") : "";
-}
-// A status cell: VALID results say nothing; INVALID and FAILED say so, with why: the start of the
-// reason in the cell (a row stays one or two lines high), all of it on hover.
-void status_cell(std::ostream& out, const json& flag) {
-  const std::string f = flag_text(flag);
-  const std::string cls = flag_class(flag);
-  std::string shown = f;
-  if (shown.size() > 56) {
-    const auto cut = shown.rfind(' ', 52);
-    shown = shown.substr(0, cut == std::string::npos || cut < 20 ? 52 : cut) + " …";
-  }
-  out << "<td class=\"status " << cls << "\""
-      << (shown != f ? " title=\"" + xml_escape(f) + "\"" : "") << ">" << xml_escape(shown)
-      << "</td>";
-}
-
-// Whether any series of a chart spec carries `key` with a non-null entry.
-bool any_series_has(const json& spec, const char* key) {
-  for (const auto& d : spec["datasets"]) {
-    if (!d.contains(key)) continue;
-    for (const auto& v : d[key]) {
-      if (!v.is_null()) return true;
-    }
-  }
-  return false;
-}
-
-// The numbers of a bar-like chart (bars, per-node bars, percentiles, ratios): a row per category,
-// per series its value and 95% CI (or its verdict), then the status.
-void category_table(std::ostream& out, const json& spec) {
-  const bool ratio = spec.value("kind", "") == "ratio";
-  // Columns that would be empty throughout are left out (a group mean has no verdict).
-  const bool second = !ratio || any_series_has(spec, "verdicts");
-  const bool status = any_series_has(spec, "flags");
-  out << "<tr><th></th>";
-  std::size_t i = 0;
-  for (const auto& d : spec["datasets"]) {
-    out << "<th data-series=\"" << i++ << "\">" << xml_escape(d.value("label", "")) << "</th>";
-    if (second && (ratio || d.contains("ci")))
-      out << "<th>" << (ratio ? "verdict" : "95% CI") << "</th>";
-  }
-  out << (status ? "<th>status</th>" : "") << "</tr>\n";
-  const json& cats = spec["categories"];
-  for (std::size_t k = 0; k < cats.size(); ++k) {
-    out << "<tr><th class=\"cat\">" << xml_escape(cats[k].get<std::string>()) << "</th>";
-    json flags;
-    for (const auto& d : spec["datasets"]) {
-      const json& v = d["data"][k];
-      out << "<td class=\"num\">" << num_text(v) << "</td>";
-      if (second && ratio && d.contains("verdicts"))
-        out << "<td class=\"verdict\">" << xml_escape(d["verdicts"][k].get<std::string>())
-            << "</td>";
-      if (second && !ratio && d.contains("ci"))
-        out << "<td class=\"num\">" << (v.is_null() ? "" : ci_text(d["ci"][k])) << "</td>";
-      if (d.contains("flags") && d["flags"][k].is_object()) flags = d["flags"][k];
-    }
-    if (status) status_cell(out, flags);
-    out << "</tr>\n";
-  }
-}
-
-// The numbers of a line chart: a row per measured point (peak lines are in their legend).
-void points_table(std::ostream& out, const json& spec) {
-  const json& labels = spec["x"].value("labels", json::object());
-  out << "<tr><th>series</th><th>" << xml_escape(spec["x"].value("title", "x")) << "</th><th>"
-      << xml_escape(spec["y"].value("title", "value"))
-      << "</th><th>95% CI</th><th>status</th></tr>\n";
-  std::size_t i = 0;
-  for (const auto& d : spec["datasets"]) {
-    const std::size_t series = i++;
-    if (d.value("level", false)) continue;
-    for (const auto& p : d["data"]) {
-      const std::string key = js_number_key(p[0].get<double>());
-      out << "<tr><td data-series=\"" << series << "\">" << xml_escape(d.value("label", ""))
-          << "</td><td class=\"num\">"
-          << xml_escape(labels.contains(key) ? labels[key].get<std::string>() : num_text(p[0]))
-          << "</td><td class=\"num\">" << num_text(p[1]) << "</td><td class=\"num\">"
-          << (p.size() > 2 ? ci_text(p[2]) : "") << "</td>";
-      status_cell(out, p.size() > 3 ? p[3] : json(nullptr));
-      out << "</tr>\n";
-    }
-  }
-}
-
-// A heat map's numbers as the matrix they are; INVALID cells say so.
-void matrix_table(std::ostream& out, const json& spec) {
-  const json& rows = spec["rows"];
-  const json& cols = spec["cols"];
-  std::vector<std::vector<std::string>> grid(rows.size(), std::vector<std::string>(cols.size()));
-  for (const auto& c : spec["cells"]) {
-    const auto x = c[0].get<std::size_t>(), y = c[1].get<std::size_t>();
-    if (y >= grid.size() || x >= cols.size()) continue;
-    grid[y][x] =
-        num_text(c[2]) + (c.size() > 3 && c[3].is_object() ? " (" + flag_class(c[3]) + ")" : "");
-  }
-  out << "<tr><th>" << xml_escape(spec["y"].value("title", "")) << " \\ "
-      << xml_escape(spec["x"].value("title", "")) << "</th>";
-  for (const auto& c : cols) out << "<th>" << xml_escape(c.get<std::string>()) << "</th>";
-  out << "</tr>\n";
-  for (std::size_t y = 0; y < rows.size(); ++y) {
-    out << "<tr><th class=\"cat\">" << xml_escape(rows[y].get<std::string>()) << "</th>";
-    for (const auto& v : grid[y]) out << "<td class=\"num\">" << xml_escape(v) << "</td>";
-    out << "</tr>\n";
-  }
-}
-
-// A one-configuration benchmark's numbers: the table is the figure.
-void metrics_table(std::ostream& out, const json& spec) {
-  const bool reports = spec.value("multi_report", false);
-  out << "<tr>" << (reports ? "<th>report</th>" : "")
-      << "<th>metric</th><th>value</th><th>95% CI</th><th>unit</th><th>status</th></tr>\n";
-  for (const auto& r : spec["rows"]) {
-    out << "<tr>";
-    if (reports) out << "<td>" << xml_escape(r["report"].get<std::string>()) << "</td>";
-    out << "<td>" << xml_escape(r["metric"].get<std::string>()) << "</td><td class=\"num\">"
-        << num_text(r["value"]) << "</td><td class=\"num\">"
-        << (r["value"].is_null() ? "" : ci_text(r["ci"])) << "</td><td>"
-        << xml_escape(r["unit"].get<std::string>()) << "</td>";
-    status_cell(out, r["flag"]);
-    out << "</tr>\n";
-  }
-}
-
-}  // namespace
-
-std::string numbers_table(const json& spec) {
-  std::ostringstream out;
-  const std::string kind = spec.value("kind", "");
-  out << "<table class=\"numbers\" data-for=\"" << xml_escape(spec.value("id", "")) << "\">\n";
-  if (kind == "table") {
-    metrics_table(out, spec);
-  } else if (kind == "line") {
-    points_table(out, spec);
-  } else if (kind == "heatmap") {
-    matrix_table(out, spec);
-  } else {
-    category_table(out, spec);
-  }
-  out << "</table>\n";
-  return out.str();
 }
 
 namespace {
@@ -1549,33 +1346,9 @@ class page_writer {
   explicit page_writer(std::ostringstream& body) : m_body(body) {}
 
   void canvas(const json& spec) {
-    const std::string id = spec["id"].get<std::string>();
-    const std::string kind = spec.value("kind", "");
-    if (kind == "table") {
-      m_body << "<div class=\"fig table-only\"><p class=\"caption\">"
-             << xml_escape(spec.value("title", "")) << "</p>" << numbers_table(spec) << "</div>\n";
-      return;
-    }
-    m_charts[id] = spec;
-    const bool horizontal = spec.value("horizontal", false);
-    const bool stack = kind == "heatmap" || horizontal;
-    const bool small = spec.value("small", false);
-    std::string height;
-    if (horizontal) {  // a row per category, readable: 18 px each
-      height = " style=\"height:" + std::to_string(120 + 18 * spec["categories"].size()) + "px\"";
-    } else if (kind == "heatmap") {
-      height = " style=\"height:" +
-               std::to_string(std::max<std::size_t>(360, 140 + 28 * spec["rows"].size())) + "px\"";
-    }
-    m_body << "<div class=\"fig" << (stack ? " stack" : "") << "\"><div class=\"chart"
-           << (small ? " small" : "") << "\"" << height << "><canvas data-chart=\""
-           << xml_escape(id) << "\" aria-label=\"" << xml_escape(spec.value("title", ""))
-           << "\" role=\"img\"></canvas></div>\n";
-    if (spec.contains("datasets") || spec.contains("cells"))
-      m_body << "<div class=\"numbers\">" << numbers_table(spec) << "</div>";
-    m_body << "</div>\n";
-    if (spec.contains("note"))
-      m_body << "<p class=\"note\">" << xml_escape(spec["note"].get<std::string>()) << "</p>\n";
+    const std::string id = drawn_chart_id(spec);
+    if (!id.empty()) m_charts[id] = spec;
+    m_body << figure_html(spec);
   }
   [[nodiscard]] const json& charts() const { return m_charts; }
   std::ostringstream& body() { return m_body; }
@@ -1726,15 +1499,8 @@ void results_section(page_writer& page, const std::vector<report_view>& reports,
   auto& body = page.body();
   body << "<h2 id=\"results\">Results</h2>\n";
   for (const auto& sec : chart_specs(reports, max_charts)) {
-    body << "<h3>" << xml_escape(sec["benchmark"].get<std::string>()) << "</h3>\n<p class=\"note\">"
-         << sec["configurations"].get<std::size_t>() << " configuration(s)";
-    if (sec["skipped"].get<std::size_t>())
-      body << ", " << sec["skipped"].get<std::size_t>() << " skipped";
-    if (sec["failed"].get<std::size_t>())
-      body << ", " << sec["failed"].get<std::size_t>() << " failed";
-    if (sec.contains("reason")) body << " (" << xml_escape(sec["reason"].get<std::string>()) << ")";
-    body << "</p>\n";
-    for (const auto& spec : sec["charts"]) page.canvas(spec);
+    body << section_heading_html(sec);
+    for (const auto& spec : section_charts(sec)) page.canvas(spec);
   }
 }
 
@@ -1756,8 +1522,8 @@ void telemetry_section(page_writer& page, const std::vector<report_view>& report
   body << "<h2 id=\"telemetry\">Telemetry</h2>\n";
   std::size_t n = 0;
   for (const auto& r : reports) {
-    if (!r.telemetry.is_object()) continue;
-    const telemetry_view t = read_telemetry(r.telemetry, "t" + std::to_string(n++) + "_");
+    if (!r.telemetry) continue;
+    const telemetry_view t = read_telemetry(*r.telemetry, "t" + std::to_string(n++) + "_");
     if (reports.size() > 1) body << "<h3>" << xml_escape(r.label) << "</h3>\n";
     if (t.charts.empty())
       body << "<p class=\"why-none\">No telemetry plots: no series recorded a value. Why, per "
@@ -1778,7 +1544,7 @@ void telemetry_section(page_writer& page, const std::vector<report_view>& report
     }
   }
   for (const auto& r : reports) {
-    if (!r.telemetry.is_object())
+    if (!r.telemetry)
       body << "<p class=\"why-none\">" << xml_escape(r.label)
            << ": no telemetry in this report (run with --telemetry off, or written before "
               "telemetry existed)</p>\n";
@@ -1788,12 +1554,10 @@ void telemetry_section(page_writer& page, const std::vector<report_view>& report
 void inventory_section(std::ostringstream& body, const std::vector<report_view>& reports) {
   body << "<h2 id=\"inventory\">System inventory</h2>\n";
   for (const auto& r : reports) {
-    for (const auto& h : r.hosts) {
-      std::vector<std::pair<std::string, std::string>> flat;
-      flatten(h, "", flat);
+    for (const auto& h : r.inventories) {
       body << "<details><summary>" << xml_escape(r.label) << ": "
-           << xml_escape(h.value("hostname", std::string("?"))) << "</summary><table>\n";
-      for (const auto& [k, v] : flat)
+           << xml_escape(h.hostname.empty() ? "?" : h.hostname) << "</summary><table>\n";
+      for (const auto& [k, v] : h.fields)
         body << "<tr><td>" << xml_escape(k) << "</td><td>" << xml_escape(v) << "</td></tr>\n";
       body << "</table></details>\n";
     }

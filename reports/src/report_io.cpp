@@ -277,6 +277,114 @@ std::map<std::string, benchmark_meta> read_benchmark_metadata(const checker& c, 
   return out;
 }
 
+// A host's inventory flattened: objects by "a.b", arrays of objects or arrays by "a[0]", every
+// other value as its text.
+void flatten_inventory(const json& j, const std::string& prefix,
+                       std::vector<std::pair<std::string, std::string>>& out) {
+  if (j.is_object()) {
+    for (const auto& [k, v] : j.items())
+      flatten_inventory(v, prefix.empty() ? k : prefix + "." + k, out);
+  } else if (j.is_array() && !j.empty() && (j.front().is_object() || j.front().is_array())) {
+    for (std::size_t i = 0; i < j.size(); ++i)
+      flatten_inventory(j[i], prefix + "[" + std::to_string(i) + "]", out);
+  } else {
+    out.emplace_back(prefix, j.is_string() ? j.get<std::string>() : json_text(j));
+  }
+}
+
+// A member of `j` as written; null when absent (or `j` is not an object).
+json member(const json& j, const std::string& key) {
+  if (!j.is_object()) return nullptr;
+  const auto it = j.find(key);
+  return it == j.end() ? json() : *it;
+}
+
+host_view read_host(const json& h) {
+  host_view hv;
+  if (const json name = member(h, "hostname"); name.is_string()) hv.hostname = name;
+  if (const json commit = member(member(h, "build"), "git_commit"); commit.is_string())
+    hv.git_commit = commit;
+  flatten_inventory(h, "", hv.fields);
+  return hv;
+}
+
+std::optional<suite_view> read_suite(const json& s) {
+  if (!s.is_object()) return std::nullopt;
+  suite_view sv;
+  sv.other = s;
+  sv.other.erase("benchmarks");
+  const json benches = member(s, "benchmarks");
+  for (std::size_t i = 0; benches.is_array() && i < benches.size(); ++i) {
+    const json name = member(benches[i], "name");
+    if (!name.is_string()) continue;
+    suite_benchmark_view b{name.get<std::string>(), {}};
+    if (const json axes = member(benches[i], "axes"); axes.is_object()) {
+      for (const auto& [axis, values] : axes.items()) b.axes[axis] = values;
+    }
+    sv.benchmarks.push_back(std::move(b));
+  }
+  return sv;
+}
+
+run_view read_run_view(const json& run) {
+  run_view rv;
+  if (const json why = member(run, "interrupted_reason"); why.is_string())
+    rv.interrupted_reason = why;
+  rv.settings = member(run, "settings");
+  rv.suite = read_suite(member(run, "suite"));
+  if (const json cl = member(run, "command_line"); !cl.is_null()) {
+    rv.command_line.emplace();
+    for (std::size_t i = 0; cl.is_array() && i < cl.size(); ++i) {
+      if (cl[i].is_string()) rv.command_line->push_back(cl[i].get<std::string>());
+    }
+  }
+  rv.launcher = member(run, "launcher");
+  rv.world_size_given = run.is_object() && run.contains("world_size");
+  return rv;
+}
+
+std::optional<double> number_or_none(const json& v) {
+  return v.is_number() ? std::optional<double>(v.get<double>()) : std::nullopt;
+}
+
+trace_view read_trace(const json& t) {
+  trace_view tv;
+  tv.given = !t.is_null();
+  const json time = member(t, "t_s");
+  if (!time.is_array()) return tv;
+  tv.drawable = true;
+  for (const auto& v : time) tv.t_s.push_back(number_or_none(v));
+  for (const auto& [name, series] : t.items()) {
+    if (name == "t_s") continue;
+    trace_series_view s{name, series.is_array(), {}};
+    for (std::size_t i = 0; s.is_series && i < series.size(); ++i)
+      s.values.push_back(number_or_none(series[i]));
+    tv.series.push_back(std::move(s));
+  }
+  return tv;
+}
+
+telemetry_source_view read_source(const json& src) {
+  telemetry_source_view s;
+  s.index = member(src, "index");
+  s.name = member(src, "name");
+  s.trace = read_trace(member(src, "trace"));
+  // A missing side counts as empty (nothing changed), as the renderer always took it.
+  const json before = src.contains("counters_before") ? src["counters_before"] : json::object();
+  const json after = src.contains("counters_after") ? src["counters_after"] : json::object();
+  s.has_counters = before.is_object() && after.is_object();
+  if (s.has_counters) {
+    // Flattened into locals: items() of a temporary would outlive it.
+    const json flat_before = before.flatten(), flat_after = after.flatten();
+    for (const auto& [k, v] : flat_before.items()) s.counters_before[k] = v;
+    for (const auto& [k, v] : flat_after.items()) s.counters_after[k] = v;
+  }
+  if (const json sources = member(src, "sources"); sources.is_object()) {
+    for (const auto& [k, v] : sources.items()) s.sources.emplace_back(k, v);
+  }
+  return s;
+}
+
 std::string axis_value_text(const nlohmann::json& v) {
   return v.is_string() ? v.get<std::string>() : json_text(v);
 }
@@ -397,22 +505,44 @@ std::string report_view::node_of(const result_view& r) const {
 }
 
 std::string report_view::git_commit() const {
-  if (hosts.is_array() && !hosts.empty() && hosts[0].is_object()) {
-    const auto b = hosts[0].find("build");
-    if (b != hosts[0].end() && b->is_object()) {
-      const auto c = b->find("git_commit");
-      if (c != b->end() && c->is_string()) return c->get<std::string>();
-    }
-  }
-  return "";
+  return inventories.empty() ? "" : inventories.front().git_commit;
 }
 
 std::string report_view::primary_hostname() const {
-  if (hosts.is_array() && !hosts.empty() && hosts[0].is_object()) {
-    const auto h = hosts[0].find("hostname");
-    if (h != hosts[0].end() && h->is_string()) return h->get<std::string>();
-  }
+  if (!inventories.empty() && !inventories.front().hostname.empty())
+    return inventories.front().hostname;
   return results.empty() ? "" : results.front().host;
+}
+
+std::string suite_view::name() const {
+  const json n = member(other, "name");
+  return n.is_string() ? n.get<std::string>() : "";
+}
+
+telemetry_data telemetry_from_json(const json& t) {
+  telemetry_data out;
+  if (!t.is_object()) return out;
+  out.other = t;
+  for (const char* k : {"gpus", "cpu", "nvml", "events"}) out.other.erase(k);
+  if (const json gpus = member(t, "gpus"); gpus.is_array()) {
+    for (const auto& g : gpus) {
+      if (g.is_object()) out.gpus.push_back(read_source(g));
+    }
+  }
+  if (const json cpu = member(t, "cpu"); cpu.is_object()) out.cpu = read_source(cpu);
+  if (const json nvml = member(t, "nvml"); nvml.is_object()) {
+    const json up = member(nvml, "available");
+    out.nvml = nvml_view{up.is_boolean() && up.get<bool>(), member(nvml, "driver_version"),
+                         member(nvml, "reason")};
+  }
+  if (const json events = member(t, "events"); events.is_array()) {
+    for (const auto& e : events) {
+      if (!e.is_object()) continue;
+      out.events.push_back({member(e, "t_s"), member(e, "kind"), member(e, "gpu"),
+                            member(e, "source"), member(e, "text"), e.contains("gpu")});
+    }
+  }
+  return out;
 }
 
 const axis_meta* report_view::axis_info(const std::string& bench, const std::string& axis) const {
@@ -518,6 +648,7 @@ void read_context(const checker& c, const json& doc, report_view& rv) {
       if (!(*h)[i].is_object()) c.fail("hosts[" + std::to_string(i) + "]", "expected an object");
     }
     rv.hosts = *h;
+    for (const auto& host : *h) rv.inventories.push_back(read_host(host));
   }
   if (const auto cap = doc.find("capabilities"); cap != doc.end() && cap->is_object())
     rv.capabilities = *cap;
@@ -531,6 +662,7 @@ void read_context(const checker& c, const json& doc, report_view& rv) {
     if (!(ws >= 1 && ws < 1e7)) c.fail("run.world_size", "expected a positive integer");
     rv.world_size = static_cast<int>(ws);
     rv.benchmarks = read_benchmark_metadata(c, *run);
+    rv.run_info = read_run_view(*run);
   }
 }
 
@@ -571,7 +703,7 @@ report_view report_from_json(json doc, const std::string& origin, std::string_vi
   read_context(c, doc, rv);
   if (const auto t = doc.find("telemetry"); t != doc.end() && !t->is_null()) {
     if (!t->is_object()) c.fail("telemetry", "expected an object, got " + type_name(*t));
-    rv.telemetry = *t;
+    rv.telemetry = telemetry_from_json(*t);
   }
   return rv;
 }
@@ -632,6 +764,177 @@ void assign_labels(std::vector<report_view>& reports) {
   for (auto& r : reports) {
     if (count[r.label] > 1) r.label += "#" + std::to_string(++seen[r.label]);
   }
+}
+
+}  // namespace infrabench::reports
+
+namespace infrabench::reports {
+namespace {
+
+using json = nlohmann::json;
+
+// A number as a report writes it: a non-finite one as null (what nlohmann writes for NaN).
+json number_json(double v) {
+  return std::isfinite(v) ? json(v) : json(nullptr);
+}
+
+json metric_json(const metric_view& m) {
+  return {{"name", m.name},
+          {"unit", m.unit},
+          {"value", number_json(m.value)},
+          {"best", number_json(m.best)},
+          {"better", m.higher_is_better ? "higher" : "lower"},
+          {"method", m.method},
+          {"samples", m.samples},
+          {"repetitions", m.repetitions},
+          {"role", std::string(to_string(m.role))}};
+}
+
+json repetition_json(const repetition_view& r) {
+  return {{"status", r.status},
+          {"reason", r.reason},
+          {"valid", r.valid},
+          {"invalid_reasons", r.invalid_reasons},
+          {"invalid_reason_codes", r.invalid_reason_codes},
+          {"stop_reason", r.stop_reason},
+          {"elapsed_s", r.elapsed_s}};
+}
+
+json result_json(const result_view& r) {
+  json out = {{"benchmark", r.benchmark},
+              {"axes", r.axes},
+              {"axes_display", r.axes_display},
+              {"status", r.status},
+              {"reason", r.reason},
+              {"valid", r.valid},
+              {"invalid_reasons", r.invalid_reasons},
+              {"warnings", r.warnings},
+              {"withheld", r.withheld_metrics},
+              {"rank", r.rank},
+              {"host", r.host},
+              {"samples_s", r.samples_s},
+              {"metrics", json::array()},
+              {"repetitions", json::array()}};
+  for (const auto& m : r.metrics) out["metrics"].push_back(metric_json(m));
+  for (const auto& rep : r.repetitions) out["repetitions"].push_back(repetition_json(rep));
+  return out;
+}
+
+json benchmark_meta_json(const benchmark_meta& b) {
+  json axes = json::object();
+  for (const auto& [name, a] : b.axes) {
+    axes[name] = {{"kind", a.kind},
+                  {"bytes", a.bytes},
+                  {"pow2", a.pow2},
+                  {"unit", a.unit},
+                  {"description", a.description}};
+  }
+  json metrics = json::array();
+  for (const auto& d : b.metrics) metrics.push_back(metric_decl_json(d));
+  return {{"requires", b.requires_}, {"uses", b.uses}, {"axes", axes}, {"metrics", metrics}};
+}
+
+json run_json(const report_view& r) {
+  const run_view& v = r.run_info;
+  json out = {{"started_utc", r.started_utc},
+              {"finished_utc", r.finished_utc},
+              {"interrupted", r.interrupted}};
+  if (!v.interrupted_reason.empty()) out["interrupted_reason"] = v.interrupted_reason;
+  if (v.world_size_given || r.world_size != 1) out["world_size"] = r.world_size;
+  if (!v.settings.is_null()) out["settings"] = v.settings;
+  if (!v.launcher.is_null()) out["launcher"] = v.launcher;
+  if (v.command_line) out["command_line"] = *v.command_line;
+  if (v.suite) {
+    json suite = v.suite->other;
+    suite["benchmarks"] = json::array();
+    for (const auto& b : v.suite->benchmarks) {
+      json one = {{"name", b.name}};
+      if (!b.axes.empty()) one["axes"] = b.axes;
+      suite["benchmarks"].push_back(one);
+    }
+    out["suite"] = suite;
+  }
+  if (!r.benchmarks.empty()) {
+    json meta = json::object();
+    for (const auto& [name, b] : r.benchmarks) meta[name] = benchmark_meta_json(b);
+    out["benchmark_metadata"] = meta;
+  }
+  return out;
+}
+
+json optional_json(const std::optional<double>& v) {
+  return v ? json(*v) : json(nullptr);
+}
+
+json trace_json(const trace_view& t) {
+  if (!t.drawable) return nullptr;  // a trace of another shape is not modelled
+  json out = json::object();
+  out["t_s"] = json::array();
+  for (const auto& v : t.t_s) out["t_s"].push_back(optional_json(v));
+  for (const auto& s : t.series) {
+    json values = json::array();
+    for (const auto& v : s.values) values.push_back(optional_json(v));
+    out[s.name] = s.is_series ? values : json(nullptr);
+  }
+  return out;
+}
+
+json source_json(const telemetry_source_view& s) {
+  json out = json::object();
+  if (!s.index.is_null()) out["index"] = s.index;
+  if (!s.name.is_null()) out["name"] = s.name;
+  if (s.trace.given) out["trace"] = trace_json(s.trace);
+  if (s.has_counters) {
+    for (const auto& [key, side] : {std::pair{"counters_before", &s.counters_before},
+                                    std::pair{"counters_after", &s.counters_after}}) {
+      json flat(*side);
+      // flatten() writes an empty object as {"": null}; unflatten() would make that null.
+      out[key] = flat == json{{"", nullptr}} ? json::object() : flat.unflatten();
+    }
+  }
+  if (!s.sources.empty()) {
+    out["sources"] = json::object();
+    for (const auto& [k, v] : s.sources) out["sources"][k] = v;
+  }
+  return out;
+}
+
+json telemetry_json(const telemetry_data& t) {
+  json out = t.other;
+  if (!t.gpus.empty()) {
+    out["gpus"] = json::array();
+    for (const auto& g : t.gpus) out["gpus"].push_back(source_json(g));
+  }
+  if (t.cpu) out["cpu"] = source_json(*t.cpu);
+  if (t.nvml) {
+    out["nvml"] = {{"available", t.nvml->available}};
+    if (!t.nvml->driver_version.is_null()) out["nvml"]["driver_version"] = t.nvml->driver_version;
+    if (!t.nvml->reason.is_null()) out["nvml"]["reason"] = t.nvml->reason;
+  }
+  if (!t.events.empty()) {
+    out["events"] = json::array();
+    for (const auto& e : t.events) {
+      json one = json::object();
+      for (const auto& [k, v] : {std::pair{"t_s", &e.t_s}, std::pair{"kind", &e.kind},
+                                 std::pair{"source", &e.source}, std::pair{"text", &e.text}}) {
+        if (!v->is_null()) one[k] = *v;
+      }
+      if (e.on_gpu) one["gpu"] = e.gpu;
+      out["events"].push_back(one);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+json to_json(const report_view& r) {
+  json out = {{"tool", "infrabench"},     {"schema_version", r.schema_version},
+              {"results", json::array()}, {"run", run_json(r)},
+              {"hosts", r.hosts},         {"capabilities", r.capabilities}};
+  for (const auto& res : r.results) out["results"].push_back(result_json(res));
+  if (r.telemetry) out["telemetry"] = telemetry_json(*r.telemetry);
+  return out;
 }
 
 }  // namespace infrabench::reports

@@ -51,7 +51,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   } catch (const user_error&) {
   }
   (void)chart_specs(both, 50).dump();
-  (void)read_telemetry(r.telemetry, "f_");
+  if (r.telemetry) (void)read_telemetry(*r.telemetry, "f_");
+  (void)to_json(r).dump();  // the writer copes with whatever the reader accepted
   static const baseline rules = parse_baseline(
       R"({"infrabench_baseline": 1, "rules": [
         {"benchmark": "bandwidth/host_memory", "metric": "bandwidth_gbps", "min": 1},

@@ -481,7 +481,7 @@ TEST(ReportsCompare, SettingsDifferencesComeFirst) {
   EXPECT_LT(md.str().find("run.suite.axis\\_overrides"), md.str().find("#### Summary")) << md.str();
   // Runs that differ only in where they wrote their report: the command line is the same.
   auto same = run("C", false);
-  same.run["command_line"] = json::array({"infrabench", "run", "-o", "c.json"});
+  same.run_info.command_line = std::vector<std::string>{"infrabench", "run", "-o", "c.json"};
   for (const auto& ch : compare_reports({run("A", false), same}, {}).inventory)
     EXPECT_NE(ch.key, "run.command_line");
 }

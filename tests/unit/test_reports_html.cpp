@@ -223,8 +223,9 @@ TEST(ReportsHtml, PageIsSelfContained) {
     EXPECT_THROW((void)render_html(reps, {}), user_error);
     GTEST_SKIP() << "built without libjs-chart.js: the page cannot be made";
   }
-  auto rep = sample();
-  rep.hosts[0]["hostname"] = "<b>evil</b>";
+  json evil = to_json(sample());  // the hostname is written by the host, so untrusted
+  evil["hosts"][0]["hostname"] = "<b>evil</b>";
+  const report_view rep = parse_report(evil.dump(), "evil.json");
   const std::string html = render_html({rep}, {});
   EXPECT_NE(html.find("Chart.js v"), std::string::npos);  // the library itself, inlined
   EXPECT_EQ(html.find("src=\"http"), std::string::npos);  // nothing fetched from a network
@@ -450,7 +451,7 @@ TEST(ReportsHtml, TelemetryIsPlottedListedAndDiffed) {
          {"counters_after", {{"xid_count", 1}, {"ecc", {{"sbe", 1}}}, {"name", "x"}}}}}},
       {"cpu", {{"trace", {{"t_s", {0, 0.1}}, {"freq_mhz_mean", {4400, 4300}}}}}},
       {"events", {{{"t_s", 0.15}, {"kind", "xid"}, {"gpu", 0}, {"text", "Xid 79"}}}}};
-  const telemetry_view t = read_telemetry(tel, "p_");
+  const telemetry_view t = read_telemetry(telemetry_from_json(tel), "p_");
   ASSERT_EQ(t.charts.size(), 2u);  // one per source
   EXPECT_EQ(t.charts[0]["datasets"].size(), 2u);
   EXPECT_TRUE(t.charts[0]["y"]["per_series"].get<bool>());
@@ -463,8 +464,9 @@ TEST(ReportsHtml, TelemetryIsPlottedListedAndDiffed) {
   EXPECT_EQ(t.counter_changes[0][1], "xid_count");
   EXPECT_EQ(t.counter_changes[0][4], "1");
   // Any subset of keys, or junk, draws what it can and throws nothing.
-  EXPECT_TRUE(read_telemetry(json{{"gpus", 3}, {"events", "x"}}, "q_").charts.empty());
-  EXPECT_TRUE(read_telemetry(json::object(), "r_").charts.empty());
+  EXPECT_TRUE(
+      read_telemetry(telemetry_from_json(json{{"gpus", 3}, {"events", "x"}}), "q_").charts.empty());
+  EXPECT_TRUE(read_telemetry(telemetry_from_json(json::object()), "r_").charts.empty());
 }
 
 namespace {
@@ -603,7 +605,7 @@ TEST(ReportsHtml, TelemetrySaysWhyThereAreNoPlots) {
            "not exposed: no cpufreq (/sys/devices/system/cpu/cpu*/cpufreq/scaling_cur_freq)"},
           {"power", "not exposed: no RAPL package domain (/sys/class/powercap/intel-rapl:N)"}}},
         {"trace", {{"t_s", {0, 0.1}}, {"freq_mhz_mean", {nullptr, nullptr}}}}}}};
-  const telemetry_view t = read_telemetry(tel, "p_");
+  const telemetry_view t = read_telemetry(telemetry_from_json(tel), "p_");
   EXPECT_TRUE(t.charts.empty());
   ASSERT_EQ(t.notes.size(), 1u);
   EXPECT_NE(t.notes[0].find("freq_mhz_mean: no value recorded in 2 samples"), std::string::npos);
@@ -614,7 +616,7 @@ TEST(ReportsHtml, TelemetrySaysWhyThereAreNoPlots) {
             (std::vector<std::string>{"GPU (NVML)", "not available: libnvidia-ml.so.1 not found"}));
   if (chartjs_source().empty()) GTEST_SKIP() << "built without libjs-chart.js: no page";
   auto rep = marked_report();
-  rep.telemetry = tel;
+  rep.telemetry = telemetry_from_json(tel);
   const std::string html = render_html({rep}, {});
   EXPECT_NE(html.find("No telemetry plots"), std::string::npos);
   EXPECT_NE(html.find("not exposed: no cpufreq"), std::string::npos);

@@ -78,7 +78,7 @@ struct telemetry_view {
   std::vector<std::vector<std::string>> sources;  // source, what was read or why not ("no RAPL")
   std::vector<std::string> notes;
 };
-[[nodiscard]] telemetry_view read_telemetry(const nlohmann::json& telemetry,
+[[nodiscard]] telemetry_view read_telemetry(const telemetry_data& telemetry,
                                             const std::string& id_prefix);
 
 // The table of numbers shown beside a chart spec (or, for a one-configuration benchmark's "table"

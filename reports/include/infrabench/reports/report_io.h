@@ -110,6 +110,79 @@ struct result_view {
   [[nodiscard]] bool axes_match(const nlohmann::json& want) const;
 };
 
+// One host's inventory (the report's "hosts"): its name, the build it ran, and every field as
+// dotted key -> text ("cpu.model" -> "EPYC 9654", "gpus[0].name" -> "H100"), in key order.
+struct host_view {
+  std::string hostname;  // "" when the inventory does not say
+  std::string git_commit;
+  std::vector<std::pair<std::string, std::string>> fields;
+};
+
+// What the suite of a run selected (run.suite): its benchmarks and the axis values each ran with.
+struct suite_benchmark_view {
+  std::string name;
+  std::map<std::string, nlohmann::json> axes;  // axis -> its values as written
+};
+struct suite_view {
+  std::vector<suite_benchmark_view> benchmarks;
+  // Everything else the suite section says (name, source, filter, overrides), as written.
+  nlohmann::json other = nlohmann::json::object();
+  [[nodiscard]] std::string name() const;
+};
+
+// How the run was made (the report's "run" section beyond its times and metadata).
+struct run_view {
+  std::string interrupted_reason;  // "signal 2 (SIGINT)"; "" when not interrupted or not said
+  nlohmann::json settings;         // the run's settings as written; null when absent
+  std::optional<suite_view> suite;
+  std::optional<std::vector<std::string>> command_line;  // its string arguments, as typed
+  nlohmann::json launcher;                               // as written; null when absent
+  bool world_size_given = false;
+};
+
+// A sampled trace (telemetry): every series drawn over t_s. A series that is not an array is kept
+// (is_series false) so a renderer can say why it is not drawn.
+struct trace_series_view {
+  std::string name;
+  bool is_series = true;
+  std::vector<std::optional<double>> values;  // nullopt: no number recorded at that sample
+};
+struct trace_view {
+  bool given = false;     // a trace was written (not null)
+  bool drawable = false;  // it is an object with a t_s array
+  std::vector<std::optional<double>> t_s;
+  std::vector<trace_series_view> series;  // in name order
+};
+// One telemetry source (a GPU, the CPU): its trace and its counters before and after the run,
+// each flattened to JSON-pointer key -> value (nlohmann's flatten).
+struct telemetry_source_view {
+  nlohmann::json index;  // a GPU's index as written; null when not said
+  nlohmann::json name;   // null when not said
+  trace_view trace;
+  bool has_counters = false;  // both counters_before and counters_after are objects
+  std::map<std::string, nlohmann::json> counters_before, counters_after;
+  std::vector<std::pair<std::string, nlohmann::json>> sources;  // CPU: what it could read
+};
+struct telemetry_event_view {
+  nlohmann::json t_s, kind, gpu, source, text;  // each as written; null when absent
+  bool on_gpu = false;                          // the event names a GPU
+};
+struct nvml_view {
+  bool available = false;
+  nlohmann::json driver_version, reason;
+};
+// The report's "telemetry": per GPU and for the CPU a trace and counters, NVML, events. Read
+// leniently: a part of the wrong shape is left out (telemetry never makes a report unreadable).
+struct telemetry_data {
+  std::vector<telemetry_source_view> gpus;
+  std::optional<telemetry_source_view> cpu;
+  std::optional<nvml_view> nvml;
+  std::vector<telemetry_event_view> events;
+  nlohmann::json other = nlohmann::json::object();  // fields not modelled (interval_s), as written
+};
+// The one reader of a "telemetry" object.
+[[nodiscard]] telemetry_data telemetry_from_json(const nlohmann::json& t);
+
 struct report_view {
   std::string path;   // where it was read from ("" for text)
   std::string label;  // short name for tables (file stem unless given)
@@ -118,13 +191,17 @@ struct report_view {
   int world_size = 1;
   bool interrupted = false;
   std::vector<result_view> results;
-  nlohmann::json hosts = nlohmann::json::array();  // inventories, as written
+  std::vector<host_view> inventories;  // the hosts' inventories, typed
+  run_view run_info;
+  // The sections as written, for code not yet ported to the typed fields above (baseline.cpp,
+  // expect.cpp, history.cpp); renderers read the typed fields.
+  nlohmann::json hosts = nlohmann::json::array();
   nlohmann::json capabilities = nlohmann::json::object();
   nlohmann::json run = nlohmann::json::object();
   std::vector<std::string> notes;  // what reading it had to assume (older version, nulls dropped)
   // Per benchmark, its axes and requirements; empty for reports written before it existed.
   std::map<std::string, benchmark_meta> benchmarks;
-  nlohmann::json telemetry;  // the report's "telemetry" object as written; null when absent
+  std::optional<telemetry_data> telemetry;  // absent when the report has none
 
   // The metadata of `axis` of `bench`, or nullptr when the report does not say.
   [[nodiscard]] const axis_meta* axis_info(const std::string& bench, const std::string& axis) const;
@@ -203,6 +280,10 @@ using metric_catalog = std::map<std::string, std::vector<metric_decl>>;
 // bound is what caps memory: 128 MiB holds a 64-rank full-suite report (about 65 MB, see
 // docs/reports.md) and keeps a hostile file under 2 GB.
 inline constexpr std::size_t max_input_bytes = std::size_t{128} << 20;
+
+// The report as JSON, for the fields the model holds (what parse_report reads back to an equal
+// view): results, run times and metadata, hosts, capabilities, telemetry.
+[[nodiscard]] nlohmann::json to_json(const report_view& r);
 
 // Per benchmark, the axes that take more than one value across these reports' results (the ones
 // worth showing in a table: a constant axis says nothing about the row).
