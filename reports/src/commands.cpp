@@ -447,13 +447,27 @@ json trend_json(const history_db::series& se, const series_judgement& j) {
           {"note", t.note}};
 }
 
+// A step between two levels of a series: its relative change, whether it is for the worse, and
+// "10 GB/s -> 8 GB/s (-20.0%" — shared by trend's marks and check's lines.
+struct step_change {
+  double rel = 0;
+  bool worse = false;
+  std::string text;  // "before -> after (rel%" (the caller closes the parenthesis)
+};
+step_change step_change_of(const history_db::series& se, const change_point& c) {
+  step_change out;
+  out.rel = c.before != 0 ? c.after / c.before - 1 : 0;
+  out.worse = se.higher_is_better ? out.rel < 0 : out.rel > 0;
+  out.text = format_value(c.before, se.unit) + " -> " + format_value(c.after, se.unit) + " (" +
+             format_percent(out.rel);
+  return out;
+}
+
 // "<- change point: 10 GB/s -> 8 GB/s (-20.0%, worse, p 0.001)"
 std::string change_text(const history_db::series& se, const change_point& c) {
-  const double rel = c.before != 0 ? c.after / c.before - 1 : 0;
-  const bool worse = se.higher_is_better ? rel < 0 : rel > 0;
-  return "<- change point: " + format_value(c.before, se.unit) + " -> " +
-         format_value(c.after, se.unit) + " (" + format_percent(rel) + ", " +
-         (worse ? "worse" : "better") + ", p " + format_p(c.p_value) + ")";
+  const auto step = step_change_of(se, c);
+  return "<- change point: " + step.text + ", " + (step.worse ? "worse" : "better") + ", p " +
+         format_p(c.p_value) + ")";
 }
 
 void print_trend(const history_db::series& se, const series_judgement& j,
@@ -576,9 +590,7 @@ std::string series_name(const history_db::series& se) {
 std::string step_text(const judged_series& s) {
   const auto& c = *s.j.last;
   const auto& p = s.se.points[c.index];
-  const double rel = c.before != 0 ? c.after / c.before - 1 : 0;
-  return format_value(c.before, s.se.unit) + " -> " + format_value(c.after, s.se.unit) + " (" +
-         format_percent(rel) + ") from run " + std::to_string(p.run_id) + " (" +
+  return step_change_of(s.se, c).text + ") from run " + std::to_string(p.run_id) + " (" +
          short_time(p.started_utc) +
          (p.git_commit.empty() ? "" : ", commit " + p.git_commit.substr(0, 10)) + "), p " +
          format_p(c.p_value) + "; " + std::to_string(s.j.judged) + " runs judged" +
@@ -616,14 +628,25 @@ std::vector<judged_series> judge_headlines(const history_db& db, const trend_que
   return out;
 }
 
-json check_json(const std::vector<judged_series>& all, std::size_t regressions) {
+// The method and its settings as judged (the defaults or --alpha, --min-shift, --min-effect).
+json method_json(const e_divisive_options& m) {
+  return {{"name", "e-divisive"},
+          {"alpha", m.alpha},
+          {"min_relative_shift", m.min_relative_shift},
+          {"min_effect", m.min_effect},
+          {"min_segment", m.min_segment},
+          {"permutations", m.permutations}};
+}
+
+json check_json(const std::vector<judged_series>& all, std::size_t regressions,
+                const e_divisive_options& method) {
   json series = json::array();
   for (const auto& s : all) {
     json one = trend_json(s.se, s.j);
     one["regression"] = s.j.regression;
     series.push_back(std::move(one));
   }
-  return {{"method", "e-divisive"},
+  return {{"method", method_json(method)},
           {"regressions", regressions},
           {"verdict", regressions ? "FAIL" : "PASS"},
           {"series", series}};
@@ -643,7 +666,7 @@ int history_check(const trend_query& q) {
                     series_name(s.se) + " " + step_text(s));
   }
   if (q.format == "json") {
-    std::cout << json_text(check_json(all, regressions), 2) << std::endl;
+    std::cout << json_text(check_json(all, regressions, q.method), 2) << std::endl;
     return regressions ? exit_fail : exit_ok;
   }
   const auto& m = q.method;
@@ -771,7 +794,9 @@ struct history_query_opts {
   std::vector<std::string> axes;
   std::size_t last = 0;
   std::int64_t since = 0;
-  double min_shift_pct = 5, alpha = 0.01, min_effect = e_divisive_options{}.min_effect;
+  // The method's defaults, in the options' units (the shift in percent).
+  double min_shift_pct = e_divisive_options{}.min_relative_shift * 100;
+  double alpha = e_divisive_options{}.alpha, min_effect = e_divisive_options{}.min_effect;
 };
 
 void add_series_options(CLI::App* c, history_query_opts& o) {

@@ -8,6 +8,7 @@
 
 #include "infrabench/error.h"
 #include "infrabench/json_io.h"
+#include "infrabench/options.h"
 #include "infrabench/reports/rank_stats.h"
 #include "infrabench/reports/text.h"
 #include "infrabench/text_layout.h"
@@ -106,10 +107,23 @@ std::map<std::string, double> parse_label_values(const std::string& text, const 
 
 namespace {
 
-// The command line as typed, less the values of the options that only name outputs (two runs
-// writing a.json and b.json ran the same way).
+// The options that only name a file the run writes: -o/--output, and every option registered as an
+// output (--junit, --html...; options.h's file_use). Two runs writing a.json and b.json ran the
+// same way.
+const std::set<std::string>& output_options() {
+  static const std::set<std::string> names = [] {
+    std::set<std::string> s = {"-o", "--output"};
+    for (const auto& o : option_registry::instance().all()) {
+      if (o->file == run_option::file_use::output) s.insert("--" + o->name);
+    }
+    return s;
+  }();
+  return names;
+}
+
+// The command line as typed, less the values of the output options.
 std::string command_text(const std::vector<std::string>& cl) {
-  static const std::set<std::string> outputs = {"-o", "--output", "--junit"};
+  const auto& outputs = output_options();
   std::string out;
   bool skip = false;
   for (const std::string& arg : cl) {
@@ -132,21 +146,23 @@ std::string command_text(const std::vector<std::string>& cl) {
   return out;
 }
 
-// The most repetitions any metric of the report kept (1: none kept).
-std::size_t repetitions_of(const report_view& r) {
-  std::size_t n = 1;
-  for (const auto& res : r.results) {
-    for (const auto& m : res.metrics) n = std::max(n, m.repetitions.size());
+// The settings' values of the output options (run.settings.options.junit) read FILE when set: as
+// on the command line, where a run writes is not how it ran.
+void mask_output_settings(std::map<std::string, std::string>& out) {
+  for (const auto& name : output_options()) {
+    if (name.rfind("--", 0) != 0) continue;
+    const auto it = out.find("run.settings.options." + name.substr(2));
+    if (it != out.end() && !it->second.empty()) it->second = "FILE";
   }
-  return n;
 }
 
 // How the run was made: settings, suite (name, source, filter, axis overrides, the benchmarks
-// it selected and the axis values each ran with), command line, launcher and world size,
-// repetitions; keys start with "run.".
+// it selected and the axis values each ran with), command line, launcher and world size (the
+// repetitions are a setting: run.settings.repetitions); keys start with "run.".
 void flatten_run(const report_view& r, std::map<std::string, std::string>& out) {
   const run_view& run = r.run_info;
   if (!run.settings.is_null()) flatten(run.settings, "run.settings", out);
+  mask_output_settings(out);
   if (run.suite) {
     std::string benches;
     for (const auto& b : run.suite->benchmarks) {
@@ -162,7 +178,6 @@ void flatten_run(const report_view& r, std::map<std::string, std::string>& out) 
   if (run.command_line) out["run.command_line"] = command_text(*run.command_line);
   if (!run.launcher.is_null()) out["run.launcher"] = json_text(run.launcher);
   if (run.world_size_given) out["run.world_size"] = std::to_string(r.world_size);
-  out["run.repetitions"] = std::to_string(repetitions_of(r));
 }
 
 }  // namespace

@@ -66,6 +66,10 @@ def test_check_finds_the_step_and_names_it(tmp_path):
     assert j.returncode == 1
     doc = json.loads(j.stdout)
     assert doc["verdict"] == "FAIL" and doc["regressions"] == 1
+    # The method as judged, with its settings (here the defaults), not only its name.
+    assert doc["method"]["name"] == "e-divisive", doc["method"]
+    assert doc["method"]["alpha"] == 0.01 and doc["method"]["min_relative_shift"] == 0.05
+    assert doc["method"]["min_effect"] > 0 and doc["method"]["permutations"] > 0
     hit = [s for s in doc["series"] if s["regression"]]
     assert len(hit) == 1 and hit[0]["metric"] == "bandwidth_gbps"
     cp = hit[0]["change_points"][-1]

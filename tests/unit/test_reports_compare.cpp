@@ -450,6 +450,8 @@ TEST(ReportsCompare, SettingsDifferencesComeFirst) {
         override_threads ? json::array({"infrabench", "run", "-a", "threads=1", "-o", "b.json"})
                          : json::array({"infrabench", "run", "-o", "a.json"});
     if (override_threads) j["hosts"][0]["cpu"]["model"] = "Other CPU";
+    // What the harness writes (run_pipeline.cpp): the repetitions are a setting of the run.
+    j["run"]["settings"]["repetitions"] = override_threads ? 3 : 1;
     return labelled(j, label);
   };
   const auto c = compare_reports({run("A", false), run("B", true)}, {});
@@ -463,9 +465,11 @@ TEST(ReportsCompare, SettingsDifferencesComeFirst) {
   EXPECT_EQ(by_key["run.suite.axes.cpu/x.threads"]->values[0], "[1,0]");
   ASSERT_TRUE(by_key.count("run.command_line"));
   EXPECT_EQ(by_key["run.command_line"]->values[1], "infrabench run -a threads=1 -o FILE");
-  ASSERT_TRUE(by_key.count("run.repetitions"));
-  EXPECT_EQ(by_key["run.repetitions"]->values[0], "1");
-  EXPECT_EQ(by_key["run.repetitions"]->values[1], "3");
+  // One row for the repetitions: the report's setting, not a count worked out from the metrics.
+  EXPECT_FALSE(by_key.count("run.repetitions"));
+  ASSERT_TRUE(by_key.count("run.settings.repetitions"));
+  EXPECT_EQ(by_key["run.settings.repetitions"]->values[0], "1");
+  EXPECT_EQ(by_key["run.settings.repetitions"]->values[1], "3");
   ASSERT_TRUE(by_key.count("cpu.model"));
   EXPECT_TRUE(by_key["cpu.model"]->system);
   std::ostringstream t;
@@ -484,4 +488,23 @@ TEST(ReportsCompare, SettingsDifferencesComeFirst) {
   same.run_info.command_line = std::vector<std::string>{"infrabench", "run", "-o", "c.json"};
   for (const auto& ch : compare_reports({run("A", false), same}, {}).inventory)
     EXPECT_NE(ch.key, "run.command_line");
+}
+
+// Where a run writes its JUnit file is not how it ran: two runs differing only in --junit (on the
+// command line and in run.settings.options) show no settings difference.
+TEST(ReportsCompare, OutputFilesAreNotSettingsDifferences) {
+  auto run = [](const std::string& label, const std::string& junit) {
+    auto j = ib_test::report(json::array(
+        {ib_test::result("cpu/x", json::object(), {reps_metric("rate", "GB/s", {100, 101, 99})})}));
+    declare(j, "cpu/x", {{"rate", "GB/s"}});
+    j["run"]["command_line"] =
+        json::array({"infrabench", "run", "--junit", junit, "--output=" + label + ".json"});
+    j["run"]["settings"]["options"]["junit"] = junit;
+    return labelled(j, label);
+  };
+  const auto c = compare_reports({run("A", "a.xml"), run("B", "b.xml")}, {});
+  for (const auto& ch : c.inventory) {
+    EXPECT_EQ(ch.key.find("junit"), std::string::npos) << ch.key;
+    EXPECT_NE(ch.key, "run.command_line");
+  }
 }
