@@ -217,8 +217,9 @@ std::map<std::string, std::vector<const benchmark*>, std::less<>>& registered_by
   return names;
 }
 
+// Not *.so*: tools that pack a tree's shared objects (../shared/gpu/bundle.sh) take it for one.
 std::string manifest_file_name(std::string_view id) {
-  return module_file_name(id) + ".benchmarks";
+  return "libinfrabench_" + std::string(id) + ".benchmarks";
 }
 
 std::string check_module_placeholder(const capabilities&);

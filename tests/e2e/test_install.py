@@ -111,13 +111,13 @@ def module_without_its_library(dest):
     assert b"libmpi.so.40\0" in data, "the module does not need libmpi.so.40"
     (dest / "libinfrabench_mpi.so").write_bytes(data.replace(b"libmpi.so.40\0",
                                                               b"libmpX.so.40\0"))
-    (dest / "libinfrabench_mpi.so.benchmarks").write_bytes(
-        (BUILD / "libinfrabench_mpi.so.benchmarks").read_bytes())
+    (dest / "libinfrabench_mpi.benchmarks").write_bytes(
+        (BUILD / "libinfrabench_mpi.benchmarks").read_bytes())
 
 
 @pytest.mark.skipif(not HAS_MPI, reason="built without MPI (INFRABENCH_WITH_MPI=OFF)")
 def test_where_mpi_does_not_load_its_benchmarks_are_skipped_with_the_loaders_reason(tmp_path):
-    manifest = (BUILD / "libinfrabench_mpi.so.benchmarks").read_text().splitlines()
+    manifest = (BUILD / "libinfrabench_mpi.benchmarks").read_text().splitlines()
     names = [line.split("\t")[0] for line in manifest]
     assert "collectives/pairwise" in names and "collectives/mpi_allreduce" in names, names
     mods = tmp_path / "modules"

@@ -92,7 +92,7 @@ const Api& require(state& st, std::string_view id) {
 
 // Loads every compiled-in module that holds benchmarks, so that they register before anything
 // reads the registry (main, before the command line is parsed). When one cannot be loaded, the
-// benchmarks its manifest names (libinfrabench_<id>.so.benchmarks, written by the build) are
+// benchmarks its manifest names (libinfrabench_<id>.benchmarks, written by the build) are
 // registered in its place and skipped with the loader's reason.
 void load_benchmark_modules();
 // Writes the names and descriptions of the benchmarks module `id` registered in this process to
