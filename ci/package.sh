@@ -2,8 +2,11 @@
 # The Debian package as an operator installs it: `cpack -G DEB` from a build, `dpkg -i`, then the
 # installed binary run from outside the checkout — the quick suite, and `accept` with a shipped
 # baseline named, not a path — with the source tree's configs/ and /usr/local/cuda hidden (a mount
-# namespace with empty directories bound over them), so that only the package's own files can
-# answer. Then `dpkg -r`. Needs root (dpkg, unshare); skips otherwise, except under CI=true.
+# namespace with empty directories bound over them) and the MPI library too (an overlay of its
+# directory with libmpi.so.* removed), so that only the package's own files can answer: the binary
+# must start, run the CPU benchmarks and list the MPI module's benchmarks as skipped with the
+# loader's reason. `ldd` of the installed executable must list no CUDA, MPI, OpenCV, OpenBLAS or
+# oneDNN library. Then `dpkg -r`. Needs root (dpkg, unshare); skips otherwise, except under CI=true.
 #   ci/package.sh [--build DIR]   (default build-cpu: CI packages the build it already tested)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -49,9 +52,24 @@ dpkg-deb --info "$deb" | grep -E "Package|Version|Depends|Recommends|Suggests"
 dpkg -i "$deb" >/dev/null
 dpkg -L infrabench | grep -E "^/usr/(bin/infrabench|share/infrabench/baselines/template-cpu-node.json)$"
 
-mkdir -p "$work/empty" "$work/run"
+# The core links only what every node has; CUDA, MPI and the reference libraries are modules.
+core_libs=$(ldd /usr/bin/infrabench)
+if grep -E 'libcudart|libcublas|libnccl|libcudnn|libmpi|libopen-pal|opencv|openblas|dnnl' <<<"$core_libs"; then
+  echo "package: error: /usr/bin/infrabench links the libraries above: they belong in modules" >&2; exit 1
+fi
+mpi_module=/usr/lib/infrabench/libinfrabench_mpi.so
+
+mkdir -p "$work/empty" "$work/run" "$work/up" "$work/overlay-work"
 hidden="mount --bind $work/empty $src/configs"
 if [ -d /usr/local/cuda ]; then hidden="$hidden && mount --bind $work/empty /usr/local/cuda"; fi
+if [ -f "$mpi_module" ]; then
+  # The MPI library's directory (/usr/lib/x86_64-linux-gnu) holds every other library too: an
+  # overlay of it in which libmpi.so.* are deleted, visible in this mount namespace only.
+  libmpi=$(ldd "$mpi_module" | awk '$1 ~ /^libmpi\.so/ {print $3}')
+  [ -n "$libmpi" ] || { echo "package: error: ldd $mpi_module names no libmpi" >&2; exit 1; }
+  mpidir=$(dirname "$(realpath "$libmpi")")
+  hidden="$hidden && mount -t overlay overlay -o lowerdir=$mpidir,upperdir=$work/up,workdir=$work/overlay-work $mpidir && rm -f $mpidir/libmpi.so*"
+fi
 # shellcheck disable=SC2016
 unshare -m bash -c "$hidden && cd $work/run && \
   /usr/bin/infrabench --version && \
@@ -60,7 +78,7 @@ unshare -m bash -c "$hidden && cd $work/run && \
       --html accept.html -- --min-time 0.01 --max-time 0.1 --stress-duration 2 -q; \
     rc=\$?; [ \$rc -le 1 ] || exit \$rc; } && \
   test -s accept.json && test -s accept.xml && test -s accept.html"
-python3 - "$work/run/quick.json" <<'PY'
+python3 - "$work/run/quick.json" "$([ -f "$mpi_module" ] && echo mpi)" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 st = [x["status"] for x in r["results"]]
@@ -68,5 +86,12 @@ failed = [x["benchmark"] for x in r["results"] if x["status"] == "failed"]
 print(f"package: quick suite from the installed binary: {st.count('passed')} passed, "
       f"{st.count('skipped')} skipped, {len(failed)} failed")
 assert st.count("passed") > 10 and not failed, failed
+if sys.argv[2] == "mpi":
+    # The MPI module's benchmarks of the suite are there, each skipped with the loader's reason.
+    mpi = [x for x in r["results"] if x["benchmark"] in ("collectives/pairwise", "collectives/mpi_allreduce")]
+    assert {x["benchmark"] for x in mpi} == {"collectives/pairwise", "collectives/mpi_allreduce"}, mpi
+    for x in mpi:
+        assert x["status"] == "skipped" and x["reason"].startswith("MPI not installed (libmpi.so"), x
+    print(f"package: MPI hidden: {len(mpi)} MPI results skipped: {mpi[0]['reason']}")
 PY
 echo "==== package: installed, ran from $work/run, removed"

@@ -28,14 +28,11 @@ set(_ib_depends "libc6, libstdc++6, libgcc-s1, libhwloc15, libsqlite3-0, libturb
 if(INFRABENCH_WITH_IO_URING)
   string(APPEND _ib_depends ", liburing2")
 endif()
-# The CUDA toolkit is not a Debian package and MPI is not yet a module: a build linking either
-# would not start where they are missing, so the package is made from builds without them (the
-# `package` preset) until they load at run time.
-if(INFRABENCH_WITH_CUDA OR INFRABENCH_WITH_MPI)
-  message(STATUS "package: this build links CUDA or MPI; its .deb starts only where they are installed")
-endif()
-if(INFRABENCH_WITH_MPI)
-  string(APPEND _ib_depends ", libopenmpi3")
+# The CUDA toolkit is not a Debian package and CUDA is not yet a module: a build linking it would
+# not start where it is missing, so the package is made from builds without it (the `package`
+# preset) until it loads at run time. MPI is a module (libinfrabench_mpi.so): Recommends below.
+if(INFRABENCH_WITH_CUDA)
+  message(STATUS "package: this build links CUDA; its .deb starts only where CUDA is installed")
 endif()
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "${_ib_depends}")
 
@@ -49,6 +46,9 @@ if(INFRABENCH_WITH_ONEDNN)
 endif()
 if(INFRABENCH_WITH_OPENCV)
   list(APPEND _ib_recommends "libopencv-imgproc406")
+endif()
+if(INFRABENCH_WITH_MPI)
+  list(APPEND _ib_recommends "libopenmpi3")
 endif()
 list(JOIN _ib_recommends ", " _ib_recommends)
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "${_ib_recommends}")

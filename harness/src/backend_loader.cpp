@@ -6,14 +6,20 @@
 #include <dlfcn.h>
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <mutex>
+#include <set>
 #include <stdexcept>
 
+#include "infrabench/benchmark.h"
 #include "infrabench/build_info.h"
 #include "infrabench/data_dirs.h"
+#include "infrabench/modules/mpi_api.h"
 #include "infrabench/modules/onednn_api.h"
 #include "infrabench/modules/openblas_api.h"
 #include "infrabench/modules/opencv_api.h"
@@ -29,6 +35,10 @@ const std::vector<module_spec>& known_modules() {
        "apt-get install libopenblas0"},
       {"opencv", "OpenCV", INFRABENCH_OPENCV_ABI_VERSION, INFRABENCH_HAS_OPENCV != 0,
        "apt-get install libopencv-core406 libopencv-imgproc406"},
+      // Its benchmarks live in the module and register when it loads; MPI's own plugins need
+      // libmpi's symbols global (as mpi4py loads it).
+      {"mpi", "MPI", INFRABENCH_MPI_ABI_VERSION, INFRABENCH_HAS_MPI != 0,
+       "apt-get install libopenmpi3", true},
   };
   return modules;
 }
@@ -54,7 +64,10 @@ std::vector<std::string> module_dirs() {
 }
 
 std::optional<std::string> locate(std::string_view id) {
-  const std::string file = module_file_name(id);
+  return locate_file(module_file_name(id));
+}
+
+std::optional<std::string> locate_file(const std::string& file) {
   for (const auto& dir : module_dirs()) {
     const std::string path = dir + "/" + file;
     struct stat st {};
@@ -87,7 +100,7 @@ coded_reason not_built(const module_spec& spec) {
 loaded_module open_module(const module_spec& spec, const std::string& path) {
   loaded_module m;
   m.path = path;
-  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  void* handle = dlopen(path.c_str(), RTLD_NOW | (spec.has_benchmarks ? RTLD_GLOBAL : RTLD_LOCAL));
   if (handle == nullptr) {
     const char* e = dlerror();
     m.reason = explain_load_error(spec, e != nullptr ? e : "dlopen failed");
@@ -121,6 +134,10 @@ coded_reason explain_load_error(const module_spec& spec, std::string_view error)
     return {reason_code::unsupported,
             spec.library + " not installed" + detail +
                 (spec.install_hint.empty() ? "" : "; " + spec.install_hint)};
+  }
+  if (contains(error, "undefined symbol: _ZN10infrabench")) {  // one of ours, not the library's
+    return {reason_code::unsupported,
+            spec.library + " module is not from the build of this executable" + detail};
   }
   if (contains(error, "undefined symbol") || contains(error, "version `")) {
     return {reason_code::unsupported,
@@ -190,6 +207,113 @@ const loaded_module& load(std::string_view id) {
     m.reason = not_found(spec);
   }
   return loaded.emplace(std::string(id), std::move(m)).first->second;
+}
+
+namespace {
+
+// What each module registered when it was loaded (this process): its benchmarks' names.
+std::map<std::string, std::vector<const benchmark*>, std::less<>>& registered_by() {
+  static std::map<std::string, std::vector<const benchmark*>, std::less<>> names;
+  return names;
+}
+
+// Not *.so*: tools that pack a tree's shared objects (../shared/gpu/bundle.sh) take it for one.
+std::string manifest_file_name(std::string_view id) {
+  return "libinfrabench_" + std::string(id) + ".benchmarks";
+}
+
+std::string check_module_placeholder(const capabilities&);
+reason_code code_module_placeholder(const capabilities&);
+
+// The placeholders' requirement: the reason their module did not load (a plain function, as
+// requirements are; one module, MPI, holds benchmarks today).
+std::string g_placeholder_module;  // written before any benchmark is looked at (main)
+std::string check_module_placeholder(const capabilities&) {
+  return load(g_placeholder_module).reason.text;
+}
+reason_code code_module_placeholder(const capabilities&) {
+  return load(g_placeholder_module).reason.code;
+}
+
+// One manifest line's fields: name TAB axis,axis,... TAB description.
+std::vector<std::string> split_fields(const std::string& line) {
+  std::vector<std::string> out(1);
+  for (char c : line) {
+    if (c == '\t') {
+      out.emplace_back();
+    } else {
+      out.back() += c;
+    }
+  }
+  out.resize(3);
+  return out;
+}
+
+// The module's benchmarks, from the manifest the build wrote next to it, registered as skipped
+// with the loader's reason. Their axes are there by name, as free strings (values unknown here),
+// so that a suite or -a that narrows one still selects them. Without a manifest: nothing to list.
+void register_placeholders(const module_spec& spec) {
+  const auto path = locate_file(manifest_file_name(spec.id));
+  if (!path) return;
+  std::ifstream in(*path);
+  g_placeholder_module = spec.id;
+  const requirement module_loads{spec.id + " module", &check_module_placeholder,
+                                 &code_module_placeholder};
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto f = split_fields(line);
+    if (f[0].empty() || registry::instance().find(f[0]) != nullptr) continue;
+    auto& b = registry::instance()
+                  .add(f[0], [](state&) {})  // never runs: the requirement is unmet
+                  .describe(f[2])
+                  .require(module_loads);
+    std::size_t start = 0;
+    while (start < f[1].size()) {
+      const auto comma = std::min(f[1].find(',', start), f[1].size());
+      b.add_string_axis(f[1].substr(start, comma - start), {"-"},
+                        choice_axis(spec.library + " module not loaded: values unknown", {}));
+      start = comma + 1;
+    }
+  }
+}
+
+}  // namespace
+
+void load_benchmark_modules() {
+  for (const auto& spec : known_modules()) {
+    if (!spec.has_benchmarks || !spec.compiled_in) continue;
+    // The registry keeps itself sorted: the module's are those that were not there before.
+    std::set<const benchmark*> before;
+    for (const auto& b : registry::instance().all()) before.insert(b.get());
+    if (load(spec.id).loaded()) {
+      auto& mine = registered_by()[spec.id];
+      for (const auto& b : registry::instance().all()) {
+        if (!before.contains(b.get())) mine.push_back(b.get());
+      }
+    } else {
+      register_placeholders(spec);
+    }
+  }
+}
+
+bool write_module_manifest(std::string_view id, const std::string& path) {
+  const auto it = registered_by().find(id);
+  if (it == registered_by().end()) return false;
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    for (const benchmark* b : it->second) {
+      std::string text = b->description();
+      for (char& c : text) {
+        if (c == '\n' || c == '\t') c = ' ';
+      }
+      std::string axes;
+      for (const auto& ax : b->axes()) axes += (axes.empty() ? "" : ",") + ax.name;
+      out << b->name() << '\t' << axes << '\t' << text << '\n';
+    }
+    if (!out.flush()) return false;
+  }
+  return std::rename(tmp.c_str(), path.c_str()) == 0;
 }
 
 }  // namespace infrabench::backends

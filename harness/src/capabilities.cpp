@@ -14,16 +14,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "infrabench/backend_loader.h"
 #include "infrabench/build_info.h"
+#include "infrabench/modules/mpi_api.h"
 #include "infrabench/probe_detail.h"
 #include "infrabench/sysinfo.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
-#endif
-
-#if INFRABENCH_HAS_MPI
-#include <mpi.h>
 #endif
 
 namespace infrabench {
@@ -142,16 +140,16 @@ std::int64_t probe_memory_available() {
 void probe_mpi(capabilities& caps, int world_size) {
   caps.world_size = world_size;
 #if INFRABENCH_HAS_MPI
-  // MPI_Get_library_version is one of the few calls the standard allows before MPI_Init.
-  char text[MPI_MAX_LIBRARY_VERSION_STRING] = {};
-  int len = 0;
-  if (MPI_Get_library_version(text, &len) == MPI_SUCCESS) {
-    // Open MPI appends ", package: ..., ident: ..., repo rev: ..., <date>"; keep the name.
-    std::string lib(text, static_cast<std::size_t>(len > 0 ? len : 0));
-    if (const auto cut = lib.find_first_of(",\n"); cut != std::string::npos) lib.resize(cut);
-    caps.mpi.version =
-        lib + " (MPI " + std::to_string(MPI_VERSION) + "." + std::to_string(MPI_SUBVERSION) + ")";
+  // The MPI module (loaded at start-up) read the library's version before MPI_Init.
+  const backends::loaded_module& m = backends::load("mpi");
+  if (!m.loaded()) {
+    caps.mpi.available = false;
+    caps.mpi.reason = m.reason.text;
+    return;
   }
+  const auto& api = *reinterpret_cast<const infrabench_mpi_api*>(m.table);
+  caps.mpi.version = std::string(m.table->version) + " (MPI " + std::to_string(api.mpi_version) +
+                     "." + std::to_string(api.mpi_subversion) + ")";
   caps.mpi.available = world_size > 1;
   if (!caps.mpi.available) caps.mpi.reason = "not launched by mpirun/srun (world size 1)";
 #else

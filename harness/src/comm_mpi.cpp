@@ -1,4 +1,5 @@
-// MPI communicator: compiled only with INFRABENCH_WITH_MPI.
+// MPI communicator: the MPI module (libinfrabench_mpi.so, built with INFRABENCH_WITH_MPI), loaded
+// by make_communicator (comm_single.cpp) when a launcher started this process.
 //
 // Besides MPI, every rank keeps one TCP connection to rank 0, the liveness channel, served by a
 // monitor thread that never calls MPI (MPI runs FUNNELED on the main thread). Over it ranks send
@@ -30,6 +31,7 @@
 #include <tuple>
 
 #include "infrabench/communicator.h"
+#include "infrabench/modules/mpi_api.h"
 
 namespace infrabench {
 namespace {
@@ -753,10 +755,39 @@ class mpi_communicator final : public communicator {
 
 }  // namespace
 
-std::unique_ptr<communicator> make_communicator(int* argc, char*** argv) {
-  // A plain `infrabench run` must not pay for (or depend on) MPI singleton start-up.
-  if (!launched_by_mpi_launcher()) return make_single_communicator();
-  return std::make_unique<mpi_communicator>(argc, argv);
+}  // namespace infrabench
+
+// ---- the module's entry (modules/include/infrabench/modules/mpi_api.h) ------------------------
+namespace {
+
+void* make_mpi_communicator(int* argc, char*** argv) {
+  return new infrabench::mpi_communicator(argc, argv);
 }
 
-}  // namespace infrabench
+// The library's name and version, first line only (Open MPI appends ", package: ..., ident: ...,
+// repo rev: ..., <date>"). MPI_Get_library_version is one of the few calls allowed before
+// MPI_Init.
+const char* library_version() {
+  static const std::string version = [] {
+    char text[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+    int len = 0;
+    if (MPI_Get_library_version(text, &len) != MPI_SUCCESS) return std::string();
+    std::string lib(text, static_cast<std::size_t>(len > 0 ? len : 0));
+    if (const auto cut = lib.find_first_of(",\n"); cut != std::string::npos) lib.resize(cut);
+    return lib;
+  }();
+  return version.c_str();
+}
+
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) const infrabench_module_header*
+infrabench_module_entry(std::uint32_t abi_version) {
+  if (abi_version != INFRABENCH_MPI_ABI_VERSION) return nullptr;
+  static const infrabench_mpi_api api = {
+      {INFRABENCH_MPI_ABI_VERSION, sizeof(infrabench_mpi_api), "mpi", library_version(), nullptr},
+      &make_mpi_communicator,
+      MPI_VERSION,
+      MPI_SUBVERSION};
+  return &api.header;
+}

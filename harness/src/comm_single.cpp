@@ -3,9 +3,13 @@
 #include <cstdlib>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <thread>
 
+#include "infrabench/backend_loader.h"
 #include "infrabench/communicator.h"
+#include "infrabench/error.h"
+#include "infrabench/modules/mpi_api.h"
 
 namespace infrabench {
 
@@ -110,10 +114,47 @@ std::unique_ptr<communicator> make_single_communicator() {
 
 bool launched_by_mpi_launcher() {
   // Open MPI's mpirun, PMI/PMIx launchers (MPICH, srun --mpi=pmix) and Slurm all say so here.
-  for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "SLURM_NTASKS"}) {
+  for (const char* var :
+       {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "SLURM_NTASKS", "SLURM_STEP_NUM_TASKS"}) {
     if (std::getenv(var)) return true;
   }
   return false;
+}
+
+std::optional<launcher_world> launcher_world_size() {
+  // The job's size as the launcher states it: mpirun (Open MPI), PMI (MPICH, Intel MPI), an srun
+  // job step. SLURM_NTASKS alone is also set in an sbatch script itself, which is one process.
+  for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_STEP_NUM_TASKS"}) {
+    const char* v = std::getenv(var);
+    if (v == nullptr || *v == '\0') continue;
+    char* end = nullptr;
+    const long n = std::strtol(v, &end, 10);
+    if (*end == '\0' && n > 0) return launcher_world{var, static_cast<int>(n)};
+  }
+  // PMIx names the rank but not the size: assume several, the safe side.
+  if (const char* v = std::getenv("PMIX_RANK"); v != nullptr && *v != '\0') {
+    return launcher_world{"PMIX_RANK", 0};
+  }
+  return std::nullopt;
+}
+
+std::unique_ptr<communicator> make_communicator(int* argc, char*** argv) {
+  // A plain `infrabench run` must not pay for (or depend on) MPI singleton start-up.
+  if (!launched_by_mpi_launcher()) return make_single_communicator();
+  const backends::loaded_module& m = backends::load("mpi");
+  if (m.loaded()) {
+    const auto& api = *reinterpret_cast<const infrabench_mpi_api*>(m.table);
+    return std::unique_ptr<communicator>(
+        static_cast<communicator*>(api.make_communicator(argc, argv)));
+  }
+  // Without MPI every rank would run alone and write its own report, each believing it is rank
+  // 0: refuse before anything runs. A launcher that says one process is a single run.
+  const auto world = launcher_world_size();
+  if (world && world->size != 1) {
+    throw user_error("launched by an MPI launcher (" + world->variable + " is set) but " +
+                     m.reason.text + ": cannot run as one of several ranks");
+  }
+  return make_single_communicator();
 }
 
 }  // namespace infrabench

@@ -4,11 +4,12 @@ modules beside itself. The Debian package (install, run from outside the checkou
 ci/package.sh's, run by ci/test.sh as root."""
 import os
 import pathlib
+import re
 import subprocess
 
 import pytest
 
-from conftest import BIN, run
+from conftest import BIN, FAST, load_report, one_line_error, run
 
 BUILD = pathlib.Path(BIN).resolve().parent
 
@@ -61,3 +62,102 @@ def test_the_installed_tree_finds_its_baselines_and_modules_beside_itself(tmp_pa
     assert len(modules) >= len(built), (modules, built)
     for m in modules:
         assert str(m) in ver.stdout, (m, ver.stdout)
+
+
+# ---- MPI as a module (issue 29 item 1) ------------------------------------------------------------
+# The communicator and the benchmarks that call MPI live in libinfrabench_mpi.so; the core links no
+# MPI library, loads the module at start-up and, where it does not load, lists its benchmarks (from
+# the manifest the build wrote beside it) as skipped with the loader's reason. Under a launcher
+# that says several ranks, a module that does not load ends the run before anything runs: N
+# processes that each believe they are rank 0 would each write a report.
+HAS_MPI = os.environ.get("INFRABENCH_HAS_MPI") == "1"
+CPU_RUN = ["run", "--filter", "^bandwidth/host_memory$", "-a", "array_size=1MiB", "-a",
+           "threads=1", "-a", "kernel=triad"] + FAST
+# Names and parts of the libraries the core must not link: MPI's, and the reference libraries'.
+NOT_IN_CORE = ("libmpi", "libopen-pal", "libopen-rte", "libpmix", "openblas", "dnnl", "opencv")
+
+
+def test_the_core_executable_links_no_mpi_or_reference_library():
+    p = subprocess.run(["ldd", BIN], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    for lib in NOT_IN_CORE:
+        assert lib not in p.stdout, (lib, p.stdout)
+    if HAS_MPI:
+        mod = subprocess.run(["ldd", str(BUILD / "libinfrabench_mpi.so")], capture_output=True,
+                             text=True)
+        assert "libmpi.so" in mod.stdout, mod.stdout  # the module carries it instead
+
+
+@pytest.mark.parametrize("var", ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_STEP_NUM_TASKS"])
+def test_under_a_launcher_a_missing_mpi_module_ends_the_run_before_anything_runs(tmp_path, var):
+    # Before: a build without MPI ran every rank as a single process (N reports, each rank 0).
+    empty = tmp_path / "no-modules"
+    empty.mkdir()
+    out = tmp_path / "r.json"
+    env = {var: "2", "INFRABENCH_MODULE_DIR": str(empty)}
+    p = run(*CPU_RUN, "-o", str(out), env=env)
+    one_line_error(p, var, "MPI", "cannot run as one of several ranks")
+    assert not out.exists()
+    # A launcher that says one process is a single run.
+    p = run(*CPU_RUN, "-o", str(out), env={var: "1", "INFRABENCH_MODULE_DIR": str(empty)})
+    assert p.returncode in (0, 1), p.stderr
+    assert load_report(str(out))["results"]
+
+
+def module_without_its_library(dest):
+    """The build's MPI module and manifest in `dest`, the module's libmpi.so.40 renamed in its
+    dynamic section to a library no machine has: loading it fails as on a node without Open MPI."""
+    data = (BUILD / "libinfrabench_mpi.so").read_bytes()
+    assert b"libmpi.so.40\0" in data, "the module does not need libmpi.so.40"
+    (dest / "libinfrabench_mpi.so").write_bytes(data.replace(b"libmpi.so.40\0",
+                                                              b"libmpX.so.40\0"))
+    (dest / "libinfrabench_mpi.benchmarks").write_bytes(
+        (BUILD / "libinfrabench_mpi.benchmarks").read_bytes())
+
+
+@pytest.mark.skipif(not HAS_MPI, reason="built without MPI (INFRABENCH_WITH_MPI=OFF)")
+def test_where_mpi_does_not_load_its_benchmarks_are_skipped_with_the_loaders_reason(tmp_path):
+    manifest = (BUILD / "libinfrabench_mpi.benchmarks").read_text().splitlines()
+    names = [line.split("\t")[0] for line in manifest]
+    assert "collectives/pairwise" in names and "collectives/mpi_allreduce" in names, names
+    mods = tmp_path / "modules"
+    mods.mkdir()
+    module_without_its_library(mods)
+    env = {"INFRABENCH_MODULE_DIR": str(mods)}
+    listed = run("list", "--json", "--filter", "^collectives/", env=env)
+    assert listed.returncode == 0, listed.stderr
+    assert "MPI not installed (libmpX.so.40: cannot open shared object file" in listed.stdout
+    # The quick suite still runs (its collectives entries narrow axes the stand-ins name), and
+    # every MPI benchmark in it is skipped with the reason.
+    out = tmp_path / "quick.json"
+    p = run("run", "--filter", "^(collectives/(pairwise|mpi_allreduce)|bandwidth/host_memory)$",
+            "-a", "array_size=1MiB", "-a", "threads=1", "-a", "kernel=triad", *FAST,
+            "-o", str(out), env=env, timeout=300)
+    assert p.returncode in (0, 1), p.stderr
+    by = {}
+    for r in load_report(str(out))["results"]:
+        by.setdefault(r["benchmark"], []).append(r)
+    assert all(r["status"] == "passed" for r in by["bandwidth/host_memory"]), by
+    for name in ("collectives/pairwise", "collectives/mpi_allreduce"):
+        assert by.get(name), (name, sorted(by))
+        for r in by[name]:
+            assert r["status"] == "skipped", r
+            assert r["reason"].startswith("MPI not installed (libmpX.so.40: cannot open"), r
+    ver = run("--version", env=env)
+    assert ver.returncode == 0, ver.stderr
+    assert re.search(r"^\s+MPI\s+compiled in; .*does not load here: MPI not installed", ver.stdout,
+                     re.M), ver.stdout
+    # Under a launcher the same module ends the run with that reason, exit 2.
+    p = run(*CPU_RUN, "-o", str(tmp_path / "r.json"), env={**env, "OMPI_COMM_WORLD_SIZE": "2"})
+    one_line_error(p, "MPI not installed (libmpX.so.40")
+
+
+def test_version_lists_mpi_as_a_backend():
+    p = run("--version")
+    assert p.returncode == 0, p.stderr
+    line = next((l for l in p.stdout.splitlines() if re.match(r"\s+MPI\s", l)), None)
+    assert line, p.stdout
+    if HAS_MPI:
+        assert str(BUILD / "libinfrabench_mpi.so") in line and "loads here, version" in line, line
+    else:
+        assert "not compiled in" in line, line

@@ -25,6 +25,9 @@ struct module_spec {
   std::uint32_t abi_version;  // the table layout this executable expects
   bool compiled_in;           // CMake found the library and built the module
   std::string install_hint;   // how to install the library ("apt-get install ...")
+  // The module holds benchmarks of its own (MPI): loaded at start-up (load_benchmark_modules),
+  // with its symbols global; the others hold a library's entry points for benchmarks of the core.
+  bool has_benchmarks = false;
 };
 
 // Every module this executable knows, compiled in or not.
@@ -40,6 +43,8 @@ struct module_spec {
 [[nodiscard]] std::vector<std::string> module_dirs();
 // The first module_dirs() entry holding the module's file (stat only: nothing is loaded).
 [[nodiscard]] std::optional<std::string> locate(std::string_view id);
+// The first module_dirs() entry holding `file`.
+[[nodiscard]] std::optional<std::string> locate_file(const std::string& file);
 
 struct loaded_module {
   const infrabench_module_header* table = nullptr;  // null when it could not be loaded
@@ -84,6 +89,15 @@ const Api& require(state& st, std::string_view id) {
   }
   return *reinterpret_cast<const Api*>(m.table);
 }
+
+// Loads every compiled-in module that holds benchmarks, so that they register before anything
+// reads the registry (main, before the command line is parsed). When one cannot be loaded, the
+// benchmarks its manifest names (libinfrabench_<id>.benchmarks, written by the build) are
+// registered in its place and skipped with the loader's reason.
+void load_benchmark_modules();
+// Writes the names and descriptions of the benchmarks module `id` registered in this process to
+// `path` (atomically): the build's manifest. False when the module is not loaded or on an error.
+[[nodiscard]] bool write_module_manifest(std::string_view id, const std::string& path);
 
 // For `infrabench --version`: one line per known module (compiled in, where its file is, and
 // whether it loads here with its library's version). Whether it loads is tried in a forked child

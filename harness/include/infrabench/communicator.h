@@ -14,6 +14,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -132,12 +133,23 @@ class op_scope {
   communicator& m_c;
 };
 
-// MPI when compiled with it and launched by a launcher (OMPI_/PMI_/PMIX_/SLURM_ variables);
-// otherwise a single process. Initialises MPI when it is used; the object finalises it.
+// MPI when launched by a launcher (OMPI_/PMI_/PMIX_/SLURM_ variables): the MPI module
+// (libinfrabench_mpi.so) is loaded and initialises MPI; the object finalises it. Without a
+// launcher, a single process. Throws user_error when the launcher says several ranks but the
+// module or its MPI library cannot be loaded (the loader's reason): N independent "rank 0"s
+// would each write a report.
 [[nodiscard]] std::unique_ptr<communicator> make_communicator(int* argc, char*** argv);
 [[nodiscard]] std::unique_ptr<communicator> make_single_communicator();
 
 // True when the environment says a launcher started this process as one of several ranks.
 [[nodiscard]] bool launched_by_mpi_launcher();
+
+// The job size a launcher put in the environment, and the variable that said it; size 0 when
+// the launcher names a rank but not the size (PMIx). nullopt without a launcher.
+struct launcher_world {
+  std::string variable;
+  int size = 0;
+};
+[[nodiscard]] std::optional<launcher_world> launcher_world_size();
 
 }  // namespace infrabench
