@@ -13,9 +13,11 @@
 #include <string>
 #include <vector>
 
+#include "infrabench/benchmark.h"
 #include "infrabench/cli.h"
 #include "infrabench/cli_extension.h"
 #include "infrabench/error.h"
+#include "infrabench/nvml_loader.h"
 #include "infrabench/output_file.h"
 #include "infrabench/reports/baseline.h"
 
@@ -75,6 +77,67 @@ struct accept_options {
   std::string baseline, junit, html, report = "acceptance-report.json";
 };
 
+// The number of processes the launcher started (1 without one): what one rank per GPU needs.
+long launched_world_size() {
+  for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"}) {
+    if (const char* v = std::getenv(var)) return std::strtol(v, nullptr, 10);
+  }
+  if (std::getenv("SLURM_PROCID")) {
+    if (const char* v = std::getenv("SLURM_NTASKS")) return std::strtol(v, nullptr, 10);
+  }
+  return 1;
+}
+
+// An argument as a POSIX shell reads it back: quoted when it holds anything but safe characters.
+std::string shell_word(const std::string& a) {
+  const bool safe = !a.empty() && a.find_first_not_of(
+                                      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOP"
+                                      "QRSTUVWXYZ0123456789_-./=:,+@%") == std::string::npos;
+  if (safe) return a;
+  std::string q = "'";
+  for (char c : a) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+// `mpirun -np N <this executable> accept <the same arguments>`: what to run instead.
+std::string relaunch_command(long ranks, const accept_options& o,
+                             const std::vector<std::string>& run_args) {
+  std::error_code ec;
+  std::string exe = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+  if (ec || exe.empty()) exe = "infrabench";
+  std::vector<std::string> args = {"mpirun",     "-np",     std::to_string(ranks), exe, "accept",
+                                   "--baseline", o.baseline};
+  if (!o.junit.empty()) args.insert(args.end(), {"--junit", o.junit});
+  if (!o.html.empty()) args.insert(args.end(), {"--html", o.html});
+  if (o.report != accept_options{}.report) args.insert(args.end(), {"-o", o.report});
+  if (!run_args.empty()) args.push_back("--");
+  args.insert(args.end(), run_args.begin(), run_args.end());
+  std::string line;
+  for (const auto& a : args) line += (line.empty() ? "" : " ") + shell_word(a);
+  return line;
+}
+
+// On a node of several GPUs, a run of one process cannot run what needs one rank per GPU (the
+// NCCL collectives): refused before anything runs, with the command that runs it, rather than
+// judged without it. Rules the baseline waives, and nodes of one GPU, are not held to it.
+void require_rank_per_gpu(const ib::reports::baseline& b, const accept_options& o,
+                          const std::vector<std::string>& run_args) {
+  if (launched_world_size() > 1) return;
+  const auto& nvml = ib::nvml::library::instance();
+  const unsigned gpus = nvml.available() ? nvml.device_count() : 0;
+  if (gpus < 2) return;
+  std::string rules;
+  for (const auto& r : b.rules) {
+    const ib::benchmark* bench = ib::registry::instance().find(r.benchmark);
+    if (r.waived.empty() && bench && bench->min_ranks() > 1)
+      rules += (rules.empty() ? "" : ", ") + r.id;
+  }
+  if (rules.empty()) return;
+  throw ib::user_error("accept: this node has " + std::to_string(gpus) +
+                       " GPUs and this is one process: " + rules +
+                       " need one rank per GPU; run: " + relaunch_command(gpus, o, run_args));
+}
+
 int accept(const accept_options& o, const std::vector<std::string>& run_args) {
   const ib::reports::baseline b = ib::reports::load_baseline(o.baseline);
   // Refused here, as run would refuse it, so that the one line says why and nothing else is said.
@@ -91,6 +154,7 @@ int accept(const accept_options& o, const std::vector<std::string>& run_args) {
   }
   const bool suite_file = suite.find('/') != std::string::npos || suite.ends_with(".json");
   ib::check_distinct_files({o.baseline, suite_file ? suite : ""}, {o.report, o.junit, o.html});
+  require_rank_per_gpu(b, o, run_args);
   std::vector<std::string> args = {"infrabench", "run",      "--suite", suite,
                                    "--baseline", o.baseline, "-o",      o.report};
   if (!o.junit.empty()) args.insert(args.end(), {"--junit", o.junit});

@@ -222,11 +222,13 @@ def test_check_names_the_suite_when_configurations_are_missing(tmp_path, report_
     rules = [{"benchmark": "bandwidth/memory_latency", "axes": {"working_set": "1MiB"}, "metric": "ns_per_load", "max": 1e6}]
     named = write(tmp_path, "named.json", {"infrabench_baseline": 1, "suite": "acceptance", "rules": rules})
     c = run("check", report_path, "-b", named)
-    assert c.returncode == 0, c.stderr
-    assert ("1 rule(s) waived because the report has no result for their configuration: this baseline was made "
+    # Made for a suite: a configuration the suite measures and the report lacks did not run.
+    assert c.returncode == 1, c.stderr
+    assert ("1 rule(s) not run: the report has no result for their configuration: this baseline was made "
             "for suite acceptance: run infrabench run --suite acceptance") in c.stdout
     unnamed = write(tmp_path, "unnamed.json", {"infrabench_baseline": 1, "rules": rules})
-    assert "it names none: add \"suite\"" in run("check", report_path, "-b", unnamed).stdout
+    c = run("check", report_path, "-b", unnamed)
+    assert c.returncode == 0 and "it names none: add \"suite\"" in c.stdout, c.stdout
     bad = write(tmp_path, "bad.json", {"infrabench_baseline": 1, "suite": "no-such-suite", "rules": rules})
     c = run("check", report_path, "-b", bad)
     assert c.returncode == 2 and c.stderr.count("\n") == 1 and "\"suite\"" in c.stderr, c.stderr
