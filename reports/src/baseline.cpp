@@ -14,6 +14,7 @@
 #include "infrabench/data_dirs.h"
 #include "infrabench/error.h"
 #include "infrabench/json_io.h"
+#include "infrabench/reason.h"
 #include "infrabench/report.h"
 #include "infrabench/reports/rank_stats.h"
 #include "infrabench/reports/text.h"
@@ -920,7 +921,7 @@ void judge_skip(const detail::node_context& cx, const rule& r, const result_view
                 const std::set<std::string>& measured_hosts, judgement& out) {
   const std::string host = cx.node_of(res);
   const std::string& code = cx.facts(res).reason_code;
-  if (measured_hosts.count(host) || code == "node_local") return;
+  if (measured_hosts.count(host) || code == to_string(reason_code::node_local)) return;
   const std::string lack = cx.lacks(r.benchmark, host, code, res.reason, true);
   if (!lack.empty()) {
     out.waived_why.push_back("skipped: " + lack);

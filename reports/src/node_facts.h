@@ -30,6 +30,8 @@ class node_context {
   // GPUs the host's inventory lists (for a one-host report without one: the CUDA device count
   // the run probed); -1 when the report does not say.
   [[nodiscard]] int gpus_on(const std::string& host) const;
+  // The CUDA devices the run saw (rank 0's probe); -1 when the report does not say.
+  [[nodiscard]] int cuda_devices() const;
   // The host of a report with one host ("" for a cluster): a configuration missing from it is
   // that node's; from a cluster's report it is no one node's.
   [[nodiscard]] std::string single_host() const;

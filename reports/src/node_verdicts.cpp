@@ -10,6 +10,7 @@
 #include "infrabench/devices.h"
 #include "infrabench/json_io.h"
 #include "infrabench/metric_decl.h"
+#include "infrabench/reason.h"
 #include "infrabench/reports/baseline.h"
 #include "infrabench/text_file.h"
 #include "node_facts.h"
@@ -50,6 +51,10 @@ const benchmark* registered(const std::string& bench) {
   return registry::instance().find(bench);
 }
 
+bool is(const std::string& code, reason_code c) {
+  return code == to_string(c);
+}
+
 // Whether `bench` runs on a GPU: as the report declares it, else as this build does.
 bool runs_on_gpu(const report_view& report, const std::string& bench) {
   if (const auto said = report.runs_on_gpu(bench)) return *said;
@@ -63,7 +68,7 @@ bool runs_on_gpu(const report_view& report, const std::string& bench) {
 // Whether `bench` needs several ranks (a collective, the pairwise matrix): its skip said so, or
 // this build's declaration does.
 bool needs_ranks(const std::string& bench, const std::string& code) {
-  if (code == "needs_ranks" || code == "not_on_every_rank") return true;
+  if (is(code, reason_code::needs_ranks) || is(code, reason_code::not_on_every_rank)) return true;
   const benchmark* b = registered(bench);
   return b && b->min_ranks() > 1;
 }
@@ -102,13 +107,17 @@ std::string node_context::single_host() const {
   return hosts.empty() ? m_report.primary_hostname() : "";
 }
 
-int node_context::gpus_on(const std::string& host) const {
-  if (const auto it = m_gpus.find(host); it != m_gpus.end()) return it->second;
-  if (!m_gpus.empty() || single_host() != host) return -1;
+int node_context::cuda_devices() const {
   const auto cuda = m_report.capabilities.find("cuda");
   if (cuda == m_report.capabilities.end() || !cuda->is_object()) return -1;
   const auto n = cuda->find("device_count");
   return n != cuda->end() && n->is_number_integer() ? n->get<int>() : -1;
+}
+
+int node_context::gpus_on(const std::string& host) const {
+  if (const auto it = m_gpus.find(host); it != m_gpus.end()) return it->second;
+  if (!m_gpus.empty() || single_host() != host) return -1;
+  return cuda_devices();
 }
 
 std::string node_context::lacks(const std::string& bench, const std::string& host,
@@ -117,14 +126,16 @@ std::string node_context::lacks(const std::string& bench, const std::string& hos
   const std::string said = reason.empty() ? "" : ": " + reason;
   // A skip whose code the report does not give (written before codes, or no file to read them
   // from) is taken at its word, as before.
-  const bool lacking_code =
-      code == "unsupported" || code == "no_device" || (skipped && code.empty());
+  const bool lacking_code = is(code, reason_code::unsupported) ||
+                            is(code, reason_code::no_device) || (skipped && code.empty());
   const int gpus = gpus_on(host);
   if (runs_on_gpu(m_report, bench)) {
     if (gpus == 0) return "no GPU on " + host + said;
     if (gpus < 0) return skipped && lacking_code ? reason : "";  // no inventory to go by
     if (gpus == 1 && needs_ranks(bench, code)) return "one GPU on " + host + ": no peer" + said;
-    return "";  // the GPUs are there: skipped or missing, it did not run
+    // CUDA sees the GPUs and they lack what the benchmark needs (peer access, a data type).
+    if (is(code, reason_code::no_device) && cuda_devices() > 0) return reason;
+    return "";  // the GPUs are there (CUDA not built in, a driver not answering): it did not run
   }
   if (skipped && lacking_code) return reason;
   // A CPU benchmark of several ranks (storage jobs across ranks) on a run of one rank: a node of

@@ -170,11 +170,13 @@ TEST(ReportsNodeVerdicts, MissingConfigurationIsNotRunForASuiteBaseline) {
 TEST(ReportsNodeVerdicts, SkipIsWaivedOnlyWhereTheNodeLacksTheHardware) {
   const json rule = {
       {"id", "p2p"}, {"benchmark", "bandwidth/gpu_peer"}, {"metric", "bandwidth_gbps"}, {"min", 1}};
-  auto report_with = [](int gpus, const std::string& code, const std::string& name) {
+  auto report_with = [](int gpus, const std::string& code, const std::string& name,
+                        int cuda_devices = 0) {
     json skipped = ib_test::result("bandwidth/gpu_peer", json::object(), {}, "node1", 0, "skipped");
     skipped["reason_code"] = code;
     json doc = ib_test::report(json::array({skipped, triad("node1", 0, 60)}),
                                json::array({with_gpus(ib_test::host("node1"), gpus)}));
+    doc["capabilities"]["cuda"]["device_count"] = cuda_devices;
     ib_test::with_metadata(doc, "bandwidth/gpu_peer", {"cuda"}, {});
     return std::make_unique<report_file>(doc, name);
   };
@@ -193,6 +195,9 @@ TEST(ReportsNodeVerdicts, SkipIsWaivedOnlyWhereTheNodeLacksTheHardware) {
   const auto nodes = node_verdicts(r, v);
   ASSERT_EQ(nodes.size(), 1u);
   EXPECT_FALSE(nodes[0].pass);
+  // CUDA sees the GPUs, and they lack what the benchmark needs (peer access): WAIVED.
+  auto lacking = report_with(8, "no_device", "ib-node-verdicts-nop2p", 8);
+  EXPECT_EQ(evaluate(b, load_report(lacking->path)).at(0).status, verdict_status::waived);
   // Waived by name in the baseline: WAIVED whatever the node has.
   v = evaluate(make(json::array({rule}), {{"waive", json::array({"p2p"})}}), r);
   EXPECT_EQ(v.at(0).status, verdict_status::waived);
