@@ -4,15 +4,14 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <set>
 
 #include "infrabench/benchmark.h"
 #include "infrabench/devices.h"
-#include "infrabench/json_io.h"
 #include "infrabench/metric_decl.h"
 #include "infrabench/reason.h"
 #include "infrabench/reports/baseline.h"
-#include "infrabench/text_file.h"
 #include "node_facts.h"
 
 namespace infrabench::reports::detail {
@@ -20,31 +19,90 @@ namespace {
 
 using json = nlohmann::json;
 
+// Collects, per element of the top-level "results" array, its benchmark, reason_code and gpu,
+// and nothing else: a SAX pass over the file holds neither its text nor a document (the view the
+// caller holds already costs several times the file).
+class result_facts_sax : public json::json_sax_t {
+ public:
+  std::vector<result_facts> facts;
+  std::vector<std::string> benchmarks;
+
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(json::number_integer_t v) override { return gpu(v); }
+  bool number_unsigned(json::number_unsigned_t v) override {
+    return gpu(static_cast<json::number_integer_t>(v));
+  }
+  bool number_float(json::number_float_t, const json::string_t&) override { return true; }
+  bool binary(json::binary_t&) override { return true; }
+  bool string(json::string_t& v) override {
+    if (!in_result()) return true;
+    if (m_key == "benchmark") benchmarks.back() = v;
+    if (m_key == "reason_code") facts.back().reason_code = v;
+    return true;
+  }
+  bool key(json::string_t& k) override {
+    m_key = k;
+    return true;
+  }
+  bool start_object(std::size_t) override {
+    ++m_depth;
+    if (m_results_depth > 0 && m_depth == m_results_depth + 1) {
+      facts.emplace_back();
+      benchmarks.emplace_back();
+    }
+    return true;
+  }
+  bool end_object() override {
+    --m_depth;
+    return true;
+  }
+  bool start_array(std::size_t) override {
+    ++m_depth;
+    if (m_depth == 2 && m_key == "results") m_results_depth = m_depth;
+    return true;
+  }
+  bool end_array() override {
+    if (m_depth == m_results_depth) m_results_depth = 0;
+    --m_depth;
+    return true;
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override {
+    return false;
+  }
+
+ private:
+  [[nodiscard]] bool in_result() const {
+    return m_results_depth > 0 && m_depth == m_results_depth + 1 && !facts.empty();
+  }
+  bool gpu(json::number_integer_t v) {
+    if (in_result() && m_key == "gpu") facts.back().gpu = static_cast<int>(v);
+    return true;
+  }
+  int m_depth = 0, m_results_depth = 0;
+  std::string m_key;
+};
+
 // The skip code and GPU of every result, read from the report's file: report_io's view does not
 // carry them yet (it is being ported to a typed model that will). Empty, so that callers fall
 // back to what the view holds, when there is no file or it no longer matches the view.
 std::vector<result_facts> read_result_facts(const report_view& report) {
   std::error_code ec;
   if (report.path.empty() || !std::filesystem::is_regular_file(report.path, ec)) return {};
+  const auto size = std::filesystem::file_size(report.path, ec);
+  if (ec || size > max_input_bytes) return {};
+  std::ifstream in(report.path, std::ios::binary);
+  result_facts_sax sax;
   try {
-    const json doc =
-        parse_json_text(read_text_file(report.path, "report", max_input_bytes), report.path);
-    const auto results = doc.find("results");
-    if (results == doc.end() || !results->is_array() || results->size() != report.results.size())
-      return {};
-    std::vector<result_facts> out;
-    for (std::size_t i = 0; i < results->size(); ++i) {
-      const json& r = (*results)[i];
-      if (!r.is_object() || r.value("benchmark", json()) != report.results[i].benchmark) return {};
-      result_facts f;
-      if (const auto c = r.find("reason_code"); c != r.end() && c->is_string()) f.reason_code = *c;
-      if (const auto g = r.find("gpu"); g != r.end() && g->is_number_integer()) f.gpu = *g;
-      out.push_back(std::move(f));
-    }
-    return out;
+    if (!in || !json::sax_parse(in, &sax)) return {};
   } catch (const std::exception&) {
     return {};  // the view was read; facts are an addition, never a reason to refuse
   }
+  if (sax.facts.size() != report.results.size()) return {};
+  for (std::size_t i = 0; i < sax.facts.size(); ++i) {
+    if (sax.benchmarks[i] != report.results[i].benchmark) return {};
+  }
+  return std::move(sax.facts);
 }
 
 const benchmark* registered(const std::string& bench) {
