@@ -21,7 +21,9 @@ struct result_facts {
 
 class node_context {
  public:
-  explicit node_context(const report_view& report);
+  // `with_facts`: read each result's skip code and GPU from the report's file (a pass over it);
+  // without, facts() knows none (what node_verdicts needs: the hosts alone).
+  explicit node_context(const report_view& report, bool with_facts = true);
 
   [[nodiscard]] const report_view& report() const { return m_report; }
   // The host a result belongs to: its hostname, else report_view::node_of.

@@ -133,8 +133,9 @@ bool needs_ranks(const std::string& bench, const std::string& code) {
 
 }  // namespace
 
-node_context::node_context(const report_view& report)
-    : m_report(report), m_facts(read_result_facts(report)) {
+node_context::node_context(const report_view& report, bool with_facts)
+    : m_report(report),
+      m_facts(with_facts ? read_result_facts(report) : std::vector<result_facts>{}) {
   for (const auto& h : report.hosts) {
     if (!h.is_object() || !h.contains("hostname") || !h["hostname"].is_string()) continue;
     const auto d = h.find("devices");
@@ -234,7 +235,7 @@ using json = nlohmann::json;
 
 std::vector<node_verdict> node_verdicts(const report_view& report,
                                         const std::vector<verdict>& verdicts) {
-  const detail::node_context cx(report);
+  const detail::node_context cx(report, /*with_facts=*/false);
   std::vector<node_verdict> out;
   std::map<std::string, std::size_t> index;
   auto node = [&](const std::string& name) -> node_verdict& {
