@@ -1,20 +1,25 @@
 // `infrabench accept --baseline FILE`: the operator's one command for node acceptance. Runs the
 // suite the baseline was made for (its "suite"), checks the report against the baseline, writes
 // JUnit and the HTML report, and exits 0 (accepted) or 1 (a rule or a benchmark failed); 2 for
-// bad input, before anything runs. It is `infrabench run --suite S --baseline FILE ...` followed by
-// `infrabench report`, composed here so that nobody has to remember which suite goes with which
-// baseline. Arguments after `--` go to `run` as they are (--scratch DIR, --timeout, mpirun ...).
+// bad input, before anything runs. It is `infrabench run --suite S ...`, `infrabench check REPORT
+// --baseline FILE` and `infrabench report`, composed here so that nobody has to remember which
+// suite goes with which baseline. Arguments after `--` go to `run` as they are (--scratch DIR,
+// --timeout, mpirun ...).
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "infrabench/benchmark.h"
 #include "infrabench/cli.h"
 #include "infrabench/cli_extension.h"
 #include "infrabench/error.h"
+#include "infrabench/nvml_loader.h"
 #include "infrabench/output_file.h"
 #include "infrabench/reports/baseline.h"
 #include "infrabench/run_pipeline.h"
@@ -72,33 +77,116 @@ struct accept_options {
   std::string baseline, junit, html, report = "acceptance-report.json";
 };
 
-int accept(const accept_options& o, const std::vector<std::string>& run_args) {
-  const ib::reports::baseline b = ib::reports::load_baseline(o.baseline);
-  // Refused here, as run would refuse it, so that the one line says why and nothing else is said.
+// The number of processes the launcher started (1 without one): what one rank per GPU needs. The
+// harness reads the launcher (run_pipeline.h), as it does for the rank.
+long launched_world_size() { return ib::current_job_position().size; }
+
+// An argument as a POSIX shell reads it back: quoted when it holds anything but safe characters.
+std::string shell_word(const std::string& a) {
+  const bool safe = !a.empty() && a.find_first_not_of(
+                                      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOP"
+                                      "QRSTUVWXYZ0123456789_-./=:,+@%") == std::string::npos;
+  if (safe) return a;
+  std::string q = "'";
+  for (char c : a) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+// `mpirun -np N <this executable> accept <the same arguments>`: what to run instead.
+std::string relaunch_command(long ranks, const accept_options& o,
+                             const std::vector<std::string>& run_args) {
+  std::error_code ec;
+  std::string exe = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+  if (ec || exe.empty()) exe = "infrabench";
+  std::vector<std::string> args = {"mpirun",     "-np",     std::to_string(ranks), exe, "accept",
+                                   "--baseline", o.baseline};
+  if (!o.junit.empty()) args.insert(args.end(), {"--junit", o.junit});
+  if (!o.html.empty()) args.insert(args.end(), {"--html", o.html});
+  if (o.report != accept_options{}.report) args.insert(args.end(), {"-o", o.report});
+  if (!run_args.empty()) args.push_back("--");
+  args.insert(args.end(), run_args.begin(), run_args.end());
+  std::string line;
+  for (const auto& a : args) line += (line.empty() ? "" : " ") + shell_word(a);
+  return line;
+}
+
+// On a node of several GPUs, a run of one process cannot run what needs one rank per GPU (the
+// NCCL collectives): refused before anything runs, with the command that runs it, rather than
+// judged without it. Rules the baseline waives, and nodes of one GPU, are not held to it.
+void require_rank_per_gpu(const ib::reports::baseline& b, const accept_options& o,
+                          const std::vector<std::string>& run_args) {
+  if (launched_world_size() > 1) return;
+  const auto& nvml = ib::nvml::library::instance();
+  const unsigned gpus = nvml.available() ? nvml.device_count() : 0;
+  if (gpus < 2) return;
+  std::string rules;
+  for (const auto& r : b.rules) {
+    const ib::benchmark* bench = ib::registry::instance().find(r.benchmark);
+    if (r.waived.empty() && bench && bench->min_ranks() > 1)
+      rules += (rules.empty() ? "" : ", ") + r.id;
+  }
+  if (rules.empty()) return;
+  throw ib::user_error("accept: this node has " + std::to_string(gpus) +
+                       " GPUs and this is one process: " + rules +
+                       " need one rank per GPU; run: " + relaunch_command(gpus, o, run_args));
+}
+
+// Everything `run --baseline` would refuse, refused before anything runs: a benchmark this build
+// lacks, an axis or value it cannot take, a metric it does not declare, a suite not named.
+std::string checked_suite(const ib::reports::baseline& b, const std::string& path) {
+  std::set<std::string> known;
+  ib::reports::benchmark_catalog axes;
+  for (const auto& bench : ib::registry::instance().all()) {
+    known.insert(bench->name());
+    axes[bench->name()] = bench->axes();
+  }
+  ib::reports::check_benchmarks_known(b, known);
+  ib::reports::check_rule_axes(b, axes);
   ib::reports::check_rule_metrics(b, ib::reports::registry_metric_catalog());
   const std::string suite = ib::reports::suite_to_run(b);
   if (suite.empty()) {
-    throw ib::user_error(o.baseline +
+    throw ib::user_error(path +
                          " names no suite to run: add \"suite\": \"acceptance\" (or the suite it "
                          "was made for), or run infrabench run --suite S --baseline " +
-                         o.baseline);
+                         path);
   }
+  return suite;
+}
+
+// `run` and then `check` of the report it wrote: check reads the report's file, which carries
+// what the verdicts need beyond the view `run --baseline` judges (each skip's reason code, each
+// result's GPU: NOT RUN against WAIVED, per-GPU verdicts). The exit code: run's when it is not a
+// verdict (bad input, an interrupt, a report not written), else the worse of the two.
+int run_then_check(const accept_options& o, const std::string& suite,
+                   const std::vector<std::string>& run_args) {
+  std::vector<std::string> args = {"infrabench", "run", "--suite", suite, "-o", o.report};
+  args.insert(args.end(), run_args.begin(), run_args.end());
+  const file_stamp report_before = stamp_of(o.report);
+  const int rc = call(args);
+  if (!is_rank_zero() || !written_since(o.report, report_before)) return rc;
+  std::vector<std::string> check = {"infrabench", "check", o.report, "--baseline", o.baseline};
+  if (!o.junit.empty()) check.insert(check.end(), {"--junit", o.junit});
+  std::cout << "\n" << std::flush;
+  const int check_rc = call(check);
+  return rc == 0 || rc == 1 ? std::max(rc, check_rc) : rc;
+}
+
+int accept(const accept_options& o, const std::vector<std::string>& run_args) {
+  const ib::reports::baseline b = ib::reports::load_baseline(o.baseline);
+  const std::string suite = checked_suite(b, o.baseline);
   for (const auto& path : {o.report, o.junit, o.html}) {
     if (!path.empty()) ib::check_output_path(path);
   }
   const bool suite_file = suite.find('/') != std::string::npos || suite.ends_with(".json");
   ib::check_distinct_files({o.baseline, suite_file ? suite : ""}, {o.report, o.junit, o.html});
-  std::vector<std::string> args = {"infrabench", "run",      "--suite", suite,
-                                   "--baseline", o.baseline, "-o",      o.report};
-  if (!o.junit.empty()) args.insert(args.end(), {"--junit", o.junit});
-  args.insert(args.end(), run_args.begin(), run_args.end());
+  require_rank_per_gpu(b, o, run_args);
   if (is_rank_zero())
     std::cerr << "accept: suite " << suite << " against " << o.baseline << std::endl;
   const std::vector<std::pair<std::string, std::string>> outputs = {
       {"report", o.report}, {"JUnit", o.junit}, {"HTML", o.html}};
   std::vector<file_stamp> before;
   for (const auto& out : outputs) before.push_back(stamp_of(out.second));
-  const int rc = call(args);
+  const int rc = run_then_check(o, suite, run_args);
   if (!is_rank_zero()) return rc;
   int html_rc = 0;
   // An HTML report of whatever was measured, also when a rule failed (that is when it is read).

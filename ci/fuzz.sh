@@ -27,6 +27,7 @@ mkdir -p "$out/obj"
 # a baseline's rules and "expect" are checked with.)
 library=(reports/src/report_io.cpp reports/src/baseline.cpp reports/src/compare.cpp reports/src/rank_stats.cpp
          reports/src/text.cpp reports/src/html_report.cpp reports/src/html_specs.cpp
+         reports/src/node_verdicts.cpp
          reports/src/chartjs_none.cpp
          harness/src/report.cpp harness/src/error.cpp harness/src/axis.cpp harness/src/result.cpp
          harness/src/stats.cpp reports/src/printers/csv.cpp harness/src/outliers.cpp

@@ -14,10 +14,12 @@
 #include "infrabench/data_dirs.h"
 #include "infrabench/error.h"
 #include "infrabench/json_io.h"
+#include "infrabench/reason.h"
 #include "infrabench/report.h"
 #include "infrabench/reports/rank_stats.h"
 #include "infrabench/reports/text.h"
 #include "infrabench/suite.h"
+#include "node_facts.h"
 
 namespace infrabench::reports {
 namespace {
@@ -88,6 +90,7 @@ void check_rule_keys(const rule_reader& rd, const json& j) {
                                               "fraction_of_peak",
                                               "no_outlier_nodes",
                                               "require_valid",
+                                              "allow_invalid",
                                               "waived",
                                               "note",
                                               "source"};
@@ -95,8 +98,32 @@ void check_rule_keys(const rule_reader& rd, const json& j) {
     if (known.count(k)) continue;
     rd.fail("unknown key \"" + k +
             "\" (expected one of: id, benchmark, axes, metric, unit, min, max, "
-            "reference, fraction_of_peak, no_outlier_nodes, require_valid, waived, note, source)");
+            "reference, fraction_of_peak, no_outlier_nodes, allow_invalid, require_valid, waived, "
+            "note, source)");
   }
+}
+
+// Whether an INVALID result fails the rule: "allow_invalid" (true: judged, the verdict says it was
+// invalid), or "require_valid" as baselines wrote it before INVALID failed by default. Both, if
+// they disagree, is refused.
+template <typename Fail>
+void read_validity_keys(const nlohmann::json& j, bool& require_valid, Fail fail,
+                        const std::string& prefix) {
+  std::optional<bool> allow, require;
+  for (const char* key : {"allow_invalid", "require_valid"}) {
+    if (!j.contains(key)) continue;
+    if (!j[key].is_boolean()) fail(prefix + key + ": expected true or false");
+    (std::string(key) == "allow_invalid" ? allow : require) = j[key].get<bool>();
+  }
+  if (allow && require && *allow == *require)
+    fail(prefix + "allow_invalid and " + prefix + "require_valid disagree (give allow_invalid)");
+  if (allow) require_valid = !*allow;
+  if (require) require_valid = *require;
+}
+
+void read_validity(const rule_reader& rd, const json& j, bool& require_valid) {
+  read_validity_keys(
+      j, require_valid, [&](const std::string& what) { rd.fail(what); }, "");
 }
 
 // What the rule judges (benchmark, axes, metric) and how (unit, waived, require_valid, note).
@@ -121,10 +148,7 @@ void read_rule_target(const rule_reader& rd, const json& j, rule& r) {
     r.waived = rd.string(j["waived"], "waived");
     if (r.waived.empty()) rd.fail("\"waived\" needs a reason");
   }
-  if (j.contains("require_valid")) {
-    if (!j["require_valid"].is_boolean()) rd.fail("require_valid: expected true or false");
-    r.require_valid = j["require_valid"].get<bool>();
-  }
+  read_validity(rd, j, r.require_valid);
 }
 
 void read_bounds(const rule_reader& rd, const json& j, rule& r) {
@@ -325,6 +349,8 @@ std::string_view to_string(verdict_status s) {
       return "FAIL";
     case verdict_status::waived:
       return "WAIVED";
+    case verdict_status::not_run:
+      return "NOT RUN";
   }
   return "?";
 }
@@ -395,7 +421,8 @@ void read_baseline_header(const json& doc, const std::string& origin, baseline& 
                                               "created_utc", "created_from",
                                               "derivation",  "notes",
                                               "defaults",    "rules",
-                                              "suite",       "expect"};
+                                              "suite",       "expect",
+                                              "waive"};
   for (const auto& [k, v] : doc.items()) {
     if (!known.count(k)) throw user_error(origin + ": unknown top-level key \"" + k + "\"");
   }
@@ -425,18 +452,20 @@ rule_defaults read_defaults(const json& doc, const std::string& origin) {
   const auto it = doc.find("defaults");
   if (it == doc.end()) return d;
   if (!it->is_object()) throw user_error(origin + ": \"defaults\" must be an object");
+  read_validity_keys(
+      *it, d.require_valid,
+      [&](const std::string& what) -> void { throw user_error(origin + ": " + what); },
+      "defaults.");
   for (const auto& [k, v] : it->items()) {
-    if (k == "require_valid") {
-      if (!v.is_boolean())
-        throw user_error(origin + ": defaults.require_valid must be true or false");
-      d.require_valid = v.get<bool>();
+    if (k == "require_valid" || k == "allow_invalid") {
+      continue;  // read above
     } else if (k == "max_deviation") {
       if (!v.is_number() || !(v.get<double>() > 0 && v.get<double>() < 1))
         throw user_error(origin + ": defaults.max_deviation must be a number in (0, 1)");
       d.max_deviation = v.get<double>();
     } else {
       throw user_error(origin + ": defaults: unknown key \"" + k +
-                       "\" (require_valid, max_deviation)");
+                       "\" (allow_invalid, require_valid, max_deviation)");
     }
   }
   return d;
@@ -456,6 +485,21 @@ void assign_rule_ids(std::vector<rule>& rules, std::map<std::string, int>& ids) 
     for (int n = 2; ids.count(unique); ++n) unique = id + "#" + std::to_string(n);
     ids[unique] = 1;
     r.id = unique;
+  }
+}
+
+// "waive": ["rule id", ...]: rules the baseline waives by name (a node class known to lack what
+// they judge). An id that names no rule is refused: a typo would otherwise waive nothing.
+void apply_waive(const json& waive, const std::string& origin, baseline& b) {
+  if (!waive.is_array()) throw user_error(origin + ": \"waive\" must be an array of rule ids");
+  for (const auto& id : waive) {
+    if (!id.is_string()) throw user_error(origin + ": \"waive\": expected rule ids (strings)");
+    const std::string name = id.get<std::string>();
+    const auto it =
+        std::find_if(b.rules.begin(), b.rules.end(), [&](const rule& r) { return r.id == name; });
+    if (it == b.rules.end())
+      throw user_error(origin + ": \"waive\": no rule has the id \"" + name + "\"");
+    if (it->waived.empty()) it->waived = "named in the baseline's \"waive\"";
   }
 }
 
@@ -487,6 +531,7 @@ baseline parse_baseline(std::string_view text, const std::string& origin) {
   if (const auto expect = doc.find("expect"); expect != doc.end()) {
     for (rule& r : parse_expectations(*expect, origin)) b.rules.push_back(std::move(r));
   }
+  if (const auto waive = doc.find("waive"); waive != doc.end()) apply_waive(*waive, origin, b);
   return b;
 }
 
@@ -733,8 +778,9 @@ double find_peak(const baseline& b, const rule& r, const report_view& report,
   return m->value;
 }
 
-verdict evaluate_outliers(const rule& r, const report_view& report,
+verdict evaluate_outliers(const rule& r, const detail::node_context& cx,
                           const std::vector<const result_view*>& matched) {
+  const report_view& report = cx.report();
   verdict v;
   v.r = &r;
   v.expected = r.expectation();
@@ -769,6 +815,8 @@ verdict evaluate_outliers(const rule& r, const report_view& report,
       v.failing.push_back(report.node_of(*rs[i]) + ": " + format_value(values[i], unit) + " (" +
                           format_percent((values[i] - med) / std::fabs(med)) + " vs median " +
                           format_value(med, unit) + ") at " + rs.front()->config_label());
+      v.findings.push_back({cx.node_of(*rs[i]), cx.facts(*rs[i]).gpu, v.failing.back(),
+                            detail::telemetry_window(*rs[i]), ""});
     }
   }
   if (judged_configs == 0) {
@@ -844,31 +892,59 @@ std::optional<judged> judge_metric(const baseline& b, const rule& r, const repor
     jd.ok = false;
     std::string reasons;
     for (const auto& why : res.invalid_reasons) reasons += (reasons.empty() ? "" : "; ") + why;
-    jd.why = where + ": result is INVALID (" + reasons + ") and the rule requires a valid one";
+    jd.why = where + ": result is INVALID (" + reasons +
+             "): INVALID fails unless the baseline says \"allow_invalid\": true";
   } else if (!jd.ok) {
     jd.why =
         where + ": " +
         (r.kind == rule_kind::fraction_of_peak
              ? format_number(jd.shown * 100) + "% of peak (" + format_value(jd.value, m.unit) + ")"
-             : format_value(jd.value, m.unit));
+             : format_value(jd.value, m.unit)) +
+        (res.valid ? "" : " (result INVALID)");
   }
   return jd;
 }
 
-// Everything the rule can judge in the results it matched; what it cannot goes to `waived_why`.
+// Everything the rule can judge in the results it matched; what it cannot goes to `waived_why`
+// (what the node lacks) or `not_run` (what it had and did not run).
 struct judgement {
   std::vector<judged> items;
   std::vector<std::string> waived_why;
+  std::vector<node_finding> not_run;
   std::string unit;
   bool higher_is_better = true;
 };
 
-judgement judge_results(const baseline& b, const rule& r, const report_view& report,
+// A skipped result: ignored beside a measured one of its host (another rank's share of a
+// node-local benchmark), WAIVED when the node lacks what the benchmark needs, else NOT RUN.
+void judge_skip(const detail::node_context& cx, const rule& r, const result_view& res,
+                const std::set<std::string>& measured_hosts, judgement& out) {
+  const std::string host = cx.node_of(res);
+  const std::string& code = cx.facts(res).reason_code;
+  if (measured_hosts.count(host) || code == to_string(reason_code::node_local)) return;
+  const std::string lack = cx.lacks(r.benchmark, host, code, res.reason, true);
+  if (!lack.empty()) {
+    out.waived_why.push_back("skipped: " + lack);
+    return;
+  }
+  const std::string hint = cx.not_run_hint(r.benchmark, host, code);
+  out.not_run.push_back({host, cx.facts(res).gpu,
+                         where_of(cx.report(), res) + ": did not run (skipped: " + res.reason +
+                             ")" + (hint.empty() ? "" : "; " + hint),
+                         nlohmann::json::object(), ""});
+}
+
+judgement judge_results(const baseline& b, const rule& r, const detail::node_context& cx,
                         const std::vector<const result_view*>& matched) {
+  const report_view& report = cx.report();
   judgement out;
+  std::set<std::string> measured_hosts;
+  for (const auto* res : matched) {
+    if (res->status != "skipped") measured_hosts.insert(cx.node_of(*res));
+  }
   for (const auto* res : matched) {
     if (res->status == "skipped") {
-      out.waived_why.push_back("skipped: " + res->reason);
+      judge_skip(cx, r, *res, measured_hosts, out);
       continue;
     }
     if (res->status == "failed") {
@@ -918,15 +994,27 @@ std::string measured_text(const rule& r, const judgement& j) {
   return text;
 }
 
-// PASS when every judged item passed; the detail names the first failure, the INVALID results
-// and what could not be judged.
-void conclude(const rule& r, const judgement& j, verdict& v) {
+// PASS when every judged item passed; FAIL when one failed; NOT RUN when none failed but a node
+// that has what the rule needs did not run it. The detail names the first failure (or what did
+// not run), the INVALID results judged and what could not be judged.
+void conclude(const rule& r, const detail::node_context& cx, const judgement& j, verdict& v) {
   std::size_t invalid = 0;
   for (const auto& jd : j.items) {
-    if (!jd.ok) v.failing.push_back(jd.why);
+    if (!jd.ok) {
+      v.failing.push_back(jd.why);
+      v.findings.push_back({cx.node_of(*jd.result), cx.facts(*jd.result).gpu,
+                            jd.why + " (expected " + v.expected + ")",
+                            detail::telemetry_window(*jd.result), ""});
+    }
     if (jd.result && jd.result->status == "passed" && !jd.result->valid) ++invalid;
   }
-  v.status = v.failing.empty() ? verdict_status::pass : verdict_status::fail;
+  v.status = !v.failing.empty()   ? verdict_status::fail
+             : !j.not_run.empty() ? verdict_status::not_run
+                                  : verdict_status::pass;
+  for (const auto& f : j.not_run) {
+    v.failing.push_back(f.evidence);
+    v.findings.push_back(f);
+  }
   if (!v.failing.empty())
     v.detail =
         v.failing.front() +
@@ -938,6 +1026,61 @@ void conclude(const rule& r, const judgement& j, verdict& v) {
   if (!j.waived_why.empty())
     v.detail += std::string(v.detail.empty() ? "" : "; ") + std::to_string(j.waived_why.size()) +
                 " not judged: " + j.waived_why.front();
+}
+
+// A rule whose configuration the report lacks. A baseline made for a suite says what must run:
+// NOT RUN unless the node lacks what the benchmark needs (then WAIVED, saying what); another
+// baseline gates whatever the report holds: WAIVED. Either way print_verdicts names the suite.
+verdict missing_verdict(const baseline& b, const rule& r, const detail::node_context& cx) {
+  const std::string ax = axes_text(r.axes);
+  const std::string what = "no result of " + r.benchmark + (ax.empty() ? "" : " with " + ax);
+  const std::string host = cx.single_host();
+  const std::string lack = b.complete() ? cx.lacks(r.benchmark, host, "", "", false) : "";
+  if (!b.complete() || !lack.empty()) {
+    verdict v = waived_verdict(r, "not in the report: " + what + (lack.empty() ? "" : "; " + lack));
+    v.missing = lack.empty();
+    return v;
+  }
+  verdict v = waived_verdict(r, "");
+  v.status = verdict_status::not_run;
+  v.missing = true;
+  const std::string hint = cx.not_run_hint(r.benchmark, host, "");
+  v.detail = "not run: " + what + " in the report" + (hint.empty() ? "" : "; " + hint);
+  v.failing.push_back(v.detail);
+  v.findings.push_back({host, -1, v.detail, nlohmann::json::object(), ""});
+  return v;
+}
+
+verdict evaluate_with(const baseline& b, const rule& r, const detail::node_context& cx) {
+  const report_view& report = cx.report();
+  const std::string waived = "waived by the baseline: " + r.waived;
+  if (r.kind == rule_kind::inventory)
+    return r.waived.empty() ? evaluate_expectation(r, report) : waived_verdict(r, waived);
+  check_metric_known(b, r, r.benchmark, r.metric, report);
+  if (r.kind == rule_kind::fraction_of_peak && !r.peak_metric.empty()) {
+    check_metric_known(b, r, r.peak_benchmark.empty() ? r.benchmark : r.peak_benchmark,
+                       r.peak_metric, report);
+  }
+  if (!r.waived.empty()) return waived_verdict(r, waived);
+  std::vector<const result_view*> matched;
+  for (const auto& res : report.results) {
+    if (res.benchmark == r.benchmark && res.axes_match(r.axes)) matched.push_back(&res);
+  }
+  if (matched.empty()) return missing_verdict(b, r, cx);
+  if (r.kind == rule_kind::no_outlier_nodes) return evaluate_outliers(r, cx, matched);
+  const judgement j = judge_results(b, r, cx, matched);
+  if (j.items.empty() && j.not_run.empty()) {
+    const std::set<std::string> uniq(j.waived_why.begin(), j.waived_why.end());
+    std::string detail;
+    for (const auto& w : uniq) detail += (detail.empty() ? "" : "; ") + w;
+    return waived_verdict(r, detail);
+  }
+  verdict v;
+  v.r = &r;
+  v.expected = r.expectation();
+  v.measured = j.items.empty() ? "-" : measured_text(r, j);
+  conclude(r, cx, j, v);
+  return v;
 }
 
 }  // namespace
@@ -959,44 +1102,14 @@ bool value_passes(const rule& r, double value) {
 }
 
 verdict evaluate_rule(const baseline& b, const rule& r, const report_view& report) {
-  if (r.kind == rule_kind::inventory) return evaluate_expectation(r, report);
-  check_metric_known(b, r, r.benchmark, r.metric, report);
-  if (r.kind == rule_kind::fraction_of_peak && !r.peak_metric.empty()) {
-    check_metric_known(b, r, r.peak_benchmark.empty() ? r.benchmark : r.peak_benchmark,
-                       r.peak_metric, report);
-  }
-  std::vector<const result_view*> matched;
-  for (const auto& res : report.results) {
-    if (res.benchmark == r.benchmark && res.axes_match(r.axes)) matched.push_back(&res);
-  }
-  if (!r.waived.empty()) return waived_verdict(r, "waived by the baseline: " + r.waived);
-  if (matched.empty()) {
-    const std::string ax = axes_text(r.axes);
-    verdict v = waived_verdict(
-        r, "not in the report: no result of " + r.benchmark + (ax.empty() ? "" : " with " + ax));
-    v.missing = true;  // print_verdicts names the suite the baseline was made for
-    return v;
-  }
-  if (r.kind == rule_kind::no_outlier_nodes) return evaluate_outliers(r, report, matched);
-  const judgement j = judge_results(b, r, report, matched);
-  if (j.items.empty()) {
-    const std::set<std::string> uniq(j.waived_why.begin(), j.waived_why.end());
-    std::string detail;
-    for (const auto& w : uniq) detail += (detail.empty() ? "" : "; ") + w;
-    return waived_verdict(r, detail);
-  }
-  verdict v;
-  v.r = &r;
-  v.expected = r.expectation();
-  v.measured = measured_text(r, j);
-  conclude(r, j, v);
-  return v;
+  return evaluate_with(b, r, detail::node_context(report));
 }
 
 std::vector<verdict> evaluate(const baseline& b, const report_view& report) {
+  const detail::node_context cx(report);  // reads each result's skip code and GPU once
   std::vector<verdict> out;
   out.reserve(b.rules.size());
-  for (const auto& r : b.rules) out.push_back(evaluate_rule(b, r, report));
+  for (const auto& r : b.rules) out.push_back(evaluate_with(b, r, cx));
   return out;
 }
 
@@ -1005,13 +1118,56 @@ verdict_counts count(const std::vector<verdict>& v) {
   for (const auto& x : v) {
     if (x.status == verdict_status::pass)
       ++c.pass;
-    else if (x.status == verdict_status::fail)
+    else if (failed(x.status))
       ++c.fail;
     else
       ++c.waived;
+    if (x.status == verdict_status::not_run) ++c.not_run;
   }
   return c;
 }
+
+namespace {
+
+// The rules whose configuration the report lacks, and the suite that measures them.
+void print_missing(std::ostream& out, const baseline& b, const std::vector<verdict>& verdicts) {
+  std::size_t waived = 0, not_run = 0;
+  for (const auto& v : verdicts) {
+    if (v.missing) ++(v.status == verdict_status::not_run ? not_run : waived);
+  }
+  const std::string run_it =
+      b.suite.empty()
+          ? std::string(
+                "run the suite this baseline was made for (it names none: add \"suite\" "
+                "to it)")
+          : "this baseline was made for suite " + b.suite + ": run infrabench run --suite " +
+                suite_to_run(b) + " (or infrabench accept --baseline " + b.path + ")";
+  if (not_run > 0)
+    out << "  " << not_run
+        << " rule(s) not run: the report has no result for their configuration: " << run_it << "\n";
+  if (waived > 0)
+    out << "  " << waived << " rule(s) waived because the report has no result for their "
+        << "configuration: " << run_it << "\n";
+}
+
+// One line per node: PASS, or FAIL with the GPUs and the rules it failed, with their evidence.
+void print_node_verdicts(std::ostream& out, const std::vector<node_verdict>& nodes) {
+  // A node of its own says it in the verdicts above, unless GPUs are to be named.
+  if (nodes.size() < 2 && (nodes.empty() || nodes.front().failed_gpus.empty())) return;
+  const auto drain =
+      std::count_if(nodes.begin(), nodes.end(), [](const node_verdict& n) { return !n.pass; });
+  out << "nodes: " << nodes.size() << ", " << drain << " to drain\n";
+  std::vector<std::vector<std::string>> rows = {{"node", "verdict", "GPUs", "failed rules"}};
+  for (const auto& n : nodes) {
+    std::string gpus, why;
+    for (int g : n.failed_gpus) gpus += (gpus.empty() ? "" : ",") + std::to_string(g);
+    for (const auto& f : n.findings) why += (why.empty() ? "" : "; ") + f.rule + ": " + f.evidence;
+    rows.push_back({n.node, n.pass ? "PASS" : "FAIL", gpus.empty() ? "-" : gpus, one_line(why)});
+  }
+  print_text_table(out, rows, {false, false, false, false});
+}
+
+}  // namespace
 
 void print_verdicts(std::ostream& out, const baseline& b, const report_view& report,
                     const std::vector<verdict>& verdicts) {
@@ -1033,25 +1189,16 @@ void print_verdicts(std::ostream& out, const baseline& b, const report_view& rep
   }
   print_text_table(out, rows, {false, false, true, false, false});
   for (const auto& v : verdicts) {
-    if (v.status != verdict_status::fail || v.failing.size() < 2) continue;
-    out << "  " << v.r->id << " failed at:\n";
+    if (!failed(v.status) || v.failing.size() < 2) continue;
+    out << "  " << v.r->id << (v.status == verdict_status::fail ? " failed at:\n" : " not run:\n");
     for (const auto& f : v.failing) out << "    " << one_line(f) << "\n";
   }
-  const auto missing = static_cast<std::size_t>(
-      std::count_if(verdicts.begin(), verdicts.end(), [](const verdict& v) { return v.missing; }));
-  if (missing > 0) {
-    out << "  " << missing << " rule(s) waived because the report has no result for their "
-        << "configuration: "
-        << (b.suite.empty()
-                ? std::string("run the suite this baseline was made for (it names "
-                              "none: add \"suite\" to it)")
-                : "this baseline was made for suite " + b.suite + ": run infrabench run --suite " +
-                      suite_to_run(b) + " (or infrabench accept --baseline " + b.path + ")")
-        << "\n";
-  }
+  print_missing(out, b, verdicts);
+  print_node_verdicts(out, node_verdicts(report, verdicts));
   const auto c = count(verdicts);
-  out << "check: " << c.pass << " passed, " << c.fail << " failed, " << c.waived << " waived -> "
-      << (c.fail ? "FAIL" : "PASS")
+  out << "check: " << c.pass << " passed, " << c.fail << " failed"
+      << (c.not_run ? " (" + std::to_string(c.not_run) + " not run)" : "") << ", " << c.waived
+      << " waived -> " << (c.fail ? "FAIL" : "PASS")
       << (c.pass == 0 && c.fail == 0 ? " (no rule could be checked)" : "") << "\n";
 }
 
@@ -1068,9 +1215,36 @@ json verdicts_json(const check_outcome& v) {
                      {"failing", x.failing}});
   }
   const auto c = count(v.verdicts);
-  return {{"baseline", v.b.path}, {"report", v.report.path}, {"passed", c.pass},
-          {"failed", c.fail},     {"waived", c.waived},      {"verdict", c.fail ? "FAIL" : "PASS"},
-          {"rules", rules}};
+  json out = {{"baseline", v.b.path},
+              {"report", v.report.path},
+              {"passed", c.pass},
+              {"failed", c.fail},
+              {"not_run", c.not_run},
+              {"waived", c.waived},
+              {"verdict", c.fail ? "FAIL" : "PASS"},
+              {"rules", rules}};
+  json nodes = json::array(), drain = json::array();
+  for (const auto& n : node_verdicts(v.report, v.verdicts)) {
+    json evidence = json::array();
+    for (const auto& f : n.findings) {
+      evidence.push_back({{"rule", f.rule},
+                          {"gpu", f.gpu >= 0 ? json(f.gpu) : json(nullptr)},
+                          {"evidence", f.evidence},
+                          {"telemetry", f.telemetry}});
+    }
+    nodes.push_back({{"host", n.node},
+                     {"verdict", n.pass ? "PASS" : "FAIL"},
+                     {"failed_rules", n.failed_rules},
+                     {"failed_gpus", n.failed_gpus}});
+    if (!n.pass)
+      drain.push_back({{"host", n.node},
+                       {"failed_rules", n.failed_rules},
+                       {"failed_gpus", n.failed_gpus},
+                       {"evidence", evidence}});
+  }
+  out["nodes"] = nodes;
+  out["drain"] = drain;
+  return out;
 }
 
 std::string junit_xml(const baseline& b, const report_view& report,
@@ -1097,8 +1271,9 @@ std::string junit_xml(const baseline& b, const report_view& report,
       << xml_escape(v.r->id) << "\" time=\"0\">\n";
     const std::string text = "measured " + v.measured + ", expected " + v.expected +
                              (v.detail.empty() ? "" : "; " + v.detail);
-    if (v.status == verdict_status::fail) {
-      x << "      <failure message=\"" << xml_escape(one_line(text)) << "\" type=\"threshold\">";
+    if (failed(v.status)) {
+      x << "      <failure message=\"" << xml_escape(one_line(text)) << "\" type=\""
+        << (v.status == verdict_status::fail ? "threshold" : "not_run") << "\">";
       for (const auto& f : v.failing) x << xml_escape(f) << "\n";
       x << "</failure>\n";
     } else if (v.status == verdict_status::waived) {
@@ -1353,6 +1528,8 @@ json create_baseline(const std::vector<report_view>& reports, const create_optio
               {"derivation", deriv},
               {"rules", rules}};
   if (const std::string suite = common_builtin_suite(reports); !suite.empty()) out["suite"] = suite;
+  // Derived from INVALID results too: the nodes it is checked against are judged the same way.
+  if (opt.allow_invalid) out["defaults"] = {{"allow_invalid", true}};
   return out;
 }
 

@@ -153,7 +153,11 @@ verdict evaluate_expectation(const rule& r, const report_view& report) {
     ++judged;
     const json counts = devices::counts_of(*devices);
     const std::string bad = shortfall(r, *devices, counts);
-    if (!bad.empty()) v.failing.push_back(host + ": " + bad);
+    if (!bad.empty()) {
+      v.failing.push_back(host + ": " + bad);
+      v.findings.push_back(
+          {host, -1, v.failing.back() + " (expected " + v.expected + ")", json::object(), ""});
+    }
     if (measured.empty()) {
       measured = r.min ? show(counts.value(r.metric, json(nullptr))) : (bad.empty() ? "ok" : bad);
     }

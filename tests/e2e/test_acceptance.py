@@ -40,7 +40,8 @@ def gpu(**overrides):
 
 
 # The GPU part of template-h100-8gpu.json's health rules, as a node would be judged.
-GPU_HEALTH_BASELINE = {"infrabench_baseline": 1, "name": "fake-gpu-node", "rules": [
+# The short memory_latency run beside them is often INVALID (noisy) here: judged by value.
+GPU_HEALTH_BASELINE = {"infrabench_baseline": 1, "name": "fake-gpu-node", "defaults": {"allow_invalid": True}, "rules": [
     {"benchmark": "health/gpu_pcie_link", "metric": "pcie_gen_min", "min": 5},
     {"benchmark": "health/gpu_pcie_link", "metric": "pcie_width_min", "min": 16},
     {"benchmark": "health/gpu_nvlink", "metric": "nvlinks_active_min", "min": 18},
@@ -222,11 +223,13 @@ def test_check_names_the_suite_when_configurations_are_missing(tmp_path, report_
     rules = [{"benchmark": "bandwidth/memory_latency", "axes": {"working_set": "1MiB"}, "metric": "ns_per_load", "max": 1e6}]
     named = write(tmp_path, "named.json", {"infrabench_baseline": 1, "suite": "acceptance", "rules": rules})
     c = run("check", report_path, "-b", named)
-    assert c.returncode == 0, c.stderr
-    assert ("1 rule(s) waived because the report has no result for their configuration: this baseline was made "
+    # Made for a suite: a configuration the suite measures and the report lacks did not run.
+    assert c.returncode == 1, c.stderr
+    assert ("1 rule(s) not run: the report has no result for their configuration: this baseline was made "
             "for suite acceptance: run infrabench run --suite acceptance") in c.stdout
     unnamed = write(tmp_path, "unnamed.json", {"infrabench_baseline": 1, "rules": rules})
-    assert "it names none: add \"suite\"" in run("check", report_path, "-b", unnamed).stdout
+    c = run("check", report_path, "-b", unnamed)
+    assert c.returncode == 0 and "it names none: add \"suite\"" in c.stdout, c.stdout
     bad = write(tmp_path, "bad.json", {"infrabench_baseline": 1, "suite": "no-such-suite", "rules": rules})
     c = run("check", report_path, "-b", bad)
     assert c.returncode == 2 and c.stderr.count("\n") == 1 and "\"suite\"" in c.stderr, c.stderr
@@ -248,7 +251,9 @@ def tiny_suite(tmp_path):
 def test_accept_is_one_command(tmp_path):
     tiny_suite(tmp_path)
     rule = {"benchmark": "bandwidth/memory_latency", "axes": {"working_set": "16KiB"}, "metric": "ns_per_load"}
-    good = write(tmp_path, "good.json", {"infrabench_baseline": 1, "suite": "tiny.json", "rules": [dict(rule, max=1e6)]})
+    # Short runs on a shared machine are often INVALID (noisy): judged by value here.
+    good = write(tmp_path, "good.json", {"infrabench_baseline": 1, "suite": "tiny.json", "defaults": {"allow_invalid": True},
+                                         "rules": [dict(rule, max=1e6)]})
     junit, html, report = (str(tmp_path / n) for n in ("a.xml", "a.html", "a.json"))
     p = run("accept", "--baseline", good, "--junit", junit, "--html", html, "-o", report, "--", "-q")
     assert p.returncode == 0, p.stdout + p.stderr

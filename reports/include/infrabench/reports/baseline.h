@@ -43,7 +43,9 @@ struct rule {
   nlohmann::json peak_axes = nlohmann::json::object();
   double max_deviation = 0.1;   // no_outlier_nodes
   nlohmann::json expect_value;  // inventory: the value every GPU must have (min: a count)
-  bool require_valid = false;
+  // A result marked INVALID (noisy, unverified) fails the rule unless the baseline allows it
+  // ("allow_invalid": true, or the older "require_valid": false).
+  bool require_valid = true;
   std::string waived;  // a reason: the rule is known not to hold and is reported, not checked
   std::string note;
 
@@ -58,6 +60,10 @@ struct baseline {
   // because their configurations are missing; `accept` runs it.
   std::string suite;
   std::vector<rule> rules;
+  // Whether a rule whose configuration is missing from the report is NOT RUN (a FAIL) rather than
+  // WAIVED: true for a baseline made for a suite (it says what must run), false for one that
+  // gates whatever a report holds (a CI regression gate over part of a suite).
+  [[nodiscard]] bool complete() const { return !suite.empty(); }
 };
 // The suite a baseline names, as `--suite` takes it: a built-in name, or the file's path (made
 // relative to the baseline's directory). Empty when it names none.
@@ -65,7 +71,7 @@ struct baseline {
 
 // The baseline-wide defaults a rule starts from ("defaults" in the file).
 struct rule_defaults {
-  bool require_valid = false;
+  bool require_valid = true;
   double max_deviation = 0.1;
 };
 // One rule of a baseline's "rules" array (`index` names it in messages): its target (benchmark,
@@ -107,8 +113,27 @@ void check_rule_metrics(const baseline& b, const metric_catalog& known);
 // Whether a metric name matches a rule's metric (equal, or the `*` pattern matches it).
 [[nodiscard]] bool metric_matches(std::string_view pattern, std::string_view name);
 
-enum class verdict_status { pass, fail, waived };
+// not_run: the node has what the rule needs but its benchmark did not run (skipped for a reason
+// the node could fix, or missing from the run of the suite the baseline names): it counts as a
+// failure, so an acceptance is never silently partial. WAIVED is left for what the node lacks
+// (no GPU, no EDAC source) and what the baseline waives by name.
+enum class verdict_status { pass, fail, waived, not_run };
 [[nodiscard]] std::string_view to_string(verdict_status s);
+[[nodiscard]] inline bool failed(verdict_status s) {
+  return s == verdict_status::fail || s == verdict_status::not_run;
+}
+
+// What one node (and GPU) contributed to a rule's FAIL or NOT RUN: the per-node verdicts and the
+// drain list are made of these.
+struct node_finding {
+  std::string node;      // the host (or "rank N" where hosts repeat); "" for no one node
+  int gpu = -1;          // the GPU the failing result ran on, when the report says
+  std::string evidence;  // the value against the threshold, the failure or why it did not run
+  // The telemetry of the failing result's own time window (clocks, temperature, power,
+  // throttling: the information metrics the run's telemetry adds), {metric: value}.
+  nlohmann::json telemetry = nlohmann::json::object();
+  std::string rule;  // the rule's id (set by node_verdicts)
+};
 
 struct verdict {
   const rule* r = nullptr;
@@ -118,6 +143,7 @@ struct verdict {
   std::string detail;                // why it failed or was waived; the configurations involved
   std::vector<std::string> failing;  // one line per failing configuration or node
   bool missing = false;  // waived because the report has no result for the configuration
+  std::vector<node_finding> findings;  // per node: why it FAILed or did NOT RUN there
 };
 
 // Evaluates every rule against the report. Throws user_error when a rule names a metric the
@@ -132,7 +158,8 @@ struct verdict {
 [[nodiscard]] bool value_passes(const rule& r, double value);
 
 struct verdict_counts {
-  std::size_t pass = 0, fail = 0, waived = 0;
+  // fail counts FAIL and NOT RUN (what decides the exit code); not_run those of them not run.
+  std::size_t pass = 0, fail = 0, waived = 0, not_run = 0;
 };
 [[nodiscard]] verdict_counts count(const std::vector<verdict>& v);
 
@@ -142,7 +169,21 @@ struct check_outcome {
   const report_view& report;
   const std::vector<verdict>& verdicts;
 };
-// The verdicts with their counts and overall PASS/FAIL, as the json format writes them.
+// Per node of the report: PASS, or FAIL with the rules it failed and the evidence, and per GPU
+// where the failing results name one. Nodes are those with results or an inventory, in the
+// report's order; a rule that failed with no node to blame (a cross-node rule) fails no node.
+struct node_verdict {
+  std::string node;
+  bool pass = true;
+  std::vector<std::string> failed_rules;  // rule ids, in the baseline's order, each once
+  std::vector<node_finding> findings;     // the evidence, one per failing rule and GPU
+  std::vector<int> failed_gpus;           // GPUs named by the findings, ascending
+};
+[[nodiscard]] std::vector<node_verdict> node_verdicts(const report_view& report,
+                                                      const std::vector<verdict>& verdicts);
+
+// The verdicts with their counts and overall PASS/FAIL, as the json format writes them, with
+// "nodes" (node_verdicts) and "drain" (the failing nodes with their rules and evidence).
 [[nodiscard]] nlohmann::json verdicts_json(const check_outcome& v);
 
 void print_verdicts(std::ostream& out, const baseline& b, const report_view& report,

@@ -1,0 +1,143 @@
+"""Acceptance is never silently partial, and a cluster gets a verdict per node (issue 28, items 3
+and 4): `check` on a 4-host report with one slow host names that host alone, on its line and in
+the JSON's drain list with the evidence; a rule whose configuration did not run is NOT RUN (exit
+1), not WAIVED; INVALID results fail unless the baseline allows them; `accept` on a fake 8-GPU
+node refuses a one-process run of rules that need one rank per GPU, with the command to run."""
+import copy
+import json
+import os
+
+import pytest
+
+from conftest import FAST, one_line_error, run
+from test_acceptance import fake_nvml_env, gpu, write
+
+LATENCY = ["--filter", "^bandwidth/memory_latency$", "-a", "working_set=16KiB", *FAST, "--telemetry", "off"]
+
+
+@pytest.fixture(scope="module")
+def one_node(tmp_path_factory):
+    path = str(tmp_path_factory.mktemp("one") / "r.json")
+    p = run("run", *LATENCY, "-o", path)
+    assert p.returncode == 0, p.stderr
+    with open(path) as f:
+        return json.load(f)
+
+
+def cluster(doc, slow="node2", factor=3.0):
+    """The report of one node made the report of four (node0..node3, one rank each), `slow` taking
+    `factor` times as long per load; every result VALID, as a quiet cluster's would be."""
+    out = copy.deepcopy(doc)
+    out["hosts"], out["results"] = [], []
+    for i in range(4):
+        name = f"node{i}"
+        host = copy.deepcopy(doc["hosts"][0])
+        host["hostname"] = name
+        out["hosts"].append(host)
+        for r in doc["results"]:
+            r = copy.deepcopy(r)
+            r.update(host=name, rank=i, valid=True, invalid_reasons=[], invalid_reason_codes=[])
+            for m in r.get("metrics", []):
+                if m["name"] == "ns_per_load" and name == slow:
+                    m["value"] *= factor
+                    m["best"] *= factor
+            out["results"].append(r)
+    out["run"]["world_size"] = 4
+    return out
+
+
+def latency_rule(doc, **extra):
+    value = next(m["value"] for m in doc["results"][0]["metrics"] if m["name"] == "ns_per_load")
+    return {"id": "l1-latency", "benchmark": "bandwidth/memory_latency", "axes": {"working_set": "16KiB"},
+            "metric": "ns_per_load", "max": value * 1.5, **extra}
+
+
+def test_check_gives_a_verdict_per_node_and_the_nodes_to_drain(one_node, tmp_path):
+    report = write(tmp_path, "cluster.json", cluster(one_node))
+    base = write(tmp_path, "fleet.json", {"infrabench_baseline": 1, "rules": [
+        latency_rule(one_node),
+        {"id": "outliers", "benchmark": "bandwidth/memory_latency", "metric": "ns_per_load",
+         "axes": {"working_set": "16KiB"}, "no_outlier_nodes": True}]})
+    p = run("check", report, "-b", base)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert "nodes: 4, 1 to drain" in p.stdout, p.stdout
+    lines = {line.split()[0]: line for line in p.stdout.splitlines()
+             if line.strip().startswith("node") and len(line.split()) > 1 and line.split()[1] in ("PASS", "FAIL")}
+    assert {h: l.split()[1] for h, l in lines.items()} == {
+        "node0": "PASS", "node1": "PASS", "node2": "FAIL", "node3": "PASS"}, p.stdout
+    assert "l1-latency" in lines["node2"] and "outliers" in lines["node2"], lines["node2"]
+    assert "expected <=" in lines["node2"], lines["node2"]
+
+    js = run("check", report, "-b", base, "--format", "json")
+    assert js.returncode == 1, js.stderr
+    doc = json.loads(js.stdout)
+    assert [(n["host"], n["verdict"]) for n in doc["nodes"]] == [
+        ("node0", "PASS"), ("node1", "PASS"), ("node2", "FAIL"), ("node3", "PASS")]
+    assert [d["host"] for d in doc["drain"]] == ["node2"]
+    assert doc["drain"][0]["failed_rules"] == ["l1-latency", "outliers"]
+    evidence = {e["rule"]: e["evidence"] for e in doc["drain"][0]["evidence"]}
+    assert "on node2" in evidence["l1-latency"] and "ns" in evidence["l1-latency"], evidence
+    assert "vs median" in evidence["outliers"], evidence
+
+
+def test_a_configuration_the_suite_should_have_run_is_not_run(one_node, tmp_path):
+    report = write(tmp_path, "r.json", cluster(one_node, slow=""))
+    missing = {"id": "l2", "benchmark": "bandwidth/memory_latency", "axes": {"working_set": "1MiB"},
+               "metric": "ns_per_load", "max": 1e6}
+    # Made for a suite: what it judges must have run.
+    base = write(tmp_path, "suite.json", {"infrabench_baseline": 1, "suite": "acceptance",
+                                          "rules": [latency_rule(one_node), missing]})
+    p = run("check", report, "-b", base, "--format", "json")
+    assert p.returncode == 1, p.stdout + p.stderr
+    doc = json.loads(p.stdout)
+    assert [r["verdict"] for r in doc["rules"]] == ["PASS", "NOT RUN"], doc["rules"]
+    assert doc["failed"] == 1 and doc["not_run"] == 1 and doc["verdict"] == "FAIL"
+    text = run("check", report, "-b", base).stdout
+    assert "NOT RUN" in text and "1 rule(s) not run: the report has no result for their configuration" in text, text
+    assert "check: 1 passed, 1 failed (1 not run), 0 waived -> FAIL" in text, text
+    # ... unless the baseline waives it by name.
+    waived = write(tmp_path, "waived.json", {"infrabench_baseline": 1, "suite": "acceptance", "waive": ["l2"],
+                                             "rules": [latency_rule(one_node), missing]})
+    p = run("check", report, "-b", waived)
+    assert p.returncode == 0 and "WAIVED   l2" in p.stdout, p.stdout + p.stderr
+    one_line_error(run("check", report, "-b", write(tmp_path, "typo.json", {
+        "infrabench_baseline": 1, "waive": ["l3"], "rules": [missing]})), "\"waive\"", "l3")
+
+
+def test_invalid_results_fail_unless_the_baseline_allows_them(one_node, tmp_path):
+    doc = copy.deepcopy(one_node)
+    for r in doc["results"]:
+        r.update(valid=False, invalid_reasons=["noisy: test"], invalid_reason_codes=["noisy"])
+    report = write(tmp_path, "noisy.json", doc)
+    strict = write(tmp_path, "strict.json", {"infrabench_baseline": 1, "rules": [latency_rule(one_node)]})
+    p = run("check", report, "-b", strict)
+    assert p.returncode == 1 and "allow_invalid" in p.stdout, p.stdout
+    lenient = write(tmp_path, "lenient.json", {"infrabench_baseline": 1, "defaults": {"allow_invalid": True},
+                                               "rules": [latency_rule(one_node)]})
+    p = run("check", report, "-b", lenient)
+    assert p.returncode == 0 and "marked INVALID" in p.stdout, p.stdout
+
+
+def test_accept_on_an_8_gpu_node_refuses_one_process(tmp_path):
+    env = fake_nvml_env(tmp_path, [gpu() for _ in range(8)])
+    # Benchmarks of several ranks this build may have (the cpu-only preset: the storage jobs).
+    candidates = {"collectives/nccl_allreduce": "busbw_gbps", "collectives/mpi_allreduce": "busbw_gbps",
+                  "storage/checkpoint_job": "write_gbps"}
+    listed = {line.split()[0] for line in run("list").stdout.splitlines() if line.split()}
+    bench = next((b for b in candidates if b in listed), None)
+    if bench is None:
+        pytest.fail("no benchmark of several ranks in this build")
+    rule = {"id": "allreduce", "benchmark": bench, "metric": candidates[bench], "min": 1}
+    base = write(tmp_path, "gpu-node.json", {"infrabench_baseline": 1, "suite": "quick", "rules": [rule]})
+    report = str(tmp_path / "out.json")
+    p = run("accept", "--baseline", base, "-o", report, "--", "--min-time", "0.01", env=env, cwd=str(tmp_path))
+    one_line_error(p, "8 GPUs", "allreduce", "need one rank per GPU",
+                   f"run: mpirun -np 8 {os.path.realpath(os.environ.get('INFRABENCH_BIN', 'build/infrabench'))} "
+                   f"accept --baseline {base} -o {report} -- --min-time 0.01")
+    assert not os.path.exists(report)  # nothing ran
+    # A rule the baseline waives is not held to it; nor is a node of one GPU.
+    waived = write(tmp_path, "waived.json", {"infrabench_baseline": 1, "suite": "quick", "waive": ["allreduce"],
+                                             "rules": [rule]})
+    p = run("accept", "--baseline", waived, "-o", report, "--", "--filter", "^bandwidth/memory_latency$",
+            *LATENCY[2:], env=env, cwd=str(tmp_path))
+    assert "need one rank per GPU" not in p.stderr, p.stderr
