@@ -40,7 +40,7 @@ std::string num(double v) {
   return buf;
 }
 
-constexpr double chart_left = 190, chart_width = 560, row_height = 34;
+constexpr double chart_left = 160, chart_width = 560, row_height = 34;
 
 // The log axis: decades from below the smallest rate to above the largest.
 struct log_axis {
@@ -84,11 +84,14 @@ std::string bar(const roofline_result& r, const roofline_hop& h, const log_axis&
   return out;
 }
 
+// A vertical line across the chart; its label at the top (`top`) or just above the axis, so that
+// two lines at the same rate do not print over each other.
 std::string vertical(double x, double height, const std::string& colour, const std::string& label,
-                     bool dashed) {
+                     bool top) {
   return "<line x1='" + num(x) + "' x2='" + num(x) + "' y1='20' y2='" + num(height) + "' stroke='" +
-         colour + "' stroke-width='2'" + (dashed ? " stroke-dasharray='6 4'" : "") + "/><text x='" +
-         num(x + 3) + "' y='14' fill='" + colour + "'>" + escape(label) + "</text>";
+         colour + "' stroke-width='2'" + (top ? " stroke-dasharray='6 4'" : "") + "/><text x='" +
+         num(x + 3) + "' y='" + num(top ? 14 : height - 4) + "' fill='" + colour + "'>" +
+         escape(label) + "</text>";
 }
 
 std::string chart(const roofline_result& r, const std::string& prefix) {
@@ -107,9 +110,11 @@ std::string chart(const roofline_result& r, const std::string& prefix) {
     svg += bar(r, r.hops[i], ax, 24 + row_height * static_cast<double>(i),
                prefix + "-hop-" + std::to_string(i));
   if (r.limit != "none")
-    svg += vertical(ax.x(r.predicted_per_job), height - 24, "#d9534f", "predicted", true);
+    svg += vertical(ax.x(r.predicted_per_job), height - 24, "#d9534f",
+                    "predicted " + num(r.predicted_per_job), true);
   if (r.measured.present)
-    svg += vertical(ax.x(r.measured.per_job), height - 24, "#2e7d32", "measured", false);
+    svg += vertical(ax.x(r.measured.per_job), height - 24, "#2e7d32",
+                    "measured " + num(r.measured.per_job), false);
   return svg + "</svg>";
 }
 
@@ -119,10 +124,16 @@ std::string sources_table(const roofline_result& r, const std::string& prefix) {
       "<th>how</th><th>sources (benchmark, configuration, metric, value)</th></tr>";
   for (std::size_t i = 0; i < r.hops.size(); ++i) {
     const auto& h = r.hops[i];
-    std::string src;
-    for (const auto& s : h.sources)
-      src += escape(s.configuration) + ": " + escape(s.metric) + " = " + num(s.value) + " " +
-             escape(s.unit) + "<br>";
+    std::string src, config;  // each configuration once, then its metrics
+    for (const auto& x : h.sources) {
+      if (x.configuration != config) {
+        src += (config.empty() ? "" : "<br>") + escape(x.configuration) + ": ";
+        config = x.configuration;
+      } else {
+        src += ", ";
+      }
+      src += escape(x.metric) + " = " + num(x.value) + " " + escape(x.unit);
+    }
     out += "<tr id='" + prefix + "-hop-" + std::to_string(i) + "'><td>" + escape(h.name) +
            "</td><td>" + (h.has_rate() ? num(h.per_job) : escape(h.status)) + "</td><td>" +
            (h.has_rate() && !h.beside ? num(h.headroom) + "x" : "") + "</td><td>" +
@@ -162,11 +173,11 @@ std::string roofline_html(const std::vector<std::pair<std::string, roofline_anal
       "<!DOCTYPE html><html><head><meta charset='utf-8'><title>infrabench roofline</title>"
       "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
       "td,th{border:1px solid #ccc;padding:3px 6px;font-size:12px;vertical-align:top}"
-      ".roofline{display:inline-block;vertical-align:top;margin-right:2em}</style></head><body>"
-      "<h1>infrabench roofline</h1>";
+      ".rooflines{display:flex;gap:2em;align-items:flex-start}.roofline{width:880px}"
+      "</style></head><body><h1>infrabench roofline</h1><div class='rooflines'>";
   for (std::size_t i = 0; i < analyses.size(); ++i)
     out += roofline_section_html(analyses[i].first, analyses[i].second, "r" + std::to_string(i));
-  return out + "</body></html>\n";
+  return out + "</div></body></html>\n";
 }
 
 }  // namespace infrabench::reports

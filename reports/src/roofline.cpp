@@ -33,6 +33,8 @@ struct hop_benchmarks {
   const char* storage = "storage/read";
   // decode + fused transform, images/s at a thread count (source=jpeg: from the JPEG bytes).
   const char* preprocess = "preprocess/pipeline";
+  // Its JPEG bytes decoded per second (source=jpeg): over images/s, the bytes of one file.
+  const char* preprocess_input_rate = "input_gbps";
   // pinned host-to-device copies by size (the batch is copied from pinned memory).
   const char* h2d = "bandwidth/h2d";
   // GEMM throughput at shapes: the FLOP model of the compute hop.
@@ -252,17 +254,27 @@ void set_rate(roofline_hop& h, const context& c, double per_gpu) {
   h.per_job = h.per_gpu * c.ranks();
 }
 
-// The JPEG file size: the declared size metric of the pipeline's jpeg-source result (the same
-// synthetic photographs training/step writes).
+// The JPEG file size, from the pipeline's source=jpeg result (the same synthetic photographs
+// training/step writes): a declared size metric when the result has one, else its JPEG input
+// byte rate over its images/s (the same timing: bytes decoded per image).
 std::optional<roofline_source> jpeg_size(const context& c) {
   const auto& t = sources_table();
+  const metric_decl* head = c.report.headline_of(t.preprocess);
   for (const auto& r : c.report.results) {
-    if (r.benchmark != t.preprocess || r.status != "passed") continue;
+    if (r.benchmark != t.preprocess || r.status != "passed" ||
+        !r.axes_match(json{{"source", "jpeg"}}))
+      continue;
     for (const auto& m : r.metrics) {
       const metric_decl* d = c.report.declaration(r.benchmark, m.name);
       if (d != nullptr && d->kind == metric_kind::size && d->unit == "B" && m.value > 0)
         return roofline_source{r.benchmark, r.config_label(), m.name, m.value, d->unit};
     }
+    const metric_view* in = r.find_metric(t.preprocess_input_rate);
+    const metric_view* images = head != nullptr ? r.find_metric(head->name) : nullptr;
+    const auto scale = in != nullptr ? unit_scale(in->unit) : std::nullopt;
+    if (in != nullptr && images != nullptr && scale && images->value > 0 && in->value > 0)
+      return roofline_source{r.benchmark, r.config_label(), in->name + " / " + images->name,
+                             in->value * *scale / images->value, "B"};
   }
   return std::nullopt;
 }

@@ -39,7 +39,7 @@ EXEMPT = {
        for name in ("storage/read", "preprocess/pipeline", "bandwidth/h2d", "gemm/ours_fp32",
                     "gemm/cublas", "collectives/mpi_allreduce", "collectives/nccl_allreduce",
                     "training/step", "forward_ms", "backward_ms", "optimizer_ms", "allreduce_ms",
-                    "other_ms")},
+                    "other_ms", "input_gbps")},
 }
 
 LITERAL = re.compile(r'"((?:[^"\\]|\\.)*)"')

@@ -204,6 +204,28 @@ TEST(Roofline, JpegJobOnTheCpuDecodesInsideTheStep) {
   EXPECT_EQ(hop(r, "h2d").status, "not applicable");
 }
 
+TEST(Roofline, JpegSizeFromThePipelinesInputRate) {
+  // Without a declared size metric: the JPEG bytes decoded per second over images per second.
+  report_view rep;
+  rep.world_size = 1;
+  rep.benchmarks["preprocess/pipeline"].metrics = {
+      decl("images_per_s", "images/s", metric_kind::rate, true),
+      decl("input_gbps", "GB/s", metric_kind::rate)};
+  rep.benchmarks["storage/read"].metrics = {
+      decl("bandwidth_gbps", "GB/s", metric_kind::rate, true)};
+  rep.results.push_back(
+      result("preprocess/pipeline", {{"source", "jpeg"}, {"threads", 1}},
+             {metric("images_per_s", "images/s", 500), metric("input_gbps", "GB/s", 0.02)}));
+  rep.results.push_back(result("storage/read", {{"pattern", "rand"}, {"block_size", 65536}},
+                               {metric("bandwidth_gbps", "GB/s", 0.4)}));
+  roofline_job j;
+  j.model = "vit-tiny";
+  const auto r = compute_roofline(rep, j);
+  EXPECT_DOUBLE_EQ(r.facts.disk_bytes_per_sample, 40000);  // 0.02 GB/s / 500 images/s
+  EXPECT_NEAR(hop(r, "storage").per_gpu, 0.4e9 / 40000, 1e-6);
+  EXPECT_EQ(hop(r, "storage").sources.at(1).metric, "input_gbps / images_per_s");
+}
+
 TEST(Roofline, HopsTheReportLacksAreNotMeasured) {
   report_view empty;
   const auto r = compute_roofline(empty, tiny());
