@@ -328,8 +328,8 @@ roofline_hop preprocess_hop(const context& c, double* in_step_s) {
   h.name = "preprocess";
   h.sources = {rate.source};
   const double per_gpu = rate.base / threads * c.threads_per_rank();
-  h.formula = fmt(rate.base) + " images/s on " + fmt(threads) + " threads x " +
-              fmt(c.threads_per_rank()) + " threads per GPU / " + fmt(threads);
+  h.formula = fmt(rate.base) + " images/s measured on " + fmt(threads) + " thread(s), x " +
+              fmt(c.threads_per_rank()) + " thread(s) per GPU / " + fmt(threads);
   h.in_step = !c.gpu;
   set_rate(h, c, per_gpu);
   if (h.in_step) *in_step_s = 1 / h.per_gpu;
@@ -663,6 +663,9 @@ roofline_measured measured_rate(const context& c, const result_view* train, doub
 struct step_parts {
   double compute_s = 0, preprocess_s = 0, allreduce_s = 0;
   [[nodiscard]] double total() const { return compute_s + preprocess_s + allreduce_s; }
+  [[nodiscard]] int parts() const {
+    return (compute_s > 0 ? 1 : 0) + (preprocess_s > 0 ? 1 : 0) + (allreduce_s > 0 ? 1 : 0);
+  }
   [[nodiscard]] std::string largest() const {
     if (preprocess_s >= compute_s && preprocess_s >= allreduce_s) return "preprocess";
     return allreduce_s > compute_s ? "allreduce" : "compute";
@@ -677,6 +680,7 @@ void predict(roofline_result& out, const step_parts& step, int batch) {
       out.limit = h.name;
     }
   }
+  if (step.total() > 0) out.step_per_gpu = batch / step.total();
   if (step.total() > 0 && batch / step.total() < best) {
     best = batch / step.total();
     out.limit = step.largest();
@@ -725,6 +729,7 @@ roofline_result compute_roofline(const report_view& report, const roofline_job& 
   out.step_model = c.gpu ? "min(storage, preprocess, h2d, batch / (compute + exposed allreduce))"
                          : "min(storage, batch / (compute + preprocess + exposed allreduce))";
   predict(out, step, job.batch);
+  out.step_parts = step.parts();
   if (change.text.empty()) {
     out.measured = measured_rate(c, train, out.predicted_per_job);
     if (out.measured.present && report.world_size != c.ranks())
@@ -845,7 +850,8 @@ std::string hop_line(const roofline_result& r, const roofline_hop& h) {
   line += pad(fmt(h.per_gpu), 12, true) + pad(fmt(h.per_job), 12, true) +
           pad(fmt(h.per_job * r.facts.seq), 12, true);
   line += pad(h.beside ? "(beside)" : fmt(h.headroom) + "x", 10, true);
-  line += (h.name == r.limit ? "  <- limit" : "") + std::string("\n");
+  if (h.name == r.limit) line += h.in_step ? "  <- limit (the step's largest part)" : "  <- limit";
+  line += "\n";
   line += "      " + h.formula + "\n";
   // The sources, each configuration once: "from <configuration>: metric = value unit, ...".
   std::string config;
@@ -875,6 +881,13 @@ std::string roofline_text(const roofline_analysis& a) {
   out += "  " + pad("hop", 22) + pad("samples/s/GPU", 12, true) + pad("samples/s", 12, true) +
          pad("tokens/s", 12, true) + pad("headroom", 10, true) + "\n";
   for (const auto& h : r.hops) out += hop_line(r, h);
+  if (r.step_parts > 1) {
+    // The in-step parts add up: the step's rate is theirs together, the limit its largest part.
+    const double job = r.step_per_gpu * r.job.ranks_per_node * r.job.nodes;
+    out += "  " + pad("step (parts in series)", 22) + pad(fmt(r.step_per_gpu), 12, true) +
+           pad(fmt(job), 12, true) + pad(fmt(job * f.seq), 12, true) +
+           pad(fmt(job / r.predicted_per_job) + "x", 10, true) + "\n";
+  }
   out += "predicted: " + roofline_summary(r) + " (" + fmt(r.predicted_per_job * f.seq) +
          " tokens/s) = " + r.step_model + "\n";
   if (r.measured.present) {

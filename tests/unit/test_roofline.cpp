@@ -162,6 +162,8 @@ TEST(Roofline, AllReduceFromBusBandwidth) {
   EXPECT_EQ(ar.sources.at(0).value, 0.1);
   // The step: 16 ms compute + 5.48 ms all-reduce (the report's step ran one rank: no overlap).
   EXPECT_EQ(r.limit, "storage");
+  EXPECT_EQ(r.step_parts, 2);
+  EXPECT_NEAR(r.step_per_gpu, 8 / (0.016 + 5.4784e-3), 1e-6);
   const auto nics = compute_roofline(rep, j, parse_what_if("nodes=2,nics=400Gb/s,storage=100x"));
   EXPECT_EQ(nics.limit, "compute");
   EXPECT_NEAR(hop(nics, "allreduce").per_gpu, 8 / (547840.0 * 2 * 3 / 4 / 50e9), 1e-3);
@@ -198,6 +200,8 @@ TEST(Roofline, JpegJobOnTheCpuDecodesInsideTheStep) {
   EXPECT_NEAR(hop(r, "storage").per_gpu, 1e9 / 100000, 1e-9);
   EXPECT_EQ(r.limit, "preprocess");  // the only part of the step the report measured
   EXPECT_NEAR(r.predicted_per_job, 600, 1e-9);
+  EXPECT_EQ(r.step_parts, 1);
+  EXPECT_NEAR(r.step_per_gpu, 600, 1e-9);
   // Twice the threads per GPU: the measured per-thread rate, twice.
   EXPECT_NEAR(hop(compute_roofline(rep, j, parse_what_if("cpu_threads=2")), "preprocess").per_gpu,
               1200, 1e-9);

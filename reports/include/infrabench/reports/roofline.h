@@ -97,7 +97,9 @@ struct roofline_result {
   std::vector<roofline_hop> hops;
   double predicted_per_job = 0, predicted_per_gpu = 0;  // samples/s
   std::string limit;                                    // the limiting hop
-  std::string step_model;  // what overlaps: the formula of the prediction
+  std::string step_model;   // what overlaps: the formula of the prediction
+  double step_per_gpu = 0;  // the step's serial parts together (0: none measured)
+  int step_parts = 0;       // how many parts the step has (compute, preprocess, all-reduce)
   roofline_measured measured;
   std::vector<std::string> notes;
 };
