@@ -230,6 +230,46 @@ TEST(Roofline, JpegSizeFromThePipelinesInputRate) {
   EXPECT_EQ(hop(r, "storage").sources.at(1).metric, "input_gbps / images_per_s");
 }
 
+TEST(Roofline, GpuHopsFromTheGpuBenchmarks) {
+  // A GPU node: the batch copied from pinned memory, gradients over NCCL, decoding on the loader's
+  // threads beside the step (pipelined, not in it); the GEMM model from cuBLAS at bf16.
+  report_view rep = fixture();
+  rep.benchmarks["bandwidth/h2d"].metrics = {
+      decl("bandwidth_gbps", "GB/s", metric_kind::rate, true)};
+  rep.benchmarks["collectives/nccl_allreduce"].metrics = {
+      decl("busbw_gbps", "GB/s", metric_kind::rate, true)};
+  rep.benchmarks["gemm/cublas"].metrics = {decl("gflops", "GFLOP/s", metric_kind::rate, true)};
+  for (const char* memory : {"pinned", "pageable"}) {
+    rep.results.push_back(result(
+        "bandwidth/h2d", {{"memory", memory}, {"copy", "ce"}, {"size", 4096}},
+        {metric("bandwidth_gbps", "GB/s", std::string(memory) == "pinned" ? 0.000512 : 1e-9)}));
+  }
+  rep.results.push_back(result("collectives/nccl_allreduce",
+                               {{"size", 524288}, {"dtype", "float32"}},
+                               {metric("busbw_gbps", "GB/s", 100)}));
+  rep.results.push_back(result("gemm/cublas", {{"shape", "512x256x64"}, {"dtype", "bf16"}},
+                               {metric("gflops", "GFLOP/s", 1000)}));
+  roofline_job j = tiny();
+  j.device = job_device::gpu;
+  j.ranks_per_node = 2;
+  const auto r = compute_roofline(rep, j);
+  EXPECT_EQ(r.device, "gpu");
+  const auto& h2d = hop(r, "h2d");
+  ASSERT_TRUE(h2d.has_rate()) << h2d.why;
+  EXPECT_FALSE(h2d.in_step);
+  EXPECT_NEAR(h2d.per_gpu, 512e3 / 512, 1e-9);  // pinned: 0.512 MB/s / 512 B per sample
+  const auto& gemm = hop(r, "compute (GEMM model)");
+  ASSERT_TRUE(gemm.has_rate()) << gemm.why;
+  EXPECT_TRUE(gemm.beside);
+  EXPECT_NEAR(gemm.per_gpu, 1e12 / describe_job(j).flops_per_sample, 1e-6);
+  EXPECT_TRUE(hop(r, "allreduce").has_rate());
+  // Storage: 250 samples/s per node over two GPUs: 125 per GPU, below h2d's 1000.
+  EXPECT_EQ(r.limit, "storage");
+  EXPECT_NEAR(r.predicted_per_job, 250, 1e-9);
+  EXPECT_EQ(compute_roofline(rep, j, parse_what_if("storage=100x")).limit, "compute");
+  EXPECT_EQ(compute_roofline(rep, j, parse_what_if("storage=100x,compute=10x")).limit, "h2d");
+}
+
 TEST(Roofline, HopsTheReportLacksAreNotMeasured) {
   report_view empty;
   const auto r = compute_roofline(empty, tiny());
