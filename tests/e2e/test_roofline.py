@@ -13,7 +13,7 @@ import pathlib
 
 import pytest
 
-from conftest import one_line_error, run
+from conftest import load_report, one_line_error, run
 
 SOURCE = pathlib.Path(os.environ.get("INFRABENCH_SOURCE_DIR", "."))
 FIXTURE = SOURCE / "tests/fixtures/roofline/gpt2-tiny-throttled.json"
@@ -113,7 +113,7 @@ def test_html_chart_and_section_in_report(tmp_path):
     assert "storage/read" in page  # the bar's source
     p = run("roofline", report, *JOB, "--into-report", "--format", "json")
     assert p.returncode == 0, p.stderr
-    doc = json.loads(pathlib.Path(report).read_text())
+    doc = load_report(report)  # validated against the schema, which declares the section
     assert doc["roofline"]["limit"] == "storage"
     # The report is still a report: the command reads it back.
     assert run("roofline", report, *JOB).returncode == 0
