@@ -1,0 +1,910 @@
+// The data-path roofline (docs/roofline.md): each hop's measured rate, converted into the job's
+// samples/s, the predicted job rate and its limit. Pure computation on a report_view.
+#include "infrabench/reports/roofline.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <limits>
+#include <set>
+#include <stdexcept>
+
+#include "cpu/transformer/model_config.h"
+#include "infrabench/error.h"
+
+namespace infrabench::reports {
+namespace {
+
+namespace tf = infrabench::kernels::transformer;
+using json = nlohmann::json;
+
+// ---- where each hop is measured
+// ------------------------------------------------------------------ The one table that names
+// benchmarks and metrics. The reports' declarations say what a metric is (a rate, a time, its unit,
+// the headline), but not which hop of a training job a benchmark measures, nor which of
+// training/step's phase times are compute: those are facts about the benchmarks, stated here once
+// with their reasons. Every rate read through it is the benchmark's declared headline (its unit
+// read from the declaration), except the phases.
+struct hop_benchmarks {
+  // storage: fio-style reads at a chosen pattern, block size, queue depth and O_DIRECT: the
+  // loader's access pattern can be matched configuration by configuration.
+  const char* storage = "storage/read";
+  // decode + fused transform, images/s at a thread count (source=jpeg: from the JPEG bytes).
+  const char* preprocess = "preprocess/pipeline";
+  // Its JPEG bytes decoded per second (source=jpeg): over images/s, the bytes of one file.
+  const char* preprocess_input_rate = "input_gbps";
+  // pinned host-to-device copies by size (the batch is copied from pinned memory).
+  const char* h2d = "bandwidth/h2d";
+  // GEMM throughput at shapes: the FLOP model of the compute hop.
+  const char* gemm_cpu = "gemm/ours_fp32";
+  const char* gemm_gpu = "gemm/cublas";
+  // The gradient all-reduce's bus bandwidth by message size: NCCL on GPUs, MPI on CPU nodes.
+  const char* allreduce_cpu = "collectives/mpi_allreduce";
+  const char* allreduce_gpu = "collectives/nccl_allreduce";
+  // The whole step, with its phase breakdown (all declared information, kind time, in ms).
+  const char* training = "training/step";
+  // The phases that are compute (the others are data wait, copies, all-reduce and the rest).
+  std::vector<const char*> compute_phases = {"forward_ms", "backward_ms", "optimizer_ms"};
+  const char* allreduce_phase = "allreduce_ms";  // the all-reduce time not hidden by the backward
+  const char* other_phase = "other_ms";          // wall time no phase accounts for: in the step
+};
+const hop_benchmarks& sources_table() {
+  static const hop_benchmarks t;
+  return t;
+}
+
+constexpr double token_align = 4096;  // the token loader's O_DIRECT read alignment (token_data.cpp)
+constexpr int token_max_depth = 64;   // the token loader's reads in flight: min(batch, 64)
+
+// Multiplier from a declared unit to base units (bytes/s, FLOP/s, s, items/s); nullopt when the
+// unit is not one a hop can use.
+std::optional<double> unit_scale(const std::string& unit) {
+  static const std::map<std::string, double> scales = {
+      {"B/s", 1},      {"KB/s", 1e3},   {"MB/s", 1e6},    {"GB/s", 1e9},
+      {"TB/s", 1e12},  {"FLOP/s", 1},   {"GFLOP/s", 1e9}, {"TFLOP/s", 1e12},
+      {"s", 1},        {"ms", 1e-3},    {"us", 1e-6},     {"ns", 1e-9},
+      {"images/s", 1}, {"tokens/s", 1}, {"samples/s", 1}, {"B", 1},
+  };
+  const auto it = scales.find(unit);
+  if (it == scales.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<double> number_of(const json& v) {
+  if (v.is_number()) return v.get<double>();
+  if (v.is_string()) {
+    try {
+      std::size_t used = 0;
+      const double d = std::stod(v.get<std::string>(), &used);
+      if (used == v.get<std::string>().size()) return d;
+    } catch (const std::exception&) {
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<double> axis_number(const result_view& r, const std::string& axis) {
+  const auto it = r.axes.find(axis);
+  if (it == r.axes.end()) return std::nullopt;
+  return number_of(it->second);
+}
+
+std::string fmt(double v) {
+  char buf[64];
+  if (!std::isfinite(v)) return "-";
+  const double a = std::fabs(v);
+  if (a >= 1e6)
+    std::snprintf(buf, sizeof buf, "%.3gM", v / 1e6);
+  else if (a >= 1e4)
+    std::snprintf(buf, sizeof buf, "%.3gk", v / 1e3);
+  else if (a >= 100)
+    std::snprintf(buf, sizeof buf, "%.0f", v);
+  else
+    std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
+
+// The usable CPUs of the report's first host (threads=0 means them), 0 when not said.
+int host_cpus(const report_view& report) {
+  if (!report.hosts.is_array() || report.hosts.empty()) return 0;
+  const json& h = report.hosts.front();
+  const auto cpu = h.find("cpu");
+  if (cpu == h.end() || !cpu->is_object()) return 0;
+  const auto n = cpu->find("logical_cpus_usable");
+  return n != cpu->end() && n->is_number_integer() ? n->get<int>() : 0;
+}
+
+// ---- choosing a configuration
+// ----------------------------------------------------------------------
+
+// What a hop wants of a benchmark's configuration: axes that must equal a value (when the result
+// has the axis), and axes whose value should be as near as possible (log distance) to a target.
+struct config_want {
+  std::map<std::string, json> exact;
+  std::map<std::string, double> near;
+  int cpus = 0;  // resolves a `threads` of 0 (all CPUs) for nearness
+  // A further distance for what axes cannot say directly (a GEMM's shape string).
+  std::function<double(const result_view&)> extra;
+};
+
+double distance(const result_view& r, const config_want& want) {
+  double d = 0;
+  for (const auto& [axis, target] : want.near) {
+    auto v = axis_number(r, axis);
+    if (!v) continue;
+    if (*v == 0 && axis == "threads" && want.cpus > 0) v = want.cpus;
+    if (*v <= 0 || target <= 0) {
+      d += 100;  // a value nearness cannot compare: last resort
+      continue;
+    }
+    d += std::fabs(std::log2(*v / target));
+  }
+  return want.extra ? d + want.extra(r) : d;
+}
+
+// The passed result of `bench` nearest `want` that carries a finite value of `metric`.
+const result_view* pick(const report_view& report, const std::string& bench,
+                        const std::string& metric, const config_want& want) {
+  const result_view* best = nullptr;
+  double best_d = std::numeric_limits<double>::infinity();
+  for (const auto& r : report.results) {
+    if (r.benchmark != bench || r.status != "passed") continue;
+    const metric_view* m = r.find_metric(metric);
+    if (m == nullptr || !std::isfinite(m->value) || m->value <= 0) continue;
+    bool ok = true;
+    for (const auto& [axis, value] : want.exact) {
+      if (r.axes.count(axis) != 0 && !r.axes_match(json{{axis, value}})) ok = false;
+    }
+    if (!ok) continue;
+    const double d = distance(r, want);
+    if (d < best_d) {
+      best_d = d;
+      best = &r;
+    }
+  }
+  return best;
+}
+
+// A hop's rate source: the declared headline of `bench`, read at the configuration nearest `want`,
+// in base units. Sets `why` when the report cannot give it.
+struct read_rate {
+  const result_view* result = nullptr;
+  roofline_source source;
+  double base = 0;  // value x unit scale
+  std::string why;
+};
+
+read_rate headline_rate(const report_view& report, const std::string& bench,
+                        const config_want& want) {
+  read_rate out;
+  const metric_decl* d = report.headline_of(bench);
+  if (d == nullptr) {
+    const bool ran = std::any_of(report.results.begin(), report.results.end(),
+                                 [&](const result_view& r) { return r.benchmark == bench; });
+    out.why = ran ? bench + " declares no headline in this report (written before 1.5)"
+                  : bench + " is not in the report";
+    return out;
+  }
+  const auto scale = unit_scale(d->unit);
+  if (!scale) {
+    out.why = bench + "'s headline " + d->name + " is in " + d->unit + ", not a rate a hop uses";
+    return out;
+  }
+  out.result = pick(report, bench, d->name, want);
+  if (out.result == nullptr) {
+    out.why = "no passed " + bench + " result with " + d->name + " in the report";
+    return out;
+  }
+  const metric_view* m = out.result->find_metric(d->name);
+  out.source = {bench, out.result->config_label(), d->name, m->value, d->unit};
+  out.base = m->value * *scale;
+  return out;
+}
+
+// ---- the job
+// ----------------------------------------------------------------------------------------
+
+tf::model_config preset_of(const roofline_job& job) {
+  const auto cfg = tf::find_preset(job.model);
+  if (!cfg) {
+    std::string names;
+    for (const auto& n : tf::preset_names()) names += (names.empty() ? "" : ", ") + n;
+    throw user_error("--job " + job.model + ": not a training/step model (one of " + names + ")");
+  }
+  return *cfg;
+}
+
+// ---- the hops
+// -------------------------------------------------------------------------------------
+
+// What every hop's computation reads: the report, the job as changed by the what-if, its facts.
+struct context {
+  const report_view& report;
+  roofline_job job;
+  job_facts facts;
+  const what_if& change;
+  bool gpu = false;
+  int cpus = 0;  // per node
+  [[nodiscard]] int ranks() const { return job.ranks_per_node * job.nodes; }
+  [[nodiscard]] double threads_per_rank() const {
+    return std::max(1.0, static_cast<double>(cpus) / job.ranks_per_node);
+  }
+  [[nodiscard]] double scale(const std::string& hop) const {
+    const auto it = change.scale.find(hop);
+    return it == change.scale.end() ? 1.0 : it->second;
+  }
+};
+
+roofline_hop missing(const std::string& name, const std::string& status, const std::string& why) {
+  roofline_hop h;
+  h.name = name;
+  h.status = status;
+  h.why = why;
+  return h;
+}
+
+// Sets a hop's per-GPU rate (and per job) with the what-if's factor for it.
+void set_rate(roofline_hop& h, const context& c, double per_gpu) {
+  const double s = c.scale(h.name);
+  if (s != 1.0) h.formula += " x " + fmt(s) + " (what-if)";
+  h.status = "measured";
+  h.per_gpu = per_gpu * s;
+  h.per_job = h.per_gpu * c.ranks();
+}
+
+// The JPEG file size, from the pipeline's source=jpeg result (the same synthetic photographs
+// training/step writes): a declared size metric when the result has one, else its JPEG input
+// byte rate over its images/s (the same timing: bytes decoded per image).
+std::optional<roofline_source> jpeg_size(const context& c) {
+  const auto& t = sources_table();
+  const metric_decl* head = c.report.headline_of(t.preprocess);
+  for (const auto& r : c.report.results) {
+    if (r.benchmark != t.preprocess || r.status != "passed" ||
+        !r.axes_match(json{{"source", "jpeg"}}))
+      continue;
+    for (const auto& m : r.metrics) {
+      const metric_decl* d = c.report.declaration(r.benchmark, m.name);
+      if (d != nullptr && d->kind == metric_kind::size && d->unit == "B" && m.value > 0)
+        return roofline_source{r.benchmark, r.config_label(), m.name, m.value, d->unit};
+    }
+    const metric_view* in = r.find_metric(t.preprocess_input_rate);
+    const metric_view* images = head != nullptr ? r.find_metric(head->name) : nullptr;
+    const auto scale = in != nullptr ? unit_scale(in->unit) : std::nullopt;
+    if (in != nullptr && images != nullptr && scale && images->value > 0 && in->value > 0)
+      return roofline_source{r.benchmark, r.config_label(), in->name + " / " + images->name,
+                             in->value * *scale / images->value, "B"};
+  }
+  return std::nullopt;
+}
+
+roofline_hop storage_hop(context& c) {
+  const auto& t = sources_table();
+  std::vector<roofline_source> extra;
+  if (c.facts.format == data_format::jpeg) {
+    const auto size = jpeg_size(c);
+    if (!size)
+      return missing("storage", "not measured",
+                     "the JPEG files' size is not in the report (preprocess/pipeline source=jpeg)");
+    c.facts.logical_bytes_per_sample = c.facts.disk_bytes_per_sample = size->value;
+    c.facts.read_block_bytes = size->value;
+    extra.push_back(*size);
+  }
+  config_want want;
+  want.exact = {{"pattern", "rand"}, {"direct", 1}};
+  want.near = {{"block_size", c.facts.read_block_bytes},
+               {"queue_depth", static_cast<double>(c.facts.read_queue_depth)},
+               {"jobs", 1.0}};
+  const read_rate rate = headline_rate(c.report, t.storage, want);
+  if (rate.result == nullptr) return missing("storage", "not measured", rate.why);
+  roofline_hop h;
+  h.name = "storage";
+  h.sources = {rate.source};
+  h.sources.insert(h.sources.end(), extra.begin(), extra.end());
+  const double node = rate.base / c.facts.disk_bytes_per_sample;
+  h.formula = fmt(rate.base / 1e6) + " MB/s / " + fmt(c.facts.disk_bytes_per_sample) +
+              " B read per sample = " + fmt(node) + " samples/s per node, / " +
+              std::to_string(c.job.ranks_per_node) + " GPUs (node-local scratch)";
+  set_rate(h, c, node / c.job.ranks_per_node);
+  return h;
+}
+
+// Decode + transform: images/s at the measured thread count nearest the threads each GPU gets,
+// scaled linearly to that count. Sets *in_step_s (seconds per sample inside the step) on a CPU
+// node, where decoding runs on the compute threads inside the step (training-transformer.md).
+roofline_hop preprocess_hop(const context& c, double* in_step_s) {
+  if (c.facts.format != data_format::jpeg)
+    return missing("preprocess", "not applicable", "token shards need no decoding");
+  config_want want;
+  want.exact = {{"source", "jpeg"}};
+  want.near = {{"threads", c.threads_per_rank()}, {"crop", static_cast<double>(c.facts.image)}};
+  want.cpus = host_cpus(c.report);
+  const read_rate rate = headline_rate(c.report, sources_table().preprocess, want);
+  if (rate.result == nullptr) return missing("preprocess", "not measured", rate.why);
+  double threads = axis_number(*rate.result, "threads").value_or(1);
+  if (threads == 0) threads = want.cpus > 0 ? want.cpus : 1;
+  roofline_hop h;
+  h.name = "preprocess";
+  h.sources = {rate.source};
+  const double per_gpu = rate.base / threads * c.threads_per_rank();
+  h.formula = fmt(rate.base) + " images/s measured on " + fmt(threads) + " thread(s), x " +
+              fmt(c.threads_per_rank()) + " thread(s) per GPU / " + fmt(threads);
+  h.in_step = !c.gpu;
+  set_rate(h, c, per_gpu);
+  if (h.in_step) *in_step_s = 1 / h.per_gpu;
+  return h;
+}
+
+roofline_hop h2d_hop(const context& c) {
+  if (!c.gpu) return missing("h2d", "not applicable", "the CPU path copies nothing to a device");
+  config_want want;
+  want.exact = {{"memory", "pinned"}, {"copy", "ce"}};
+  want.near = {{"size", c.facts.device_bytes_per_sample * c.job.batch}};
+  const read_rate rate = headline_rate(c.report, sources_table().h2d, want);
+  if (rate.result == nullptr) return missing("h2d", "not measured", rate.why);
+  roofline_hop h;
+  h.name = "h2d";
+  h.sources = {rate.source};
+  h.formula = fmt(rate.base / 1e9) + " GB/s / " + fmt(c.facts.device_bytes_per_sample) +
+              " B per sample after preprocessing";
+  set_rate(h, c, rate.base / c.facts.device_bytes_per_sample);
+  return h;
+}
+
+// The training/step result of this job's model, batch and sequence, if the report has one.
+const result_view* training_result(const context& c) {
+  const auto& t = sources_table();
+  const metric_decl* d = c.report.headline_of(t.training);
+  for (const auto& r : c.report.results) {
+    if (r.benchmark != t.training || r.status != "passed" || d == nullptr) continue;
+    if (!r.axes_match(json{{"model", c.job.model}, {"batch", c.job.batch}})) continue;
+    // seq=0 is the preset's own length; ViT's is fixed by the image.
+    const auto seq = axis_number(r, "seq");
+    const double resolved = seq && *seq != 0 ? *seq : preset_of(c.job).max_seq;
+    if (c.facts.family == "gpt2" && resolved != c.facts.seq) continue;
+    if (r.find_metric(d->name) != nullptr) return &r;
+  }
+  return nullptr;
+}
+
+// A phase time of the training result in seconds (declared a time), with its source.
+std::optional<double> phase_s(const context& c, const result_view& r, const std::string& name,
+                              std::vector<roofline_source>* sources) {
+  const metric_view* m = r.find_metric(name);
+  const metric_decl* d = c.report.declaration(r.benchmark, name);
+  if (m == nullptr || d == nullptr || d->kind != metric_kind::time || !std::isfinite(m->value))
+    return std::nullopt;
+  const auto s = unit_scale(d->unit);
+  if (!s) return std::nullopt;
+  if (sources != nullptr)
+    sources->push_back({r.benchmark, r.config_label(), name, m->value, d->unit});
+  return m->value * *s;
+}
+
+// A GEMM shape axis ("256" square, "MxNxK") as its three sizes; nullopt for a named layer.
+std::optional<std::array<double, 3>> gemm_shape(const result_view& r) {
+  const auto it = r.axes.find("shape");
+  if (it == r.axes.end() || !it->second.is_string()) return std::nullopt;
+  const std::string s = it->second.get<std::string>();
+  std::array<double, 3> dims{};
+  int n = 0;
+  std::size_t start = 0;
+  while (n < 3) {
+    const std::size_t x = s.find('x', start);
+    const auto v = number_of(json(s.substr(start, x == std::string::npos ? x : x - start)));
+    if (!v || *v <= 0) return std::nullopt;
+    dims[static_cast<std::size_t>(n++)] = *v;
+    if (x == std::string::npos) break;
+    start = x + 1;
+  }
+  if (n == 1)
+    dims = {dims[0], dims[0], dims[0]};
+  else if (n != 3)
+    return std::nullopt;
+  return dims;
+}
+
+// Compute predicted from the model's FLOPs and the GEMM rate at the threads and shape nearest the
+// model's linear layers (rows = batch x seq, width x 4 width): shown beside the measured compute,
+// and used for the step when training/step did not run this job.
+roofline_hop gemm_model_hop(const context& c) {
+  const auto& t = sources_table();
+  const tf::model_config cfg = preset_of(c.job);
+  const std::array<double, 3> want_dims = {static_cast<double>(c.job.batch) * c.facts.seq,
+                                           4.0 * cfg.width, static_cast<double>(cfg.width)};
+  config_want want;
+  if (c.gpu)
+    want.exact = {{"dtype", "bf16"}};
+  else
+    want.near = {{"threads", c.threads_per_rank()}};
+  want.cpus = host_cpus(c.report);
+  want.extra = [want_dims](const result_view& r) {
+    const auto dims = gemm_shape(r);
+    if (!dims) return 50.0;
+    double d = 0;
+    for (std::size_t i = 0; i < 3; ++i) d += std::fabs(std::log2((*dims)[i] / want_dims[i]));
+    return d;
+  };
+  const read_rate rate = headline_rate(c.report, c.gpu ? t.gemm_gpu : t.gemm_cpu, want);
+  if (rate.result == nullptr) return missing("compute (GEMM model)", "not measured", rate.why);
+  roofline_hop h;
+  h.name = "compute (GEMM model)";
+  h.beside = true;
+  h.sources = {rate.source};
+  h.formula = fmt(rate.base / 1e9) + " GFLOP/s / " + fmt(c.facts.flops_per_sample / 1e6) +
+              " MFLOP per sample (6N + 12LTd per token); ignores all non-GEMM work";
+  h.status = "measured";
+  h.per_gpu = rate.base / c.facts.flops_per_sample * c.scale("compute");
+  h.per_job = h.per_gpu * c.ranks();
+  return h;
+}
+
+// Compute measured by training/step: its forward + backward + optimizer phases, plus the wall
+// time no phase accounts for (it is in the step too). Sets *step_s to that time per step.
+roofline_hop compute_hop(const context& c, const result_view* train, double* step_s) {
+  if (train == nullptr)
+    return missing("compute", "not measured",
+                   "no passed training/step result of " + c.job.model + " at batch " +
+                       std::to_string(c.job.batch) + ", seq " + std::to_string(c.facts.seq));
+  roofline_hop h;
+  h.name = "compute";
+  h.in_step = true;
+  double total = 0;
+  const auto& t = sources_table();
+  for (const char* phase : t.compute_phases) {
+    const auto v = phase_s(c, *train, phase, &h.sources);
+    if (!v)
+      return missing("compute", "not measured",
+                     std::string("training/step's ") + phase + " is not a declared time here");
+    total += *v;
+  }
+  if (const auto other = phase_s(c, *train, t.other_phase, &h.sources)) total += *other;
+  total /= c.scale("compute");
+  *step_s = total;
+  h.formula = std::to_string(c.job.batch) + " samples / " + fmt(total * 1e3) +
+              " ms (forward + backward + optimizer + other)";
+  h.status = "measured";
+  h.per_gpu = c.job.batch / total;
+  h.per_job = h.per_gpu * c.ranks();
+  return h;
+}
+
+// The gradient all-reduce: gradient bytes over the bus bandwidth measured nearest that message
+// size, t = bytes x 2(n-1)/n / busbw; exposed in the step as the measured step exposed it (the
+// overlap it achieved), or wholly when the report does not say. Sets *exposed_s.
+roofline_hop allreduce_hop(const context& c, const result_view* train, double* exposed_s) {
+  const int n = c.ranks();
+  if (n < 2) return missing("allreduce", "not applicable", "one rank: no gradients to exchange");
+  const auto& t = sources_table();
+  config_want want;
+  want.exact = {{"dtype", "float32"}};
+  want.near = {{"size", c.facts.gradient_bytes}};
+  const read_rate rate = headline_rate(c.report, c.gpu ? t.allreduce_gpu : t.allreduce_cpu, want);
+  const double bus_bytes = c.facts.gradient_bytes * 2.0 * (n - 1) / n;
+  roofline_hop h;
+  h.name = "allreduce";
+  h.in_step = true;
+  // What the measured step left exposed, when it ran this many ranks.
+  std::optional<double> shown;
+  if (train != nullptr && c.report.world_size == n)
+    shown = phase_s(c, *train, t.allreduce_phase, &h.sources);
+  double busbw = rate.base;
+  if (c.change.nic_bytes_per_s && c.job.nodes > 1) {
+    busbw = *c.change.nic_bytes_per_s;  // a ring's bus bandwidth reaches the slowest link's rate
+    h.formula = "busbw " + fmt(busbw / 1e9) + " GB/s (the what-if's NICs); ";
+  } else if (rate.result != nullptr) {
+    h.sources.insert(h.sources.begin(), rate.source);
+    h.formula = "busbw " + fmt(busbw / 1e9) + " GB/s; ";
+  } else if (shown && *shown > 0) {
+    // No collectives result: the step's own exposed all-reduce time is the measurement.
+    *exposed_s = *shown / c.scale("allreduce");
+    h.formula = "the step's exposed all-reduce time, " + fmt(*exposed_s * 1e3) + " ms";
+    h.status = "measured";
+    h.per_gpu = c.job.batch / *exposed_s;
+    h.per_job = h.per_gpu * n;
+    return h;
+  } else {
+    return missing("allreduce", "not measured", rate.why);
+  }
+  const double full = bus_bytes / busbw / c.scale("allreduce");
+  // The overlap the measured step achieved against the collectives benchmark's time; none known:
+  // none assumed (the CPU path's dp=sync hides nothing).
+  double overlap = 0;
+  if (shown && rate.base > 0) overlap = std::clamp(1 - *shown / (bus_bytes / rate.base), 0.0, 1.0);
+  *exposed_s = full * (1 - overlap);
+  h.formula += fmt(c.facts.gradient_bytes / 1e6) + " MB x 2(n-1)/n = " + fmt(full * 1e3) + " ms, " +
+               fmt(overlap * 100) + "% hidden behind the backward (as measured)";
+  h.status = "measured";
+  h.per_gpu = c.job.batch / full;
+  h.per_job = h.per_gpu * n;
+  return h;
+}
+
+}  // namespace
+
+void check_job(const roofline_job& job) {
+  if (job.batch < 1) throw user_error("--batch must be at least 1");
+  if (job.ranks_per_node < 1) throw user_error("--ranks-per-node must be at least 1");
+  if (job.nodes < 1) throw user_error("--nodes must be at least 1");
+  if (job.cpu_threads < 0) throw user_error("--cpu-threads must be 0 (the host's) or more");
+  (void)describe_job(job);
+}
+
+job_facts describe_job(const roofline_job& job) {
+  const tf::model_config cfg = preset_of(job);
+  job_facts f;
+  const bool gpt = cfg.family == tf::model_family::gpt2;
+  f.family = gpt ? "gpt2" : "vit";
+  if (!gpt && job.seq != 0)
+    throw user_error("--seq is for GPT-2 models; " + job.model + " takes --image");
+  if (gpt && job.image != 0)
+    throw user_error("--image is for ViT models; " + job.model + " takes --seq");
+  if (!gpt && job.image != 0 && job.image != cfg.image) {
+    throw user_error("--image " + std::to_string(job.image) + ": " + job.model + " takes " +
+                     std::to_string(cfg.image) + " px images (its patch grid is fixed)");
+  }
+  try {
+    f.seq = tf::resolve_seq(cfg, gpt ? job.seq : 0);
+  } catch (const std::invalid_argument& e) {
+    throw user_error(std::string("--seq: ") + e.what());
+  }
+  f.format = job.format.value_or(gpt ? data_format::tokens : data_format::jpeg);
+  if (gpt && f.format == data_format::jpeg)
+    throw user_error("--data jpeg: " + job.model + " trains on token shards (--data tokens)");
+  if (!gpt && f.format == data_format::tokens)
+    throw user_error("--data tokens: " + job.model + " trains on JPEG files (--data jpeg)");
+  f.image = gpt ? 0 : cfg.image;
+  f.parameters = static_cast<double>(tf::make_param_layout(cfg).total);
+  f.flops_per_sample =
+      tf::flops_per_token(cfg, static_cast<std::int64_t>(f.parameters), f.seq) * f.seq;
+  f.gradient_bytes = f.parameters * 4;  // fp32 gradients, one buffer
+  if (gpt) {
+    // seq + 1 tokens of 16 bits at a random token offset, read as whole 4 KiB blocks (O_DIRECT):
+    // a span of L bytes at an even offset touches 1 + (L - 2) / 4096 blocks on average.
+    f.logical_bytes_per_sample = (f.seq + 1) * 2.0;
+    f.disk_bytes_per_sample = token_align * (1 + (f.logical_bytes_per_sample - 2) / token_align);
+    f.read_block_bytes = std::ceil(f.logical_bytes_per_sample / token_align) * token_align;
+    f.read_queue_depth = std::min(job.batch, token_max_depth);
+    f.device_bytes_per_sample = f.seq * 4.0 * 2;  // int32 inputs and targets
+  } else {
+    // Whole JPEG files, one pread each: the size comes from the report (preprocess/pipeline).
+    f.read_queue_depth = 1;
+    f.device_bytes_per_sample = 3.0 * cfg.image * cfg.image * 4 + 4;  // fp32 CHW + a label
+  }
+  return f;
+}
+
+what_if parse_what_if(const std::string& text) {
+  what_if w;
+  w.text = text;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = text.find(',', start);
+    const std::string item = text.substr(start, comma == std::string::npos ? comma : comma - start);
+    start = comma == std::string::npos ? text.size() + 1 : comma + 1;
+    const std::size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
+      throw user_error("--what-if " + text + ": '" + item +
+                       "' is not KEY=VALUE (storage=2x, "
+                       "nics=400Gb/s, gpus=8, nodes=4, cpu_threads=32)");
+    const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
+    const auto bad = [&](const std::string& want) {
+      return user_error("--what-if " + item + ": " + want);
+    };
+    const auto positive = [&](const std::string& v) {
+      const auto n = number_of(json(v));
+      if (!n || !(*n > 0) || !std::isfinite(*n)) throw bad("'" + v + "' is not a positive number");
+      return *n;
+    };
+    static const std::set<std::string> hops = {"storage", "preprocess", "h2d", "compute",
+                                               "allreduce"};
+    if (hops.count(key) != 0) {
+      if (value.back() != 'x') throw bad("a hop takes a factor: " + key + "=2x");
+      w.scale[key] = positive(value.substr(0, value.size() - 1));
+    } else if (key == "gpus" || key == "nodes" || key == "cpu_threads") {
+      const double n = positive(value);
+      if (n != std::floor(n) || n > 1e6) throw bad("a whole number is needed");
+      (key == "gpus" ? w.gpus : key == "nodes" ? w.nodes : w.cpu_threads) = static_cast<int>(n);
+    } else if (key == "nics") {
+      const std::size_t unit_at = value.find_first_not_of("0123456789.");
+      const std::string unit = unit_at == std::string::npos ? "" : value.substr(unit_at);
+      const double n = positive(value.substr(0, unit_at));
+      if (unit == "Gb/s" || unit == "Gbit/s")
+        w.nic_bytes_per_s = n * 1e9 / 8;
+      else if (unit == "GB/s")
+        w.nic_bytes_per_s = n * 1e9;
+      else
+        throw bad("give the rate with its unit: 400Gb/s or 50GB/s");
+    } else {
+      throw bad("unknown key '" + key +
+                "' (storage|preprocess|h2d|compute|allreduce=Nx, nics=, "
+                "gpus=, nodes=, cpu_threads=)");
+    }
+  }
+  return w;
+}
+
+namespace {
+
+bool report_runs_gpu(const report_view& report) {
+  for (const auto& r : report.results) {
+    if (r.status == "passed" && report.runs_on_gpu(r.benchmark).value_or(false)) return true;
+  }
+  return false;
+}
+
+roofline_job changed_job(roofline_job job, const what_if& change) {
+  if (change.gpus) job.ranks_per_node = *change.gpus;
+  if (change.nodes) job.nodes = *change.nodes;
+  if (change.cpu_threads) job.cpu_threads = *change.cpu_threads;
+  return job;
+}
+
+// training/step's job rate beside the prediction: its headline (tokens/s of the whole job) over
+// the tokens in a sample.
+roofline_measured measured_rate(const context& c, const result_view* train, double predicted) {
+  roofline_measured m;
+  if (train == nullptr) {
+    m.why = "training/step did not run this job (model, batch and sequence) in the report";
+    return m;
+  }
+  const metric_decl* d = c.report.headline_of(train->benchmark);
+  const metric_view* v = train->find_metric(d->name);
+  m.present = true;
+  m.source = {train->benchmark, train->config_label(), d->name, v->value, d->unit};
+  m.per_job = v->value / c.facts.seq;  // tokens/s of the job; a ViT image is seq tokens
+  m.per_gpu = m.per_job / std::max(1, c.report.world_size);
+  m.ratio = m.per_job > 0 ? predicted / m.per_job : 0;
+  return m;
+}
+
+// The step's serial time per GPU from its parts, and which part is largest.
+struct step_parts {
+  double compute_s = 0, preprocess_s = 0, allreduce_s = 0;
+  [[nodiscard]] double total() const { return compute_s + preprocess_s + allreduce_s; }
+  [[nodiscard]] int parts() const {
+    return (compute_s > 0 ? 1 : 0) + (preprocess_s > 0 ? 1 : 0) + (allreduce_s > 0 ? 1 : 0);
+  }
+  [[nodiscard]] std::string largest() const {
+    if (preprocess_s >= compute_s && preprocess_s >= allreduce_s) return "preprocess";
+    return allreduce_s > compute_s ? "allreduce" : "compute";
+  }
+};
+
+void predict(roofline_result& out, const step_parts& step, int batch) {
+  double best = std::numeric_limits<double>::infinity();
+  for (const auto& h : out.hops) {
+    if (h.has_rate() && !h.in_step && !h.beside && h.per_gpu < best) {
+      best = h.per_gpu;
+      out.limit = h.name;
+    }
+  }
+  if (step.total() > 0) out.step_per_gpu = batch / step.total();
+  if (step.total() > 0 && batch / step.total() < best) {
+    best = batch / step.total();
+    out.limit = step.largest();
+  }
+  if (!std::isfinite(best)) {
+    out.limit = "none";
+    out.notes.push_back("no hop of this job is measured in the report: nothing to predict");
+    return;
+  }
+  out.predicted_per_gpu = best;
+  out.predicted_per_job = best * out.job.ranks_per_node * out.job.nodes;
+  for (auto& h : out.hops) {
+    if (h.has_rate()) h.headroom = h.per_job / out.predicted_per_job;
+  }
+}
+
+}  // namespace
+
+roofline_result compute_roofline(const report_view& report, const roofline_job& job0,
+                                 const what_if& change) {
+  const roofline_job job = changed_job(job0, change);
+  check_job(job);
+  context c{report, job, describe_job(job), change};
+  c.gpu = job.device == job_device::gpu ||
+          (job.device == job_device::automatic && report_runs_gpu(report));
+  c.cpus = job.cpu_threads > 0 ? job.cpu_threads : std::max(1, host_cpus(report));
+  roofline_result out;
+  out.job = job;
+  out.device = c.gpu ? "gpu" : "cpu";
+  const result_view* train = training_result(c);
+  step_parts step;
+  out.hops.push_back(storage_hop(c));
+  out.hops.push_back(preprocess_hop(c, &step.preprocess_s));
+  out.hops.push_back(h2d_hop(c));
+  out.hops.push_back(compute_hop(c, train, &step.compute_s));
+  out.hops.push_back(gemm_model_hop(c));
+  if (!out.hops[3].has_rate() && out.hops[4].has_rate()) {
+    out.hops[4].beside = false;  // the FLOP model stands in for the unmeasured step
+    out.hops[4].in_step = true;
+    step.compute_s = job.batch / out.hops[4].per_gpu;
+    out.notes.push_back("compute from the GEMM model: training/step did not run this job");
+  }
+  step.preprocess_s *= job.batch;
+  out.hops.push_back(allreduce_hop(c, train, &step.allreduce_s));
+  out.facts = c.facts;
+  out.step_model = c.gpu ? "min(storage, preprocess, h2d, batch / (compute + exposed allreduce))"
+                         : "min(storage, batch / (compute + preprocess + exposed allreduce))";
+  predict(out, step, job.batch);
+  out.step_parts = step.parts();
+  if (change.text.empty()) {
+    out.measured = measured_rate(c, train, out.predicted_per_job);
+    if (out.measured.present && report.world_size != c.ranks())
+      out.notes.push_back("training/step ran " + std::to_string(report.world_size) +
+                          " ranks; the job has " + std::to_string(c.ranks()));
+  }
+  if (c.gpu && job.nodes > 1 && !report.multi_node())
+    out.notes.push_back("the report is of one node: the all-reduce's bus bandwidth is intra-node");
+  return out;
+}
+
+roofline_analysis analyse_roofline(const report_view& report, const roofline_job& job,
+                                   const std::vector<what_if>& what_ifs) {
+  roofline_analysis a;
+  a.base = compute_roofline(report, job);
+  for (const auto& w : what_ifs) a.what_ifs.push_back({w, compute_roofline(report, job, w)});
+  return a;
+}
+
+std::string roofline_summary(const roofline_result& r) {
+  if (r.limit == "none") return "no hop measured";
+  return r.limit + "-bound at " + fmt(r.predicted_per_job) + " samples/s";
+}
+
+namespace {
+
+json source_json(const roofline_source& s) {
+  return {{"benchmark", s.benchmark},
+          {"configuration", s.configuration},
+          {"metric", s.metric},
+          {"value", s.value},
+          {"unit", s.unit}};
+}
+
+json nullable(double v, bool present) {
+  return present && std::isfinite(v) ? json(v) : json();
+}
+
+json result_json(const roofline_result& r) {
+  json hops = json::array();
+  for (const auto& h : r.hops) {
+    json j = {{"hop", h.name},
+              {"status", h.status},
+              {"in_step", h.in_step},
+              {"beside", h.beside},
+              {"samples_per_s_per_gpu", nullable(h.per_gpu, h.has_rate())},
+              {"samples_per_s_job", nullable(h.per_job, h.has_rate())},
+              {"tokens_per_s_job", nullable(h.per_job * r.facts.seq, h.has_rate())},
+              {"headroom", nullable(h.headroom, h.has_rate() && r.limit != "none")},
+              {"formula", h.formula},
+              {"sources", json::array()}};
+    if (!h.why.empty()) j["why"] = h.why;
+    for (const auto& s : h.sources) j["sources"].push_back(source_json(s));
+    hops.push_back(j);
+  }
+  const bool predicted = r.limit != "none";
+  json out = {
+      {"device", r.device},
+      {"hops", hops},
+      {"limit", r.limit},
+      {"step_model", r.step_model},
+      {"predicted_samples_per_s_job", nullable(r.predicted_per_job, predicted)},
+      {"predicted_samples_per_s_per_gpu", nullable(r.predicted_per_gpu, predicted)},
+      {"predicted_tokens_per_s_job", nullable(r.predicted_per_job * r.facts.seq, predicted)},
+      {"notes", r.notes}};
+  return out;
+}
+
+json job_json(const roofline_result& r) {
+  const auto& j = r.job;
+  const auto& f = r.facts;
+  return {{"model", j.model},
+          {"batch", j.batch},
+          {"seq", f.seq},
+          {"image", f.image},
+          {"data", f.format == data_format::tokens ? "tokens" : "jpeg"},
+          {"ranks_per_node", j.ranks_per_node},
+          {"nodes", j.nodes},
+          {"cpu_threads", j.cpu_threads},
+          {"model_parameters", f.parameters},
+          {"flops_per_sample", f.flops_per_sample},
+          {"disk_bytes_per_sample", f.disk_bytes_per_sample},
+          {"device_bytes_per_sample", f.device_bytes_per_sample},
+          {"gradient_bytes", f.gradient_bytes}};
+}
+
+}  // namespace
+
+json roofline_json(const roofline_analysis& a) {
+  json out = result_json(a.base);
+  out["job"] = job_json(a.base);
+  const auto& m = a.base.measured;
+  out["measured"] = m.present ? json{{"samples_per_s_job", m.per_job},
+                                     {"samples_per_s_per_gpu", m.per_gpu},
+                                     {"predicted_over_measured", m.ratio},
+                                     {"source", source_json(m.source)}}
+                              : json{{"why", m.why}};
+  out["what_ifs"] = json::array();
+  for (const auto& s : a.what_ifs) {
+    json w = result_json(s.result);
+    w["what_if"] = s.change.text;
+    w["job"] = job_json(s.result);
+    out["what_ifs"].push_back(w);
+  }
+  return out;
+}
+
+namespace {
+
+std::string pad(const std::string& s, std::size_t w, bool right = false) {
+  if (s.size() >= w) return s;
+  return right ? std::string(w - s.size(), ' ') + s : s + std::string(w - s.size(), ' ');
+}
+
+std::string hop_line(const roofline_result& r, const roofline_hop& h) {
+  std::string line = "  " + pad(h.name, 22);
+  if (!h.has_rate()) return line + h.status + ": " + h.why + "\n";
+  line += pad(fmt(h.per_gpu), 12, true) + pad(fmt(h.per_job), 12, true) +
+          pad(fmt(h.per_job * r.facts.seq), 12, true);
+  line += pad(h.beside ? "(beside)" : fmt(h.headroom) + "x", 10, true);
+  if (h.name == r.limit) line += h.in_step ? "  <- limit (the step's largest part)" : "  <- limit";
+  line += "\n";
+  line += "      " + h.formula + "\n";
+  // The sources, each configuration once: "from <configuration>: metric = value unit, ...".
+  std::string config;
+  for (const auto& s : h.sources) {
+    if (s.configuration != config) {
+      line += (config.empty() ? "" : "\n") + std::string("      from ") + s.configuration + ": ";
+      config = s.configuration;
+    } else {
+      line += ", ";
+    }
+    line += s.metric + " = " + fmt(s.value) + " " + s.unit;
+  }
+  if (!config.empty()) line += "\n";
+  return line;
+}
+
+}  // namespace
+
+std::string roofline_text(const roofline_analysis& a) {
+  const roofline_result& r = a.base;
+  const auto& f = r.facts;
+  std::string out = "roofline: " + r.job.model + ", batch " + std::to_string(r.job.batch) + " x " +
+                    std::to_string(f.seq) + " tokens, " +
+                    (f.format == data_format::tokens ? "token shards" : "JPEG files") + ", " +
+                    std::to_string(r.job.nodes) + " node(s) x " +
+                    std::to_string(r.job.ranks_per_node) + " rank(s) (" + r.device + ")\n";
+  out += "  " + pad("hop", 22) + pad("samples/s/GPU", 12, true) + pad("samples/s", 12, true) +
+         pad("tokens/s", 12, true) + pad("headroom", 10, true) + "\n";
+  for (const auto& h : r.hops) out += hop_line(r, h);
+  if (r.step_parts > 1) {
+    // The in-step parts add up: the step's rate is theirs together, the limit its largest part.
+    const double job = r.step_per_gpu * r.job.ranks_per_node * r.job.nodes;
+    out += "  " + pad("step (parts in series)", 22) + pad(fmt(r.step_per_gpu), 12, true) +
+           pad(fmt(job), 12, true) + pad(fmt(job * f.seq), 12, true) +
+           pad(fmt(job / r.predicted_per_job) + "x", 10, true) + "\n";
+  }
+  out += "predicted: " + roofline_summary(r) + " (" + fmt(r.predicted_per_job * f.seq) +
+         " tokens/s) = " + r.step_model + "\n";
+  if (r.measured.present) {
+    out += "measured:  " + fmt(r.measured.per_job) + " samples/s (" +
+           r.measured.source.configuration + ": " + r.measured.source.metric + " = " +
+           fmt(r.measured.source.value) + " " + r.measured.source.unit +
+           "); predicted / measured = " + fmt(r.measured.ratio) + "\n";
+  } else {
+    out += "measured:  not measured (" + r.measured.why + ")\n";
+  }
+  for (const auto& n : r.notes) out += "note: " + n + "\n";
+  for (const auto& s : a.what_ifs) {
+    out += "what-if " + s.change.text + ": " + roofline_summary(s.result) + " (" +
+           fmt(r.predicted_per_job > 0 ? s.result.predicted_per_job / r.predicted_per_job : 0) +
+           "x)\n";
+  }
+  return out;
+}
+
+}  // namespace infrabench::reports

@@ -1,0 +1,161 @@
+"""`infrabench roofline` on a report with known numbers (issue 30): the hops converted into the
+job's samples/s, the limiting hop named, what-ifs, predicted against training/step's measured
+rate, every input's source in the JSON, the HTML chart, the `roofline` section written into the
+report, two reports side by side, and bad input refused with one line before anything runs.
+
+The fixture is a real report (tests/fixtures/roofline/gpt2-tiny-throttled.json: storage/read at
+the token loader's pattern and training/step of gpt2-tiny, measured with the scratch device's
+reads throttled; docs/roofline.md) whose numbers the tests replace with round ones."""
+import copy
+import json
+import os
+import pathlib
+
+import pytest
+
+from conftest import load_report, one_line_error, run
+
+SOURCE = pathlib.Path(os.environ.get("INFRABENCH_SOURCE_DIR", "."))
+FIXTURE = SOURCE / "tests/fixtures/roofline/gpt2-tiny-throttled.json"
+JOB = ["--job", "gpt2-tiny", "--batch", "8"]
+
+
+def set_metric(result, name, value):
+    for m in result["metrics"]:
+        if m["name"] == name:
+            m["value"] = value
+            return
+    raise KeyError(name)
+
+
+def known(tmp_path, storage_gbps=0.001056, phases=(5, 8, 1, 2), tokens_per_s=16000.0,
+          name="known.json"):
+    """The fixture with round numbers: storage 1.056 MB/s = 250 samples/s of 4224 B read each;
+    a step of forward + backward + optimizer + other = 16 ms = 500 samples/s at batch 8."""
+    doc = json.loads(FIXTURE.read_text())
+    # A sequential-read result beside the loader's random one, far faster: never the one chosen.
+    sequential = copy.deepcopy(next(r for r in doc["results"] if r["benchmark"] == "storage/read"))
+    sequential["axes"]["pattern"] = "seq"
+    sequential["axes_display"]["pattern"] = "seq"
+    set_metric(sequential, "bandwidth_gbps", 9.0)
+    doc["results"].append(sequential)
+    for r in doc["results"]:
+        if r["benchmark"] == "storage/read" and r["axes"]["pattern"] == "rand":
+            set_metric(r, "bandwidth_gbps", storage_gbps)
+        if r["benchmark"] == "training/step":
+            for phase, v in zip(("forward_ms", "backward_ms", "optimizer_ms", "other_ms"), phases):
+                set_metric(r, phase, v)
+            set_metric(r, "tokens_per_s", tokens_per_s)
+    path = tmp_path / name
+    path.write_text(json.dumps(doc))
+    return str(path)
+
+
+def hop(doc, name):
+    return next(h for h in doc["hops"] if h["hop"] == name)
+
+
+def test_fixture_as_measured_names_storage():
+    p = run("roofline", str(FIXTURE), *JOB, "--format", "json")
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    assert doc["limit"] == "storage"
+    ratio = doc["measured"]["predicted_over_measured"]
+    assert 0.85 <= ratio <= 1.15, ratio
+
+
+def test_known_numbers_table_and_json(tmp_path):
+    report = known(tmp_path)
+    p = run("roofline", report, *JOB)
+    assert p.returncode == 0, p.stderr
+    assert "<- limit" in p.stdout and "predicted: storage-bound at 250 samples/s" in p.stdout
+    assert "predicted / measured = 1" in p.stdout
+    doc = json.loads(run("roofline", report, *JOB, "--format", "json").stdout)
+    assert doc["limit"] == "storage"
+    assert doc["predicted_samples_per_s_job"] == pytest.approx(250)
+    assert doc["predicted_tokens_per_s_job"] == pytest.approx(250 * 64)
+    assert hop(doc, "compute")["samples_per_s_per_gpu"] == pytest.approx(500)
+    assert hop(doc, "compute")["headroom"] == pytest.approx(2.0)
+    src = hop(doc, "storage")["sources"][0]
+    assert src["benchmark"] == "storage/read" and src["metric"] == "bandwidth_gbps"
+    assert src["value"] == pytest.approx(0.001056) and src["unit"] == "GB/s"
+    # The loader's pattern (random 4 KiB reads), not the faster sequential result beside it.
+    assert "pattern=rand" in src["configuration"] and "block_size=4KiB" in src["configuration"]
+    assert doc["measured"]["samples_per_s_job"] == pytest.approx(250)
+    assert doc["measured"]["predicted_over_measured"] == pytest.approx(1.0)
+    assert hop(doc, "preprocess")["status"] == "not applicable"
+    assert hop(doc, "h2d")["status"] == "not applicable"
+
+
+def test_what_ifs_name_the_next_limit(tmp_path):
+    report = known(tmp_path)
+    p = run("roofline", report, *JOB, "--format", "json", "--what-if", "storage=4x",
+            "--what-if", "storage=4x,compute=4x", "--what-if", "gpus=2")
+    assert p.returncode == 0, p.stderr
+    w = json.loads(p.stdout)["what_ifs"]
+    assert [x["what_if"] for x in w] == ["storage=4x", "storage=4x,compute=4x", "gpus=2"]
+    assert w[0]["limit"] == "compute" and w[0]["predicted_samples_per_s_job"] == pytest.approx(500)
+    assert w[1]["limit"] == "storage" and w[1]["predicted_samples_per_s_job"] == pytest.approx(1000)
+    # Two GPUs share the node's storage; their all-reduce was not measured, so not invented.
+    assert w[2]["limit"] == "storage" and w[2]["predicted_samples_per_s_job"] == pytest.approx(250)
+    assert hop(w[2], "allreduce")["status"] == "not measured"
+    text = run("roofline", report, *JOB, "--what-if", "storage=4x").stdout
+    assert "what-if storage=4x: compute-bound at 500 samples/s (2x)" in text
+
+
+def test_html_chart_and_section_in_report(tmp_path):
+    report = known(tmp_path)
+    html = tmp_path / "roofline.html"
+    p = run("roofline", report, *JOB, "--format", "html", "-o", str(html))
+    assert p.returncode == 0, p.stderr
+    page = html.read_text()
+    assert "<svg" in page and "(limit)" in page and "measured" in page
+    assert "storage/read" in page  # the bar's source
+    p = run("roofline", report, *JOB, "--into-report", "--format", "json")
+    assert p.returncode == 0, p.stderr
+    doc = load_report(report)  # validated against the schema, which declares the section
+    assert doc["roofline"]["limit"] == "storage"
+    # The report is still a report: the command reads it back.
+    assert run("roofline", report, *JOB).returncode == 0
+
+
+def test_two_reports_side_by_side(tmp_path):
+    a = known(tmp_path, name="a.json")
+    b = known(tmp_path, storage_gbps=1.0, name="b.json")
+    p = run("roofline", a, b, *JOB)
+    assert p.returncode == 0, p.stderr
+    assert "side by side: a is storage-bound at 250 samples/s; b is compute-bound at 500 samples/s;" \
+        in p.stdout
+
+
+def test_hops_missing_from_the_report_are_not_measured(tmp_path):
+    doc = json.loads(FIXTURE.read_text())
+    doc["results"] = [r for r in doc["results"] if r["benchmark"] != "storage/read"]
+    path = tmp_path / "no-storage.json"
+    path.write_text(json.dumps(doc))
+    out = json.loads(run("roofline", str(path), *JOB, "--format", "json").stdout)
+    assert hop(out, "storage")["status"] == "not measured"
+    assert hop(out, "storage")["samples_per_s_job"] is None
+    assert out["limit"] == "compute"
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--job", "gpt5"], "not a training/step model"),
+    (["--job", "gpt2-tiny", "--batch", "0"], "--batch"),
+    (["--job", "gpt2-tiny", "--seq", "65"], "--seq"),
+    (["--job", "gpt2-tiny", "--data", "jpeg"], "--data jpeg"),
+    (["--job", "vit-tiny", "--seq", "17"], "--seq is for GPT-2"),
+    (["--job", "gpt2-tiny", "--what-if", "storage=2"], "storage=2"),
+    (["--job", "gpt2-tiny", "--what-if", "disks=2x"], "unknown key"),
+    (["--job", "gpt2-tiny", "--what-if", "nics=400"], "unit"),
+    (["--job", "gpt2-tiny", "--nodes", "0"], "--nodes"),
+])
+def test_bad_input_one_line(tmp_path, args, needle):
+    out = tmp_path / "never.html"
+    p = run("roofline", str(FIXTURE), *args, "-o", str(out))
+    one_line_error(p, needle)
+    assert not out.exists()
+
+
+def test_missing_report_one_line(tmp_path):
+    one_line_error(run("roofline", str(tmp_path / "nope.json"), *JOB), "nope.json")

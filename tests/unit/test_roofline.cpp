@@ -1,0 +1,319 @@
+// The data-path roofline (reports/src/roofline.cpp): the job's per-sample facts, each hop's
+// conversion into samples/s, the choice of configuration, the prediction and its limit, the
+// what-ifs, and hops the report lacks.
+#include <gtest/gtest.h>
+
+#include "infrabench/error.h"
+#include "infrabench/reports/roofline.h"
+
+namespace {
+
+using namespace infrabench;
+using namespace infrabench::reports;
+using json = nlohmann::json;
+
+metric_decl decl(const std::string& name, const std::string& unit, metric_kind kind,
+                 bool headline = false) {
+  metric_decl d{name, unit};
+  d.kind = kind;
+  d.headline = headline;
+  return d;
+}
+
+metric_view metric(const std::string& name, const std::string& unit, double value) {
+  metric_view m;
+  m.name = name;
+  m.unit = unit;
+  m.value = value;
+  return m;
+}
+
+result_view result(const std::string& bench, json axes, std::vector<metric_view> metrics) {
+  result_view r;
+  r.benchmark = bench;
+  r.status = "passed";
+  for (auto& [k, v] : axes.items()) r.axes[k] = v;
+  r.metrics = std::move(metrics);
+  return r;
+}
+
+// A report with known numbers: storage 1.056 MB/s at the token loader's pattern (250 samples/s
+// of 4224 B), a gpt2-tiny step of 16 ms at batch 8 (500 samples/s), measured 16000 tokens/s.
+report_view fixture() {
+  report_view r;
+  r.world_size = 1;
+  r.hosts = json::array({{{"cpu", {{"logical_cpus_usable", 2}}}}});
+  r.benchmarks["storage/read"].metrics = {decl("bandwidth_gbps", "GB/s", metric_kind::rate, true)};
+  r.benchmarks["training/step"].metrics = {
+      decl("tokens_per_s", "tokens/s", metric_kind::rate, true),
+      decl("forward_ms", "ms", metric_kind::time),
+      decl("backward_ms", "ms", metric_kind::time),
+      decl("optimizer_ms", "ms", metric_kind::time),
+      decl("other_ms", "ms", metric_kind::time),
+      decl("allreduce_ms", "ms", metric_kind::time)};
+  const json loader = {{"pattern", "rand"}, {"direct", 1}, {"block_size", 4096}, {"jobs", 1}};
+  json qd1 = loader, qd32 = loader, seq = loader;
+  qd1["queue_depth"] = 1;
+  qd32["queue_depth"] = 32;
+  seq["queue_depth"] = 8;
+  seq["pattern"] = "seq";
+  r.results.push_back(result("storage/read", qd1, {metric("bandwidth_gbps", "GB/s", 0.0005)}));
+  r.results.push_back(result("storage/read", qd32, {metric("bandwidth_gbps", "GB/s", 0.001056)}));
+  r.results.push_back(result("storage/read", seq, {metric("bandwidth_gbps", "GB/s", 9.0)}));
+  r.results.push_back(
+      result("training/step", {{"model", "gpt2-tiny"}, {"batch", 8}, {"seq", 0}},
+             {metric("tokens_per_s", "tokens/s", 16000), metric("forward_ms", "ms", 5),
+              metric("backward_ms", "ms", 8), metric("optimizer_ms", "ms", 1),
+              metric("other_ms", "ms", 2), metric("allreduce_ms", "ms", 0)}));
+  return r;
+}
+
+roofline_job tiny() {
+  roofline_job j;
+  j.model = "gpt2-tiny";
+  j.batch = 8;
+  return j;
+}
+
+const roofline_hop& hop(const roofline_result& r, const std::string& name) {
+  for (const auto& h : r.hops) {
+    if (h.name == name) return h;
+  }
+  throw std::runtime_error("no hop " + name);
+}
+
+TEST(Roofline, JobFactsOfTheTokenJob) {
+  const job_facts f = describe_job(tiny());
+  EXPECT_EQ(f.family, "gpt2");
+  EXPECT_EQ(f.seq, 64);
+  EXPECT_EQ(f.parameters, 136960);
+  EXPECT_DOUBLE_EQ(f.gradient_bytes, 136960.0 * 4);
+  // 65 tokens of 2 bytes at an even offset: 1 + 128/4096 blocks of 4 KiB on average.
+  EXPECT_DOUBLE_EQ(f.disk_bytes_per_sample, 4224);
+  EXPECT_DOUBLE_EQ(f.read_block_bytes, 4096);
+  EXPECT_EQ(f.read_queue_depth, 8);
+  EXPECT_DOUBLE_EQ(f.device_bytes_per_sample, 64 * 8);
+  EXPECT_GT(f.flops_per_sample, 6 * 136960.0 * 64);
+}
+
+TEST(Roofline, StorageBoundPredictionAgainstMeasured) {
+  const roofline_result r = compute_roofline(fixture(), tiny());
+  const auto& s = hop(r, "storage");
+  ASSERT_TRUE(s.has_rate()) << s.why;
+  EXPECT_NEAR(s.per_gpu, 250, 1e-9);  // the QD32 configuration is nearest the loader's 8
+  ASSERT_EQ(s.sources.size(), 1u);
+  EXPECT_EQ(s.sources[0].benchmark, "storage/read");
+  EXPECT_EQ(s.sources[0].value, 0.001056);
+  const auto& c = hop(r, "compute");
+  EXPECT_NEAR(c.per_gpu, 500, 1e-9);  // 8 samples / 16 ms
+  EXPECT_EQ(r.limit, "storage");
+  EXPECT_NEAR(r.predicted_per_job, 250, 1e-9);
+  EXPECT_NEAR(c.headroom, 2.0, 1e-9);
+  EXPECT_NEAR(s.headroom, 1.0, 1e-9);
+  ASSERT_TRUE(r.measured.present);
+  EXPECT_NEAR(r.measured.per_job, 250, 1e-9);  // 16000 tokens/s / 64
+  EXPECT_NEAR(r.measured.ratio, 1.0, 1e-9);
+  EXPECT_EQ(hop(r, "preprocess").status, "not applicable");
+  EXPECT_EQ(hop(r, "allreduce").status, "not applicable");
+  EXPECT_EQ(hop(r, "compute (GEMM model)").status, "not measured");
+}
+
+TEST(Roofline, WhatIfsNameTheNextLimit) {
+  const auto a = analyse_roofline(fixture(), tiny(),
+                                  {parse_what_if("storage=4x"), parse_what_if("compute=3x"),
+                                   parse_what_if("storage=4x,compute=3x")});
+  ASSERT_EQ(a.what_ifs.size(), 3u);
+  EXPECT_EQ(a.what_ifs[0].result.limit, "compute");
+  EXPECT_NEAR(a.what_ifs[0].result.predicted_per_job, 500, 1e-9);
+  EXPECT_EQ(a.what_ifs[1].result.limit, "storage");
+  EXPECT_NEAR(a.what_ifs[1].result.predicted_per_job, 250, 1e-9);
+  EXPECT_EQ(a.what_ifs[2].result.limit, "storage");
+  EXPECT_NEAR(a.what_ifs[2].result.predicted_per_job, 1000, 1e-9);
+  EXPECT_FALSE(a.what_ifs[0].result.measured.present);  // measured only beside the base
+}
+
+TEST(Roofline, MoreGpusShareTheNodesStorage) {
+  const auto r = compute_roofline(fixture(), tiny(), parse_what_if("gpus=4"));
+  EXPECT_EQ(r.job.ranks_per_node, 4);
+  EXPECT_NEAR(hop(r, "storage").per_gpu, 62.5, 1e-9);
+  EXPECT_NEAR(hop(r, "storage").per_job, 250, 1e-9);
+  // Four ranks need an all-reduce the report did not measure across ranks.
+  EXPECT_EQ(hop(r, "allreduce").status, "not measured");
+  EXPECT_NEAR(r.predicted_per_job, 250, 1e-9);
+}
+
+TEST(Roofline, AllReduceFromBusBandwidth) {
+  report_view rep = fixture();
+  rep.benchmarks["collectives/mpi_allreduce"].metrics = {
+      decl("busbw_gbps", "GB/s", metric_kind::rate, true)};
+  for (double size : {4096.0, 524288.0, 67108864.0}) {
+    rep.results.push_back(result("collectives/mpi_allreduce",
+                                 {{"size", size}, {"dtype", "float32"}},
+                                 {metric("busbw_gbps", "GB/s", size == 524288.0 ? 0.1 : 50.0)}));
+  }
+  roofline_job j = tiny();
+  j.ranks_per_node = 2;
+  j.device = job_device::cpu;
+  const auto r = compute_roofline(rep, j);
+  const auto& ar = hop(r, "allreduce");
+  ASSERT_TRUE(ar.has_rate()) << ar.why;
+  // 547840 B x 2(2-1)/2 / 0.1 GB/s = 5.4784 ms for a batch of 8.
+  EXPECT_NEAR(ar.per_gpu, 8 / 5.4784e-3, 1e-6);
+  EXPECT_EQ(ar.sources.at(0).value, 0.1);
+  // The step: 16 ms compute + 5.48 ms all-reduce (the report's step ran one rank: no overlap).
+  EXPECT_EQ(r.limit, "storage");
+  EXPECT_EQ(r.step_parts, 2);
+  EXPECT_NEAR(r.step_per_gpu, 8 / (0.016 + 5.4784e-3), 1e-6);
+  const auto nics = compute_roofline(rep, j, parse_what_if("nodes=2,nics=400Gb/s,storage=100x"));
+  EXPECT_EQ(nics.limit, "compute");
+  EXPECT_NEAR(hop(nics, "allreduce").per_gpu, 8 / (547840.0 * 2 * 3 / 4 / 50e9), 1e-3);
+}
+
+TEST(Roofline, JpegJobOnTheCpuDecodesInsideTheStep) {
+  report_view rep;
+  rep.world_size = 1;
+  rep.hosts = json::array({{{"cpu", {{"logical_cpus_usable", 2}}}}});
+  auto pipe = decl("images_per_s", "images/s", metric_kind::rate, true);
+  rep.benchmarks["preprocess/pipeline"].metrics = {
+      pipe, decl("jpeg_bytes_per_image", "B", metric_kind::size)};
+  rep.benchmarks["storage/read"].metrics = {
+      decl("bandwidth_gbps", "GB/s", metric_kind::rate, true)};
+  rep.results.push_back(result(
+      "preprocess/pipeline", {{"source", "jpeg"}, {"threads", 1}, {"crop", 224}},
+      {metric("images_per_s", "images/s", 600), metric("jpeg_bytes_per_image", "B", 100000)}));
+  rep.results.push_back(result("preprocess/pipeline",
+                               {{"source", "pixels"}, {"threads", 1}, {"crop", 224}},
+                               {metric("images_per_s", "images/s", 90000)}));
+  rep.results.push_back(
+      result("storage/read",
+             {{"pattern", "rand"}, {"direct", 1}, {"block_size", 131072}, {"queue_depth", 1}},
+             {metric("bandwidth_gbps", "GB/s", 1.0)}));
+  roofline_job j;
+  j.model = "vit-tiny";
+  j.batch = 8;
+  j.cpu_threads = 1;
+  const auto r = compute_roofline(rep, j);
+  const auto& p = hop(r, "preprocess");
+  ASSERT_TRUE(p.has_rate()) << p.why;
+  EXPECT_TRUE(p.in_step);
+  EXPECT_NEAR(p.per_gpu, 600, 1e-9);
+  EXPECT_NEAR(hop(r, "storage").per_gpu, 1e9 / 100000, 1e-9);
+  EXPECT_EQ(r.limit, "preprocess");  // the only part of the step the report measured
+  EXPECT_NEAR(r.predicted_per_job, 600, 1e-9);
+  EXPECT_EQ(r.step_parts, 1);
+  EXPECT_NEAR(r.step_per_gpu, 600, 1e-9);
+  // Twice the threads per GPU: the measured per-thread rate, twice.
+  EXPECT_NEAR(hop(compute_roofline(rep, j, parse_what_if("cpu_threads=2")), "preprocess").per_gpu,
+              1200, 1e-9);
+  EXPECT_EQ(hop(r, "h2d").status, "not applicable");
+}
+
+TEST(Roofline, JpegSizeFromThePipelinesInputRate) {
+  // Without a declared size metric: the JPEG bytes decoded per second over images per second.
+  report_view rep;
+  rep.world_size = 1;
+  rep.benchmarks["preprocess/pipeline"].metrics = {
+      decl("images_per_s", "images/s", metric_kind::rate, true),
+      decl("input_gbps", "GB/s", metric_kind::rate)};
+  rep.benchmarks["storage/read"].metrics = {
+      decl("bandwidth_gbps", "GB/s", metric_kind::rate, true)};
+  rep.results.push_back(
+      result("preprocess/pipeline", {{"source", "jpeg"}, {"threads", 1}},
+             {metric("images_per_s", "images/s", 500), metric("input_gbps", "GB/s", 0.02)}));
+  rep.results.push_back(result("storage/read", {{"pattern", "rand"}, {"block_size", 65536}},
+                               {metric("bandwidth_gbps", "GB/s", 0.4)}));
+  roofline_job j;
+  j.model = "vit-tiny";
+  const auto r = compute_roofline(rep, j);
+  EXPECT_DOUBLE_EQ(r.facts.disk_bytes_per_sample, 40000);  // 0.02 GB/s / 500 images/s
+  EXPECT_NEAR(hop(r, "storage").per_gpu, 0.4e9 / 40000, 1e-6);
+  EXPECT_EQ(hop(r, "storage").sources.at(1).metric, "input_gbps / images_per_s");
+}
+
+TEST(Roofline, GpuHopsFromTheGpuBenchmarks) {
+  // A GPU node: the batch copied from pinned memory, gradients over NCCL, decoding on the loader's
+  // threads beside the step (pipelined, not in it); the GEMM model from cuBLAS at bf16.
+  report_view rep = fixture();
+  rep.benchmarks["bandwidth/h2d"].metrics = {
+      decl("bandwidth_gbps", "GB/s", metric_kind::rate, true)};
+  rep.benchmarks["collectives/nccl_allreduce"].metrics = {
+      decl("busbw_gbps", "GB/s", metric_kind::rate, true)};
+  rep.benchmarks["gemm/cublas"].metrics = {decl("gflops", "GFLOP/s", metric_kind::rate, true)};
+  for (const char* memory : {"pinned", "pageable"}) {
+    rep.results.push_back(result(
+        "bandwidth/h2d", {{"memory", memory}, {"copy", "ce"}, {"size", 4096}},
+        {metric("bandwidth_gbps", "GB/s", std::string(memory) == "pinned" ? 0.000512 : 1e-9)}));
+  }
+  rep.results.push_back(result("collectives/nccl_allreduce",
+                               {{"size", 524288}, {"dtype", "float32"}},
+                               {metric("busbw_gbps", "GB/s", 100)}));
+  rep.results.push_back(result("gemm/cublas", {{"shape", "512x256x64"}, {"dtype", "bf16"}},
+                               {metric("gflops", "GFLOP/s", 1000)}));
+  roofline_job j = tiny();
+  j.device = job_device::gpu;
+  j.ranks_per_node = 2;
+  const auto r = compute_roofline(rep, j);
+  EXPECT_EQ(r.device, "gpu");
+  const auto& h2d = hop(r, "h2d");
+  ASSERT_TRUE(h2d.has_rate()) << h2d.why;
+  EXPECT_FALSE(h2d.in_step);
+  EXPECT_NEAR(h2d.per_gpu, 512e3 / 512, 1e-9);  // pinned: 0.512 MB/s / 512 B per sample
+  const auto& gemm = hop(r, "compute (GEMM model)");
+  ASSERT_TRUE(gemm.has_rate()) << gemm.why;
+  EXPECT_TRUE(gemm.beside);
+  EXPECT_NEAR(gemm.per_gpu, 1e12 / describe_job(j).flops_per_sample, 1e-6);
+  EXPECT_TRUE(hop(r, "allreduce").has_rate());
+  // Storage: 250 samples/s per node over two GPUs: 125 per GPU, below h2d's 1000.
+  EXPECT_EQ(r.limit, "storage");
+  EXPECT_NEAR(r.predicted_per_job, 250, 1e-9);
+  EXPECT_EQ(compute_roofline(rep, j, parse_what_if("storage=100x")).limit, "compute");
+  EXPECT_EQ(compute_roofline(rep, j, parse_what_if("storage=100x,compute=10x")).limit, "h2d");
+}
+
+TEST(Roofline, HopsTheReportLacksAreNotMeasured) {
+  report_view empty;
+  const auto r = compute_roofline(empty, tiny());
+  EXPECT_EQ(r.limit, "none");
+  EXPECT_EQ(hop(r, "storage").status, "not measured");
+  EXPECT_NE(hop(r, "storage").why.find("not in the report"), std::string::npos);
+  EXPECT_EQ(hop(r, "compute").status, "not measured");
+  EXPECT_FALSE(r.measured.present);
+  const json j = roofline_json(analyse_roofline(empty, tiny(), {}));
+  EXPECT_TRUE(j["predicted_samples_per_s_job"].is_null());
+}
+
+TEST(Roofline, BadInputIsRefused) {
+  roofline_job j = tiny();
+  j.model = "gpt5";
+  EXPECT_THROW(check_job(j), user_error);
+  j = tiny();
+  j.batch = 0;
+  EXPECT_THROW(check_job(j), user_error);
+  j = tiny();
+  j.seq = 65;  // beyond gpt2-tiny's 64 positions
+  EXPECT_THROW(check_job(j), user_error);
+  j = tiny();
+  j.format = data_format::jpeg;
+  EXPECT_THROW(check_job(j), user_error);
+  for (const char* bad : {"storage=2", "storage", "foo=2x", "nics=400", "gpus=1.5", "gpus=0",
+                          "storage=-1x", "=2x", "storage=2x,"}) {
+    EXPECT_THROW((void)parse_what_if(bad), user_error) << bad;
+  }
+  EXPECT_DOUBLE_EQ(*parse_what_if("nics=400Gb/s").nic_bytes_per_s, 50e9);
+  EXPECT_EQ(*parse_what_if("cpu_threads=32").cpu_threads, 32);
+}
+
+TEST(Roofline, JsonCarriesEverySource) {
+  const json j = roofline_json(analyse_roofline(fixture(), tiny(), {parse_what_if("storage=3x")}));
+  EXPECT_EQ(j["limit"], "storage");
+  EXPECT_EQ(j["hops"][0]["sources"][0]["benchmark"], "storage/read");
+  EXPECT_EQ(j["hops"][0]["sources"][0]["metric"], "bandwidth_gbps");
+  EXPECT_EQ(j["measured"]["source"]["metric"], "tokens_per_s");
+  EXPECT_EQ(j["what_ifs"][0]["what_if"], "storage=3x");
+  EXPECT_EQ(j["what_ifs"][0]["limit"], "compute");
+  const std::string html = roofline_html({{"a", analyse_roofline(fixture(), tiny(), {})}});
+  EXPECT_NE(html.find("<svg"), std::string::npos);
+  EXPECT_NE(html.find("(limit)"), std::string::npos);
+}
+
+}  // namespace
