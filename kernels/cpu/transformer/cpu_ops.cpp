@@ -5,6 +5,8 @@
 #include <cstring>
 #include <vector>
 
+#include "cpu/transformer/cpu_rows.h"
+
 namespace infrabench::kernels::transformer {
 
 namespace {
@@ -214,7 +216,7 @@ void attention_forward(const cpu_exec& ex, float* out, float* att, const float* 
       gemm_here(ex.isa, args(false, true, T, T, hs, q, 3 * C, k, 3 * C, 0.0f, s, T));
       for (int t = 0; t < T; ++t) {
         float* row = s + sz(t) * sz(T);
-        attention_softmax_row(row, row, T, causal ? t + 1 : T, scale, one_lane{});
+        softmax_row(row, row, T, causal ? t + 1 : T, scale);
       }
       float* y = out + b * sz(T) * sz(C) + h * sz(hs);
       gemm_here(ex.isa, args(false, false, T, hs, T, s, T, v, 3 * C, 0.0f, y, C));
@@ -247,8 +249,7 @@ void attention_backward(const cpu_exec& ex, float* dqkv, float* datt, const floa
       gemm_here(ex.isa, args(true, false, T, hs, T, p, T, dy, C, 0.0f, dv, 3 * C));
       for (int t = 0; t < T; ++t) {
         float* row = dp + sz(t) * sz(T);
-        attention_softmax_backward_row(p + sz(t) * sz(T), row, row, T, causal ? t + 1 : T, scale,
-                                       one_lane{});
+        softmax_backward_row(p + sz(t) * sz(T), row, row, T, causal ? t + 1 : T, scale);
       }
       // S = q k^T: dq = dS k, dk = dS^T q.
       gemm_here(ex.isa, args(false, false, T, hs, T, dp, T, k, 3 * C, 0.0f, dq, 3 * C));
@@ -259,10 +260,7 @@ void attention_backward(const cpu_exec& ex, float* dqkv, float* datt, const floa
 
 void gelu_forward(const cpu_exec& ex, float* out, const float* in, std::size_t n) {
   ex.ranges(
-      n,
-      [&](std::size_t i0, std::size_t i1) {
-        for (std::size_t i = i0; i < i1; ++i) out[i] = transformer::gelu_forward(in[i]);
-      },
+      n, [&](std::size_t i0, std::size_t i1) { gelu_forward_range(out + i0, in + i0, i1 - i0); },
       element_grain / 4);
 }
 
@@ -271,7 +269,7 @@ void gelu_backward(const cpu_exec& ex, float* din, const float* in, const float*
   ex.ranges(
       n,
       [&](std::size_t i0, std::size_t i1) {
-        for (std::size_t i = i0; i < i1; ++i) din[i] = transformer::gelu_backward(in[i], dout[i]);
+        gelu_backward_range(din + i0, in + i0, dout + i0, i1 - i0);
       },
       element_grain / 4);
 }
@@ -282,7 +280,7 @@ double cross_entropy(const cpu_exec& ex, float* logits, float* losses, const std
       sz(rows),
       [&](std::size_t r0, std::size_t r1) {
         for (std::size_t r = r0; r < r1; ++r) {
-          losses[r] = cross_entropy_row(logits + r * sz(V), V, targets[r], dloss, one_lane{});
+          losses[r] = cross_entropy_vector_row(logits + r * sz(V), V, targets[r], dloss);
         }
       },
       row_grain(V) / 4 + 1);
