@@ -221,7 +221,7 @@ def test_pytorch_reference_cpu_options_refuse_bad_input():
 def test_cpu_vs_pytorch_alternates_and_prints_the_median_ratio(tmp_path):
     """The CPU comparison: bad input refused before anything runs; with PyTorch here, one
     alternated pair per configuration gives both rates, the ratio and the JSON."""
-    binary = os.environ.get("INFRABENCH_BIN", "build-cpu/infrabench")
+    binary = BIN
     bad = subprocess.run([sys.executable, COMPARE, "--config", "gpt2-tiny:8", "--infrabench",
                           binary], capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "model:batch:seq" in bad.stderr, bad.stderr
