@@ -3,6 +3,7 @@
 target_sources(infrabench_kernels_cpu PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/cpu/transformer/model_config.cpp
   ${CMAKE_CURRENT_LIST_DIR}/cpu/transformer/cpu_ops.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/cpu/transformer/cpu_rows.cpp
   ${CMAKE_CURRENT_LIST_DIR}/cpu/transformer/cpu_model.cpp
   ${CMAKE_CURRENT_LIST_DIR}/cpu/transformer/corpus.cpp
   ${CMAKE_CURRENT_LIST_DIR}/cpu/transformer/step_metrics.cpp

@@ -31,6 +31,9 @@ PRESETS = {  # name: (layers, width, heads, vocabulary, positions), as kernels/c
     "gpt2-124m": (12, 768, 12, 50304, 1024),
     "gpt2-350m": (24, 1024, 16, 50304, 1024),
 }
+VIT_PRESETS = {  # name: (layers, width, heads, image, patch, classes); --device cpu only
+    "vit-tiny": (2, 64, 4, 32, 8, 10),
+}
 
 
 def fail(code, text):
@@ -41,10 +44,14 @@ def fail(code, text):
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--model", choices=sorted(PRESETS), default="gpt2-124m")
+    p.add_argument("--model", choices=sorted(PRESETS) + sorted(VIT_PRESETS), default="gpt2-124m")
     p.add_argument("--batch", type=int, default=16, help="sequences per step (default 16)")
     p.add_argument("--seq", type=int, default=0, help="tokens per sequence (0 = the model's)")
     p.add_argument("--dtype", choices=["bf16", "fp32"], default="bf16")
+    p.add_argument("--device", choices=["cuda", "cpu"], default="cuda",
+                   help="cpu: fp32 only, against infrabench's CPU step (default cuda)")
+    p.add_argument("--threads", type=int, default=0,
+                   help="--device cpu: PyTorch's intra-op threads (0 = PyTorch's default)")
     p.add_argument("--steps", type=int, default=30, help="timed steps (default 30)")
     p.add_argument("--warmup", type=int, default=5, help="untimed steps first (default 5)")
     p.add_argument("--compile", action="store_true", help="also measure torch.compile's step")
@@ -52,8 +59,17 @@ def parse_args(argv):
     p.add_argument("--report", help="an infrabench JSON report holding training/step on this GPU")
     p.add_argument("--json", action="store_true", help="print the results as one JSON object")
     a = p.parse_args(argv)
-    if a.batch < 1 or a.steps < 1 or a.warmup < 0:
-        fail(2, "--batch and --steps must be positive, --warmup not negative")
+    if a.batch < 1 or a.steps < 1 or a.warmup < 0 or a.threads < 0:
+        fail(2, "--batch and --steps must be positive, --warmup and --threads not negative")
+    if a.device == "cpu" and a.dtype != "fp32":
+        fail(2, "--device cpu runs fp32 only (infrabench's CPU step is fp32): add --dtype fp32")
+    if a.model in VIT_PRESETS:
+        _, _, _, image, patch, _ = VIT_PRESETS[a.model]
+        tokens = (image // patch) ** 2 + 1
+        if a.device != "cpu" or a.seq not in (0, tokens):
+            fail(2, f"{a.model} runs with --device cpu and its own sequence ({tokens} tokens)")
+        a.seq = tokens
+        return a
     positions = PRESETS[a.model][4]
     if a.seq == 0:
         a.seq = positions
@@ -83,35 +99,25 @@ def infrabench_rate(path, a):
             text = str(shown.get(name, axes.get(name)))
             return text[len("auto ("):-1] if text.startswith("auto (") else text
         if value("batch") == str(a.batch) and value("seq") == str(a.seq) and \
-                value("dtype") == a.dtype and value("device") == "gpu":
+                value("dtype") == a.dtype and \
+                value("device") == ("gpu" if a.device == "cuda" else "cpu"):
             metrics = {m["name"]: m["value"] for m in r.get("metrics", [])}
             if "tokens_per_s_per_rank" in metrics:
                 found.append((metrics["tokens_per_s_per_rank"], r))
     if not found:
         fail(1, f"{path} has no passed training/step result for model={a.model} batch={a.batch} "
-                f"seq={a.seq} dtype={a.dtype} device=gpu")
+                f"seq={a.seq} dtype={a.dtype} device={a.device}")
     rate, r = found[-1]
     return rate, f"infrabench {r.get('host', '?')} rank {r.get('rank', 0)}"
 
 
 def build(a, torch):
     nn, F = torch.nn, torch.nn.functional
+    if a.model in VIT_PRESETS:
+        return build_vit(a, torch)
     L, C, H, V, positions = PRESETS[a.model]
 
-    class Block(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.ln1, self.ln2 = nn.LayerNorm(C), nn.LayerNorm(C)
-            self.qkv, self.proj = nn.Linear(C, 3 * C), nn.Linear(C, C)
-            self.fc, self.fcproj = nn.Linear(C, 4 * C), nn.Linear(4 * C, C)
-
-        def forward(self, x):
-            B, T, _ = x.shape
-            q, k, v = self.qkv(self.ln1(x)).split(C, dim=2)
-            q, k, v = (t.view(B, T, H, C // H).transpose(1, 2) for t in (q, k, v))
-            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-            x = x + self.proj(y.transpose(1, 2).contiguous().view(B, T, C))
-            return x + self.fcproj(F.gelu(self.fc(self.ln2(x)), approximate="tanh"))
+    Block = block_class(torch, C, H, causal=True)
 
     class GPT(nn.Module):
         def __init__(self):
@@ -134,23 +140,96 @@ def build(a, torch):
             logits = self.lnf(x) @ self.wte.weight.t()  # tied head
             return F.cross_entropy(logits.view(-1, V).float(), targets.view(-1))
 
-    model = GPT().cuda()
+    return optimise(a, torch, GPT().to(a.device))
+
+
+def block_class(torch, C, H, causal):
+    """The pre-LayerNorm transformer block of both families."""
+    nn, F = torch.nn, torch.nn.functional
+
+    def attention(q, k, v):
+        if hasattr(F, "scaled_dot_product_attention"):  # PyTorch 2.0 and later
+            return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+        # PyTorch 1.13 (Debian's): the materialised form, as minGPT's.
+        s = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(q.shape[-1]))
+        if causal:
+            T = q.shape[-2]
+            mask = torch.ones(T, T, dtype=torch.bool, device=q.device).triu(1)
+            s = s.masked_fill(mask, float("-inf"))
+        return torch.softmax(s, dim=-1) @ v
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ln1, self.ln2 = nn.LayerNorm(C), nn.LayerNorm(C)
+            self.qkv, self.proj = nn.Linear(C, 3 * C), nn.Linear(C, C)
+            self.fc, self.fcproj = nn.Linear(C, 4 * C), nn.Linear(4 * C, C)
+
+        def forward(self, x):
+            B, T, _ = x.shape
+            q, k, v = self.qkv(self.ln1(x)).split(C, dim=2)
+            q, k, v = (t.view(B, T, H, C // H).transpose(1, 2) for t in (q, k, v))
+            y = attention(q, k, v)
+            x = x + self.proj(y.transpose(1, 2).contiguous().view(B, T, C))
+            return x + self.fcproj(F.gelu(self.fc(self.ln2(x)), approximate="tanh"))
+
+    return Block
+
+
+def build_vit(a, torch):
+    """ViT as infrabench's: patches through a linear layer (the im2col GEMM), a class token,
+    learned positions, non-causal blocks, the final LayerNorm on the class token, a linear head."""
+    nn, F = torch.nn, torch.nn.functional
+    L, C, H, image, patch, classes = VIT_PRESETS[a.model]
+    Block = block_class(torch, C, H, causal=False)
+    P = (image // patch) ** 2
+
+    class ViT(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.patch = nn.Linear(3 * patch * patch, C)
+            self.cls = nn.Parameter(torch.zeros(1, 1, C))
+            self.pos = nn.Parameter(torch.randn(1, P + 1, C) * 0.02)
+            self.blocks = nn.ModuleList(Block() for _ in range(L))
+            self.lnf, self.head = nn.LayerNorm(C), nn.Linear(C, classes)
+
+        def forward(self, images, labels):
+            B = images.shape[0]
+            p = images.unfold(2, patch, patch).unfold(3, patch, patch)  # B 3 py px k k
+            p = p.permute(0, 2, 3, 1, 4, 5).reshape(B, P, 3 * patch * patch)
+            x = torch.cat([self.cls.expand(B, 1, C), self.patch(p)], dim=1) + self.pos
+            for b in self.blocks:
+                x = b(x)
+            return F.cross_entropy(self.head(self.lnf(x[:, 0])), labels)
+
+    return optimise(a, torch, ViT().to(a.device))
+
+
+def optimise(a, torch, model):
+    """AdamW as infrabench's: weight decay on matrices, betas 0.9/0.95, eps 1e-8."""
     decay = [p for p in model.parameters() if p.dim() == 2]
     rest = [p for p in model.parameters() if p.dim() != 2]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1},
                              {"params": rest, "weight_decay": 0.0}],
-                            lr=a.lr, betas=(0.9, 0.95), eps=1e-8, fused=True)
+                            lr=a.lr, betas=(0.9, 0.95), eps=1e-8,
+                            **({"fused": True} if a.device == "cuda" else {}))
     return model, opt, sum(p.numel() for p in model.parameters())
 
 
 def measure(a, torch, model, opt, step_fn):
-    V = PRESETS[a.model][3]
-    gen = torch.Generator(device="cuda").manual_seed(1)
-    data = torch.randint(0, V, (a.batch, a.seq + 1), device="cuda", generator=gen)
-    x, y = data[:, :-1].contiguous(), data[:, 1:].contiguous()
+    gen = torch.Generator(device=a.device).manual_seed(1)
+    if a.model in VIT_PRESETS:
+        _, _, _, image, _, classes = VIT_PRESETS[a.model]
+        x = torch.randn(a.batch, 3, image, image, device=a.device, generator=gen)
+        y = torch.randint(0, classes, (a.batch,), device=a.device, generator=gen)
+    else:
+        data = torch.randint(0, PRESETS[a.model][3], (a.batch, a.seq + 1), device=a.device,
+                             generator=gen)
+        x, y = data[:, :-1].contiguous(), data[:, 1:].contiguous()
+    sync = torch.cuda.synchronize if a.device == "cuda" else (lambda: None)
     times, losses = [], []
     for i in range(a.warmup + a.steps):
-        torch.cuda.synchronize()
+        sync()
         t0 = time.perf_counter()
         loss = step_fn(x, y)
         losses.append(loss.item())  # a sync, as infrabench's step ends with one
@@ -170,11 +249,14 @@ def main(argv):
     except ImportError:
         fail(2, "PyTorch is not installed here (import torch failed): run this on the GPU machine, "
                 "whose python3 has it")
-    if not torch.cuda.is_available():
+    if a.device == "cpu":
+        if a.threads:
+            torch.set_num_threads(a.threads)
+    elif not torch.cuda.is_available():
         fail(2, "PyTorch sees no CUDA device here")
     torch.backends.cuda.matmul.allow_tf32 = False  # fp32 means fp32, as infrabench's
     model, opt, params = build(a, torch)
-    autocast = torch.autocast("cuda", dtype=torch.bfloat16, enabled=a.dtype == "bf16")
+    autocast = torch.autocast(a.device, dtype=torch.bfloat16, enabled=a.dtype == "bf16")
 
     def eager_step(x, y):
         opt.zero_grad(set_to_none=True)
@@ -184,7 +266,9 @@ def main(argv):
         opt.step()
         return loss
 
-    results = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "model": a.model,
+    where = torch.cuda.get_device_name() if a.device == "cuda" else \
+        f"CPU, {torch.get_num_threads()} thread(s)"
+    results = {"gpu": where, "torch": torch.__version__, "model": a.model,
                "parameters": params, "batch": a.batch, "seq": a.seq, "dtype": a.dtype,
                "eager": measure(a, torch, model, opt, eager_step)}
     if a.compile:

@@ -203,3 +203,42 @@ def test_pytorch_reference_script_parses_without_torch(tmp_path):
         pytest.skip("PyTorch and a GPU are here: the reference ran")
     assert p.returncode == 2, p.stderr
     assert "PyTorch" in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
+
+
+COMPARE = os.path.join(os.path.dirname(SCRIPT), "cpu_vs_pytorch.py")
+
+
+def test_pytorch_reference_cpu_options_refuse_bad_input():
+    """--device cpu is fp32 only, ViT is CPU only with its own sequence: one line, exit 2."""
+    p = script("--device", "cpu", "--model", "gpt2-tiny")  # bf16 by default
+    assert p.returncode == 2 and "fp32 only" in p.stderr, p.stderr
+    p = script("--model", "vit-tiny", "--dtype", "fp32")  # on cuda
+    assert p.returncode == 2 and "--device cpu" in p.stderr, p.stderr
+    p = script("--device", "cpu", "--dtype", "fp32", "--threads", "-1")
+    assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1, p.stderr
+
+
+def test_cpu_vs_pytorch_alternates_and_prints_the_median_ratio(tmp_path):
+    """The CPU comparison: bad input refused before anything runs; with PyTorch here, one
+    alternated pair per configuration gives both rates, the ratio and the JSON."""
+    binary = BIN
+    bad = subprocess.run([sys.executable, COMPARE, "--config", "gpt2-tiny:8", "--infrabench",
+                          binary], capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "model:batch:seq" in bad.stderr, bad.stderr
+    bad = subprocess.run([sys.executable, COMPARE, "--threads", "0", "--infrabench", binary],
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1, bad.stderr
+    if subprocess.run([sys.executable, "-c", "import torch"], capture_output=True).returncode:
+        pytest.skip("no PyTorch here (python3-torch)")
+    out = tmp_path / "compare.json"
+    p = subprocess.run([sys.executable, COMPARE, "--config", "gpt2-tiny:2:16", "--config",
+                        "vit-tiny:2:17", "--threads", "1", "--repetitions", "2", "--min-time",
+                        "0.2", "--infrabench", binary, "--python", sys.executable, "--json",
+                        str(out)], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert "gpt2-tiny B2 T16 1t" in p.stdout and "vit-tiny B2 T17 1t" in p.stdout, p.stdout
+    results = json.loads(out.read_text())["results"]
+    assert [(r["model"], len(r["runs"])) for r in results] == [("gpt2-tiny", 2), ("vit-tiny", 2)]
+    for r in results:
+        assert r["ours_median"] > 0 and r["torch_median"] > 0
+        assert r["ratio_min"] <= r["ratio_median"] <= r["ratio_max"]

@@ -5,6 +5,8 @@
 #include <cstring>
 #include <vector>
 
+#include "cpu/transformer/cpu_rows.h"
+
 namespace infrabench::kernels::transformer {
 
 namespace {
@@ -13,11 +15,18 @@ namespace {
   return static_cast<std::size_t>(v);
 }
 
-// Items of element-wise work per part: a part of less than ~10 us does not pay for waking a
-// thread (the tiny model's operations are that small).
-constexpr std::size_t element_grain = 1 << 15;
-// GEMM flops per part, for the same reason.
-constexpr double gemm_grain_flops = 4e6;
+// Items of element-wise work per part, and GEMM flops per part: a part must outweigh handing
+// it to another thread. On a 2-vCPU KVM guest shared with other work that hand-off (the pool's
+// wake-up and the caller's, through the hypervisor) measured 50-150 us per operation, so a part
+// is ~100-200 us of work: the tiny models then run most operations on one thread, where finer
+// parts (10 us) made their 2-thread step slower than the 1-thread one.
+constexpr std::size_t element_grain = 1 << 17;
+constexpr double gemm_grain_flops = 16e6;
+
+// (batch row, head) pairs of attention per part.
+[[nodiscard]] std::size_t pair_grain(double pair_flops) {
+  return std::max<std::size_t>(1, static_cast<std::size_t>(gemm_grain_flops / pair_flops));
+}
 
 [[nodiscard]] std::size_t row_grain(int C) {
   return std::max<std::size_t>(1, element_grain / static_cast<std::size_t>(std::max(C, 1)));
@@ -203,23 +212,27 @@ void attention_forward(const cpu_exec& ex, float* out, float* att, const float* 
   const int hs = C / NH;
   const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
   const std::size_t pairs = sz(B) * sz(NH);
-  if (ex.flops != nullptr) *ex.flops += static_cast<double>(pairs) * 2 * (2.0 * T * T * hs);
-  ex.ranges(pairs, [&](std::size_t p0, std::size_t p1) {
-    for (std::size_t pr = p0; pr < p1; ++pr) {
-      const std::size_t b = pr / sz(NH), h = pr % sz(NH);
-      const float* q = qkv + b * sz(T) * 3 * sz(C) + h * sz(hs);
-      const float* k = q + C;
-      const float* v = q + 2 * C;
-      float* s = att + pr * sz(T) * sz(T);
-      gemm_here(ex.isa, args(false, true, T, T, hs, q, 3 * C, k, 3 * C, 0.0f, s, T));
-      for (int t = 0; t < T; ++t) {
-        float* row = s + sz(t) * sz(T);
-        attention_softmax_row(row, row, T, causal ? t + 1 : T, scale, one_lane{});
-      }
-      float* y = out + b * sz(T) * sz(C) + h * sz(hs);
-      gemm_here(ex.isa, args(false, false, T, hs, T, s, T, v, 3 * C, 0.0f, y, C));
-    }
-  });
+  const double pair_flops = 2 * (2.0 * T * T * hs);
+  if (ex.flops != nullptr) *ex.flops += static_cast<double>(pairs) * pair_flops;
+  ex.ranges(
+      pairs,
+      [&](std::size_t p0, std::size_t p1) {
+        for (std::size_t pr = p0; pr < p1; ++pr) {
+          const std::size_t b = pr / sz(NH), h = pr % sz(NH);
+          const float* q = qkv + b * sz(T) * 3 * sz(C) + h * sz(hs);
+          const float* k = q + C;
+          const float* v = q + 2 * C;
+          float* s = att + pr * sz(T) * sz(T);
+          gemm_here(ex.isa, args(false, true, T, T, hs, q, 3 * C, k, 3 * C, 0.0f, s, T));
+          for (int t = 0; t < T; ++t) {
+            float* row = s + sz(t) * sz(T);
+            softmax_row(row, row, T, causal ? t + 1 : T, scale);
+          }
+          float* y = out + b * sz(T) * sz(C) + h * sz(hs);
+          gemm_here(ex.isa, args(false, false, T, hs, T, s, T, v, 3 * C, 0.0f, y, C));
+        }
+      },
+      pair_grain(pair_flops));
 }
 
 void attention_backward(const cpu_exec& ex, float* dqkv, float* datt, const float* dout,
@@ -228,41 +241,41 @@ void attention_backward(const cpu_exec& ex, float* dqkv, float* datt, const floa
   const int hs = C / NH;
   const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
   const std::size_t pairs = sz(B) * sz(NH);
-  if (ex.flops != nullptr) *ex.flops += static_cast<double>(pairs) * 4 * (2.0 * T * T * hs);
-  ex.ranges(pairs, [&](std::size_t p0, std::size_t p1) {
-    for (std::size_t pr = p0; pr < p1; ++pr) {
-      const std::size_t b = pr / sz(NH), h = pr % sz(NH);
-      const std::size_t base = b * sz(T) * 3 * sz(C) + h * sz(hs);
-      const float* q = qkv + base;
-      const float* k = q + C;
-      const float* v = q + 2 * C;
-      float* dq = dqkv + base;
-      float* dk = dq + C;
-      float* dv = dq + 2 * C;
-      const float* p = att + pr * sz(T) * sz(T);
-      float* dp = datt + pr * sz(T) * sz(T);
-      const float* dy = dout + b * sz(T) * sz(C) + h * sz(hs);
-      // y = P v: dP = dy v^T, dv = P^T dy.
-      gemm_here(ex.isa, args(false, true, T, T, hs, dy, C, v, 3 * C, 0.0f, dp, T));
-      gemm_here(ex.isa, args(true, false, T, hs, T, p, T, dy, C, 0.0f, dv, 3 * C));
-      for (int t = 0; t < T; ++t) {
-        float* row = dp + sz(t) * sz(T);
-        attention_softmax_backward_row(p + sz(t) * sz(T), row, row, T, causal ? t + 1 : T, scale,
-                                       one_lane{});
-      }
-      // S = q k^T: dq = dS k, dk = dS^T q.
-      gemm_here(ex.isa, args(false, false, T, hs, T, dp, T, k, 3 * C, 0.0f, dq, 3 * C));
-      gemm_here(ex.isa, args(true, false, T, hs, T, dp, T, q, 3 * C, 0.0f, dk, 3 * C));
-    }
-  });
+  const double pair_flops = 4 * (2.0 * T * T * hs);
+  if (ex.flops != nullptr) *ex.flops += static_cast<double>(pairs) * pair_flops;
+  ex.ranges(
+      pairs,
+      [&](std::size_t p0, std::size_t p1) {
+        for (std::size_t pr = p0; pr < p1; ++pr) {
+          const std::size_t b = pr / sz(NH), h = pr % sz(NH);
+          const std::size_t base = b * sz(T) * 3 * sz(C) + h * sz(hs);
+          const float* q = qkv + base;
+          const float* k = q + C;
+          const float* v = q + 2 * C;
+          float* dq = dqkv + base;
+          float* dk = dq + C;
+          float* dv = dq + 2 * C;
+          const float* p = att + pr * sz(T) * sz(T);
+          float* dp = datt + pr * sz(T) * sz(T);
+          const float* dy = dout + b * sz(T) * sz(C) + h * sz(hs);
+          // y = P v: dP = dy v^T, dv = P^T dy.
+          gemm_here(ex.isa, args(false, true, T, T, hs, dy, C, v, 3 * C, 0.0f, dp, T));
+          gemm_here(ex.isa, args(true, false, T, hs, T, p, T, dy, C, 0.0f, dv, 3 * C));
+          for (int t = 0; t < T; ++t) {
+            float* row = dp + sz(t) * sz(T);
+            softmax_backward_row(p + sz(t) * sz(T), row, row, T, causal ? t + 1 : T, scale);
+          }
+          // S = q k^T: dq = dS k, dk = dS^T q.
+          gemm_here(ex.isa, args(false, false, T, hs, T, dp, T, k, 3 * C, 0.0f, dq, 3 * C));
+          gemm_here(ex.isa, args(true, false, T, hs, T, dp, T, q, 3 * C, 0.0f, dk, 3 * C));
+        }
+      },
+      pair_grain(pair_flops));
 }
 
 void gelu_forward(const cpu_exec& ex, float* out, const float* in, std::size_t n) {
   ex.ranges(
-      n,
-      [&](std::size_t i0, std::size_t i1) {
-        for (std::size_t i = i0; i < i1; ++i) out[i] = transformer::gelu_forward(in[i]);
-      },
+      n, [&](std::size_t i0, std::size_t i1) { gelu_forward_range(out + i0, in + i0, i1 - i0); },
       element_grain / 4);
 }
 
@@ -271,7 +284,7 @@ void gelu_backward(const cpu_exec& ex, float* din, const float* in, const float*
   ex.ranges(
       n,
       [&](std::size_t i0, std::size_t i1) {
-        for (std::size_t i = i0; i < i1; ++i) din[i] = transformer::gelu_backward(in[i], dout[i]);
+        gelu_backward_range(din + i0, in + i0, dout + i0, i1 - i0);
       },
       element_grain / 4);
 }
@@ -282,7 +295,7 @@ double cross_entropy(const cpu_exec& ex, float* logits, float* losses, const std
       sz(rows),
       [&](std::size_t r0, std::size_t r1) {
         for (std::size_t r = r0; r < r1; ++r) {
-          losses[r] = cross_entropy_row(logits + r * sz(V), V, targets[r], dloss, one_lane{});
+          losses[r] = cross_entropy_vector_row(logits + r * sz(V), V, targets[r], dloss);
         }
       },
       row_grain(V) / 4 + 1);
