@@ -151,7 +151,8 @@ std::string command_text(const std::vector<std::string>& cl) {
 void mask_output_settings(std::map<std::string, std::string>& out) {
   for (const auto& name : output_options()) {
     if (name.rfind("--", 0) != 0) continue;
-    const auto it = out.find("run.settings.options." + name.substr(2));
+    const std::string key = "run.settings.options." + name.substr(2);
+    const auto it = out.find(key);
     if (it != out.end() && !it->second.empty()) it->second = "FILE";
   }
 }
