@@ -24,7 +24,9 @@ mkdir -p "$out/obj"
 # reader both use; json_io.cpp: the JSON reader every input goes through; thread_pool.cpp: the
 # CPUs a thread-count axis is bounded by; data_dirs.cpp: where a named baseline is found;
 # metric_decl.cpp, expect.cpp, devices_counts.cpp: what
-# a baseline's rules and "expect" are checked with.)
+# a baseline's rules and "expect" are checked with; benchmark.cpp (an empty registry),
+# requirements_none.cpp: what node_verdicts.cpp asks of this build's benchmarks; options.cpp: the
+# output options compare masks.)
 library=(reports/src/report_io.cpp reports/src/baseline.cpp reports/src/compare.cpp reports/src/rank_stats.cpp
          reports/src/text.cpp reports/src/html_report.cpp reports/src/html_specs.cpp
          reports/src/node_verdicts.cpp
@@ -34,7 +36,8 @@ library=(reports/src/report_io.cpp reports/src/baseline.cpp reports/src/compare.
          harness/src/machine_load.cpp harness/src/suite.cpp harness/src/text_file.cpp
          harness/src/json_io.cpp tests/fuzz/builtin_suites_none.cpp harness/src/thread_pool.cpp
          harness/src/metric_decl.cpp reports/src/expect.cpp harness/src/devices_counts.cpp
-         harness/src/data_dirs.cpp harness/src/text_layout.cpp tests/fuzz/html_assets_none.cpp)
+         harness/src/data_dirs.cpp harness/src/text_layout.cpp tests/fuzz/html_assets_none.cpp
+         harness/src/benchmark.cpp harness/src/options.cpp tests/fuzz/requirements_none.cpp)
 targets=(report baseline suite)
 sources=("${library[@]}")
 for target in "${targets[@]}"; do sources+=("tests/fuzz/fuzz_$target.cpp"); done
