@@ -103,3 +103,15 @@ def real_suite_reports(directory, count=2):
                        "bandwidth/numa_matrix"}, ran
         paths.append(path)
     return paths
+
+
+# The source scans (test_no_name_decisions.py, test_no_raw_json.py) read C++ lines without comments.
+def strip_comment(line):
+    """The line without its // comment (a // inside a string literal is kept)."""
+    in_str = False
+    for k, ch in enumerate(line):
+        if ch == '"' and (k == 0 or line[k - 1] != "\\"):
+            in_str = not in_str
+        elif not in_str and line.startswith("//", k):
+            return line[:k]
+    return line

@@ -9,7 +9,7 @@ import os
 import pathlib
 import re
 
-from conftest import run
+from conftest import run, strip_comment
 
 SOURCE = pathlib.Path(os.environ.get("INFRABENCH_SOURCE_DIR", "."))
 SCANNED = ["harness/src", "harness/include", "reports/src", "reports/include", "apps"]
@@ -63,17 +63,6 @@ def declared_names():
             names.add(stem)
             metrics.add(m["name"])
     return names, metrics
-
-
-def strip_comment(line):
-    """The line without its // comment (a // inside a string literal is kept)."""
-    in_str = False
-    for k, ch in enumerate(line):
-        if ch == '"' and (k == 0 or line[k - 1] != "\\"):
-            in_str = not in_str
-        elif not in_str and line.startswith("//", k):
-            return line[:k]
-    return line
 
 
 def code_lines():

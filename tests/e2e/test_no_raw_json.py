@@ -7,6 +7,8 @@ import os
 import pathlib
 import re
 
+from conftest import strip_comment
+
 SOURCE = pathlib.Path(os.environ.get("INFRABENCH_SOURCE_DIR", "."))
 SCANNED = SOURCE / "reports/src"
 
@@ -51,17 +53,6 @@ NOT_JSON = {
 # report_view's sections kept as written for not-yet-ported code: a ported file reads the typed
 # fields (inventories, run_info, telemetry) instead.
 RAW_SECTIONS = re.compile(r'\.(hosts|run|capabilities)\b(?!\s*\()')
-
-
-def strip_comment(line):
-    """The line without its // comment (a // inside a string literal is kept)."""
-    in_str = False
-    for k, ch in enumerate(line):
-        if ch == '"' and (k == 0 or line[k - 1] != "\\"):
-            in_str = not in_str
-        elif not in_str and line.startswith("//", k):
-            return line[:k]
-    return line
 
 
 def is_write(line, end):
