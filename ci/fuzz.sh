@@ -25,7 +25,7 @@ mkdir -p "$out/obj"
 # CPUs a thread-count axis is bounded by; data_dirs.cpp: where a named baseline is found;
 # metric_decl.cpp, expect.cpp, devices_counts.cpp: what
 # a baseline's rules and "expect" are checked with.)
-library=(reports/src/report_io.cpp reports/src/baseline.cpp reports/src/compare.cpp reports/src/rank_stats.cpp
+library=(harness/src/report_model.cpp reports/src/baseline.cpp reports/src/compare.cpp reports/src/rank_stats.cpp
          reports/src/text.cpp reports/src/html_report.cpp reports/src/html_specs.cpp
          reports/src/chartjs_none.cpp
          harness/src/report.cpp harness/src/error.cpp harness/src/axis.cpp harness/src/result.cpp

@@ -1,4 +1,4 @@
-#include "infrabench/reports/report_io.h"
+#include "infrabench/model/report.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -13,7 +13,7 @@
 #include "infrabench/json_io.h"
 #include "infrabench/report.h"
 
-namespace infrabench::reports {
+namespace infrabench::model {
 namespace {
 
 using json = nlohmann::json;
@@ -766,9 +766,9 @@ void assign_labels(std::vector<report_view>& reports) {
   }
 }
 
-}  // namespace infrabench::reports
+}  // namespace infrabench::model
 
-namespace infrabench::reports {
+namespace infrabench::model {
 namespace {
 
 using json = nlohmann::json;
@@ -937,4 +937,4 @@ json to_json(const report_view& r) {
   return out;
 }
 
-}  // namespace infrabench::reports
+}  // namespace infrabench::model
