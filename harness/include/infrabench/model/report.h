@@ -74,6 +74,14 @@ struct repetition_view {
   double elapsed_s = 0;
 };
 
+// A result's timing summary (its "time_s"): what the console table shows beside the metrics.
+struct time_view {
+  double median = 0;
+  double ci95_lo = 0, ci95_hi = 0;  // the median's confidence interval
+  double cv = 0, robust_cv = 0;     // robust_cv is cv in a report that does not carry it
+  std::size_t n = 0;
+};
+
 struct result_view {
   std::string benchmark;  // group/name
   // Axis name -> value as written (number or string), and its display form ("256MiB").
@@ -81,6 +89,7 @@ struct result_view {
   std::map<std::string, std::string> axes_display;
   std::string status;  // passed | skipped | failed
   std::string reason;
+  std::string reason_code;  // of a skip or failure (reason.h); "" when the report does not say
   bool valid = true;
   std::vector<std::string> invalid_reasons;
   std::vector<std::string> warnings;
@@ -91,6 +100,8 @@ struct result_view {
   bool withheld_in_warnings = false;
   int rank = 0;
   std::string host;
+  std::optional<int> gpu;         // the GPU a per-GPU result measured; nullopt for a node-wide one
+  std::optional<time_view> time;  // absent for a result that did not sample (skipped, failed)
   std::vector<double> samples_s;
   std::vector<metric_view> metrics;
   // Each repetition in run order (run --repetitions N); empty for a report of one repetition. A
@@ -120,6 +131,7 @@ struct host_view {
   std::string hostname;  // "" when the inventory does not say
   std::string git_commit;
   std::vector<std::pair<std::string, std::string>> fields;
+  nlohmann::json inventory;  // the whole inventory as written: what history archives per run
 };
 
 // What the suite of a run selected (run.suite): its benchmarks and the axis values each ran with.
@@ -265,6 +277,14 @@ using metric_catalog = std::map<std::string, std::vector<metric_decl>>;
 [[nodiscard]] const std::vector<metric_decl>* declarations_of(std::span<const report_view> reports,
                                                               const std::string& bench,
                                                               const metric_catalog* catalog);
+
+// One result as the harness writes it (result::to_json(), a rank's record of the live run), read
+// as a report's results are; `where` names it in messages. Throws user_error.
+[[nodiscard]] result_view result_from_json(const nlohmann::json& r, const std::string& where);
+// An array of them ("results[i]" in messages).
+[[nodiscard]] std::vector<result_view> results_from_json(const nlohmann::json& results);
+// A report already parsed (the live run's, as written): what parse_report gives for its text.
+[[nodiscard]] report_view report_from_json(nlohmann::json doc, const std::string& origin);
 
 // "1.2.3" -> {1,2,3}; nullopt when not of that form.
 [[nodiscard]] std::optional<std::vector<int>> parse_version(std::string_view v);
