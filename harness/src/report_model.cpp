@@ -748,12 +748,20 @@ result_view result_from_json(const json& r, const std::string& where) {
   return read_result(checker("the run's results"), r, where);
 }
 
+host_view host_from_json(const json& inventory) {
+  return read_host(inventory);
+}
+
 std::vector<result_view> results_from_json(const json& results) {
   std::vector<result_view> out;
   if (!results.is_array()) throw user_error("the run's results: expected an array");
   for (std::size_t i = 0; i < results.size(); ++i)
     out.push_back(result_from_json(results[i], "results[" + std::to_string(i) + "]"));
   return out;
+}
+
+std::map<std::string, benchmark_meta> benchmark_metadata_from_json(const json& metadata) {
+  return read_benchmark_metadata(checker("the run"), json{{"benchmark_metadata", metadata}});
 }
 
 report_view report_from_json(json doc, const std::string& origin) {

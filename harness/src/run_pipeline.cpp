@@ -192,23 +192,22 @@ report_context make_context(const std::vector<std::string>& command_line, const 
 
 // Multi-host runs: hosts far below the others (node-local metrics) and slow links or hosts
 // (pairwise) are named in the report (on their host's entry, and as a warning on the result).
-void annotate_outliers(json& all_results, json& hosts, const json& findings) {
-  auto names = [](const json& f, const std::string& host) {
-    return f.at("host") == host || f.value("peer", "") == host;
-  };
+// `views` are `all_results` read by the model, in the same order.
+void annotate_outliers(json& all_results, const std::vector<model::result_view>& views, json& hosts,
+                       const std::vector<outlier_finding>& findings) {
   for (auto& h : hosts) {
+    const std::string hostname = model::host_from_json(h).hostname;
     json mine = json::array();
     for (const auto& f : findings) {
-      if (names(f, h.value("hostname", ""))) mine.push_back(f);
+      if (f.names(hostname)) mine.push_back(f.to_json());
     }
     h["outliers"] = mine;
   }
-  for (auto& r : all_results) {
+  for (std::size_t i = 0; i < views.size(); ++i) {
+    const model::result_view& r = views[i];
     for (const auto& f : findings) {
-      if (names(f, r.at("host").get<std::string>()) && f.at("benchmark") == r.at("benchmark") &&
-          f.at("axes") == r.at("axes") && f.value("gpu", -1) == r.value("gpu", -1)) {
-        r["warnings"].push_back("outlier: " + f.at("text").get<std::string>());
-      }
+      if (f.names(r.host) && f.benchmark == r.benchmark && f.axes == r.axes && f.gpu == r.gpu)
+        all_results[i]["warnings"].push_back("outlier: " + f.text);
     }
   }
 }
@@ -258,7 +257,7 @@ void print_cluster_tables(std::ostream& console, const printer& table, const wri
     console << "(" << left_to_leader
             << " node-local configurations left to the one rank per host that ran them)\n\n";
   }
-  print_cluster_summary(console, a.results, a.benchmark_metadata, a.findings, outliers);
+  print_cluster_summary(console, w.view.results, w.view.benchmarks, a.findings, outliers);
   console << "\n";
 }
 
@@ -393,10 +392,11 @@ analysed_results analyse_results(gathered_results g, std::size_t repetitions,
   analysed_results a;
   a.results = merge_repetitions(g.results, repetitions);
   a.hosts = std::move(g.hosts);
-  a.benchmark_metadata = benchmark_metadata;
   if (outliers != nullptr) {
-    a.findings = find_outliers(a.results, benchmark_metadata, *outliers);
-    annotate_outliers(a.results, a.hosts, a.findings);
+    const std::vector<model::result_view> views = model::results_from_json(a.results);
+    a.findings =
+        find_outliers(views, model::benchmark_metadata_from_json(benchmark_metadata), *outliers);
+    annotate_outliers(a.results, views, a.hosts, a.findings);
   }
   return a;
 }

@@ -34,12 +34,9 @@ KNOWN = {
     "harness/src/devices_counts.cpp": "counts in a devices inventory; expect.cpp (exempt below) "
                                       "hands it a report host's devices",
     "harness/src/sysinfo.cpp": "the capabilities JSON it turns into the inventory it writes",
-    # Not yet ported (issue 25 item 1 continues):
-    "harness/src/cluster.cpp": "find_outliers reads the gathered result records (the analyse "
-                               "step, before the report is made) and its own findings",
-    "harness/src/run_pipeline.cpp": "annotate_outliers puts cluster.cpp's findings (JSON) on the "
-                                    "result records and hosts before the report is made; the "
-                                    "gather step reads the ranks' published records",
+    "harness/src/run_pipeline.cpp": "the gather step reads the ranks' messages ({inventory, "
+                                    "results}) and the run's settings it writes; the analyse "
+                                    "step adds outlier warnings to the result records",
     "reports/src/html_specs.cpp": "reads back the page's own chart specs (JSON html_report.cpp "
                                   "writes for the page), never a report",
     # Not yet ported (issue 25 item 1 continues):

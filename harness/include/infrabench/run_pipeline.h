@@ -18,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "infrabench/cluster.h"
 #include "infrabench/model/report.h"
 
 #include "infrabench/options.h"
@@ -116,9 +117,7 @@ struct gathered_results {
 struct analysed_results {
   nlohmann::json results = nlohmann::json::array();  // one per configuration and rank
   nlohmann::json hosts = nlohmann::json::array();
-  nlohmann::json findings = nlohmann::json::array();  // outliers among hosts (cluster.h)
-  nlohmann::json
-      benchmark_metadata;  // what the benchmarks declared (the cluster summary's matrices)
+  std::vector<outlier_finding> findings;  // outliers among hosts (cluster.h)
 };
 
 // Repetitions merged into one result per configuration; with `outliers` (multi-rank runs), hosts

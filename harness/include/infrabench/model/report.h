@@ -281,8 +281,13 @@ using metric_catalog = std::map<std::string, std::vector<metric_decl>>;
 // One result as the harness writes it (result::to_json(), a rank's record of the live run), read
 // as a report's results are; `where` names it in messages. Throws user_error.
 [[nodiscard]] result_view result_from_json(const nlohmann::json& r, const std::string& where);
+// One host's inventory (sysinfo's, or a report's hosts[i]), read leniently as a report's are.
+[[nodiscard]] host_view host_from_json(const nlohmann::json& inventory);
 // An array of them ("results[i]" in messages).
 [[nodiscard]] std::vector<result_view> results_from_json(const nlohmann::json& results);
+// A run's benchmark metadata as written (run.benchmark_metadata); empty for null.
+[[nodiscard]] std::map<std::string, benchmark_meta> benchmark_metadata_from_json(
+    const nlohmann::json& metadata);
 // A report already parsed (the live run's, as written): what parse_report gives for its text.
 [[nodiscard]] report_view report_from_json(nlohmann::json doc, const std::string& origin);
 
