@@ -104,7 +104,7 @@ int health_check(const health_options& opt, const std::vector<std::string>& run_
   const int rc = call_quietly(args);
   if (rc == 2 || !std::filesystem::exists(o.report)) return 2;  // run said why on stderr
   const ib::reports::report_view r = ib::reports::load_report(o.report);
-  const std::string host = r.hosts.empty() ? "" : r.hosts[0].value("hostname", "");
+  const std::string host = r.inventories.empty() ? "" : r.inventories.front().hostname;
   const std::vector<std::string> bad = problems(r, b);
   if (bad.empty()) {
     std::size_t passed = 0;

@@ -27,7 +27,7 @@ mkdir -p "$out/obj"
 # a baseline's rules and "expect" are checked with; benchmark.cpp (an empty registry),
 # requirements_none.cpp: what node_verdicts.cpp asks of this build's benchmarks; options.cpp: the
 # output options compare masks.)
-library=(reports/src/report_io.cpp reports/src/baseline.cpp reports/src/compare.cpp reports/src/rank_stats.cpp
+library=(harness/src/report_model.cpp reports/src/baseline.cpp reports/src/compare.cpp reports/src/rank_stats.cpp
          reports/src/text.cpp reports/src/html_report.cpp reports/src/html_specs.cpp
          reports/src/node_verdicts.cpp
          reports/src/chartjs_none.cpp

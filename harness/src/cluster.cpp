@@ -90,16 +90,12 @@ std::string fmt(double v) {
   return buf;
 }
 
-std::string axes_text(const json& r) {
-  std::string out;
-  const json disp = r.value("axes_display", json::object());
-  for (const auto& [k, v] : r.at("axes").items()) {
-    out += " " + k + "=" +
-           (disp.contains(k) ? disp[k].get<std::string>()
-            : v.is_string()  ? v.get<std::string>()
-                             : json_text(v));
-  }
-  return out;
+using model::result_view;
+
+// " kernel=triad threads=0": the axes' display forms, each after a space.
+std::string axes_text(const result_view& r) {
+  const std::string a = r.axes_label();
+  return a.empty() ? a : " " + a;
 }
 
 std::string percent_off(double v, double median) {
@@ -113,12 +109,10 @@ std::string percent_off(double v, double median) {
 // with the benchmark: metric_decl::cell), as the run's benchmark metadata carries them: the
 // matrices the link analysis reads. Read once per run; benchmarks without any are absent.
 using link_family_map = std::map<std::string, std::vector<metric_decl>>;
-link_family_map link_families(const json& metadata) {
+link_family_map link_families(const benchmark_metadata_map& metadata) {
   link_family_map out;
-  for (const auto& [bench, b] : metadata.items()) {
-    if (!b.is_object() || !b.contains("metrics")) continue;
-    for (const auto& m : b.at("metrics")) {
-      const metric_decl d = metric_decl_from_json(m, "run.benchmark_metadata." + bench);
+  for (const auto& [bench, b] : metadata) {
+    for (const auto& d : b.metrics) {
       if (d.cell == cell_kind::peer_rank && d.is_family()) out[bench].push_back(d);
     }
   }
@@ -135,19 +129,18 @@ using link_map = std::map<std::pair<std::string, std::string>, std::vector<doubl
 // Undirected links (a < b) -> one value.
 using link_values = std::map<std::pair<std::string, std::string>, double>;
 
-void collect_pairwise(const std::vector<const json*>& rs, const std::string& prefix,
+void collect_pairwise(const std::vector<const result_view*>& rs, const std::string& prefix,
                       link_map& out) {
   std::map<int, std::string> host_of;
-  for (const auto* r : rs) host_of[r->at("rank").get<int>()] = r->at("host").get<std::string>();
+  for (const auto* r : rs) host_of[r->rank] = r->host;
   for (const auto* r : rs) {
-    const std::string from = r->at("host").get<std::string>();
-    for (const auto& m : r->at("metrics")) {
-      const auto name = m.at("name").get<std::string>();
-      if (name.rfind(prefix, 0) != 0) continue;
-      const int peer = std::atoi(name.c_str() + prefix.size());
+    const std::string& from = r->host;
+    for (const auto& m : r->metrics) {
+      if (m.name.rfind(prefix, 0) != 0) continue;
+      const int peer = std::atoi(m.name.c_str() + prefix.size());
       const auto it = host_of.find(peer);
       if (it == host_of.end() || it->second == from) continue;
-      out[{from, it->second}].push_back(m.at("value").get<double>());
+      out[{from, it->second}].push_back(m.value);
     }
   }
 }
@@ -177,19 +170,21 @@ std::map<std::string, double> best_link_per_host(const link_values& links, bool 
 }
 
 // The fields every finding has.
-json finding(const char* kind, const std::string& host, const json& sample,
-             const std::string& metric, const std::string& unit, double value, double median,
-             double z, std::string text) {
-  return {{"kind", kind},
-          {"host", host},
-          {"benchmark", sample.at("benchmark")},
-          {"axes", sample.at("axes")},
-          {"metric", metric},
-          {"unit", unit},
-          {"value", value},
-          {"median", median},
-          {"robust_z", z},
-          {"text", std::move(text)}};
+outlier_finding finding(const char* kind, const std::string& host, const result_view& sample,
+                        const std::string& metric, const std::string& unit, double value,
+                        double median, double z, std::string text) {
+  outlier_finding f;
+  f.kind = kind;
+  f.host = host;
+  f.benchmark = sample.benchmark;
+  f.axes = sample.axes;
+  f.metric = metric;
+  f.unit = unit;
+  f.value = value;
+  f.median = median;
+  f.robust_z = z;
+  f.text = std::move(text);
+  return f;
 }
 
 struct link_metric {
@@ -200,13 +195,13 @@ struct link_metric {
 // Hosts whose best link is still an outlier: when even that is slow, the host (its NIC, its
 // cable, its switch port) is the likely culprit, not each of its links.
 std::set<std::string> find_culprit_hosts(const link_values& links, const link_metric& lm,
-                                         const json& sample, const outlier_settings& s,
-                                         json& findings) {
+                                         const result_view& sample, const outlier_settings& s,
+                                         std::vector<outlier_finding>& findings) {
   const auto best = best_link_per_host(links, lm.higher_is_better);
   std::vector<double> scores;
   for (const auto& [h, v] : best) scores.push_back(v);
   const double median_best = sample_median(scores);
-  const std::string what = sample.at("benchmark").get<std::string>() + axes_text(sample);
+  const std::string what = sample.benchmark + axes_text(sample);
   std::set<std::string> culprits;
   for (const auto& [h, v] : best) {
     if (!is_outlier(v, scores, lm.higher_is_better, s)) continue;
@@ -224,8 +219,8 @@ std::set<std::string> find_culprit_hosts(const link_values& links, const link_me
 
 // Single slow links among the links of hosts that are not culprits.
 void find_slow_links(const link_values& links, const std::set<std::string>& culprits,
-                     const link_metric& lm, const json& sample, const outlier_settings& s,
-                     json& findings) {
+                     const link_metric& lm, const result_view& sample, const outlier_settings& s,
+                     std::vector<outlier_finding>& findings) {
   auto innocent = [&](const auto& ab) {
     return !culprits.count(ab.first) && !culprits.count(ab.second);
   };
@@ -234,22 +229,23 @@ void find_slow_links(const link_values& links, const std::set<std::string>& culp
     if (innocent(ab)) reference.push_back(v);
   }
   const double median_link = sample_median(reference);
-  const std::string what = sample.at("benchmark").get<std::string>() + axes_text(sample);
+  const std::string what = sample.benchmark + axes_text(sample);
   for (const auto& [ab, v] : links) {
     if (!innocent(ab) || !is_outlier(v, reference, lm.higher_is_better, s)) continue;
     const double z = robust_z(v, reference);
-    json f = finding("slow_link", ab.first, sample, lm.metric, lm.unit, v, median_link, z,
-                     ab.first + "-" + ab.second + ": " + what + ": link " + lm.metric + " " +
-                         fmt(v) + " " + lm.unit + " is " + percent_off(v, median_link) +
-                         (lm.higher_is_better ? " below" : " above") + " the median link (" +
-                         fmt(median_link) + " " + lm.unit + "; robust z " + fmt(z) + ")");
-    f["peer"] = ab.second;
+    outlier_finding f =
+        finding("slow_link", ab.first, sample, lm.metric, lm.unit, v, median_link, z,
+                ab.first + "-" + ab.second + ": " + what + ": link " + lm.metric + " " + fmt(v) +
+                    " " + lm.unit + " is " + percent_off(v, median_link) +
+                    (lm.higher_is_better ? " below" : " above") + " the median link (" +
+                    fmt(median_link) + " " + lm.unit + "; robust z " + fmt(z) + ")");
+    f.peer = ab.second;
     findings.push_back(std::move(f));
   }
 }
 
-void analyse_links(const link_map& directed, const link_metric& lm, const json& sample,
-                   const outlier_settings& s, json& findings) {
+void analyse_links(const link_map& directed, const link_metric& lm, const result_view& sample,
+                   const outlier_settings& s, std::vector<outlier_finding>& findings) {
   const link_values links = undirected_links(directed, lm.higher_is_better);
   std::set<std::string> hosts;
   for (const auto& [ab, v] : links) hosts.insert({ab.first, ab.second});
@@ -258,8 +254,9 @@ void analyse_links(const link_map& directed, const link_metric& lm, const json& 
   find_slow_links(links, culprits, lm, sample, s, findings);
 }
 
-void analyse_pairwise(const std::vector<const json*>& rs, const std::vector<metric_decl>& families,
-                      const outlier_settings& s, json& findings) {
+void analyse_pairwise(const std::vector<const result_view*>& rs,
+                      const std::vector<metric_decl>& families, const outlier_settings& s,
+                      std::vector<outlier_finding>& findings) {
   for (const auto& d : families) {
     link_map directed;
     collect_pairwise(rs, cell_prefix(d), directed);
@@ -278,68 +275,80 @@ struct unit_key {
     return gpu < 0 ? host : host + " gpu " + std::to_string(gpu);
   }
 };
-unit_key unit_of(const json& r) {
-  return {r.at("host").get<std::string>(), r.contains("gpu") ? r.at("gpu").get<int>() : -1};
+unit_key unit_of(const result_view& r) {
+  return {r.host, r.gpu.value_or(-1)};
 }
 
 // A node-local configuration: per metric, a host (or a GPU) whose value (the median over its
 // ranks) is an outlier among the hosts (or the GPUs).
-void analyse_hosts(const std::vector<const json*>& rs, const outlier_settings& s, json& findings) {
-  const json& sample = *rs.front();
+void analyse_hosts(const std::vector<const result_view*>& rs, const outlier_settings& s,
+                   std::vector<outlier_finding>& findings) {
+  const result_view& sample = *rs.front();
   std::map<std::string, std::map<unit_key, std::vector<double>>> per_metric;  // metric->unit
-  std::map<std::string, const json*> metric_info;
+  std::map<std::string, const model::metric_view*> metric_info;
   for (const auto* r : rs) {
-    for (const auto& m : r->at("metrics")) {
-      const auto name = m.at("name").get<std::string>();
-      per_metric[name][unit_of(*r)].push_back(m.at("value").get<double>());
-      metric_info.emplace(name, &m);
+    for (const auto& m : r->metrics) {
+      per_metric[m.name][unit_of(*r)].push_back(m.value);
+      metric_info.emplace(m.name, &m);
     }
   }
   for (const auto& [name, by_unit] : per_metric) {
     std::vector<double> values;
     for (const auto& [u, v] : by_unit) values.push_back(sample_median(v));
     const double med = sample_median(values);
-    const bool higher = metric_info[name]->at("better") == "higher";
-    const std::string unit = metric_info[name]->at("unit").get<std::string>();
+    const bool higher = metric_info[name]->higher_is_better;
+    const std::string unit = metric_info[name]->unit;
     const char* what = by_unit.begin()->first.gpu >= 0 ? " GPUs (" : " hosts (";
     for (const auto& [u, v] : by_unit) {
       const double x = sample_median(v);
       if (!is_outlier(x, values, higher, s)) continue;
       const double z = robust_z(x, values);
-      json f = finding("host_metric", u.host, sample, name, unit, x, med, z,
-                       u.name() + ": " + sample.at("benchmark").get<std::string>() +
-                           axes_text(sample) + ": " + name + " " + fmt(x) + " " + unit + " is " +
-                           percent_off(x, med) + (higher ? " below" : " above") +
-                           " the median of " + std::to_string(by_unit.size()) + what + fmt(med) +
-                           " " + unit + "; robust z " + fmt(z) + ")");
-      if (u.gpu >= 0) f["gpu"] = u.gpu;
+      outlier_finding f = finding("host_metric", u.host, sample, name, unit, x, med, z,
+                                  u.name() + ": " + sample.benchmark + axes_text(sample) + ": " +
+                                      name + " " + fmt(x) + " " + unit + " is " +
+                                      percent_off(x, med) + (higher ? " below" : " above") +
+                                      " the median of " + std::to_string(by_unit.size()) + what +
+                                      fmt(med) + " " + unit + "; robust z " + fmt(z) + ")");
+      if (u.gpu >= 0) f.gpu = u.gpu;
       findings.push_back(std::move(f));
     }
   }
 }
 
 // Passed results grouped by configuration (benchmark and axes), in first-seen order.
-std::vector<std::vector<const json*>> group_by_config(const json& results) {
+std::vector<std::vector<const result_view*>> group_by_config(
+    const std::vector<result_view>& results) {
   std::vector<std::string> order;
-  std::map<std::string, std::vector<const json*>> groups;
+  std::map<std::string, std::vector<const result_view*>> groups;
   for (const auto& r : results) {
-    if (r.at("status") != "passed") continue;
-    const std::string key = r.at("benchmark").get<std::string>() + " " + json_text(r.at("axes"));
+    if (r.status != "passed") continue;
+    const std::string key = r.config_key();
     if (!groups.count(key)) order.push_back(key);
     groups[key].push_back(&r);
   }
-  std::vector<std::vector<const json*>> out;
+  std::vector<std::vector<const result_view*>> out;
   for (const auto& key : order) out.push_back(std::move(groups[key]));
   return out;
 }
 
 }  // namespace
 
-json find_outliers(const json& results, const json& benchmark_metadata, const outlier_settings& s) {
-  json findings = json::array();
-  const link_family_map links = link_families(benchmark_metadata);
+json outlier_finding::to_json() const {
+  json f = {{"kind", kind},         {"host", host}, {"benchmark", benchmark}, {"axes", axes},
+            {"metric", metric},     {"unit", unit}, {"value", value},         {"median", median},
+            {"robust_z", robust_z}, {"text", text}};
+  if (!peer.empty()) f["peer"] = peer;
+  if (gpu) f["gpu"] = *gpu;
+  return f;
+}
+
+std::vector<outlier_finding> find_outliers(const std::vector<result_view>& results,
+                                           const benchmark_metadata_map& metadata,
+                                           const outlier_settings& s) {
+  std::vector<outlier_finding> findings;
+  const link_family_map links = link_families(metadata);
   for (const auto& rs : group_by_config(results)) {
-    const auto families = links.find(rs.front()->at("benchmark").get<std::string>());
+    const auto families = links.find(rs.front()->benchmark);
     if (families != links.end()) {
       analyse_pairwise(rs, families->second, s, findings);
     } else {
@@ -359,7 +368,8 @@ struct host_row {
 };
 
 // Hosts in rank order of first appearance, with what they measured and the findings naming them.
-std::vector<std::pair<std::string, host_row>> host_rows(const json& results, const json& findings) {
+std::vector<std::pair<std::string, host_row>> host_rows(
+    const std::vector<result_view>& results, const std::vector<outlier_finding>& findings) {
   std::vector<std::pair<std::string, host_row>> rows;
   auto row = [&](const std::string& h) -> host_row& {
     for (auto& [name, r] : rows) {
@@ -368,16 +378,15 @@ std::vector<std::pair<std::string, host_row>> host_rows(const json& results, con
     return rows.emplace_back(h, host_row{}).second;
   };
   for (const auto& r : results) {
-    host_row& hr = row(r.at("host").get<std::string>());
-    hr.ranks.insert(r.at("rank").get<int>());
-    const auto st = r.at("status").get<std::string>();
-    hr.passed += st == "passed";
-    hr.invalid += st == "passed" && !r.at("valid").get<bool>();
-    hr.failed += st == "failed";
+    host_row& hr = row(r.host);
+    hr.ranks.insert(r.rank);
+    hr.passed += r.status == "passed";
+    hr.invalid += r.status == "passed" && !r.valid;
+    hr.failed += r.status == "failed";
   }
   for (const auto& f : findings) {
-    ++row(f.at("host").get<std::string>()).findings;
-    if (f.contains("peer")) ++row(f.at("peer").get<std::string>()).findings;
+    ++row(f.host).findings;
+    if (!f.peer.empty()) ++row(f.peer).findings;
   }
   return rows;
 }
@@ -421,8 +430,8 @@ void print_host_table(std::ostream& out,
   print_aligned(out, rows);
 }
 
-void print_findings(std::ostream& out, std::size_t hosts, const json& findings,
-                    const outlier_settings& s) {
+void print_findings(std::ostream& out, std::size_t hosts,
+                    const std::vector<outlier_finding>& findings, const outlier_settings& s) {
   char crit[160];
   std::snprintf(crit, sizeof(crit),
                 "robust z beyond %g and at least %.0f%% from the median of the hosts",
@@ -433,14 +442,14 @@ void print_findings(std::ostream& out, std::size_t hosts, const json& findings,
     out << "outliers: none (" << crit << ")\n";
   } else {
     out << "outliers (" << crit << "):\n";
-    for (const auto& f : findings) out << "  " << f.at("text").get<std::string>() << "\n";
+    for (const auto& f : findings) out << "  " << f.text << "\n";
   }
 }
 
 // The host-to-host matrix of one link family of one configuration (row sends to column), median
 // over rank pairs, hosts in `host_order`.
-void print_link_matrix(std::ostream& out, const std::vector<const json*>& rs, const metric_decl& d,
-                       const std::vector<std::string>& host_order) {
+void print_link_matrix(std::ostream& out, const std::vector<const result_view*>& rs,
+                       const metric_decl& d, const std::vector<std::string>& host_order) {
   link_map bw;
   collect_pairwise(rs, cell_prefix(d), bw);
   std::vector<std::string> hs;
@@ -455,7 +464,7 @@ void print_link_matrix(std::ostream& out, const std::vector<const json*>& rs, co
   };
   std::sort(hs.begin(), hs.end(),
             [&](const std::string& a, const std::string& b) { return rank_of(a) < rank_of(b); });
-  out << rs.front()->at("benchmark").get<std::string>() << " " << d.name << ", " << d.unit
+  out << rs.front()->benchmark << " " << d.name << ", " << d.unit
       << " (row sends to column):" << axes_text(*rs.front()) << "\n";
   std::size_t w = 6;
   for (const auto& h : hs) w = std::max(w, h.size());
@@ -477,16 +486,18 @@ void print_link_matrix(std::ostream& out, const std::vector<const json*>& rs, co
 
 }  // namespace
 
-void print_cluster_summary(std::ostream& out, const json& results, const json& benchmark_metadata,
-                           const json& findings, const outlier_settings& s) {
+void print_cluster_summary(std::ostream& out, const std::vector<result_view>& results,
+                           const benchmark_metadata_map& metadata,
+                           const std::vector<outlier_finding>& findings,
+                           const outlier_settings& s) {
   const auto hosts = host_rows(results, findings);
   print_host_table(out, hosts);
   print_findings(out, hosts.size(), findings, s);
   std::vector<std::string> host_order;
   for (const auto& [h, r] : hosts) host_order.push_back(h);
-  const link_family_map links = link_families(benchmark_metadata);
+  const link_family_map links = link_families(metadata);
   for (const auto& rs : group_by_config(results)) {
-    const auto families = links.find(rs.front()->at("benchmark").get<std::string>());
+    const auto families = links.find(rs.front()->benchmark);
     if (families == links.end()) continue;
     for (const auto& d : families->second) print_link_matrix(out, rs, d, host_order);
   }

@@ -192,23 +192,22 @@ report_context make_context(const std::vector<std::string>& command_line, const 
 
 // Multi-host runs: hosts far below the others (node-local metrics) and slow links or hosts
 // (pairwise) are named in the report (on their host's entry, and as a warning on the result).
-void annotate_outliers(json& all_results, json& hosts, const json& findings) {
-  auto names = [](const json& f, const std::string& host) {
-    return f.at("host") == host || f.value("peer", "") == host;
-  };
+// `views` are `all_results` read by the model, in the same order.
+void annotate_outliers(json& all_results, const std::vector<model::result_view>& views, json& hosts,
+                       const std::vector<outlier_finding>& findings) {
   for (auto& h : hosts) {
+    const std::string hostname = model::host_from_json(h).hostname;
     json mine = json::array();
     for (const auto& f : findings) {
-      if (names(f, h.value("hostname", ""))) mine.push_back(f);
+      if (f.names(hostname)) mine.push_back(f.to_json());
     }
     h["outliers"] = mine;
   }
-  for (auto& r : all_results) {
+  for (std::size_t i = 0; i < views.size(); ++i) {
+    const model::result_view& r = views[i];
     for (const auto& f : findings) {
-      if (names(f, r.at("host").get<std::string>()) && f.at("benchmark") == r.at("benchmark") &&
-          f.at("axes") == r.at("axes") && f.value("gpu", -1) == r.value("gpu", -1)) {
-        r["warnings"].push_back("outlier: " + f.at("text").get<std::string>());
-      }
+      if (f.names(r.host) && f.benchmark == r.benchmark && f.axes == r.axes && f.gpu == r.gpu)
+        all_results[i]["warnings"].push_back("outlier: " + f.text);
     }
   }
 }
@@ -242,49 +241,62 @@ std::string deliver_report(const std::string& path, const std::string& text, boo
 
 // The table of a multi-rank run, without the ranks that left a node-local benchmark to their
 // host's leader, then the cluster summary.
-void print_cluster_tables(std::ostream& console, const printer& table, const json& report,
-                          const json& findings, const outlier_settings& outliers) {
-  json shown = json::array();
+void print_cluster_tables(std::ostream& console, const printer& table, const written_report& w,
+                          const analysed_results& a, const outlier_settings& outliers) {
+  std::vector<model::result_view> shown;
   std::size_t left_to_leader = 0;
-  for (const auto& r : report["results"]) {
-    if (r.at("status") == "skipped" &&
-        r.value("reason_code", "") == to_string(reason_code::node_local)) {
+  for (const auto& r : w.view.results) {
+    if (r.status == "skipped" && r.reason_code == to_string(reason_code::node_local)) {
       ++left_to_leader;
     } else {
       shown.push_back(r);
     }
   }
-  table.print(console, run_document{report, shown, true});
+  table.print(console, run_document{w.report, shown, true});
   if (left_to_leader > 0) {
     console << "(" << left_to_leader
             << " node-local configurations left to the one rank per host that ran them)\n\n";
   }
-  print_cluster_summary(console, report["results"], report["run"]["benchmark_metadata"], findings,
-                        outliers);
+  print_cluster_summary(console, w.view.results, w.view.benchmarks, a.findings, outliers);
   console << "\n";
 }
 
+// How many results ended which way (the report's summary, counted from its results).
+struct result_counts {
+  std::size_t passed = 0, invalid = 0, skipped = 0, failed = 0;
+};
+result_counts count_results(const model::report_view& v) {
+  result_counts c;
+  for (const auto& r : v.results) {
+    c.passed += r.status == "passed";
+    c.invalid += r.status == "passed" && !r.valid;
+    c.skipped += r.status == "skipped";
+    c.failed += r.status == "failed";
+  }
+  return c;
+}
+
 // The console output after a run: the tables and the totals.
-void print_console(std::ostream& console, const printer& table, const json& report,
-                   const json& findings, const render_settings& s) {
+void print_console(std::ostream& console, const printer& table, const written_report& w,
+                   const analysed_results& a, const render_settings& s) {
   if (s.multi) {
-    print_cluster_tables(console, table, report, findings, s.outliers);
+    print_cluster_tables(console, table, w, a, s.outliers);
   } else {
-    table.print(console, run_document{report, report["results"], false});
+    table.print(console, run_document{w.report, w.view.results, false});
   }
   // The same count as the progress counter: configurations of the plan, per rank (every rank
   // runs the same plan); a multi-rank run then says how many results the ranks gave.
-  const auto& sum = report["summary"];
+  const result_counts sum = count_results(w.view);
   if (s.multi)
-    console << s.per_rank << " configurations on each of " << report["run"].value("world_size", 0)
-            << " ranks, " << sum["configurations"] << " results: ";
+    console << s.per_rank << " configurations on each of " << w.view.world_size << " ranks, "
+            << w.view.results.size() << " results: ";
   else
-    console << sum["configurations"] << " configurations: ";
-  console << sum["passed"] << " passed (" << sum["invalid"] << " invalid), " << sum["skipped"]
-          << " skipped, " << sum["failed"] << " failed";
+    console << w.view.results.size() << " configurations: ";
+  console << sum.passed << " passed (" << sum.invalid << " invalid), " << sum.skipped
+          << " skipped, " << sum.failed << " failed";
   // The counter counted runs: each configuration ran this many times, its results merged.
-  const auto reps = report["run"]["settings"].value("repetitions", 1);
-  if (reps > 1) console << "; each configuration run " << reps << " times, interleaved";
+  if (s.repetitions > 1)
+    console << "; each configuration run " << s.repetitions << " times, interleaved";
   console << "\n";
 }
 
@@ -381,8 +393,10 @@ analysed_results analyse_results(gathered_results g, std::size_t repetitions,
   a.results = merge_repetitions(g.results, repetitions);
   a.hosts = std::move(g.hosts);
   if (outliers != nullptr) {
-    a.findings = find_outliers(a.results, benchmark_metadata, *outliers);
-    annotate_outliers(a.results, a.hosts, a.findings);
+    const std::vector<model::result_view> views = model::results_from_json(a.results);
+    a.findings =
+        find_outliers(views, model::benchmark_metadata_from_json(benchmark_metadata), *outliers);
+    annotate_outliers(a.results, views, a.hosts, a.findings);
   }
   return a;
 }
@@ -395,6 +409,8 @@ written_report write_report(report_context ctx, const analysed_results& a, const
   w.report = make_report(ctx, a.results);
   if (telemetry != nullptr) w.report["telemetry"] = *telemetry;
   w.fate = deliver_report(output, json_text(w.report, 2) + "\n", &w.where_asked);
+  // Read back as any reader reads it: the render step works on the typed model.
+  w.view = model::report_from_json(w.report, output);
   return w;
 }
 
@@ -413,10 +429,9 @@ void render_report(const written_report& w, const analysed_results& a, const ren
   const printer& format = printer_registry::instance().find(s.format, document::run);
   if (s.format != "table") {
     // With the report itself on stdout, another format would mix into it.
-    if (!s.report_on_stdout)
-      format.print(console, run_document{w.report, w.report["results"], s.multi});
+    if (!s.report_on_stdout) format.print(console, run_document{w.report, w.view.results, s.multi});
   } else {
-    print_console(console, format, w.report, a.findings, s);
+    print_console(console, format, w, a, s);
   }
   if (w.where_asked) {
     std::cerr << "report " << w.fate << std::endl;
@@ -524,7 +539,7 @@ class run_session {
     const written_report w = write_report(ctx, a, telemetry_json(), m_req.output);
     render_report(w, a, rs);
     o.report_where_asked = w.where_asked;
-    o.failed = w.report["summary"]["failed"].get<std::size_t>();
+    o.failed = count_results(w.view).failed;
     o.hook_code = run_post_run_hooks(w.report, m_options);
     if (o.interrupted) print_error(ctx.interrupted_reason + "; the report is marked interrupted");
     return exit_code_of(o);
@@ -540,6 +555,7 @@ class run_session {
     rs.report_on_stdout = report_on_stdout(m_req.output);
     rs.multi = multi();
     rs.per_rank = m_planned;
+    rs.repetitions = m_repetitions;
     rs.outliers = outlier_options(m_options);
     return rs;
   }

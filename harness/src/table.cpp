@@ -3,7 +3,7 @@
 #include <map>
 #include <set>
 
-#include "infrabench/json_io.h"
+#include "infrabench/model/report.h"
 #include "infrabench/reason.h"
 #include "infrabench/report.h"
 #include "infrabench/text_layout.h"
@@ -70,7 +70,7 @@ std::string format_scaled(double value, const std::string& unit) {
 
 namespace {
 
-using nlohmann::json;
+using model::result_view;
 
 // Benchmarks whose every configuration was skipped for one reason: counted under the reason's code
 // and text (never matched by its words), printed after the tables, one line per reason.
@@ -79,16 +79,11 @@ struct skip_group {
   std::size_t benchmarks = 0, configurations = 0;
 };
 
-std::string reason_of(const json& r) {
-  return r.value("reason", std::string());
-}
-
-void add_skip(std::vector<skip_group>& groups, const json& r, std::size_t configurations) {
-  const std::string code = r.value("reason_code", std::string());
-  const std::string text = reason_of(r);
-  auto it = std::find_if(groups.begin(), groups.end(),
-                         [&](const skip_group& g) { return g.code == code && g.text == text; });
-  if (it == groups.end()) it = groups.insert(groups.end(), skip_group{code, text});
+void add_skip(std::vector<skip_group>& groups, const result_view& r, std::size_t configurations) {
+  auto it = std::find_if(groups.begin(), groups.end(), [&](const skip_group& g) {
+    return g.code == r.reason_code && g.text == r.reason;
+  });
+  if (it == groups.end()) it = groups.insert(groups.end(), skip_group{r.reason_code, r.reason});
   ++it->benchmarks;
   it->configurations += configurations;
 }
@@ -105,61 +100,55 @@ void print_skip_groups(std::ostream& out, const std::vector<skip_group>& groups)
   if (!groups.empty()) out << '\n';
 }
 
-std::string axis_cell(const json& r, const std::string& axis_name) {
-  const json disp = r.value("axes_display", json::object());
-  if (disp.contains(axis_name) && disp[axis_name].is_string())
-    return disp[axis_name].get<std::string>();
-  const json& v = r.at("axes").at(axis_name);
-  return v.is_string() ? v.get<std::string>() : json_text(v);
+// The axis's display form (the reader fills it in from the value when the report has none).
+std::string axis_cell(const result_view& r, const std::string& axis_name) {
+  const auto it = r.axes_display.find(axis_name);
+  return it != r.axes_display.end() ? it->second : std::string();
 }
 
 // The axes whose value every row shares: said once above the table instead of in a column each.
-std::vector<std::string> fixed_axes(const std::vector<const json*>& rs) {
+std::vector<std::string> fixed_axes(const std::vector<const result_view*>& rs) {
   std::vector<std::string> fixed;
-  for (const auto& [axis_name, v] : rs.front()->at("axes").items()) {
+  for (const auto& [axis_name, v] : rs.front()->axes) {
     const std::string first = axis_cell(*rs.front(), axis_name);
-    const bool same = std::all_of(rs.begin(), rs.end(), [&](const json* r) {
-      return r->at("axes").contains(axis_name) && axis_cell(*r, axis_name) == first;
+    const bool same = std::all_of(rs.begin(), rs.end(), [&](const result_view* r) {
+      return r->axes.count(axis_name) && axis_cell(*r, axis_name) == first;
     });
     if (same) fixed.push_back(axis_name);
   }
   return fixed;
 }
 
-std::vector<std::string> metric_names_of(const std::vector<const json*>& rs) {
+std::vector<std::string> metric_names_of(const std::vector<const result_view*>& rs) {
   std::vector<std::string> names;
   for (const auto* r : rs) {
-    for (const auto& m : r->at("metrics")) {
-      const auto mn = m.at("name").get<std::string>();
-      if (std::find(names.begin(), names.end(), mn) == names.end()) names.push_back(mn);
+    for (const auto& m : r->metrics) {
+      if (std::find(names.begin(), names.end(), m.name) == names.end()) names.push_back(m.name);
     }
   }
   return names;
 }
 
 // Status, time, CI, rCV and n of one result (empty cells when it has no timing).
-std::vector<std::string> timing_cells(const json& r) {
-  std::string st = r.at("status").get<std::string>();
-  if (st == "passed" && !r.value("valid", true)) st = "INVALID";
-  if (!r.contains("time_s") || r.at("status") != "passed") return {st, "", "", "", ""};
-  const auto& t = r.at("time_s");
-  const double median = t.at("median").get<double>();
-  const double lo = t.at("median_ci95")[0].get<double>(), hi = t.at("median_ci95")[1].get<double>();
-  return {st, format_time(median), median > 0 ? percent1((hi - lo) / 2 / median) : "",
-          percent1(t.value("robust_cv", t.at("cv").get<double>())),
-          std::to_string(t.at("n").get<std::size_t>())};
+std::vector<std::string> timing_cells(const result_view& r) {
+  std::string st = r.status;
+  if (st == "passed" && !r.valid) st = "INVALID";
+  if (!r.time || r.status != "passed") return {st, "", "", "", ""};
+  const auto& t = *r.time;
+  return {st, format_time(t.median),
+          t.median > 0 ? percent1((t.ci95_hi - t.ci95_lo) / 2 / t.median) : "",
+          percent1(t.robust_cv), std::to_string(t.n)};
 }
 
-std::vector<std::string> notes_of(const json& r) {
-  std::vector<std::string> notes{reason_of(r)};
-  for (const auto& why : r.value("invalid_reasons", json::array()))
-    notes.push_back(why.get<std::string>());
-  for (const auto& w : r.value("warnings", json::array())) notes.push_back(w.get<std::string>());
+std::vector<std::string> notes_of(const result_view& r) {
+  std::vector<std::string> notes{r.reason};
+  notes.insert(notes.end(), r.invalid_reasons.begin(), r.invalid_reasons.end());
+  notes.insert(notes.end(), r.warnings.begin(), r.warnings.end());
   return notes;
 }
 
-text_table make_table(const std::vector<const json*>& rs, const std::vector<std::string>& varying,
-                      bool show_host, footnotes& notes) {
+text_table make_table(const std::vector<const result_view*>& rs,
+                      const std::vector<std::string>& varying, bool show_host, footnotes& notes) {
   const auto metrics = metric_names_of(rs);
   text_table t;
   if (show_host) t.header.push_back("host");
@@ -173,21 +162,14 @@ text_table make_table(const std::vector<const json*>& rs, const std::vector<std:
   t.right.resize(t.header.size(), true);
   for (const auto* r : rs) {
     std::vector<std::string> row;
-    if (show_host) {
-      const int rank = r->value("rank", 0);
-      row.push_back(r->value("host", std::string()) +
-                    (rank ? " (rank " + std::to_string(rank) + ")" : ""));
-    }
-    for (const auto& a : varying) row.push_back(r->at("axes").contains(a) ? axis_cell(*r, a) : "");
+    if (show_host)
+      row.push_back(r->host + (r->rank ? " (rank " + std::to_string(r->rank) + ")" : ""));
+    for (const auto& a : varying) row.push_back(r->axes.count(a) ? axis_cell(*r, a) : "");
     const auto timing = timing_cells(*r);
     row.insert(row.end(), timing.begin(), timing.end());
     for (const auto& mn : metrics) {
-      std::string cell;
-      for (const auto& m : r->at("metrics")) {
-        if (m.at("name") == mn)
-          cell = format_scaled(m.at("value").get<double>(), m.at("unit").get<std::string>());
-      }
-      row.push_back(cell);
+      const auto* m = r->find_metric(mn);
+      row.push_back(m != nullptr ? format_scaled(m->value, m->unit) : "");
     }
     row.push_back(notes.mark(notes_of(*r)));
     t.rows.push_back(std::move(row));
@@ -198,11 +180,11 @@ text_table make_table(const std::vector<const json*>& rs, const std::vector<std:
 }
 
 // One benchmark: its name, the axes every row shares, the table, the footnotes.
-void print_benchmark(std::ostream& out, const std::string& name, const std::vector<const json*>& rs,
-                     bool show_host) {
+void print_benchmark(std::ostream& out, const std::string& name,
+                     const std::vector<const result_view*>& rs, bool show_host) {
   const auto fixed = fixed_axes(rs);
   std::vector<std::string> varying, shared;
-  for (const auto& [axis_name, v] : rs.front()->at("axes").items()) {
+  for (const auto& [axis_name, v] : rs.front()->axes) {
     if (std::find(fixed.begin(), fixed.end(), axis_name) == fixed.end())
       varying.push_back(axis_name);
     else
@@ -224,23 +206,23 @@ void print_benchmark(std::ostream& out, const std::string& name, const std::vect
 
 }  // namespace
 
-void print_table(std::ostream& out, const nlohmann::json& results, bool show_host) {
+void print_table(std::ostream& out, const std::vector<model::result_view>& results,
+                 bool show_host) {
   // One block per benchmark, in first-seen order.
   std::vector<std::string> order;
-  std::map<std::string, std::vector<const json*>> groups;
+  std::map<std::string, std::vector<const result_view*>> groups;
   for (const auto& r : results) {
-    const auto name = r.at("benchmark").get<std::string>();
-    if (!groups.count(name)) order.push_back(name);
-    groups[name].push_back(&r);
+    if (!groups.count(r.benchmark)) order.push_back(r.benchmark);
+    groups[r.benchmark].push_back(&r);
   }
   std::vector<skip_group> skipped;
   for (const auto& name : order) {
     const auto& rs = groups[name];
     // Every configuration skipped for one reason (no GPU, say): counted under that reason and
     // said once after the tables, not a table of skips before the results.
-    const bool all_skipped_alike = std::all_of(rs.begin(), rs.end(), [&](const json* r) {
-      return r->at("status") == "skipped" && reason_of(*r) == reason_of(*rs.front()) &&
-             r->value("reason_code", "") == rs.front()->value("reason_code", "");
+    const bool all_skipped_alike = std::all_of(rs.begin(), rs.end(), [&](const result_view* r) {
+      return r->status == "skipped" && r->reason == rs.front()->reason &&
+             r->reason_code == rs.front()->reason_code;
     });
     if (all_skipped_alike)
       add_skip(skipped, *rs.front(), rs.size());

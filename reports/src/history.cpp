@@ -379,9 +379,7 @@ std::int64_t recorded_run(sqlite3* db, const std::string& path, const report_vie
 
 std::int64_t insert_run(sqlite3* db, const std::string& path, const report_view& report,
                         const std::string& source) {
-  std::string suite;
-  if (report.run.is_object() && report.run.contains("suite") && report.run["suite"].is_object())
-    suite = report.run["suite"].value("name", "");
+  const std::string suite = report.run_info.suite ? report.run_info.suite->name() : "";
   stmt ins(db,
            "INSERT INTO runs (started_utc, finished_utc, host, world_size, suite, "
            "schema_version, interrupted, source, "
@@ -402,8 +400,8 @@ std::int64_t insert_run(sqlite3* db, const std::string& path, const report_view&
 void insert_hosts(sqlite3* db, const std::string& path, const report_view& report,
                   std::int64_t run_id) {
   stmt ins(db, "INSERT INTO hosts (run_id, hostname, inventory) VALUES (?1, ?2, ?3)", path);
-  for (const auto& h : report.hosts) {
-    ins.bind(1, run_id).bind(2, h.value("hostname", std::string())).bind(3, json_text(h));
+  for (const auto& h : report.inventories) {
+    ins.bind(1, run_id).bind(2, h.hostname).bind(3, json_text(h.inventory));
     ins.step();
     ins.reset();
   }

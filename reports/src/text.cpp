@@ -153,14 +153,6 @@ std::string xml_escape(std::string_view s) {
   return o;
 }
 
-std::string result_configuration(const nlohmann::json& r) {
-  std::string out;
-  const nlohmann::json& disp = r.contains("axes_display") ? r["axes_display"] : r["axes"];
-  for (const auto& [k, v] : disp.items())
-    out += (out.empty() ? "" : " ") + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
-  return out;
-}
-
 std::string one_line(std::string s) {
   for (auto& c : s) {
     if (c == '\n' || c == '\r') c = ' ';

@@ -23,7 +23,7 @@ EXEMPT = {
     ("harness/src/metric_decl.cpp", "ranks"): "a unit in the unit-kind table",
     # Keys of the report's own objects that happen to equal a metric's name.
     ("harness/src/report.cpp", "hosts"): "the report's hosts array",
-    ("reports/src/report_io.cpp", "hosts"): "the report's hosts array",
+    ("harness/src/report_model.cpp", "hosts"): "the report's hosts array",
     ("harness/src/cluster.cpp", "ranks"): "a column heading of the host table",
     ("harness/src/console_header.cpp", "ranks"): "the plural in the header's world line",
     ("harness/src/console_header.cpp", "hosts"): "the plural in the header's world line",

@@ -7,6 +7,7 @@
 #include "infrabench/benchmark.h"
 #include "infrabench/capabilities.h"
 #include "infrabench/metric_decl.h"
+#include "infrabench/model/report.h"
 #include "infrabench/runner.h"
 
 using namespace infrabench;
@@ -61,12 +62,24 @@ json link_metadata(const std::string& bench = "collectives/pairwise") {
             {"metrics", {metric_decl_json(bw), metric_decl_json(lat)}}}}};
 }
 
-std::vector<std::string> hosts_of(const json& findings, const std::string& kind) {
+// The findings over results and metadata as the report writes them (read by the model first).
+std::vector<outlier_finding> outliers_of(const json& rs, const json& metadata,
+                                         const outlier_settings& s) {
+  return find_outliers(model::results_from_json(rs), model::benchmark_metadata_from_json(metadata),
+                       s);
+}
+
+std::string dump(const std::vector<outlier_finding>& findings) {
+  json out = json::array();
+  for (const auto& f : findings) out.push_back(f.to_json());
+  return out.dump();
+}
+
+std::vector<std::string> hosts_of(const std::vector<outlier_finding>& findings,
+                                  const std::string& kind) {
   std::vector<std::string> out;
   for (const auto& f : findings) {
-    if (f["kind"] == kind)
-      out.push_back(f["host"].get<std::string>() +
-                    (f.contains("peer") ? "-" + f["peer"].get<std::string>() : ""));
+    if (f.kind == kind) out.push_back(f.host + (f.peer.empty() ? "" : "-" + f.peer));
   }
   return out;
 }
@@ -88,9 +101,9 @@ TEST(CollectivesOutliers, NamesTheSlowHostOfANodeLocalMetric) {
   rs.push_back(result_of("bandwidth/host_memory", "h2", 1, {mk_metric("bandwidth_gbps", 19.7)}));
   rs.push_back(result_of("bandwidth/host_memory", "h3", 2, {mk_metric("bandwidth_gbps", 9.5)}));
   rs.push_back(result_of("bandwidth/host_memory", "h4", 3, {mk_metric("bandwidth_gbps", 20.4)}));
-  const json f = find_outliers(rs, json::object(), {});
+  const auto f = outliers_of(rs, json::object(), {});
   ASSERT_EQ(hosts_of(f, "host_metric"), std::vector<std::string>{"h3"});
-  EXPECT_NE(f[0]["text"].get<std::string>().find("below the median of 4 hosts"), std::string::npos);
+  EXPECT_NE(f[0].text.find("below the median of 4 hosts"), std::string::npos);
   // A latency (lower is better) too high is flagged the same way; too low is not.
   json lat = json::array();
   lat.push_back(
@@ -101,7 +114,7 @@ TEST(CollectivesOutliers, NamesTheSlowHostOfANodeLocalMetric) {
       result_of("bandwidth/memory_latency", "h3", 2, {mk_metric("ns_per_load", 300, false, "ns")}));
   lat.push_back(
       result_of("bandwidth/memory_latency", "h4", 3, {mk_metric("ns_per_load", 30, false, "ns")}));
-  EXPECT_EQ(hosts_of(find_outliers(lat, json::object(), {}), "host_metric"),
+  EXPECT_EQ(hosts_of(outliers_of(lat, json::object(), {}), "host_metric"),
             std::vector<std::string>{"h3"});
 }
 
@@ -111,24 +124,24 @@ TEST(CollectivesOutliers, SmallDifferencesAndTwoHostsAreNotFlagged) {
   rs.push_back(result_of("b/x", "h1", 0, {mk_metric("bandwidth_gbps", 10.0)}));
   rs.push_back(result_of("b/x", "h2", 1, {mk_metric("bandwidth_gbps", 10.01)}));
   rs.push_back(result_of("b/x", "h3", 2, {mk_metric("bandwidth_gbps", 9.0)}));
-  EXPECT_TRUE(find_outliers(rs, json::object(), {}).empty());
+  EXPECT_TRUE(outliers_of(rs, json::object(), {}).empty());
   outlier_settings strict;
   strict.min_deviation = 0.05;
-  EXPECT_EQ(hosts_of(find_outliers(rs, json::object(), strict), "host_metric"),
+  EXPECT_EQ(hosts_of(outliers_of(rs, json::object(), strict), "host_metric"),
             std::vector<std::string>{"h3"});
   json two = json::array({rs[0], rs[2]});
-  EXPECT_TRUE(find_outliers(two, json::object(), strict).empty());
+  EXPECT_TRUE(outliers_of(two, json::object(), strict).empty());
 }
 
 TEST(CollectivesOutliers, AHostWhoseEveryLinkIsSlowIsTheCulprit) {
   // h3 sends slowly (its egress is shaped): its links are slow, not h1-h2.
   const json rs = pairwise({{0, 2.0, 1.9}, {2.1, 0, 2.0}, {0.012, 0.011, 0}});
-  const json f = find_outliers(rs, link_metadata(), {});
+  const auto f = outliers_of(rs, link_metadata(), {});
   EXPECT_EQ(hosts_of(f, "culprit_host"), std::vector<std::string>{"h3"});
-  EXPECT_TRUE(hosts_of(f, "slow_link").empty()) << f.dump();
+  EXPECT_TRUE(hosts_of(f, "slow_link").empty()) << dump(f);
   // Healthy cluster: nothing.
   EXPECT_TRUE(
-      find_outliers(pairwise({{0, 2.0, 1.9}, {2.1, 0, 2.0}, {1.8, 2.2, 0}}), link_metadata(), {})
+      outliers_of(pairwise({{0, 2.0, 1.9}, {2.1, 0, 2.0}, {1.8, 2.2, 0}}), link_metadata(), {})
           .empty());
 }
 
@@ -136,16 +149,17 @@ TEST(CollectivesOutliers, ASingleSlowLinkIsNamedNotItsHosts) {
   // 4 hosts, the h1-h2 link is slow in one direction; each host still has fast links.
   std::vector<std::vector<double>> bw(4, std::vector<double>(4, 2.0));
   bw[1][0] = 0.3;
-  const json f = find_outliers(pairwise(bw), link_metadata(), {});
-  EXPECT_TRUE(hosts_of(f, "culprit_host").empty()) << f.dump();
+  const auto f = outliers_of(pairwise(bw), link_metadata(), {});
+  EXPECT_TRUE(hosts_of(f, "culprit_host").empty()) << dump(f);
   EXPECT_EQ(hosts_of(f, "slow_link"), std::vector<std::string>{"h1-h2"});
 }
 
 TEST(CollectivesOutliers, SummaryShowsHostsFindingsAndTheMatrix) {
   json rs = pairwise({{0, 2.0, 1.9}, {2.1, 0, 2.0}, {0.012, 0.011, 0}});
-  const json f = find_outliers(rs, link_metadata(), {});
+  const auto f = outliers_of(rs, link_metadata(), {});
   std::ostringstream out;
-  print_cluster_summary(out, rs, link_metadata(), f, {});
+  print_cluster_summary(out, model::results_from_json(rs),
+                        model::benchmark_metadata_from_json(link_metadata()), f, {});
   const std::string text = out.str();
   EXPECT_NE(text.find("cluster: 3 hosts, 3 ranks"), std::string::npos) << text;
   EXPECT_NE(text.find("likely the culprit"), std::string::npos) << text;
@@ -187,10 +201,10 @@ TEST(CollectivesOutliers, LinkMatricesAreFoundByDeclarationNotByName) {
   // decides, never the name.
   json rs = pairwise({{0, 2.0, 1.9}, {2.1, 0, 2.0}, {0.012, 0.011, 0}});
   for (auto& r : rs) r["benchmark"] = "links/other";
-  EXPECT_EQ(hosts_of(find_outliers(rs, link_metadata("links/other"), {}), "culprit_host"),
+  EXPECT_EQ(hosts_of(outliers_of(rs, link_metadata("links/other"), {}), "culprit_host"),
             std::vector<std::string>{"h3"});
   const json plain = pairwise({{0, 2.0, 1.9}, {2.1, 0, 2.0}, {0.012, 0.011, 0}});
-  EXPECT_TRUE(hosts_of(find_outliers(plain, json::object(), {}), "culprit_host").empty());
+  EXPECT_TRUE(hosts_of(outliers_of(plain, json::object(), {}), "culprit_host").empty());
 }
 
 TEST(CollectivesOutliers, ASlowGpuIsNamedAmongTheNodesGpus) {
@@ -201,11 +215,11 @@ TEST(CollectivesOutliers, ASlowGpuIsNamedAmongTheNodesGpus) {
     r["gpu"] = g;
     rs.push_back(r);
   }
-  const json f = find_outliers(rs, json::object(), {});
-  ASSERT_EQ(f.size(), 1u) << f.dump();
-  EXPECT_EQ(f[0]["host"], "n1");
-  EXPECT_EQ(f[0]["gpu"], 5);
-  const std::string text = f[0]["text"].get<std::string>();
+  const auto f = outliers_of(rs, json::object(), {});
+  ASSERT_EQ(f.size(), 1u) << dump(f);
+  EXPECT_EQ(f[0].host, "n1");
+  EXPECT_EQ(f[0].gpu.value_or(-1), 5);
+  const std::string text = f[0].text;
   EXPECT_EQ(text.rfind("n1 gpu 5: gemm/cublas", 0), 0u) << text;
   EXPECT_NE(text.find("the median of 8 GPUs"), std::string::npos) << text;
 }

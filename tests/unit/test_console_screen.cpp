@@ -9,6 +9,7 @@
 
 #include "infrabench/benchmark.h"
 #include "infrabench/console_header.h"
+#include "infrabench/model/report.h"
 #include "infrabench/probe_detail.h"
 #include "infrabench/progress.h"
 #include "infrabench/report.h"
@@ -55,7 +56,8 @@ json passed(const std::string& bench, int size, const std::string& warning) {
   for (int m = 0; m < 14; ++m)
     r["metrics"].push_back({{"name", "a_long_metric_name_" + std::to_string(m)},
                             {"unit", "GB/s"},
-                            {"value", 12.5 * (m + 1)}});
+                            {"value", 12.5 * (m + 1)},
+                            {"better", "higher"}});
   if (!warning.empty()) r["warnings"].push_back(warning);
   return r;
 }
@@ -106,7 +108,7 @@ TEST(ConsoleScreen, TableFitsAndLongNotesBecomeFootnotes) {
   json results = json::array(
       {passed("bandwidth/host_memory", 1, note), passed("bandwidth/host_memory", 2, "")});
   std::ostringstream out;
-  print_table(out, results, true);
+  print_table(out, model::results_from_json(results), true);
   const auto lines = lines_of(out.str());
   EXPECT_LE(widest(lines), console_width) << out.str();
   // The axes both rows share are said once, above the table.
@@ -123,7 +125,7 @@ TEST(ConsoleScreen, SkipsAreGroupedAtTheEndByCodeAndText) {
        skipped("bandwidth/d2h", "no_device", no_driver), skipped("gemm/x", "not_built", no_driver),
        skipped("collectives/pairwise", "needs_ranks", "needs 2 ranks")});
   std::ostringstream out;
-  print_table(out, results, false);
+  print_table(out, model::results_from_json(results), false);
   const std::string text = out.str();
   EXPECT_NE(text.find("2 benchmarks skipped (3 configurations): " + no_driver), std::string::npos)
       << text;

@@ -4,6 +4,7 @@
 
 #include "infrabench/benchmark.h"
 #include "infrabench/error.h"
+#include "infrabench/model/report.h"
 #include "infrabench/report.h"
 
 using namespace infrabench;
@@ -57,7 +58,7 @@ TEST(Report, TableShowsAxesMetricsAndReasons) {
   skipped["benchmark"] = "gemm/cuda";
   results.push_back(skipped);
   std::ostringstream out;
-  print_table(out, results, false);
+  print_table(out, model::results_from_json(results), false);
   const std::string text = out.str();
   EXPECT_NE(text.find("bandwidth/host_memory"), std::string::npos) << text;
   EXPECT_NE(text.find("256MiB"), std::string::npos) << text;

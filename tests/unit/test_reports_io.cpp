@@ -71,6 +71,43 @@ TEST(ReportsIo, ReadsWhatTheHarnessWrites) {
   EXPECT_EQ(r.results[0].metrics[0].samples.size(), 2u);
 }
 
+TEST(ReportsIo, ReadsTheTimingGpuAndReasonCodeTheConsoleShows) {
+  // The run's render step reads the report back through the model: what the console table and
+  // the cluster analysis need (timing summary, GPU, a skip's code) must be in the view and survive
+  // to_json.
+  result ran;
+  ran.benchmark = "gemm/cublas";
+  ran.axes = {{"n", 4096}};
+  ran.axis_display = {"4096"};
+  ran.samples_s = {0.01, 0.011, 0.012};
+  ran.time = summarize(ran.samples_s);
+  ran.gpu = 3;
+  ran.metrics.push_back({"gflops", "GFLOP/s", 700, 710, true, "m", {700, 710}});
+  result skipped;
+  skipped.benchmark = "gemm/cublas";
+  skipped.axes = {{"n", 8192}};
+  skipped.axis_display = {"8192"};
+  skipped.set_status(status::skipped, reason_code::node_local, "left to rank 0");
+  report_context ctx;
+  ctx.started_utc = ctx.finished_utc = utc_now_iso8601();
+  const auto text = make_report(ctx, json::array({ran.to_json(), skipped.to_json()})).dump();
+  for (const auto& r : {parse_report(text, "real"),
+                        parse_report(to_json(parse_report(text, "real")).dump(), "again")}) {
+    ASSERT_EQ(r.results.size(), 2u);
+    const auto& x = r.results[0];
+    ASSERT_TRUE(x.time.has_value());
+    EXPECT_DOUBLE_EQ(x.time->median, ran.time.median);
+    EXPECT_EQ(x.time->n, 3u);
+    EXPECT_LE(x.time->ci95_lo, x.time->median);
+    EXPECT_GE(x.time->ci95_hi, x.time->median);
+    EXPECT_EQ(x.gpu, 3);
+    EXPECT_EQ(x.reason_code, "");
+    EXPECT_EQ(r.results[1].time ? r.results[1].time->n : 0u, 0u);  // nothing sampled
+    EXPECT_FALSE(r.results[1].gpu.has_value());
+    EXPECT_EQ(r.results[1].reason_code, "node_local");
+  }
+}
+
 TEST(ReportsIo, NewerSchemaIsRefused) {
   auto doc = sample();
   doc["schema_version"] = "1.1.0";

@@ -78,7 +78,7 @@ TEST(ReportsPrinters, CsvRunIsOneRowPerMetric) {
   std::ostringstream out;
   printer_registry::instance()
       .find("csv", document::run)
-      .print(out, run_document{report, results, false});
+      .print(out, run_document{report, model::results_from_json(results), false});
   std::istringstream lines(out.str());
   std::vector<std::string> rows;
   for (std::string l; std::getline(lines, l);) rows.push_back(l);

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "infrabench/error.h"
+#include "infrabench/model/report.h"
 
 namespace infrabench {
 
@@ -30,9 +31,10 @@ enum class document { run, comparison, verdicts, page };
 
 // A run's results, as `infrabench run` shows them.
 struct run_document {
-  const nlohmann::json& report;   // the report as written
-  const nlohmann::json& results;  // the rows to show (a multi-rank run leaves node-local skips out)
-  bool show_host = false;         // a column per host (multi-rank runs)
+  const nlohmann::json& report;  // the report as written: the json format prints it, none reads it
+  // The rows to show, typed (a multi-rank run leaves node-local skips out).
+  const std::vector<model::result_view>& results;
+  bool show_host = false;  // a column per host (multi-rank runs)
 };
 
 class printer {

@@ -15,6 +15,9 @@ namespace infrabench {
 inline constexpr const char* report_schema_version = "1.5.0";
 
 class benchmark;
+namespace model {
+struct result_view;  // model/report.h
+}  // namespace model
 
 struct report_context {
   std::vector<std::string> command_line;
@@ -42,9 +45,9 @@ struct report_context {
 // ISO 8601 UTC with milliseconds: 2026-11-22T02:33:10.123Z
 [[nodiscard]] std::string utc_now_iso8601();
 
-// The console table of a report's results (JSON, as written): one block per benchmark, a column
+// The console table of a report's results (the typed model): one block per benchmark, a column
 // per axis and per metric.
-void print_table(std::ostream& out, const nlohmann::json& results, bool show_host);
+void print_table(std::ostream& out, const std::vector<model::result_view>& results, bool show_host);
 
 // "1.23 ms", "456 ns", "12.3 GB/s": value scaled to a readable unit.
 [[nodiscard]] std::string format_time(double seconds);

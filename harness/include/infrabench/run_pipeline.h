@@ -18,6 +18,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "infrabench/cluster.h"
+#include "infrabench/model/report.h"
+
 #include "infrabench/options.h"
 #include "infrabench/outliers.h"
 #include "infrabench/report.h"
@@ -114,7 +117,7 @@ struct gathered_results {
 struct analysed_results {
   nlohmann::json results = nlohmann::json::array();  // one per configuration and rank
   nlohmann::json hosts = nlohmann::json::array();
-  nlohmann::json findings = nlohmann::json::array();  // outliers among hosts (cluster.h)
+  std::vector<outlier_finding> findings;  // outliers among hosts (cluster.h)
 };
 
 // Repetitions merged into one result per configuration; with `outliers` (multi-rank runs), hosts
@@ -126,7 +129,8 @@ struct analysed_results {
 // ---- 5. write
 // ------------------------------------------------------------------------------------
 struct written_report {
-  nlohmann::json report;
+  nlohmann::json report;    // as written (the json format and the post-run hooks take it)
+  model::report_view view;  // the same report, typed: what the render step reads
   std::string fate;         // "written to X", or what failed and where it went instead
   bool where_asked = true;  // false: saved elsewhere or printed (exit 3)
 };
@@ -143,7 +147,8 @@ struct render_settings {
   std::string format = "table";
   bool report_on_stdout = false;  // the console output then goes to stderr
   bool multi = false;
-  std::size_t per_rank = 0;  // configurations each rank ran (what the progress counter counted)
+  std::size_t per_rank = 0;     // configurations each rank ran (what the progress counter counted)
+  std::size_t repetitions = 1;  // runs of each configuration (run --repetitions)
   outlier_settings outliers;
 };
 

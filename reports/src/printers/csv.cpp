@@ -12,8 +12,6 @@
 namespace infrabench::reports {
 namespace {
 
-using json = nlohmann::json;
-
 void csv_row(std::ostream& out, const std::vector<std::string>& fields) {
   for (std::size_t i = 0; i < fields.size(); ++i) out << (i ? "," : "") << csv_field(fields[i]);
   out << "\r\n";
@@ -27,29 +25,25 @@ std::string number(double v) {
   return std::string(buf, res.ptr);
 }
 
-void print_result(std::ostream& out, const json& r) {
-  const std::vector<std::string> id = {r.value("benchmark", ""),
-                                       result_configuration(r),
-                                       r.value("host", ""),
-                                       std::to_string(r.value("rank", 0)),
-                                       r.value("status", ""),
-                                       r.value("valid", true) ? "true" : "false",
-                                       one_line(r.value("reason", ""))};
-  const json metrics = r.value("metrics", json::array());
-  if (metrics.empty()) {
+void print_result(std::ostream& out, const result_view& r) {
+  const std::vector<std::string> id = {r.benchmark,
+                                       r.axes_label(),
+                                       r.host,
+                                       std::to_string(r.rank),
+                                       r.status,
+                                       r.valid ? "true" : "false",
+                                       one_line(r.reason)};
+  if (r.metrics.empty()) {
     auto row = id;
     row.resize(id.size() + 7);
     csv_row(out, row);
     return;
   }
-  for (const auto& m : metrics) {
+  for (const auto& m : r.metrics) {
     auto row = id;
-    const auto value = [&](const char* k) {
-      return m.contains(k) && m[k].is_number() ? number(m[k].get<double>()) : "";
-    };
-    row.insert(row.end(), {m.value("name", ""), m.value("role", "performance"), m.value("unit", ""),
-                           value("value"), value("best"), m.value("better", ""),
-                           std::to_string(m.value("samples", json::array()).size())});
+    row.insert(row.end(),
+               {m.name, std::string(to_string(m.role)), m.unit, number(m.value), number(m.best),
+                m.higher_is_better ? "higher" : "lower", std::to_string(m.samples.size())});
     csv_row(out, row);
   }
 }

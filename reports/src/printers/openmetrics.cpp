@@ -17,7 +17,6 @@
 namespace infrabench::reports {
 namespace {
 
-using json = nlohmann::json;
 using labels = std::vector<std::pair<std::string, std::string>>;
 
 // A label value: backslash, double quote and line feed escaped (the format's only escapes);
@@ -65,35 +64,34 @@ void status_family(std::ostream& out) {
          "validity");
 }
 
-labels result_labels(const json& r) {
-  labels ls = {{"benchmark", r.value("benchmark", "")},
-               {"configuration", result_configuration(r)},
-               {"host", r.value("host", "")},
-               {"rank", std::to_string(r.value("rank", 0))}};
-  if (r.contains("gpu")) ls.emplace_back("gpu", std::to_string(r["gpu"].get<int>()));
+labels result_labels(const result_view& r) {
+  labels ls = {{"benchmark", r.benchmark},
+               {"configuration", r.axes_label()},
+               {"host", r.host},
+               {"rank", std::to_string(r.rank)}};
+  if (r.gpu) ls.emplace_back("gpu", std::to_string(*r.gpu));
   return ls;
 }
 
-void print_results(std::ostream& out, const json& results) {
+void print_results(std::ostream& out, const std::vector<result_view>& results) {
   family(out, "infrabench_result_value",
          "a metric of a passed configuration (its median over the samples), in its unit");
   for (const auto& r : results) {
-    if (r.value("status", "") != "passed") continue;
-    for (const auto& m : r.value("metrics", json::array())) {
-      if (!m.contains("value") || !m["value"].is_number()) continue;
+    if (r.status != "passed") continue;
+    for (const auto& m : r.metrics) {
+      if (std::isnan(m.value)) continue;  // null in the report: no value to export
       labels ls = result_labels(r);
-      ls.insert(ls.end(), {{"metric", m.value("name", "")},
-                           {"unit", m.value("unit", "")},
-                           {"role", m.value("role", "performance")},
-                           {"valid", r.value("valid", true) ? "true" : "false"}});
-      sample(out, "infrabench_result_value", ls, m["value"].get<double>());
+      ls.insert(ls.end(), {{"metric", m.name},
+                           {"unit", m.unit},
+                           {"role", std::string(to_string(m.role))},
+                           {"valid", r.valid ? "true" : "false"}});
+      sample(out, "infrabench_result_value", ls, m.value);
     }
   }
   status_family(out);
   for (const auto& r : results) {
     labels ls = result_labels(r);
-    ls.insert(ls.end(), {{"status", r.value("status", "")},
-                         {"valid", r.value("valid", true) ? "true" : "false"}});
+    ls.insert(ls.end(), {{"status", r.status}, {"valid", r.valid ? "true" : "false"}});
     sample(out, "infrabench_result_status", ls, 1);
   }
 }

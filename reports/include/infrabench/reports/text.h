@@ -28,9 +28,7 @@ void print_markdown_table(std::ostream& out, const std::vector<std::vector<std::
                           const std::vector<bool>& right);
 
 [[nodiscard]] std::string xml_escape(std::string_view s);  // also fine for HTML text and attributes
-// "kernel=triad threads=0": a result's axes as its report writes them (display forms).
-[[nodiscard]] std::string result_configuration(const nlohmann::json& result);
-[[nodiscard]] std::string one_line(std::string s);  // newlines -> spaces
+[[nodiscard]] std::string one_line(std::string s);         // newlines -> spaces
 // One CSV field (RFC 4180): quoted, with quotes doubled, when it holds a comma, a quote, a line
 // break or leading/trailing space; as it is otherwise. Text a spreadsheet would run as a formula
 // (starting with = + - @, a tab or a CR; not a number such as -3.5) gets a leading single quote.

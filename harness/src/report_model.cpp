@@ -1,4 +1,4 @@
-#include "infrabench/reports/report_io.h"
+#include "infrabench/model/report.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -13,7 +13,7 @@
 #include "infrabench/json_io.h"
 #include "infrabench/report.h"
 
-namespace infrabench::reports {
+namespace infrabench::model {
 namespace {
 
 using json = nlohmann::json;
@@ -163,6 +163,33 @@ std::vector<repetition_view> read_repetitions(const checker& c, const json& r,
   });
 }
 
+// A result's "time_s", read leniently: its timing is shown, never judged, so a summary of another
+// shape is left out rather than making the report unreadable.
+std::optional<time_view> read_time(const json& r) {
+  const auto it = r.find("time_s");
+  if (it == r.end() || !it->is_object()) return std::nullopt;
+  const json& t = *it;
+  auto num = [&t](const char* key, double fallback) {
+    const auto f = t.find(key);
+    return f != t.end() && f->is_number() ? f->get<double>() : fallback;
+  };
+  if (!t.contains("median") || !t["median"].is_number()) return std::nullopt;
+  time_view v;
+  v.median = num("median", 0);
+  if (const auto ci = t.find("median_ci95"); ci != t.end() && ci->is_array() && ci->size() == 2 &&
+                                             (*ci)[0].is_number() && (*ci)[1].is_number()) {
+    v.ci95_lo = (*ci)[0].get<double>();
+    v.ci95_hi = (*ci)[1].get<double>();
+  } else {
+    v.ci95_lo = v.ci95_hi = v.median;
+  }
+  v.cv = num("cv", 0);
+  v.robust_cv = num("robust_cv", v.cv);
+  const double n = num("n", 0);
+  v.n = n > 0 ? static_cast<std::size_t>(n) : 0;
+  return v;
+}
+
 result_view read_result(const checker& c, const json& r, const std::string& where) {
   if (!r.is_object()) c.fail(where, "expected an object, got " + type_name(r));
   result_view rv;
@@ -195,6 +222,7 @@ result_view read_result(const checker& c, const json& r, const std::string& wher
     c.fail(where + ".status", "expected passed, skipped or failed, got \"" + rv.status + "\"");
   }
   rv.reason = c.string(r, "reason", where, std::string());
+  rv.reason_code = c.string(r, "reason_code", where, std::string());
   rv.valid = c.boolean(r, "valid", where, true);
   rv.invalid_reasons = c.strings(r, "invalid_reasons", where);
   rv.warnings = c.strings(r, "warnings", where);
@@ -213,6 +241,11 @@ result_view read_result(const checker& c, const json& r, const std::string& wher
     rv.rank = it->get<int>();
   }
   rv.host = c.string(r, "host", where, std::string());
+  if (const auto it = r.find("gpu"); it != r.end() && !it->is_null()) {
+    if (!it->is_number_integer()) c.fail(where + ".gpu", "expected an integer");
+    rv.gpu = it->get<int>();
+  }
+  rv.time = read_time(r);
   rv.samples_s = c.numbers(r, "samples_s", where);
   if (const auto it = r.find("metrics"); it != r.end() && !it->is_null()) {
     if (!it->is_array()) c.fail(where + ".metrics", "expected an array, got " + type_name(*it));
@@ -305,6 +338,7 @@ host_view read_host(const json& h) {
   if (const json commit = member(member(h, "build"), "git_commit"); commit.is_string())
     hv.git_commit = commit;
   flatten_inventory(h, "", hv.fields);
+  hv.inventory = h;
   return hv;
 }
 
@@ -710,6 +744,30 @@ report_view report_from_json(json doc, const std::string& origin, std::string_vi
 
 }  // namespace
 
+result_view result_from_json(const json& r, const std::string& where) {
+  return read_result(checker("the run's results"), r, where);
+}
+
+host_view host_from_json(const json& inventory) {
+  return read_host(inventory);
+}
+
+std::vector<result_view> results_from_json(const json& results) {
+  std::vector<result_view> out;
+  if (!results.is_array()) throw user_error("the run's results: expected an array");
+  for (std::size_t i = 0; i < results.size(); ++i)
+    out.push_back(result_from_json(results[i], "results[" + std::to_string(i) + "]"));
+  return out;
+}
+
+std::map<std::string, benchmark_meta> benchmark_metadata_from_json(const json& metadata) {
+  return read_benchmark_metadata(checker("the run"), json{{"benchmark_metadata", metadata}});
+}
+
+report_view report_from_json(json doc, const std::string& origin) {
+  return report_from_json(std::move(doc), origin, report_schema_version);
+}
+
 report_view parse_report(std::string_view text, const std::string& origin,
                          std::string_view reader_version) {
   return report_from_json(parse_json_text(text, origin), origin, reader_version);
@@ -766,9 +824,9 @@ void assign_labels(std::vector<report_view>& reports) {
   }
 }
 
-}  // namespace infrabench::reports
+}  // namespace infrabench::model
 
-namespace infrabench::reports {
+namespace infrabench::model {
 namespace {
 
 using json = nlohmann::json;
@@ -815,6 +873,15 @@ json result_json(const result_view& r) {
               {"samples_s", r.samples_s},
               {"metrics", json::array()},
               {"repetitions", json::array()}};
+  if (!r.reason_code.empty()) out["reason_code"] = r.reason_code;
+  if (r.gpu) out["gpu"] = *r.gpu;
+  if (r.time) {
+    out["time_s"] = {{"median", r.time->median},
+                     {"median_ci95", {r.time->ci95_lo, r.time->ci95_hi}},
+                     {"cv", r.time->cv},
+                     {"robust_cv", r.time->robust_cv},
+                     {"n", r.time->n}};
+  }
   for (const auto& m : r.metrics) out["metrics"].push_back(metric_json(m));
   for (const auto& rep : r.repetitions) out["repetitions"].push_back(repetition_json(rep));
   return out;
@@ -937,4 +1004,4 @@ json to_json(const report_view& r) {
   return out;
 }
 
-}  // namespace infrabench::reports
+}  // namespace infrabench::model

@@ -1,0 +1,326 @@
+// The one report model (issue 25): a report's results, metrics, axes, hosts, ranks, telemetry and
+// run, typed, with its JSON reading (parse, check the schema version: refuse newer, read older;
+// validate the fields downstream code relies on) and writing (to_json) in one place. It is the
+// harness's lowest layer, below the run pipeline and below reports/: both work on these views, so a
+// corrupt report fails here with one clear message and nothing else indexes a report's raw JSON.
+// (It is not a library of its own: it is built from the harness's result, metric declaration and
+// JSON reading types, which the harness's other layers also need.)
+#pragma once
+
+#include <map>
+#include <optional>
+#include <set>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "infrabench/json_io.h"
+#include "infrabench/metric_decl.h"
+#include "infrabench/result.h"
+#include "infrabench/text_file.h"
+
+namespace infrabench::model {
+
+struct metric_view {
+  std::string name;
+  std::string unit;
+  double value = 0;  // NaN when the report holds null (a value the writer could not compute)
+  double best = 0;
+  bool higher_is_better = true;
+  std::string method;
+  std::vector<double> samples;  // per-sample values (finite ones only)
+  // Each repetition's value of this metric (`run --repetitions N`, interleaved runs of the same
+  // configuration), in the order they ran; `value` is then their median. Empty for a report of
+  // one repetition: the between-run variation is unknown.
+  std::vector<double> repetitions;
+  // What the metric is for; a report written before roles existed reads as performance.
+  metric_role role = metric_role::performance;
+  [[nodiscard]] bool is_performance() const { return role == metric_role::performance; }
+};
+
+// What a benchmark said about one of its axes (run.benchmark_metadata): readers use it instead of
+// guessing from the axis name.
+struct axis_meta {
+  std::string kind;  // int64 | float64 | string
+  bool bytes = false;
+  bool pow2 = false;
+  std::string unit, description;
+};
+
+struct benchmark_meta {
+  std::vector<std::string> requires_;  // requirement names: "cuda", "nccl", "avx2"
+  std::map<std::string, axis_meta> axes;
+  // What the benchmark declared about its metrics (metric_decl.h): unit, direction, role, kind,
+  // relation, which one is the headline. Empty for a report written before schema 1.5.
+  std::vector<metric_decl> metrics;
+  // The benchmarks whose results it reads (benchmark::uses: a peak it is a fraction of, a
+  // reference); empty for a report that does not say.
+  std::vector<std::string> uses;
+};
+
+// One repetition of a configuration (`run --repetitions N`) as its result records it: what compare
+// and history need besides the values (those are in each metric_view::repetitions).
+struct repetition_view {
+  std::string status;  // passed | skipped | failed
+  std::string reason;  // for skipped/failed
+  bool valid = true;
+  std::vector<std::string> invalid_reasons;
+  std::vector<std::string> invalid_reason_codes;  // one per reason: "noisy", "verify_failed", ...
+  std::string stop_reason;
+  double elapsed_s = 0;
+};
+
+// A result's timing summary (its "time_s"): what the console table shows beside the metrics.
+struct time_view {
+  double median = 0;
+  double ci95_lo = 0, ci95_hi = 0;  // the median's confidence interval
+  double cv = 0, robust_cv = 0;     // robust_cv is cv in a report that does not carry it
+  std::size_t n = 0;
+};
+
+struct result_view {
+  std::string benchmark;  // group/name
+  // Axis name -> value as written (number or string), and its display form ("256MiB").
+  std::map<std::string, nlohmann::json> axes;
+  std::map<std::string, std::string> axes_display;
+  std::string status;  // passed | skipped | failed
+  std::string reason;
+  std::string reason_code;  // of a skip or failure (reason.h); "" when the report does not say
+  bool valid = true;
+  std::vector<std::string> invalid_reasons;
+  std::vector<std::string> warnings;
+  // Metric -> why the benchmark withheld it (the result's "withheld" object); empty in a report
+  // older than 1.5.0, whose warnings say it instead.
+  std::map<std::string, std::string> withheld_metrics;
+  // Set for a report older than 1.5.0: withheld metrics are then found in the warnings' one form.
+  bool withheld_in_warnings = false;
+  int rank = 0;
+  std::string host;
+  std::optional<int> gpu;         // the GPU a per-GPU result measured; nullopt for a node-wide one
+  std::optional<time_view> time;  // absent for a result that did not sample (skipped, failed)
+  std::vector<double> samples_s;
+  std::vector<metric_view> metrics;
+  // Each repetition in run order (run --repetitions N); empty for a report of one repetition. A
+  // metric's repetitions hold one value per passed repetition that reported it.
+  std::vector<repetition_view> repetitions;
+
+  [[nodiscard]] const metric_view* find_metric(std::string_view name) const;
+  // Why the benchmark withheld `metric` from this result (state::withhold_metric: a fraction of a
+  // peak the GEMM beat, a clock it could not read): that warning, or "" when none says so.
+  [[nodiscard]] std::string withheld(std::string_view metric) const;
+  [[nodiscard]] std::string group() const;  // "bandwidth" of "bandwidth/host_memory"
+  // Benchmark and axes, canonical (axes sorted by name): the key that matches a configuration
+  // across reports (result_identity without a rank).
+  [[nodiscard]] std::string config_key() const;
+  // "bandwidth/host_memory kernel=triad threads=0" (display forms of the axes).
+  [[nodiscard]] std::string config_label() const;
+  // The axes alone: "kernel=triad threads=0" ("" when none); only those in `only` when given.
+  [[nodiscard]] std::string axes_label(const std::set<std::string>* only = nullptr) const;
+  // Whether every axis in `want` has this value here (JSON-equal, or equal to the display form,
+  // or the same number written as a string: "256MiB", "268435456", 268435456 all match).
+  [[nodiscard]] bool axes_match(const nlohmann::json& want) const;
+};
+
+// One host's inventory (the report's "hosts"): its name, the build it ran, and every field as
+// dotted key -> text ("cpu.model" -> "EPYC 9654", "gpus[0].name" -> "H100"), in key order.
+struct host_view {
+  std::string hostname;  // "" when the inventory does not say
+  std::string git_commit;
+  std::vector<std::pair<std::string, std::string>> fields;
+  nlohmann::json inventory;  // the whole inventory as written: what history archives per run
+};
+
+// What the suite of a run selected (run.suite): its benchmarks and the axis values each ran with.
+struct suite_benchmark_view {
+  std::string name;
+  std::map<std::string, nlohmann::json> axes;  // axis -> its values as written
+};
+struct suite_view {
+  std::vector<suite_benchmark_view> benchmarks;
+  // Everything else the suite section says (name, source, filter, overrides), as written.
+  nlohmann::json other = nlohmann::json::object();
+  [[nodiscard]] std::string name() const;
+};
+
+// How the run was made (the report's "run" section beyond its times and metadata).
+struct run_view {
+  std::string interrupted_reason;  // "signal 2 (SIGINT)"; "" when not interrupted or not said
+  nlohmann::json settings;         // the run's settings as written; null when absent
+  std::optional<suite_view> suite;
+  std::optional<std::vector<std::string>> command_line;  // its string arguments, as typed
+  nlohmann::json launcher;                               // as written; null when absent
+  bool world_size_given = false;
+};
+
+// A sampled trace (telemetry): every series drawn over t_s. A series that is not an array is kept
+// (is_series false) so a renderer can say why it is not drawn.
+struct trace_series_view {
+  std::string name;
+  bool is_series = true;
+  std::vector<std::optional<double>> values;  // nullopt: no number recorded at that sample
+};
+struct trace_view {
+  bool given = false;     // a trace was written (not null)
+  bool drawable = false;  // it is an object with a t_s array
+  std::vector<std::optional<double>> t_s;
+  std::vector<trace_series_view> series;  // in name order
+};
+// One telemetry source (a GPU, the CPU): its trace and its counters before and after the run,
+// each flattened to JSON-pointer key -> value (nlohmann's flatten).
+struct telemetry_source_view {
+  nlohmann::json index;  // a GPU's index as written; null when not said
+  nlohmann::json name;   // null when not said
+  trace_view trace;
+  bool has_counters = false;  // both counters_before and counters_after are objects
+  std::map<std::string, nlohmann::json> counters_before, counters_after;
+  std::vector<std::pair<std::string, nlohmann::json>> sources;  // CPU: what it could read
+};
+struct telemetry_event_view {
+  nlohmann::json t_s, kind, gpu, source, text;  // each as written; null when absent
+  bool on_gpu = false;                          // the event names a GPU
+};
+struct nvml_view {
+  bool available = false;
+  nlohmann::json driver_version, reason;
+};
+// The report's "telemetry": per GPU and for the CPU a trace and counters, NVML, events. Read
+// leniently: a part of the wrong shape is left out (telemetry never makes a report unreadable).
+struct telemetry_data {
+  std::vector<telemetry_source_view> gpus;
+  std::optional<telemetry_source_view> cpu;
+  std::optional<nvml_view> nvml;
+  std::vector<telemetry_event_view> events;
+  nlohmann::json other = nlohmann::json::object();  // fields not modelled (interval_s), as written
+};
+// The one reader of a "telemetry" object.
+[[nodiscard]] telemetry_data telemetry_from_json(const nlohmann::json& t);
+
+struct report_view {
+  std::string path;   // where it was read from ("" for text)
+  std::string label;  // short name for tables (file stem unless given)
+  std::string schema_version;
+  std::string started_utc, finished_utc;
+  int world_size = 1;
+  bool interrupted = false;
+  std::vector<result_view> results;
+  std::vector<host_view> inventories;  // the hosts' inventories, typed
+  run_view run_info;
+  // The sections as written, for code not yet ported to the typed fields above (baseline.cpp,
+  // expect.cpp, history.cpp); renderers read the typed fields.
+  nlohmann::json hosts = nlohmann::json::array();
+  nlohmann::json capabilities = nlohmann::json::object();
+  nlohmann::json run = nlohmann::json::object();
+  std::vector<std::string> notes;  // what reading it had to assume (older version, nulls dropped)
+  // Per benchmark, its axes and requirements; empty for reports written before it existed.
+  std::map<std::string, benchmark_meta> benchmarks;
+  std::optional<telemetry_data> telemetry;  // absent when the report has none
+
+  // The metadata of `axis` of `bench`, or nullptr when the report does not say.
+  [[nodiscard]] const axis_meta* axis_info(const std::string& bench, const std::string& axis) const;
+  // The declaration of `metric` of `bench` as the report carries it; null when the report does
+  // not carry declarations (older than 1.5) or this metric's.
+  [[nodiscard]] const metric_decl* declaration(const std::string& bench,
+                                               std::string_view metric) const;
+  // The headline declaration of `bench`; null when the report does not say.
+  [[nodiscard]] const metric_decl* headline_of(const std::string& bench) const;
+  // Whether the report carries metric declarations for `bench` at all.
+  [[nodiscard]] bool declares_metrics(const std::string& bench) const;
+  // Whether the report says `bench` runs on a GPU, as its declared requirements say (cuda or nccl);
+  // nullopt when the report does not carry them.
+  [[nodiscard]] std::optional<bool> runs_on_gpu(const std::string& bench) const;
+
+  // Distinct hosts (or ranks) that produced results, in first-seen order: more than one makes it
+  // a multi-node report. Computed once per set of results.
+  [[nodiscard]] const std::vector<std::string>& nodes() const;
+  // What those nodes are: distinct hosts and distinct ranks ("1 host, 2 ranks").
+  [[nodiscard]] std::size_t host_count() const { return node_facts().hosts; }
+  [[nodiscard]] std::size_t rank_count() const { return node_facts().ranks; }
+  // "1 host, 2 ranks", "4 hosts" (one rank each), "1 host".
+  [[nodiscard]] std::string hosts_and_ranks() const;
+  // The node a result belongs to: its host, or "rank N" when hosts repeat.
+  [[nodiscard]] std::string node_of(const result_view& r) const;
+  [[nodiscard]] bool multi_node() const { return node_facts().count > 1; }
+  // A result's identity in this report (result_identity): benchmark and axes, and its rank when
+  // several ranks produced results.
+  [[nodiscard]] std::string identity(const result_view& r) const;
+  [[nodiscard]] std::string git_commit() const;
+
+ private:
+  // What node_of and multi_node need from all the results, computed once per set of results
+  // (they are asked once per result: a check of a 25,000-result report took minutes).
+  struct node_summary {
+    const result_view* data = nullptr;  // the results it was computed for
+    std::size_t size = 0;
+    bool by_rank = false;  // ranks outnumber hosts: a node is named by its rank
+    std::size_t count = 0;
+    std::size_t hosts = 0, ranks = 0;
+    std::vector<std::string> names;  // nodes(), first-seen order
+  };
+  [[nodiscard]] const node_summary& node_facts() const;
+  mutable node_summary m_nodes;
+
+ public:
+  [[nodiscard]] std::string primary_hostname() const;
+};
+
+// What this build's benchmarks declare they produce (benchmark::produces): name -> declarations.
+// Filled from the registry by the CLI (registry_metric_catalog); tests pass their own.
+using metric_catalog = std::map<std::string, std::vector<metric_decl>>;
+
+// The declarations of `bench`, as headline_gate asks for them: the first of `reports` that carries
+// them (what the build that measured it declared, schema 1.5.0 on), else `catalog`'s (this build's;
+// null: not asked); null when declared nowhere.
+[[nodiscard]] const std::vector<metric_decl>* declarations_of(std::span<const report_view> reports,
+                                                              const std::string& bench,
+                                                              const metric_catalog* catalog);
+
+// One result as the harness writes it (result::to_json(), a rank's record of the live run), read
+// as a report's results are; `where` names it in messages. Throws user_error.
+[[nodiscard]] result_view result_from_json(const nlohmann::json& r, const std::string& where);
+// One host's inventory (sysinfo's, or a report's hosts[i]), read leniently as a report's are.
+[[nodiscard]] host_view host_from_json(const nlohmann::json& inventory);
+// An array of them ("results[i]" in messages).
+[[nodiscard]] std::vector<result_view> results_from_json(const nlohmann::json& results);
+// A run's benchmark metadata as written (run.benchmark_metadata); empty for null.
+[[nodiscard]] std::map<std::string, benchmark_meta> benchmark_metadata_from_json(
+    const nlohmann::json& metadata);
+// A report already parsed (the live run's, as written): what parse_report gives for its text.
+[[nodiscard]] report_view report_from_json(nlohmann::json doc, const std::string& origin);
+
+// "1.2.3" -> {1,2,3}; nullopt when not of that form.
+[[nodiscard]] std::optional<std::vector<int>> parse_version(std::string_view v);
+
+// Parses report text. `origin` names it in messages (a path). `reader_version` is the newest schema
+// this code understands (the harness's report_schema_version); a newer report is refused, an older
+// 1.x one read with defaults for fields it lacks. Throws user_error with one line on any problem.
+[[nodiscard]] report_view parse_report(std::string_view text, const std::string& origin,
+                                       std::string_view reader_version);
+[[nodiscard]] report_view parse_report(std::string_view text, const std::string& origin);
+// Reads and parses a file; the label is the file's stem.
+[[nodiscard]] report_view load_report(const std::string& path);
+
+// The most a report, baseline or metadata file may hold (read_text_file's bound; a regular file
+// is refused by its size before it is read). Reading takes about 4.5x a real report's size in
+// memory at its peak (the parsed document; about 12x for text made of tiny objects), so the
+// bound is what caps memory: 128 MiB holds a 64-rank full-suite report (about 65 MB, see
+// docs/reports.md) and keeps a hostile file under 2 GB.
+inline constexpr std::size_t max_input_bytes = std::size_t{128} << 20;
+
+// The report as JSON, for the fields the model holds (what parse_report reads back to an equal
+// view): results, run times and metadata, hosts, capabilities, telemetry.
+[[nodiscard]] nlohmann::json to_json(const report_view& r);
+
+// Per benchmark, the axes that take more than one value across these reports' results (the ones
+// worth showing in a table: a constant axis says nothing about the row).
+[[nodiscard]] std::map<std::string, std::set<std::string>> varying_axes(
+    const std::vector<const report_view*>& reports);
+
+// Unique labels for several reports: file stems, made distinct with their parent directory or an
+// index when stems repeat.
+void assign_labels(std::vector<report_view>& reports);
+
+}  // namespace infrabench::model
