@@ -710,6 +710,66 @@ namespace {
 
 // The view of a parsed report. Each result's JSON is freed once read: the parsed document of a
 // large report takes several times its text, and holding it whole beside the view doubled that.
+// The "roofline" section: its types checked (a wrong one names its place), a null rate read as 0
+// beside a status that says why there is none.
+roofline_view read_roofline(const checker& c, const json& j) {
+  const auto num = [&c](const json& o, const char* key, const std::string& w) {
+    const double v = c.number(o, key, w, 0.0);
+    return std::isfinite(v) ? v : 0.0;
+  };
+  const auto source = [&](const json& s, const std::string& w) {
+    if (!s.is_object()) c.fail(w, "expected an object, got " + type_name(s));
+    return roofline_view::source{c.string(s, "benchmark", w, ""),
+                                 c.string(s, "configuration", w, ""), c.string(s, "metric", w, ""),
+                                 c.string(s, "unit", w, ""), num(s, "value", w)};
+  };
+  const auto hop = [&](const json& h, const std::string& w) {
+    if (!h.is_object()) c.fail(w, "expected an object, got " + type_name(h));
+    return roofline_view::hop{c.string(h, "hop", w),
+                              c.string(h, "status", w),
+                              c.string(h, "why", w, ""),
+                              c.string(h, "formula", w, ""),
+                              c.boolean(h, "in_step", w, false),
+                              c.boolean(h, "beside", w, false),
+                              num(h, "samples_per_s_per_gpu", w),
+                              num(h, "samples_per_s_job", w),
+                              num(h, "headroom", w),
+                              c.each(h, "sources", w, source)};
+  };
+  const auto outcome = [&](const json& o, const std::string& w) {
+    if (!o.is_object()) c.fail(w, "expected an object, got " + type_name(o));
+    return roofline_view::outcome{c.string(o, "what_if", w, ""), c.string(o, "limit", w),
+                                  num(o, "predicted_samples_per_s_job", w)};
+  };
+  roofline_view v;
+  const json none = json::object();
+  const json& job = j.contains("job") ? c.object(j, "job", "roofline") : none;
+  v.model = c.string(job, "model", "roofline.job", "");
+  v.data = c.string(job, "data", "roofline.job", "");
+  v.batch = static_cast<int>(num(job, "batch", "roofline.job"));
+  v.seq = static_cast<int>(num(job, "seq", "roofline.job"));
+  v.ranks_per_node = static_cast<int>(c.number(job, "ranks_per_node", "roofline.job", 1.0));
+  v.nodes = static_cast<int>(c.number(job, "nodes", "roofline.job", 1.0));
+  v.device = c.string(j, "device", "roofline", "");
+  v.limit = c.string(j, "limit", "roofline");
+  v.step_model = c.string(j, "step_model", "roofline", "");
+  v.predicted_per_job = num(j, "predicted_samples_per_s_job", "roofline");
+  v.hops = c.each(j, "hops", "roofline", hop);
+  v.notes = c.strings(j, "notes", "roofline");
+  v.what_ifs = c.each(j, "what_ifs", "roofline", outcome);
+  if (j.contains("measured")) {
+    const json& m = c.object(j, "measured", "roofline");
+    v.measured = m.contains("samples_per_s_job");
+    v.measured_per_job = num(m, "samples_per_s_job", "roofline.measured");
+    v.predicted_over_measured = num(m, "predicted_over_measured", "roofline.measured");
+    if (v.measured)
+      v.measured_source =
+          source(c.object(m, "source", "roofline.measured"), "roofline.measured.source");
+    v.measured_why = c.string(m, "why", "roofline.measured", "");
+  }
+  return v;
+}
+
 report_view report_from_json(json doc, const std::string& origin, std::string_view reader_version) {
   checker c(origin);
   if (!doc.is_object())
@@ -738,6 +798,10 @@ report_view report_from_json(json doc, const std::string& origin, std::string_vi
   if (const auto t = doc.find("telemetry"); t != doc.end() && !t->is_null()) {
     if (!t->is_object()) c.fail("telemetry", "expected an object, got " + type_name(*t));
     rv.telemetry = telemetry_from_json(*t);
+  }
+  if (const auto r = doc.find("roofline"); r != doc.end() && !r->is_null()) {
+    if (!r->is_object()) c.fail("roofline", "expected an object, got " + type_name(*r));
+    rv.roofline = read_roofline(c, *r);
   }
   return rv;
 }

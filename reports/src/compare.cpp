@@ -10,6 +10,7 @@
 #include "infrabench/json_io.h"
 #include "infrabench/options.h"
 #include "infrabench/reports/rank_stats.h"
+#include "infrabench/reports/roofline.h"
 #include "infrabench/reports/text.h"
 #include "infrabench/text_layout.h"
 
@@ -219,6 +220,7 @@ void set_reports(comparison& c, const std::vector<report_view>& reports,
   for (const auto& r : reports) {
     c.labels.push_back(r.label.empty() ? "report " + std::to_string(c.labels.size() + 1) : r.label);
     c.descriptions.push_back(describe(r));
+    c.rooflines.push_back(r.roofline);
   }
   for (const auto* table : {&opt.price, &opt.power}) {
     for (const auto& [label, v] : *table) {
@@ -946,6 +948,18 @@ void print_differences_table(std::ostream& out, const comparison& c) {
 
 }  // namespace
 
+std::string roofline_line(const comparison& c) {
+  std::string out;
+  bool any = false;
+  for (std::size_t i = 0; i < c.rooflines.size(); ++i) {
+    const auto& r = c.rooflines[i];
+    any = any || r.has_value();
+    out += (i ? ", " : "roofline: ") + c.labels[i] + " is " +
+           (r ? roofline_summary(analysis_of(*r).base) : "without a roofline section");
+  }
+  return any ? out : "";
+}
+
 void print_comparison_table(std::ostream& out, const comparison& c) {
   const std::size_t nr = c.labels.size();
   out << "comparing " << nr << " reports against " << c.labels[0] << ":\n";
@@ -954,6 +968,7 @@ void print_comparison_table(std::ostream& out, const comparison& c) {
   out << "\n";
   print_differences_table(out, c);
   out << "\n";
+  if (const auto roof = roofline_line(c); !roof.empty()) out << roof << "\n\n";
   for (const auto& line : wrap_text(method_text(c), 100, "", "")) out << line << "\n";
   out << "\n";
   std::vector<std::string> benches;
@@ -998,6 +1013,8 @@ void print_comparison_markdown(std::ostream& out, const comparison& c) {
     print_markdown_table(out, sys, {});
     if (left) out << "\n… and " << left << " more.\n";
   }
+  if (const auto roof = roofline_line(c); !roof.empty())
+    out << "\n#### Roofline\n\n" << markdown_text(roof) << "\n";
   out << "\n" << markdown_text(method_text(c)) << "\n\n";
   out << "#### Summary (geometric mean of the headline metrics' performance ratios, > 1 is better "
          "than "

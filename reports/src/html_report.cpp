@@ -16,6 +16,7 @@
 #include "infrabench/report.h"
 #include "infrabench/reports/compare.h"
 #include "infrabench/reports/rank_stats.h"
+#include "infrabench/reports/roofline.h"
 #include "infrabench/reports/text.h"
 #include "infrabench/stats.h"
 
@@ -1381,6 +1382,12 @@ void reports_section(std::ostringstream& body, const std::vector<report_view>& r
   body << "</table>\n";
 }
 
+// A verdict as a CSS class: "NOT RUN" would be two classes, so its space becomes a hyphen.
+std::string verdict_class(std::string s) {
+  std::replace(s.begin(), s.end(), ' ', '-');
+  return s;
+}
+
 void verdicts_section(std::ostringstream& body, const std::vector<report_view>& reports,
                       const baseline& b) {
   body << "<h2 id=\"verdicts\">Verdicts</h2>\n<p>baseline <b>"
@@ -1399,10 +1406,10 @@ void verdicts_section(std::ostringstream& body, const std::vector<report_view>& 
             "<th>detail</th></tr>\n";
     for (const auto& v : verdicts) {
       const std::string s(to_string(v.status));
-      body << "<tr><td class=\"verdict " << s << "\">" << s << "</td><td class=\"rule\">"
-           << xml_escape(v.r->id) << "</td><td class=\"num\">" << xml_escape(v.measured)
-           << "</td><td>" << xml_escape(v.expected) << "</td><td>" << xml_escape(v.detail)
-           << "</td></tr>\n";
+      body << "<tr><td class=\"verdict " << verdict_class(s) << "\">" << s
+           << "</td><td class=\"rule\">" << xml_escape(v.r->id) << "</td><td class=\"num\">"
+           << xml_escape(v.measured) << "</td><td>" << xml_escape(v.expected) << "</td><td>"
+           << xml_escape(v.detail) << "</td></tr>\n";
     }
     body << "</table>\n";
   }
@@ -1460,6 +1467,24 @@ void comparison_table(std::ostream& body, const comparison& c) {
     body << "</tr>\n";
   }
   body << "</table></div></details>\n";
+}
+
+// Each report's roofline section (infrabench roofline --into-report) as its chart, side by side
+// when there are several; nothing when no report has one.
+void roofline_section(std::ostream& body, const std::vector<std::string>& labels,
+                      const std::vector<std::optional<roofline_view>>& rooflines) {
+  if (std::none_of(rooflines.begin(), rooflines.end(), [](const auto& r) { return r.has_value(); }))
+    return;
+  body << "<h2 id=\"roofline\">Roofline</h2>\n<div class=\"rooflines\">";
+  for (std::size_t i = 0; i < rooflines.size(); ++i) {
+    if (rooflines[i])
+      body << roofline_section_html(labels[i], analysis_of(*rooflines[i]),
+                                    "roofline" + std::to_string(i));
+    else
+      body << "<p class=\"why-none\">" << xml_escape(labels[i])
+           << ": no roofline section in this report</p>";
+  }
+  body << "</div>\n";
 }
 
 void comparison_body(page_writer& page, const comparison& c) {
@@ -1617,6 +1642,7 @@ std::string render_comparison_html(const comparison& c, const std::string& title
   for (const auto& d : c.descriptions) body << "<li>" << xml_escape(d) << "</li>\n";
   body << "</ul>\n";
   for (const auto& o : c.only_in) body << "<p class=\"note\">" << xml_escape(o) << "</p>\n";
+  roofline_section(body, c.labels, c.rooflines);
   body << "<h2 id=\"comparison\">Comparison</h2>\n";
   comparison_body(page, c);
   return whole_page(title, body.str(), page.charts(), chartjs);
@@ -1630,6 +1656,13 @@ std::string render_html(const std::vector<report_view>& reports, const html_opti
   page_heading(body, opt.title);
   reports_section(body, reports);
   if (opt.checked_against) verdicts_section(body, reports, *opt.checked_against);
+  std::vector<std::string> labels;
+  std::vector<std::optional<roofline_view>> rooflines;
+  for (const auto& r : reports) {
+    labels.push_back(r.label);
+    rooflines.push_back(r.roofline);
+  }
+  roofline_section(body, labels, rooflines);
   if (reports.size() > 1) comparison_section(page, reports);
   results_section(page, reports, opt.max_charts);
   telemetry_section(page, reports);

@@ -108,12 +108,20 @@ std::string fmt(double v) {
 
 // The usable CPUs of the report's first host (threads=0 means them), 0 when not said.
 int host_cpus(const report_view& report) {
-  if (!report.hosts.is_array() || report.hosts.empty()) return 0;
-  const json& h = report.hosts.front();
-  const auto cpu = h.find("cpu");
-  if (cpu == h.end() || !cpu->is_object()) return 0;
-  const auto n = cpu->find("logical_cpus_usable");
-  return n != cpu->end() && n->is_number_integer() ? n->get<int>() : 0;
+  if (report.inventories.empty()) return 0;
+  for (const auto& [key, text] : report.inventories.front().fields) {
+    if (key != "cpu.logical_cpus_usable") continue;
+    const auto n = number_of(json(text));
+    return n && *n >= 1 && *n == std::floor(*n) ? static_cast<int>(*n) : 0;
+  }
+  return 0;
+}
+
+// An axis's value when the result wrote it as text ("256", "4096x4096x4096"); nullopt otherwise.
+std::optional<std::string> axis_text(const result_view& r, const std::string& axis) {
+  const auto it = r.axes.find(axis);
+  if (it == r.axes.end() || !it->second.is_string()) return std::nullopt;
+  return it->second.get<std::string>();
 }
 
 // ---- choosing a configuration
@@ -384,9 +392,9 @@ std::optional<double> phase_s(const context& c, const result_view& r, const std:
 
 // A GEMM shape axis ("256" square, "MxNxK") as its three sizes; nullopt for a named layer.
 std::optional<std::array<double, 3>> gemm_shape(const result_view& r) {
-  const auto it = r.axes.find("shape");
-  if (it == r.axes.end() || !it->second.is_string()) return std::nullopt;
-  const std::string s = it->second.get<std::string>();
+  const auto text = axis_text(r, "shape");
+  if (!text) return std::nullopt;
+  const std::string& s = *text;
   std::array<double, 3> dims{};
   int n = 0;
   std::size_t start = 0;
@@ -746,6 +754,49 @@ roofline_analysis analyse_roofline(const report_view& report, const roofline_job
   roofline_analysis a;
   a.base = compute_roofline(report, job);
   for (const auto& w : what_ifs) a.what_ifs.push_back({w, compute_roofline(report, job, w)});
+  return a;
+}
+
+namespace {
+
+roofline_source source_of(const roofline_view::source& s) {
+  return {s.benchmark, s.configuration, s.metric, s.value, s.unit};
+}
+
+}  // namespace
+
+roofline_analysis analysis_of(const roofline_view& v) {
+  roofline_analysis a;
+  roofline_result& r = a.base;
+  r.job.model = v.model;
+  r.job.batch = v.batch;
+  r.job.ranks_per_node = v.ranks_per_node;
+  r.job.nodes = v.nodes;
+  r.facts.seq = v.seq;
+  r.facts.format = v.data == "jpeg" ? data_format::jpeg : data_format::tokens;
+  r.device = v.device;
+  r.limit = v.limit;
+  r.step_model = v.step_model;
+  r.predicted_per_job = v.predicted_per_job;
+  for (const auto& h : v.hops) {
+    roofline_hop hop{h.name,    h.status,  h.why,      h.in_step, h.beside,
+                     h.per_gpu, h.per_job, h.headroom, h.formula, {}};
+    for (const auto& s : h.sources) hop.sources.push_back(source_of(s));
+    r.hops.push_back(std::move(hop));
+  }
+  r.measured.present = v.measured;
+  r.measured.why = v.measured_why;
+  r.measured.per_job = v.measured_per_job;
+  r.measured.ratio = v.predicted_over_measured;
+  r.measured.source = source_of(v.measured_source);
+  r.notes = v.notes;
+  for (const auto& w : v.what_ifs) {
+    roofline_scenario s;
+    s.change.text = w.what_if;
+    s.result.limit = w.limit;
+    s.result.predicted_per_job = w.predicted_per_job;
+    a.what_ifs.push_back(std::move(s));
+  }
   return a;
 }
 

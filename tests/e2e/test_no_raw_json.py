@@ -48,8 +48,6 @@ KNOWN = {
                               "inventories for expectations",
     "reports/src/node_verdicts.cpp": "new this session (per-node verdicts): reads the hosts' "
                                      "device counts and the CUDA capability raw; to port",
-    "reports/src/roofline.cpp": "new this session (the roofline): reads the hosts' CPU and a "
-                                "result's shape axis raw; to port",
 }
 
 # Lines of a ported file that match the pattern but read no JSON by key, and why.

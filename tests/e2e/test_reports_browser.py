@@ -1,11 +1,11 @@
 """The HTML report in a real browser: headless Chromium opens the file, the page's script records
 on <body> how many charts it drew, how many canvases have pixels, how many CI whiskers and
 INVALID/FAILED marks it drew; no console message (our page logs only on errors) and screenshots,
-at 1400 and 800 px wide, that are not blank. Five pages: the fixtures of tests/fuzz/corpus/ (several
+at 1400 and 800 px wide, that are not blank. Six pages: the fixtures of tests/fuzz/corpus/ (several
 reports, four nodes, a comparison), two reports of a short real run (conftest.REAL_SUITE), the
 synthetic GPU node (copy sweeps against size with the link ceiling, a p2p heat map, telemetry over
-time), `accept --html` of a tiny suite (verdicts, telemetry) and `compare --format html` of the two
-real runs.
+time), `accept --html` of a tiny suite (verdicts, telemetry), `compare --format html` of the two
+real runs, and `report` of the roofline fixture with its roofline section (the SVG chart).
 The screenshots are kept under $INFRABENCH_SCREENSHOT_DIR when set (ctest sets build/screenshots).
 Skipped, saying so, without chromium (CI installs it: ci/install-deps.sh)."""
 import os
@@ -96,12 +96,28 @@ def accept_page(d):
     return out
 
 
-@pytest.fixture(scope="module", params=["fixtures", "real", "gpu", "accept", "compare"])
+def roofline_page(d):
+    """`report` of a report with its roofline section (`roofline --into-report`): the SVG chart
+    beside the Chart.js ones."""
+    report = d / "roofline.json"
+    shutil.copy(os.path.join(SRC, "tests", "fixtures", "roofline", "gpt2-tiny-throttled.json"), report)
+    p = run("roofline", str(report), "--job", "gpt2-tiny", "--batch", "8", "--into-report")
+    assert p.returncode == 0, p.stderr
+    out = str(d / "roofline.html")
+    p = run("report", str(report), "-o", out)
+    assert p.returncode == 0, p.stderr
+    assert "<svg" in open(out).read()
+    return out
+
+
+@pytest.fixture(scope="module", params=["fixtures", "real", "gpu", "accept", "compare", "roofline"])
 def page(request, tmp_path_factory):
     d = tmp_path_factory.mktemp("html")
     out = str(d / "report.html")
     if request.param == "accept":
         return request.param, accept_page(d)
+    if request.param == "roofline":
+        return request.param, roofline_page(d)
     if request.param == "fixtures":
         reports = [os.path.join(CORPUS, "synthetic_multinode.json"), os.path.join(CORPUS, "real_quick.json"),
                    os.path.join(CORPUS, "synthetic_single.json")]
@@ -130,13 +146,17 @@ def test_charts_render_without_console_errors(page):
     # with its peak, storage percentiles, pipeline bars, the comparison (a one-cell NUMA matrix is a table)
     # gpu: four copy directions, the p2p matrix, two telemetry charts (one-configuration
     # benchmarks are tables); accept: the latency curve; compare: group means, headline ratios
-    assert expected >= {"fixtures": 10, "real": 5, "gpu": 6, "accept": 1, "compare": 2}[kind], body
+    # roofline: its two benchmarks ran one configuration each (tables); the chart is an inline SVG
+    assert expected >= {"fixtures": 10, "real": 5, "gpu": 6, "accept": 1, "compare": 2, "roofline": 0}[kind], body
+    if kind == "roofline":
+        dom = p.stdout
+        assert '<section class="roofline">' in dom and "<svg" in dom and "(limit)" in dom, dom[:2000]
     assert int(attrs["data-charts-drawn"]) == expected, body
     assert int(attrs["data-charts-nonblank"]) == expected, body
     assert attrs["data-errors"] == "0", attrs.get("data-error-text")
     # Every page with measured samples draws CI whiskers; the fixtures hold INVALID results (the
     # trimmed real run's noisy ones), which are marked.
-    if kind != "compare":
+    if kind not in ("compare", "roofline"):
         assert int(attrs["data-error-bars"]) > 0, body
     if kind == "fixtures":
         assert int(attrs["data-flagged"]) > 0, body
@@ -168,5 +188,6 @@ def test_screenshot_is_not_blank(page, width, tmp_path, capsys):
             ink += min(r, g, b) < 200  # anything drawn: text, bars, grey bars, hatching
     assert ink > 2000, ink
     # Bars fill thousands of sampled pixels; the accept page's one chart is a thin latency curve,
-    # and a comparison of two runs of one binary draws its ratios grey (noise), not green or red.
-    assert colored > (100 if kind in ("accept", "compare") else 1000), colored
+    # and a comparison of two runs of one binary draws its ratios grey (noise), not green or red;
+    # the roofline page's colour is its chart's bars (the limit red, the others blue).
+    assert colored > (100 if kind in ("accept", "compare", "roofline") else 1000), colored

@@ -159,3 +159,37 @@ def test_bad_input_one_line(tmp_path, args, needle):
 
 def test_missing_report_one_line(tmp_path):
     one_line_error(run("roofline", str(tmp_path / "nope.json"), *JOB), "nope.json")
+
+
+def test_section_shown_by_report_and_compare(tmp_path):
+    """`--into-report`, then the report page draws the chart and `compare` names both limits, in
+    text, markdown and HTML."""
+    a = known(tmp_path, name="a.json")
+    b = known(tmp_path, storage_gbps=1.0, name="b.json")
+    for path in (a, b):
+        p = run("roofline", path, *JOB, "--into-report")
+        assert p.returncode == 0, p.stderr
+    page = tmp_path / "a.html"
+    p = run("report", a, "-o", str(page))
+    assert p.returncode == 0, p.stderr
+    html = page.read_text()
+    assert '<h2 id="roofline">' in html and "<svg" in html
+    assert "a: storage-bound at 250 samples/s" in html and "250 (limit)" in html
+    assert "measured 250" in html and "storage/read" in html
+    p = run("compare", a, b)
+    assert p.returncode == 0, p.stderr
+    both = "roofline: a is storage-bound at 250 samples/s, b is compute-bound at 500 samples/s"
+    assert both in p.stdout
+    p = run("compare", a, b, "--format", "markdown")
+    assert p.returncode == 0, p.stderr
+    assert "#### Roofline" in p.stdout and "b is compute-bound at 500 samples/s" in p.stdout
+    cmp_page = tmp_path / "cmp.html"
+    p = run("compare", a, b, "--format", "html", "-o", str(cmp_page))
+    assert p.returncode == 0, p.stderr
+    html = cmp_page.read_text()
+    assert html.count("<svg") == 2 and "b: compute-bound at 500 samples/s" in html
+    # A report without the section: the page has no roofline, compare says nothing of one.
+    plain = known(tmp_path, name="plain.json")
+    p = run("compare", plain, plain)
+    assert p.returncode == 0, p.stderr
+    assert "roofline:" not in p.stdout

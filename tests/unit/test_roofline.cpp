@@ -3,7 +3,12 @@
 // what-ifs, and hops the report lacks.
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include "infrabench/error.h"
+#include "infrabench/report.h"
+#include "infrabench/reports/compare.h"
+#include "infrabench/reports/html_report.h"
 #include "infrabench/reports/roofline.h"
 
 namespace {
@@ -42,7 +47,7 @@ result_view result(const std::string& bench, json axes, std::vector<metric_view>
 report_view fixture() {
   report_view r;
   r.world_size = 1;
-  r.hosts = json::array({{{"cpu", {{"logical_cpus_usable", 2}}}}});
+  r.inventories = {host_view{"node1", "", {{"cpu.logical_cpus_usable", "2"}}}};
   r.benchmarks["storage/read"].metrics = {decl("bandwidth_gbps", "GB/s", metric_kind::rate, true)};
   r.benchmarks["training/step"].metrics = {
       decl("tokens_per_s", "tokens/s", metric_kind::rate, true),
@@ -172,7 +177,7 @@ TEST(Roofline, AllReduceFromBusBandwidth) {
 TEST(Roofline, JpegJobOnTheCpuDecodesInsideTheStep) {
   report_view rep;
   rep.world_size = 1;
-  rep.hosts = json::array({{{"cpu", {{"logical_cpus_usable", 2}}}}});
+  rep.inventories = {host_view{"node1", "", {{"cpu.logical_cpus_usable", "2"}}}};
   auto pipe = decl("images_per_s", "images/s", metric_kind::rate, true);
   rep.benchmarks["preprocess/pipeline"].metrics = {
       pipe, decl("jpeg_bytes_per_image", "B", metric_kind::size)};
@@ -314,6 +319,94 @@ TEST(Roofline, JsonCarriesEverySource) {
   const std::string html = roofline_html({{"a", analyse_roofline(fixture(), tiny(), {})}});
   EXPECT_NE(html.find("<svg"), std::string::npos);
   EXPECT_NE(html.find("(limit)"), std::string::npos);
+}
+
+// The report with its `roofline` section written in (`--into-report`), read back as `report`
+// and `compare` read it. `gbps` sets the storage rate: 1.0 makes the job compute-bound.
+report_view with_section(const std::string& label, double gbps) {
+  report_view rep = fixture();
+  for (auto& r : rep.results) {
+    if (r.benchmark == "storage/read" && r.axes["pattern"] == "rand") r.metrics[0].value = gbps;
+  }
+  json doc = to_json(rep);
+  doc["schema_version"] = report_schema_version;
+  doc["roofline"] = roofline_json(analyse_roofline(rep, tiny(), {parse_what_if("storage=3x")}));
+  report_view out = parse_report(doc.dump(), label + ".json");
+  out.label = label;
+  return out;
+}
+
+TEST(Roofline, ReportSectionReadsBackTyped) {
+  const report_view a = with_section("a", 0.001056);
+  ASSERT_TRUE(a.roofline.has_value());
+  const roofline_view& v = *a.roofline;
+  EXPECT_EQ(v.model, "gpt2-tiny");
+  EXPECT_EQ(v.batch, 8);
+  EXPECT_EQ(v.limit, "storage");
+  EXPECT_NEAR(v.predicted_per_job, 250, 1e-6);
+  ASSERT_FALSE(v.hops.empty());
+  EXPECT_EQ(v.hops[0].name, "storage");
+  EXPECT_EQ(v.hops[0].sources.at(0).benchmark, "storage/read");
+  EXPECT_TRUE(v.measured);
+  EXPECT_EQ(v.measured_source.metric, "tokens_per_s");
+  ASSERT_EQ(v.what_ifs.size(), 1u);
+  EXPECT_EQ(v.what_ifs[0].what_if, "storage=3x");
+  EXPECT_EQ(v.what_ifs[0].limit, "compute");
+  // The summary line read back is the one computed.
+  EXPECT_EQ(roofline_summary(analysis_of(v).base), "storage-bound at 250 samples/s");
+  // A section of the wrong shape is refused with where it is wrong.
+  json doc = to_json(a);
+  doc["schema_version"] = report_schema_version;
+  doc["roofline"] = roofline_json(analyse_roofline(fixture(), tiny(), {}));
+  doc["roofline"]["hops"][0]["samples_per_s_job"] = "fast";
+  try {
+    (void)parse_report(doc.dump(), "bad.json");
+    FAIL() << "a string rate was read";
+  } catch (const user_error& e) {
+    EXPECT_NE(std::string(e.what()).find("roofline.hops[0].samples_per_s_job"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_FALSE(fixture().roofline.has_value());
+}
+
+TEST(Roofline, ReportPageDrawsTheSectionsChart) {
+  const std::vector<report_view> reps = {with_section("a", 0.001056)};
+  if (chartjs_source().empty()) GTEST_SKIP() << "built without libjs-chart.js: no page";
+  const std::string html = render_html(reps, {});
+  EXPECT_NE(html.find("<h2 id=\"roofline\">"), std::string::npos);
+  EXPECT_NE(html.find("<svg"), std::string::npos);
+  EXPECT_NE(html.find("250 (limit)"), std::string::npos);   // the limiting bar, labelled
+  EXPECT_NE(html.find("measured 250"), std::string::npos);  // the measured rate's line
+  EXPECT_NE(html.find("storage/read"), std::string::npos);  // the bar's source
+  // A report without the section has no roofline heading.
+  std::vector<report_view> plain = reps;
+  plain[0].roofline.reset();
+  EXPECT_EQ(render_html(plain, {}).find("id=\"roofline\""), std::string::npos);
+}
+
+TEST(Roofline, CompareNamesBothLimits) {
+  const std::vector<report_view> reps = {with_section("a", 0.001056), with_section("b", 1.0)};
+  const comparison c = compare_reports(reps, {});
+  const std::string line = roofline_line(c);
+  EXPECT_EQ(line,
+            "roofline: a is storage-bound at 250 samples/s, b is compute-bound at 500 samples/s");
+  std::ostringstream text, md;
+  print_comparison_table(text, c);
+  print_comparison_markdown(md, c);
+  EXPECT_NE(text.str().find(line), std::string::npos) << text.str();
+  EXPECT_NE(md.str().find("#### Roofline"), std::string::npos) << md.str();
+  EXPECT_NE(md.str().find("b is compute-bound at 500 samples/s"), std::string::npos);
+  // Without a section on either side, compare says nothing of rooflines.
+  report_view plain = with_section("p", 1.0);
+  plain.roofline.reset();
+  report_view plain2 = plain;
+  plain2.label = "q";
+  EXPECT_EQ(roofline_line(compare_reports({plain, plain2}, {})), "");
+  if (chartjs_source().empty()) GTEST_SKIP() << "built without libjs-chart.js: no page";
+  const std::string html = render_comparison_html(c, "t");
+  EXPECT_NE(html.find("class=\"rooflines\""), std::string::npos);
+  EXPECT_NE(html.find("a: storage-bound at 250 samples/s"), std::string::npos);
+  EXPECT_NE(html.find("b: compute-bound at 500 samples/s"), std::string::npos);
 }
 
 }  // namespace

@@ -199,6 +199,36 @@ struct telemetry_data {
 // The one reader of a "telemetry" object.
 [[nodiscard]] telemetry_data telemetry_from_json(const nlohmann::json& t);
 
+// The report's "roofline" section (`infrabench roofline --into-report`, docs/roofline.md) as
+// `report` and `compare` show it: each hop's rate in the job's samples/s with its sources, the
+// limit, the prediction, the measured rate and the what-ifs' outcomes.
+struct roofline_view {
+  struct source {
+    std::string benchmark, configuration, metric, unit;
+    double value = 0;
+  };
+  struct hop {
+    std::string name, status, why, formula;  // status: measured | not measured | not applicable
+    bool in_step = false, beside = false;
+    double per_gpu = 0, per_job = 0, headroom = 0;  // samples/s; 0 where the section has null
+    std::vector<source> sources;
+  };
+  struct outcome {  // one what-if: what it changed and the limit it then has
+    std::string what_if, limit;
+    double predicted_per_job = 0;
+  };
+  std::string model, data, device, limit, step_model;  // limit "none": no hop measured
+  int batch = 0, seq = 0, ranks_per_node = 1, nodes = 1;
+  double predicted_per_job = 0;
+  std::vector<hop> hops;
+  bool measured = false;  // training/step's rate is in the report
+  double measured_per_job = 0, predicted_over_measured = 0;
+  source measured_source;
+  std::string measured_why;  // when not measured
+  std::vector<std::string> notes;
+  std::vector<outcome> what_ifs;
+};
+
 struct report_view {
   std::string path;   // where it was read from ("" for text)
   std::string label;  // short name for tables (file stem unless given)
@@ -218,6 +248,7 @@ struct report_view {
   // Per benchmark, its axes and requirements; empty for reports written before it existed.
   std::map<std::string, benchmark_meta> benchmarks;
   std::optional<telemetry_data> telemetry;  // absent when the report has none
+  std::optional<roofline_view> roofline;    // absent when the report has none
 
   // The metadata of `axis` of `bench`, or nullptr when the report does not say.
   [[nodiscard]] const axis_meta* axis_info(const std::string& bench, const std::string& axis) const;

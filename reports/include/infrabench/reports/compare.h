@@ -106,8 +106,13 @@ struct comparison {
   std::vector<inventory_change> inventory;
   std::vector<std::string> only_in;  // "only in A: 3 configurations of gemm/cpu_fp32", ...
   std::vector<double> price, power;  // per report (NaN when not given)
+  std::vector<std::optional<roofline_view>> rooflines;  // per report: its roofline section
   compare_options options;
 };
+
+// The reports' rooflines in one line ("roofline: A is storage-bound at 1.2k samples/s, B is
+// compute-bound at 3.4k samples/s"); "" when no report has a roofline section.
+[[nodiscard]] std::string roofline_line(const comparison& c);
 
 // Throws user_error when fewer than two reports are given or they have nothing in common.
 [[nodiscard]] comparison compare_reports(const std::vector<report_view>& reports,

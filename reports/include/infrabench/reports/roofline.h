@@ -126,6 +126,10 @@ void check_job(const roofline_job& job);
 [[nodiscard]] roofline_analysis analyse_roofline(const report_view& report, const roofline_job& job,
                                                  const std::vector<what_if>& what_ifs);
 
+// The analysis a report's `roofline` section holds, read back (report_view::roofline), for the
+// chart and the summary line: the job's facts beyond its model, batch, seq and ranks are not kept.
+[[nodiscard]] roofline_analysis analysis_of(const roofline_view& v);
+
 // The analysis as JSON (the report's `roofline` section), as a console table, and one line
 // ("storage-bound at 1.2k samples/s") for compare.
 [[nodiscard]] nlohmann::json roofline_json(const roofline_analysis& a);
