@@ -178,6 +178,14 @@ def test_one_report_for_the_cluster(tmp_path):
     assert m["allreduce_ms"]["value"] > 0
     assert [x for x in tmp_path.iterdir() if x.name.startswith("infrabench-scratch")] == []
     assert all("outliers" in h for h in rep["hosts"])
+    # Telemetry from every host (each one's first rank samples it): rank 0's host's traces are the
+    # report's "telemetry", every other host's its inventory's (validated by the schema above).
+    assert rep["telemetry"]["cpu"]["trace"]["t_s"], rep["telemetry"]["cpu"]
+    by_host = {h["hostname"]: h for h in rep["hosts"]}
+    assert "telemetry" not in by_host["h1"]
+    for i in range(2, HOSTS + 1):
+        tel = by_host[f"h{i}"].get("telemetry")
+        assert tel and tel["cpu"]["trace"]["t_s"], (i, tel)
     assert f"cluster: {HOSTS} hosts" in text and "row sends to column" in text, text
 
 
