@@ -346,14 +346,16 @@ planned_run plan_run(const run_request& req, communicator& comm, const capabilit
 }
 
 std::optional<gathered_results> gather_results(communicator& comm, const std::vector<result>& mine,
-                                               const json& inventory, bool interrupted) {
+                                               const json& inventory, bool interrupted,
+                                               const json* telemetry) {
   gathered_results g;
   g.results = to_json_array(mine);
   g.hosts = json::array({inventory});
   g.interrupted = interrupted;
   if (comm.size() == 1) return g;
   g.interrupted = comm.allreduce_max(interrupted ? 1.0 : 0.0) > 0;
-  const json part_of_mine = {{"inventory", inventory}, {"results", g.results}};
+  json part_of_mine = {{"inventory", inventory}, {"results", g.results}};
+  if (telemetry != nullptr && comm.rank() != 0) part_of_mine["telemetry"] = *telemetry;
   const auto gathered = comm.gather_strings(json_text(part_of_mine));
   if (comm.rank() != 0) return std::nullopt;
   g.results = json::array();
@@ -361,8 +363,14 @@ std::optional<gathered_results> gather_results(communicator& comm, const std::ve
   std::set<std::string> seen_hosts;
   for (const auto& text : gathered) {
     const json part = json::parse(text);
-    if (seen_hosts.insert(part["inventory"].value("hostname", "")).second)
-      g.hosts.push_back(part["inventory"]);
+    const std::string host = part["inventory"].value("hostname", "");
+    if (seen_hosts.insert(host).second) g.hosts.push_back(part["inventory"]);
+    // The host's sampling rank need not be its first in rank order.
+    if (part.contains("telemetry")) {
+      for (auto& h : g.hosts) {
+        if (h.value("hostname", "") == host) h["telemetry"] = part["telemetry"];
+      }
+    }
     for (const auto& r : part["results"]) g.results.push_back(r);
   }
   return g;
@@ -520,8 +528,10 @@ class run_session {
 
   // Steps 3 to 7 at the normal end (also after a signal stopped the runner).
   int finish(const std::vector<result>& results) {
+    // Read before the gather: every host's sampling rank sends its traces to rank 0.
+    const json* telemetry = telemetry_json();
     std::optional<gathered_results> g =
-        gather_results(m_comm, results, m_inventory, g_interrupted.load());
+        gather_results(m_comm, results, m_inventory, g_interrupted.load(), telemetry);
     if (!g) return exit_ok;  // another rank: rank 0 writes the report
     run_outcome o;
     o.interrupted = g->interrupted;
@@ -536,7 +546,7 @@ class run_session {
     const render_settings rs = render_options();
     const analysed_results a = analyse_results(
         std::move(*g), m_repetitions, m_ctx.benchmark_metadata, multi() ? &rs.outliers : nullptr);
-    const written_report w = write_report(ctx, a, telemetry_json(), m_req.output);
+    const written_report w = write_report(ctx, a, telemetry, m_req.output);
     render_report(w, a, rs);
     o.report_where_asked = w.where_asked;
     o.failed = count_results(w.view).failed;

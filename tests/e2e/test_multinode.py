@@ -3,7 +3,7 @@ between them). ci/multinode.sh builds the cluster, runs this file against it, an
 under plain ctest (no cluster) every test here is skipped with that reason.
 
 Covers: one report for the cluster (per-host node-local results, one result per collective, the
-pairwise matrix, a training step whose gradients cross the hosts), the slowed host named as the culprit (tc tbf on its link), and the faults: a rank
+pairwise matrix, a training step whose gradients cross the hosts), the slowed host named as the culprit (tc tbf on its link), `check` draining exactly the host held back by a CPU quota, and the faults: a rank
 killed mid-run and a host whose link goes down mid-collective end the run in bounded time, exit
 non-zero, name the rank/host, and leave a partial report."""
 import json
@@ -178,6 +178,14 @@ def test_one_report_for_the_cluster(tmp_path):
     assert m["allreduce_ms"]["value"] > 0
     assert [x for x in tmp_path.iterdir() if x.name.startswith("infrabench-scratch")] == []
     assert all("outliers" in h for h in rep["hosts"])
+    # Telemetry from every host (each one's first rank samples it): rank 0's host's traces are the
+    # report's "telemetry", every other host's its inventory's (validated by the schema above).
+    assert rep["telemetry"]["cpu"]["trace"]["t_s"], rep["telemetry"]["cpu"]
+    by_host = {h["hostname"]: h for h in rep["hosts"]}
+    assert "telemetry" not in by_host["h1"]
+    for i in range(2, HOSTS + 1):
+        tel = by_host[f"h{i}"].get("telemetry")
+        assert tel and tel["cpu"]["trace"]["t_s"], (i, tel)
     assert f"cluster: {HOSTS} hosts" in text and "row sends to column" in text, text
 
 
@@ -400,3 +408,101 @@ def test_collective_split_groups_across_hosts(tmp_path):
         [busbw] = [m for m in r["metrics"] if m["name"] == "busbw_gbps"]
         assert f"for {n} ranks" in busbw["method"], busbw
         assert (f"in each of {groups} groups" in busbw["method"]) == (groups > 1), busbw
+
+
+# ---- per-node verdicts on a real cluster (issue 28) -----------------------------------------------
+# hN's rank is held to 5% of a CPU by a cgroup v1 CPU quota (1 ms per 20 ms period). A STREAM triad
+# iteration over 3 x 32 MiB takes ~10 ms of CPU, so every sample spans many throttled periods: hN's
+# bandwidth falls to a fraction of the others', who share the same cores unthrottled.
+
+CPU_CGROUP = "/sys/fs/cgroup/cpu"
+STREAM = {"kernel": "triad", "array_size": "32MiB", "threads": 1}
+
+
+class cpu_quota:
+    """A cgroup v1 cpu controller group of `quota_us` per `period_us`; removed on exit (its
+    processes moved back to the root group first)."""
+
+    def __init__(self, quota_us, period_us):
+        self.path = os.path.join(CPU_CGROUP, f"infrabench-slow-{os.getpid()}")
+        self.quota_us, self.period_us = quota_us, period_us
+
+    def __enter__(self):
+        if not os.path.isfile(os.path.join(CPU_CGROUP, "cpu.cfs_quota_us")):
+            pytest.skip("no cgroup v1 cpu controller at " + CPU_CGROUP)
+        os.makedirs(self.path, exist_ok=True)
+        self._write("cpu.cfs_period_us", self.period_us)
+        self._write("cpu.cfs_quota_us", self.quota_us)
+        return self
+
+    def _write(self, name, value, path=None):
+        with open(os.path.join(path or self.path, name), "w") as f:
+            f.write(str(value))
+
+    def add(self, pid):
+        self._write("cgroup.procs", pid)
+
+    def throttled(self):
+        with open(os.path.join(self.path, "cpu.stat")) as f:
+            return dict((k, int(v)) for k, v in (line.split() for line in f))["nr_throttled"]
+
+    def __exit__(self, *exc):
+        with open(os.path.join(self.path, "cgroup.procs")) as f:
+            for pid in f.read().split():
+                try:
+                    self._write("cgroup.procs", pid, CPU_CGROUP)
+                except OSError:
+                    pass  # exited meanwhile
+        os.rmdir(self.path)
+
+
+def test_check_drains_exactly_the_slow_host(tmp_path):
+    out = str(tmp_path / "r.json")
+    suite = write_suite(tmp_path, [{"filter": "^bandwidth/host_memory$", "axes": STREAM}],
+                        {"min_time_s": 0.3, "max_time_s": 2, "timeout_s": 120})
+    slow = f"h{LAST}"
+    with cpu_quota(1000, 20000) as quota:
+        run = cluster_run("--suite", suite, "-q", "--telemetry", "off", "-o", out)
+        # Caught before it measures: MPI start-up and the inventory take far longer than a poll.
+        end = time.monotonic() + 60
+        pid = None
+        while pid is None and time.monotonic() < end and run.proc.poll() is None:
+            pid = infrabench_pid(LAST)
+            time.sleep(0.01)
+        assert pid, "no infrabench process on the slow host:\n" + run.output()
+        quota.add(pid)
+        rc, _ = run.wait(300)
+        throttled = quota.throttled()
+    text = run.output()
+    assert rc == 0, text
+    assert throttled > 0, "the quota never held the slow host's rank back"
+    rep = load_report(out)
+    gbps = {r["host"]: values(r)["bandwidth_gbps"] for r in results(rep, "bandwidth/host_memory")
+            if r["status"] == "passed"}
+    assert set(gbps) == {f"h{i}" for i in range(1, HOSTS + 1)}, text
+    assert gbps[slow] < 0.5 * min(v for h, v in gbps.items() if h != slow), gbps
+
+    # Outliers only: on two shared cores an absolute floor would judge the machine, not the node.
+    # Flagged below 40% of the nodes' median: the throttled host measured 13-15% of it, the others
+    # (sharing the cores with each other and other work) 8.2-12 GB/s, within 20% of it.
+    base = tmp_path / "fleet.json"
+    base.write_text(json.dumps({"infrabench_baseline": 1, "defaults": {"allow_invalid": True}, "rules": [
+        {"id": "stream-outliers", "benchmark": "bandwidth/host_memory", "axes": STREAM,
+         "metric": "bandwidth_gbps", "no_outlier_nodes": {"max_deviation": 0.6}}]}))
+    js = sh(BIN, "check", out, "--baseline", str(base), "--format", "json")
+    assert js.returncode == 1, js.stdout + js.stderr
+    doc = json.loads(js.stdout)
+    verdicts = {n["host"]: n["verdict"] for n in doc["nodes"]}
+    assert verdicts == {f"h{i}": "FAIL" if i == LAST else "PASS" for i in range(1, HOSTS + 1)}, (verdicts, gbps)
+    assert [d["host"] for d in doc["drain"]] == [slow], doc["drain"]
+    assert doc["drain"][0]["failed_rules"] == ["stream-outliers"], doc["drain"]
+    (evidence,) = doc["drain"][0]["evidence"]
+    assert evidence["rule"] == "stream-outliers" and "vs median" in evidence["evidence"], evidence
+
+    con = sh(BIN, "check", out, "--baseline", str(base))
+    assert con.returncode == 1, con.stdout + con.stderr
+    assert f"nodes: {HOSTS}, 1 to drain" in con.stdout, con.stdout
+    node_lines = [line.split() for line in con.stdout.splitlines()
+                  if line.split()[:1] and line.split()[0] in verdicts and len(line.split()) > 1]
+    assert [(w[0], w[1]) for w in node_lines] == [(f"h{i}", verdicts[f"h{i}"]) for i in range(1, HOSTS + 1)], con.stdout
+    assert "stream-outliers" in " ".join(node_lines[LAST - 1]), con.stdout

@@ -100,11 +100,12 @@ struct gathered_results {
 };
 
 // The normal end: rank 0 receives every rank's results and one inventory per host (collective:
-// every rank calls it). Empty on the other ranks, which are then done.
-[[nodiscard]] std::optional<gathered_results> gather_results(communicator& comm,
-                                                             const std::vector<result>& mine,
-                                                             const nlohmann::json& inventory,
-                                                             bool interrupted);
+// every rank calls it). Empty on the other ranks, which are then done. `telemetry`: this rank's
+// traces where it sampled its host; another host's become its inventory's "telemetry" (rank 0's
+// host's are the report's own "telemetry").
+[[nodiscard]] std::optional<gathered_results> gather_results(
+    communicator& comm, const std::vector<result>& mine, const nlohmann::json& inventory,
+    bool interrupted, const nlohmann::json* telemetry = nullptr);
 
 // The failure paths: this rank's finished results and, on rank 0, what the other ranks
 // published as they went (no collective: another rank may be dead). Always interrupted.
