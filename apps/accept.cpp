@@ -79,7 +79,9 @@ struct accept_options {
 
 // The number of processes the launcher started (1 without one): what one rank per GPU needs. The
 // harness reads the launcher (run_pipeline.h), as it does for the rank.
-long launched_world_size() { return ib::current_job_position().size; }
+long launched_world_size() {
+  return ib::current_job_position().size;
+}
 
 // An argument as a POSIX shell reads it back: quoted when it holds anything but safe characters.
 std::string shell_word(const std::string& a) {
