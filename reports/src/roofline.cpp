@@ -705,6 +705,26 @@ void predict(roofline_result& out, const step_parts& step, int batch) {
   }
 }
 
+// A note for each result the roofline reads that is INVALID (noisy, unverified): its number is
+// used as measured, so the output must say what it rests on, never present it as trusted.
+void note_invalid_inputs(const report_view& report, roofline_result& out) {
+  std::set<std::pair<std::string, std::string>> used;
+  for (const auto& h : out.hops) {
+    for (const auto& s : h.sources) used.insert({s.benchmark, s.configuration});
+  }
+  if (out.measured.present)
+    used.insert({out.measured.source.benchmark, out.measured.source.configuration});
+  for (const auto& r : report.results) {
+    if (r.valid || !used.count({r.benchmark, r.config_label()})) continue;
+    used.erase({r.benchmark, r.config_label()});  // one note per result, not per rank
+    out.notes.push_back(
+        "INVALID input: " + r.benchmark + " " + r.config_label() + " (" +
+        (r.invalid_reasons.empty() ? std::string("invalid") : r.invalid_reasons.front()) +
+        "): its number is used as measured; rerun it valid before trusting "
+        "this prediction");
+  }
+}
+
 }  // namespace
 
 roofline_result compute_roofline(const report_view& report, const roofline_job& job0,
@@ -746,6 +766,7 @@ roofline_result compute_roofline(const report_view& report, const roofline_job& 
   }
   if (c.gpu && job.nodes > 1 && !report.multi_node())
     out.notes.push_back("the report is of one node: the all-reduce's bus bandwidth is intra-node");
+  note_invalid_inputs(report, out);
   return out;
 }
 

@@ -3,6 +3,7 @@
 // what-ifs, and hops the report lacks.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <sstream>
 
 #include "infrabench/error.h"
@@ -121,6 +122,29 @@ TEST(Roofline, StorageBoundPredictionAgainstMeasured) {
   EXPECT_EQ(hop(r, "preprocess").status, "not applicable");
   EXPECT_EQ(hop(r, "allreduce").status, "not applicable");
   EXPECT_EQ(hop(r, "compute (GEMM model)").status, "not measured");
+}
+
+// An INVALID result the roofline reads (a noisy step) is named in the notes: its number is used,
+// never passed off as trusted. A valid report has no such note.
+TEST(Roofline, InvalidInputsAreNamed) {
+  const auto has_invalid_note = [](const roofline_result& r) {
+    return std::any_of(r.notes.begin(), r.notes.end(), [](const std::string& n) {
+      return n.find("INVALID input: training/step") != std::string::npos &&
+             n.find("noisy: robust CV 60%") != std::string::npos;
+    });
+  };
+  EXPECT_FALSE(has_invalid_note(compute_roofline(fixture(), tiny())));
+  report_view rep = fixture();
+  for (auto& res : rep.results) {
+    if (res.benchmark != "training/step") continue;
+    res.valid = false;
+    res.invalid_reasons = {"noisy: robust CV 60% > 10%"};
+  }
+  const roofline_result r = compute_roofline(rep, tiny());
+  EXPECT_TRUE(has_invalid_note(r));
+  EXPECT_EQ(std::count_if(r.notes.begin(), r.notes.end(),
+                          [](const std::string& n) { return n.rfind("INVALID input", 0) == 0; }),
+            1);
 }
 
 TEST(Roofline, WhatIfsNameTheNextLimit) {
