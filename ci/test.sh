@@ -76,7 +76,14 @@ echo "==== slurm: srun -n 2 on a single-host Slurm"
 stage slurm ci/slurm-single-host.sh --build build
 stage cpu-only run_preset cpu-only
 echo "==== package: cpack -G DEB, dpkg -i, run from outside the checkout, dpkg -r"
-stage package ci/package.sh --build build-cpu
+# The package preset (cpu-only plus io_uring and the MPI module; no tests): mostly served by the
+# compiler cache from the builds above, and the one whose MPI module ci/package.sh hides.
+package_build() {
+  cmake --preset package >/dev/null
+  cmake --build --preset package -j "$jobs"
+  ci/package.sh --build build-pkg
+}
+stage package package_build
 stage asan run_preset asan
 # TSan runs the unit tests only (the tsan test preset's label filter): build just what they need,
 # not the benchmarks and the executable.
