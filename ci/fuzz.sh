@@ -26,7 +26,8 @@ mkdir -p "$out/obj"
 # metric_decl.cpp, expect.cpp, devices_counts.cpp: what
 # a baseline's rules and "expect" are checked with; benchmark.cpp (an empty registry),
 # requirements_none.cpp: what node_verdicts.cpp asks of this build's benchmarks; options.cpp: the
-# output options compare masks.)
+# output options compare masks; roofline.cpp, html_roofline.cpp, model_config.cpp: the report
+# page's roofline section.)
 library=(harness/src/report_model.cpp reports/src/baseline.cpp reports/src/compare.cpp reports/src/rank_stats.cpp
          reports/src/text.cpp reports/src/html_report.cpp reports/src/html_specs.cpp
          reports/src/node_verdicts.cpp
@@ -37,11 +38,12 @@ library=(harness/src/report_model.cpp reports/src/baseline.cpp reports/src/compa
          harness/src/json_io.cpp tests/fuzz/builtin_suites_none.cpp harness/src/thread_pool.cpp
          harness/src/metric_decl.cpp reports/src/expect.cpp harness/src/devices_counts.cpp
          harness/src/data_dirs.cpp harness/src/text_layout.cpp tests/fuzz/html_assets_none.cpp
-         harness/src/benchmark.cpp harness/src/options.cpp tests/fuzz/requirements_none.cpp)
+         harness/src/benchmark.cpp harness/src/options.cpp tests/fuzz/requirements_none.cpp
+         reports/src/roofline.cpp reports/src/html_roofline.cpp kernels/cpu/transformer/model_config.cpp)
 targets=(report baseline suite)
 sources=("${library[@]}")
 for target in "${targets[@]}"; do sources+=("tests/fuzz/fuzz_$target.cpp"); done
-flags="-std=c++20 -g -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -Ireports/include -Iharness/include"
+flags="-std=c++20 -g -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -Ireports/include -Iharness/include -Ikernels"
 echo "==== fuzz: building with $($cxx --version | head -1)"
 # An object is rebuilt when its source or any header is newer: a changed struct must not leave
 # objects built with its old layout beside new ones (a false crash in the first seed).
