@@ -207,15 +207,31 @@ void linear_backward(const cpu_exec& ex, float* din, bool accumulate_din, float*
   }
 }
 
+// Attention works on (batch, head) pairs, each `gemms` T x T x hs GEMMs (2 forward, 4 backward):
+// the head size, the softmax scale, the pair count and each pair's FLOPs, counted once here.
+namespace {
+struct head_pairs {
+  int hs;
+  float scale;
+  std::size_t pairs;
+  double pair_flops;
+};
+head_pairs count_head_pairs(const cpu_exec& ex, int B, int T, int C, int NH, int gemms) {
+  const int hs = C / NH;
+  const head_pairs hp{hs, 1.0f / std::sqrt(static_cast<float>(hs)), sz(B) * sz(NH),
+                      gemms * (2.0 * T * T * hs)};
+  if (ex.flops != nullptr) *ex.flops += static_cast<double>(hp.pairs) * hp.pair_flops;
+  return hp;
+}
+}  // namespace
+
 void attention_forward(const cpu_exec& ex, float* out, float* att, const float* qkv, int B, int T,
                        int C, int NH, bool causal) {
-  const int hs = C / NH;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
-  const std::size_t pairs = sz(B) * sz(NH);
-  const double pair_flops = 2 * (2.0 * T * T * hs);
-  if (ex.flops != nullptr) *ex.flops += static_cast<double>(pairs) * pair_flops;
+  const head_pairs hp = count_head_pairs(ex, B, T, C, NH, 2);
+  const int hs = hp.hs;
+  const float scale = hp.scale;
   ex.ranges(
-      pairs,
+      hp.pairs,
       [&](std::size_t p0, std::size_t p1) {
         for (std::size_t pr = p0; pr < p1; ++pr) {
           const std::size_t b = pr / sz(NH), h = pr % sz(NH);
@@ -232,19 +248,17 @@ void attention_forward(const cpu_exec& ex, float* out, float* att, const float* 
           gemm_here(ex.isa, args(false, false, T, hs, T, s, T, v, 3 * C, 0.0f, y, C));
         }
       },
-      pair_grain(pair_flops));
+      pair_grain(hp.pair_flops));
 }
 
 void attention_backward(const cpu_exec& ex, float* dqkv, float* datt, const float* dout,
                         const float* att, const float* qkv, int B, int T, int C, int NH,
                         bool causal) {
-  const int hs = C / NH;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
-  const std::size_t pairs = sz(B) * sz(NH);
-  const double pair_flops = 4 * (2.0 * T * T * hs);
-  if (ex.flops != nullptr) *ex.flops += static_cast<double>(pairs) * pair_flops;
+  const head_pairs hp = count_head_pairs(ex, B, T, C, NH, 4);
+  const int hs = hp.hs;
+  const float scale = hp.scale;
   ex.ranges(
-      pairs,
+      hp.pairs,
       [&](std::size_t p0, std::size_t p1) {
         for (std::size_t pr = p0; pr < p1; ++pr) {
           const std::size_t b = pr / sz(NH), h = pr % sz(NH);
@@ -270,7 +284,7 @@ void attention_backward(const cpu_exec& ex, float* dqkv, float* datt, const floa
           gemm_here(ex.isa, args(true, false, T, hs, T, dp, T, q, 3 * C, 0.0f, dk, 3 * C));
         }
       },
-      pair_grain(pair_flops));
+      pair_grain(hp.pair_flops));
 }
 
 void gelu_forward(const cpu_exec& ex, float* out, const float* in, std::size_t n) {
