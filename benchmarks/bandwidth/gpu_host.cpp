@@ -397,21 +397,25 @@ struct direction_row {
   std::string_view name;
   direction dir;
   std::string_view description;
+  infrabench::data_hop hop = infrabench::data_hop::none;  // the roofline's h2d hop: host -> GPU
 };
 
 const direction_row direction_rows[] = {
     {"bandwidth/h2d", direction::h2d,
      "host -> GPU copy bandwidth per host NUMA node (row) and GPU (columns bandwidth_gbps_gpu<N>, "
      "efficiency_pct_gpu<N> of the PCIe link); spin-kernel queued, CUDA-event timed, checksum "
-     "verified"},
+     "verified",
+     infrabench::data_hop::h2d},
     {"bandwidth/d2h", direction::d2h,
      "GPU -> host copy bandwidth per host NUMA node (row) and GPU (columns bandwidth_gbps_gpu<N>, "
-     "efficiency_pct_gpu<N> of the PCIe link)"},
+     "efficiency_pct_gpu<N> of the PCIe link)",
+     infrabench::data_hop::none},
     {"bandwidth/bidirectional", direction::bidirectional,
      "simultaneous host -> GPU and GPU -> host copies per host NUMA node (row) and GPU: each "
      "direction while the other copies twice the bytes, as nvbandwidth measures it "
      "(bandwidth_gbps_gpu<N>_h2d, _d2h), and both summed over one bracket (bandwidth_gbps_gpu<N>, "
-     "against twice the PCIe link)"},
+     "against twice the PCIe link)",
+     infrabench::data_hop::none},
 };
 
 [[maybe_unused]] const bool registered = [] {
@@ -420,7 +424,8 @@ const direction_row direction_rows[] = {
     host_axes(infrabench::registry::instance()
                   .add(std::string(r.name), [dir](infrabench::state& st) { host_copies(st, dir); })
                   .describe(std::string(r.description)),
-              dir);
+              dir)
+        .measures(r.hop);
   }
   return true;
 }();

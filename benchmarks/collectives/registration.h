@@ -87,7 +87,9 @@ inline void register_collectives(const collective_backend& be) {
                   .produces("latency_us", "us", better::lower)
                   // algbw and the latency are the same timing as busbw, seen otherwise.
                   .relate("algbw_gbps", relation_kind::view_of, "busbw_gbps")
-                  .relate("latency_us", relation_kind::view_of, "busbw_gbps");
+                  .relate("latency_us", relation_kind::view_of, "busbw_gbps")
+                  // The all-reduce is the gradient exchange: the roofline's all-reduce hop.
+                  .measures(c.op == coll_op::allreduce ? data_hop::allreduce : data_hop::none);
     add_shared_axes(b, c, be);
     b.add_int64_axis("size", size_sweep(),
                      bytes_axis("message size (nccl-tests convention: the larger buffer)", 8,

@@ -219,6 +219,7 @@ INFRABENCH_REGISTER(cublas_gemm, "gemm/cublas")
         "(L2 hot by default, cache=cold flushes it), verified on the device against fp64; % of "
         "the datasheet peak and of the peak at the SM clock measured in the timed windows")
     .produces(gc::gpu_gemm_metrics())
+    .measures(infrabench::data_hop::compute)  // the roofline's FLOP model of the GPU step
     .require(infrabench::req::cuda)
     .scope(infrabench::rank_scope::every_rank)  // one rank per GPU: each measures its own
     .add_string_axis("shape", gpu_shapes(), gb::shape_axis_options())

@@ -144,6 +144,7 @@ INFRABENCH_REGISTER(ours_fp32, "gemm/ours_fp32")
         "micro-kernel) on pinned threads; verified against fp64; % of FMA peak and of "
         "OpenBLAS/oneDNN")
     .produces(gb::cpu_gemm_metrics())
+    .measures(infrabench::data_hop::compute)  // the roofline's FLOP model of the CPU step
     .produces(gb::reference_ratio_metric("openblas"))
     .produces(gb::reference_ratio_metric("onednn"))
     .add_string_axis("shape", gb::default_cpu_shapes(), gb::shape_axis_options())

@@ -147,6 +147,9 @@ INFRABENCH_REGISTER(pipeline_bench, "preprocess/pipeline")
         "decode (source=jpeg) + fused resize -> crop -> flip -> normalise -> CHW into a "
         "batch tensor, images split across pinned threads; images/s")
     .produces(stage_metrics(/*roofline=*/false))
+    .measures(infrabench::data_hop::preprocess)
+    // The JPEG bytes it decodes per second: the storage hop's unit (the roofline's file size).
+    .phase("input_gbps", infrabench::data_hop::storage_read)
     .add_string_axis("isa", {"auto"}, isa_axis())
     .add_int64_axis("threads", {1, 0}, threads_axis())
     .add_int64_axis("batch", {32}, batch_axis())

@@ -476,6 +476,7 @@ void combine_hosts(infrabench::state& st, const std::vector<sb::job_input_row>& 
               "completion-latency percentiles, CPU per I/O")
           .produces_work(infrabench::work_kind::bytes)
           .headline("bandwidth_gbps")
+          .measures(infrabench::data_hop::storage_read)  // the roofline's storage hop
           .produces_items("io")
           // One timing: I/Os per second are the bytes per second at this block size.
           .relate("ios_per_s", infrabench::relation_kind::view_of, "bandwidth_gbps")

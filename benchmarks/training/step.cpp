@@ -726,6 +726,7 @@ INFRABENCH_REGISTER(training_step, "training/step")
     .produces_items("token")  // GPT-2; tokens_per_s is also the ViT's (images x tokens per image)
     .produces_items("image")  // ViT
     .headline("tokens_per_s")
+    .measures(infrabench::data_hop::step)  // the whole path: the roofline's measured job rate
     .produces_work(infrabench::work_kind::flops)  // model FLOPs per step
     .produces("tokens_per_s_per_rank", "tokens/s", infrabench::better::higher)
     .produces("images_per_s_per_rank", "images/s", infrabench::better::higher)
@@ -745,6 +746,13 @@ INFRABENCH_REGISTER(training_step, "training/step")
     .produces("allreduce_ms", "ms", infrabench::better::lower, infrabench::metric_role::information)
     .produces("optimizer_ms", "ms", infrabench::better::lower, infrabench::metric_role::information)
     .produces("other_ms", "ms", infrabench::better::lower, infrabench::metric_role::information)
+    // Which hop each phase time is, for the roofline: the step's own compute (the time no phase
+    // accounts for is in the step too) and its exposed all-reduce.
+    .phase("forward_ms", infrabench::data_hop::compute)
+    .phase("backward_ms", infrabench::data_hop::compute)
+    .phase("optimizer_ms", infrabench::data_hop::compute)
+    .phase("other_ms", infrabench::data_hop::compute)
+    .phase("allreduce_ms", infrabench::data_hop::allreduce)
     .produces("model_memory_mib", "MiB", infrabench::better::lower,
               infrabench::metric_role::information)
     .produces("peak_rss_mib", "MiB", infrabench::better::lower,

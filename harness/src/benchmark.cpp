@@ -116,6 +116,28 @@ benchmark& benchmark::cells(std::string_view name, cell_kind kind) {
   throw std::logic_error(m_name + ": cells of undeclared family '" + std::string(name) + "'");
 }
 
+benchmark& benchmark::measures(data_hop hop) {
+  for (auto& m : m_metrics) {
+    if (m.headline) {
+      m.hop = hop;
+      return *this;
+    }
+  }
+  throw std::logic_error(m_name + ": measures(" + std::string(to_string(hop)) +
+                         ") before a headline is declared");
+}
+
+benchmark& benchmark::phase(std::string_view name, data_hop hop) {
+  for (auto& m : m_metrics) {
+    if (m.name == name && !m.headline) {
+      m.hop = hop;
+      return *this;
+    }
+  }
+  throw std::logic_error(m_name + ": phase of undeclared (or headline) metric '" +
+                         std::string(name) + "'");
+}
+
 const metric_decl* benchmark::headline() const {
   for (const auto& m : m_metrics) {
     if (m.headline) return &m;

@@ -41,6 +41,16 @@ constexpr std::array<std::pair<cell_kind, std::string_view>, 2> cell_names = {{
     {cell_kind::peer_rank, "peer_rank"},
 }};
 
+constexpr std::array<std::pair<data_hop, std::string_view>, 7> hop_names = {{
+    {data_hop::none, "none"},
+    {data_hop::storage_read, "storage_read"},
+    {data_hop::preprocess, "preprocess"},
+    {data_hop::h2d, "h2d"},
+    {data_hop::compute, "compute"},
+    {data_hop::allreduce, "allreduce"},
+    {data_hop::step, "step"},
+}};
+
 template <typename E, std::size_t N>
 std::string_view name_of(const std::array<std::pair<E, std::string_view>, N>& names, E e) {
   for (const auto& [k, n] : names) {
@@ -117,6 +127,14 @@ std::string_view to_string(cell_kind k) {
   return name_of(cell_names, k);
 }
 
+std::string_view to_string(data_hop h) {
+  return name_of(hop_names, h);
+}
+
+std::optional<data_hop> parse_data_hop(std::string_view text) {
+  return parse_name(hop_names, text);
+}
+
 std::string_view to_string(relation_kind k) {
   return name_of(relation_names, k);
 }
@@ -148,6 +166,7 @@ nlohmann::json metric_decl_json(const metric_decl& d) {
     j["relation"] = {{"kind", to_string(d.relation.kind)}, {"of", d.relation.of}};
   }
   if (d.cell != cell_kind::none) j["cell"] = to_string(d.cell);
+  if (d.hop != data_hop::none) j["hop"] = to_string(d.hop);
   return j;
 }
 
@@ -193,6 +212,11 @@ metric_decl metric_decl_from_json(const nlohmann::json& j, const std::string& wh
   const auto cell = parse_name(cell_names, decl_string(j, "cell", where, "none"));
   if (!cell) throw user_error(where + ".cell: not a matrix cell kind");
   d.cell = *cell;
+  // Absent in reports written before hops were declared: none (docs/roofline.md says how the
+  // roofline reads those).
+  const auto hop = parse_data_hop(decl_string(j, "hop", where, "none"));
+  if (!hop) throw user_error(where + ".hop: not a data-path hop");
+  d.hop = *hop;
   return d;
 }
 

@@ -74,6 +74,12 @@ class benchmark {
   benchmark& relate(std::string_view name, relation_kind kind, std::string of);
   // Declares that the `*` of the family `name` is a matrix cell (metric_decl.h: a peer rank).
   benchmark& cells(std::string_view name, cell_kind kind);
+  // Declares which hop of a training job's data path it measures (metric_decl.h: data_hop), on
+  // its headline: the roofline picks a hop's benchmark by this. Declare the headline first.
+  benchmark& measures(data_hop hop);
+  // Declares that the declared metric `name` is a part of another hop: a whole step's phase time
+  // (forward_ms: compute), a byte rate in another hop's unit (the decoder's input: storage_read).
+  benchmark& phase(std::string_view name, data_hop hop);
 
   [[nodiscard]] const std::string& name() const { return m_name; }
   [[nodiscard]] std::string group() const;

@@ -64,6 +64,24 @@ enum class cell_kind {
 };
 [[nodiscard]] std::string_view to_string(cell_kind k);
 
+// Which hop of a training job's data path a metric measures (docs/roofline.md): the roofline
+// picks each hop's benchmark by this declaration, never by its name. A benchmark declares it on
+// its headline (benchmark::measures: storage/read's bytes/s is the storage hop); a benchmark that
+// runs the whole path declares `step` there and each phase time's hop on that phase
+// (benchmark::phase: a training step's forward_ms is compute), and a byte rate in another hop's
+// unit says so (the decoder's input bytes/s are what storage delivers).
+enum class data_hop {
+  none,
+  storage_read,  // bytes read from the data set's device
+  preprocess,    // decode + transform, images/s
+  h2d,           // host-to-device copies of the batch
+  compute,       // forward + backward + optimizer (a FLOP rate, or a step's phase times)
+  allreduce,     // the gradient exchange's bus bandwidth (or a step's exposed time)
+  step,          // the whole training step: the job's measured rate
+};
+[[nodiscard]] std::string_view to_string(data_hop h);
+[[nodiscard]] std::optional<data_hop> parse_data_hop(std::string_view text);
+
 struct metric_relation {
   relation_kind kind = relation_kind::none;
   // The metric (or family) it relates to; for fraction_of a peak that is not a metric of the
@@ -84,6 +102,8 @@ struct metric_decl {
   metric_kind kind = metric_kind::unspecified;
   metric_relation relation;
   cell_kind cell = cell_kind::none;
+  // The data-path hop it measures (none: not one the roofline reads).
+  data_hop hop = data_hop::none;
 
   [[nodiscard]] bool is_family() const { return name.find('*') != std::string::npos; }
   // Whether the metric `metric_name` is this declaration (equal, or a member of the family).
