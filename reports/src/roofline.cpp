@@ -21,38 +21,48 @@ namespace tf = infrabench::kernels::transformer;
 using json = nlohmann::json;
 
 // ---- where each hop is measured
-// ------------------------------------------------------------------ The one table that names
-// benchmarks and metrics. The reports' declarations say what a metric is (a rate, a time, its unit,
-// the headline), but not which hop of a training job a benchmark measures, nor which of
-// training/step's phase times are compute: those are facts about the benchmarks, stated here once
-// with their reasons. Every rate read through it is the benchmark's declared headline (its unit
-// read from the declaration), except the phases.
-struct hop_benchmarks {
-  // storage: fio-style reads at a chosen pattern, block size, queue depth and O_DIRECT: the
-  // loader's access pattern can be matched configuration by configuration.
-  const char* storage = "storage/read";
-  // decode + fused transform, images/s at a thread count (source=jpeg: from the JPEG bytes).
-  const char* preprocess = "preprocess/pipeline";
-  // Its JPEG bytes decoded per second (source=jpeg): over images/s, the bytes of one file.
-  const char* preprocess_input_rate = "input_gbps";
-  // pinned host-to-device copies by size (the batch is copied from pinned memory).
-  const char* h2d = "bandwidth/h2d";
-  // GEMM throughput at shapes: the FLOP model of the compute hop.
-  const char* gemm_cpu = "gemm/ours_fp32";
-  const char* gemm_gpu = "gemm/cublas";
-  // The gradient all-reduce's bus bandwidth by message size: NCCL on GPUs, MPI on CPU nodes.
-  const char* allreduce_cpu = "collectives/mpi_allreduce";
-  const char* allreduce_gpu = "collectives/nccl_allreduce";
-  // The whole step, with its phase breakdown (all declared information, kind time, in ms).
-  const char* training = "training/step";
-  // The phases that are compute (the others are data wait, copies, all-reduce and the rest).
-  std::vector<const char*> compute_phases = {"forward_ms", "backward_ms", "optimizer_ms"};
-  const char* allreduce_phase = "allreduce_ms";  // the all-reduce time not hidden by the backward
-  const char* other_phase = "other_ms";          // wall time no phase accounts for: in the step
-};
-const hop_benchmarks& sources_table() {
-  static const hop_benchmarks t;
-  return t;
+// ------------------------------------------------------------------ Every benchmark declares, on
+// its headline, which hop of a training job it measures (metric_decl.h: data_hop), and a whole-step
+// benchmark declares which hop each of its phase times is: the roofline picks its inputs by these
+// declarations, never by a benchmark's or a metric's name. A report written before the
+// declarations existed declares no hop; every hop of it is "not measured", with a note saying why
+// (docs/roofline.md).
+
+// The benchmarks of the report whose headline declares `hop`, on the job's device when `gpu` says
+// (a benchmark runs on a GPU when it requires one), in the report's order.
+std::vector<std::string> hop_benchmarks(const report_view& report, data_hop hop,
+                                        std::optional<bool> gpu = std::nullopt) {
+  std::vector<std::string> out;
+  for (const auto& [bench, meta] : report.benchmarks) {
+    const metric_decl* d = report.headline_of(bench);
+    if (d == nullptr || d->hop != hop) continue;
+    if (gpu && report.runs_on_gpu(bench).value_or(false) != *gpu) continue;
+    out.push_back(bench);
+  }
+  return out;
+}
+
+// Whether any benchmark of the report declares a hop (a report of this build does).
+bool declares_hops(const report_view& report) {
+  for (const auto& [bench, meta] : report.benchmarks) {
+    for (const auto& d : meta.metrics) {
+      if (d.hop != data_hop::none) return true;
+    }
+  }
+  return false;
+}
+
+// The declared metric of `bench` that is `hop` and not its headline (a phase time, a byte rate in
+// that hop's unit), the first such in declaration order; null when none is.
+std::vector<const metric_decl*> parts_of(const report_view& report, const std::string& bench,
+                                         data_hop hop) {
+  std::vector<const metric_decl*> out;
+  const auto it = report.benchmarks.find(bench);
+  if (it == report.benchmarks.end()) return out;
+  for (const auto& d : it->second.metrics) {
+    if (!d.headline && d.hop == hop) out.push_back(&d);
+  }
+  return out;
 }
 
 constexpr double token_align = 4096;  // the token loader's O_DIRECT read alignment (token_data.cpp)
@@ -152,11 +162,11 @@ double distance(const result_view& r, const config_want& want) {
   return want.extra ? d + want.extra(r) : d;
 }
 
-// The passed result of `bench` nearest `want` that carries a finite value of `metric`.
+// The passed result of `bench` nearest `want` that carries a finite value of `metric`; *best_d is
+// its distance (lowered only when one is found nearer than it was).
 const result_view* pick(const report_view& report, const std::string& bench,
-                        const std::string& metric, const config_want& want) {
+                        const std::string& metric, const config_want& want, double* best_d) {
   const result_view* best = nullptr;
-  double best_d = std::numeric_limits<double>::infinity();
   for (const auto& r : report.results) {
     if (r.benchmark != bench || r.status != "passed") continue;
     const metric_view* m = r.find_metric(metric);
@@ -167,16 +177,17 @@ const result_view* pick(const report_view& report, const std::string& bench,
     }
     if (!ok) continue;
     const double d = distance(r, want);
-    if (d < best_d) {
-      best_d = d;
+    if (d < *best_d) {
+      *best_d = d;
       best = &r;
     }
   }
   return best;
 }
 
-// A hop's rate source: the declared headline of `bench`, read at the configuration nearest `want`,
-// in base units. Sets `why` when the report cannot give it.
+// A hop's rate source: the declared headline of the benchmark that declares the hop, read at the
+// configuration nearest `want` (of every such benchmark on the device), in base units. Sets `why`
+// when the report cannot give it.
 struct read_rate {
   const result_view* result = nullptr;
   roofline_source source;
@@ -184,30 +195,38 @@ struct read_rate {
   std::string why;
 };
 
-read_rate headline_rate(const report_view& report, const std::string& bench,
+read_rate headline_rate(const report_view& report, data_hop hop, std::optional<bool> gpu,
                         const config_want& want) {
   read_rate out;
-  const metric_decl* d = report.headline_of(bench);
-  if (d == nullptr) {
-    const bool ran = std::any_of(report.results.begin(), report.results.end(),
-                                 [&](const result_view& r) { return r.benchmark == bench; });
-    out.why = ran ? bench + " declares no headline in this report (written before 1.5)"
-                  : bench + " is not in the report";
+  const std::string hop_name(to_string(hop));
+  const auto benches = hop_benchmarks(report, hop, gpu);
+  if (benches.empty()) {
+    out.why = "no benchmark in the report declares the " + hop_name + " hop" +
+              (gpu ? (*gpu ? " on a GPU" : " on the CPU") : "");
     return out;
   }
-  const auto scale = unit_scale(d->unit);
-  if (!scale) {
-    out.why = bench + "'s headline " + d->name + " is in " + d->unit + ", not a rate a hop uses";
-    return out;
+  double best_d = std::numeric_limits<double>::infinity();
+  const metric_decl* best_decl = nullptr;
+  for (const auto& bench : benches) {
+    const metric_decl* d = report.headline_of(bench);
+    if (!unit_scale(d->unit)) {
+      out.why = bench + "'s headline " + d->name + " is in " + d->unit + ", not a rate a hop uses";
+      continue;
+    }
+    if (const result_view* r = pick(report, bench, d->name, want, &best_d)) {
+      out.result = r;
+      best_decl = d;
+    }
   }
-  out.result = pick(report, bench, d->name, want);
   if (out.result == nullptr) {
-    out.why = "no passed " + bench + " result with " + d->name + " in the report";
+    if (out.why.empty()) out.why = "no passed result of " + hop_name + "'s benchmark in the report";
     return out;
   }
-  const metric_view* m = out.result->find_metric(d->name);
-  out.source = {bench, out.result->config_label(), d->name, m->value, d->unit};
-  out.base = m->value * *scale;
+  const metric_view* m = out.result->find_metric(best_decl->name);
+  out.source = {out.result->benchmark, out.result->config_label(), best_decl->name, m->value,
+                best_decl->unit};
+  out.base = m->value * *unit_scale(best_decl->unit);
+  out.why.clear();
   return out;
 }
 
@@ -262,39 +281,44 @@ void set_rate(roofline_hop& h, const context& c, double per_gpu) {
   h.per_job = h.per_gpu * c.ranks();
 }
 
-// The JPEG file size, from the pipeline's source=jpeg result (the same synthetic photographs
-// training/step writes): a declared size metric when the result has one, else its JPEG input
-// byte rate over its images/s (the same timing: bytes decoded per image).
+// The JPEG file size, from the preprocessing benchmark's source=jpeg result (the same synthetic
+// photographs training/step writes): a declared size metric when the result has one, else the
+// byte rate it declares in the storage hop's unit (the JPEG bytes it decodes per second) over its
+// images/s: the same timing, so the bytes decoded per image.
 std::optional<roofline_source> jpeg_size(const context& c) {
-  const auto& t = sources_table();
-  const metric_decl* head = c.report.headline_of(t.preprocess);
-  for (const auto& r : c.report.results) {
-    if (r.benchmark != t.preprocess || r.status != "passed" ||
-        !r.axes_match(json{{"source", "jpeg"}}))
-      continue;
-    for (const auto& m : r.metrics) {
-      const metric_decl* d = c.report.declaration(r.benchmark, m.name);
-      if (d != nullptr && d->kind == metric_kind::size && d->unit == "B" && m.value > 0)
-        return roofline_source{r.benchmark, r.config_label(), m.name, m.value, d->unit};
+  for (const auto& bench : hop_benchmarks(c.report, data_hop::preprocess)) {
+    const metric_decl* head = c.report.headline_of(bench);
+    const auto input = parts_of(c.report, bench, data_hop::storage_read);
+    for (const auto& r : c.report.results) {
+      if (r.benchmark != bench || r.status != "passed" || !r.axes_match(json{{"source", "jpeg"}}))
+        continue;
+      for (const auto& m : r.metrics) {
+        const metric_decl* d = c.report.declaration(r.benchmark, m.name);
+        if (d != nullptr && d->kind == metric_kind::size && d->unit == "B" && m.value > 0)
+          return roofline_source{r.benchmark, r.config_label(), m.name, m.value, d->unit};
+      }
+      const metric_view* images = r.find_metric(head->name);
+      for (const metric_decl* d : input) {
+        const metric_view* in = r.find_metric(d->name);
+        const auto scale = unit_scale(d->unit);
+        if (in != nullptr && images != nullptr && scale && d->kind == metric_kind::rate &&
+            images->value > 0 && in->value > 0)
+          return roofline_source{r.benchmark, r.config_label(), in->name + " / " + images->name,
+                                 in->value * *scale / images->value, "B"};
+      }
     }
-    const metric_view* in = r.find_metric(t.preprocess_input_rate);
-    const metric_view* images = head != nullptr ? r.find_metric(head->name) : nullptr;
-    const auto scale = in != nullptr ? unit_scale(in->unit) : std::nullopt;
-    if (in != nullptr && images != nullptr && scale && images->value > 0 && in->value > 0)
-      return roofline_source{r.benchmark, r.config_label(), in->name + " / " + images->name,
-                             in->value * *scale / images->value, "B"};
   }
   return std::nullopt;
 }
 
 roofline_hop storage_hop(context& c) {
-  const auto& t = sources_table();
   std::vector<roofline_source> extra;
   if (c.facts.format == data_format::jpeg) {
     const auto size = jpeg_size(c);
     if (!size)
       return missing("storage", "not measured",
-                     "the JPEG files' size is not in the report (preprocess/pipeline source=jpeg)");
+                     "the JPEG files' size is not in the report (a preprocessing result with "
+                     "source=jpeg)");
     c.facts.logical_bytes_per_sample = c.facts.disk_bytes_per_sample = size->value;
     c.facts.read_block_bytes = size->value;
     extra.push_back(*size);
@@ -304,7 +328,7 @@ roofline_hop storage_hop(context& c) {
   want.near = {{"block_size", c.facts.read_block_bytes},
                {"queue_depth", static_cast<double>(c.facts.read_queue_depth)},
                {"jobs", 1.0}};
-  const read_rate rate = headline_rate(c.report, t.storage, want);
+  const read_rate rate = headline_rate(c.report, data_hop::storage_read, std::nullopt, want);
   if (rate.result == nullptr) return missing("storage", "not measured", rate.why);
   roofline_hop h;
   h.name = "storage";
@@ -328,7 +352,7 @@ roofline_hop preprocess_hop(const context& c, double* in_step_s) {
   want.exact = {{"source", "jpeg"}};
   want.near = {{"threads", c.threads_per_rank()}, {"crop", static_cast<double>(c.facts.image)}};
   want.cpus = host_cpus(c.report);
-  const read_rate rate = headline_rate(c.report, sources_table().preprocess, want);
+  const read_rate rate = headline_rate(c.report, data_hop::preprocess, std::nullopt, want);
   if (rate.result == nullptr) return missing("preprocess", "not measured", rate.why);
   double threads = axis_number(*rate.result, "threads").value_or(1);
   if (threads == 0) threads = want.cpus > 0 ? want.cpus : 1;
@@ -349,7 +373,7 @@ roofline_hop h2d_hop(const context& c) {
   config_want want;
   want.exact = {{"memory", "pinned"}, {"copy", "ce"}};
   want.near = {{"size", c.facts.device_bytes_per_sample * c.job.batch}};
-  const read_rate rate = headline_rate(c.report, sources_table().h2d, want);
+  const read_rate rate = headline_rate(c.report, data_hop::h2d, std::nullopt, want);
   if (rate.result == nullptr) return missing("h2d", "not measured", rate.why);
   roofline_hop h;
   h.name = "h2d";
@@ -360,12 +384,14 @@ roofline_hop h2d_hop(const context& c) {
   return h;
 }
 
-// The training/step result of this job's model, batch and sequence, if the report has one.
+// The whole-step result (a benchmark declaring the `step` hop) of this job's model, batch and
+// sequence, if the report has one.
 const result_view* training_result(const context& c) {
-  const auto& t = sources_table();
-  const metric_decl* d = c.report.headline_of(t.training);
+  const auto steps = hop_benchmarks(c.report, data_hop::step);
   for (const auto& r : c.report.results) {
-    if (r.benchmark != t.training || r.status != "passed" || d == nullptr) continue;
+    if (r.status != "passed" || std::find(steps.begin(), steps.end(), r.benchmark) == steps.end())
+      continue;
+    const metric_decl* d = c.report.headline_of(r.benchmark);
     if (!r.axes_match(json{{"model", c.job.model}, {"batch", c.job.batch}})) continue;
     // seq=0 is the preset's own length; ViT's is fixed by the image.
     const auto seq = axis_number(r, "seq");
@@ -417,7 +443,6 @@ std::optional<std::array<double, 3>> gemm_shape(const result_view& r) {
 // model's linear layers (rows = batch x seq, width x 4 width): shown beside the measured compute,
 // and used for the step when training/step did not run this job.
 roofline_hop gemm_model_hop(const context& c) {
-  const auto& t = sources_table();
   const tf::model_config cfg = preset_of(c.job);
   const std::array<double, 3> want_dims = {static_cast<double>(c.job.batch) * c.facts.seq,
                                            4.0 * cfg.width, static_cast<double>(cfg.width)};
@@ -434,7 +459,7 @@ roofline_hop gemm_model_hop(const context& c) {
     for (std::size_t i = 0; i < 3; ++i) d += std::fabs(std::log2((*dims)[i] / want_dims[i]));
     return d;
   };
-  const read_rate rate = headline_rate(c.report, c.gpu ? t.gemm_gpu : t.gemm_cpu, want);
+  const read_rate rate = headline_rate(c.report, data_hop::compute, c.gpu, want);
   if (rate.result == nullptr) return missing("compute (GEMM model)", "not measured", rate.why);
   roofline_hop h;
   h.name = "compute (GEMM model)";
@@ -448,30 +473,40 @@ roofline_hop gemm_model_hop(const context& c) {
   return h;
 }
 
-// Compute measured by training/step: its forward + backward + optimizer phases, plus the wall
-// time no phase accounts for (it is in the step too). Sets *step_s to that time per step.
+// The step's time of `hop` in seconds: the sum of the phase times its benchmark declares that hop
+// (sources added); nullopt when the result carries none of them.
+std::optional<double> hop_time_s(const context& c, const result_view& r, data_hop hop,
+                                 std::vector<roofline_source>* sources, std::string* names) {
+  std::optional<double> total;
+  for (const metric_decl* d : parts_of(c.report, r.benchmark, hop)) {
+    const auto v = phase_s(c, r, d->name, sources);
+    if (!v) continue;
+    total = total.value_or(0) + *v;
+    if (names != nullptr) *names += (names->empty() ? "" : " + ") + d->name;
+  }
+  return total;
+}
+
+// Compute measured by the whole step: its phase times declared compute (forward, backward,
+// optimizer, and the wall time no phase accounts for: it is in the step too). Sets *step_s to
+// that time per step.
 roofline_hop compute_hop(const context& c, const result_view* train, double* step_s) {
   if (train == nullptr)
     return missing("compute", "not measured",
-                   "no passed training/step result of " + c.job.model + " at batch " +
+                   "no passed training step result of " + c.job.model + " at batch " +
                        std::to_string(c.job.batch) + ", seq " + std::to_string(c.facts.seq));
   roofline_hop h;
   h.name = "compute";
   h.in_step = true;
-  double total = 0;
-  const auto& t = sources_table();
-  for (const char* phase : t.compute_phases) {
-    const auto v = phase_s(c, *train, phase, &h.sources);
-    if (!v)
-      return missing("compute", "not measured",
-                     std::string("training/step's ") + phase + " is not a declared time here");
-    total += *v;
-  }
-  if (const auto other = phase_s(c, *train, t.other_phase, &h.sources)) total += *other;
-  total /= c.scale("compute");
+  std::string names;
+  const auto time = hop_time_s(c, *train, data_hop::compute, &h.sources, &names);
+  if (!time || !(*time > 0))
+    return missing("compute", "not measured",
+                   train->benchmark + " declares no compute phase time this result carries");
+  const double total = *time / c.scale("compute");
   *step_s = total;
-  h.formula = std::to_string(c.job.batch) + " samples / " + fmt(total * 1e3) +
-              " ms (forward + backward + optimizer + other)";
+  h.formula =
+      std::to_string(c.job.batch) + " samples / " + fmt(total * 1e3) + " ms (" + names + ")";
   h.status = "measured";
   h.per_gpu = c.job.batch / total;
   h.per_job = h.per_gpu * c.ranks();
@@ -484,11 +519,10 @@ roofline_hop compute_hop(const context& c, const result_view* train, double* ste
 roofline_hop allreduce_hop(const context& c, const result_view* train, double* exposed_s) {
   const int n = c.ranks();
   if (n < 2) return missing("allreduce", "not applicable", "one rank: no gradients to exchange");
-  const auto& t = sources_table();
   config_want want;
   want.exact = {{"dtype", "float32"}};
   want.near = {{"size", c.facts.gradient_bytes}};
-  const read_rate rate = headline_rate(c.report, c.gpu ? t.allreduce_gpu : t.allreduce_cpu, want);
+  const read_rate rate = headline_rate(c.report, data_hop::allreduce, c.gpu, want);
   const double bus_bytes = c.facts.gradient_bytes * 2.0 * (n - 1) / n;
   roofline_hop h;
   h.name = "allreduce";
@@ -496,7 +530,7 @@ roofline_hop allreduce_hop(const context& c, const result_view* train, double* e
   // What the measured step left exposed, when it ran this many ranks.
   std::optional<double> shown;
   if (train != nullptr && c.report.world_size == n)
-    shown = phase_s(c, *train, t.allreduce_phase, &h.sources);
+    shown = hop_time_s(c, *train, data_hop::allreduce, &h.sources, nullptr);
   double busbw = rate.base;
   if (c.change.nic_bytes_per_s && c.job.nodes > 1) {
     busbw = *c.change.nic_bytes_per_s;  // a ring's bus bandwidth reaches the slowest link's rate
@@ -725,6 +759,31 @@ void note_invalid_inputs(const report_view& report, roofline_result& out) {
   }
 }
 
+// The prediction divides one benchmark's number by another's: when each ran once, one after
+// another, a load that changed between them (other processes on the node) enters the ratio as if
+// it were the hardware. Interleaved repetitions (run --repetitions N: ABCABC, the median) share it
+// out; this note says when the report has none (docs/roofline.md, "Measured here").
+void note_single_runs(const report_view& report, roofline_result& out) {
+  std::set<std::pair<std::string, std::string>> used;
+  for (const auto& h : out.hops) {
+    for (const auto& s : h.sources) used.insert({s.benchmark, s.configuration});
+  }
+  if (out.measured.present)
+    used.insert({out.measured.source.benchmark, out.measured.source.configuration});
+  if (used.size() < 2) return;
+  for (const auto& r : report.results) {
+    if (!used.count({r.benchmark, r.config_label()})) continue;
+    const bool repeated = std::any_of(r.metrics.begin(), r.metrics.end(), [](const metric_view& m) {
+      return m.repetitions.size() > 1;
+    });
+    if (repeated) continue;
+    out.notes.push_back(
+        "the hops were measured once each, one after another: a load that changed between them "
+        "is in the prediction; run them with --repetitions 3 (interleaved) to share it out");
+    return;
+  }
+}
+
 }  // namespace
 
 roofline_result compute_roofline(const report_view& report, const roofline_job& job0,
@@ -766,7 +825,12 @@ roofline_result compute_roofline(const report_view& report, const roofline_job& 
   }
   if (c.gpu && job.nodes > 1 && !report.multi_node())
     out.notes.push_back("the report is of one node: the all-reduce's bus bandwidth is intra-node");
+  if (!declares_hops(report))
+    out.notes.push_back(
+        "the report declares no data-path hop (written before benchmarks declared the hop they "
+        "measure): no hop is read from it; rerun its benchmarks with this build");
   note_invalid_inputs(report, out);
+  note_single_runs(report, out);
   return out;
 }
 

@@ -32,14 +32,6 @@ EXEMPT = {
     ("harness/src/telemetry.cpp", "xid_events"): "the telemetry section's Xid watch state",
     ("reports/src/baseline.cpp", "peak"): "a key of a baseline's fraction_of_peak object",
     ("harness/src/machine_load.cpp", "cpu"): "a /proc/stat line, not a metric",
-    # The roofline's one table of which benchmark measures which hop of a training job, and which
-    # of training/step's declared phase times are compute (issue 30): facts the declarations
-    # cannot state; the rates themselves are read through each benchmark's declared headline.
-    **{("reports/src/roofline.cpp", name): "the roofline's hop table (hop_benchmarks)"
-       for name in ("storage/read", "preprocess/pipeline", "bandwidth/h2d", "gemm/ours_fp32",
-                    "gemm/cublas", "collectives/mpi_allreduce", "collectives/nccl_allreduce",
-                    "training/step", "forward_ms", "backward_ms", "optimizer_ms", "allreduce_ms",
-                    "other_ms", "input_gbps")},
 }
 
 LITERAL = re.compile(r'"((?:[^"\\]|\\.)*)"')

@@ -5,7 +5,9 @@ report, two reports side by side, and bad input refused with one line before any
 
 The fixture is a real report (tests/fixtures/roofline/gpt2-tiny-throttled.json: storage/read at
 the token loader's pattern and training/step of gpt2-tiny, measured with the scratch device's
-reads throttled; docs/roofline.md) whose numbers the tests replace with round ones."""
+reads throttled; docs/roofline.md) whose numbers the tests replace with round ones. Its
+benchmark declarations carry the data-path hop each benchmark measures, as this build writes
+them (added to the recorded report when the hops became declarations)."""
 import copy
 import json
 import os
@@ -137,6 +139,26 @@ def test_hops_missing_from_the_report_are_not_measured(tmp_path):
     assert hop(out, "storage")["status"] == "not measured"
     assert hop(out, "storage")["samples_per_s_job"] is None
     assert out["limit"] == "compute"
+
+
+def test_a_report_without_hop_declarations_is_not_read_by_name(tmp_path):
+    """A report written before benchmarks declared their hop: its storage/read and training/step
+    results are not taken by their names; every hop is not measured, and a note says why."""
+    doc = json.loads(FIXTURE.read_text())
+    for meta in doc["run"]["benchmark_metadata"].values():
+        for decl in meta["metrics"]:
+            decl.pop("hop", None)
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(doc))
+    p = run("roofline", str(path), *JOB, "--format", "json")
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert out["limit"] == "none"
+    assert hop(out, "storage")["status"] == "not measured"
+    assert hop(out, "compute")["status"] == "not measured"
+    assert any("declares no data-path hop" in n for n in out["notes"]), out["notes"]
+    p = run("roofline", str(path), *JOB)
+    assert p.returncode == 0 and "declares no data-path hop" in p.stdout, p.stdout
 
 
 @pytest.mark.parametrize("args,needle", [

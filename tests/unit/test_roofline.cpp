@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "infrabench/benchmark.h"
 #include "infrabench/error.h"
 #include "infrabench/report.h"
 #include "infrabench/reports/compare.h"
@@ -19,10 +20,11 @@ using namespace infrabench::reports;
 using json = nlohmann::json;
 
 metric_decl decl(const std::string& name, const std::string& unit, metric_kind kind,
-                 bool headline = false) {
+                 bool headline = false, data_hop hop = data_hop::none) {
   metric_decl d{name, unit};
   d.kind = kind;
   d.headline = headline;
+  d.hop = hop;
   return d;
 }
 
@@ -49,14 +51,15 @@ report_view fixture() {
   report_view r;
   r.world_size = 1;
   r.inventories = {host_view{"node1", "", {{"cpu.logical_cpus_usable", "2"}}}};
-  r.benchmarks["storage/read"].metrics = {decl("bandwidth_gbps", "GB/s", metric_kind::rate, true)};
+  r.benchmarks["storage/read"].metrics = {
+      decl("bandwidth_gbps", "GB/s", metric_kind::rate, true, data_hop::storage_read)};
   r.benchmarks["training/step"].metrics = {
-      decl("tokens_per_s", "tokens/s", metric_kind::rate, true),
-      decl("forward_ms", "ms", metric_kind::time),
-      decl("backward_ms", "ms", metric_kind::time),
-      decl("optimizer_ms", "ms", metric_kind::time),
-      decl("other_ms", "ms", metric_kind::time),
-      decl("allreduce_ms", "ms", metric_kind::time)};
+      decl("tokens_per_s", "tokens/s", metric_kind::rate, true, data_hop::step),
+      decl("forward_ms", "ms", metric_kind::time, false, data_hop::compute),
+      decl("backward_ms", "ms", metric_kind::time, false, data_hop::compute),
+      decl("optimizer_ms", "ms", metric_kind::time, false, data_hop::compute),
+      decl("other_ms", "ms", metric_kind::time, false, data_hop::compute),
+      decl("allreduce_ms", "ms", metric_kind::time, false, data_hop::allreduce)};
   const json loader = {{"pattern", "rand"}, {"direct", 1}, {"block_size", 4096}, {"jobs", 1}};
   json qd1 = loader, qd32 = loader, seq = loader;
   qd1["queue_depth"] = 1;
@@ -174,7 +177,7 @@ TEST(Roofline, MoreGpusShareTheNodesStorage) {
 TEST(Roofline, AllReduceFromBusBandwidth) {
   report_view rep = fixture();
   rep.benchmarks["collectives/mpi_allreduce"].metrics = {
-      decl("busbw_gbps", "GB/s", metric_kind::rate, true)};
+      decl("busbw_gbps", "GB/s", metric_kind::rate, true, data_hop::allreduce)};
   for (double size : {4096.0, 524288.0, 67108864.0}) {
     rep.results.push_back(result("collectives/mpi_allreduce",
                                  {{"size", size}, {"dtype", "float32"}},
@@ -202,11 +205,11 @@ TEST(Roofline, JpegJobOnTheCpuDecodesInsideTheStep) {
   report_view rep;
   rep.world_size = 1;
   rep.inventories = {host_view{"node1", "", {{"cpu.logical_cpus_usable", "2"}}}};
-  auto pipe = decl("images_per_s", "images/s", metric_kind::rate, true);
+  auto pipe = decl("images_per_s", "images/s", metric_kind::rate, true, data_hop::preprocess);
   rep.benchmarks["preprocess/pipeline"].metrics = {
       pipe, decl("jpeg_bytes_per_image", "B", metric_kind::size)};
   rep.benchmarks["storage/read"].metrics = {
-      decl("bandwidth_gbps", "GB/s", metric_kind::rate, true)};
+      decl("bandwidth_gbps", "GB/s", metric_kind::rate, true, data_hop::storage_read)};
   rep.results.push_back(result(
       "preprocess/pipeline", {{"source", "jpeg"}, {"threads", 1}, {"crop", 224}},
       {metric("images_per_s", "images/s", 600), metric("jpeg_bytes_per_image", "B", 100000)}));
@@ -242,13 +245,16 @@ TEST(Roofline, JpegSizeFromThePipelinesInputRate) {
   report_view rep;
   rep.world_size = 1;
   rep.benchmarks["preprocess/pipeline"].metrics = {
-      decl("images_per_s", "images/s", metric_kind::rate, true),
-      decl("input_gbps", "GB/s", metric_kind::rate)};
+      decl("images_per_s", "images/s", metric_kind::rate, true, data_hop::preprocess),
+      // A byte rate of the same timing that is not the JPEG input: never taken for its size.
+      decl("output_gbps", "GB/s", metric_kind::rate),
+      decl("input_gbps", "GB/s", metric_kind::rate, false, data_hop::storage_read)};
   rep.benchmarks["storage/read"].metrics = {
-      decl("bandwidth_gbps", "GB/s", metric_kind::rate, true)};
+      decl("bandwidth_gbps", "GB/s", metric_kind::rate, true, data_hop::storage_read)};
   rep.results.push_back(
       result("preprocess/pipeline", {{"source", "jpeg"}, {"threads", 1}},
-             {metric("images_per_s", "images/s", 500), metric("input_gbps", "GB/s", 0.02)}));
+             {metric("images_per_s", "images/s", 500), metric("output_gbps", "GB/s", 7.0),
+              metric("input_gbps", "GB/s", 0.02)}));
   rep.results.push_back(result("storage/read", {{"pattern", "rand"}, {"block_size", 65536}},
                                {metric("bandwidth_gbps", "GB/s", 0.4)}));
   roofline_job j;
@@ -264,10 +270,19 @@ TEST(Roofline, GpuHopsFromTheGpuBenchmarks) {
   // threads beside the step (pipelined, not in it); the GEMM model from cuBLAS at bf16.
   report_view rep = fixture();
   rep.benchmarks["bandwidth/h2d"].metrics = {
-      decl("bandwidth_gbps", "GB/s", metric_kind::rate, true)};
+      decl("bandwidth_gbps", "GB/s", metric_kind::rate, true, data_hop::h2d)};
+  rep.benchmarks["bandwidth/h2d"].requires_ = {"cuda"};
   rep.benchmarks["collectives/nccl_allreduce"].metrics = {
-      decl("busbw_gbps", "GB/s", metric_kind::rate, true)};
-  rep.benchmarks["gemm/cublas"].metrics = {decl("gflops", "GFLOP/s", metric_kind::rate, true)};
+      decl("busbw_gbps", "GB/s", metric_kind::rate, true, data_hop::allreduce)};
+  rep.benchmarks["collectives/nccl_allreduce"].requires_ = {"nccl"};
+  rep.benchmarks["gemm/cublas"].metrics = {
+      decl("gflops", "GFLOP/s", metric_kind::rate, true, data_hop::compute)};
+  rep.benchmarks["gemm/cublas"].requires_ = {"cuda"};
+  // The CPU's GEMM and all-reduce beside them, far faster: a GPU job never reads the CPU's.
+  rep.benchmarks["gemm/ours_fp32"].metrics = {
+      decl("gflops", "GFLOP/s", metric_kind::rate, true, data_hop::compute)};
+  rep.results.push_back(result("gemm/ours_fp32", {{"shape", "512x256x64"}, {"threads", 1}},
+                               {metric("gflops", "GFLOP/s", 1e9)}));
   for (const char* memory : {"pinned", "pageable"}) {
     rep.results.push_back(result(
         "bandwidth/h2d", {{"memory", memory}, {"copy", "ce"}, {"size", 4096}},
@@ -304,7 +319,8 @@ TEST(Roofline, HopsTheReportLacksAreNotMeasured) {
   const auto r = compute_roofline(empty, tiny());
   EXPECT_EQ(r.limit, "none");
   EXPECT_EQ(hop(r, "storage").status, "not measured");
-  EXPECT_NE(hop(r, "storage").why.find("not in the report"), std::string::npos);
+  EXPECT_NE(hop(r, "storage").why.find("no benchmark in the report declares the storage_read hop"),
+            std::string::npos);
   EXPECT_EQ(hop(r, "compute").status, "not measured");
   EXPECT_FALSE(r.measured.present);
   const json j = roofline_json(analyse_roofline(empty, tiny(), {}));
@@ -431,6 +447,103 @@ TEST(Roofline, CompareNamesBothLimits) {
   EXPECT_NE(html.find("class=\"rooflines\""), std::string::npos);
   EXPECT_NE(html.find("a: storage-bound at 250 samples/s"), std::string::npos);
   EXPECT_NE(html.find("b: compute-bound at 500 samples/s"), std::string::npos);
+}
+
+// The roofline picks each hop's benchmark by the hop its headline declares, never by its name:
+// the same numbers under other names give the same answer, and a benchmark named like a hop's
+// that declares none is not read.
+TEST(Roofline, HopsArePickedByTheirDeclarationNotTheirName) {
+  const auto renamed = [](report_view r, const std::string& from, const std::string& to) {
+    r.benchmarks[to] = r.benchmarks[from];
+    r.benchmarks.erase(from);
+    for (auto& res : r.results) {
+      if (res.benchmark == from) res.benchmark = to;
+    }
+    return r;
+  };
+  report_view rep = renamed(renamed(fixture(), "storage/read", "disk/my_reader"), "training/step",
+                            "train/my_loop");
+  const roofline_result r = compute_roofline(rep, tiny());
+  EXPECT_NEAR(hop(r, "storage").per_gpu, 250, 1e-9);
+  EXPECT_EQ(hop(r, "storage").sources.at(0).benchmark, "disk/my_reader");
+  EXPECT_NEAR(hop(r, "compute").per_gpu, 500, 1e-9);
+  EXPECT_EQ(r.limit, "storage");
+  ASSERT_TRUE(r.measured.present);
+  EXPECT_NEAR(r.measured.ratio, 1.0, 1e-9);
+  // A benchmark called storage/read that declares another hop (none): not the storage hop.
+  report_view undeclared = fixture();
+  undeclared.benchmarks["storage/read"].metrics.front().hop = data_hop::none;
+  const roofline_result u = compute_roofline(undeclared, tiny());
+  EXPECT_EQ(hop(u, "storage").status, "not measured");
+  EXPECT_EQ(u.limit, "compute");
+  // A step phase declared another hop is not compute: the step's compute is the rest.
+  report_view moved = fixture();
+  for (auto& d : moved.benchmarks["training/step"].metrics) {
+    if (d.name == "other_ms") d.hop = data_hop::none;
+  }
+  EXPECT_NEAR(hop(compute_roofline(moved, tiny()), "compute").per_gpu, 8 / 0.014, 1e-9);
+}
+
+// A report written before benchmarks declared their hop: nothing is read from it by name; every
+// hop is not measured and a note says why and what to do.
+TEST(Roofline, AReportWithoutHopDeclarationsIsNotReadByName) {
+  report_view old = fixture();
+  for (auto& [name, meta] : old.benchmarks) {
+    for (auto& d : meta.metrics) d.hop = data_hop::none;
+  }
+  const roofline_result r = compute_roofline(old, tiny());
+  EXPECT_EQ(r.limit, "none");
+  EXPECT_EQ(hop(r, "storage").status, "not measured");
+  EXPECT_EQ(hop(r, "compute").status, "not measured");
+  EXPECT_FALSE(r.measured.present);
+  EXPECT_TRUE(std::any_of(r.notes.begin(), r.notes.end(), [](const std::string& n) {
+    return n.find("declares no data-path hop") != std::string::npos;
+  }));
+  const roofline_result now = compute_roofline(fixture(), tiny());
+  EXPECT_FALSE(std::any_of(now.notes.begin(), now.notes.end(), [](const std::string& n) {
+    return n.find("declares no data-path hop") != std::string::npos;
+  }));
+}
+
+// The hop travels with the declaration into the report and back; a benchmark declares it on its
+// headline (or a phase), and an unknown one is refused.
+TEST(Roofline, HopDeclarationRoundTripsThroughTheReport) {
+  metric_decl d{"forward_ms", "ms", better::lower, metric_role::information};
+  d.hop = data_hop::compute;
+  const json j = metric_decl_json(d);
+  EXPECT_EQ(j.at("hop"), "compute");
+  EXPECT_EQ(metric_decl_from_json(j, "m").hop, data_hop::compute);
+  EXPECT_FALSE(metric_decl_json(metric_decl{"x", "ms"}).contains("hop"));
+  EXPECT_EQ(metric_decl_from_json(json{{"name", "x"}, {"unit", "ms"}}, "m").hop, data_hop::none);
+  EXPECT_THROW((void)metric_decl_from_json(json{{"name", "x"}, {"hop", "disk"}}, "m"), user_error);
+  for (const data_hop h : {data_hop::storage_read, data_hop::preprocess, data_hop::h2d,
+                           data_hop::compute, data_hop::allreduce, data_hop::step}) {
+    EXPECT_EQ(parse_data_hop(to_string(h)), h);
+  }
+  benchmark b("x/y", [](state&) {});
+  EXPECT_THROW(b.measures(data_hop::storage_read), std::logic_error);  // no headline yet
+  b.produces("bandwidth_gbps", "GB/s", better::higher).headline("bandwidth_gbps");
+  b.produces("input_gbps", "GB/s", better::higher);
+  b.measures(data_hop::preprocess).phase("input_gbps", data_hop::storage_read);
+  EXPECT_EQ(b.headline()->hop, data_hop::preprocess);
+  EXPECT_EQ(b.metrics().at(1).hop, data_hop::storage_read);
+  EXPECT_THROW(b.phase("nope", data_hop::compute), std::logic_error);
+}
+
+// Hops measured once each, one after another, see whatever load each met: the note says so and
+// what to do; a report of interleaved repetitions has no such note.
+TEST(Roofline, SingleRunsOfTheHopsAreNamed) {
+  const auto noted = [](const roofline_result& r) {
+    return std::any_of(r.notes.begin(), r.notes.end(), [](const std::string& n) {
+      return n.find("--repetitions 3 (interleaved)") != std::string::npos;
+    });
+  };
+  EXPECT_TRUE(noted(compute_roofline(fixture(), tiny())));
+  report_view rep = fixture();
+  for (auto& res : rep.results) {
+    for (auto& m : res.metrics) m.repetitions = {m.value, m.value, m.value};
+  }
+  EXPECT_FALSE(noted(compute_roofline(rep, tiny())));
 }
 
 }  // namespace
