@@ -3,7 +3,7 @@ between them). ci/multinode.sh builds the cluster, runs this file against it, an
 under plain ctest (no cluster) every test here is skipped with that reason.
 
 Covers: one report for the cluster (per-host node-local results, one result per collective, the
-pairwise matrix, a training step whose gradients cross the hosts), the slowed host named as the culprit (tc tbf on its link), `check` draining exactly the host held back by a CPU quota, and the faults: a rank
+pairwise matrix, a training step whose gradients cross the hosts), the slowed host named as the culprit (tc tbf on its link), the roofline naming the all-reduce when a link is slowed, `check` draining exactly the host held back by a CPU quota, and the faults: a rank
 killed mid-run and a host whose link goes down mid-collective end the run in bounded time, exit
 non-zero, name the rank/host, and leave a partial report."""
 import json
@@ -207,6 +207,36 @@ def test_slowed_host_is_named(tmp_path):
         wrong = findings(rep, f"h{i}", "culprit_host")
         assert not wrong, [f["text"] for f in wrong]
     assert f"{slow}: collectives/pairwise" in text and "likely the culprit" in text, text
+
+
+def test_roofline_names_the_allreduce_when_a_link_is_slowed(tmp_path):
+    """Issue 30: gpt2-tiny trained data-parallel across the hosts, hN's link slowed (tc tbf, 20 Mbit/s):
+    the roofline of the run's own report (the all-reduce's bus bandwidth at the gradient size, and
+    the step's phases) names the all-reduce hop as the limit. Unslowed, the same job is
+    compute-bound here (docs/roofline.md, "Measured here")."""
+    r = sh("ip", "netns", "exec", ns(LAST), "tc", "qdisc", "add", "dev", "eth0", "root", "tbf", "rate", "20mbit",
+           "burst", "64kb", "latency", "400ms")
+    assert r.returncode == 0, r.stderr
+    out = str(tmp_path / "r.json")
+    # gpt2-tiny's gradients are 547840 B (fp32): the all-reduce measured at the nearest size.
+    suite = write_suite(tmp_path, [
+        {"filter": "^collectives/mpi_allreduce$",
+         "axes": {"size": "512KiB", "dtype": "float32", "placement": "out_of_place"}},
+        {"filter": "^training/step$", "axes": {"model": "gpt2-tiny", "device": "cpu", "batch": 8,
+                                               "corpus_size": "1MiB", "threads": 1}},
+    ])
+    run = cluster_run("--suite", suite, "-q", "--scratch", str(tmp_path), "-o", out)
+    rc, _ = run.wait(240)
+    assert rc == 0, run.output()
+    p = subprocess.run([BIN, "roofline", out, "--job", "gpt2-tiny", "--batch", "8", "--ranks-per-node", "1",
+                        "--nodes", str(HOSTS), "--format", "json"], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    roof = json.loads(p.stdout)
+    hops = {h["hop"]: h for h in roof["hops"]}
+    assert roof["limit"] == "allreduce", (roof["limit"], [(h["hop"], h.get("formula"), h.get("why")) for h in roof["hops"]])
+    assert hops["allreduce"]["status"] == "measured"
+    assert any(s["benchmark"] == "collectives/mpi_allreduce" for s in hops["allreduce"]["sources"]), hops["allreduce"]
+    assert hops["compute"]["status"] == "measured"
 
 
 FAULT_ARGS = ["--filter", "^collectives/mpi_allreduce$", "-a", "size=64KiB,256KiB,1MiB", "-a", "dtype=float32",
