@@ -29,7 +29,7 @@ using json = nlohmann::json;
 // (docs/roofline.md).
 
 // The benchmarks of the report whose headline declares `hop`, on the job's device when `gpu` says
-// (a benchmark runs on a GPU when it requires one), in the report's order.
+// (a benchmark runs on a GPU when it requires one), by name (the order of the report's map).
 std::vector<std::string> hop_benchmarks(const report_view& report, data_hop hop,
                                         std::optional<bool> gpu = std::nullopt) {
   std::vector<std::string> out;
@@ -52,8 +52,8 @@ bool declares_hops(const report_view& report) {
   return false;
 }
 
-// The declared metric of `bench` that is `hop` and not its headline (a phase time, a byte rate in
-// that hop's unit), the first such in declaration order; null when none is.
+// The declared metrics of `bench` that are `hop` and not its headline (phase times, a byte rate in
+// that hop's unit), in declaration order; empty when none is.
 std::vector<const metric_decl*> parts_of(const report_view& report, const std::string& bench,
                                          data_hop hop) {
   std::vector<const metric_decl*> out;
