@@ -23,12 +23,13 @@ mkdir -p "$out/obj"
 # built-in suites: a baseline's "suite", checked when it is parsed; text_file.cpp: the bounded
 # reader both use; json_io.cpp: the JSON reader every input goes through; thread_pool.cpp: the
 # CPUs a thread-count axis is bounded by; data_dirs.cpp: where a named baseline is found;
-# metric_decl.cpp, expect.cpp, devices_counts.cpp: what
-# a baseline's rules and "expect" are checked with; benchmark.cpp (an empty registry),
+# baseline_file.cpp: the baseline files' reader; metric_decl.cpp, expect.cpp: what a baseline's
+# rules and "expect" are checked with; devices_counts.cpp: the device counts the model reads a
+# host's inventory with; benchmark.cpp (an empty registry),
 # requirements_none.cpp: what node_verdicts.cpp asks of this build's benchmarks; options.cpp: the
 # output options compare masks; roofline.cpp, html_roofline.cpp, model_config.cpp: the report
 # page's roofline section.)
-library=(harness/src/report_model.cpp reports/src/baseline.cpp reports/src/compare.cpp reports/src/rank_stats.cpp
+library=(harness/src/report_model.cpp reports/src/baseline.cpp reports/src/baseline_file.cpp reports/src/compare.cpp reports/src/rank_stats.cpp
          reports/src/text.cpp reports/src/html_report.cpp reports/src/html_specs.cpp
          reports/src/node_verdicts.cpp
          reports/src/chartjs_none.cpp

@@ -8,7 +8,9 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <type_traits>
 
+#include "infrabench/devices.h"
 #include "infrabench/error.h"
 #include "infrabench/json_io.h"
 #include "infrabench/report.h"
@@ -332,6 +334,89 @@ json member(const json& j, const std::string& key) {
   return it == j.end() ? json() : *it;
 }
 
+template <typename T>
+std::optional<T> typed(const json& v) {
+  if constexpr (std::is_same_v<T, bool>) {
+    if (v.is_boolean()) return v.get<bool>();
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    if (v.is_string()) return v.get<std::string>();
+  } else if constexpr (std::is_integral_v<T>) {
+    if (v.is_number_integer()) return v.get<T>();
+  } else {
+    if (v.is_number()) return v.get<T>();
+  }
+  return std::nullopt;
+}
+
+std::string text_of(const json& v) {
+  return v.is_string() ? v.get<std::string>() : "";
+}
+
+gpu_device_view read_gpu_device(const json& g) {
+  gpu_device_view d;
+  d.index = typed<int>(member(g, "index"));
+  d.name = typed<std::string>(member(g, "name"));
+  d.vbios = typed<std::string>(member(g, "vbios"));
+  d.power_limit_w = typed<double>(member(g, "power_limit_w"));
+  d.memory_total_mib = typed<double>(member(g, "memory_total_mib"));
+  d.applications_sm_clock_mhz = typed<double>(member(g, "applications_sm_clock_mhz"));
+  d.persistence_mode = typed<bool>(member(g, "persistence_mode"));
+  d.ecc_enabled = typed<bool>(member(g, "ecc_enabled"));
+  d.mig_enabled = typed<bool>(member(g, "mig_enabled"));
+  d.nvlinks_active = typed<int>(member(member(g, "nvlinks"), "active"));
+  return d;
+}
+
+// Each element of the array `key` of `j` read by `read` (an element that is not an object as an
+// empty one): an inventory is read leniently, it never makes a report unreadable.
+template <typename Read>
+auto each_object(const json& j, const char* key, Read read) {
+  std::vector<decltype(read(json::object()))> out;
+  const json a = member(j, key);
+  for (std::size_t i = 0; a.is_array() && i < a.size(); ++i)
+    out.push_back(read(a[i].is_object() ? a[i] : json::object()));
+  return out;
+}
+
+device_counts read_counts(const json& c) {
+  device_counts out;
+  out.gpus = typed<int>(member(c, "gpus")).value_or(0);
+  out.nvlinks_per_gpu = typed<int>(member(c, "nvlinks_per_gpu"));
+  out.ib_ports_active = typed<int>(member(c, "ib_ports_active")).value_or(0);
+  out.ib_rate_gbps = typed<double>(member(c, "ib_rate_gbps"));
+  out.nvme_drives = typed<int>(member(c, "nvme_drives")).value_or(0);
+  if (const json same = member(c, "same_across_gpus"); same.is_object()) {
+    for (const auto& [k, v] : same.items()) out.same_across_gpus[k] = typed<bool>(v);
+  }
+  return out;
+}
+
+std::optional<devices_view> read_devices(const json& d) {
+  if (!d.is_object()) return std::nullopt;
+  devices_view dv;
+  try {
+    dv.counts = read_counts(devices::counts_of(d));
+  } catch (const json::exception&) {
+    return std::nullopt;  // an inventory of another shape: as if the report had none
+  }
+  dv.gpus = each_object(d, "gpus", read_gpu_device);
+  dv.ib_ports = each_object(d, "ib_ports", [](const json& p) {
+    return ib_port_view{text_of(member(p, "device")), text_of(member(p, "state")),
+                        text_of(member(p, "link_layer")), typed<int>(member(p, "port")).value_or(0),
+                        typed<double>(member(p, "rate_gbps"))};
+  });
+  dv.nvme = each_object(d, "nvme", [](const json& n) {
+    return nvme_view{text_of(member(n, "name")), text_of(member(n, "model")),
+                     text_of(member(n, "serial")), text_of(member(n, "firmware"))};
+  });
+  dv.net_interfaces = each_object(d, "net_interfaces", [](const json& n) {
+    std::optional<double> speed = typed<double>(member(n, "speed_mbps"));
+    if (speed && *speed < 0) speed.reset();  // devices.h: -1 when the driver does not say
+    return net_interface_view{text_of(member(n, "name")), text_of(member(n, "operstate")), speed};
+  });
+  return dv;
+}
+
 host_view read_host(const json& h) {
   host_view hv;
   if (const json name = member(h, "hostname"); name.is_string()) hv.hostname = name;
@@ -339,7 +424,15 @@ host_view read_host(const json& h) {
     hv.git_commit = commit;
   flatten_inventory(h, "", hv.fields);
   hv.inventory = h;
+  hv.devices = read_devices(member(h, "devices"));
   return hv;
+}
+
+capabilities_view read_capabilities(const json& c) {
+  capabilities_view cv;
+  cv.as_written = c;
+  cv.cuda_device_count = typed<int>(member(member(c, "cuda"), "device_count"));
+  return cv;
 }
 
 std::optional<suite_view> read_suite(const json& s) {
@@ -549,8 +642,33 @@ std::string report_view::primary_hostname() const {
 }
 
 std::string suite_view::name() const {
-  const json n = member(other, "name");
-  return n.is_string() ? n.get<std::string>() : "";
+  return text_of(member(other, "name"));
+}
+
+std::string suite_view::source() const {
+  return text_of(member(other, "source"));
+}
+
+json gpu_device_view::property(std::string_view key) const {
+  const auto scalar = [](const auto& v) { return v ? json(*v) : json(nullptr); };
+  if (key == "name") return scalar(name);
+  if (key == "vbios") return scalar(vbios);
+  if (key == "power_limit_w") return scalar(power_limit_w);
+  if (key == "memory_total_mib") return scalar(memory_total_mib);
+  if (key == "applications_sm_clock_mhz") return scalar(applications_sm_clock_mhz);
+  if (key == "persistence_mode") return scalar(persistence_mode);
+  if (key == "ecc_enabled") return scalar(ecc_enabled);
+  if (key == "mig_enabled") return scalar(mig_enabled);
+  return nullptr;
+}
+
+std::optional<double> device_counts::count(std::string_view key) const {
+  if (key == "gpus") return gpus;
+  if (key == "nvlinks_per_gpu" && nvlinks_per_gpu) return *nvlinks_per_gpu;
+  if (key == "ib_ports_active") return ib_ports_active;
+  if (key == "ib_rate_gbps") return ib_rate_gbps;
+  if (key == "nvme_drives") return nvme_drives;
+  return std::nullopt;
 }
 
 telemetry_data telemetry_from_json(const json& t) {
@@ -681,14 +799,12 @@ void read_context(const checker& c, const json& doc, report_view& rv) {
     for (std::size_t i = 0; i < h->size(); ++i) {
       if (!(*h)[i].is_object()) c.fail("hosts[" + std::to_string(i) + "]", "expected an object");
     }
-    rv.hosts = *h;
     for (const auto& host : *h) rv.inventories.push_back(read_host(host));
   }
   if (const auto cap = doc.find("capabilities"); cap != doc.end() && cap->is_object())
-    rv.capabilities = *cap;
+    rv.caps = read_capabilities(*cap);
   if (const auto run = doc.find("run"); run != doc.end() && !run->is_null()) {
     if (!run->is_object()) c.fail("run", "expected an object, got " + type_name(*run));
-    rv.run = *run;
     rv.started_utc = c.string(*run, "started_utc", "run", std::string());
     rv.finished_utc = c.string(*run, "finished_utc", "run", std::string());
     rv.interrupted = c.boolean(*run, "interrupted", "run", false);
@@ -707,6 +823,110 @@ report_view parse_report(std::string_view text, const std::string& origin) {
 }
 
 namespace {
+
+// ---- the roofline section, written back
+// ----------------------------------------------------------
+
+json roofline_source_json(const roofline_view::source& s) {
+  return {{"benchmark", s.benchmark},
+          {"configuration", s.configuration},
+          {"metric", s.metric},
+          {"unit", s.unit},
+          {"value", s.value}};
+}
+
+json roofline_hop_json(const roofline_view::hop& h) {
+  json out = {{"hop", h.name},
+              {"status", h.status},
+              {"formula", h.formula},
+              {"in_step", h.in_step},
+              {"beside", h.beside},
+              {"samples_per_s_per_gpu", h.per_gpu},
+              {"samples_per_s_job", h.per_job},
+              {"headroom", h.headroom},
+              {"sources", json::array()}};
+  if (!h.why.empty()) out["why"] = h.why;
+  for (const auto& s : h.sources) out["sources"].push_back(roofline_source_json(s));
+  return out;
+}
+
+// The fields roofline_view models, under the names read_roofline reads them by.
+json roofline_typed_json(const roofline_view& v) {
+  json out = {{"job",
+               {{"model", v.model},
+                {"data", v.data},
+                {"batch", v.batch},
+                {"seq", v.seq},
+                {"ranks_per_node", v.ranks_per_node},
+                {"nodes", v.nodes}}},
+              {"device", v.device},
+              {"limit", v.limit},
+              {"step_model", v.step_model},
+              {"predicted_samples_per_s_job", v.predicted_per_job},
+              {"hops", json::array()},
+              {"notes", v.notes},
+              {"what_ifs", json::array()}};
+  for (const auto& h : v.hops) out["hops"].push_back(roofline_hop_json(h));
+  for (const auto& w : v.what_ifs) {
+    out["what_ifs"].push_back({{"what_if", w.what_if},
+                               {"limit", w.limit},
+                               {"predicted_samples_per_s_job", w.predicted_per_job}});
+  }
+  json measured = json::object();
+  if (v.measured) {
+    measured = {{"samples_per_s_job", v.measured_per_job},
+                {"predicted_over_measured", v.predicted_over_measured},
+                {"source", roofline_source_json(v.measured_source)}};
+  }
+  if (!v.measured_why.empty() || !v.measured) measured["why"] = v.measured_why;
+  out["measured"] = measured;
+  return out;
+}
+
+// What of `written` `typed` does not reproduce: for two objects (or two arrays of one length) an
+// object of the members (indices) that differ, each a difference of its own; else [written], the
+// value that replaces typed's; [] for a member typed has and written lacks (a default the view
+// filled in). Unmodelled fields, and nulls the view reads as 0, are kept so.
+json roofline_difference(const json& written, const json& typed) {
+  json d = json::object();
+  if (written.is_object() && typed.is_object()) {
+    for (const auto& [k, v] : written.items()) {
+      const auto it = typed.find(k);
+      if (it == typed.end()) {
+        d[k] = json::array({v});
+      } else if (v != *it) {
+        d[k] = roofline_difference(v, *it);
+      }
+    }
+    for (const auto& [k, v] : typed.items()) {
+      if (!written.contains(k)) d[k] = json::array();
+    }
+    return d;
+  }
+  if (written.is_array() && typed.is_array() && written.size() == typed.size()) {
+    for (std::size_t i = 0; i < written.size(); ++i) {
+      if (written[i] != typed[i]) d[std::to_string(i)] = roofline_difference(written[i], typed[i]);
+    }
+    return d;
+  }
+  return json::array({written});
+}
+
+// `typed` with a roofline_difference laid over it: the section as it was written.
+json roofline_overlay(json typed, const json& d) {
+  if (d.is_array()) return d.empty() ? typed : d[0];
+  for (const auto& [k, v] : d.items()) {
+    if (typed.is_object() && v == json::array()) {
+      typed.erase(k);
+    } else if (typed.is_object()) {
+      typed[k] = roofline_overlay(typed.contains(k) ? typed[k] : json(), v);
+    } else if (typed.is_array()) {
+      const std::size_t i = std::stoul(k);  // an index roofline_difference wrote
+      if (i < typed.size()) typed[i] = roofline_overlay(typed[i], v);
+    }
+  }
+  return typed;
+}
 
 // The view of a parsed report. Each result's JSON is freed once read: the parsed document of a
 // large report takes several times its text, and holding it whole beside the view doubled that.
@@ -767,6 +987,7 @@ roofline_view read_roofline(const checker& c, const json& j) {
           source(c.object(m, "source", "roofline.measured"), "roofline.measured.source");
     v.measured_why = c.string(m, "why", "roofline.measured", "");
   }
+  v.unmodelled = roofline_difference(j, roofline_typed_json(v));
   return v;
 }
 
@@ -1057,14 +1278,38 @@ json telemetry_json(const telemetry_data& t) {
   return out;
 }
 
+// A host as written: its inventory as read, or for one made in code (no inventory) what its typed
+// fields say: hostname, build, and each "a.b" field as {"a": {"b": text}}.
+json host_json(const host_view& h) {
+  if (h.inventory.is_object()) return h.inventory;
+  json out = json::object();
+  for (const auto& [key, text] : h.fields) {
+    if (key.empty() || key.find_first_of("[]~/") != std::string::npos) continue;
+    std::string pointer = "/" + key;
+    std::replace(pointer.begin(), pointer.end(), '.', '/');
+    try {
+      out[json::json_pointer(pointer)] = text;
+    } catch (const json::exception&) {
+      // "a" and "a.b" both given: the first one written stands
+    }
+  }
+  if (!h.hostname.empty()) out["hostname"] = h.hostname;
+  if (!h.git_commit.empty()) out["build"]["git_commit"] = h.git_commit;
+  return out;
+}
+
 }  // namespace
 
 json to_json(const report_view& r) {
+  json hosts = json::array();
+  for (const auto& h : r.inventories) hosts.push_back(host_json(h));
   json out = {{"tool", "infrabench"},     {"schema_version", r.schema_version},
               {"results", json::array()}, {"run", run_json(r)},
-              {"hosts", r.hosts},         {"capabilities", r.capabilities}};
+              {"hosts", hosts},           {"capabilities", r.caps.as_written}};
   for (const auto& res : r.results) out["results"].push_back(result_json(res));
   if (r.telemetry) out["telemetry"] = telemetry_json(*r.telemetry);
+  if (r.roofline)
+    out["roofline"] = roofline_overlay(roofline_typed_json(*r.roofline), r.roofline->unmodelled);
   return out;
 }
 

@@ -2,7 +2,6 @@
 
 #include <set>
 
-#include "infrabench/devices.h"
 #include "infrabench/error.h"
 #include "infrabench/reports/text.h"
 
@@ -11,7 +10,7 @@ namespace {
 
 using json = nlohmann::json;
 
-// The counts `devices::counts_of` derives, with what each one is.
+// The counts `devices::counts_of` derives (model::device_counts), with what each one is.
 constexpr const char* count_keys[] = {"gpus", "nvlinks_per_gpu", "ib_ports_active", "ib_rate_gbps",
                                       "nvme_drives"};
 constexpr const char* gpu_keys[] = {
@@ -50,18 +49,16 @@ rule inventory_rule(const std::string& metric) {
   return r;
 }
 
-// Each host's inventory once (ranks of one host repeat it), by hostname.
-std::vector<std::pair<std::string, const json*>> host_inventories(const report_view& report) {
-  std::vector<std::pair<std::string, const json*>> out;
+// Each host's device inventory once (ranks of one host repeat it), by hostname; null for a host
+// whose inventory has none.
+std::vector<std::pair<std::string, const model::devices_view*>> host_inventories(
+    const report_view& report) {
+  std::vector<std::pair<std::string, const model::devices_view*>> out;
   std::set<std::string> seen;
-  for (const auto& h : report.hosts) {
-    if (!h.is_object()) continue;
-    const std::string name = h.contains("hostname") && h["hostname"].is_string()
-                                 ? h["hostname"].get<std::string>()
-                                 : "host " + std::to_string(out.size());
+  for (const auto& h : report.inventories) {
+    const std::string name = h.hostname.empty() ? "host " + std::to_string(out.size()) : h.hostname;
     if (!seen.insert(name).second) continue;
-    const auto d = h.find("devices");
-    out.emplace_back(name, d != h.end() && d->is_object() ? &*d : nullptr);
+    out.emplace_back(name, h.devices ? &*h.devices : nullptr);
   }
   return out;
 }
@@ -73,31 +70,39 @@ std::string show(const json& v) {
   return v.dump();
 }
 
+std::string show(const std::optional<double>& v) {
+  return v ? format_number(*v) : "unknown";
+}
+
+std::string gpu_name(const model::gpu_device_view& g) {
+  return "GPU " + (g.index ? std::to_string(*g.index) : std::string("-1"));
+}
+
 // What a host falls short of, or "" when it meets the rule.
-std::string shortfall(const rule& r, const json& devices, const json& counts) {
+std::string shortfall(const rule& r, const model::devices_view& devices) {
   const std::string& m = r.metric;
   if (m.rfind("gpu.", 0) == 0) {
     const std::string key = m.substr(4);
     std::string bad;
-    for (const auto& g : devices.value("gpus", json::array())) {
-      const json v = g.contains(key) ? g[key] : json(nullptr);
-      if (v != r.expect_value)
-        bad +=
-            (bad.empty() ? "" : ", ") + ("GPU " + show(g.value("index", json(-1)))) + " " + show(v);
+    for (const auto& g : devices.gpus) {
+      const json v = g.property(key);
+      if (v != r.expect_value) bad += (bad.empty() ? "" : ", ") + gpu_name(g) + " " + show(v);
     }
     return bad;
   }
   if (m.rfind("same_across_gpus.", 0) == 0) {
     const std::string key = m.substr(17);
-    const json same = counts["same_across_gpus"].value(key, json(nullptr));
-    if (same == json(true)) return "";
+    const auto it = devices.counts.same_across_gpus.find(key);
+    const std::optional<bool> same =
+        it == devices.counts.same_across_gpus.end() ? std::nullopt : it->second;
+    if (same == true) return "";
     std::string values;
-    for (const auto& g : devices.value("gpus", json::array()))
-      values += (values.empty() ? "" : ", ") + show(g.contains(key) ? g[key] : json(nullptr));
-    return same.is_null() ? "no GPU reports " + key : key + " differs: " + values;
+    for (const auto& g : devices.gpus)
+      values += (values.empty() ? "" : ", ") + show(g.property(key));
+    return !same ? "no GPU reports " + key : key + " differs: " + values;
   }
-  const json have = counts.value(m, json(nullptr));
-  if (have.is_number() && have.get<double>() >= *r.min) return "";
+  const std::optional<double> have = devices.counts.count(m);
+  if (have && *have >= *r.min) return "";
   return show(have);
 }
 
@@ -151,15 +156,14 @@ verdict evaluate_expectation(const rule& r, const report_view& report) {
   for (const auto& [host, devices] : host_inventories(report)) {
     if (!devices) continue;
     ++judged;
-    const json counts = devices::counts_of(*devices);
-    const std::string bad = shortfall(r, *devices, counts);
+    const std::string bad = shortfall(r, *devices);
     if (!bad.empty()) {
       v.failing.push_back(host + ": " + bad);
       v.findings.push_back(
           {host, -1, v.failing.back() + " (expected " + v.expected + ")", json::object(), ""});
     }
     if (measured.empty()) {
-      measured = r.min ? show(counts.value(r.metric, json(nullptr))) : (bad.empty() ? "ok" : bad);
+      measured = r.min ? show(devices->counts.count(r.metric)) : (bad.empty() ? "ok" : bad);
     }
   }
   if (judged == 0) {

@@ -1,6 +1,8 @@
-// What judging a rule per node needs beyond report_io's view (baseline.cpp, node_verdicts.cpp):
-// each result's skip code and GPU, each host's GPU count and ranks, and whether a node lacks what a
-// benchmark needs (WAIVED) or had it and did not run it (NOT RUN).
+// What judging a rule per node needs beyond the results (baseline.cpp, node_verdicts.cpp): each
+// host's GPU count and ranks, and whether a node lacks what a benchmark needs (WAIVED) or had it
+// and did not run it (NOT RUN). Each result's skip code and GPU are the model's
+// (result_view::reason_code, gpu), so a report judged in memory (`run --baseline`) and one read
+// from its file (`check`) give the same verdicts.
 #pragma once
 
 #include <map>
@@ -13,22 +15,13 @@
 
 namespace infrabench::reports::detail {
 
-// Per result: the skip's reason code ("needs_ranks") and the GPU it ran on (-1: none said).
-struct result_facts {
-  std::string reason_code;
-  int gpu = -1;
-};
-
 class node_context {
  public:
-  // `with_facts`: read each result's skip code and GPU from the report's file (a pass over it);
-  // without, facts() knows none (what node_verdicts needs: the hosts alone).
-  explicit node_context(const report_view& report, bool with_facts = true);
+  explicit node_context(const report_view& report);
 
   [[nodiscard]] const report_view& report() const { return m_report; }
   // The host a result belongs to: its hostname, else report_view::node_of.
   [[nodiscard]] std::string node_of(const result_view& r) const;
-  [[nodiscard]] const result_facts& facts(const result_view& r) const;
   // GPUs the host's inventory lists (for a one-host report without one: the CUDA device count
   // the run probed); -1 when the report does not say.
   [[nodiscard]] int gpus_on(const std::string& host) const;
@@ -49,7 +42,6 @@ class node_context {
 
  private:
   const report_view& m_report;
-  std::vector<result_facts> m_facts;           // by result index; empty when the file could not say
   std::map<std::string, int> m_gpus;           // host -> GPUs in its inventory
   std::map<std::string, std::size_t> m_ranks;  // host -> distinct ranks with results
 };

@@ -141,3 +141,40 @@ def test_accept_on_an_8_gpu_node_refuses_one_process(tmp_path):
     p = run("accept", "--baseline", waived, "-o", report, "--", "--filter", "^bandwidth/memory_latency$",
             *LATENCY[2:], env=env, cwd=str(tmp_path))
     assert "need one rank per GPU" not in p.stderr, p.stderr
+
+
+def test_run_baseline_and_check_give_the_same_verdicts(one_node, tmp_path):
+    """`run --baseline` (what `accept` runs) judges the run's report as the model holds it, `check`
+    the file it wrote: the same verdicts, NOT RUN and WAIVED included. storage/read_job needs
+    several ranks: on a node of two GPUs a one-process run skipped it for want of ranks the node
+    can have (NOT RUN: run one rank per GPU); on a node without GPUs a one-rank run is all there
+    is (WAIVED). Only the skip's reason code tells them apart, so a view without it judged both
+    WAIVED."""
+    rules = [latency_rule(one_node, id="latency"),
+             {"id": "read-job", "benchmark": "storage/read_job", "metric": "aggregate_gbps", "min": 1}]
+    base = write(tmp_path, "b.json", {"infrabench_baseline": 1, "defaults": {"allow_invalid": True},
+                                      "rules": rules})
+    for gpus, want in ((2, "NOT RUN"), (0, "WAIVED")):
+        env = fake_nvml_env(tmp_path, [gpu() for _ in range(gpus)])
+        report, ran_xml, checked_xml = (str(tmp_path / f"{gpus}-{n}") for n in ("r.json", "run.xml", "check.xml"))
+        p = run("run", "--filter", "^bandwidth/memory_latency$|^storage/read_job$", "-a", "working_set=16KiB",
+                *FAST, "--telemetry", "off", "-o", report, "--baseline", base, "--junit", ran_xml, env=env)
+        assert p.returncode == (1 if want == "NOT RUN" else 0), p.stdout + p.stderr
+        c = run("check", report, "-b", base, "--junit", checked_xml, env=env)
+        assert c.returncode == p.returncode, c.stdout + c.stderr
+        assert verdict_lines(p.stdout) == verdict_lines(c.stdout), (p.stdout, c.stdout)
+        assert [v for v in verdict_lines(c.stdout) if " read-job" in v][0].startswith(want), c.stdout
+        assert junit(ran_xml) == junit(checked_xml)
+        assert ('type="not_run"' in "".join(junit(ran_xml))) == (want == "NOT RUN")
+
+
+def verdict_lines(out):
+    """Each rule's verdict and id, as the table prints them."""
+    return [" ".join(line.split()[:3 if line.split()[0] == "NOT" else 2]) for line in out.splitlines()
+            if line.strip().startswith(("PASS ", "FAIL ", "WAIVED ", "NOT RUN "))]
+
+
+def junit(path):
+    """The JUnit XML but the report's path (only `check` reads the report from a file)."""
+    with open(path) as f:
+        return [line for line in f if 'name="report"' not in line]

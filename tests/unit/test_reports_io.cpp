@@ -332,7 +332,7 @@ namespace {
 // Whether a JSON pointer names a field the model holds (what to_json writes back).
 bool held(const std::string& ptr) {
   static const std::regex fields(
-      "^/(tool|schema_version|hosts|capabilities|telemetry)(/.*)?$|"
+      "^/(tool|schema_version|hosts|capabilities|telemetry|roofline)(/.*)?$|"
       "^/results/[0-9]+/(benchmark|axes|axes_display|status|reason|valid|invalid_reasons|"
       "warnings|withheld|rank|host|samples_s|repetitions)(/.*)?$|"
       "^/results/[0-9]+/metrics/[0-9]+/(name|unit|value|best|better|method|samples|repetitions|"
@@ -400,6 +400,47 @@ json full_report() {
                     {"events",
                      {{{"t_s", 0.15}, {"kind", "xid"}, {"gpu", 0}, {"text", "Xid 79"}},
                       {{"t_s", 0.2}, {"kind", "throttle"}, {"source", "cpu"}}}}};
+  // A roofline section (`roofline --into-report`), with fields the view does not model (tokens/s,
+  // the job's other facts) and rates null where a hop was not measured.
+  const json source = {{"benchmark", "gemm/cpu_peak"},
+                       {"configuration", "gemm/cpu_peak isa=avx2 n=512"},
+                       {"metric", "gflops"},
+                       {"value", 100},
+                       {"unit", "GFLOP/s"}};
+  j["roofline"] = {{"device", "cpu"},
+                   {"limit", "compute"},
+                   {"step_model", "forward+backward"},
+                   {"predicted_samples_per_s_job", 12.5},
+                   {"predicted_tokens_per_s_job", 800},
+                   {"notes", {"one node: no network hop"}},
+                   {"job", {{"model", "gpt2-tiny"}, {"batch", 4}, {"seq", 64}, {"cpu_threads", 2}}},
+                   {"hops",
+                    {{{"hop", "compute"},
+                      {"status", "measured"},
+                      {"in_step", true},
+                      {"beside", false},
+                      {"samples_per_s_per_gpu", 12.5},
+                      {"samples_per_s_job", 12.5},
+                      {"tokens_per_s_job", 800},
+                      {"headroom", 1},
+                      {"formula", "gflops / flops_per_sample"},
+                      {"sources", {source}}},
+                     {{"hop", "storage"},
+                      {"status", "not measured"},
+                      {"why", "no storage result"},
+                      {"in_step", false},
+                      {"beside", true},
+                      {"samples_per_s_per_gpu", nullptr},
+                      {"samples_per_s_job", nullptr},
+                      {"headroom", nullptr},
+                      {"formula", ""},
+                      {"sources", json::array()}}}},
+                   {"measured", {{"why", "no training/step result"}}},
+                   {"what_ifs",
+                    {{{"what_if", "2x compute"},
+                      {"limit", "storage"},
+                      {"predicted_samples_per_s_job", nullptr},
+                      {"hops", json::array()}}}}};
   return j;
 }
 
@@ -458,6 +499,13 @@ TEST(ReportsModel, EveryFieldOfTheCurrentSchemaRoundTrips) {
   ASSERT_EQ(r.telemetry->events.size(), 2u);
   EXPECT_TRUE(r.telemetry->events[0].on_gpu);
   EXPECT_FALSE(r.telemetry->events[1].on_gpu);
+  ASSERT_TRUE(r.roofline.has_value());
+  EXPECT_EQ(r.roofline->limit, "compute");
+  ASSERT_EQ(r.roofline->hops.size(), 2u);
+  EXPECT_EQ(r.roofline->hops[1].per_job, 0);  // null: not measured
+  const json back = to_json(r);
+  EXPECT_EQ(back["roofline"], full_report()["roofline"]);  // whole, nulls and all
+  EXPECT_EQ(back["capabilities"], full_report()["capabilities"]);
 }
 
 TEST(ReportsModel, TelemetryOfAnyShapeIsReadWithoutThrowing) {
@@ -475,4 +523,49 @@ TEST(ReportsModel, TelemetryOfAnyShapeIsReadWithoutThrowing) {
   EXPECT_FALSE(t.cpu.has_value());
   EXPECT_FALSE(t.nvml->available);
   EXPECT_EQ(t.events.size(), 1u);
+}
+
+// The hosts' device inventories and the probed capabilities are typed (expect and the per-node
+// verdicts read them so); an inventory of another shape reads as none, never as an error.
+TEST(ReportsModel, DeviceInventoryAndCapabilitiesAreTyped) {
+  json host = ib_test::host("node1");
+  host["devices"] = {
+      {"gpus",
+       {{{"index", 0},
+         {"name", "H100"},
+         {"vbios", "96.00.99"},
+         {"power_limit_w", 700},
+         {"ecc_enabled", true},
+         {"nvlinks", {{"active", 18}}}},
+        {{"index", 1}, {"name", "H100"}, {"vbios", "96.00.AA"}, {"power_limit_w", 700}}}},
+      {"ib_ports",
+       {{{"device", "mlx5_0"}, {"port", 1}, {"state", "ACTIVE"}, {"rate_gbps", 400}},
+        {{"device", "mlx5_1"}, {"port", 1}, {"state", "DOWN"}, {"rate_gbps", 400}}}},
+      {"nvme", {{{"name", "nvme0n1"}, {"model", "PM1743"}}}}};
+  json odd = ib_test::host("node2");
+  odd["devices"] = {{"gpus", {{{"nvlinks", "up"}}}}};  // not what devices.h writes
+  json doc = ib_test::report(json::array(), json::array({host, odd}));
+  doc["capabilities"]["cuda"]["device_count"] = 2;
+  const report_view r = parse_report(doc.dump(), "r.json");
+  ASSERT_EQ(r.inventories.size(), 2u);
+  ASSERT_TRUE(r.inventories[0].devices.has_value());
+  const auto& d = *r.inventories[0].devices;
+  ASSERT_EQ(d.gpus.size(), 2u);
+  EXPECT_EQ(d.gpus[0].vbios, "96.00.99");
+  EXPECT_EQ(d.gpus[0].property("power_limit_w"), 700);
+  EXPECT_EQ(d.gpus[1].property("ecc_enabled"), nullptr);
+  EXPECT_EQ(d.counts.gpus, 2);
+  EXPECT_EQ(d.counts.count("nvlinks_per_gpu"), 0);  // GPU 1 has none up
+  EXPECT_EQ(d.counts.count("ib_ports_active"), 1);
+  EXPECT_EQ(d.counts.count("ib_rate_gbps"), 400);
+  EXPECT_EQ(d.counts.count("nvme_drives"), 1);
+  EXPECT_EQ(d.counts.same_across_gpus.at("vbios"), false);
+  EXPECT_EQ(d.counts.same_across_gpus.at("power_limit_w"), true);
+  EXPECT_EQ(d.counts.same_across_gpus.at("mig_enabled"), std::nullopt);
+  ASSERT_EQ(d.ib_ports.size(), 2u);
+  EXPECT_EQ(d.ib_ports[1].state, "DOWN");
+  EXPECT_EQ(d.nvme.at(0).model, "PM1743");
+  EXPECT_FALSE(r.inventories[1].devices.has_value());
+  EXPECT_EQ(r.caps.cuda_device_count, 2);
+  EXPECT_EQ(to_json(r)["hosts"], doc["hosts"]);
 }

@@ -244,3 +244,50 @@ TEST(ReportsNodeVerdicts, WaiveNamesRulesThatExist) {
   const baseline b = make(json::array({triad_floor}), {{"waive", json::array({"triad"})}});
   EXPECT_FALSE(b.rules.at(0).waived.empty());
 }
+
+// `run --baseline` judges the run's report as the model reads it in memory, `check` the same
+// report read from its file: both read each skip's code and each result's GPU from the view, so
+// they give the same verdicts (a node that had what a benchmark needs and skipped it is NOT RUN,
+// one that lacks it is WAIVED) and blame the same GPUs.
+TEST(ReportsNodeVerdicts, TheRunsViewAndTheFileGiveTheSameVerdicts) {
+  json fixable = triad("node1", 0, 0);  // skipped for a reason the node can fix: NOT RUN
+  fixable["status"] = "skipped";
+  fixable["metrics"] = json::array();
+  fixable["reason"] = "not compiled in";
+  fixable["reason_code"] = "not_built";
+  json lacking = ib_test::result("bandwidth/gpu_peer", json::object(), {}, "node1", 0, "skipped");
+  lacking["reason"] = "no NVIDIA driver";  // no GPU on the node: WAIVED
+  lacking["reason_code"] = "no_device";
+  json results = json::array({fixable, lacking});
+  for (int g = 0; g < 2; ++g) {
+    json res = ib_test::result("gemm/cpu_fp32", {{"n", 512}}, {{"gflops", "GFLOP/s", g ? 5.0 : 50}},
+                               "node1", g);
+    res["gpu"] = g;
+    results.push_back(res);
+  }
+  json doc = ib_test::report(results, json::array({with_gpus(ib_test::host("node1"), 0)}));
+  doc["run"]["world_size"] = 2;
+  ib_test::with_metadata(doc, "bandwidth/gpu_peer", {"cuda"}, {});
+  const baseline b = make(
+      json::array(
+          {triad_floor,
+           {{"id", "p2p"},
+            {"benchmark", "bandwidth/gpu_peer"},
+            {"metric", "bandwidth_gbps"},
+            {"min", 1}},
+           {{"id", "gemm"}, {"benchmark", "gemm/cpu_fp32"}, {"metric", "gflops"}, {"min", 10}}}),
+      {{"suite", "acceptance"}});
+  const report_file f(doc, "ib-node-verdicts-one-view");
+  const report_view from_file = load_report(f.path);
+  const report_view in_memory = report_from_json(doc, "the report of this run");
+  for (const report_view* r : {&from_file, &in_memory}) {
+    const auto v = evaluate(b, *r);
+    ASSERT_EQ(v.size(), 3u);
+    EXPECT_EQ(v[0].status, verdict_status::not_run) << v[0].detail;
+    EXPECT_EQ(v[1].status, verdict_status::waived) << v[1].detail;
+    EXPECT_EQ(v[2].status, verdict_status::fail) << v[2].detail;
+    const auto nodes = node_verdicts(*r, v);
+    ASSERT_EQ(nodes.size(), 1u);
+    EXPECT_EQ(nodes[0].failed_gpus, std::vector<int>{1});
+  }
+}

@@ -125,6 +125,53 @@ struct result_view {
   [[nodiscard]] bool axes_match(const nlohmann::json& want) const;
 };
 
+// One GPU of a host's device inventory (hosts[i].devices.gpus[j], devices.h): its identity and
+// settings, each nullopt when the GPU does not say (or says it in another type).
+struct gpu_device_view {
+  std::optional<int> index;
+  std::optional<std::string> name, vbios;
+  std::optional<double> power_limit_w, memory_total_mib, applications_sm_clock_mhz;
+  std::optional<bool> persistence_mode, ecc_enabled, mig_enabled;
+  std::optional<int> nvlinks_active;  // NVLinks up
+  // A property by its inventory key ("vbios", "power_limit_w"), as a JSON scalar; null for a key
+  // the GPU does not say or this view does not hold: what a baseline's `expect` compares with.
+  [[nodiscard]] nlohmann::json property(std::string_view key) const;
+};
+// An InfiniBand/RoCE port, an NVMe drive and a network interface of the inventory.
+struct ib_port_view {
+  std::string device, state, link_layer;  // "mlx5_0", "ACTIVE", "InfiniBand"
+  int port = 0;
+  std::optional<double> rate_gbps;
+};
+struct nvme_view {
+  std::string name, model, serial, firmware;
+};
+struct net_interface_view {
+  std::string name, operstate;
+  std::optional<double> speed_mbps;  // nullopt: the driver does not say
+};
+// The figures a baseline's `expect` judges (devices::counts_of, the one place that derives them):
+// GPUs, the fewest active NVLinks of any GPU, active IB ports and the slowest one's rate, NVMe
+// drives, and per GPU property whether every GPU has the same value (nullopt: no GPU says).
+struct device_counts {
+  int gpus = 0;
+  std::optional<int> nvlinks_per_gpu;
+  int ib_ports_active = 0;
+  std::optional<double> ib_rate_gbps;
+  int nvme_drives = 0;
+  std::map<std::string, std::optional<bool>> same_across_gpus;
+  // A count by its `expect` key ("gpus", "ib_rate_gbps"); nullopt when unknown or not a count.
+  [[nodiscard]] std::optional<double> count(std::string_view key) const;
+};
+// A host's "devices" inventory, typed.
+struct devices_view {
+  std::vector<gpu_device_view> gpus;
+  std::vector<ib_port_view> ib_ports;
+  std::vector<nvme_view> nvme;
+  std::vector<net_interface_view> net_interfaces;
+  device_counts counts;
+};
+
 // One host's inventory (the report's "hosts"): its name, the build it ran, and every field as
 // dotted key -> text ("cpu.model" -> "EPYC 9654", "gpus[0].name" -> "H100"), in key order.
 struct host_view {
@@ -132,6 +179,15 @@ struct host_view {
   std::string git_commit;
   std::vector<std::pair<std::string, std::string>> fields;
   nlohmann::json inventory;  // the whole inventory as written: what history archives per run
+  // Its device inventory; nullopt for a report written before it had one (or one unreadable).
+  std::optional<devices_view> devices;
+};
+
+// What the run probed on rank 0 (the report's "capabilities").
+struct capabilities_view {
+  std::optional<int> cuda_device_count;  // nullopt when the report does not say
+  // The section as written: what to_json writes back (the ISA flags, each feature's reason).
+  nlohmann::json as_written = nlohmann::json::object();
 };
 
 // What the suite of a run selected (run.suite): its benchmarks and the axis values each ran with.
@@ -144,6 +200,8 @@ struct suite_view {
   // Everything else the suite section says (name, source, filter, overrides), as written.
   nlohmann::json other = nlohmann::json::object();
   [[nodiscard]] std::string name() const;
+  // Where the suite came from: "builtin" for a shipped suite, else what the report says ("").
+  [[nodiscard]] std::string source() const;
 };
 
 // How the run was made (the report's "run" section beyond its times and metadata).
@@ -227,6 +285,10 @@ struct roofline_view {
   std::string measured_why;  // when not measured
   std::vector<std::string> notes;
   std::vector<outcome> what_ifs;
+  // What of the section as written the fields above do not reproduce (tokens/s, per-GPU
+  // predictions, the job's other facts, the what-ifs' hops): to_json writes it back over them,
+  // so the section round-trips whole (roofline_difference's form, report_model.cpp).
+  nlohmann::json unmodelled = nlohmann::json::object();
 };
 
 struct report_view {
@@ -239,11 +301,7 @@ struct report_view {
   std::vector<result_view> results;
   std::vector<host_view> inventories;  // the hosts' inventories, typed
   run_view run_info;
-  // The sections as written, for code not yet ported to the typed fields above (baseline.cpp,
-  // expect.cpp, history.cpp); renderers read the typed fields.
-  nlohmann::json hosts = nlohmann::json::array();
-  nlohmann::json capabilities = nlohmann::json::object();
-  nlohmann::json run = nlohmann::json::object();
+  capabilities_view caps;          // the report's "capabilities"
   std::vector<std::string> notes;  // what reading it had to assume (older version, nulls dropped)
   // Per benchmark, its axes and requirements; empty for reports written before it existed.
   std::map<std::string, benchmark_meta> benchmarks;
@@ -342,7 +400,7 @@ using metric_catalog = std::map<std::string, std::vector<metric_decl>>;
 inline constexpr std::size_t max_input_bytes = std::size_t{128} << 20;
 
 // The report as JSON, for the fields the model holds (what parse_report reads back to an equal
-// view): results, run times and metadata, hosts, capabilities, telemetry.
+// view): results, run times and metadata, hosts, capabilities, telemetry, roofline.
 [[nodiscard]] nlohmann::json to_json(const report_view& r);
 
 // Per benchmark, the axes that take more than one value across these reports' results (the ones
