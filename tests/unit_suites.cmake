@@ -8,8 +8,8 @@
 # cpu-only build); an ASan build's shadow memory set-up costs ~0.3 s per start. One process per
 # suite keeps ctest's parallelism and a failing test's suite name, and runs each suite's tests
 # together the way gtest runs them anywhere else. A GTEST_SKIP()ped test shows in its suite's
-# output ("[  SKIPPED ]"), not as a skipped ctest test: a skip pattern would also hide a suite
-# where one test skipped and another failed.
+# output ("[  SKIPPED ]"), not as a skipped ctest test: ctest applies a skip pattern before the
+# exit code, so one would report a suite where one test skipped and another failed as skipped.
 if(NOT EXISTS "${IB_UNIT_EXE}")
   # Not built (a preset that builds other targets): one test that fails, as ctest cannot find
   # the executable, rather than no unit tests at all.
