@@ -168,14 +168,19 @@ def accepted(tmp_path_factory):
     cfg.write_text(json.dumps({"driver_version": "580.0-fake", "gpus": [gpu(), gpu()]}))
     env = {"INFRABENCH_NVML_LIBRARY": FAKE_NVML, "INFRABENCH_FAKE_NVML": str(cfg)}
     out = {n: str(tmp / n) for n in ("accept.json", "accept.xml", "accept.html")}
-    # Instrumented builds (ASan+UBSan) take ~160 s for the acceptance suite's gpt2-124m training
-    # step alone on a quiet 2-vCPU VM, near the run's default 180 s hang timeout: give them room.
-    slow = os.environ.get("INFRABENCH_SANITIZED") == "1"
-    limits = ["--timeout", "420"] if slow else []
+    # Instrumented builds (ASan+UBSan) took ~160 s for the acceptance suite's gpt2-124m training
+    # step alone on a quiet 2-vCPU VM (the whole accept ~290 s), so under a sanitizer the step
+    # trains gpt2-tiny: the same GPT-2 code (corpus shards, loader thread, forward, backward,
+    # AdamW, gradient check) on 2 layers instead of 12. The template's two training/step rules name
+    # gpt2-124m, so here they say "not run" (no result with model=gpt2-124m), as the 60 s stress
+    # rules do in every build; accept, check, JUnit and HTML still give threshold and not-run
+    # verdicts. The Release builds (default and cpu-only presets) judge them on gpt2-124m.
+    sanitized = os.environ.get("INFRABENCH_SANITIZED") == "1"
+    smaller = ["-a", "model=gpt2-tiny", "--timeout", "300"] if sanitized else []
     start = time.monotonic()
     p = run("accept", "--baseline", CPU_TEMPLATE, "--junit", out["accept.xml"], "--html",
             out["accept.html"], "-o", out["accept.json"], "--", "--scratch", str(tmp), *SHORT,
-            *limits, env=env, timeout=480 if slow else 300, cwd=str(tmp))
+            *smaller, env=env, timeout=400 if sanitized else 300, cwd=str(tmp))
     return p, out, time.monotonic() - start
 
 
