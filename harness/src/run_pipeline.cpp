@@ -655,7 +655,7 @@ class run_session {
 
   // A sampling rank other than rank 0 sends rank 0 its traces so far, for the partial report a
   // failure would leave: before the first configuration, then at most every tenth of the time run
-  // so far (and not more than once a second), so that the copies rank 0 keeps add up to a few
+  // so far (and not more than once a second): the copies rank 0 keeps then add up to about ten
   // times the final trace however long the run, while a lost host's traces lag by a tenth.
   void publish_telemetry() {
     if (!m_sampler || !multi() || root()) return;
