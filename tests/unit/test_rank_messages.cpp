@@ -84,3 +84,10 @@ TEST(RankMessages, PublishedPayloadsCutShortAreLeftOut) {
   EXPECT_FALSE(decode_telemetry(text.substr(0, text.size() - 3)));
   EXPECT_FALSE(decode_telemetry("{\"hostname\": 3, \"telemetry\": {}}"));
 }
+
+TEST(RankMessages, PublishedKindsAreNotTheMpiBackendsOwnFrames) {
+  // comm_mpi.cpp's frames on the same connections: hello, heartbeat, trouble, quit, ending.
+  for (const char kind : {published_inventory, published_result, published_telemetry}) {
+    EXPECT_EQ(std::string("HBTQX").find(kind), std::string::npos) << kind;
+  }
+}

@@ -54,10 +54,12 @@ struct rank_part {
 
 // Published as the run goes (communicator::publish), for the partial report after a failure:
 // kinds and payloads. A payload that does not decode is left out (the sender may have died while
-// it was written) and decode_* return nullopt.
+// it was written) and decode_* return nullopt. A kind is one frame type of the MPI backend's
+// connections to rank 0, whose own frames are H, B, T, Q and X (comm_mpi.cpp): a kind must not be
+// one of those, or the backend takes the message for its own (T would end the job).
 inline constexpr char published_inventory = 'I';  // encode_inventory
 inline constexpr char published_result = 'R';     // encode_result: one finished result
-inline constexpr char published_telemetry = 'T';  // encode_telemetry: a host's traces so far
+inline constexpr char published_telemetry = 'S';  // encode_telemetry: a host's traces so far
 [[nodiscard]] std::string encode_inventory(const nlohmann::json& inventory);
 [[nodiscard]] std::optional<host_inventory> decode_inventory(std::string_view text);
 [[nodiscard]] std::string encode_result(const result& r);
