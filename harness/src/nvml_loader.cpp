@@ -209,6 +209,36 @@ library::nvlink_state library::nvlinks(unsigned gpu) const {
   return st;
 }
 
+namespace {
+
+// The NVLink error counters (nvlink_fields) of a GPU with links: each field's total, or on GPUs
+// that answer per link only, the sum over the links that exist.
+void nvlink_counters(const nvml_api& a, nvml_device d, counter_set& c) {
+  for (const auto& f : nvlink_fields) {
+    nvml_field_value fv{};
+    fv.field_id = f.total_id;
+    if (a.field_values(d, 1, &fv) == nvml_success && fv.ret == nvml_success) {
+      c[f.name] = as_double(fv);
+      continue;
+    }
+    if (f.per_link_id == 0) continue;
+    double sum = 0;
+    bool any = false;
+    for (unsigned link = 0; link < nvml_max_links; ++link) {
+      nvml_field_value pl{};
+      pl.field_id = f.per_link_id;
+      pl.scope_id = link;
+      if (a.field_values(d, 1, &pl) == nvml_success && pl.ret == nvml_success) {
+        sum += as_double(pl);
+        any = true;
+      }
+    }
+    if (any) c[f.name] = sum;
+  }
+}
+
+}  // namespace
+
 counter_set library::counters(unsigned gpu) const {
   counter_set c;
   if (gpu >= m_devices.size()) return c;
@@ -260,30 +290,7 @@ counter_set library::counters(unsigned gpu) const {
     c["nvlink_present"] = links.present;
     c["nvlink_active"] = links.active;
   }
-  if (a.field_values && links.present > 0) {
-    for (const auto& f : nvlink_fields) {
-      nvml_field_value fv{};
-      fv.field_id = f.total_id;
-      if (a.field_values(d, 1, &fv) == nvml_success && fv.ret == nvml_success) {
-        c[f.name] = as_double(fv);
-        continue;
-      }
-      if (f.per_link_id == 0) continue;
-      // Newer GPUs answer per link only: the sum over the links that exist.
-      double sum = 0;
-      bool any = false;
-      for (unsigned link = 0; link < nvml_max_links; ++link) {
-        nvml_field_value pl{};
-        pl.field_id = f.per_link_id;
-        pl.scope_id = link;
-        if (a.field_values(d, 1, &pl) == nvml_success && pl.ret == nvml_success) {
-          sum += as_double(pl);
-          any = true;
-        }
-      }
-      if (any) c[f.name] = sum;
-    }
-  }
+  if (a.field_values && links.present > 0) nvlink_counters(a, d, c);
   return c;
 }
 

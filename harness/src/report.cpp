@@ -11,6 +11,7 @@
 
 #include "infrabench/benchmark.h"
 #include "infrabench/error.h"
+#include "infrabench/model/result_record.h"
 
 namespace infrabench {
 
@@ -48,15 +49,20 @@ nlohmann::json benchmark_metadata_json(const benchmark& b) {
   return {{"requires", requires_}, {"axes", axes}, {"metrics", metrics}, {"uses", b.uses()}};
 }
 
-nlohmann::json make_report(const report_context& ctx, const nlohmann::json& results) {
-  std::size_t passed = 0, skipped = 0, failed = 0, invalid = 0;
+report_summary summarize_results(std::span<const result> results) {
+  report_summary s;
+  s.configurations = results.size();
   for (const auto& r : results) {
-    const auto st = r.at("status").get<std::string>();
-    passed += st == "passed";
-    skipped += st == "skipped";
-    failed += st == "failed";
-    invalid += st == "passed" && !r.at("valid").get<bool>();
+    s.passed += r.st == status::passed;
+    s.skipped += r.st == status::skipped;
+    s.failed += r.st == status::failed;
+    s.invalid += r.st == status::passed && !r.valid;
   }
+  return s;
+}
+
+nlohmann::json make_report(const report_context& ctx, std::span<const result> results) {
+  const report_summary sum = summarize_results(results);
   nlohmann::json run = {{"command_line", ctx.command_line}, {"started_utc", ctx.started_utc},
                         {"finished_utc", ctx.finished_utc}, {"launcher", ctx.launcher},
                         {"world_size", ctx.world_size},     {"interrupted", ctx.interrupted},
@@ -71,12 +77,12 @@ nlohmann::json make_report(const report_context& ctx, const nlohmann::json& resu
           {"capabilities", ctx.capabilities},
           {"hosts", ctx.hosts},
           {"summary",
-           {{"configurations", results.size()},
-            {"passed", passed},
-            {"skipped", skipped},
-            {"failed", failed},
-            {"invalid", invalid}}},
-          {"results", results}};
+           {{"configurations", sum.configurations},
+            {"passed", sum.passed},
+            {"skipped", sum.skipped},
+            {"failed", sum.failed},
+            {"invalid", sum.invalid}}},
+          {"results", model::records_json(results)}};
 }
 
 }  // namespace infrabench

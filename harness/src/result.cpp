@@ -55,15 +55,9 @@ std::string result_identity(std::string_view benchmark,
   return key;
 }
 
-std::string result_identity(const nlohmann::json& result, bool with_rank) {
-  std::map<std::string, nlohmann::json> axes;
-  if (const auto it = result.find("axes"); it != result.end() && it->is_object()) {
-    for (const auto& [k, v] : it->items()) axes[k] = v;
-  }
-  std::optional<int> rank;
-  if (with_rank && result.contains("rank") && result["rank"].is_number_integer())
-    rank = result["rank"].get<int>();
-  return result_identity(result.value("benchmark", std::string()), axes, rank);
+std::string result_identity(const result& r, bool with_rank) {
+  std::map<std::string, nlohmann::json> axes(r.axes.begin(), r.axes.end());
+  return result_identity(r.benchmark, axes, with_rank ? std::optional<int>(r.rank) : std::nullopt);
 }
 
 namespace {
@@ -129,101 +123,6 @@ void result::mark_invalid(reason_code c, std::string text) {
   valid = false;
   invalid_codes.push_back(c);
   invalid_reasons.push_back(std::move(text));
-}
-
-namespace {
-
-using json = nlohmann::json;
-
-// The outcome: status, the reason and its code, validity with a code per invalid reason.
-void outcome_to_json(const result& r, json& j) {
-  j["status"] = to_string(r.st);
-  if (!r.reason.empty()) {
-    j["reason"] = r.reason;
-    // A reason set without a code (directly on the struct) still gets one a reader can use.
-    const reason_code fallback =
-        r.st == status::skipped ? reason_code::unsupported : reason_code::error;
-    j["reason_code"] = to_string(r.code == reason_code::none ? fallback : r.code);
-  }
-  j["valid"] = r.valid;
-  j["invalid_reasons"] = r.invalid_reasons;
-  // One code per reason; a reason pushed without one (not through mark_invalid) is check_failed.
-  json codes = json::array();
-  for (std::size_t i = 0; i < r.invalid_reasons.size(); ++i) {
-    codes.push_back(
-        to_string(i < r.invalid_codes.size() ? r.invalid_codes[i] : reason_code::check_failed));
-  }
-  j["invalid_reason_codes"] = codes;
-  j["warnings"] = r.warnings;
-  if (!r.withheld.empty()) j["withheld"] = r.withheld;
-}
-
-// The samples and how they were taken (only when there are samples).
-void samples_to_json(const result& r, json& j) {
-  if (r.samples_s.empty()) return;
-  j["timer"] = r.timer;
-  j["iterations_per_sample"] = r.iterations_per_sample;
-  j["stop_reason"] = r.stop_reason;
-  // A configuration stopped early (timeout, failure) may have samples it never summarized.
-  j["time_s"] = (r.time.n > 0 ? r.time : summarize(r.samples_s)).to_json();
-  j["samples_s"] = r.samples_s;
-  if (r.load && r.load->known) j["sampling_load"] = r.load->to_json();
-}
-
-json metric_to_json(const metric& m) {
-  json j = {{"name", m.name},
-            {"unit", m.unit},
-            {"value", m.value},
-            {"best", m.best},
-            {"better", m.higher_is_better ? "higher" : "lower"},
-            {"method", m.method},
-            {"role", to_string(m.role)},
-            {"samples", m.samples}};
-  if (m.hint != metric_hint::none) j["hint"] = to_string(m.hint);
-  return j;
-}
-
-json cell_to_json(const result_cell& c) {
-  json cell = {{"column", c.column}, {"status", c.measured ? "measured" : "n/a"}};
-  if (!c.measured) {
-    cell["reason"] = c.reason;
-    cell["error"] = c.error;
-  }
-  return cell;
-}
-
-}  // namespace
-
-nlohmann::json result::to_json() const {
-  json j;
-  j["benchmark"] = benchmark;
-  json ax = json::object();
-  for (const auto& [name, value] : axes) ax[name] = value;
-  j["axes"] = ax;
-  json disp = json::object();
-  for (std::size_t i = 0; i < axes.size() && i < axis_display.size(); ++i)
-    disp[axes[i].first] = axis_display[i];
-  j["axes_display"] = disp;
-  outcome_to_json(*this, j);
-  j["rank"] = rank;
-  j["host"] = host;
-  if (gpu >= 0) j["gpu"] = gpu;
-  j["elapsed_s"] = elapsed_s;
-  samples_to_json(*this, j);
-  j["work_per_iteration"] = {{"bytes_read", work.bytes_read},
-                             {"bytes_written", work.bytes_written},
-                             {"flops", work.flops},
-                             {"items", work.items},
-                             {"item_name", work.item_name}};
-  json ms = json::array();
-  for (const auto& m : metrics) ms.push_back(metric_to_json(m));
-  j["metrics"] = ms;
-  if (!cells.empty()) {
-    json cs = json::array();
-    for (const auto& c : cells) cs.push_back(cell_to_json(c));
-    j["cells"] = cs;
-  }
-  return j;
 }
 
 namespace {

@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
@@ -25,6 +27,8 @@
 #include "infrabench/console_header.h"
 #include "infrabench/error.h"
 #include "infrabench/json_io.h"
+#include "infrabench/model/rank_messages.h"
+#include "infrabench/model/result_record.h"
 #include "infrabench/printer.h"
 #include "infrabench/probe_detail.h"
 #include "infrabench/progress.h"
@@ -83,10 +87,53 @@ job_position launcher_position() {
   return p;
 }
 
-json to_json_array(const std::vector<result>& rs) {
-  json a = json::array();
-  for (const auto& r : rs) a.push_back(r.to_json());
-  return a;
+// Whether this rank samples its host's telemetry: the first rank with its hostname. The report
+// keys hosts by hostname (one inventory, one set of traces each), so the sampling rank is chosen by
+// the same key; on a real cluster it is also the host's MPI node leader.
+bool samples_host(const communicator& comm) {
+  const auto names = comm.hostnames();
+  const auto first = std::find(names.begin(), names.end(), comm.hostname());
+  if (first == names.end()) return comm.rank() == comm.node_leader();
+  return first - names.begin() == comm.rank();
+}
+
+model::host_inventory* find_host(std::vector<model::host_inventory>& hosts,
+                                 const std::string& hostname) {
+  for (auto& h : hosts) {
+    if (h.hostname == hostname) return &h;
+  }
+  return nullptr;
+}
+
+json inventories_json(std::vector<model::host_inventory> hosts) {
+  json out = json::array();
+  for (auto& h : hosts) out.push_back(std::move(h.inventory));
+  return out;
+}
+
+// The failure paths: every host but rank 0's (hosts[0]) gets the last traces its sampling rank
+// published, or says why it has none, so a reader can tell a host that was not sampled from one
+// whose traces were lost with it.
+void attach_published_telemetry(const communicator& comm,
+                                std::vector<model::host_inventory>& hosts) {
+  std::map<std::string, model::host_telemetry> latest;  // arrival order: the last one wins
+  for (const auto& [rank, text] : comm.published(model::published_telemetry)) {
+    if (auto t = model::decode_telemetry(text)) latest[t->hostname] = std::move(*t);
+  }
+  for (std::size_t i = 1; i < hosts.size(); ++i) {
+    auto& inv = hosts[i].inventory;
+    const auto t = latest.find(hosts[i].hostname);
+    if (t == latest.end()) {
+      inv["telemetry_missing"] =
+          "no traces reached rank 0 before the job ended (the host's sampling rank died or "
+          "stopped before it sent any)";
+      continue;
+    }
+    inv["telemetry"] = t->second.telemetry;
+    inv["telemetry_partial"] = "traces as sent " +
+                               std::to_string(std::lround(t->second.elapsed_s)) + " s" +
+                               " into the run; the job ended before the rest reached rank 0";
+  }
 }
 
 // ---- plan
@@ -193,7 +240,8 @@ report_context make_context(const std::vector<std::string>& command_line, const 
 // Multi-host runs: hosts far below the others (node-local metrics) and slow links or hosts
 // (pairwise) are named in the report (on their host's entry, and as a warning on the result).
 // `views` are `all_results` read by the model, in the same order.
-void annotate_outliers(json& all_results, const std::vector<model::result_view>& views, json& hosts,
+void annotate_outliers(std::vector<result>& all_results,
+                       const std::vector<model::result_view>& views, json& hosts,
                        const std::vector<outlier_finding>& findings) {
   for (auto& h : hosts) {
     const std::string hostname = model::host_from_json(h).hostname;
@@ -207,7 +255,7 @@ void annotate_outliers(json& all_results, const std::vector<model::result_view>&
     const model::result_view& r = views[i];
     for (const auto& f : findings) {
       if (f.names(r.host) && f.benchmark == r.benchmark && f.axes == r.axes && f.gpu == r.gpu)
-        all_results[i]["warnings"].push_back("outlier: " + f.text);
+        all_results[i].warnings.push_back("outlier: " + f.text);
     }
   }
 }
@@ -349,59 +397,57 @@ std::optional<gathered_results> gather_results(communicator& comm, const std::ve
                                                const json& inventory, bool interrupted,
                                                const json* telemetry) {
   gathered_results g;
-  g.results = to_json_array(mine);
+  g.results = mine;
   g.hosts = json::array({inventory});
   g.interrupted = interrupted;
   if (comm.size() == 1) return g;
   g.interrupted = comm.allreduce_max(interrupted ? 1.0 : 0.0) > 0;
-  json part_of_mine = {{"inventory", inventory}, {"results", g.results}};
-  if (telemetry != nullptr && comm.rank() != 0) part_of_mine["telemetry"] = *telemetry;
-  const auto gathered = comm.gather_strings(json_text(part_of_mine));
+  model::rank_part part_of_mine{model::inventory_of(inventory), mine, std::nullopt};
+  if (telemetry != nullptr && comm.rank() != 0) part_of_mine.telemetry = *telemetry;
+  const auto gathered = comm.gather_strings(model::encode_part(part_of_mine));
   if (comm.rank() != 0) return std::nullopt;
-  g.results = json::array();
-  g.hosts = json::array();
-  std::set<std::string> seen_hosts;
+  g.results.clear();
+  std::vector<model::host_inventory> hosts;
   for (const auto& text : gathered) {
-    const json part = json::parse(text);
-    const std::string host = part["inventory"].value("hostname", "");
-    if (seen_hosts.insert(host).second) g.hosts.push_back(part["inventory"]);
+    model::rank_part part = model::decode_part(text);
+    model::host_inventory* host = find_host(hosts, part.host.hostname);
+    if (host == nullptr) host = &hosts.emplace_back(std::move(part.host));
     // The host's sampling rank need not be its first in rank order.
-    if (part.contains("telemetry")) {
-      for (auto& h : g.hosts) {
-        if (h.value("hostname", "") == host) h["telemetry"] = part["telemetry"];
-      }
-    }
-    for (const auto& r : part["results"]) g.results.push_back(r);
+    if (part.telemetry) host->inventory["telemetry"] = std::move(*part.telemetry);
+    for (auto& r : part.results) g.results.push_back(std::move(r));
   }
+  g.hosts = inventories_json(std::move(hosts));
   return g;
 }
 
 gathered_results gather_published(const communicator& comm, const std::vector<result>& finished,
-                                  const json& inventory) {
+                                  const json& inventory, bool sampled) {
   gathered_results g;
-  g.results = to_json_array(finished);
-  g.hosts = json::array({inventory});
+  g.results = finished;
   g.interrupted = true;
-  std::set<std::string> seen{inventory.value("hostname", "")};
-  for (const auto& [rank, text] : comm.published('I')) {
-    const json inv = json::parse(text, nullptr, false);
-    if (!inv.is_discarded() && seen.insert(inv.value("hostname", "")).second)
-      g.hosts.push_back(inv);
+  std::vector<model::host_inventory> hosts{model::inventory_of(inventory)};
+  for (const auto& [rank, text] : comm.published(model::published_inventory)) {
+    auto inv = model::decode_inventory(text);
+    if (inv && find_host(hosts, inv->hostname) == nullptr) hosts.push_back(std::move(*inv));
   }
-  for (const auto& [rank, text] : comm.published('R')) {
-    const json r = json::parse(text, nullptr, false);
-    if (!r.is_discarded()) g.results.push_back(r);
+  for (const auto& [rank, text] : comm.published(model::published_result)) {
+    if (auto r = model::decode_result(text)) g.results.push_back(std::move(*r));
   }
+  // Rank 0's host's traces are the report's own "telemetry"; every other host's as far as they
+  // reached rank 0 (each sampling rank publishes them as it goes).
+  if (sampled) attach_published_telemetry(comm, hosts);
+  g.hosts = inventories_json(std::move(hosts));
   return g;
 }
 
 analysed_results analyse_results(gathered_results g, std::size_t repetitions,
                                  const json& benchmark_metadata, const outlier_settings* outliers) {
   analysed_results a;
-  a.results = merge_repetitions(g.results, repetitions);
+  a.results = merge_repetitions(std::move(g.results), repetitions);
   a.hosts = std::move(g.hosts);
   if (outliers != nullptr) {
-    const std::vector<model::result_view> views = model::results_from_json(a.results);
+    const std::vector<model::result_view> views =
+        model::results_from_json(model::records_json(a.results));
     a.findings =
         find_outliers(views, model::benchmark_metadata_from_json(benchmark_metadata), *outliers);
     annotate_outliers(a.results, views, a.hosts, a.findings);
@@ -502,14 +548,15 @@ class run_session {
         m_progress(!req.quiet && comm.rank() == 0, std::move(estimates)),
         // Telemetry while the benchmarks run (one rank per host samples it): summaries on each
         // result, the traces in the report.
-        m_sampler(telemetry::start_for_run(options, comm.rank() == comm.node_leader(),
-                                           comm.hostname())) {}
+        m_sampler(telemetry::start_for_run(options, samples_host(comm), comm.hostname())) {}
 
   // Step 2: runs the plan; every rank's finished results are also kept for a partial report.
   std::vector<result> run(const run_plan& plan) {
     // Other ranks send rank 0 their inventory and each result as they go, so that the partial
     // report written after a failure (a rank died, a link went down) still holds them.
-    if (multi() && !root()) m_comm.publish('I', json_text(m_inventory));
+    if (multi() && !root())
+      m_comm.publish(model::published_inventory, model::encode_inventory(m_inventory));
+    m_run_start = std::chrono::steady_clock::now();
     m_planned = plan.total_configs();
     print_header();
     std::signal(SIGINT, on_signal);
@@ -558,6 +605,7 @@ class run_session {
  private:
   [[nodiscard]] bool root() const { return m_comm.rank() == 0; }
   [[nodiscard]] bool multi() const { return m_comm.size() > 1; }
+  [[nodiscard]] bool sampled() const { return m_sampler != nullptr; }
 
   [[nodiscard]] render_settings render_options() const {
     render_settings rs;
@@ -582,6 +630,7 @@ class run_session {
     cb.on_start = [this](const planned_benchmark& item, const config& cfg, std::size_t i,
                          std::size_t n) {
       m_progress.start(describe_config(*item.bench, cfg), i, n);
+      publish_telemetry();
       if (m_sampler) m_sampler->begin_window();
     };
     cb.on_finished = [this](result& r) {
@@ -604,12 +653,26 @@ class run_session {
     console << std::endl;
   }
 
+  // A sampling rank other than rank 0 sends rank 0 its traces so far, for the partial report a
+  // failure would leave: before the first configuration, then at most every tenth of the time run
+  // so far (and not more than once a second): the copies rank 0 keeps then add up to about ten
+  // times the final trace however long the run, while a lost host's traces lag by a tenth.
+  void publish_telemetry() {
+    if (!m_sampler || !multi() || root()) return;
+    const double now =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - m_run_start).count();
+    if (m_last_publish_s >= 0 && now - m_last_publish_s < std::max(1.0, 0.1 * now)) return;
+    m_last_publish_s = now;
+    m_comm.publish(model::published_telemetry,
+                   model::encode_telemetry({m_comm.hostname(), now, m_sampler->to_json()}));
+  }
+
   void keep(const result& r) {
     {
       std::lock_guard lock(m_results_mu);
       m_finished.push_back(r);
     }
-    if (multi() && !root()) m_comm.publish('R', json_text(r.to_json()));
+    if (multi() && !root()) m_comm.publish(model::published_result, model::encode_result(r));
   }
 
   [[nodiscard]] std::vector<result> finished_so_far() {
@@ -622,8 +685,8 @@ class run_session {
     std::vector<result> finished = finished_so_far();
     for (auto& r : extra) finished.push_back(std::move(r));
     const written_report w =
-        write_partial_report(m_ctx, gather_published(m_comm, finished, m_inventory), m_repetitions,
-                             telemetry_json(), m_req.output, why);
+        write_partial_report(m_ctx, gather_published(m_comm, finished, m_inventory, sampled()),
+                             m_repetitions, telemetry_json(), m_req.output, why);
     run_cleanups();
     run_outcome o;
     o.aborted = true;
@@ -680,6 +743,8 @@ class run_session {
   std::size_t m_planned = 0;  // this rank's configurations (what the progress counter counts)
   std::unique_ptr<telemetry::session> m_sampler;
   json m_telemetry;
+  std::chrono::steady_clock::time_point m_run_start = std::chrono::steady_clock::now();
+  double m_last_publish_s = -1;  // when this rank last published its traces (publish_telemetry)
   double m_timeout_s = 0;
   std::size_t m_repetitions = 1;  // each configuration's results merge into one (repetitions.h)
   std::mutex m_results_mu;

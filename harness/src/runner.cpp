@@ -12,6 +12,7 @@
 #include "infrabench/communicator.h"
 #include "infrabench/error.h"
 #include "infrabench/json_io.h"
+#include "infrabench/model/rank_messages.h"
 
 namespace infrabench {
 namespace {
@@ -421,14 +422,10 @@ coded_reason skip_everywhere_reason(const std::vector<std::string>& gathered,
   coded_reason first;
   std::vector<int> ranks;
   for (std::size_t r = 0; r < gathered.size(); ++r) {
-    const json j = json::parse(gathered[r]);
-    const std::string text = j.at("text").get<std::string>();
-    if (text.empty()) continue;
-    if (first.empty()) {
-      first.text = text;
-      first.code = parse_reason_code(j.at("code").get<std::string>()).value_or(reason_code::error);
-    }
-    if (text == first.text) ranks.push_back(static_cast<int>(r));
+    const coded_reason unmet = model::decode_reason(gathered[r]);
+    if (unmet.empty()) continue;
+    if (first.empty()) first = unmet;
+    if (unmet.text == first.text) ranks.push_back(static_cast<int>(r));
   }
   if (ranks.size() == gathered.size()) return first;
   return {reason_code::not_on_every_rank,
@@ -441,35 +438,21 @@ coded_reason skip_everywhere_reason(const std::vector<std::string>& gathered,
 void fold_other_ranks(result& r, const std::vector<std::string>& gathered,
                       const std::vector<std::string>& hosts) {
   for (std::size_t k = 1; k < gathered.size(); ++k) {
-    const json other = json::parse(gathered[k]);
+    const model::rank_outcome other = model::decode_outcome(gathered[k]);
     const std::string prefix = rank_name(static_cast<int>(k), hosts) + ": ";
-    if (other["status"] == "failed" && r.st != status::failed) {
-      r.set_status(status::failed, reason_code::rank_failed,
-                   prefix + other["reason"].get<std::string>());
+    if (other.st == status::failed && r.st != status::failed) {
+      r.set_status(status::failed, reason_code::rank_failed, prefix + other.reason);
       r.metrics.clear();
     }
-    const auto& texts = other["invalid"];
-    const auto& codes = other["invalid_codes"];
-    for (std::size_t i = 0; i < texts.size(); ++i) {
+    for (std::size_t i = 0; i < other.invalid_reasons.size(); ++i) {
       // The samples are the same on every rank (the max over ranks): so is their noise verdict.
-      const auto text = texts[i].get<std::string>();
+      const std::string& text = other.invalid_reasons[i];
       if (std::find(r.invalid_reasons.begin(), r.invalid_reasons.end(), text) !=
           r.invalid_reasons.end())
         continue;
-      const auto code = i < codes.size() ? parse_reason_code(codes[i].get<std::string>())
-                                         : std::optional<reason_code>();
-      r.mark_invalid(code.value_or(reason_code::check_failed), prefix + text);
+      r.mark_invalid(other.invalid_codes[i], prefix + text);
     }
   }
-}
-
-json outcome_json(const result& r) {
-  json codes = json::array();
-  for (auto c : r.invalid_codes) codes.push_back(to_string(c));
-  return {{"status", std::string(to_string(r.st))},
-          {"reason", r.reason},
-          {"invalid", r.invalid_reasons},
-          {"invalid_codes", codes}};
 }
 
 }  // namespace
@@ -489,17 +472,13 @@ std::optional<result> runner::run_multi(const benchmark& bench, const config& cf
   // Every rank must take part or none: a rank that skipped would leave the others waiting.
   const coded_reason unmet = bench.unmet(m_caps);
   if (m_comm.allreduce_max(unmet.empty() ? 0.0 : 1.0) > 0) {
-    const json mine = {{"code", std::string(to_string(unmet.code))}, {"text", unmet.text}};
-    const auto all = m_comm.gather_strings(json_text(mine));
+    const auto all = m_comm.gather_strings(model::encode_reason(unmet));
     const coded_reason why =
         me == 0 ? skip_everywhere_reason(all, m_comm.hostnames()) : coded_reason{};
-    const json shared = json::parse(m_comm.broadcast_string(
-        json_text(json{{"code", std::string(to_string(why.code))}, {"text", why.text}})));
+    const coded_reason shared =
+        model::decode_reason(m_comm.broadcast_string(model::encode_reason(why)));
     result r = make_result(bench, cfg, me, m_comm.hostname());
-    r.set_status(
-        status::skipped,
-        parse_reason_code(shared.at("code").get<std::string>()).value_or(reason_code::error),
-        shared.at("text").get<std::string>());
+    r.set_status(status::skipped, shared.code, shared.text);
     return r;
   }
 
@@ -512,7 +491,7 @@ std::optional<result> runner::run_multi(const benchmark& bench, const config& cf
   if (bench.scope() == rank_scope::every_rank) return r;
 
   // A collective: rank 0 records it; other ranks' failures and failed checks fold into it.
-  const auto all = m_comm.gather_strings(json_text(outcome_json(r)));
+  const auto all = m_comm.gather_strings(model::encode_outcome(model::outcome_of(r)));
   if (me != 0) return std::nullopt;
   fold_other_ranks(r, all, m_comm.hostnames());
   return r;

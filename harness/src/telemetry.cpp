@@ -255,86 +255,104 @@ std::pair<std::size_t, std::size_t> session::window(double t0, double t1) const 
   return {static_cast<std::size_t>(lo - m_t.begin()), static_cast<std::size_t>(hi - m_t.begin())};
 }
 
-void session::summarize(result& r, double t0, double t1) const {
-  std::lock_guard lock(m_mu);
-  const auto [lo, hi] = window(t0, t1);
-  if (hi <= lo) return;
-  std::vector<metric> ms;
-  std::vector<std::string> notes;
-  const std::string n_text = std::to_string(hi - lo) + " samples";
-  if (!m_gpus.empty()) {
-    // Clocks of busy GPUs only: an idle GPU beside the one a benchmark uses would otherwise be
-    // its minimum. All samples when every GPU was idle.
-    std::vector<double> sm_busy, sm_all, temp, power;
-    std::size_t slowed = 0, known = 0;
-    std::map<std::string, std::size_t> why;
-    for (const auto& g : m_gpus) {
-      std::size_t g_serious = 0, g_known = 0;
-      unsigned long long g_bits = 0;
-      for (std::size_t i = lo; i < hi; ++i) {
-        sm_all.push_back(g.sm[i]);
-        temp.push_back(g.temp[i]);
-        power.push_back(g.power[i]);
-        if (std::isnan(g.reasons[i])) continue;
-        const auto mask = static_cast<unsigned long long>(g.reasons[i]);
-        if (!(mask & 0x1)) sm_busy.push_back(g.sm[i]);
-        ++known;
-        ++g_known;
-        bool slow = false, serious = false;
-        for (const auto& b : nvml::reason_bits()) {
-          if (!(mask & b.bit) || !b.slows) continue;
-          slow = true;
-          serious = serious || b.serious;
-          ++why[b.name];
-          g_bits |= b.bit;
-        }
-        slowed += slow;
-        g_serious += serious;
-      }
-      if (g_serious > 0) {
-        notes.push_back("telemetry: GPU " + std::to_string(g.index) + " in thermal or hardware " +
-                        "slowdown for " +
-                        std::to_string(static_cast<int>(100.0 * g_serious / g_known + 0.5)) +
-                        "% of this configuration (" + nvml::reason_names(g_bits) + ")");
-      }
+namespace {
+
+// What the GPUs' samples in one configuration's window say (session::summarize_gpus).
+struct gpu_window {
+  // Clocks of busy GPUs only: an idle GPU beside the one a benchmark uses would otherwise be
+  // its minimum. All samples when every GPU was idle.
+  std::vector<double> sm_busy, sm_all, temp, power;
+  std::size_t slowed = 0, known = 0;       // samples with a slowing reason, with any reason
+  std::map<std::string, std::size_t> why;  // slowing reason -> samples
+  std::vector<std::string> notes;          // GPUs in thermal or hardware slowdown
+};
+
+// One GPU's samples [lo, hi) into `w`.
+void scan_gpu(unsigned index, const std::vector<double>& sm, const std::vector<double>& temp,
+              const std::vector<double>& power, const std::vector<double>& reasons, std::size_t lo,
+              std::size_t hi, gpu_window& w) {
+  std::size_t serious_n = 0, known_n = 0;
+  unsigned long long bits = 0;
+  for (std::size_t i = lo; i < hi; ++i) {
+    w.sm_all.push_back(sm[i]);
+    w.temp.push_back(temp[i]);
+    w.power.push_back(power[i]);
+    if (std::isnan(reasons[i])) continue;
+    const auto mask = static_cast<unsigned long long>(reasons[i]);
+    if (!(mask & 0x1)) w.sm_busy.push_back(sm[i]);
+    ++w.known;
+    ++known_n;
+    bool slow = false, serious = false;
+    for (const auto& b : nvml::reason_bits()) {
+      if (!(mask & b.bit) || !b.slows) continue;
+      slow = true;
+      serious = serious || b.serious;
+      ++w.why[b.name];
+      bits |= b.bit;
     }
-    const auto sm = stats_of(sm_busy.empty() ? sm_all : sm_busy);
-    const std::string over = "over " + std::to_string(m_gpus.size()) + " GPU(s), " + n_text +
-                             " in this configuration's time window";
-    if (sm.n > 0) {
-      const std::string which =
-          sm_busy.empty() ? "all samples (every GPU idle)" : "samples of GPUs not idle";
-      ms.push_back(info_metric("gpu_sm_clock_mhz_min", "MHz", sm.min,
-                               "NVML SM clock, minimum " + over + ", " + which));
-      ms.push_back(info_metric("gpu_sm_clock_mhz_median", "MHz", sm.median,
-                               "NVML SM clock, median " + over + ", " + which));
-      ms.push_back(info_metric("gpu_sm_clock_mhz_max", "MHz", sm.max,
-                               "NVML SM clock, maximum " + over + ", " + which));
-    }
-    if (const auto t = stats_of(temp); t.n > 0)
-      ms.push_back(
-          info_metric("gpu_temp_c_max", "C", t.max, "NVML GPU temperature, hottest " + over));
-    if (const auto p = stats_of(power); p.n > 0)
-      ms.push_back(
-          info_metric("gpu_power_w_mean", "W", p.mean, "NVML board power, mean per GPU " + over));
-    if (known > 0) {
-      ms.push_back(info_metric("gpu_throttled_fraction", "ratio",
-                               static_cast<double>(slowed) / static_cast<double>(known),
-                               "share of GPU samples with a clock event reason that slows the "
-                               "clock (power cap, thermal, hardware slowdown) " +
-                                   over));
-      for (const auto& [name, count] : why) {
-        ms.push_back(
-            info_metric("gpu_throttle_" + name + "_fraction", "ratio",
-                        static_cast<double>(count) / static_cast<double>(known),
-                        "share of GPU samples with clock event reason " + name + " " + over));
-      }
-    }
+    w.slowed += slow;
+    serious_n += serious;
   }
+  if (serious_n > 0) {
+    w.notes.push_back("telemetry: GPU " + std::to_string(index) + " in thermal or hardware " +
+                      "slowdown for " +
+                      std::to_string(static_cast<int>(100.0 * serious_n / known_n + 0.5)) +
+                      "% of this configuration (" + nvml::reason_names(bits) + ")");
+  }
+}
+
+// The window's GPU metrics; `over` says what they are taken over.
+void gpu_window_metrics(const gpu_window& w, const std::string& over, std::vector<metric>& ms) {
+  const auto sm = stats_of(w.sm_busy.empty() ? w.sm_all : w.sm_busy);
+  if (sm.n > 0) {
+    const std::string which =
+        w.sm_busy.empty() ? "all samples (every GPU idle)" : "samples of GPUs not idle";
+    ms.push_back(info_metric("gpu_sm_clock_mhz_min", "MHz", sm.min,
+                             "NVML SM clock, minimum " + over + ", " + which));
+    ms.push_back(info_metric("gpu_sm_clock_mhz_median", "MHz", sm.median,
+                             "NVML SM clock, median " + over + ", " + which));
+    ms.push_back(info_metric("gpu_sm_clock_mhz_max", "MHz", sm.max,
+                             "NVML SM clock, maximum " + over + ", " + which));
+  }
+  if (const auto t = stats_of(w.temp); t.n > 0)
+    ms.push_back(
+        info_metric("gpu_temp_c_max", "C", t.max, "NVML GPU temperature, hottest " + over));
+  if (const auto p = stats_of(w.power); p.n > 0)
+    ms.push_back(
+        info_metric("gpu_power_w_mean", "W", p.mean, "NVML board power, mean per GPU " + over));
+  if (w.known == 0) return;
+  const auto known = static_cast<double>(w.known);
+  ms.push_back(info_metric("gpu_throttled_fraction", "ratio", static_cast<double>(w.slowed) / known,
+                           "share of GPU samples with a clock event reason that slows the "
+                           "clock (power cap, thermal, hardware slowdown) " +
+                               over));
+  for (const auto& [name, count] : w.why) {
+    ms.push_back(info_metric("gpu_throttle_" + name + "_fraction", "ratio",
+                             static_cast<double>(count) / known,
+                             "share of GPU samples with clock event reason " + name + " " + over));
+  }
+}
+
+}  // namespace
+
+void session::summarize_gpus(std::size_t lo, std::size_t hi, std::vector<metric>& ms,
+                             std::vector<std::string>& notes) const {
+  if (m_gpus.empty()) return;
+  gpu_window w;
+  for (const auto& g : m_gpus) scan_gpu(g.index, g.sm, g.temp, g.power, g.reasons, lo, hi, w);
+  for (auto& n : w.notes) notes.push_back(std::move(n));
+  gpu_window_metrics(w,
+                     "over " + std::to_string(m_gpus.size()) + " GPU(s), " +
+                         std::to_string(hi - lo) + " samples in this configuration's time window",
+                     ms);
+}
+
+void session::summarize_cpu(std::size_t lo, std::size_t hi, std::vector<metric>& ms) const {
   auto slice = [&](const std::vector<double>& v) {
     return std::vector<double>(v.begin() + static_cast<std::ptrdiff_t>(lo),
                                v.begin() + static_cast<std::ptrdiff_t>(hi));
   };
+  const std::string n_text = std::to_string(hi - lo) + " samples";
   const std::string cpu_over = "over the cores, " + n_text + " in this configuration's window";
   if (any_value(m_cpu.freq_mean, lo, hi)) {
     const auto mean = stats_of(slice(m_cpu.freq_mean));
@@ -351,6 +369,16 @@ void session::summarize(result& r, double t0, double t1) const {
   if (any_value(m_cpu.power, lo, hi))
     ms.push_back(info_metric("cpu_package_power_w_mean", "W", stats_of(slice(m_cpu.power)).mean,
                              "RAPL energy of all packages over time, mean of " + n_text));
+}
+
+void session::summarize(result& r, double t0, double t1) const {
+  std::lock_guard lock(m_mu);
+  const auto [lo, hi] = window(t0, t1);
+  if (hi <= lo) return;
+  std::vector<metric> ms;
+  std::vector<std::string> notes;
+  summarize_gpus(lo, hi, ms, notes);
+  summarize_cpu(lo, hi, ms);
   // A failed or skipped result keeps no metrics (the runner's rule); the notes still help.
   if (r.st == status::passed) {
     for (auto& m : ms) r.metrics.push_back(std::move(m));
@@ -413,6 +441,20 @@ double session::gpu_reason_fraction(unsigned gpu, unsigned long long mask, doubl
   return nan_v;
 }
 
+namespace {
+
+json events_json(const std::vector<event>& events) {
+  json out = json::array();
+  for (const auto& e : events) {
+    json j = {{"t_s", e.t_s}, {"kind", e.kind}, {"text", e.text}, {"value", e.value}};
+    j["gpu"] = e.gpu >= 0 ? json(e.gpu) : json(nullptr);
+    out.push_back(j);
+  }
+  return out;
+}
+
+}  // namespace
+
 json session::to_json() const {
   std::lock_guard lock(m_mu);
   json gpus = json::array();
@@ -433,12 +475,6 @@ json session::to_json() const {
                     {"throttle_reason_bits", bits},
                     {"counters_before", counters_json(g.before)},
                     {"counters_after", m_stopped_t < 0 ? json(nullptr) : counters_json(g.after)}});
-  }
-  json events = json::array();
-  for (const auto& e : m_events) {
-    json j = {{"t_s", e.t_s}, {"kind", e.kind}, {"text", e.text}, {"value", e.value}};
-    j["gpu"] = e.gpu >= 0 ? json(e.gpu) : json(nullptr);
-    events.push_back(j);
   }
   const double wall = m_stopped_t >= 0 ? m_stopped_t : now_s();
   const double cpu_s = m_sampler_cpu_s.load();
@@ -471,7 +507,7 @@ json session::to_json() const {
           {"package_power_w", series_json(m_cpu.power)}}},
         {"counters_before", counters_json(m_cpu.before)},
         {"counters_after", m_stopped_t < 0 ? json(nullptr) : counters_json(m_cpu.after)}}},
-      {"events", events}};
+      {"events", events_json(m_events)}};
   return out;
 }
 

@@ -65,6 +65,35 @@ std::string under_root(const std::string& root, const std::string& path) {
   return (root.back() == '/' ? root.substr(0, root.size() - 1) : root) + path;
 }
 
+// Package temperature sensors: coretemp's "Package id N", k10temp's Tctl/Tdie, or x86_pkg_temp
+// zones.
+std::vector<std::string> package_temp_files(const std::string& root) {
+  std::vector<std::string> files;
+  const std::string hwmon = under_root(root, "/sys/class/hwmon");
+  for (const auto& h : entries(hwmon, "hwmon")) {
+    std::string name;
+    if (!read_text(hwmon + "/" + h + "/name", &name)) continue;
+    for (int k = 1; k <= 64; ++k) {
+      const std::string base = hwmon + "/" + h + "/temp" + std::to_string(k);
+      if (!exists(base + "_input")) continue;
+      std::string label;
+      read_text(base + "_label", &label);
+      const bool package =
+          (name == "coretemp" && label.rfind("Package id", 0) == 0) ||
+          (name == "k10temp" && (label == "Tctl" || label == "Tdie" || (label.empty() && k == 1)));
+      if (package) files.push_back(base + "_input");
+    }
+  }
+  if (!files.empty()) return files;
+  const std::string zones = under_root(root, "/sys/class/thermal");
+  for (const auto& z : entries(zones, "thermal_zone")) {
+    std::string type;
+    if (read_text(zones + "/" + z + "/type", &type) && type == "x86_pkg_temp")
+      files.push_back(zones + "/" + z + "/temp");
+  }
+  return files;
+}
+
 cpu_source::cpu_source(std::string root) : m_root(std::move(root)) {
   const std::string cpus = under_root(m_root, "/sys/devices/system/cpu");
   for (const auto& c : entries(cpus, "cpu")) {
@@ -77,30 +106,7 @@ cpu_source::cpu_source(std::string root) : m_root(std::move(root)) {
           ? "not exposed: no cpufreq (" + cpus + "/cpu*/cpufreq/scaling_cur_freq)"
           : std::to_string(m_freq_files.size()) + " cores, cpufreq scaling_cur_freq";
 
-  // Package temperature: coretemp's "Package id N", k10temp's Tctl/Tdie, or x86_pkg_temp zones.
-  const std::string hwmon = under_root(m_root, "/sys/class/hwmon");
-  for (const auto& h : entries(hwmon, "hwmon")) {
-    std::string name;
-    if (!read_text(hwmon + "/" + h + "/name", &name)) continue;
-    for (int k = 1; k <= 64; ++k) {
-      const std::string base = hwmon + "/" + h + "/temp" + std::to_string(k);
-      if (!exists(base + "_input")) continue;
-      std::string label;
-      read_text(base + "_label", &label);
-      const bool package =
-          (name == "coretemp" && label.rfind("Package id", 0) == 0) ||
-          (name == "k10temp" && (label == "Tctl" || label == "Tdie" || (label.empty() && k == 1)));
-      if (package) m_temp_files.push_back(base + "_input");
-    }
-  }
-  if (m_temp_files.empty()) {
-    const std::string zones = under_root(m_root, "/sys/class/thermal");
-    for (const auto& z : entries(zones, "thermal_zone")) {
-      std::string type;
-      if (read_text(zones + "/" + z + "/type", &type) && type == "x86_pkg_temp")
-        m_temp_files.push_back(zones + "/" + z + "/temp");
-    }
-  }
+  m_temp_files = package_temp_files(m_root);
   m_sources["temp"] = m_temp_files.empty()
                           ? "not exposed: no coretemp/k10temp hwmon or x86_pkg_temp thermal zone"
                           : std::to_string(m_temp_files.size()) + " package sensor(s)";

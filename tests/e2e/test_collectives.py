@@ -19,9 +19,9 @@ built_with_mpi = pytest.mark.skipif(os.environ.get("INFRABENCH_HAS_MPI") != "1",
                                     reason="built without MPI: no collective is compiled in")
 
 
-def mpirun_cmd(n, args):
+def mpirun_cmd(n, args, wrapper=None):
     cmd = ["mpirun", "--oversubscribe", "--mca", "btl", "self,vader", "--mca", "mpi_yield_when_idle", "1",
-           "--timeout", "170", "-np", str(n), BIN, *args]
+           "--timeout", "170", "-np", str(n), *([wrapper] if wrapper else []), BIN, *args]
     if os.geteuid() == 0:
         cmd.insert(1, "--allow-run-as-root")
     return cmd
@@ -298,8 +298,8 @@ def test_mismatched_run_options_are_refused(tmp_path):
 
 
 class background:
-    def __init__(self, n, args):
-        self.proc = subprocess.Popen(mpirun_cmd(n, args), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    def __init__(self, n, args, wrapper=None):
+        self.proc = subprocess.Popen(mpirun_cmd(n, args, wrapper), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                      env=mpi_env(), start_new_session=True)
         self.lines = []
         threading.Thread(target=lambda: self.lines.extend(self.proc.stdout), daemon=True).start()
@@ -365,6 +365,43 @@ def test_killed_rank_is_named_and_partial_report_written(tmp_path):
     rc, text = job.finish(60)
     assert time.monotonic() - t0 < 30
     check_partial_report(out, text, rc, "rank 2 (host ")
+
+
+def own_hostname_wrapper(tmp_path):
+    """A launcher wrapper giving each rank a host name of its own (h<rank>, in a UTS namespace):
+    to the report they are three hosts, each sampled by its own rank, while MPI still runs them
+    over shared memory on this machine."""
+    wrapper = tmp_path / "own-host.sh"
+    wrapper.write_text('#!/bin/sh\nexec unshare --uts sh -c \'hostname "h$OMPI_COMM_WORLD_RANK" && '
+                       'exec "$0" "$@"\' "$@"\n')
+    wrapper.chmod(0o755)
+    return str(wrapper)
+
+
+@needs_mpi
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare"), reason="needs root and unshare (UTS namespaces)")
+def test_partial_report_keeps_every_hosts_traces(tmp_path):
+    # Issue 28: a complete multi-host run carries every host's traces (hosts[i].telemetry); a
+    # partial one carried only rank 0's. Now each host's that reached rank 0, and the dead one's
+    # traces as far as they were sent, or why there are none.
+    out = str(tmp_path / "r.json")
+    job = background(3, [*LONG_RUN, "--telemetry", "on", "--telemetry-interval", "0.1", "-o", out],
+                     wrapper=own_hostname_wrapper(tmp_path))
+    assert job.wait_for("[5/", 120), "".join(job.lines)
+    time.sleep(0.5)  # rank 2's traces, sent as configuration 5 started, reach rank 0
+    pid = job.rank_pid(2)
+    assert pid
+    os.kill(pid, signal.SIGKILL)
+    rc, text = job.finish(60)
+    check_partial_report(out, text, rc, "rank 2 (host h2)")
+    rep = load_report(out)
+    hosts = {h["hostname"]: h for h in rep["hosts"]}
+    assert sorted(hosts) == ["h0", "h1", "h2"], sorted(hosts)
+    assert rep["telemetry"]["cpu"]["trace"]["t_s"], "rank 0's host: the report's own traces"
+    assert "telemetry" not in hosts["h0"]
+    for name in ("h1", "h2"):  # both sent theirs before rank 2 died
+        assert hosts[name]["telemetry"]["cpu"]["trace"]["t_s"], (name, hosts[name].get("telemetry_missing"))
+        assert "the job ended before the rest reached rank 0" in hosts[name]["telemetry_partial"]
 
 
 @needs_mpi

@@ -4,8 +4,10 @@ JSON, and the renderers (compare, the HTML page, the subcommands) work on its ty
 harness/src and apps for raw JSON indexing by key (j["key"], .at("key"), .value("key", ...),
 .contains("key"), .find("key")) and fails on any in a file not listed below with its reason, and on
 any use of the raw JSON sections report_view once kept (hosts, run, capabilities). Harness code that
-writes JSON (result, sysinfo, telemetry) or reads other inputs (suite files, options, probes, the
-ranks' messages) is not report reading: such files are listed with what they read."""
+writes JSON (sysinfo, telemetry) or reads other inputs (suite files, options, probes) is not report
+reading: such files are listed with what they read. The ranks' messages are read and written only by
+their codec (rank_messages.cpp): the runner and the run pipeline's gather step work on its typed
+structs."""
 import os
 import pathlib
 import re
@@ -22,11 +24,11 @@ RAW = re.compile(r'\["[a-z_]+"\]|\.at\("|\.value\("|\.contains\("|\.find\("')
 KNOWN = {
     "harness/src/report_model.cpp": "the one reader (and writer) of a report's JSON",
     # Harness code that builds the report or reads JSON that is not a report:
-    "harness/src/result.cpp": "a result's own JSON form (to_json) and its identity key",
-    "harness/src/repetitions.cpp": "merges the run's result records (result::to_json) of each "
-                                   "repetition into one, before the report is made",
-    "harness/src/report.cpp": "make_report: counts the summary of the result records it writes",
-    "harness/src/runner.cpp": "the other ranks' messages (skip reasons, outcomes) during the run",
+    "harness/src/result_record.cpp": "the model's reader and writer of a result's record "
+                                      "(model/result_record.h: result::to_json, "
+                                      "result_from_record)",
+    "harness/src/rank_messages.cpp": "the ranks' message codec (model/rank_messages.h): the one "
+                                     "reader and writer of what ranks send each other",
     "harness/src/suite.cpp": "suite files (configs/suites, --suite FILE)",
     "harness/src/metric_decl.cpp": "a metric declaration's JSON form (the model's reader calls it "
                                    "for run.benchmark_metadata)",
@@ -37,9 +39,6 @@ KNOWN = {
                                       "the model's reader calls for a report host's devices "
                                       "(model::device_counts)",
     "harness/src/sysinfo.cpp": "the capabilities JSON it turns into the inventory it writes",
-    "harness/src/run_pipeline.cpp": "the gather step reads the ranks' messages ({inventory, "
-                                    "results}) and the run's settings it writes; the analyse "
-                                    "step adds outlier warnings to the result records",
     "reports/src/html_specs.cpp": "reads back the page's own chart specs (JSON html_report.cpp "
                                   "writes for the page), never a report",
     # Not a report: baseline.cpp judges reports from the model's views; its files are read here.

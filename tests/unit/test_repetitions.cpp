@@ -4,10 +4,13 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <vector>
 
 #include "infrabench/benchmark.h"
 #include "infrabench/communicator.h"
+#include "infrabench/error.h"
+#include "infrabench/model/result_record.h"
 #include "infrabench/repetitions.h"
 #include "infrabench/runner.h"
 #include "infrabench/state.h"
@@ -63,30 +66,34 @@ struct RepetitionsRun : ::testing::Test {
   }
 };
 
-// A metric as result::to_json writes it.
-json metric_json(double value, double best, std::vector<double> samples) {
-  return {{"name", "rate"},     {"unit", "x/s"}, {"value", value},        {"best", best},
-          {"better", "higher"}, {"method", "m"}, {"role", "performance"}, {"samples", samples}};
+// One passed repetition of the configuration test/x n=1, as its record (result::to_json).
+json repetition(double value, double best, std::vector<double> samples_s, double elapsed) {
+  result r;
+  r.benchmark = "test/x";
+  r.axes = {{"n", 1}};
+  r.axis_display = {"1"};
+  r.host = "h";
+  r.elapsed_s = elapsed;
+  r.stop_reason = "converged";
+  r.samples_s = samples_s;
+  r.time = summarize(samples_s);
+  metric m;
+  m.name = "rate";
+  m.unit = "x/s";
+  m.value = value;
+  m.best = best;
+  m.method = "m";
+  for (double t : samples_s) m.samples.push_back(1 / t);
+  r.metrics.push_back(m);
+  return r.to_json();
 }
 
-// One passed repetition of the configuration test/x n=1.
-json repetition(double value, double best, std::vector<double> samples_s, double elapsed) {
-  std::vector<double> rates;
-  for (double t : samples_s) rates.push_back(1 / t);
-  return {{"benchmark", "test/x"},
-          {"axes", {{"n", 1}}},
-          {"axes_display", {{"n", "1"}}},
-          {"status", "passed"},
-          {"valid", true},
-          {"invalid_reasons", json::array()},
-          {"invalid_reason_codes", json::array()},
-          {"warnings", json::array()},
-          {"rank", 0},
-          {"host", "h"},
-          {"elapsed_s", elapsed},
-          {"stop_reason", "converged"},
-          {"samples_s", samples_s},
-          {"metrics", json::array({metric_json(value, best, rates)})}};
+// The typed merge of records read back as the gather reads other ranks' (result_from_record),
+// written as the report writes them.
+json merged_records(const json& records, std::size_t planned) {
+  std::vector<result> results;
+  for (const auto& r : records) results.push_back(model::result_from_record(r));
+  return model::records_json(merge_repetitions(std::move(results), planned));
 }
 
 json other_config(double value) {
@@ -152,7 +159,7 @@ TEST_F(RepetitionsRun, InterruptKeepsFinishedRepetitions) {
   ASSERT_EQ(results.size(), 4u);
   json all = json::array();
   for (const auto& r : results) all.push_back(r.to_json());
-  const json merged = merge_repetitions(all, 3);
+  const json merged = merged_records(all, 3);
   ASSERT_EQ(merged.size(), 3u);
   EXPECT_EQ(merged[0]["repetitions"].size(), 2u);
   EXPECT_EQ(merged[1]["repetitions"].size(), 1u);
@@ -163,7 +170,7 @@ TEST_F(RepetitionsRun, InterruptKeepsFinishedRepetitions) {
 
 TEST(RepetitionsMerge, OneRepetitionIsTodaysReport) {
   const json results = json::array({repetition(5, 6, {0.2}, 1), other_config(3)});
-  EXPECT_EQ(merge_repetitions(results, 1), results);
+  EXPECT_EQ(merged_records(results, 1), results);
 }
 
 // The median of the repetitions' values, the best of their bests, samples pooled in run order.
@@ -171,7 +178,7 @@ TEST(RepetitionsMerge, MedianBestAndPooledSamples) {
   const json results = json::array({repetition(10, 12, {0.1, 0.09}, 1), other_config(1),
                                     repetition(30, 31, {0.05}, 2), other_config(2),
                                     repetition(20, 25, {0.04, 0.06}, 4), other_config(3)});
-  const json merged = merge_repetitions(results, 3);
+  const json merged = merged_records(results, 3);
   ASSERT_EQ(merged.size(), 2u);
   const json& r = merged[0];
   EXPECT_EQ(r["axes"]["n"], 1);
@@ -196,7 +203,7 @@ TEST(RepetitionsMerge, MedianBestAndPooledSamples) {
 TEST(RepetitionsMerge, BestFollowsTheMetricsDirection) {
   json a = repetition(10, 8, {0.1}, 1), b = repetition(9, 7, {0.1}, 1);
   a["metrics"][0]["better"] = b["metrics"][0]["better"] = "lower";
-  const json merged = merge_repetitions(json::array({a, b}), 2);
+  const json merged = merged_records(json::array({a, b}), 2);
   EXPECT_DOUBLE_EQ(merged[0]["metrics"][0]["best"].get<double>(), 7);
   EXPECT_DOUBLE_EQ(merged[0]["metrics"][0]["value"].get<double>(), 9.5);
 }
@@ -205,14 +212,14 @@ TEST(RepetitionsMerge, BestFollowsTheMetricsDirection) {
 TEST(RepetitionsMerge, NoiseCountsOnlyInMostRepetitions) {
   json a = repetition(1, 1, {1}, 1), b = repetition(2, 2, {1}, 1), c = repetition(3, 3, {1}, 1);
   mark(b, "noisy", "noisy: robust CV 30%");
-  json merged = merge_repetitions(json::array({a, b, c}), 3)[0];
+  json merged = merged_records(json::array({a, b, c}), 3)[0];
   EXPECT_EQ(merged["valid"], true);
   EXPECT_NE(merged["warnings"].dump().find("repetition 2 of 3: noisy"), std::string::npos);
   EXPECT_EQ(merged["repetitions"][1]["valid"], false);
   EXPECT_EQ(merged["repetitions"][1]["invalid_reasons"][0], "noisy: robust CV 30%");
 
   mark(c, "noisy", "noisy: robust CV 40%");
-  merged = merge_repetitions(json::array({a, b, c}), 3)[0];
+  merged = merged_records(json::array({a, b, c}), 3)[0];
   EXPECT_EQ(merged["valid"], false);
   EXPECT_EQ(merged["invalid_reasons"], json({"repetition 2 of 3: noisy: robust CV 30%",
                                              "repetition 3 of 3: noisy: robust CV 40%"}));
@@ -223,7 +230,7 @@ TEST(RepetitionsMerge, NoiseCountsOnlyInMostRepetitions) {
 TEST(RepetitionsMerge, FailedVerificationInOneRepetitionIsInvalid) {
   json a = repetition(1, 1, {1}, 1), b = repetition(2, 2, {1}, 1), c = repetition(3, 3, {1}, 1);
   mark(c, "verify_failed", "result differs from the reference");
-  const json merged = merge_repetitions(json::array({a, b, c}), 3)[0];
+  const json merged = merged_records(json::array({a, b, c}), 3)[0];
   EXPECT_EQ(merged["valid"], false);
   EXPECT_EQ(merged["invalid_reasons"],
             json({"repetition 3 of 3: result differs from the reference"}));
@@ -237,7 +244,7 @@ TEST(RepetitionsMerge, FailedRepetitionFailsTheResult) {
   b["reason"] = "device on fire";
   b["reason_code"] = "error";
   b["metrics"] = json::array();
-  const json merged = merge_repetitions(json::array({a, b, c}), 3)[0];
+  const json merged = merged_records(json::array({a, b, c}), 3)[0];
   EXPECT_EQ(merged["status"], "failed");
   EXPECT_EQ(merged["reason"], "repetition 2 of 3: device on fire");
   EXPECT_EQ(merged["reason_code"], "error");
@@ -252,7 +259,7 @@ TEST(RepetitionsMerge, RanksMergeSeparately) {
   json a0 = repetition(1, 1, {1}, 1), a1 = repetition(5, 5, {1}, 1);
   json b0 = repetition(2, 2, {1}, 1), b1 = repetition(6, 6, {1}, 1);
   a1["rank"] = b1["rank"] = 1;
-  const json merged = merge_repetitions(json::array({a0, b0, a1, b1}), 2);
+  const json merged = merged_records(json::array({a0, b0, a1, b1}), 2);
   ASSERT_EQ(merged.size(), 2u);
   EXPECT_EQ(merged[0]["metrics"][0]["repetitions"], json({1.0, 2.0}));
   EXPECT_EQ(merged[1]["metrics"][0]["repetitions"], json({5.0, 6.0}));
@@ -265,12 +272,12 @@ TEST(RepetitionsMerge, UnstartedInterruptedRepetitionIsLeftOut) {
   b["reason"] = "interrupted before the first sample";
   b["reason_code"] = "interrupted";
   b["metrics"] = json::array();
-  const json merged = merge_repetitions(json::array({a, b}), 3)[0];
+  const json merged = merged_records(json::array({a, b}), 3)[0];
   EXPECT_EQ(merged["status"], "passed");
   EXPECT_EQ(merged["repetitions"].size(), 1u);
   EXPECT_NE(merged["warnings"].dump().find("ran 1 of 3 repetitions"), std::string::npos);
   // Alone, it stays what it was: the configuration measured nothing.
-  EXPECT_EQ(merge_repetitions(json::array({b}), 3)[0]["status"], "failed");
+  EXPECT_EQ(merged_records(json::array({b}), 3)[0]["status"], "failed");
 }
 
 // A warning every repetition gave is said once; one that differs names its repetition.
@@ -278,8 +285,70 @@ TEST(RepetitionsMerge, WarningsNameTheirRepetition) {
   json a = repetition(1, 1, {1}, 1), b = repetition(2, 2, {1}, 1);
   a["warnings"] = {"clock throttled", "median CI95 +-7% > target"};
   b["warnings"] = {"clock throttled", "median CI95 +-9% > target"};
-  const json merged = merge_repetitions(json::array({a, b}), 2)[0];
+  const json merged = merged_records(json::array({a, b}), 2)[0];
   EXPECT_EQ(merged["warnings"],
             json({"clock throttled", "repetition 1 of 2: median CI95 +-7% > target",
                   "repetition 2 of 2: median CI95 +-9% > target"}));
+}
+
+// The merge works on typed results: what it does not merge (work, cells, hint, timer) is the
+// first passed repetition's, and the busiest repetition's load explains the noise.
+TEST(RepetitionsMerge, TypedMergeKeepsTheRestOfTheFirstPassedRepetition) {
+  std::vector<result> reps;
+  for (double v : {4.0, 2.0, 6.0}) {
+    result r = model::result_from_record(repetition(v, v + 1, {0.5}, 1));
+    r.work.flops = 2e9;
+    r.timer = "gpu_events";
+    r.metrics[0].hint = metric_hint::fraction_of_peak;
+    r.cells.push_back({"gpu1", false, "no peer access", false});
+    reps.push_back(r);
+  }
+  reps[1].load = sampling_load{1, 2, 1, 1.5, 0, 3, true};  // others took 1.5 of 2 CPUs: busy
+  const std::vector<result> merged = merge_repetitions(reps, 3);
+  ASSERT_EQ(merged.size(), 1u);
+  const result& m = merged[0];
+  ASSERT_TRUE(m.metrics[0].repetitions);
+  EXPECT_EQ(*m.metrics[0].repetitions, (std::vector<double>{4, 2, 6}));
+  EXPECT_DOUBLE_EQ(m.metrics[0].value, 4);
+  EXPECT_DOUBLE_EQ(m.metrics[0].best, 7);
+  EXPECT_EQ(m.metrics[0].hint, metric_hint::fraction_of_peak);
+  EXPECT_EQ(m.work.flops, 2e9);
+  EXPECT_EQ(m.timer, "gpu_events");
+  ASSERT_EQ(m.cells.size(), 1u);
+  ASSERT_TRUE(m.load);
+  EXPECT_DOUBLE_EQ(m.load->other_cpus, 1.5);
+  ASSERT_TRUE(m.repetitions);
+  EXPECT_EQ(m.repetitions->size(), 3u);
+  EXPECT_EQ(m.time.n, 3u);
+  // A metric no repetition gave a number for has none (written null), not 0.
+  reps[0].metrics[0].value = reps[1].metrics[0].value = reps[2].metrics[0].value = std::nan("");
+  const result none = merge_repetitions(reps, 3)[0];
+  EXPECT_TRUE(std::isnan(none.metrics[0].value));
+  EXPECT_EQ(none.to_json()["metrics"][0]["value"].dump(), "null");
+}
+
+// A record reads back into the result it was written from: every field the writer writes.
+TEST(ResultRecord, EveryFieldReadsBack) {
+  result r = model::result_from_record(repetition(5, 6, {0.2, 0.25}, 1));
+  r.axes.emplace_back("dtype", "bf16");  // an axis without a display form comes last
+  r.set_status(status::passed, reason_code::none, "");
+  r.mark_invalid(reason_code::verify_failed, "differs");
+  r.invalid_reasons.push_back("pushed without a code");
+  r.warnings = {"w"};
+  r.withheld = {{"pct_of_peak", "no peak"}};
+  r.gpu = 3;
+  r.iterations_per_sample = 1 << 20;
+  r.load = sampling_load{2, 4, 1, 0.1, 0.01, 7, true};
+  r.work = {1, 2, 3, 4, "images"};
+  r.metrics[0].role = metric_role::information;
+  r.metrics[0].samples.push_back(std::nan(""));
+  r.cells = {{"gpu0", true, "", false}, {"gpu1", false, "no link", true}};
+  const json rec = r.to_json();
+  // Compared as text: a NaN sample is written null (and NaN != NaN in memory).
+  EXPECT_EQ(model::result_from_record(rec).to_json().dump(), rec.dump());
+  EXPECT_EQ(model::result_from_record(json::parse(rec.dump())).to_json().dump(), rec.dump());
+  // Merged: repetitions at both levels.
+  const json merged = merged_records(json::array({rec, rec}), 2)[0];
+  EXPECT_EQ(model::result_from_record(merged).to_json().dump(), merged.dump());
+  EXPECT_THROW((void)model::result_from_record(json{{"benchmark", "t/x"}}), user_error);
 }

@@ -39,9 +39,8 @@ result sample_result(status st) {
 TEST(Report, SummaryCountsAndFields) {
   report_context ctx;
   ctx.command_line = {"infrabench", "run"};
-  nlohmann::json results = nlohmann::json::array();
-  results.push_back(sample_result(status::passed).to_json());
-  results.push_back(sample_result(status::skipped).to_json());
+  const std::vector<result> results = {sample_result(status::passed),
+                                       sample_result(status::skipped)};
   const auto rep = make_report(ctx, results);
   EXPECT_EQ(rep["schema_version"], report_schema_version);
   EXPECT_EQ(rep["summary"]["passed"], 1);
@@ -91,15 +90,15 @@ TEST(Report, BenchmarkMetadataSaysWhatEachAxisIs) {
   EXPECT_EQ(meta["axes"]["copy"]["kind"], "string");
   EXPECT_EQ(meta["uses"], nlohmann::json::array({"gemm/cpu_peak"}));
   report_context ctx;
-  EXPECT_FALSE(make_report(ctx, nlohmann::json::array())["run"].contains("benchmark_metadata"));
+  EXPECT_FALSE(make_report(ctx, {})["run"].contains("benchmark_metadata"));
   ctx.benchmark_metadata[b.name()] = meta;
-  EXPECT_EQ(make_report(ctx, nlohmann::json::array())["run"]["benchmark_metadata"][b.name()], meta);
+  EXPECT_EQ(make_report(ctx, {})["run"]["benchmark_metadata"][b.name()], meta);
 }
 
 TEST(Report, ResultIdentityIsOneDefinition) {
   const auto r = sample_result(status::passed);
-  auto j = r.to_json();
-  j["rank"] = 3;
+  auto j = r;
+  j.rank = 3;
   // Axes sorted by name whatever their declaration order; the rank only when asked for.
   EXPECT_EQ(result_identity(j, false),
             "bandwidth/host_memory|array_size=268435456|kernel=\"triad\"");

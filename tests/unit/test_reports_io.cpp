@@ -65,7 +65,7 @@ TEST(ReportsIo, ReadsWhatTheHarnessWrites) {
   report_context ctx;
   ctx.started_utc = ctx.finished_utc = utc_now_iso8601();
   ctx.hosts = json::array({ib_test::host("h")});
-  const auto text = make_report(ctx, json::array({res.to_json()})).dump();
+  const auto text = make_report(ctx, std::vector<result>{res}).dump();
   const auto r = parse_report(text, "real");
   ASSERT_EQ(r.results.size(), 1u);
   EXPECT_EQ(r.results[0].metrics[0].samples.size(), 2u);
@@ -90,7 +90,7 @@ TEST(ReportsIo, ReadsTheTimingGpuAndReasonCodeTheConsoleShows) {
   skipped.set_status(status::skipped, reason_code::node_local, "left to rank 0");
   report_context ctx;
   ctx.started_utc = ctx.finished_utc = utc_now_iso8601();
-  const auto text = make_report(ctx, json::array({ran.to_json(), skipped.to_json()})).dump();
+  const auto text = make_report(ctx, std::vector<result>{ran, skipped}).dump();
   for (const auto& r : {parse_report(text, "real"),
                         parse_report(to_json(parse_report(text, "real")).dump(), "again")}) {
     ASSERT_EQ(r.results.size(), 2u);

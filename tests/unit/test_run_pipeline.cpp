@@ -9,8 +9,10 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <tuple>
 
 #include "infrabench/communicator.h"
+#include "infrabench/model/rank_messages.h"
 #include "infrabench/run_pipeline.h"
 
 using namespace infrabench;
@@ -125,22 +127,86 @@ TEST(RunPipelineGather, OneRankKeepsItsResultsAndInventory) {
 
 TEST(RunPipelineGather, ThePublishedGatherIsAlwaysInterrupted) {
   auto comm = make_single_communicator();
-  const auto g = gather_published(*comm, {passed_result("t/a", 1, 5)}, {{"hostname", "h1"}});
+  const auto g = gather_published(*comm, {passed_result("t/a", 1, 5)}, {{"hostname", "h1"}}, false);
   EXPECT_EQ(g.results.size(), 1u);
   EXPECT_EQ(g.hosts.size(), 1u);
   EXPECT_TRUE(g.interrupted);
+}
+
+namespace {
+
+// Rank 0 of three, holding what the other ranks published before the job ended.
+class published_comm : public communicator {
+ public:
+  std::vector<std::tuple<char, int, std::string>> sent;
+  int rank() const override { return 0; }
+  int size() const override { return 3; }
+  int local_rank() const override { return 0; }
+  const std::string& hostname() const override { return m_host; }
+  std::string backend() const override { return "mpi"; }
+  void barrier() override {}
+  std::vector<std::string> gather_strings(const std::string& mine) override { return {mine}; }
+  std::string broadcast_string(const std::string& s) override { return s; }
+  double allreduce_max(double v) override { return v; }
+  void allreduce_sum(float*, std::size_t) override {}
+  void allreduce_max(double*, std::size_t) override {}
+  void abort(int) override {}
+  std::vector<std::pair<int, std::string>> published(char kind) const override {
+    std::vector<std::pair<int, std::string>> out;
+    for (const auto& [k, r, text] : sent) {
+      if (k == kind) out.emplace_back(r, text);
+    }
+    return out;
+  }
+
+ private:
+  std::string m_host = "h1";
+};
+
+}  // namespace
+
+TEST(RunPipelineGather, APartialReportCarriesEveryHostsPublishedTraces) {
+  published_comm comm;
+  const json trace_old = {{"cpu", {{"trace", {{"t_s", {0.0}}}}}}};
+  const json trace_new = {{"cpu", {{"trace", {{"t_s", {0.0, 0.1}}}}}}};
+  comm.sent = {{model::published_inventory, 1, model::encode_inventory({{"hostname", "h2"}})},
+               {model::published_inventory, 2, model::encode_inventory({{"hostname", "h3"}})},
+               {model::published_telemetry, 1, model::encode_telemetry({"h2", 1, trace_old})},
+               {model::published_result, 1, model::encode_result(passed_result("t/a", 1, 5))},
+               {model::published_telemetry, 1, model::encode_telemetry({"h2", 3, trace_new})},
+               {model::published_telemetry, 2, "{\"hostname\": \"h3\", \"tel"}};  // cut short
+  const auto g = gather_published(comm, {passed_result("t/a", 1, 6)}, {{"hostname", "h1"}}, true);
+  EXPECT_EQ(g.results.size(), 2u);
+  ASSERT_EQ(g.hosts.size(), 3u);
+  // Rank 0's host: its traces are the report's own.
+  EXPECT_FALSE(g.hosts[0].contains("telemetry"));
+  EXPECT_FALSE(g.hosts[0].contains("telemetry_missing"));
+  // The latest traces h2's rank sent, saying how far they go.
+  EXPECT_EQ(g.hosts[1]["telemetry"], trace_new);
+  EXPECT_EQ(g.hosts[1]["telemetry_partial"],
+            "traces as sent 3 s into the run; the job ended before the rest reached rank 0");
+  // h3's never arrived whole: said, not silently absent.
+  EXPECT_FALSE(g.hosts[2].contains("telemetry"));
+  EXPECT_NE(g.hosts[2]["telemetry_missing"].get<std::string>().find("no traces reached rank 0"),
+            std::string::npos);
+  // Telemetry off: nothing to say about traces.
+  const auto off = gather_published(comm, {}, {{"hostname", "h1"}}, false);
+  ASSERT_EQ(off.hosts.size(), 3u);
+  EXPECT_FALSE(off.hosts[1].contains("telemetry"));
+  EXPECT_FALSE(off.hosts[2].contains("telemetry_missing"));
 }
 
 TEST(RunPipelineAnalyse, RepetitionsMergeIntoOneResultPerConfiguration) {
   gathered_results g;
   // Two configurations, each run twice, interleaved as the runner runs them.
   for (double v : {5.0, 7.0}) {
-    g.results.push_back(passed_result("t/a", 1, v).to_json());
-    g.results.push_back(passed_result("t/a", 2, v + 1).to_json());
+    g.results.push_back(passed_result("t/a", 1, v));
+    g.results.push_back(passed_result("t/a", 2, v + 1));
   }
   const analysed_results a = analyse_results(g, 2, json::object(), nullptr);
   ASSERT_EQ(a.results.size(), 2u);
-  EXPECT_EQ(a.results[0]["metrics"][0]["repetitions"], json::array({5.0, 7.0}));
+  ASSERT_TRUE(a.results[0].metrics[0].repetitions);
+  EXPECT_EQ(*a.results[0].metrics[0].repetitions, (std::vector<double>{5.0, 7.0}));
   EXPECT_TRUE(a.findings.empty());
   // One repetition: the results as they are.
   EXPECT_EQ(analyse_results(g, 1, json::object(), nullptr).results.size(), 4u);
@@ -150,7 +216,7 @@ TEST(RunPipelineAnalyse, RepetitionsMergeIntoOneResultPerConfiguration) {
 
 TEST_F(RunPipeline, WriteReportIsAtomicAndCarriesTelemetry) {
   analysed_results a;
-  a.results.push_back(passed_result("t/a", 1, 5).to_json());
+  a.results.push_back(passed_result("t/a", 1, 5));
   a.hosts.push_back({{"hostname", "h1"}});
   const json traces = {{"hosts", json::array()}};
   const fs::path out = m_dir / "r.json";
@@ -167,7 +233,7 @@ TEST_F(RunPipeline, WriteReportIsAtomicAndCarriesTelemetry) {
 TEST_F(RunPipeline, APartialReportKeepsWhatFinishedMarkedInterrupted) {
   auto comm = make_single_communicator();
   gathered_results g = gather_published(
-      *comm, {passed_result("t/a", 1, 5), passed_result("t/a", 2, 6)}, {{"hostname", "h1"}});
+      *comm, {passed_result("t/a", 1, 5), passed_result("t/a", 2, 6)}, {{"hostname", "h1"}}, false);
   const fs::path out = m_dir / "partial.json";
   const written_report w =
       write_partial_report(report_context{}, g, 1, nullptr, out.string(), "rank 1 died");
@@ -183,8 +249,8 @@ TEST_F(RunPipeline, APartialReportKeepsWhatFinishedMarkedInterrupted) {
 TEST_F(RunPipeline, APartialReportThePathRefusesIsSavedElsewhere) {
   fs::current_path(m_dir);  // save_elsewhere tries the working directory first
   gathered_results g;
-  g.results.push_back(passed_result("t/a", 1, 5).to_json());
-  g.results.push_back(passed_result("t/a", 1, 7).to_json());
+  g.results.push_back(passed_result("t/a", 1, 5));
+  g.results.push_back(passed_result("t/a", 1, 7));
   const std::string refused = (m_dir / "no_such_dir" / "r.json").string();
   const written_report w =
       write_partial_report(report_context{}, g, 2, nullptr, refused, "timeout: t/a hung");

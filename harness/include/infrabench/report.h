@@ -2,6 +2,7 @@
 #pragma once
 
 #include <ostream>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -39,8 +40,15 @@ struct report_context {
 // per axis its kind, whether it is a byte size or a power-of-two sweep, its unit and description.
 [[nodiscard]] nlohmann::json benchmark_metadata_json(const benchmark& b);
 
-// `results`: an array of result::to_json() objects, from every rank.
-[[nodiscard]] nlohmann::json make_report(const report_context& ctx, const nlohmann::json& results);
+// What the report's "summary" counts.
+struct report_summary {
+  std::size_t configurations = 0, passed = 0, skipped = 0, failed = 0, invalid = 0;
+};
+[[nodiscard]] report_summary summarize_results(std::span<const result> results);
+
+// The report of `results` (every rank's), each written as its record (model/result_record.h).
+[[nodiscard]] nlohmann::json make_report(const report_context& ctx,
+                                         std::span<const result> results);
 
 // ISO 8601 UTC with milliseconds: 2026-11-22T02:33:10.123Z
 [[nodiscard]] std::string utc_now_iso8601();

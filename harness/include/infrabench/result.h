@@ -50,6 +50,9 @@ struct metric {
   std::vector<double> samples;
   metric_role role = metric_role::performance;
   metric_hint hint = metric_hint::none;
+  // Each repetition's value (run --repetitions N, repetitions.h), in run order; `value` is then
+  // their median. Unset for a result of one run.
+  std::optional<std::vector<double>> repetitions;
 };
 
 // The work one iteration does, as declared by the benchmark.
@@ -77,8 +80,6 @@ struct result_cell {
 [[nodiscard]] std::string result_identity(std::string_view benchmark,
                                           const std::map<std::string, nlohmann::json>& axes,
                                           std::optional<int> rank = std::nullopt);
-// The same for a result as written in a report (result::to_json()).
-[[nodiscard]] std::string result_identity(const nlohmann::json& result, bool with_rank);
 
 // A metric a benchmark withholds from a result is recorded by name with its reason (the result's
 // "withheld" object, schema 1.5.0), so that `check` can tell a metric withheld for a reason from
@@ -88,6 +89,18 @@ struct result_cell {
 // True when `warning` is withheld_metric_warning(metric, ...): how a report older than 1.5.0,
 // which has no "withheld" object, said it.
 [[nodiscard]] bool withholds_metric(std::string_view warning, std::string_view metric);
+
+// One repetition of a configuration as its merged result records it (repetitions.h): what compare
+// and history need besides the values.
+struct repetition_record {
+  status st = status::passed;
+  std::string reason;  // written only when not empty
+  bool valid = true;
+  std::vector<std::string> invalid_reasons;
+  std::vector<reason_code> invalid_codes;  // one per reason
+  std::optional<std::string> stop_reason;  // set when the repetition sampled
+  double elapsed_s = 0;
+};
 
 struct result {
   std::string benchmark;                                     // group/name
@@ -116,12 +129,19 @@ struct result {
   work_counts work;
   std::vector<metric> metrics;
   std::vector<result_cell> cells;  // matrix benchmarks only; empty otherwise
+  // The repetitions merged into this result (run --repetitions N), in run order; unset otherwise.
+  std::optional<std::vector<repetition_record>> repetitions;
 
   // Sets status and reason together, so that no reason goes without its code.
   void set_status(status s, reason_code c, std::string text);
   // Marks the result invalid with a reason and its code.
   void mark_invalid(reason_code c, std::string text);
+  // The result's record, as the report holds it and ranks send it (model/result_record.h: the
+  // writer, with its reader model::result_from_record).
   [[nodiscard]] nlohmann::json to_json() const;
 };
+
+// result_identity of a result (with its rank when `with_rank`).
+[[nodiscard]] std::string result_identity(const result& r, bool with_rank);
 
 }  // namespace infrabench

@@ -94,9 +94,9 @@ struct planned_run {
 // ---- 3. gather
 // -----------------------------------------------------------------------------------
 struct gathered_results {
-  nlohmann::json results = nlohmann::json::array();  // result::to_json() objects, every rank's
-  nlohmann::json hosts = nlohmann::json::array();    // one inventory per host
-  bool interrupted = false;                          // any rank was interrupted
+  std::vector<result> results;                     // every rank's (model::rank_part)
+  nlohmann::json hosts = nlohmann::json::array();  // one inventory per host
+  bool interrupted = false;                        // any rank was interrupted
 };
 
 // The normal end: rank 0 receives every rank's results and one inventory per host (collective:
@@ -108,15 +108,18 @@ struct gathered_results {
     bool interrupted, const nlohmann::json* telemetry = nullptr);
 
 // The failure paths: this rank's finished results and, on rank 0, what the other ranks
-// published as they went (no collective: another rank may be dead). Always interrupted.
+// published as they went (no collective: another rank may be dead). Always interrupted. With
+// `sampled` (telemetry on), every other host carries the last traces its sampling rank published
+// ("telemetry", with "telemetry_partial" saying how far they go) or why it has none
+// ("telemetry_missing").
 [[nodiscard]] gathered_results gather_published(const communicator& comm,
                                                 const std::vector<result>& finished,
-                                                const nlohmann::json& inventory);
+                                                const nlohmann::json& inventory, bool sampled);
 
 // ---- 4. analyse
 // ----------------------------------------------------------------------------------
 struct analysed_results {
-  nlohmann::json results = nlohmann::json::array();  // one per configuration and rank
+  std::vector<result> results;  // one per configuration and rank
   nlohmann::json hosts = nlohmann::json::array();
   std::vector<outlier_finding> findings;  // outliers among hosts (cluster.h)
 };

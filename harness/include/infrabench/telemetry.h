@@ -147,6 +147,10 @@ class session {
   void take_sample();
   void poll_errors(double t);
   void summarize(result& r, double t0, double t1) const;
+  // summarize's parts, for samples [lo, hi) (m_mu held).
+  void summarize_gpus(std::size_t lo, std::size_t hi, std::vector<metric>& ms,
+                      std::vector<std::string>& notes) const;
+  void summarize_cpu(std::size_t lo, std::size_t hi, std::vector<metric>& ms) const;
   [[nodiscard]] std::pair<std::size_t, std::size_t> window(double t0, double t1) const;
 
   options m_opt;
