@@ -1068,4 +1068,18 @@ json to_json(const report_view& r) {
   return out;
 }
 
+std::vector<host_telemetry_view> telemetry_by_host(const report_view& r) {
+  std::vector<host_telemetry_view> out;
+  for (std::size_t i = 0; i < r.inventories.size(); ++i) {
+    const host_view& h = r.inventories[i];
+    if (const json t = member(h.inventory, "telemetry"); t.is_object()) {
+      out.push_back({h.hostname, telemetry_from_json(t)});
+    } else if (i == 0 && r.telemetry) {
+      out.push_back({h.hostname, *r.telemetry});
+    }
+  }
+  if (r.inventories.empty() && r.telemetry) out.push_back({r.primary_hostname(), *r.telemetry});
+  return out;
+}
+
 }  // namespace infrabench::model
