@@ -11,6 +11,7 @@
 
 #include "infrabench/error.h"
 #include "infrabench/json_io.h"
+#include "infrabench/model/host_telemetry.h"
 #include "infrabench/report.h"
 
 namespace infrabench::model {

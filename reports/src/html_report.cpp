@@ -13,6 +13,7 @@
 #include "html_specs.h"
 #include "infrabench/error.h"
 #include "infrabench/json_io.h"
+#include "infrabench/model/host_telemetry.h"
 #include "infrabench/report.h"
 #include "infrabench/reports/compare.h"
 #include "infrabench/reports/rank_stats.h"

@@ -7,6 +7,7 @@
 
 #include "infrabench/error.h"
 #include "infrabench/metric_decl.h"
+#include "infrabench/model/host_telemetry.h"
 #include "infrabench/reports/compare.h"
 #include "infrabench/reports/html_report.h"
 #include "test_reports_util.h"

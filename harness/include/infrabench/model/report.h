@@ -354,14 +354,4 @@ inline constexpr std::size_t max_input_bytes = std::size_t{128} << 20;
 // index when stems repeat.
 void assign_labels(std::vector<report_view>& reports);
 
-// One host's telemetry traces, typed: the report's own "telemetry" is its first host's (rank 0's),
-// hosts[i].telemetry each other host's (sampled by that host's first rank, issue 28).
-struct host_telemetry_view {
-  std::string hostname;  // "" when the inventory does not say
-  telemetry_data telemetry;
-};
-// Every host's telemetry in the report's host order; a host without any is left out. A report
-// without hosts but with telemetry gives one entry (primary_hostname()).
-[[nodiscard]] std::vector<host_telemetry_view> telemetry_by_host(const report_view& r);
-
 }  // namespace infrabench::model
