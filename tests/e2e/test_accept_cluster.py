@@ -13,6 +13,8 @@ import pytest
 
 from conftest import FAST, one_line_error, run
 from test_acceptance import fake_nvml_env, gpu, write
+import test_inventory
+from test_inventory import identity, node_report
 
 LATENCY = ["--filter", "^bandwidth/memory_latency$", "-a", "working_set=16KiB", *FAST, "--telemetry", "off"]
 
@@ -183,3 +185,32 @@ def test_accept_on_an_8_gpu_node_refuses_one_process(tmp_path):
     p = run("accept", "--baseline", waived, "-o", report, "--", "--filter", "^bandwidth/memory_latency$",
             *LATENCY[2:], env=env, cwd=str(tmp_path))
     assert "need one rank per GPU" not in p.stderr, p.stderr
+
+
+def test_roce_ports_and_ethernet_interfaces_are_in_the_inventory(tmp_path, monkeypatch):
+    # A RoCE adapter sits in /sys/class/infiniband like an InfiniBand one, with link_layer
+    # Ethernet, and its netdev in /sys/class/net: the fake 8-GPU node's adapter 7 made RoCE.
+    def roce(root):
+        sys = root / "sys"
+        port = sys / "class" / "infiniband" / "mlx5_7" / "ports" / "1"
+        (port / "link_layer").write_text("Ethernet\n")
+        (port / "rate").write_text("200 Gb/sec (4X HDR)\n")
+        net = sys / "class" / "net" / "ens7np0"
+        net.mkdir(parents=True)
+        (net / "device").symlink_to((sys / "class" / "infiniband" / "mlx5_7" / "device").resolve())
+        for name, text in (("operstate", "up"), ("speed", "200000"), ("address", "b8:ce:f6:00:aa:07"),
+                           ("mtu", "9000")):
+            (net / name).write_text(text + "\n")
+        lo = sys / "class" / "net" / "lo"  # no device behind it: not an adapter
+        lo.mkdir()
+        (lo / "operstate").write_text("unknown\n")
+
+    real_tree = test_inventory.sysfs_tree
+    monkeypatch.setattr(test_inventory, "sysfs_tree", lambda root, **kw: (real_tree(root, **kw), roce(root))[0])
+    _, rep = node_report(tmp_path, "roce", [identity(i) for i in range(8)])
+    dev = rep["hosts"][0]["devices"]
+    ports = {p["device"]: p for p in dev["ib_ports"]}
+    assert ports["mlx5_7"]["link_layer"] == "Ethernet" and ports["mlx5_7"]["rate_gbps"] == 200, ports["mlx5_7"]
+    assert ports["mlx5_0"]["link_layer"] == "InfiniBand"
+    assert [(n["name"], n["speed_mbps"], n["operstate"]) for n in dev["net_interfaces"]] == [("ens7np0", 200000, "up")]
+    assert dev["counts"]["ib_rate_gbps"] == 200  # the slowest port: an expect of 400 fails this node
