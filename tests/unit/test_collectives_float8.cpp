@@ -148,7 +148,9 @@ TEST(Float8, OwnedInputsReduceExactlyInAnyOrder) {
         const std::string label = std::string(elem_type_names[static_cast<int>(t)]) + " " +
                                   std::string(red_op_names[static_cast<int>(op)]) +
                                   " n=" + std::to_string(n);
-        if (op != pattern::red_op::avg) EXPECT_EQ(pattern::tolerance(t, op, n), 0) << label;
+        if (op != pattern::red_op::avg) {
+          EXPECT_EQ(pattern::tolerance(t, op, n), 0) << label;
+        }
         EXPECT_EQ(
             verify_elements(t, got.data(), count, pattern::result_rule::reduced, 0, n, count, r),
             "")
