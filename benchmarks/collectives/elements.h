@@ -1,16 +1,19 @@
 // Host side of the collectives' element types: names, float16/bfloat16 conversion (the CPU has no
-// such types), the known inputs written in any type, the element-wise reductions the MPI backend
-// gives MPI for the 2-byte types (MPI has no float16/bfloat16), the average's division and the
-// verification of a received buffer. Free of MPI, so unit-tested on any machine.
+// such types; the 8-bit floats' is kernels/cpu/float8.h, shared with the device), the known inputs
+// written in any type, the element-wise reductions the MPI backend gives MPI for the 2-byte types
+// (MPI has no float16/bfloat16), the average's division and the verification of a received buffer.
+// Free of MPI, so unit-tested on any machine.
 #pragma once
 
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <string_view>
 
+#include "cpu/float8.h"
 #include "cpu/reduce_pattern.h"
 
 namespace infrabench::collectives {
@@ -18,12 +21,17 @@ namespace infrabench::collectives {
 using kernels::pattern::elem_type;
 using kernels::pattern::red_op;
 
-inline constexpr std::string_view elem_type_names[] = {"float32", "float64", "float16", "bfloat16",
-                                                       "int32"};
+// In elem_type's order. The 8-bit floats are NCCL's only (nccl_dtypes): MPI has no such type.
+inline constexpr std::string_view elem_type_names[] = {
+    "float32", "float64", "float16", "bfloat16", "int32", "float8_e4m3", "float8_e5m2"};
+inline constexpr std::string_view mpi_dtypes[] = {"float32", "float64", "float16", "bfloat16",
+                                                  "int32"};
+inline constexpr std::string_view nccl_dtypes[] = {
+    "float32", "float64", "float16", "bfloat16", "int32", "float8_e4m3", "float8_e5m2"};
 inline constexpr std::string_view red_op_names[] = {"sum", "max", "min", "avg"};
 
 [[nodiscard]] inline std::optional<elem_type> parse_elem_type(std::string_view s) {
-  for (int k = 0; k < 5; ++k) {
+  for (std::size_t k = 0; k < std::size(elem_type_names); ++k) {
     if (s == elem_type_names[k]) return static_cast<elem_type>(k);
   }
   return std::nullopt;
@@ -90,6 +98,10 @@ inline constexpr std::string_view red_op_names[] = {"sum", "max", "min", "avg"};
       return bf16_to_float(static_cast<const std::uint16_t*>(buf)[i]);
     case elem_type::int32:
       return static_cast<const std::int32_t*>(buf)[i];
+    case elem_type::float8_e4m3:
+      return kernels::fp8::decode(static_cast<const std::uint8_t*>(buf)[i], kernels::fp8::e4m3());
+    case elem_type::float8_e5m2:
+      return kernels::fp8::decode(static_cast<const std::uint8_t*>(buf)[i], kernels::fp8::e5m2());
   }
   return 0;
 }
@@ -110,6 +122,14 @@ inline void store(elem_type t, void* buf, std::size_t i, double v) {
     case elem_type::int32:
       static_cast<std::int32_t*>(buf)[i] = static_cast<std::int32_t>(v);
       break;
+    case elem_type::float8_e4m3:
+      static_cast<std::uint8_t*>(buf)[i] =
+          kernels::fp8::encode(static_cast<float>(v), kernels::fp8::e4m3());
+      break;
+    case elem_type::float8_e5m2:
+      static_cast<std::uint8_t*>(buf)[i] =
+          kernels::fp8::encode(static_cast<float>(v), kernels::fp8::e5m2());
+      break;
   }
 }
 
@@ -118,6 +138,12 @@ inline void fill_input(elem_type t, void* buf, std::size_t count, std::size_t in
                        int rank) {
   for (std::size_t i = 0; i < count; ++i)
     store(t, buf, i, kernels::pattern::input(rank, index_base + i));
+}
+// buf[i] = rank's input to a reduction over n ranks (pattern::reduction_input): what the device
+// fill writes, for the host-side tests of the 8-bit floats' owned inputs.
+inline void fill_reduction_input(elem_type t, void* buf, std::size_t count, int rank, int n) {
+  for (std::size_t i = 0; i < count; ++i)
+    store(t, buf, i, kernels::pattern::reduction_input(t, rank, n, i));
 }
 
 // inout[i] = op(in[i], inout[i]) for the 2-byte types, computed in float and rounded once (what a

@@ -391,6 +391,19 @@ inline int tournament_partner(int p, int round, int i) {
   return partner >= p ? -1 : partner;
 }
 
+// Why a reduction in `dtype` cannot run on GPU `device` of compute capability major.minor, or "".
+// NCCL reduces the 8-bit floats from compute capability 9.0 on: its enqueue refuses below ("FP8
+// reduction support begins with sm90 capable devices", ncclInvalidArgument), sm_89's fp8
+// conversions notwithstanding. Every reducing collective here reduces, so the bound is 9.0.
+[[nodiscard]] inline std::string fp8_capability_reason(kernels::pattern::elem_type t,
+                                                       std::string_view dtype, int major, int minor,
+                                                       int device) {
+  if (!kernels::pattern::owned_elements(t) || major * 10 + minor >= 90) return {};
+  return std::string(dtype) + " needs compute capability 9.0 or newer (NCCL reduces 8-bit floats " +
+         "from sm_90); GPU " + std::to_string(device) + " is " + std::to_string(major) + "." +
+         std::to_string(minor);
+}
+
 // The GPU a rank drives: one per rank by its rank on the host, wrapping when there are more ranks
 // than devices (several ranks then share a GPU, which NCCL refuses: see shared_gpu_reason).
 inline int device_for_local_rank(int local_rank, int device_count) {

@@ -397,7 +397,9 @@ void add_mpi_axes(benchmark& b, const collective& c) {
                         .prefix = "mpi_",
                         .dtype_text =
                             "element type (float16 and bfloat16: reduced in float by our own "
-                            "MPI_Op_create operations)",
+                            "MPI_Op_create operations; no 8-bit floats: MPI has no such type, "
+                            "collectives/nccl_* offer float8_e4m3 and float8_e5m2)",
+                        .dtypes = {std::begin(mpi_dtypes), std::end(mpi_dtypes)},
                         .placement_text = "separate send and receive buffers, or MPI_IN_PLACE",
                         .has_call = [](coll_op op) { return mpi_calls().count(op) > 0; },
                         .describe = mpi_description,

@@ -147,6 +147,10 @@ ncclDataType_t nccl_type(elem_type t) {
       return ncclBfloat16;
     case elem_type::int32:
       return ncclInt32;
+    case elem_type::float8_e4m3:
+      return ncclFloat8e4m3;
+    case elem_type::float8_e5m2:
+      return ncclFloat8e5m2;
     default:
       return ncclFloat32;
   }
@@ -359,6 +363,31 @@ nccl_config config_of(state& st, const collective& spec) {
   return c;
 }
 
+// Skips an 8-bit float configuration on every rank when any rank's GPU cannot reduce it
+// (fp8_capability_reason), with the first such rank's reason: rank 0's result names the GPU.
+void require_fp8_capability(state& st, const nccl_context& ctx, const nccl_config& c) {
+  if (!kernels::pattern::owned_elements(c.type)) return;  // the same on every rank
+  std::string mine;
+  try {
+    const auto info = kcu::query_device(ctx.device);
+    mine = fp8_capability_reason(c.type, st.get_string("dtype"), info.cc_major, info.cc_minor,
+                                 ctx.device);
+    if (!mine.empty()) mine = "host " + st.comm().hostname() + ": " + mine;
+  } catch (const std::exception& e) {
+    mine = e.what();
+  }
+  communicator& comm = st.comm();
+  std::string first;
+  {
+    op_scope scope(comm);
+    for (const std::string& r : comm.gather_strings(mine)) {
+      if (first.empty()) first = r;
+    }
+    first = comm.broadcast_string(first);
+  }
+  if (!first.empty()) st.skip(reason_code::no_device, first);
+}
+
 // Verification on the device: fresh inputs, one operation, count the wrong elements where this
 // rank holds a result (pattern::expected within pattern::tolerance). Empty, or what is wrong.
 std::string verify_on_device(nccl_context& ctx, const nccl_operation& o, const collective& spec,
@@ -424,6 +453,7 @@ void run_nccl(state& st, coll_op op) {
   const nccl_config c = config_of(st, spec);
   const std::size_t es = kernels::pattern::elem_size(c.type);
   nccl_context& ctx = context(st);
+  require_fp8_capability(st, ctx, c);
   group_shape shape;
   const nccl_context::group_comm g = group_of(st, ctx, shape);
   const int n = shape.ranks, me = g.rank;
@@ -443,10 +473,10 @@ void run_nccl(state& st, coll_op op) {
     if (spec.root_buffer) {
       IB_CUDA(cudaMemsetAsync(o.whole, 0, l->recv_count * es, o.stream));
       if (me == 0)
-        IB_CUDA(kcu::launch_fill_pattern(o.whole, c.type, l->recv_count, 0, me, o.stream));
+        IB_CUDA(kcu::launch_fill_pattern(o.whole, c.type, l->recv_count, 0, me, n, o.stream));
     } else {
       IB_CUDA(kcu::launch_fill_pattern(const_cast<void*>(o.send), c.type, input_count(op, *l), 0,
-                                       me, o.stream));
+                                       me, n, o.stream));
     }
     ctx.stream->sync();
   };
@@ -490,7 +520,10 @@ std::string nccl_description(const collective& c) {
 [[maybe_unused]] const bool registered = [] {
   register_collectives({.name = "NCCL",
                         .prefix = "nccl_",
-                        .dtype_text = "element type (NCCL's own reductions for each)",
+                        .dtype_text = "element type (NCCL's own reductions for each; "
+                                      "float8_e4m3 and float8_e5m2 on compute capability 9.0 "
+                                      "or newer, as NCCL reduces them)",
+                        .dtypes = {std::begin(nccl_dtypes), std::end(nccl_dtypes)},
                         .placement_text = "separate buffers or NCCL's in-place form",
                         .has_call = [](coll_op op) { return nccl_calls().count(op) > 0; },
                         .describe = nccl_description,

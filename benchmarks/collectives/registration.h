@@ -20,6 +20,7 @@ struct collective_backend {
   std::string_view name;            // "MPI", for the start-up error
   std::string_view prefix;          // "mpi_": collectives/mpi_allreduce
   std::string_view dtype_text;      // the dtype axis' description
+  std::vector<std::string> dtypes;  // the dtype axis' choices (elements.h: mpi_/nccl_dtypes)
   std::string_view placement_text;  // the placement axis' description
   std::function<bool(coll_op)> has_call;
   std::function<std::string(const collective&)> describe;
@@ -49,8 +50,7 @@ struct collective_backend {
 inline void add_shared_axes(benchmark& b, const collective& c, const collective_backend& be) {
   if (c.reduces) {
     b.add_string_axis("dtype", split_list(c.dtypes),
-                      choice_axis(std::string(be.dtype_text),
-                                  {"float32", "float64", "float16", "bfloat16", "int32"}));
+                      choice_axis(std::string(be.dtype_text), be.dtypes));
     b.add_string_axis("op", {"sum"},
                       choice_axis("the reduction (avg: sum, then divided by the rank count, as "
                                   "ncclAvg)",

@@ -13,6 +13,7 @@
 #include "infrabench/devices.h"
 #include "infrabench/error.h"
 #include "infrabench/json_io.h"
+#include "infrabench/model/host_telemetry.h"
 #include "infrabench/report.h"
 
 namespace infrabench::model {
@@ -1310,6 +1311,20 @@ json to_json(const report_view& r) {
   if (r.telemetry) out["telemetry"] = telemetry_json(*r.telemetry);
   if (r.roofline)
     out["roofline"] = roofline_overlay(roofline_typed_json(*r.roofline), r.roofline->unmodelled);
+  return out;
+}
+
+std::vector<host_telemetry_view> telemetry_by_host(const report_view& r) {
+  std::vector<host_telemetry_view> out;
+  for (std::size_t i = 0; i < r.inventories.size(); ++i) {
+    const host_view& h = r.inventories[i];
+    if (const json t = member(h.inventory, "telemetry"); t.is_object()) {
+      out.push_back({h.hostname, telemetry_from_json(t)});
+    } else if (i == 0 && r.telemetry) {
+      out.push_back({h.hostname, *r.telemetry});
+    }
+  }
+  if (r.inventories.empty() && r.telemetry) out.push_back({r.primary_hostname(), *r.telemetry});
   return out;
 }
 

@@ -19,7 +19,7 @@ namespace infrabench::kernels::pattern {
 
 // The element types of the collectives (nccl-tests' -d), and the reductions (its -o). avg is a
 // sum divided by the rank count after the reduction, as NCCL's ncclAvg (truncating for integers).
-enum class elem_type { float32, float64, float16, bfloat16, int32 };
+enum class elem_type { float32, float64, float16, bfloat16, int32, float8_e4m3, float8_e5m2 };
 enum class red_op { sum, max, min, avg };
 
 INFRABENCH_HD inline std::size_t elem_size(elem_type t) {
@@ -29,6 +29,9 @@ INFRABENCH_HD inline std::size_t elem_size(elem_type t) {
     case elem_type::float16:
     case elem_type::bfloat16:
       return 2;
+    case elem_type::float8_e4m3:
+    case elem_type::float8_e5m2:
+      return 1;
     default:
       return 4;
   }
@@ -37,6 +40,23 @@ INFRABENCH_HD inline std::size_t elem_size(elem_type t) {
 // Rank r's input element i.
 INFRABENCH_HD inline double input(int rank, std::size_t i) {
   return 1.0 + static_cast<double>(rank % 61) + static_cast<double>(i % 13);
+}
+
+// Whether element i has one owner rank (the 8-bit floats: see the top of this file).
+INFRABENCH_HD inline bool owned_elements(elem_type t) {
+  return t == elem_type::float8_e4m3 || t == elem_type::float8_e5m2;
+}
+// The owner's value of element i (1..8, exact in E4M3 and E5M2), and rank r's input of n ranks:
+// that value on rank i % n, 0 elsewhere.
+INFRABENCH_HD inline double owned_value(std::size_t i) {
+  return 1.0 + static_cast<double>(i % 8);
+}
+INFRABENCH_HD inline double owned_input(int rank, int n, std::size_t i) {
+  return static_cast<std::size_t>(rank) == i % static_cast<std::size_t>(n) ? owned_value(i) : 0.0;
+}
+// Rank r's input element i of a reduction in type t over n ranks.
+INFRABENCH_HD inline double reduction_input(elem_type t, int rank, int n, std::size_t i) {
+  return owned_elements(t) ? owned_input(rank, n, i) : input(rank, i);
 }
 
 // sum over r < n of (1 + r % 61): the part of the all-reduce sum that does not depend on i.
@@ -51,6 +71,7 @@ INFRABENCH_HD inline double rank_sum(int n) {
 struct reduction {
   red_op op = red_op::sum;
   bool integer = false;  // an integer type: avg truncates
+  bool owned = false;    // one owner per element (owned_input)
   int n = 1;
   double rank_term = 0;  // sum: rank_sum(n); max: 1 + max(r % 61); min: 1
 };
@@ -58,6 +79,7 @@ INFRABENCH_HD inline reduction make_reduction(red_op op, elem_type t, int n) {
   reduction r;
   r.op = op;
   r.integer = t == elem_type::int32;
+  r.owned = owned_elements(t);
   r.n = n;
   if (op == red_op::max) {
     r.rank_term = 1.0 + static_cast<double>(n > 61 ? 60 : n - 1);
@@ -69,6 +91,11 @@ INFRABENCH_HD inline reduction make_reduction(red_op op, elem_type t, int n) {
   return r;
 }
 INFRABENCH_HD inline double reduce_value(const reduction& r, std::size_t i) {
+  if (r.owned) {  // the owner's value, and n - 1 zeros
+    const double v = owned_value(i);
+    if (r.op == red_op::min) return r.n > 1 ? 0.0 : v;
+    return r.op == red_op::avg ? v / static_cast<double>(r.n) : v;
+  }
   const double col = static_cast<double>(i % 13);
   if (r.op == red_op::max || r.op == red_op::min) return r.rank_term + col;
   const double sum = r.rank_term + static_cast<double>(r.n) * col;
@@ -78,10 +105,21 @@ INFRABENCH_HD inline double reduce_value(const reduction& r, std::size_t i) {
 }
 
 // The relative error a correct result may have: 0 where it is exact (integers, float sums, max,
-// min); otherwise the rounding of the expected value plus one rounding per addition or the
-// division, in units of the type's half-ulp (float16 2^-11, bfloat16 2^-8, float32 2^-24).
+// min, the 8-bit floats' owned sums); otherwise the rounding of the expected value plus one
+// rounding per addition or the division, in units of the type's half-ulp (float16 2^-11, bfloat16
+// 2^-8, float32 2^-24).
 INFRABENCH_HD inline double tolerance(elem_type t, red_op op, int n) {
   if (t == elem_type::int32 || op == red_op::max || op == red_op::min) return 0;
+  if (owned_elements(t)) {
+    if (op != red_op::avg) return 0;
+    // avg = v / n: NCCL multiplies each input by 1/n in the type (ncclAvg is a pre-multiplied
+    // sum), so 1/n, the product and the result each round once: 3 half-ulps (E4M3 2^-4, E5M2
+    // 2^-3). Below the normal range the spacing is the smallest subnormal (2^-9, 2^-16), at
+    // most min_subnormal x n relative to the smallest expected value, 1/n.
+    const bool e4 = t == elem_type::float8_e4m3;
+    return 3.0 * (e4 ? 1.0 / 16 : 1.0 / 8) +
+           static_cast<double>(n) * (e4 ? 1.0 / 512 : 1.0 / 65536);
+  }
   double u = 0;
   if (t == elem_type::float16) u = 1.0 / 2048;
   if (t == elem_type::bfloat16) u = 1.0 / 256;

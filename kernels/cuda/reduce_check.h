@@ -10,9 +10,10 @@
 
 namespace infrabench::kernels::cuda {
 
-// buf[i] = pattern::input(rank, index_base + i) in element type t, on `stream`.
+// buf[i] = rank's input of n ranks, pattern::reduction_input(t, rank, n, index_base + i) (the
+// 8-bit floats' owned inputs; pattern::input otherwise), in element type t, on `stream`.
 int launch_fill_pattern(void* buf, pattern::elem_type t, std::size_t count, std::size_t index_base,
-                        int rank, void* stream);
+                        int rank, int ranks, void* stream);
 // Counts elements of a receive buffer (element type t) that differ from pattern::expected(rule,
 // me, n, block, i, r) by more than the relative `tol` (pattern::tolerance) into *mismatches
 // (device memory, zeroed first by the caller) on `stream`. Returns the launch's cudaError_t.

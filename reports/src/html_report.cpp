@@ -13,6 +13,7 @@
 #include "html_specs.h"
 #include "infrabench/error.h"
 #include "infrabench/json_io.h"
+#include "infrabench/model/host_telemetry.h"
 #include "infrabench/report.h"
 #include "infrabench/reports/compare.h"
 #include "infrabench/reports/rank_stats.h"
@@ -1542,37 +1543,54 @@ void table_of(std::ostringstream& body, const std::vector<std::string>& header,
   body << "</table>\n";
 }
 
+// One host's telemetry: its charts (one small chart per source), then what could not be drawn,
+// the events, the counters that changed and the sources.
+void host_telemetry_block(page_writer& page, const telemetry_view& t) {
+  auto& body = page.body();
+  if (t.charts.empty())
+    body << "<p class=\"why-none\">No telemetry plots: no series recorded a value. Why, per "
+            "source:</p>\n";
+  for (const auto& spec : t.charts) page.canvas(spec);
+  for (const auto& note : t.notes) body << "<p class=\"note\">" << xml_escape(note) << "</p>\n";
+  if (!t.events.empty()) {
+    body << "<h4>Events (" << t.events.size() << ")</h4>\n";
+    table_of(body, {"t (s)", "kind", "where", "text"}, t.events);
+  }
+  if (!t.counter_changes.empty()) {
+    body << "<h4>Counters that changed during the run</h4>\n";
+    table_of(body, {"source", "counter", "before", "after", "change"}, t.counter_changes);
+  }
+  if (!t.sources.empty()) {
+    body << (t.charts.empty() ? "" : "<h4>Sources</h4>\n");
+    table_of(body, {"source", "what was read, or why not"}, t.sources);
+  }
+}
+
+// Every host's telemetry (telemetry_by_host: rank 0's host and each other host's sampling
+// rank), one block per host under its hostname, so a slow or throttled node is seen beside the
+// others rather than only rank 0's.
 void telemetry_section(page_writer& page, const std::vector<report_view>& reports) {
   auto& body = page.body();
   body << "<h2 id=\"telemetry\">Telemetry</h2>\n";
   std::size_t n = 0;
   for (const auto& r : reports) {
-    if (!r.telemetry) continue;
-    const telemetry_view t = read_telemetry(*r.telemetry, "t" + std::to_string(n++) + "_");
-    if (reports.size() > 1) body << "<h3>" << xml_escape(r.label) << "</h3>\n";
-    if (t.charts.empty())
-      body << "<p class=\"why-none\">No telemetry plots: no series recorded a value. Why, per "
-              "source:</p>\n";
-    for (const auto& spec : t.charts) page.canvas(spec);
-    for (const auto& note : t.notes) body << "<p class=\"note\">" << xml_escape(note) << "</p>\n";
-    if (!t.events.empty()) {
-      body << "<h4>Events (" << t.events.size() << ")</h4>\n";
-      table_of(body, {"t (s)", "kind", "where", "text"}, t.events);
-    }
-    if (!t.counter_changes.empty()) {
-      body << "<h4>Counters that changed during the run</h4>\n";
-      table_of(body, {"source", "counter", "before", "after", "change"}, t.counter_changes);
-    }
-    if (!t.sources.empty()) {
-      body << (t.charts.empty() ? "" : "<h4>Sources</h4>\n");
-      table_of(body, {"source", "what was read, or why not"}, t.sources);
-    }
-  }
-  for (const auto& r : reports) {
-    if (!r.telemetry)
+    const std::vector<host_telemetry_view> hosts = telemetry_by_host(r);
+    if (hosts.empty()) {
       body << "<p class=\"why-none\">" << xml_escape(r.label)
            << ": no telemetry in this report (run with --telemetry off, or written before "
               "telemetry existed)</p>\n";
+      continue;
+    }
+    if (reports.size() > 1) body << "<h3>" << xml_escape(r.label) << "</h3>\n";
+    const bool name_hosts = hosts.size() > 1 || r.multi_node();
+    for (const auto& h : hosts) {
+      const std::string prefix = "t" + std::to_string(n++) + "_";
+      if (name_hosts) {
+        body << "<h4 class=\"telemetry-host\">Host "
+             << xml_escape(h.hostname.empty() ? "?" : h.hostname) << "</h4>\n";
+      }
+      host_telemetry_block(page, read_telemetry(h.telemetry, prefix));
+    }
   }
 }
 
@@ -1582,8 +1600,12 @@ void inventory_section(std::ostringstream& body, const std::vector<report_view>&
     for (const auto& h : r.inventories) {
       body << "<details><summary>" << xml_escape(r.label) << ": "
            << xml_escape(h.hostname.empty() ? "?" : h.hostname) << "</summary><table>\n";
-      for (const auto& [k, v] : h.fields)
+      for (const auto& [k, v] : h.fields) {
+        // A host's telemetry traces are drawn in the Telemetry section, not listed sample by
+        // sample here.
+        if (k.starts_with("telemetry.")) continue;
         body << "<tr><td>" << xml_escape(k) << "</td><td>" << xml_escape(v) << "</td></tr>\n";
+      }
       body << "</table></details>\n";
     }
   }

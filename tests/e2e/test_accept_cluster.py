@@ -2,15 +2,19 @@
 and 4): `check` on a 4-host report with one slow host names that host alone, on its line and in
 the JSON's drain list with the evidence; a rule whose configuration did not run is NOT RUN (exit
 1), not WAIVED; INVALID results fail unless the baseline allows them; `accept` on a fake 8-GPU
-node refuses a one-process run of rules that need one rank per GPU, with the command to run."""
+node refuses a one-process run of rules that need one rank per GPU, with the command to run; the
+README's accept section shows a cluster accept whose per-node lines are what `check` prints."""
 import copy
 import json
 import os
+import re
 
 import pytest
 
 from conftest import FAST, one_line_error, run
 from test_acceptance import fake_nvml_env, gpu, write
+import test_inventory
+from test_inventory import identity, node_report
 
 LATENCY = ["--filter", "^bandwidth/memory_latency$", "-a", "working_set=16KiB", *FAST, "--telemetry", "off"]
 
@@ -78,6 +82,46 @@ def test_check_gives_a_verdict_per_node_and_the_nodes_to_drain(one_node, tmp_pat
     evidence = {e["rule"]: e["evidence"] for e in doc["drain"][0]["evidence"]}
     assert "on node2" in evidence["l1-latency"] and "ns" in evidence["l1-latency"], evidence
     assert "vs median" in evidence["outliers"], evidence
+
+
+NODE_ROW = re.compile(r"^  (\S+)\s+(PASS|FAIL)\s+(-|\d+(?:,\d+)*)(?:\s+(\S.*))?$")
+FAILED_RULE = re.compile(r"^[^:]+: .+ on \S+( rank \d+)?: \S+ .*\(expected [<>]= \S+\)$")
+
+
+def node_table(text):
+    """The per-node table after `nodes: N, K to drain`: (its header, its rows as NODE_ROW matches)."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if re.match(r"^nodes: \d+, \d+ to drain", line))
+    header, rows = lines[start + 1].split(), []
+    for line in lines[start + 2:]:
+        if set(line.strip()) <= set("- "):
+            continue  # the rule under the header
+        m = NODE_ROW.match(line)
+        if not m:
+            break
+        rows.append(m)
+    return header, rows
+
+
+def test_readme_shows_a_cluster_accept_with_what_check_prints(one_node, tmp_path):
+    src = os.environ.get("INFRABENCH_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
+    with open(os.path.join(src, "README.md")) as f:
+        readme = f.read()
+    section = readme[readme.index("### Accept a node"):]
+    block = section[section.index("```sh"):section.index("```", section.index("```sh") + 5)]
+    assert re.search(r"^mpirun .*-H \S+ .*infrabench accept --baseline", block, re.M), block
+    shown_header, shown = node_table(block)
+    assert {m.group(2) for m in shown} == {"PASS", "FAIL"}, block
+    report = write(tmp_path, "cluster.json", cluster(one_node))
+    p = run("check", report, "-b", write(tmp_path, "fleet.json", {"infrabench_baseline": 1,
+                                                                  "rules": [latency_rule(one_node)]}))
+    assert p.returncode == 1, p.stdout + p.stderr
+    header, rows = node_table(p.stdout)
+    assert shown_header == header == ["node", "verdict", "GPUs", "failed", "rules"], (shown_header, header)
+    assert len(rows) == 4 and [m.group(2) for m in rows].count("FAIL") == 1, p.stdout
+    for m in [*shown, *rows]:  # the README's failing node reads as check's does
+        if m.group(2) == "FAIL":
+            assert FAILED_RULE.match(m.group(4)), m.group(0)
 
 
 def test_a_configuration_the_suite_should_have_run_is_not_run(one_node, tmp_path):
@@ -178,3 +222,32 @@ def junit(path):
     """The JUnit XML but the report's path (only `check` reads the report from a file)."""
     with open(path) as f:
         return [line for line in f if 'name="report"' not in line]
+
+
+def test_roce_ports_and_ethernet_interfaces_are_in_the_inventory(tmp_path, monkeypatch):
+    # A RoCE adapter sits in /sys/class/infiniband like an InfiniBand one, with link_layer
+    # Ethernet, and its netdev in /sys/class/net: the fake 8-GPU node's adapter 7 made RoCE.
+    def roce(root):
+        sys = root / "sys"
+        port = sys / "class" / "infiniband" / "mlx5_7" / "ports" / "1"
+        (port / "link_layer").write_text("Ethernet\n")
+        (port / "rate").write_text("200 Gb/sec (4X HDR)\n")
+        net = sys / "class" / "net" / "ens7np0"
+        net.mkdir(parents=True)
+        (net / "device").symlink_to((sys / "class" / "infiniband" / "mlx5_7" / "device").resolve())
+        for name, text in (("operstate", "up"), ("speed", "200000"), ("address", "b8:ce:f6:00:aa:07"),
+                           ("mtu", "9000")):
+            (net / name).write_text(text + "\n")
+        lo = sys / "class" / "net" / "lo"  # no device behind it: not an adapter
+        lo.mkdir()
+        (lo / "operstate").write_text("unknown\n")
+
+    real_tree = test_inventory.sysfs_tree
+    monkeypatch.setattr(test_inventory, "sysfs_tree", lambda root, **kw: (real_tree(root, **kw), roce(root))[0])
+    _, rep = node_report(tmp_path, "roce", [identity(i) for i in range(8)])
+    dev = rep["hosts"][0]["devices"]
+    ports = {p["device"]: p for p in dev["ib_ports"]}
+    assert ports["mlx5_7"]["link_layer"] == "Ethernet" and ports["mlx5_7"]["rate_gbps"] == 200, ports["mlx5_7"]
+    assert ports["mlx5_0"]["link_layer"] == "InfiniBand"
+    assert [(n["name"], n["speed_mbps"], n["operstate"]) for n in dev["net_interfaces"]] == [("ens7np0", 200000, "up")]
+    assert dev["counts"]["ib_rate_gbps"] == 200  # the slowest port: an expect of 400 fails this node

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from conftest import BIN, FAST, load_report, run
+from conftest import BIN, FAST, load_report, one_line_error, run
 
 HAS_MPI = os.environ.get("INFRABENCH_HAS_MPI") == "1" and shutil.which("mpirun")
 needs_mpi = pytest.mark.skipif(not HAS_MPI, reason="built without MPI, or no mpirun")
@@ -132,6 +132,31 @@ def test_our_algorithms_refuse_what_they_cannot_reduce(tmp_path):
     assert by[("float32", "sum")]["status"] == "passed"
     for key in (("float16", "sum"), ("float32", "max"), ("float16", "max")):
         assert by[key]["status"] == "skipped" and "sums float32 and float64 only" in by[key]["reason"], by[key]
+
+
+def axis_line(listing, bench, axis):
+    """The `-a axis=...` line of `bench` in `infrabench list`."""
+    block = listing[listing.index(bench + "\n"):]
+    block = block[:block.find("\n\n")]
+    return next(line for line in block.splitlines() if line.strip().startswith(f"-a {axis}="))
+
+
+@built_with_mpi
+def test_fp8_is_offered_by_nccl_only(tmp_path):
+    # MPI has no 8-bit float: an MPI run asking for one is refused before anything runs, and the
+    # axis says why; NCCL's reductions offer both formats (compiled where NCCL is: default preset).
+    out = str(tmp_path / "r.json")
+    p = run("run", "--filter", "^collectives/mpi_allreduce$", "-a", "dtype=float8_e4m3", "-o", out)
+    one_line_error(p, "'float8_e4m3' is not one of", "int32")
+    assert not os.path.exists(out)
+    listing = run("list").stdout
+    for bench in ("collectives/mpi_allreduce", "collectives/mpi_reduce", "collectives/mpi_reduce_scatter"):
+        line = axis_line(listing, bench, "dtype")
+        assert "no 8-bit floats" in line and "|float8" not in line, line
+    if "collectives/nccl_allreduce\n" in listing:
+        for bench in ("collectives/nccl_allreduce", "collectives/nccl_reduce", "collectives/nccl_reduce_scatter"):
+            line = axis_line(listing, bench, "dtype")
+            assert "int32|float8_e4m3|float8_e5m2" in line and "compute capability 9.0" in line, line
 
 
 @needs_mpi

@@ -2,6 +2,7 @@
 HealthCheckProgram / NHC runs it (one line, exit 0 healthy, 1 drain, 2 bad input), and the
 `openmetrics` format for the node exporter's textfile collector, read back with a real parser
 (Debian's python3-prometheus-client)."""
+import json
 import subprocess
 
 import pytest
@@ -9,6 +10,7 @@ from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
 from conftest import BIN, FAST, run
 from test_acceptance import fake_nvml_env, gpu, write
+from test_accept_cluster import cluster, latency_rule
 
 HEALTH_ARGS = ["--", "-a", "rounds=20", "--min-time", "0.01", "--max-time", "0.05"]
 
@@ -71,3 +73,27 @@ def test_verdicts_as_openmetrics_parse_and_carry_the_verdict(tmp_path):
     (v,) = fam["infrabench_verdict"].samples
     assert v.labels["verdict"] == "FAIL" and v.labels["rule"] == 'latency "quoted"'
     assert fam["infrabench_check_failed_rules"].samples[0].value == 1
+
+
+def test_cluster_verdicts_as_openmetrics_name_the_node_and_gpu_to_drain(tmp_path):
+    # Four nodes of two GPUs (ranks) each; node2's GPU 1 is slow: the node and that GPU are FAIL,
+    # labelled by host and gpu, as a fleet's alert rule selects them.
+    report = str(tmp_path / "r.json")
+    p = run("run", "--filter", "^bandwidth/memory_latency$", "-a", "working_set=16KiB", *FAST,
+            "--telemetry", "off", "-o", report)
+    assert p.returncode == 0, p.stderr
+    with open(report) as f:
+        one = json.load(f)
+    doc = cluster(one)
+    for r in doc["results"]:
+        r["gpu"] = 1 if r["host"] == "node2" else 0
+    base = write(tmp_path, "b.json", {"infrabench_baseline": 1, "name": "fleet", "rules": [latency_rule(one)]})
+    c = run("check", write(tmp_path, "cluster.json", doc), "-b", base, "--format", "openmetrics")
+    assert c.returncode == 1, c.stdout + c.stderr
+    fam = families(c.stdout)
+    nodes = {s.labels["host"]: s.labels["verdict"] for s in fam["infrabench_node_verdict"].samples}
+    assert nodes == {"node0": "PASS", "node1": "PASS", "node2": "FAIL", "node3": "PASS"}, nodes
+    (g,) = fam["infrabench_gpu_failed_rules"].samples
+    assert (g.labels["host"], g.labels["gpu"], g.value) == ("node2", "1", 1), g
+    gpus = {(s.labels["host"], s.labels.get("gpu")) for s in fam["infrabench_result_status"].samples}
+    assert ("node2", "1") in gpus and ("node0", "0") in gpus, gpus

@@ -1,11 +1,14 @@
 """The HTML report in a real browser: headless Chromium opens the file, the page's script records
 on <body> how many charts it drew, how many canvases have pixels, how many CI whiskers and
 INVALID/FAILED marks it drew; no console message (our page logs only on errors) and screenshots,
-at 1400 and 800 px wide, that are not blank. Six pages: the fixtures of tests/fuzz/corpus/ (several
+at 1400 and 800 px wide, that are not blank. Seven pages: the fixtures of tests/fuzz/corpus/ (several
 reports, four nodes, a comparison), two reports of a short real run (conftest.REAL_SUITE), the
 synthetic GPU node (copy sweeps against size with the link ceiling, a p2p heat map, telemetry over
 time), `accept --html` of a tiny suite (verdicts, telemetry), `compare --format html` of the two
-real runs, and `report` of the roofline fixture with its roofline section (the SVG chart).
+real runs, `report` of the roofline fixture with its roofline section (the SVG chart), and `report`
+of a four-host report whose every host carries telemetry (tests/fixtures/telemetry/multihost.json:
+the report's own telemetry is rank 0's host's, hosts[i].telemetry the others', as a multi-host run
+writes them; fixture-node3 throttles from 2 s): one block per host, each drawn.
 The screenshots are kept under $INFRABENCH_SCREENSHOT_DIR when set (ctest sets build/screenshots).
 Skipped, saying so, without chromium (CI installs it: ci/install-deps.sh)."""
 import os
@@ -110,7 +113,10 @@ def roofline_page(d):
     return out
 
 
-@pytest.fixture(scope="module", params=["fixtures", "real", "gpu", "accept", "compare", "roofline"])
+MULTIHOST = os.path.join(SRC, "tests", "fixtures", "telemetry", "multihost.json")
+
+
+@pytest.fixture(scope="module", params=["fixtures", "real", "gpu", "accept", "compare", "roofline", "telemetry"])
 def page(request, tmp_path_factory):
     d = tmp_path_factory.mktemp("html")
     out = str(d / "report.html")
@@ -123,6 +129,8 @@ def page(request, tmp_path_factory):
                    os.path.join(CORPUS, "synthetic_single.json")]
     elif request.param == "gpu":  # copy sweeps as curves with the link ceiling, a p2p heat map, telemetry
         reports = [os.path.join(CORPUS, "synthetic_gpu.json")]
+    elif request.param == "telemetry":  # per-node bars, then every host's telemetry
+        reports = [MULTIHOST]
     else:
         reports = request.getfixturevalue("real_reports")
     if request.param == "compare":
@@ -147,7 +155,14 @@ def test_charts_render_without_console_errors(page):
     # gpu: four copy directions, the p2p matrix, two telemetry charts (one-configuration
     # benchmarks are tables); accept: the latency curve; compare: group means, headline ratios
     # roofline: its two benchmarks ran one configuration each (tables); the chart is an inline SVG
-    assert expected >= {"fixtures": 10, "real": 5, "gpu": 6, "accept": 1, "compare": 2, "roofline": 0}[kind], body
+    # telemetry: the per-node bars, one CPU telemetry chart per host (4)
+    assert expected >= {"fixtures": 10, "real": 5, "gpu": 6, "accept": 1, "compare": 2, "roofline": 0,
+                        "telemetry": 5}[kind], body
+    if kind == "telemetry":  # every host's block, in host order, each with its chart
+        dom = p.stdout[p.stdout.find('id="telemetry"'):]
+        heads = [dom.find("Host fixture-node%d</h4>" % i) for i in range(4)]
+        assert all(h > 0 for h in heads) and heads == sorted(heads), heads
+        assert dom.count("<canvas") >= 4 and "above 85 C" in dom, dom[:3000]
     if kind == "roofline":
         dom = p.stdout
         assert '<section class="roofline">' in dom and "<svg" in dom and "(limit)" in dom, dom[:2000]
@@ -169,7 +184,9 @@ def test_screenshot_is_not_blank(page, width, tmp_path, capsys):
     kind, page = page
     asked = width
     shot = str(tmp_path / "report.png")
-    p = chromium("--screenshot=" + shot, "--window-size=%d,2400" % width, "file://" + page)
+    # The four-host page is taller: every host's telemetry block is in its screenshot.
+    tall = 6000 if kind == "telemetry" else 2400
+    p = chromium("--screenshot=" + shot, "--window-size=%d,%d" % (width, tall), "file://" + page)
     assert os.path.exists(shot), p.stderr[-2000:]
     keep = os.environ.get("INFRABENCH_SCREENSHOT_DIR")
     if keep:  # CI keeps it as an artifact
@@ -179,7 +196,7 @@ def test_screenshot_is_not_blank(page, width, tmp_path, capsys):
         with capsys.disabled():  # past pytest's capture, so the ctest log names the file
             print("\nscreenshot of the HTML report (%s): %s" % (kind, kept), file=sys.stderr)
     width, height, bpp, rows = png_pixels(shot)
-    assert height == 2400 and width == asked, (width, height)
+    assert height == tall and width == asked, (width, height)
     colored = ink = 0
     for row in rows[::4]:
         for x in range(0, width * bpp, bpp * 4):
@@ -191,3 +208,7 @@ def test_screenshot_is_not_blank(page, width, tmp_path, capsys):
     # and a comparison of two runs of one binary draws its ratios grey (noise), not green or red;
     # the roofline page's colour is its chart's bars (the limit red, the others blue).
     assert colored > (100 if kind in ("accept", "compare", "roofline") else 1000), colored
+    if kind == "telemetry":  # chart colours down to the last host's block, inside the screenshot
+        charted = [y for y in range(0, height, 8) if sum(max(rows[y][x:x + 3]) - min(rows[y][x:x + 3]) > 60
+                                                         for x in range(0, width * bpp, bpp * 8)) > 3]
+        assert charted and charted[-1] > height * 0.6, charted[-1:] if charted else "no chart pixels"

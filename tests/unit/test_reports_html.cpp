@@ -7,6 +7,7 @@
 
 #include "infrabench/error.h"
 #include "infrabench/metric_decl.h"
+#include "infrabench/model/host_telemetry.h"
 #include "infrabench/reports/compare.h"
 #include "infrabench/reports/html_report.h"
 #include "test_reports_util.h"
@@ -623,6 +624,40 @@ TEST(ReportsHtml, TelemetrySaysWhyThereAreNoPlots) {
   // A report without telemetry says so under the heading instead of leaving it empty.
   const std::string none = render_html({marked_report()}, {});
   EXPECT_NE(none.find("no telemetry in this report"), std::string::npos);
+}
+
+// A multi-host report carries rank 0's host's telemetry as its own and every other host's as
+// hosts[i].telemetry: each host gets its block, under its name, in host order.
+TEST(ReportsHtml, TelemetryOfEveryHostIsDrawn) {
+  auto tel = [](double mhz) {
+    return json{{"cpu", {{"trace", {{"t_s", {0, 0.1, 0.2}}, {"freq_mhz_mean", {mhz, mhz, 900}}}}}}};
+  };
+  json results = json::array(), hosts = json::array();
+  for (int i = 0; i < 3; ++i) {
+    const std::string name = "node" + std::to_string(i + 1);
+    results.push_back(ib_test::result("bandwidth/host_memory", {{"kernel", "triad"}},
+                                      {{"bandwidth_gbps", "GB/s", 10.0 + i, true}}, name, i));
+    hosts.push_back(ib_test::host(name));
+    if (i > 0) hosts.back()["telemetry"] = tel(3000 + 100 * i);
+  }
+  json doc = ib_test::report(results, hosts);
+  doc["telemetry"] = tel(3000);
+  const report_view rep = parse_report(doc.dump(), "cluster.json");
+  const auto by_host = model::telemetry_by_host(rep);
+  ASSERT_EQ(by_host.size(), 3u);
+  EXPECT_EQ(by_host[0].hostname, "node1");
+  EXPECT_EQ(by_host[2].hostname, "node3");
+  ASSERT_TRUE(by_host[2].telemetry.cpu);
+  EXPECT_EQ(by_host[2].telemetry.cpu->trace.series.at(0).values.at(0), 3200);
+  if (chartjs_source().empty()) GTEST_SKIP() << "built without libjs-chart.js: no page";
+  const std::string html = render_html({rep}, {});
+  const auto at = [&](const std::string& s) { return html.find(s); };
+  ASSERT_NE(at("Host node1</h4>"), std::string::npos);
+  EXPECT_LT(at("Host node1</h4>"), at("Host node2</h4>"));
+  EXPECT_LT(at("Host node2</h4>"), at("Host node3</h4>"));
+  EXPECT_NE(at(R"("id":"t2_tel0")"), std::string::npos);  // node3's chart
+  // The traces are drawn, not listed sample by sample in the inventory.
+  EXPECT_EQ(at("telemetry.cpu.trace"), std::string::npos);
 }
 
 TEST(ReportsHtml, HostsAndRanksAreCountedAsWhatTheyAre) {

@@ -3,7 +3,9 @@
 //   infrabench run ... --format openmetrics > /var/lib/node_exporter/textfile/infrabench.prom.tmp
 //   && mv ...tmp ...prom   (the collector must never read a half-written file)
 // Every value is a gauge labelled by benchmark, configuration, metric, unit, host, rank and, for a
-// result that ran on a GPU, gpu; verdicts carry their rule and PASS/FAIL/WAIVED.
+// result that ran on a GPU, gpu; verdicts carry their rule and PASS/FAIL/WAIVED, and a check also
+// gives each node's verdict (labelled by host) and each failed GPU's (host and gpu), so that a
+// fleet alerts on the node to drain rather than on a rule.
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -96,6 +98,31 @@ void print_results(std::ostream& out, const std::vector<result_view>& results) {
   }
 }
 
+// Per node (node_verdicts): its verdict, and each GPU its failing results name.
+void print_node_verdicts(std::ostream& out, const check_outcome& v) {
+  const std::string base = v.b.name.empty() ? v.b.path : v.b.name;
+  const std::vector<node_verdict> nodes = node_verdicts(v.report, v.verdicts);
+  family(out, "infrabench_node_verdict",
+         "1 for each node of the report, labelled with its verdict (PASS, FAIL: drain it)");
+  for (const auto& n : nodes) {
+    sample(out, "infrabench_node_verdict",
+           {{"baseline", base}, {"host", n.node}, {"verdict", n.pass ? "PASS" : "FAIL"}}, 1);
+  }
+  family(out, "infrabench_gpu_failed_rules",
+         "rules a GPU's results failed, for each GPU that failed one (labelled by host and gpu)");
+  for (const auto& n : nodes) {
+    std::map<int, int> rules;  // gpu -> failing rules naming it
+    for (const auto& f : n.findings) {
+      if (f.gpu >= 0) ++rules[f.gpu];
+    }
+    for (const auto& [gpu, count] : rules) {
+      sample(out, "infrabench_gpu_failed_rules",
+             {{"baseline", base}, {"host", n.node}, {"gpu", std::to_string(gpu)}},
+             static_cast<double>(count));
+    }
+  }
+}
+
 class openmetrics_printer final : public printer {
  public:
   [[nodiscard]] std::string_view name() const override { return "openmetrics"; }
@@ -122,16 +149,12 @@ class openmetrics_printer final : public printer {
     family(out, "infrabench_check_failed_rules", "rules that FAILed (0: the node passes)");
     sample(out, "infrabench_check_failed_rules",
            {{"baseline", v.b.name.empty() ? v.b.path : v.b.name}}, static_cast<double>(c.fail));
+    print_node_verdicts(out, v);
     status_family(out);
     for (const auto& r : v.report.results) {
-      sample(out, "infrabench_result_status",
-             {{"benchmark", r.benchmark},
-              {"configuration", r.axes_label()},
-              {"host", r.host},
-              {"rank", std::to_string(r.rank)},
-              {"status", r.status},
-              {"valid", r.valid ? "true" : "false"}},
-             1);
+      labels ls = result_labels(r);
+      ls.insert(ls.end(), {{"status", r.status}, {"valid", r.valid ? "true" : "false"}});
+      sample(out, "infrabench_result_status", ls, 1);
     }
     out << "# EOF\n";
   }
