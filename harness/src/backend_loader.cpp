@@ -145,7 +145,8 @@ std::string library_of_soname(std::string_view file) {
   if (const auto slash = file.rfind('/'); slash != std::string_view::npos) {
     file.remove_prefix(slash + 1);
   }
-  const std::string_view stem = file.substr(0, file.find(".so"));
+  constexpr std::string_view so_suffix = ".so";
+  const std::string_view stem = file.substr(0, file.find(so_suffix));
   static constexpr std::array<std::pair<std::string_view, std::string_view>, 11> names = {{
       {"libcudart", "CUDA runtime"},
       {"libcublas", "cuBLAS"},
@@ -171,7 +172,8 @@ coded_reason explain_load_error(const module_spec& spec, std::string_view error)
   if (contains(error, "cannot open shared object file") ||
       contains(error, "No such file or directory")) {
     // "libcudart.so.13: cannot open ...": the file before the first ": " is the one missing.
-    const std::string named = library_of_soname(error.substr(0, error.find(": ")));
+    constexpr std::string_view after_file = ": ";
+    const std::string named = library_of_soname(error.substr(0, error.find(after_file)));
     return {reason_code::unsupported,
             (named.empty() ? spec.library : named) + " not installed" + detail +
                 (spec.install_hint.empty() ? "" : "; " + spec.install_hint)};
