@@ -4,9 +4,10 @@
 # baseline named, not a path — with the source tree's configs/ and /usr/local/cuda hidden (a mount
 # namespace with empty directories bound over them) and the MPI library too (an overlay of its
 # directory with libmpi.so.* removed), so that only the package's own files can answer: the binary
-# must start, run the CPU benchmarks and list the MPI module's benchmarks as skipped with the
-# loader's reason. `ldd` of the installed executable must list no CUDA, MPI, OpenCV, OpenBLAS or
-# oneDNN library. Then `dpkg -r`. Needs root (dpkg, unshare); skips otherwise, except under CI=true.
+# must start, run the CPU benchmarks and list every benchmark of the MPI, CUDA and NCCL modules as
+# skipped with the loader's reason. `ldd` of the installed executable must list no CUDA, MPI,
+# OpenCV, OpenBLAS or oneDNN library. Then `dpkg -r`. Needs root (dpkg, unshare); skips otherwise,
+# except under CI=true.
 #   ci/package.sh [--build DIR]   (default build-cpu: CI packages the build it already tested)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -54,7 +55,7 @@ dpkg -L infrabench | grep -E "^/usr/(bin/infrabench|share/infrabench/baselines/t
 
 # The core links only what every node has; CUDA, MPI and the reference libraries are modules.
 core_libs=$(ldd /usr/bin/infrabench)
-if grep -E 'libcudart|libcublas|libnccl|libcudnn|libmpi|libopen-pal|opencv|openblas|dnnl' <<<"$core_libs"; then
+if grep -E 'libcuda\.so|libcudart|libcublas|libnccl|libcudnn|libmpi|libopen-pal|opencv|openblas|dnnl' <<<"$core_libs"; then
   echo "package: error: /usr/bin/infrabench links the libraries above: they belong in modules" >&2; exit 1
 fi
 mpi_module=/usr/lib/infrabench/libinfrabench_mpi.so
@@ -73,6 +74,7 @@ fi
 # shellcheck disable=SC2016
 unshare -m bash -c "$hidden && cd $work/run && \
   /usr/bin/infrabench --version && \
+  /usr/bin/infrabench list --json > list.json && \
   /usr/bin/infrabench run -o quick.json && \
   { /usr/bin/infrabench accept --baseline template-cpu-node -o accept.json --junit accept.xml \
       --html accept.html -- --min-time 0.01 --max-time 0.1 --stress-duration 2 -q; \
@@ -93,5 +95,25 @@ if sys.argv[2] == "mpi":
     for x in mpi:
         assert x["status"] == "skipped" and x["reason"].startswith("MPI not installed (libmpi.so"), x
     print(f"package: MPI hidden: {len(mpi)} MPI results skipped: {mpi[0]['reason']}")
+PY
+# Every benchmark of a module that holds benchmarks is listed, not runnable, with the loader's
+# reason: MPI's and CUDA's their library's, NCCL's the module it needs first (MPI).
+python3 - "$work/run/list.json" /usr/lib/infrabench <<'PY'
+import json, pathlib, sys
+listed = {b["name"]: b for b in json.load(open(sys.argv[1]))}
+expect = {"mpi": "MPI not installed (libmpi.so",
+          "cuda": "CUDA runtime not installed (libcudart.so",
+          "nccl": "NCCL module needs the MPI module, which did not load: MPI not installed"}
+for mid, start in expect.items():
+    manifest = pathlib.Path(sys.argv[2]) / f"libinfrabench_{mid}.benchmarks"
+    if not manifest.exists():
+        print(f"package: no {mid} module in this package")
+        continue
+    names = [l.split("\t")[0] for l in manifest.read_text().splitlines() if l]
+    assert names, manifest
+    for n in names:
+        b = listed.get(n)
+        assert b and not b["runnable"] and b["reason"].startswith(start), (n, b and b["reason"])
+    print(f"package: {mid} hidden: {len(names)} benchmarks listed as skipped: {listed[names[0]]['reason']}")
 PY
 echo "==== package: installed, ran from $work/run, removed"

@@ -28,12 +28,9 @@ set(_ib_depends "libc6, libstdc++6, libgcc-s1, libhwloc15, libsqlite3-0, libturb
 if(INFRABENCH_WITH_IO_URING)
   string(APPEND _ib_depends ", liburing2")
 endif()
-# The CUDA toolkit is not a Debian package and CUDA is not yet a module: a build linking it would
-# not start where it is missing, so the package is made from builds without it (the `package`
-# preset) until it loads at run time. MPI is a module (libinfrabench_mpi.so): Recommends below.
-if(INFRABENCH_WITH_CUDA)
-  message(STATUS "package: this build links CUDA; its .deb starts only where CUDA is installed")
-endif()
+# CUDA and NCCL are modules (libinfrabench_cuda.so, libinfrabench_nccl.so) that depend on nothing
+# from Debian: the CUDA toolkit is not a Debian package, and a node without it skips the GPU
+# benchmarks with the loader's reason. MPI is a module too (libinfrabench_mpi.so): Recommends below.
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "${_ib_depends}")
 
 # Recommends: the libraries under the modules that were built.

@@ -8,5 +8,4 @@ if(INFRABENCH_WITH_CUDA)
     ${CMAKE_CURRENT_LIST_DIR}/cuda/spin.cu
     ${CMAKE_CURRENT_LIST_DIR}/cuda/sm_clock.cu
   )
-  target_link_libraries(infrabench_kernels_cuda PUBLIC infrabench::kernels_cpu)
 endif()

@@ -17,8 +17,7 @@ if(INFRABENCH_WITH_CUDA)
     ${CMAKE_CURRENT_LIST_DIR}/cuda/transformer/gpu_model.cu
     ${CMAKE_CURRENT_LIST_DIR}/cuda/transformer/flash_attention.cu
   )
-  target_link_libraries(infrabench_kernels_cuda PUBLIC infrabench::kernels_cpu CUDA::cublas
-                        CUDA::cublasLt)
+  target_link_libraries(infrabench_kernels_cuda PUBLIC CUDA::cublas CUDA::cublasLt)
 endif()
 # errno from sqrt/exp is never read: without it GCC vectorises AdamW's square root.
 set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/cpu/transformer/cpu_ops.cpp PROPERTIES

@@ -4,8 +4,10 @@ target_sources(infrabench_benchmarks PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/gpu_shared.cpp
   ${CMAKE_CURRENT_LIST_DIR}/numa_matrix.cpp
 )
+# The GPU benchmarks are in the CUDA module (libinfrabench_cuda.so, harness/CMakeLists.txt), with
+# the copy/checksum/chase kernels; NVML is opened with dlopen (libnvidia-ml.so.1, optional).
 if(INFRABENCH_WITH_CUDA)
-  target_sources(infrabench_benchmarks PRIVATE
+  target_sources(infrabench_cuda PRIVATE
     ${CMAKE_CURRENT_LIST_DIR}/gpu_common.cpp
     ${CMAKE_CURRENT_LIST_DIR}/gpu_host.cpp
     ${CMAKE_CURRENT_LIST_DIR}/gpu_peer.cpp
@@ -13,6 +15,4 @@ if(INFRABENCH_WITH_CUDA)
     ${CMAKE_CURRENT_LIST_DIR}/gpu_latency.cpp
     ${CMAKE_CURRENT_LIST_DIR}/gpu_pinned_alloc.cpp
   )
-  # The copy/checksum/chase kernels, and dlopen for NVML (libnvidia-ml.so.1, optional at run time).
-  target_link_libraries(infrabench_benchmarks PRIVATE infrabench::kernels_cuda ${CMAKE_DL_LIBS})
 endif()

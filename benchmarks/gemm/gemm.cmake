@@ -13,13 +13,11 @@ target_sources(infrabench_benchmarks PRIVATE ${CMAKE_CURRENT_LIST_DIR}/onednn.cp
 
 target_sources(infrabench_benchmarks PRIVATE ${CMAKE_CURRENT_LIST_DIR}/ours.cpp)
 
-# GPU: cuBLAS / cuBLASLt and our own kernels (whole files, only with CUDA).
+# GPU: cuBLAS / cuBLASLt and our own kernels (whole files, only with CUDA), in the CUDA module.
 if(INFRABENCH_WITH_CUDA)
-  target_sources(infrabench_benchmarks PRIVATE
+  target_sources(infrabench_cuda PRIVATE
     ${CMAKE_CURRENT_LIST_DIR}/cuda_common.cpp
     ${CMAKE_CURRENT_LIST_DIR}/cublas.cpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda_ours.cpp
   )
-  target_link_libraries(infrabench_benchmarks PRIVATE infrabench::kernels_cuda CUDA::cublas
-                        CUDA::cublasLt)
 endif()

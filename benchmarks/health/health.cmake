@@ -14,11 +14,9 @@ target_sources(infrabench_benchmarks PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/cpu_core_speed.cpp
   ${CMAKE_CURRENT_LIST_DIR}/telemetry_overhead.cpp
 )
-# The copy load health/gpu_pcie_link reads the links under: CUDA when built in, else a stand-in
-# that says why there is none (whole files in or out, no #ifdef).
+# The copy load health/gpu_pcie_link reads the links under: the CUDA module's when it loaded
+# (pcie_load_cuda.cpp sets the hook), else the core's stand-in says why there is none.
+target_sources(infrabench_benchmarks PRIVATE ${CMAKE_CURRENT_LIST_DIR}/pcie_load_none.cpp)
 if(INFRABENCH_WITH_CUDA)
-  target_sources(infrabench_benchmarks PRIVATE ${CMAKE_CURRENT_LIST_DIR}/pcie_load_cuda.cpp)
-  target_link_libraries(infrabench_benchmarks PRIVATE CUDA::cudart)
-else()
-  target_sources(infrabench_benchmarks PRIVATE ${CMAKE_CURRENT_LIST_DIR}/pcie_load_none.cpp)
+  target_sources(infrabench_cuda PRIVATE ${CMAKE_CURRENT_LIST_DIR}/pcie_load_cuda.cpp)
 endif()

@@ -86,4 +86,12 @@ pcie_load_result under_pcie_load(const std::function<void()>& read_now) {
   return r;
 }
 
+namespace {
+// In the CUDA module: the core's pcie_load_none.cpp calls this through the hook once it loads.
+[[maybe_unused]] const bool hook_set = [] {
+  backends::provide(under_pcie_load_hook, &under_pcie_load);
+  return true;
+}();
+}  // namespace
+
 }  // namespace infrabench::health

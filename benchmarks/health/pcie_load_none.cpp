@@ -1,10 +1,16 @@
+// The core's copy load: the CUDA module's (pcie_load_cuda.cpp, through its hook), else the link is
+// read idle and the reason says why there was no load.
+#include "infrabench/build_info.h"
 #include "pcie_load.h"
 
 namespace infrabench::health {
 
 pcie_load_result under_pcie_load(const std::function<void()>& read_now) {
+  if (auto* real = backends::provided(under_pcie_load_hook)) return real(read_now);
   read_now();
-  return {{}, "built without CUDA: no copy load to read the link under"};
+  if (INFRABENCH_HAS_CUDA == 0)
+    return {{}, "built without CUDA: no copy load to read the link under"};
+  return {{}, "no copy load to read the link under: " + backends::load("cuda").reason.text};
 }
 
 }  // namespace infrabench::health

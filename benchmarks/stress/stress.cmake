@@ -6,10 +6,9 @@ target_sources(infrabench_benchmarks PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/cpu.cpp
 )
 if(INFRABENCH_WITH_CUDA)
-  target_sources(infrabench_benchmarks PRIVATE
+  target_sources(infrabench_cuda PRIVATE
     ${CMAKE_CURRENT_LIST_DIR}/gpu.cpp
     ${CMAKE_CURRENT_LIST_DIR}/lt_gemm.cpp
     ${CMAKE_CURRENT_LIST_DIR}/gpu_check.cu
   )
-  target_link_libraries(infrabench_benchmarks PRIVATE CUDA::cudart CUDA::cublasLt)
 endif()

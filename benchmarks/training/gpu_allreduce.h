@@ -32,7 +32,10 @@ class gpu_allreduce {
 // (two ranks on one GPU): every rank throws alike, the set-up and the check are collective.
 [[nodiscard]] std::unique_ptr<gpu_allreduce> make_gpu_allreduce(communicator& comm);
 
-// The single-process one (used by both builds).
-[[nodiscard]] std::unique_ptr<gpu_allreduce> make_single_gpu_allreduce();
+// The single-process one (gpu_trainer.cpp, in the CUDA module). Exported from it, the one symbol
+// of its own it does not hide: the NCCL module's all-reduce (loaded after it, with the CUDA
+// module's symbols global) returns it for one rank.
+[[nodiscard]] __attribute__((visibility("default"))) std::unique_ptr<gpu_allreduce>
+make_single_gpu_allreduce();
 
 }  // namespace infrabench::training_bench

@@ -1,18 +1,21 @@
-// The GPU all-reduce without NCCL: a single process only.
+// The GPU all-reduce in the CUDA module: nothing to do for one rank; across ranks, the NCCL
+// module's (gpu_allreduce_nccl.cpp, through its hook), else the reason it cannot.
 #include <stdexcept>
 
 #include "gpu_allreduce.h"
+#include "gpu_hooks.h"
+#include "infrabench/build_info.h"
 
 namespace infrabench::training_bench {
 
 std::unique_ptr<gpu_allreduce> make_gpu_allreduce(communicator& comm) {
-  if (comm.size() > 1) {
-    throw std::runtime_error(
-        "built without NCCL (INFRABENCH_WITH_NCCL=OFF): the GPU path cannot "
-        "all-reduce across " +
-        std::to_string(comm.size()) + " ranks");
-  }
-  return make_single_gpu_allreduce();
+  if (comm.size() == 1) return make_single_gpu_allreduce();
+  if (auto* nccl = backends::provided(hooks::make_gpu_allreduce)) return nccl(comm);
+  const std::string why = INFRABENCH_HAS_NCCL != 0
+                              ? backends::load("nccl").reason.text
+                              : std::string("built without NCCL (INFRABENCH_WITH_NCCL=OFF)");
+  throw std::runtime_error(why + ": the GPU path cannot all-reduce across " +
+                           std::to_string(comm.size()) + " ranks");
 }
 
 }  // namespace infrabench::training_bench

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -15,10 +16,12 @@
 #include <mutex>
 #include <set>
 #include <stdexcept>
+#include <utility>
 
 #include "infrabench/benchmark.h"
 #include "infrabench/build_info.h"
 #include "infrabench/data_dirs.h"
+#include "infrabench/modules/cuda_api.h"
 #include "infrabench/modules/mpi_api.h"
 #include "infrabench/modules/onednn_api.h"
 #include "infrabench/modules/openblas_api.h"
@@ -39,6 +42,17 @@ const std::vector<module_spec>& known_modules() {
       // libmpi's symbols global (as mpi4py loads it).
       {"mpi", "MPI", INFRABENCH_MPI_ABI_VERSION, INFRABENCH_HAS_MPI != 0,
        "apt-get install libopenmpi3", true},
+      // The GPU benchmarks and the harness's GPU timing and probe, on cudart and cuBLAS(Lt).
+      {"cuda", "CUDA", INFRABENCH_CUDA_ABI_VERSION, INFRABENCH_HAS_CUDA != 0,
+       "install the CUDA 13 runtime and cuBLAS, or put their directory on LD_LIBRARY_PATH", true},
+      // The NCCL collectives call MPI too (NCCL's id goes out with MPI_Bcast): after both.
+      {"nccl",
+       "NCCL",
+       INFRABENCH_NCCL_ABI_VERSION,
+       INFRABENCH_HAS_NCCL != 0 && INFRABENCH_HAS_MPI != 0,
+       "install NCCL 2 for CUDA 13 (libnccl2), or put its directory on LD_LIBRARY_PATH",
+       true,
+       {"mpi", "cuda"}},
   };
   return modules;
 }
@@ -126,13 +140,42 @@ loaded_module open_module(const module_spec& spec, const std::string& path) {
 
 }  // namespace
 
+std::string library_of_soname(std::string_view file) {
+  // The part of "/dir/libcublasLt.so.13" between the last '/' and ".so".
+  if (const auto slash = file.rfind('/'); slash != std::string_view::npos) {
+    file.remove_prefix(slash + 1);
+  }
+  constexpr std::string_view so_suffix = ".so";
+  const std::string_view stem = file.substr(0, file.find(so_suffix));
+  static constexpr std::array<std::pair<std::string_view, std::string_view>, 11> names = {{
+      {"libcudart", "CUDA runtime"},
+      {"libcublas", "cuBLAS"},
+      {"libcublasLt", "cuBLAS"},
+      {"libcudnn", "cuDNN"},
+      {"libnccl", "NCCL"},
+      {"libcuda", "NVIDIA driver (libcuda)"},
+      {"libmpi", "MPI"},
+      {"libopenblas", "OpenBLAS"},
+      {"libdnnl", "oneDNN"},
+      {"libopencv_core", "OpenCV"},
+      {"libopencv_imgproc", "OpenCV"},
+  }};
+  for (const auto& [soname_stem, library] : names) {
+    if (stem == soname_stem) return std::string(library);
+  }
+  return {};
+}
+
 // dlopen reports only text (dlerror, no errno): these are glibc's ld.so messages.
 coded_reason explain_load_error(const module_spec& spec, std::string_view error) {
   const std::string detail = " (" + std::string(error) + ")";
   if (contains(error, "cannot open shared object file") ||
       contains(error, "No such file or directory")) {
+    // "libcudart.so.13: cannot open ...": the file before the first ": " is the one missing.
+    constexpr std::string_view after_file = ": ";
+    const std::string named = library_of_soname(error.substr(0, error.find(after_file)));
     return {reason_code::unsupported,
-            spec.library + " not installed" + detail +
+            (named.empty() ? spec.library : named) + " not installed" + detail +
                 (spec.install_hint.empty() ? "" : "; " + spec.install_hint)};
   }
   if (contains(error, "undefined symbol: _ZN10infrabench")) {  // one of ours, not the library's
@@ -191,13 +234,25 @@ constinit const requirement opencv{"opencv", &check_opencv, &code_opencv};
 }  // namespace req
 
 const loaded_module& load(std::string_view id) {
-  static std::mutex mutex;
+  // Recursive: a module's needs are loaded from inside its own load.
+  static std::recursive_mutex mutex;
   static std::map<std::string, loaded_module, std::less<>> loaded;
   const std::lock_guard lock(mutex);
   if (const auto it = loaded.find(id); it != loaded.end()) return it->second;
   const module_spec& spec = spec_of(id);
   loaded_module m;
-  if (!spec.compiled_in) {
+  const module_spec* missing = nullptr;
+  for (const auto& need : spec.needs) {
+    if (!load(need).loaded()) {
+      missing = &spec_of(need);
+      break;
+    }
+  }
+  if (missing != nullptr && spec.compiled_in) {
+    const coded_reason& why = load(missing->id).reason;
+    m.reason = {why.code, spec.library + " module needs the " + missing->library +
+                              " module, which did not load: " + why.text};
+  } else if (!spec.compiled_in) {
     m.reason = {reason_code::not_built,
                 spec.library + " was not found when infrabench was built (" + spec.install_hint +
                     " and its -dev package, then rebuild)"};
@@ -222,17 +277,35 @@ std::string manifest_file_name(std::string_view id) {
   return "libinfrabench_" + std::string(id) + ".benchmarks";
 }
 
-std::string check_module_placeholder(const capabilities&);
-reason_code code_module_placeholder(const capabilities&);
-
-// The placeholders' requirement: the reason their module did not load (a plain function, as
-// requirements are; one module, MPI, holds benchmarks today).
-std::string g_placeholder_module;  // written before any benchmark is looked at (main)
+// The placeholders' requirement: the reason their module did not load. Requirements hold plain
+// functions (constant-initialised, copied while static objects are made), so there is one per
+// slot of known_modules(), chosen by the module's index.
+template <std::size_t I>
 std::string check_module_placeholder(const capabilities&) {
-  return load(g_placeholder_module).reason.text;
+  return load(known_modules().at(I).id).reason.text;
 }
+template <std::size_t I>
 reason_code code_module_placeholder(const capabilities&) {
-  return load(g_placeholder_module).reason.code;
+  return load(known_modules().at(I).id).reason.code;
+}
+template <std::size_t... I>
+constexpr auto placeholder_checks(std::index_sequence<I...>) {
+  using check_fn = std::string (*)(const capabilities&);
+  using code_fn = reason_code (*)(const capabilities&);
+  return std::array<std::pair<check_fn, code_fn>, sizeof...(I)>{
+      {{&check_module_placeholder<I>, &code_module_placeholder<I>}...}};
+}
+constexpr auto placeholder_slots = placeholder_checks(std::make_index_sequence<8>());
+
+requirement module_loads(const module_spec& spec) {
+  const auto& all = known_modules();
+  const auto index = static_cast<std::size_t>(
+      std::find_if(all.begin(), all.end(), [&](const module_spec& m) { return m.id == spec.id; }) -
+      all.begin());
+  if (index >= placeholder_slots.size()) {
+    throw std::logic_error("backend_loader: more modules than placeholder slots");
+  }
+  return {spec.id + " module", placeholder_slots[index].first, placeholder_slots[index].second};
 }
 
 // One manifest line's fields: name TAB axis,axis,... TAB description.
@@ -256,9 +329,7 @@ void register_placeholders(const module_spec& spec) {
   const auto path = locate_file(manifest_file_name(spec.id));
   if (!path) return;
   std::ifstream in(*path);
-  g_placeholder_module = spec.id;
-  const requirement module_loads{spec.id + " module", &check_module_placeholder,
-                                 &code_module_placeholder};
+  const requirement loads = module_loads(spec);
   std::string line;
   while (std::getline(in, line)) {
     const auto f = split_fields(line);
@@ -266,7 +337,7 @@ void register_placeholders(const module_spec& spec) {
     auto& b = registry::instance()
                   .add(f[0], [](state&) {})  // never runs: the requirement is unmet
                   .describe(f[2])
-                  .require(module_loads);
+                  .require(loads);
     std::size_t start = 0;
     while (start < f[1].size()) {
       const auto comma = std::min(f[1].find(',', start), f[1].size());
@@ -295,6 +366,32 @@ void load_benchmark_modules() {
     }
   }
 }
+
+namespace detail {
+
+namespace {
+std::mutex& hooks_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::map<std::string, void (*)(), std::less<>>& hooks() {
+  static std::map<std::string, void (*)(), std::less<>> h;
+  return h;
+}
+}  // namespace
+
+void set_hook(std::string_view name, void (*fn)()) {
+  const std::lock_guard lock(hooks_mutex());
+  hooks()[std::string(name)] = fn;
+}
+
+void (*get_hook(std::string_view name))() {
+  const std::lock_guard lock(hooks_mutex());
+  const auto it = hooks().find(name);
+  return it == hooks().end() ? nullptr : it->second;
+}
+
+}  // namespace detail
 
 bool write_module_manifest(std::string_view id, const std::string& path) {
   const auto it = registered_by().find(id);

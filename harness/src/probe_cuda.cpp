@@ -1,6 +1,10 @@
-// CUDA and cuBLAS probe (built with INFRABENCH_WITH_CUDA=ON), and the GPU part of the inventory.
+// CUDA and cuBLAS probe, and the GPU part of the inventory: in the CUDA module
+// (libinfrabench_cuda.so, built with INFRABENCH_WITH_CUDA=ON), which sets the core's hooks to these
+// when it loads (probe_cuda_none.cpp calls them), and whose table names cudart's and cuBLAS's
+// versions for `infrabench --version`.
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <exception>
 #include <fstream>
 #include <string>
@@ -10,6 +14,7 @@
 #include <library_types.h>
 #include <nlohmann/json.hpp>
 
+#include "infrabench/modules/cuda_api.h"
 #include "infrabench/probe_detail.h"
 
 namespace infrabench::detail {
@@ -107,7 +112,7 @@ cuda_failure failure_kind(cudaError_t err) {
 
 }  // namespace
 
-void probe_cuda(capabilities& caps) {
+void probe_cuda_module(capabilities& caps) {
   int runtime = 0;
   if (cudaRuntimeGetVersion(&runtime) == cudaSuccess) {
     caps.cuda.version = cuda_version_string(runtime);
@@ -152,7 +157,7 @@ void probe_cuda(capabilities& caps) {
   }
 }
 
-int bind_rank_gpu(const capabilities& caps, int local_rank) {
+int bind_rank_gpu_module(const capabilities& caps, int local_rank) {
   if (!caps.cuda.available) return -1;
   const int gpu = gpu_for_local_rank(local_rank, caps.cuda_device_count);
   if (gpu < 0 || cudaSetDevice(gpu) != cudaSuccess) {
@@ -162,7 +167,7 @@ int bind_rank_gpu(const capabilities& caps, int local_rank) {
   return gpu;
 }
 
-nlohmann::json describe_gpus() {
+nlohmann::json describe_gpus_module() {
   nlohmann::json gpus = nlohmann::json::array();
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess) {
@@ -219,4 +224,39 @@ nlohmann::json describe_gpus() {
   return gpus;
 }
 
+namespace {
+
+// Set while the module loads (its static objects are made inside dlopen), before the probe runs.
+[[maybe_unused]] const bool hooks_set = [] {
+  backends::provide(probe_cuda_hook, &probe_cuda_module);
+  backends::provide(bind_rank_gpu_hook, &bind_rank_gpu_module);
+  backends::provide(describe_gpus_hook, &describe_gpus_module);
+  return true;
+}();
+
+// "cudart 13.0, cuBLAS 13.1.0": neither call needs a driver or a GPU.
+const char* module_version() {
+  static const std::string text = [] {
+    int runtime = 0;
+    std::string v = cudaRuntimeGetVersion(&runtime) == cudaSuccess
+                        ? "cudart " + cuda_version_string(runtime)
+                        : std::string("cudart ?");
+    (void)cudaGetLastError();
+    const std::string cublas = cublas_version();
+    return v + ", cuBLAS " + (cublas.empty() ? std::string("?") : cublas);
+  }();
+  return text.c_str();
+}
+
+}  // namespace
+
 }  // namespace infrabench::detail
+
+extern "C" __attribute__((visibility("default"))) const infrabench_module_header*
+infrabench_module_entry(std::uint32_t abi_version) {
+  if (abi_version != INFRABENCH_CUDA_ABI_VERSION) return nullptr;
+  static const infrabench_module_header header = {INFRABENCH_CUDA_ABI_VERSION,
+                                                  sizeof(infrabench_module_header), "cuda",
+                                                  infrabench::detail::module_version(), nullptr};
+  return &header;
+}

@@ -1,9 +1,14 @@
-// NCCL probe (built with INFRABENCH_WITH_NCCL=ON). Runs after the CUDA probe: NCCL is usable
-// only with a device, but its version is known either way and belongs in the report.
+// NCCL probe, in the NCCL module (libinfrabench_nccl.so, built with INFRABENCH_WITH_NCCL=ON), which
+// sets the core's hook to it when it loads (probe_nccl_none.cpp calls it). Runs after the CUDA
+// probe: NCCL is usable only with a device, but its version is known either way and belongs in
+// the report.
 #include <string>
 
 #include <nccl.h>
 
+#include <cstdint>
+
+#include "infrabench/modules/cuda_api.h"
 #include "infrabench/probe_detail.h"
 
 namespace infrabench::detail {
@@ -20,7 +25,7 @@ std::string nccl_version_string(int v) {
 
 }  // namespace
 
-void probe_nccl(capabilities& caps) {
+void probe_nccl_module(capabilities& caps) {
   int v = 0;
   // ncclGetVersion touches no device, so it answers on a machine without a GPU.
   if (const ncclResult_t rc = ncclGetVersion(&v); rc == ncclSuccess) {
@@ -40,4 +45,31 @@ void probe_nccl(capabilities& caps) {
   }
 }
 
+namespace {
+
+[[maybe_unused]] const bool hook_set = [] {
+  backends::provide(probe_nccl_hook, &probe_nccl_module);
+  return true;
+}();
+
+const char* module_version() {
+  static const std::string text = [] {
+    int v = 0;
+    return ncclGetVersion(&v) == ncclSuccess ? "NCCL " + nccl_version_string(v)
+                                             : std::string("NCCL ?");
+  }();
+  return text.c_str();
+}
+
+}  // namespace
+
 }  // namespace infrabench::detail
+
+extern "C" __attribute__((visibility("default"))) const infrabench_module_header*
+infrabench_module_entry(std::uint32_t abi_version) {
+  if (abi_version != INFRABENCH_NCCL_ABI_VERSION) return nullptr;
+  static const infrabench_module_header header = {INFRABENCH_NCCL_ABI_VERSION,
+                                                  sizeof(infrabench_module_header), "nccl",
+                                                  infrabench::detail::module_version(), nullptr};
+  return &header;
+}

@@ -2,9 +2,11 @@
 directory), and `cmake --install` gives a relocatable tree whose binary finds its baselines and
 modules beside itself. The Debian package (install, run from outside the checkout, remove) is
 ci/package.sh's, run by ci/test.sh as root."""
+import json
 import os
 import pathlib
 import re
+import shutil
 import subprocess
 
 import pytest
@@ -74,10 +76,11 @@ HAS_MPI = os.environ.get("INFRABENCH_HAS_MPI") == "1"
 CPU_RUN = ["run", "--filter", "^bandwidth/host_memory$", "-a", "array_size=1MiB", "-a",
            "threads=1", "-a", "kernel=triad"] + FAST
 # Names and parts of the libraries the core must not link: MPI's, and the reference libraries'.
-NOT_IN_CORE = ("libmpi", "libopen-pal", "libopen-rte", "libpmix", "openblas", "dnnl", "opencv")
+NOT_IN_CORE = ("libmpi", "libopen-pal", "libopen-rte", "libpmix", "openblas", "dnnl", "opencv",
+               "libcudart", "libcublas", "libnccl", "libcudnn", "libcuda.so")
 
 
-def test_the_core_executable_links_no_mpi_or_reference_library():
+def test_the_core_executable_links_no_cuda_mpi_or_reference_library():
     p = subprocess.run(["ldd", BIN], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     for lib in NOT_IN_CORE:
@@ -161,3 +164,129 @@ def test_version_lists_mpi_as_a_backend():
         assert str(BUILD / "libinfrabench_mpi.so") in line and "loads here, version" in line, line
     else:
         assert "not compiled in" in line, line
+
+
+# ---- CUDA and NCCL as modules (issue 29 item 1) ---------------------------------------------------
+# The GPU benchmarks, the GPU timing and the CUDA probe live in libinfrabench_cuda.so; the NCCL
+# collectives in libinfrabench_nccl.so, loaded once the MPI and CUDA modules have. Where they do not
+# load, their benchmarks are listed (from the manifests beside them) as skipped with the loader's
+# reason; where CUDA loads but there is no driver, the reasons are the probe's as before.
+HAS_CUDA = os.environ.get("INFRABENCH_HAS_CUDA") == "1"
+needs_cuda = pytest.mark.skipif(not HAS_CUDA, reason="built without CUDA (INFRABENCH_WITH_CUDA=OFF)")
+GPU_NAMES = ("gemm/cublas", "bandwidth/h2d", "stress/gpu")
+
+
+def manifest_names(module_id):
+    lines = (BUILD / f"libinfrabench_{module_id}.benchmarks").read_text().splitlines()
+    return [line.split("\t")[0] for line in lines]
+
+
+def listed_reasons(env, pattern):
+    """`list --json`'s entries by name, and its text."""
+    p = run("list", "--json", "--filter", pattern, env=env)
+    assert p.returncode == 0, p.stderr
+    return {b["name"]: b for b in json.loads(p.stdout)}, p.stdout
+
+
+@needs_cuda
+def test_the_gpu_benchmarks_are_the_cuda_modules():
+    names = manifest_names("cuda")
+    for n in GPU_NAMES:
+        assert n in names, names
+    mod = subprocess.run(["ldd", str(BUILD / "libinfrabench_cuda.so")], capture_output=True,
+                         text=True)
+    for lib in ("libcudart.so", "libcublas.so", "libcublasLt.so"):
+        assert lib in mod.stdout, mod.stdout  # the module carries them instead of the core
+    assert "libnccl" not in mod.stdout and "libmpi" not in mod.stdout, mod.stdout
+    if (BUILD / "libinfrabench_nccl.so").exists():
+        assert any(n.startswith("collectives/nccl_") for n in manifest_names("nccl"))
+
+
+@needs_cuda
+def test_where_cuda_does_not_load_the_gpu_benchmarks_are_skipped_with_the_loaders_reason(tmp_path):
+    # The build's CUDA module with its libcudart.so.13 renamed in its dynamic section: loading it
+    # fails as on a node without the CUDA toolkit. No MPI module there: NCCL's needs it.
+    mods = tmp_path / "modules"
+    mods.mkdir()
+    data = (BUILD / "libinfrabench_cuda.so").read_bytes()
+    assert b"libcudart.so.13\0" in data, "the module does not need libcudart.so.13"
+    (mods / "libinfrabench_cuda.so").write_bytes(data.replace(b"libcudart.so.13\0",
+                                                              b"libcudarX.so.13\0"))
+    for mid in ("cuda", "nccl"):
+        if (BUILD / f"libinfrabench_{mid}.benchmarks").exists():
+            (mods / f"libinfrabench_{mid}.benchmarks").write_bytes(
+                (BUILD / f"libinfrabench_{mid}.benchmarks").read_bytes())
+    env = {"INFRABENCH_MODULE_DIR": str(mods)}
+    listed, text = listed_reasons(env, "^(gemm|bandwidth|stress|collectives|training)/")
+    # Every benchmark of the module is listed, not runnable, with the loader's reason.
+    gpu = [n for n in manifest_names("cuda") if n.split("/")[0] in
+           ("gemm", "bandwidth", "stress", "collectives", "training")]
+    assert "gemm/cublas" in gpu, gpu
+    for name in gpu:
+        assert name in listed, (name, sorted(listed))
+        assert not listed[name]["runnable"], listed[name]
+        assert listed[name]["reason"].startswith(
+            "CUDA not installed (libcudarX.so.13: cannot open shared object file"), listed[name]
+    # One GPU benchmark run: skipped with the loader's reason; a CPU one beside it passes.
+    out = tmp_path / "r.json"
+    p = run("run", "--filter", "^(gemm/cublas|bandwidth/host_memory)$", "-a", "array_size=1MiB",
+            "-a", "threads=1", "-a", "kernel=triad", *FAST, "-o", str(out), env=env, timeout=300)
+    assert p.returncode in (0, 1), p.stderr
+    by = {}
+    for r in load_report(str(out))["results"]:
+        by.setdefault(r["benchmark"], []).append(r)
+    assert all(r["status"] == "passed" for r in by["bandwidth/host_memory"]), by
+    assert by.get("gemm/cublas"), sorted(by)
+    for r in by["gemm/cublas"]:
+        assert r["status"] == "skipped", r
+        assert r["reason"].startswith("CUDA not installed (libcudarX.so.13: cannot open"), r
+    if (mods / "libinfrabench_nccl.benchmarks").exists():
+        nccl = manifest_names("nccl")
+        assert nccl
+        for name in nccl:
+            assert listed[name]["reason"].startswith(
+                "NCCL module needs the MPI module, which did not load: "), listed[name]
+    ver = run("--version", env=env)
+    assert ver.returncode == 0, ver.stderr
+    assert re.search(r"^\s+CUDA\s+compiled in; .*does not load here: CUDA not installed", ver.stdout,
+                     re.M), ver.stdout
+
+
+def unshare_hiding(directory):
+    """A command prefix that runs in a mount namespace where `directory` is an empty one, or None
+    where that cannot be done here (not root, no unshare)."""
+    if os.geteuid() != 0 or not shutil.which("unshare"):
+        return None
+    return ["unshare", "-m", "sh", "-c",
+            f'mount -t tmpfs none "{directory}" && exec "$0" "$@"']
+
+
+@needs_cuda
+def test_without_the_cuda_toolkit_the_reason_names_the_cuda_runtime(tmp_path):
+    mod = subprocess.run(["ldd", str(BUILD / "libinfrabench_cuda.so")], capture_output=True,
+                         text=True)
+    m = re.search(r"libcudart\.so\.13 => (\S+)", mod.stdout)
+    assert m, mod.stdout
+    toolkit_lib = os.path.dirname(os.path.realpath(m.group(1)))
+    prefix = unshare_hiding(toolkit_lib)
+    if prefix is None:
+        pytest.skip("hiding the CUDA toolkit needs root and unshare")
+    p = subprocess.run(prefix + [BIN, "list", "--filter", "^gemm/cublas$"], capture_output=True,
+                       text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert "CUDA runtime not installed (libcudart.so.13: cannot open shared object file" in \
+        p.stdout, p.stdout
+
+
+@needs_cuda
+def test_version_lists_the_cuda_module_with_its_libraries_versions():
+    p = run("--version")
+    assert p.returncode == 0, p.stderr
+    line = next((l for l in p.stdout.splitlines() if re.match(r"\s+CUDA\s", l)), None)
+    assert line, p.stdout
+    assert str(BUILD / "libinfrabench_cuda.so") in line, line
+    assert re.search(r"loads here, version cudart \d+\.\d+, cuBLAS \d+\.\d+", line), line
+    nccl = next((l for l in p.stdout.splitlines() if re.match(r"\s+NCCL\s", l)), None)
+    assert nccl, p.stdout
+    if (BUILD / "libinfrabench_nccl.so").exists():
+        assert re.search(r"loads here, version NCCL \d+\.\d+", nccl), nccl

@@ -25,9 +25,13 @@ struct module_spec {
   std::uint32_t abi_version;  // the table layout this executable expects
   bool compiled_in;           // CMake found the library and built the module
   std::string install_hint;   // how to install the library ("apt-get install ...")
-  // The module holds benchmarks of its own (MPI): loaded at start-up (load_benchmark_modules),
-  // with its symbols global; the others hold a library's entry points for benchmarks of the core.
+  // The module holds benchmarks of its own (MPI, CUDA, NCCL): loaded at start-up
+  // (load_benchmark_modules), with its symbols global; the others hold a library's entry points
+  // for benchmarks of the core.
   bool has_benchmarks = false;
+  // Modules that must have loaded first (NCCL's collectives need MPI and CUDA): when one did not,
+  // this one is not tried and its reason says which and why.
+  std::vector<std::string> needs = {};
 };
 
 // Every module this executable knows, compiled in or not.
@@ -59,8 +63,13 @@ struct loaded_module {
 [[nodiscard]] const loaded_module& load(std::string_view id);
 
 // The dynamic loader's (or the module's) error as a sentence that names the library:
-// "libopenblas.so.0: cannot open shared object file: ..." -> "OpenBLAS not installed (...)".
+// "libopenblas.so.0: cannot open shared object file: ..." -> "OpenBLAS not installed (...)". The
+// library named is the one the error names when it is one we know ("libcublasLt.so.13: ..." from
+// the CUDA module -> "cuBLAS not installed (...)"), else the module's.
 [[nodiscard]] coded_reason explain_load_error(const module_spec& spec, std::string_view error);
+// The library a shared object's file name belongs to, as people name it ("libcudart.so.13" ->
+// "CUDA runtime", "/x/libnccl.so.2" -> "NCCL"); "" for one we do not know.
+[[nodiscard]] std::string library_of_soname(std::string_view file);
 
 // Why the module cannot be used, without loading it (empty when it may be): not compiled in
 // (reason_code::not_built), or its file is in none of module_dirs() (unsupported). What `list`
@@ -98,6 +107,29 @@ void load_benchmark_modules();
 // Writes the names and descriptions of the benchmarks module `id` registered in this process to
 // `path` (atomically): the build's manifest. False when the module is not loaded or on an error.
 [[nodiscard]] bool write_module_manifest(std::string_view id, const std::string& path);
+
+// ---- Entry points a module provides, for code outside it
+// The core (and one module for another) calls code that lives in a module through these: a
+// `hook<Fn>` names one entry point and fixes its type for both ends; the module sets it while it
+// loads (a static initialiser, run inside dlopen), the caller takes its `_none` answer while it is
+// unset. The store is the executable's, so every module meets the same one (a module's own
+// symbols are hidden: its functions never replace the core's `_none` ones of the same name).
+template <class Fn>
+struct hook {
+  const char* name;
+};
+namespace detail {
+void set_hook(std::string_view name, void (*fn)());
+[[nodiscard]] void (*get_hook(std::string_view name))();
+}  // namespace detail
+template <class Fn>
+void provide(hook<Fn> h, Fn* fn) {
+  detail::set_hook(h.name, reinterpret_cast<void (*)()>(fn));
+}
+template <class Fn>
+[[nodiscard]] Fn* provided(hook<Fn> h) {
+  return reinterpret_cast<Fn*>(detail::get_hook(h.name));
+}
 
 // For `infrabench --version`: one line per known module (compiled in, where its file is, and
 // whether it loads here with its library's version). Whether it loads is tried in a forked child

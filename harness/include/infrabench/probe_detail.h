@@ -2,8 +2,11 @@
 // (compiled when the backend is built in) and a `_none` one that says it was not compiled in.
 #pragma once
 
+#include <nlohmann/json_fwd.hpp>
+
 #include <string>
 
+#include "infrabench/backend_loader.h"
 #include "infrabench/capabilities.h"
 
 namespace infrabench::detail {
@@ -14,6 +17,16 @@ void probe_io_uring(capabilities& caps);  // caps.io_uring
 // Makes the rank's GPU (gpu_for_local_rank) current for the whole run and returns its index;
 // -1 without a CUDA device (or without CUDA compiled in).
 [[nodiscard]] int bind_rank_gpu(const capabilities& caps, int local_rank);
+// The GPUs of the inventory (cudaGetDeviceProperties and the PCIe link from sysfs); [] without.
+[[nodiscard]] nlohmann::json describe_gpus();
+
+// The CUDA-calling answers live in the CUDA and NCCL modules (probe_cuda.cpp, probe_nccl.cpp),
+// which set these while they load; the core's (probe_cuda_none.cpp, probe_nccl_none.cpp) call them
+// when set, else say why there is no CUDA: not compiled in, or the module's load error.
+inline constexpr backends::hook<void(capabilities&)> probe_cuda_hook{"probe_cuda"};
+inline constexpr backends::hook<int(const capabilities&, int)> bind_rank_gpu_hook{"bind_rank_gpu"};
+inline constexpr backends::hook<nlohmann::json()> describe_gpus_hook{"describe_gpus"};
+inline constexpr backends::hook<void(capabilities&)> probe_nccl_hook{"probe_nccl"};
 
 // What this machine has of an NVIDIA driver, looked at without CUDA: the kernel module's device
 // nodes and the driver's user-space library. The CUDA runtime's own error for a machine with no
