@@ -77,8 +77,9 @@ echo "==== slurm: srun -n 2 on a single-host Slurm"
 stage slurm ci/slurm-single-host.sh --build build
 stage cpu-only run_preset cpu-only
 echo "==== package: cpack -G DEB, dpkg -i, run from outside the checkout, dpkg -r"
-# The package preset (cpu-only plus io_uring and the MPI module; no tests): mostly served by the
-# compiler cache from the builds above, and the one whose MPI module ci/package.sh hides.
+# The package preset (io_uring and the backend modules: MPI's, and CUDA's and NCCL's where nvcc is;
+# no tests): mostly served by the compiler cache from the builds above; ci/package.sh hides the
+# CUDA toolkit and the MPI library from the installed binary.
 package_build() {
   cmake --preset package >/dev/null
   cmake --build --preset package -j "$jobs"

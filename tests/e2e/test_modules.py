@@ -58,8 +58,8 @@ def test_executable_links_no_reference_library():
 
 
 def links_cuda():
-    """The CUDA libraries are still linked in CUDA builds (issue 29 moves them to modules);
-    cuBLASLt alone maps more than the tighter limit below."""
+    """Whether the executable links the CUDA libraries: it does not since they became modules
+    (issue 29), but an older build that does maps more than the tighter limit below (cuBLASLt alone)."""
     p = subprocess.run(["ldd", BIN], capture_output=True, text=True)
     return any(lib in p.stdout for lib in ("libcudart", "libcublas", "libnccl"))
 
