@@ -8,11 +8,13 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <numeric>
 #include <random>
+#include <span>
 
 #include "../storage/common.h"
-#include "io/write_all.h"
 #include "storage/target.h"
 
 namespace infrabench::training_bench {
@@ -20,7 +22,6 @@ namespace infrabench::training_bench {
 namespace {
 
 namespace ks = infrabench::kernels::storage;
-namespace kio = infrabench::kernels::io;
 namespace pb = infrabench::preprocess_bench;
 namespace sb = infrabench::storage_bench;
 
@@ -33,26 +34,36 @@ constexpr int source_width = 500, source_height = 375;
   return dir + name;
 }
 
-// Writes the data set's JPEGs as new files (O_EXCL: never over anything) in the new scratch
-// directory `dir`. Throws ks::storage_error with the file and the reason (a full disk, say).
-void write_files(const std::string& dir, const pb::dataset& ds, const std::atomic<bool>* cancel) {
-  for (std::size_t i = 0; i < ds.samples.size(); ++i) {
-    if (cancel != nullptr && cancel->load()) throw ks::storage_error("interrupted while writing");
-    const std::string path = sample_file(dir, i);
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd < 0) throw ks::storage_error("cannot create " + path + ": " + std::strerror(errno));
-    const auto& bytes = ds.samples[i].jpeg;
-    if (const int err = kio::write_all(fd, bytes.data(), bytes.size())) {
-      ::close(fd);
-      throw ks::storage_error("cannot write " + path + ": " + std::strerror(err));
-    }
-    if (::close(fd) != 0)
-      throw ks::storage_error("cannot write " + path + ": " + std::strerror(errno));
-  }
+// The files of each scratch directory this process wrote: the scratch cache hands a later
+// configuration of the same data set only the directory.
+struct written_sets {
+  std::mutex lock;
+  std::map<std::string, std::vector<ks::created_file>> files;  // by directory
+};
+written_sets& written() {
+  static written_sets w;
+  return w;
 }
 
-// Reads the whole file into `out`. Throws ks::storage_error.
-void read_file(const std::string& path, std::vector<std::uint8_t>& out, std::size_t expect) {
+// Writes the data set's JPEGs as new files (O_EXCL: never over anything) in the new scratch
+// directory `dir`, each on the device and out of the page cache. Throws ks::storage_error with
+// the file and the reason (a full disk, say).
+void write_files(const std::string& dir, const pb::dataset& ds, const std::atomic<bool>* cancel) {
+  std::vector<ks::created_file> made;
+  for (std::size_t i = 0; i < ds.samples.size(); ++i) {
+    if (cancel != nullptr && cancel->load()) throw ks::storage_error("interrupted while writing");
+    made.push_back(
+        ks::write_new_file(sample_file(dir, i), std::as_bytes(std::span(ds.samples[i].jpeg))));
+  }
+  const std::lock_guard<std::mutex> hold(written().lock);
+  written().files[dir] = std::move(made);
+}
+
+// Reads the whole file into `out`, then drops its pages from the page cache: every read of a
+// sample goes to the device, as on a node whose data set is larger than its memory (the storage
+// hop is the device's, and a block-I/O throttle sees every read). Throws ks::storage_error.
+void read_file(const ks::created_file& f, std::vector<std::uint8_t>& out, std::size_t expect) {
+  const std::string& path = f.path();
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw ks::storage_error("cannot open " + path + ": " + std::strerror(errno));
   out.resize(expect);
@@ -67,7 +78,11 @@ void read_file(const std::string& path, std::vector<std::uint8_t>& out, std::siz
     }
     done += static_cast<std::size_t>(n);
   }
+  const bool dropped = ks::drop_cached_pages(f, fd);
   ::close(fd);
+  if (!dropped) {
+    throw ks::storage_error(path + " is no longer the file this run wrote (replaced since)");
+  }
 }
 
 // The channel with the largest mean: a property of the whole picture that crops and flips keep.
@@ -113,6 +128,10 @@ image_source::image_source(state& st, std::size_t samples, int crop, int rank, i
           std::to_string(source_height) + (m_ds->from_directory ? "@" + m_ds->directory : ""),
       m_ds->jpeg_bytes() + samples * 4096,
       [&](const std::string& d) { write_files(d, *m_ds, st.interrupted_flag()); });
+  {
+    const std::lock_guard<std::mutex> hold(written().lock);
+    m_created = &written().files.at(m_dir);  // map nodes stay put
+  }
   m_order.resize(m_ds->samples.size());
 }
 
@@ -163,7 +182,7 @@ void image_source::produce(std::uint64_t step, int batch, float* images, std::in
     auto& mine = *m_threads[t];
     for (std::size_t i = t; i < static_cast<std::size_t>(batch); i += pool.size()) {
       const auto& s = m_ds->samples[m_index[i]];
-      read_file(sample_file(m_dir, m_index[i]), m_files[i], s.jpeg.size());
+      read_file((*m_created)[m_index[i]], m_files[i], s.jpeg.size());
       const pp::image_view src = mine.source.decode(s, m_files[i]);
       mine.tr->pipeline(src, spec_of(m_index[i], step, static_cast<int>(i)), norm, pp::dtype::f32,
                         images + i * out);
@@ -177,7 +196,7 @@ std::string image_source::verify(std::uint64_t step, int batch, int i, const flo
   const std::size_t idx = m_index[static_cast<std::size_t>(i)];
   const auto& s = m_ds->samples[idx];
   std::vector<std::uint8_t> file;
-  read_file(sample_file(m_dir, idx), file, s.jpeg.size());
+  read_file((*m_created)[idx], file, s.jpeg.size());
   pp::image decoded(s.pixels.width(), s.pixels.height());
   pb::sample_source src(*m_ds, true);
   src.codec()->decode(file, decoded.span());
@@ -197,9 +216,10 @@ std::string image_source::describe() const {
          (m_ds->from_directory
               ? m_ds->directory
               : std::to_string(source_width) + "x" + std::to_string(source_height) + " synthetic") +
-         "), pread + libjpeg-turbo decode + fused resize " + std::to_string(m_resize) +
-         " -> crop " + std::to_string(m_crop) + " -> flip -> normalise -> CHW (" +
-         std::string(pp::to_string(m_isa)) + ")";
+         "), pread from the device (each file's pages dropped after it is read) + libjpeg-turbo "
+         "decode + fused resize " +
+         std::to_string(m_resize) + " -> crop " + std::to_string(m_crop) +
+         " -> flip -> normalise -> CHW (" + std::string(pp::to_string(m_isa)) + ")";
 }
 
 std::uint64_t image_source::bytes_per_sample() const {

@@ -1,5 +1,7 @@
 // ViT's data: the preprocessing benchmarks' synthetic photographs (or --jpeg-dir's files) as
-// JPEG files in a new scratch directory (removed at the end of the run), read back with pread,
+// JPEG files in a new scratch directory (removed at the end of the run), read back with pread from
+// the device (written with fdatasync, and each file's pages dropped from the page cache after
+// every read: a data set larger than memory, whose every epoch reads the device),
 // decoded (libjpeg-turbo) and transformed by our fused resize -> random crop -> random flip ->
 // normalise -> CHW straight into the batch: the storage -> CPU preprocessing path. Labels are
 // learnable from the pixels: each image's dominant colour channel (3 classes of the head's), so
@@ -16,6 +18,7 @@
 #include "../preprocess/common.h"
 #include "infrabench/state.h"
 #include "infrabench/thread_pool.h"
+#include "storage/target.h"
 
 namespace infrabench::training_bench {
 
@@ -48,6 +51,7 @@ class image_source {
 
   std::shared_ptr<const preprocess_bench::dataset> m_ds;
   std::string m_dir;
+  const std::vector<kernels::storage::created_file>* m_created = nullptr;  // per sample
   int m_crop, m_resize, m_rank, m_ranks;
   pp::isa m_isa;
   std::vector<std::int32_t> m_labels_of;  // per sample

@@ -225,16 +225,18 @@ class batch_slots {
 // ---- the report ---------------------------------------------------------------------------------
 
 struct timed_run {
-  tf::phase_times phases;
+  std::vector<tf::batch_record> batches;  // one per harness sample, in order
   std::uint64_t steps = 0;
-  double wall_s = 0;  // this rank's wall time of the timed steps
   std::vector<float> losses;
 };
 
 void report_breakdown(state& st, const timed_run& run, const trainer& tr, bool gpu) {
-  const auto parts = tf::make_breakdown(run.phases, run.steps, run.wall_s);
-  const std::string mean = " (rank 0's mean over the " + std::to_string(run.steps) +
-                           " timed steps; the parts add up to its step)";
+  // The phases of the median batch, the statistic of step_ms and the rates: a mean over every
+  // batch would put a few slow batches into the phases but not into the median step.
+  const auto parts = tf::median_breakdown(run.batches);
+  const std::string mean = " (rank 0's, per step of the median batch of the " +
+                           std::to_string(run.batches.size()) +
+                           " timed batches, as step_ms; the parts add up to step_ms)";
   for (const auto& p : parts) {
     std::string what;
     if (p.name == "data_wait") {
@@ -446,14 +448,15 @@ void declare_work(training_run& r) {
 // `iters` steps, recorded in r.run; returns the slowest rank's mean step, seconds.
 double timed_batch(training_run& r, std::int64_t iters) {
   const auto t0 = clock_type::now();
+  tf::batch_record batch;
   for (std::int64_t i = 0; i < iters; ++i) {
     tf::phase_times t;
     r.run.losses.push_back(one_step(r, t));
-    r.run.phases += t;
+    batch.phases += t;
+    ++batch.steps;
     ++r.run.steps;
   }
   const double took = seconds_since(t0);
-  r.run.wall_s += took;
   // The slowest rank's mean step, and the configuration's elapsed time on the slowest
   // rank, so that --timeout ends every rank at the same batch.
   double v[2] = {took / static_cast<double>(iters), r.comm.config_elapsed()};
@@ -462,6 +465,8 @@ double timed_batch(training_run& r, std::int64_t iters) {
     throw std::runtime_error("timed out after " + std::to_string(static_cast<int>(v[1])) +
                              " s on the slowest rank (--timeout)");
   }
+  batch.sample_s = v[0];  // the harness's sample of this batch
+  r.run.batches.push_back(batch);
   return v[0];
 }
 

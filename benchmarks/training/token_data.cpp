@@ -8,17 +8,16 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <span>
 
 #include "../storage/common.h"
 #include "cpu/transformer/corpus.h"
-#include "io/write_all.h"
 
 namespace infrabench::training_bench {
 
 namespace {
 
 namespace ks = infrabench::kernels::storage;
-namespace kio = infrabench::kernels::io;
 namespace tf = infrabench::kernels::transformer;
 namespace sb = infrabench::storage_bench;
 
@@ -37,25 +36,6 @@ constexpr std::uint64_t corpus_seed = 1;
   char name[32];
   std::snprintf(name, sizeof(name), "/shard_%04zu.tok", i);
   return dir + name;
-}
-
-// Writes `bytes` as a new file (O_EXCL: never over anything), flushed and dropped from the page
-// cache so that buffered reads (when O_DIRECT is refused) are not served from memory at first.
-void write_new_file(const std::string& path, const void* data, std::size_t bytes) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) throw ks::storage_error("cannot create " + path + ": " + std::strerror(errno));
-  if (const int err = kio::write_all(fd, data, bytes)) {
-    ::close(fd);
-    throw ks::storage_error("cannot write " + path + ": " + std::strerror(err));
-  }
-  if (::fdatasync(fd) != 0 || ::close(fd) != 0) {
-    throw ks::storage_error("cannot write " + path + ": " + std::strerror(errno));
-  }
-  const int rfd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (rfd >= 0) {
-    (void)::posix_fadvise(rfd, 0, 0, POSIX_FADV_DONTNEED);
-    ::close(rfd);
-  }
 }
 
 }  // namespace
@@ -82,7 +62,10 @@ token_corpus get_token_corpus(state& st, int vocab, std::uint64_t bytes) {
             throw ks::storage_error("interrupted while writing the token corpus");
           }
           chain.generate(buf.data(), buf.size(), s + 1);
-          write_new_file(shard_path(dir, s), buf.data(), shard_bytes);
+          // On the device and out of the page cache: buffered reads (when O_DIRECT is refused)
+          // are not served from memory at first.
+          (void)ks::write_new_file(shard_path(dir, s),
+                                   std::as_bytes(std::span(buf.data(), shard_bytes / 2)));
         }
       });
   for (std::size_t s = 0; s < shards; ++s) c.shards.push_back(shard_path(c.dir, s));

@@ -455,6 +455,25 @@ void create_pattern_file(const std::string& path, std::uint64_t size, std::uint6
   (void)posix_fadvise(fd.get(), 0, 0, POSIX_FADV_DONTNEED);
 }
 
+created_file write_new_file(const std::string& path, std::span<const std::byte> data) {
+  const unique_fd fd(
+      open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
+  if (fd.get() < 0) throw storage_error("cannot create " + path + ": " + errno_text(errno));
+  write_all(fd.get(), data.data(), data.size(), 0, path);
+  struct stat st {};
+  if (fstat(fd.get(), &st) != 0) throw storage_error("fstat " + path + ": " + errno_text(errno));
+  // Dirty pages are not dropped: on the device first, then out of the cache.
+  if (fdatasync(fd.get()) != 0) throw storage_error("fdatasync " + path + ": " + errno_text(errno));
+  (void)posix_fadvise(fd.get(), 0, 0, POSIX_FADV_DONTNEED);
+  return created_file(path, st.st_dev, st.st_ino);
+}
+
+bool drop_cached_pages(const created_file& f, int fd) {
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || st.st_dev != f.m_dev || st.st_ino != f.m_ino) return false;
+  return posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) == 0;
+}
+
 std::string dataset_layout::sample_path(const std::string& root, std::uint64_t i) const {
   char name[64];
   std::snprintf(name, sizeof(name), "/d%05llu/s%08llu.bin",

@@ -2,10 +2,12 @@
 // target, opening it read-only, the free-space rule, and the scratch data infrabench creates and
 // removes itself. Safety rules kept here (and tested):
 //   - a path infrabench did not create is only ever opened O_RDONLY (open_read_only);
-//   - the one open with write access is create_pattern_file's O_CREAT|O_EXCL|O_NOFOLLOW inside a
-//     directory infrabench made with mkdtemp, so no existing file or device can be opened for
-//     writing, whatever the arguments (inspect_new_file's empty probe is created read-only);
-//   - scratch data is refused when it would leave less than max(10%, 1 GiB) of its filesystem free.
+//   - the opens with write access (create_pattern_file's, write_new_file's) are
+//     O_CREAT|O_EXCL|O_NOFOLLOW inside a directory infrabench made with mkdtemp, so no existing
+//     file or device can be opened for writing, whatever the arguments (inspect_new_file's empty
+//     probe is created read-only);
+//   - scratch data is refused when it would leave less than max(10%, 1 GiB) of its filesystem free;
+//   - pages are dropped from the page cache only for files this run created (created_file).
 #pragma once
 
 #include <sys/types.h>
@@ -13,8 +15,10 @@
 #include <atomic>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace infrabench::kernels::storage {
@@ -170,6 +174,33 @@ class run_directory {
 // `cancel` (may be null) is polled between 4 MiB chunks; when set, creation stops with an error.
 void create_pattern_file(const std::string& path, std::uint64_t size, std::uint64_t seed,
                          const std::atomic<bool>* cancel);
+
+// A file this run wrote with write_new_file: its path and the inode it was created as. Only
+// write_new_file makes one, so drop_cached_pages cannot be handed any other file.
+class created_file {
+ public:
+  [[nodiscard]] const std::string& path() const { return m_path; }
+
+ private:
+  friend created_file write_new_file(const std::string& path, std::span<const std::byte> data);
+  friend bool drop_cached_pages(const created_file& f, int fd);
+  created_file(std::string path, dev_t dev, ino_t ino)
+      : m_path(std::move(path)), m_dev(dev), m_ino(ino) {}
+  std::string m_path;
+  dev_t m_dev = 0;
+  ino_t m_ino = 0;
+};
+
+// Writes `data` as the new file `path` (O_CREAT|O_EXCL|O_NOFOLLOW: never an existing path, never
+// through a symlink), onto the device (fdatasync) and out of the page cache, so that the first
+// read of it goes to the device. Throws storage_error with the path and the reason.
+created_file write_new_file(const std::string& path, std::span<const std::byte> data);
+
+// Drops the page-cache pages of `f` through `fd`, a descriptor the caller opened on f.path() (after
+// reading it: the pages are clean), so that the next read of the file goes to the device, as it
+// does when a data set is larger than memory. Drops nothing and returns false when `fd` is not the
+// file created (the path replaced since, or any other file): never another file's pages.
+bool drop_cached_pages(const created_file& f, int fd);
 
 // A data set of many sample files: sample i is root/dNNNNN/sNNNNNNNN.bin, files_per_dir to a
 // directory, each its own pattern stream (sample_seed(seed, i)).

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "cpu/transformer/model_config.h"
@@ -12,32 +13,80 @@
 
 namespace tf = infrabench::kernels::transformer;
 
-TEST(TrainingMetrics, BreakdownAddsUpToTheStep) {
-  tf::phase_times t;
-  t.data_wait = 0.1;
-  t.h2d = 0.05;
-  t.forward = 1.0;
-  t.backward = 2.0;
-  t.allreduce = 0.25;
-  t.optimizer = 0.2;
-  const auto parts = tf::make_breakdown(t, 10, 4.0);  // 10 steps in 4 s
-  ASSERT_EQ(parts.size(), 7u);
-  double ms = 0, pct = 0;
+namespace {
+
+// A batch of `steps` steps whose phases per step are `f`, `b`, `o` seconds (forward, backward,
+// optimizer) and whose sample (the time per step the harness keeps) is `sample_s`.
+tf::batch_record batch(std::uint64_t steps, double f, double b, double o, double sample_s) {
+  tf::batch_record r;
+  const double n = static_cast<double>(steps);
+  r.phases.data_wait = 0.001 * n;
+  r.phases.forward = f * n;
+  r.phases.backward = b * n;
+  r.phases.optimizer = o * n;
+  r.steps = steps;
+  r.sample_s = sample_s;
+  return r;
+}
+
+double sum_ms(const std::vector<tf::breakdown_part>& parts) {
+  double ms = 0;
+  for (const auto& p : parts) ms += p.ms_per_step;
+  return ms;
+}
+
+double part_ms(const std::vector<tf::breakdown_part>& parts, const std::string& name) {
   for (const auto& p : parts) {
-    ms += p.ms_per_step;
-    pct += p.percent;
+    if (p.name == name) return p.ms_per_step;
   }
-  EXPECT_NEAR(ms, 400.0, 1e-9);  // the step, 4 s / 10
+  return -1;
+}
+
+}  // namespace
+
+// The trace of vit-b16 on a loaded machine: most batches take 1.70 s per step, two outliers
+// (a compiler took the core) take 3.5 and 4 s. The phases must be those of the median step, not
+// means that the outliers lift above it.
+TEST(TrainingMetrics, BreakdownIsTheMedianStepsWithOutliers) {
+  std::vector<tf::batch_record> trace = {
+      batch(2, 0.50, 1.00, 0.15, 1.70), batch(2, 1.00, 2.10, 0.35, 3.50),
+      batch(2, 0.51, 1.01, 0.15, 1.72), batch(2, 0.49, 0.99, 0.15, 1.69),
+      batch(2, 1.20, 2.40, 0.30, 4.00)};
+  const auto parts = tf::median_breakdown(trace);
+  ASSERT_EQ(parts.size(), 7u);
+  // The samples' median is 1.72 s (sorted: 1.69, 1.70, 1.72, 3.5, 4.0): the parts add up to it.
+  EXPECT_NEAR(sum_ms(parts), 1720.0, 1e-9);
+  EXPECT_NEAR(part_ms(parts, "forward"), 510.0, 1e-9);  // the median batch's, not the mean 740
+  EXPECT_NEAR(part_ms(parts, "backward"), 1010.0, 1e-9);
+  EXPECT_NEAR(part_ms(parts, "other"), 1720.0 - 1.0 - 510.0 - 1010.0 - 150.0, 1e-9);
+  double pct = 0;
+  for (const auto& p : parts) pct += p.percent;
   EXPECT_NEAR(pct, 100.0, 1e-9);
   EXPECT_EQ(parts[2].name, "forward");
-  EXPECT_NEAR(parts[2].ms_per_step, 100.0, 1e-9);
   EXPECT_EQ(parts.back().name, "other");
-  EXPECT_NEAR(parts.back().ms_per_step, 40.0, 1e-9);  // 4 - 3.6 s over 10 steps
+}
+
+// An even count of batches: the median interpolates the middle two samples, and so do the phases,
+// so they still add up to it; batches of different sizes are per step each.
+TEST(TrainingMetrics, BreakdownOfAnEvenCountInterpolatesTheMiddleTwo) {
+  std::vector<tf::batch_record> trace = {
+      batch(4, 0.1, 0.2, 0.05, 0.40), batch(1, 0.9, 1.8, 0.50, 3.50),
+      batch(8, 0.12, 0.22, 0.05, 0.42), batch(3, 0.1, 0.2, 0.05, 0.38)};
+  const auto parts = tf::median_breakdown(trace);
+  EXPECT_NEAR(sum_ms(parts), 410.0, 1e-9);  // (0.40 + 0.42) / 2
+  EXPECT_NEAR(part_ms(parts, "forward"), 110.0, 1e-9);
+  EXPECT_NEAR(part_ms(parts, "backward"), 210.0, 1e-9);
+}
+
+TEST(TrainingMetrics, BreakdownRefusesNoSteps) {
+  EXPECT_THROW((void)tf::median_breakdown({}), std::invalid_argument);
+  EXPECT_THROW((void)tf::median_breakdown({batch(0, 0, 0, 0, 1.0)}), std::invalid_argument);
+  EXPECT_THROW((void)tf::median_breakdown({batch(1, 0, 0, 0, 0.0)}), std::invalid_argument);
+  tf::phase_times t;
+  t.forward = 1;
   tf::phase_times more = t;
   more += t;
   EXPECT_NEAR(more.sum(), 2 * t.sum(), 1e-12);
-  EXPECT_THROW((void)tf::make_breakdown(t, 0, 1.0), std::invalid_argument);
-  EXPECT_THROW((void)tf::make_breakdown(t, 1, 0.0), std::invalid_argument);
 }
 
 TEST(TrainingMetrics, LossTrend) {

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <stdexcept>
+#include <utility>
 
 namespace infrabench::kernels::transformer {
 
@@ -20,21 +22,40 @@ double phase_times::sum() const {
   return data_wait + h2d + forward + backward + allreduce + optimizer;
 }
 
-std::vector<breakdown_part> make_breakdown(const phase_times& t, std::uint64_t steps,
-                                           double wall_s) {
-  if (steps == 0 || !(wall_s > 0)) {
-    throw std::invalid_argument("breakdown: no timed steps");
+std::vector<breakdown_part> median_breakdown(const std::vector<batch_record>& batches) {
+  if (batches.empty()) throw std::invalid_argument("breakdown: no timed steps");
+  for (const auto& b : batches) {
+    if (b.steps == 0 || !(b.sample_s > 0)) throw std::invalid_argument("breakdown: empty batch");
   }
-  const double n = static_cast<double>(steps);
-  const std::pair<const char*, double> phases[] = {
-      {"data_wait", t.data_wait}, {"h2d", t.h2d},
-      {"forward", t.forward},     {"backward", t.backward},
-      {"allreduce", t.allreduce}, {"optimizer", t.optimizer},
-      {"other", wall_s - t.sum()}};
+  std::vector<std::size_t> order(batches.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return batches[a].sample_s < batches[b].sample_s;
+  });
+  // The middle one, or the middle two: the positions the samples' median interpolates between.
+  const std::size_t n = batches.size();
+  const batch_record& lo = batches[order[(n - 1) / 2]];
+  const batch_record& hi = batches[order[n / 2]];
+  const auto per_step = [](const batch_record& b, double phase_times::*phase) {
+    return b.phases.*phase / static_cast<double>(b.steps);
+  };
+  const auto middle = [&](double phase_times::*phase) {
+    return (per_step(lo, phase) + per_step(hi, phase)) / 2;
+  };
+  const double step = (lo.sample_s + hi.sample_s) / 2;
+  const std::pair<const char*, double> phases[] = {{"data_wait", middle(&phase_times::data_wait)},
+                                                   {"h2d", middle(&phase_times::h2d)},
+                                                   {"forward", middle(&phase_times::forward)},
+                                                   {"backward", middle(&phase_times::backward)},
+                                                   {"allreduce", middle(&phase_times::allreduce)},
+                                                   {"optimizer", middle(&phase_times::optimizer)}};
   std::vector<breakdown_part> out;
+  double named = 0;
   for (const auto& [name, seconds] : phases) {
-    out.push_back({name, 1e3 * seconds / n, 100.0 * seconds / wall_s});
+    out.push_back({name, 1e3 * seconds, 100.0 * seconds / step});
+    named += seconds;
   }
+  out.push_back({"other", 1e3 * (step - named), 100.0 * (step - named) / step});
   return out;
 }
 

@@ -30,11 +30,23 @@ struct breakdown_part {
   double percent = 0;  // of the step
 };
 
-// Each phase's mean per step over `steps` steps that took `wall_s` in all, and "other" (the wall
-// time no phase accounts for: bookkeeping between phases, loss read-back), so that the parts add
-// up to the measured step exactly. Throws std::invalid_argument for steps == 0 or wall_s <= 0.
-[[nodiscard]] std::vector<breakdown_part> make_breakdown(const phase_times& total,
-                                                         std::uint64_t steps, double wall_s);
+// One timed batch of steps on this rank: the phases summed over its steps, and the time per step
+// the harness took as this batch's sample (the slowest rank's mean step of the batch).
+struct batch_record {
+  phase_times phases;
+  std::uint64_t steps = 0;
+  double sample_s = 0;
+};
+
+// The breakdown of the median step, on the footing of the step's reported rate (the median of the
+// batches' samples): each phase per step of the batch whose sample is the median (for an even
+// count, the mean of the two middle batches, as the median of the samples interpolates them), and
+// "other" = that median less those phases (bookkeeping between phases, loss read-back, waiting for
+// a slower rank), so that the parts add up to the median step within rounding. A mean over all
+// batches would let a few slow ones (a loaded machine) lift every phase above the median step.
+// Throws std::invalid_argument when there is no batch, or one with no steps or no time.
+[[nodiscard]] std::vector<breakdown_part> median_breakdown(
+    const std::vector<batch_record>& batches);
 
 // Whether the loss fell over the timed steps: the mean of the first and of the last window
 // (a fifth of the steps, at least 3) compared; only judged with at least `min_steps` losses.
