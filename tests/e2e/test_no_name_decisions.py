@@ -30,7 +30,7 @@ EXEMPT = {
     ("harness/src/telemetry.cpp", "edac_ue"): "the EDAC counter's key in the telemetry snapshot",
     ("harness/src/telemetry_cpu.cpp", "edac_ue"): "the EDAC counter's key in the telemetry snapshot",
     ("harness/src/telemetry.cpp", "xid_events"): "the telemetry section's Xid watch state",
-    ("reports/src/baseline.cpp", "peak"): "a key of a baseline's fraction_of_peak object",
+    ("reports/src/baseline_file.cpp", "peak"): "a key of a baseline's fraction_of_peak object",
     ("harness/src/machine_load.cpp", "cpu"): "a /proc/stat line, not a metric",
 }
 
