@@ -17,7 +17,8 @@ if ! command -v "$cxx" >/dev/null; then
 fi
 mkdir -p "$out/obj"
 # The parsers and their consumers, without the CLI, SQLite or Chart.js.
-# (result.cpp: metric roles and result identity; stats.cpp: what result.cpp summarizes with;
+# (result.cpp: metric roles and result identity; result_record.cpp: the records report.cpp
+# writes; stats.cpp: what result.cpp summarizes with;
 # printers/csv.cpp: a format that prints what the fuzzed reports compare to; outliers.cpp: the
 # outlier rule rank_stats applies; machine_load.cpp: a result's sampling_load; suite.cpp with no
 # built-in suites: a baseline's "suite", checked when it is parsed; text_file.cpp: the bounded
@@ -33,7 +34,7 @@ library=(harness/src/report_model.cpp reports/src/baseline.cpp reports/src/basel
          reports/src/text.cpp reports/src/html_report.cpp reports/src/html_specs.cpp
          reports/src/node_verdicts.cpp
          reports/src/chartjs_none.cpp
-         harness/src/report.cpp harness/src/error.cpp harness/src/axis.cpp harness/src/result.cpp
+         harness/src/report.cpp harness/src/result_record.cpp harness/src/error.cpp harness/src/axis.cpp harness/src/result.cpp
          harness/src/stats.cpp reports/src/printers/csv.cpp harness/src/outliers.cpp
          harness/src/machine_load.cpp harness/src/suite.cpp harness/src/text_file.cpp
          harness/src/json_io.cpp tests/fuzz/builtin_suites_none.cpp harness/src/thread_pool.cpp

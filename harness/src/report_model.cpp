@@ -193,11 +193,9 @@ std::optional<time_view> read_time(const json& r) {
   return v;
 }
 
-result_view read_result(const checker& c, const json& r, const std::string& where) {
-  if (!r.is_object()) c.fail(where, "expected an object, got " + type_name(r));
-  result_view rv;
-  rv.benchmark = c.string(r, "benchmark", where);
-  if (rv.benchmark.empty()) c.fail(where + ".benchmark", "empty benchmark name");
+// A result's axes ({name: number or string}) and their display forms (written since the display
+// differed from the value; an axis without one shows its value).
+void read_axes(const checker& c, const json& r, const std::string& where, result_view& rv) {
   if (const auto it = r.find("axes"); it != r.end()) {
     if (!it->is_object()) c.fail(where + ".axes", "expected an object, got " + type_name(*it));
     for (const auto& [k, v] : it->items()) {
@@ -220,6 +218,10 @@ result_view read_result(const checker& c, const json& r, const std::string& wher
     if (!rv.axes_display.count(k))
       rv.axes_display[k] = v.is_string() ? v.get<std::string>() : json_text(v);
   }
+}
+
+// The result's status and why: its reason, validity, warnings and withheld metrics.
+void read_outcome(const checker& c, const json& r, const std::string& where, result_view& rv) {
   rv.status = c.string(r, "status", where);
   if (rv.status != "passed" && rv.status != "skipped" && rv.status != "failed") {
     c.fail(where + ".status", "expected passed, skipped or failed, got \"" + rv.status + "\"");
@@ -237,6 +239,10 @@ result_view read_result(const checker& c, const json& r, const std::string& wher
       rv.withheld_metrics[metric] = why.get<std::string>();
     }
   }
+}
+
+// Where the result ran: its rank, host and GPU.
+void read_placement(const checker& c, const json& r, const std::string& where, result_view& rv) {
   if (const auto it = r.find("rank"); it != r.end()) {
     if (!it->is_number_integer() || it->get<long long>() < 0 || it->get<long long>() > 1 << 30) {
       c.fail(where + ".rank", "expected a non-negative integer");
@@ -248,20 +254,35 @@ result_view read_result(const checker& c, const json& r, const std::string& wher
     if (!it->is_number_integer()) c.fail(where + ".gpu", "expected an integer");
     rv.gpu = it->get<int>();
   }
+}
+
+// The result's metrics, each name once.
+void read_metrics(const checker& c, const json& r, const std::string& where, result_view& rv) {
+  const auto it = r.find("metrics");
+  if (it == r.end() || it->is_null()) return;
+  if (!it->is_array()) c.fail(where + ".metrics", "expected an array, got " + type_name(*it));
+  std::set<std::string> names;
+  for (std::size_t i = 0; i < it->size(); ++i) {
+    auto mv = read_metric(c, (*it)[i], where + ".metrics[" + std::to_string(i) + "]");
+    if (!names.insert(mv.name).second) {
+      c.fail(where + ".metrics[" + std::to_string(i) + "]",
+             "metric \"" + mv.name + "\" appears twice");
+    }
+    rv.metrics.push_back(std::move(mv));
+  }
+}
+
+result_view read_result(const checker& c, const json& r, const std::string& where) {
+  if (!r.is_object()) c.fail(where, "expected an object, got " + type_name(r));
+  result_view rv;
+  rv.benchmark = c.string(r, "benchmark", where);
+  if (rv.benchmark.empty()) c.fail(where + ".benchmark", "empty benchmark name");
+  read_axes(c, r, where, rv);
+  read_outcome(c, r, where, rv);
+  read_placement(c, r, where, rv);
   rv.time = read_time(r);
   rv.samples_s = c.numbers(r, "samples_s", where);
-  if (const auto it = r.find("metrics"); it != r.end() && !it->is_null()) {
-    if (!it->is_array()) c.fail(where + ".metrics", "expected an array, got " + type_name(*it));
-    std::set<std::string> names;
-    for (std::size_t i = 0; i < it->size(); ++i) {
-      auto mv = read_metric(c, (*it)[i], where + ".metrics[" + std::to_string(i) + "]");
-      if (!names.insert(mv.name).second) {
-        c.fail(where + ".metrics[" + std::to_string(i) + "]",
-               "metric \"" + mv.name + "\" appears twice");
-      }
-      rv.metrics.push_back(std::move(mv));
-    }
-  }
+  read_metrics(c, r, where, rv);
   rv.repetitions = read_repetitions(c, r, where);
   return rv;
 }

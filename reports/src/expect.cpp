@@ -1,5 +1,7 @@
 #include "infrabench/reports/expect.h"
 
+#include <map>
+#include <optional>
 #include <set>
 
 #include "infrabench/error.h"
@@ -78,32 +80,105 @@ std::string gpu_name(const model::gpu_device_view& g) {
   return "GPU " + (g.index ? std::to_string(*g.index) : std::string("-1"));
 }
 
-// What a host falls short of, or "" when it meets the rule.
-std::string shortfall(const rule& r, const model::devices_view& devices) {
-  const std::string& m = r.metric;
-  if (m.rfind("gpu.", 0) == 0) {
-    const std::string key = m.substr(4);
-    std::string bad;
-    for (const auto& g : devices.gpus) {
-      const json v = g.property(key);
-      if (v != r.expect_value) bad += (bad.empty() ? "" : ", ") + gpu_name(g) + " " + show(v);
+// What a host falls short of ("" when it meets the rule) and, for a rule judged GPU by GPU, each
+// GPU to blame with its own evidence, so the per-GPU verdicts can name it (node_verdicts).
+struct shortfall_found {
+  std::string text;
+  std::vector<std::pair<int, std::string>> gpus;  // GPU index (-1: it has none) -> evidence
+};
+
+void blame(shortfall_found& s, const model::gpu_device_view& g, const std::string& evidence) {
+  s.gpus.emplace_back(g.index.value_or(-1), gpu_name(g) + ": " + evidence);
+}
+
+shortfall_found gpu_setting_shortfall(const rule& r, const std::string& key,
+                                      const model::devices_view& devices) {
+  shortfall_found s;
+  for (const auto& g : devices.gpus) {
+    const json v = g.property(key);
+    if (v == r.expect_value) continue;
+    s.text += (s.text.empty() ? "" : ", ") + gpu_name(g) + " " + show(v);
+    blame(s, g, key + " " + show(v));
+  }
+  return s;
+}
+
+// The value most GPUs of the node share, when one value has more GPUs than any other: the GPUs
+// that differ from it are the odd ones. A tie blames no GPU (which half is wrong is not known).
+std::optional<std::string> majority_value(const std::vector<json>& values) {
+  std::map<std::string, std::size_t> counts;
+  for (const auto& v : values) ++counts[v.dump()];
+  std::optional<std::string> best;
+  std::size_t most = 0;
+  bool tie = false;
+  for (const auto& [v, n] : counts) {
+    if (n > most) {
+      best = v;
+      most = n;
+      tie = false;
+    } else if (n == most) {
+      tie = true;
     }
-    return bad;
   }
-  if (m.rfind("same_across_gpus.", 0) == 0) {
-    const std::string key = m.substr(17);
-    const auto it = devices.counts.same_across_gpus.find(key);
-    const std::optional<bool> same =
-        it == devices.counts.same_across_gpus.end() ? std::nullopt : it->second;
-    if (same == true) return "";
-    std::string values;
-    for (const auto& g : devices.gpus)
-      values += (values.empty() ? "" : ", ") + show(g.property(key));
-    return !same ? "no GPU reports " + key : key + " differs: " + values;
+  return tie ? std::nullopt : best;
+}
+
+shortfall_found same_across_shortfall(const std::string& key, const model::devices_view& devices) {
+  const auto it = devices.counts.same_across_gpus.find(key);
+  const std::optional<bool> same =
+      it == devices.counts.same_across_gpus.end() ? std::nullopt : it->second;
+  if (same == true) return {};
+  if (!same) return {"no GPU reports " + key, {}};
+  shortfall_found s;
+  std::vector<json> values;
+  for (const auto& g : devices.gpus) {
+    values.push_back(g.property(key));
+    s.text += (s.text.empty() ? key + " differs: " : ", ") + show(values.back());
   }
+  const auto common = majority_value(values);
+  for (std::size_t i = 0; common && i < devices.gpus.size(); ++i) {
+    if (values[i].dump() == *common) continue;
+    blame(s, devices.gpus[i],
+          key + " " + show(values[i]) + " (the other GPUs: " + show(json::parse(*common)) + ")");
+  }
+  return s;
+}
+
+// The fewest active NVLinks of any GPU is the node's figure; each GPU under the minimum is blamed.
+shortfall_found nvlink_shortfall(const rule& r, const model::devices_view& devices) {
+  const std::optional<double> have = devices.counts.count(r.metric);
+  if (have && *have >= *r.min) return {};
+  shortfall_found s{show(have), {}};
+  for (const auto& g : devices.gpus) {
+    if (g.nvlinks_active && *g.nvlinks_active < *r.min)
+      blame(s, g, std::to_string(*g.nvlinks_active) + " NVLinks active");
+  }
+  return s;
+}
+
+shortfall_found shortfall(const rule& r, const model::devices_view& devices) {
+  const std::string& m = r.metric;
+  if (m.rfind("gpu.", 0) == 0) return gpu_setting_shortfall(r, m.substr(4), devices);
+  if (m.rfind("same_across_gpus.", 0) == 0) return same_across_shortfall(m.substr(17), devices);
+  if (m == "nvlinks_per_gpu") return nvlink_shortfall(r, devices);
   const std::optional<double> have = devices.counts.count(m);
-  if (have && *have >= *r.min) return "";
-  return show(have);
+  if (have && *have >= *r.min) return {};
+  return {show(have), {}};
+}
+
+// A failing host's findings: one per GPU to blame (with its index, for the per-GPU verdicts), or
+// one for the host when the shortfall is no one GPU's (a count, a GPU missing, a tie).
+void add_findings(verdict& v, const std::string& host, const shortfall_found& bad) {
+  v.failing.push_back(host + ": " + bad.text);
+  if (bad.gpus.empty()) {
+    v.findings.push_back(
+        {host, -1, v.failing.back() + " (expected " + v.expected + ")", json::object(), ""});
+    return;
+  }
+  for (const auto& [gpu, evidence] : bad.gpus) {
+    v.findings.push_back(
+        {host, gpu, host + ": " + evidence + " (expected " + v.expected + ")", json::object(), ""});
+  }
 }
 
 }  // namespace
@@ -156,14 +231,11 @@ verdict evaluate_expectation(const rule& r, const report_view& report) {
   for (const auto& [host, devices] : host_inventories(report)) {
     if (!devices) continue;
     ++judged;
-    const std::string bad = shortfall(r, *devices);
-    if (!bad.empty()) {
-      v.failing.push_back(host + ": " + bad);
-      v.findings.push_back(
-          {host, -1, v.failing.back() + " (expected " + v.expected + ")", json::object(), ""});
-    }
+    const shortfall_found bad = shortfall(r, *devices);
+    if (!bad.text.empty()) add_findings(v, host, bad);
     if (measured.empty()) {
-      measured = r.min ? show(devices->counts.count(r.metric)) : (bad.empty() ? "ok" : bad);
+      measured =
+          r.min ? show(devices->counts.count(r.metric)) : (bad.text.empty() ? "ok" : bad.text);
     }
   }
   if (judged == 0) {

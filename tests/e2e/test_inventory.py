@@ -110,6 +110,20 @@ def test_expect_names_exactly_what_is_broken(tmp_path):
                       "expect.same_across_gpus.vbios"], failed
     assert "96.00.61.00.01" in verdicts["expect.same_across_gpus.vbios"]["detail"]
     assert verdicts["expect.gpu.persistence_mode"]["verdict"] == "PASS"
+    # The per-GPU verdicts name exactly the broken GPUs: GPU 5 (VBIOS) and GPU 2 (a link down); the
+    # missing GPU and the IB port are the node's (no GPU index can name a GPU that is not there).
+    [node] = json.loads(p.stdout)["nodes"]
+    assert node["verdict"] == "FAIL" and node["failed_gpus"] == [2, 5], node
+    [drain] = json.loads(p.stdout)["drain"]
+    blamed = sorted((e["gpu"], e["rule"]) for e in drain["evidence"]
+                    if e["gpu"] is not None and e["rule"].startswith("expect."))
+    assert blamed == [(2, "expect.nvlinks_per_gpu"), (5, "expect.same_across_gpus.vbios")], blamed
+    text = run("check", report, "--baseline", baseline(tmp_path)).stdout
+    assert any(line.split()[:3] == [node["host"], "FAIL", "2,5"] for line in text.splitlines()), text
+    om = run("check", report, "--baseline", baseline(tmp_path), "--format", "openmetrics").stdout
+    gpus = sorted(l.split('gpu="')[1].split('"')[0] for l in om.splitlines()
+                  if l.startswith("infrabench_gpu_failed_rules{"))
+    assert gpus == ["2", "5"], om
 
 
 def test_expect_is_refused_with_one_line_when_malformed(tmp_path):

@@ -126,3 +126,47 @@ TEST(expect, ranks_of_one_host_count_once) {
   const verdict v = judge(b, "expect.gpus", json::array({node("n1", 7), node("n1", 7)}));
   EXPECT_EQ(v.failing.size(), 1u);
 }
+
+// A finding that concerns one GPU carries its index, so the per-GPU verdicts name exactly that GPU;
+// a count that falls short (a GPU missing, an IB port down) is the node's, with no GPU.
+TEST(expect, findings_about_one_gpu_carry_its_index) {
+  const baseline b = with_expect({{"gpus", 8},
+                                  {"nvlinks_per_gpu", 18},
+                                  {"ib_ports_active", 8},
+                                  {"same_across_gpus", {"vbios"}},
+                                  {"gpu", {{"persistence_mode", true}}}});
+  json odd = node("odd", 8, "96.00.61", 17);
+  odd["devices"]["gpus"][6]["persistence_mode"] = false;
+  const json hosts = {node("good", 8), node("short", 7, "", 18, 7), odd};
+  const report_view r = parse_report(ib_test::report(json::array(), hosts).dump(), "r.json");
+  std::vector<verdict> verdicts;
+  for (const auto& rule : b.rules) {
+    if (rule.kind == rule_kind::inventory) verdicts.push_back(evaluate_expectation(rule, r));
+  }
+  std::map<std::string, std::vector<int>> gpus_of;  // rule -> GPUs its findings name
+  for (const auto& v : verdicts) {
+    for (const auto& f : v.findings) gpus_of[v.r->id + "@" + f.node].push_back(f.gpu);
+  }
+  EXPECT_EQ(gpus_of["expect.same_across_gpus.vbios@odd"], std::vector<int>{5});
+  EXPECT_EQ(gpus_of["expect.nvlinks_per_gpu@odd"], std::vector<int>{2});
+  EXPECT_EQ(gpus_of["expect.gpu.persistence_mode@odd"], std::vector<int>{6});
+  EXPECT_EQ(gpus_of["expect.gpus@short"], std::vector<int>{-1});
+  EXPECT_EQ(gpus_of["expect.ib_ports_active@short"], std::vector<int>{-1});
+  std::map<std::string, std::vector<int>> failed;
+  for (const auto& n : node_verdicts(r, verdicts)) failed[n.node] = n.failed_gpus;
+  EXPECT_EQ(failed["good"], std::vector<int>{});
+  EXPECT_EQ(failed["short"], std::vector<int>{});
+  EXPECT_EQ(failed["odd"], (std::vector<int>{2, 5, 6}));
+}
+
+// Half the GPUs on one VBIOS and half on another: which half is wrong is not known, so the node
+// fails and no GPU is blamed.
+TEST(expect, a_tie_between_values_blames_the_node_not_a_gpu) {
+  const baseline b = with_expect({{"same_across_gpus", {"vbios"}}});
+  json h = node("n1", 2);
+  h["devices"]["gpus"][1]["vbios"] = "96.00.61";
+  const verdict v = judge(b, "expect.same_across_gpus.vbios", json::array({h}));
+  EXPECT_EQ(v.status, verdict_status::fail);
+  ASSERT_EQ(v.findings.size(), 1u);
+  EXPECT_EQ(v.findings[0].gpu, -1);
+}

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -109,16 +110,17 @@ void print_node_verdicts(std::ostream& out, const check_outcome& v) {
            {{"baseline", base}, {"host", n.node}, {"verdict", n.pass ? "PASS" : "FAIL"}}, 1);
   }
   family(out, "infrabench_gpu_failed_rules",
-         "rules a GPU's results failed, for each GPU that failed one (labelled by host and gpu)");
+         "rules that failed a GPU, by its results or its inventory (labelled by host and gpu)");
   for (const auto& n : nodes) {
-    std::map<int, int> rules;  // gpu -> failing rules naming it
+    // A rule counts once per GPU, however many of its findings name that GPU.
+    std::map<int, std::set<std::string>> rules;  // gpu -> failing rules naming it
     for (const auto& f : n.findings) {
-      if (f.gpu >= 0) ++rules[f.gpu];
+      if (f.gpu >= 0) rules[f.gpu].insert(f.rule);
     }
-    for (const auto& [gpu, count] : rules) {
+    for (const auto& [gpu, named] : rules) {
       sample(out, "infrabench_gpu_failed_rules",
              {{"baseline", base}, {"host", n.node}, {"gpu", std::to_string(gpu)}},
-             static_cast<double>(count));
+             static_cast<double>(named.size()));
     }
   }
 }
