@@ -400,7 +400,36 @@ const result_view* training_result(const context& c) {
   return nullptr;
 }
 
-// A phase time of the training result in seconds (declared a time), with its source.
+// The repetition of `m` whose value is its median (the nearest one for an even count), so that a
+// step's wall time and its phases are read from one run: with --repetitions the report merges
+// each metric's median on its own, and those need not add up (docs/roofline.md, "Not
+// modelled"). -1 when the metric has no repetitions.
+int median_repetition(const metric_view& m) {
+  int best = -1;
+  for (std::size_t k = 0; k < m.repetitions.size(); ++k) {
+    if (best < 0 || std::fabs(m.repetitions[k] - m.value) <
+                        std::fabs(m.repetitions[static_cast<std::size_t>(best)] - m.value))
+      best = static_cast<int>(k);
+  }
+  return best;
+}
+
+double at_repetition(const metric_view& m, int k) {
+  return k >= 0 && static_cast<std::size_t>(k) < m.repetitions.size()
+             ? m.repetitions[static_cast<std::size_t>(k)]
+             : m.value;
+}
+
+// The repetition of a step result whose rate is the median one (-1: none), from which its phase
+// times are read so that they add up to the step the measured rate is.
+int step_repetition(const context& c, const result_view& r) {
+  const metric_decl* head = c.report.headline_of(r.benchmark);
+  const metric_view* rate = head != nullptr ? r.find_metric(head->name) : nullptr;
+  return rate != nullptr ? median_repetition(*rate) : -1;
+}
+
+// A phase time of the training result in seconds (declared a time), of the repetition whose rate
+// is the median, with its source.
 std::optional<double> phase_s(const context& c, const result_view& r, const std::string& name,
                               std::vector<roofline_source>* sources) {
   const metric_view* m = r.find_metric(name);
@@ -409,9 +438,9 @@ std::optional<double> phase_s(const context& c, const result_view& r, const std:
     return std::nullopt;
   const auto s = unit_scale(d->unit);
   if (!s) return std::nullopt;
-  if (sources != nullptr)
-    sources->push_back({r.benchmark, r.config_label(), name, m->value, d->unit});
-  return m->value * *s;
+  const double v = at_repetition(*m, step_repetition(c, r));
+  if (sources != nullptr) sources->push_back({r.benchmark, r.config_label(), name, v, d->unit});
+  return v * *s;
 }
 
 // A GEMM shape axis ("256" square, "MxNxK") as its three sizes; nullopt for a named layer.
@@ -505,6 +534,8 @@ roofline_hop compute_hop(const context& c, const result_view* train, double* ste
   *step_s = total;
   h.formula =
       std::to_string(c.job.batch) + " samples / " + fmt(total * 1e3) + " ms (" + names + ")";
+  if (const int k = step_repetition(c, *train); k >= 0)
+    h.formula += ", of repetition " + std::to_string(k + 1) + " (the median rate's)";
   h.status = "measured";
   h.per_gpu = c.job.batch / total;
   h.per_job = h.per_gpu * c.ranks();
@@ -746,27 +777,47 @@ void predict(roofline_result& out, const step_parts& step, int batch) {
 // How the measured step was built: whether its loader's work (reading the batch, decoding it)
 // ran in series with the step or beside it on a thread of its own. Read from the step's own
 // time, never from its device or a name: the step's wait for data is its wall time (the batch
-// over its measured rate per rank) less the phases it declares compute and all-reduce. A loader
-// beside the step leaves a wait of max(0, loader - step's own work); one in series, the loader's
-// whole work. The hops' rates measured alone predict both; the build is the one whose wait is
-// nearer the measured one. The two differ by min(loader, step's work), which is also how far apart
-// their predictions are, so a wait that cannot tell them apart chooses between nearly equal
-// predictions.
+// over its measured rate per rank) less the phases it declares compute and all-reduce, both of one
+// repetition. A loader beside the step leaves a wait of max(0, loader - step's own work); one in
+// series, the loader's whole work. The hops' rates measured alone predict both; the build is the
+// one whose wait is nearer the measured one. The two differ by min(loader, step's work), which is
+// also how far apart their predictions are, so a wait that cannot tell them apart chooses between
+// nearly equal predictions.
 struct loader_build {
   bool decided = false;  // false: the step's wait is not in the report; overlap is assumed
   bool in_series = false;
   std::string evidence;
 };
 
+// The step's wall time and its own work (the phases declared compute and all-reduce), seconds
+// per step, both of the median repetition; nullopt when the result lacks either.
+std::optional<std::pair<double, double>> step_wall_and_own(const context& c,
+                                                           const result_view& train) {
+  const metric_decl* head = c.report.headline_of(train.benchmark);
+  const metric_view* rate = head != nullptr ? train.find_metric(head->name) : nullptr;
+  if (rate == nullptr) return std::nullopt;
+  const int k = median_repetition(*rate);
+  const double per_rank = at_repetition(*rate, k) / c.facts.seq / std::max(1, c.report.world_size);
+  double own = 0;
+  for (const data_hop hop : {data_hop::compute, data_hop::allreduce}) {
+    for (const metric_decl* d : parts_of(c.report, train.benchmark, hop)) {
+      const metric_view* m = train.find_metric(d->name);
+      const auto scale = unit_scale(d->unit);
+      if (m != nullptr && scale && d->kind == metric_kind::time && std::isfinite(m->value))
+        own += at_repetition(*m, k) * *scale;
+    }
+  }
+  if (!(per_rank > 0) || !(own > 0)) return std::nullopt;
+  return std::make_pair(c.job.batch / per_rank, own);
+}
+
 loader_build loader_in_series(const context& c, const result_view* train,
-                              const std::vector<roofline_hop>& hops, const step_parts& step) {
+                              const std::vector<roofline_hop>& hops) {
   loader_build b;
   if (train == nullptr) return b;
-  // The measured step's wall time: the batch over its measured rate per rank (the headline).
-  const roofline_measured m = measured_rate(c, train, 0);
-  const double own = step.compute_s + step.allreduce_s;
-  if (!(m.per_gpu > 0) || !(own > 0)) return b;
-  const double wall = c.job.batch / m.per_gpu;
+  const auto step = step_wall_and_own(c, *train);
+  if (!step) return b;
+  const auto [wall, own] = *step;
   // The loader's work per batch (its hops one after another: each file is read, then decoded)
   // and the slowest pipelined stage, without the what-if's factors: the build is the measured
   // step's. h2d is a stage of its own either way (a copy stream).
@@ -896,7 +947,7 @@ roofline_result build_roofline(const report_view& report, const roofline_job& jo
   }
   out.hops.push_back(allreduce_hop(c, train, &step.allreduce_s));
   out.facts = c.facts;
-  const loader_build build = base != nullptr ? *base : loader_in_series(c, train, out.hops, step);
+  const loader_build build = base != nullptr ? *base : loader_in_series(c, train, out.hops);
   if (decided != nullptr) *decided = build;
   place_loader(out, build, step, job.batch);
   const bool series = build.decided && build.in_series;

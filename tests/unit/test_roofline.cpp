@@ -302,6 +302,27 @@ TEST(Roofline, WithoutTheStepTheLoaderIsTakenToRunBesideIt) {
   }));
 }
 
+TEST(Roofline, StepPhasesAreReadFromTheMedianRatesRepetition) {
+  // --repetitions 3 merges each metric's median on its own: forward_ms's (5 ms) is of another
+  // repetition than the rate's (the second, 16000 tokens/s, whose forward took 9 ms). The phases
+  // are read from the rate's repetition, so they add up to the step the rate is: 9 + 8 + 1 + 2.
+  report_view rep = fixture();
+  for (auto& r : rep.results) {
+    if (r.benchmark != "training/step") continue;
+    for (auto& m : r.metrics) {
+      if (m.name == "tokens_per_s") m.repetitions = {20000, 16000, 8000};
+      if (m.name == "forward_ms") m.repetitions = {3, 9, 5};
+      if (m.name == "backward_ms") m.repetitions = {8, 8, 8};
+      if (m.name == "optimizer_ms") m.repetitions = {1, 1, 1};
+      if (m.name == "other_ms") m.repetitions = {2, 2, 2};
+      if (m.name == "allreduce_ms") m.repetitions = {0, 0, 0};
+    }
+  }
+  const auto r = compute_roofline(rep, tiny());
+  EXPECT_NEAR(hop(r, "compute").per_gpu, 8 / 20e-3, 1e-9);
+  EXPECT_NE(hop(r, "compute").formula.find("of repetition 2"), std::string::npos);
+}
+
 TEST(Roofline, JpegSizeFromThePipelinesInputRate) {
   // Without a declared size metric: the JPEG bytes decoded per second over images per second.
   report_view rep;
