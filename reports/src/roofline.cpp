@@ -343,9 +343,9 @@ roofline_hop storage_hop(context& c) {
 }
 
 // Decode + transform: images/s at the measured thread count nearest the threads each GPU gets,
-// scaled linearly to that count. Sets *in_step_s (seconds per sample inside the step) on a CPU
-// node, where decoding runs on the compute threads inside the step (training-transformer.md).
-roofline_hop preprocess_hop(const context& c, double* in_step_s) {
+// scaled linearly to that count. Whether it runs beside the step or inside it is decided later,
+// from the step's own data wait (loader_in_series).
+roofline_hop preprocess_hop(const context& c) {
   if (c.facts.format != data_format::jpeg)
     return missing("preprocess", "not applicable", "token shards need no decoding");
   config_want want;
@@ -362,9 +362,7 @@ roofline_hop preprocess_hop(const context& c, double* in_step_s) {
   const double per_gpu = rate.base / threads * c.threads_per_rank();
   h.formula = fmt(rate.base) + " images/s measured on " + fmt(threads) + " thread(s), x " +
               fmt(c.threads_per_rank()) + " thread(s) per GPU / " + fmt(threads);
-  h.in_step = !c.gpu;
   set_rate(h, c, per_gpu);
-  if (h.in_step) *in_step_s = 1 / h.per_gpu;
   return h;
 }
 
@@ -402,7 +400,36 @@ const result_view* training_result(const context& c) {
   return nullptr;
 }
 
-// A phase time of the training result in seconds (declared a time), with its source.
+// The repetition of `m` whose value is its median (the nearest one for an even count), so that a
+// step's wall time and its phases are read from one run: with --repetitions the report merges
+// each metric's median on its own, and those need not add up (docs/roofline.md, "Not
+// modelled"). -1 when the metric has no repetitions.
+int median_repetition(const metric_view& m) {
+  int best = -1;
+  for (std::size_t k = 0; k < m.repetitions.size(); ++k) {
+    if (best < 0 || std::fabs(m.repetitions[k] - m.value) <
+                        std::fabs(m.repetitions[static_cast<std::size_t>(best)] - m.value))
+      best = static_cast<int>(k);
+  }
+  return best;
+}
+
+double at_repetition(const metric_view& m, int k) {
+  return k >= 0 && static_cast<std::size_t>(k) < m.repetitions.size()
+             ? m.repetitions[static_cast<std::size_t>(k)]
+             : m.value;
+}
+
+// The repetition of a step result whose rate is the median one (-1: none), from which its phase
+// times are read so that they add up to the step the measured rate is.
+int step_repetition(const context& c, const result_view& r) {
+  const metric_decl* head = c.report.headline_of(r.benchmark);
+  const metric_view* rate = head != nullptr ? r.find_metric(head->name) : nullptr;
+  return rate != nullptr ? median_repetition(*rate) : -1;
+}
+
+// A phase time of the training result in seconds (declared a time), of the repetition whose rate
+// is the median, with its source.
 std::optional<double> phase_s(const context& c, const result_view& r, const std::string& name,
                               std::vector<roofline_source>* sources) {
   const metric_view* m = r.find_metric(name);
@@ -411,9 +438,9 @@ std::optional<double> phase_s(const context& c, const result_view& r, const std:
     return std::nullopt;
   const auto s = unit_scale(d->unit);
   if (!s) return std::nullopt;
-  if (sources != nullptr)
-    sources->push_back({r.benchmark, r.config_label(), name, m->value, d->unit});
-  return m->value * *s;
+  const double v = at_repetition(*m, step_repetition(c, r));
+  if (sources != nullptr) sources->push_back({r.benchmark, r.config_label(), name, v, d->unit});
+  return v * *s;
 }
 
 // A GEMM shape axis ("256" square, "MxNxK") as its three sizes; nullopt for a named layer.
@@ -507,6 +534,8 @@ roofline_hop compute_hop(const context& c, const result_view* train, double* ste
   *step_s = total;
   h.formula =
       std::to_string(c.job.batch) + " samples / " + fmt(total * 1e3) + " ms (" + names + ")";
+  if (const int k = step_repetition(c, *train); k >= 0)
+    h.formula += ", of repetition " + std::to_string(k + 1) + " (the median rate's)";
   h.status = "measured";
   h.per_gpu = c.job.batch / total;
   h.per_job = h.per_gpu * c.ranks();
@@ -703,14 +732,20 @@ roofline_measured measured_rate(const context& c, const result_view* train, doub
 
 // The step's serial time per GPU from its parts, and which part is largest.
 struct step_parts {
-  double compute_s = 0, preprocess_s = 0, allreduce_s = 0;
-  [[nodiscard]] double total() const { return compute_s + preprocess_s + allreduce_s; }
+  double compute_s = 0, storage_s = 0, preprocess_s = 0, allreduce_s = 0;
+  [[nodiscard]] double total() const { return compute_s + storage_s + preprocess_s + allreduce_s; }
   [[nodiscard]] int parts() const {
-    return (compute_s > 0 ? 1 : 0) + (preprocess_s > 0 ? 1 : 0) + (allreduce_s > 0 ? 1 : 0);
+    return (compute_s > 0 ? 1 : 0) + (storage_s > 0 ? 1 : 0) + (preprocess_s > 0 ? 1 : 0) +
+           (allreduce_s > 0 ? 1 : 0);
   }
   [[nodiscard]] std::string largest() const {
-    if (preprocess_s >= compute_s && preprocess_s >= allreduce_s) return "preprocess";
-    return allreduce_s > compute_s ? "allreduce" : "compute";
+    const std::array<std::pair<double, const char*>, 4> all = {{{compute_s, "compute"},
+                                                                {storage_s, "storage"},
+                                                                {preprocess_s, "preprocess"},
+                                                                {allreduce_s, "allreduce"}}};
+    return std::max_element(all.begin(), all.end(),
+                            [](const auto& a, const auto& b) { return a.first < b.first; })
+        ->second;
   }
 };
 
@@ -736,6 +771,96 @@ void predict(roofline_result& out, const step_parts& step, int batch) {
   out.predicted_per_job = best * out.job.ranks_per_node * out.job.nodes;
   for (auto& h : out.hops) {
     if (h.has_rate()) h.headroom = h.per_job / out.predicted_per_job;
+  }
+}
+
+// How the measured step was built: whether its loader's work (reading the batch, decoding it)
+// ran in series with the step or beside it on a thread of its own. Read from the step's own
+// time, never from its device or a name: the step's wait for data is its wall time (the batch
+// over its measured rate per rank) less the phases it declares compute and all-reduce, both of one
+// repetition. A loader beside the step leaves a wait of max(0, loader - step's own work); one in
+// series, the loader's whole work. The hops' rates measured alone predict both; the build is the
+// one whose wait is nearer the measured one. The two differ by min(loader, step's work), which is
+// also how far apart their predictions are, so a wait that cannot tell them apart chooses between
+// nearly equal predictions.
+struct loader_build {
+  bool decided = false;  // false: the step's wait is not in the report; overlap is assumed
+  bool in_series = false;
+  std::string evidence;
+};
+
+// The step's wall time and its own work (the phases declared compute and all-reduce), seconds
+// per step, both of the median repetition; nullopt when the result lacks either.
+std::optional<std::pair<double, double>> step_wall_and_own(const context& c,
+                                                           const result_view& train) {
+  const metric_decl* head = c.report.headline_of(train.benchmark);
+  const metric_view* rate = head != nullptr ? train.find_metric(head->name) : nullptr;
+  if (rate == nullptr) return std::nullopt;
+  const int k = median_repetition(*rate);
+  const double per_rank = at_repetition(*rate, k) / c.facts.seq / std::max(1, c.report.world_size);
+  double own = 0;
+  for (const data_hop hop : {data_hop::compute, data_hop::allreduce}) {
+    for (const metric_decl* d : parts_of(c.report, train.benchmark, hop)) {
+      const metric_view* m = train.find_metric(d->name);
+      const auto scale = unit_scale(d->unit);
+      if (m != nullptr && scale && d->kind == metric_kind::time && std::isfinite(m->value))
+        own += at_repetition(*m, k) * *scale;
+    }
+  }
+  if (!(per_rank > 0) || !(own > 0)) return std::nullopt;
+  return std::make_pair(c.job.batch / per_rank, own);
+}
+
+loader_build loader_in_series(const context& c, const result_view* train,
+                              const std::vector<roofline_hop>& hops) {
+  loader_build b;
+  if (train == nullptr) return b;
+  const auto step = step_wall_and_own(c, *train);
+  if (!step) return b;
+  const auto [wall, own] = *step;
+  // The loader's work per batch (its hops one after another: each file is read, then decoded)
+  // and the slowest pipelined stage, without the what-if's factors: the build is the measured
+  // step's. h2d is a stage of its own either way (a copy stream).
+  double loader = 0, stage = 0;
+  for (const auto& h : hops) {
+    if (!h.has_rate() || h.beside || h.in_step) continue;
+    const double t = c.job.batch / (h.per_gpu / c.scale(h.name));
+    stage = std::max(stage, t);
+    if (h.name != "h2d") loader += t;  // the loader's own hops (storage, preprocess)
+  }
+  if (!(loader > 0)) return b;
+  const double wait = std::max(0.0, wall - own);
+  const double if_beside = std::max(0.0, stage - own);
+  b.decided = true;
+  b.in_series = std::fabs(wait - loader) < std::fabs(wait - if_beside);
+  b.evidence = "the step waited " + fmt(wait * 1e3) + " ms per step for data (" + fmt(wall * 1e3) +
+               " ms less " + fmt(own * 1e3) +
+               " ms of compute and all-reduce); its loader's hops take " + fmt(loader * 1e3) +
+               " ms per batch alone, which would leave " + fmt(if_beside * 1e3) +
+               " ms of wait beside the step: the loader ran " +
+               (b.in_series ? "in series with the step (read + decode + compute add up)"
+                            : "beside the step (the pipeline's minimum)");
+  return b;
+}
+
+// Puts the loader's hops into the step's series when the step was built that way.
+void place_loader(roofline_result& out, const loader_build& b, step_parts& step, int batch) {
+  const bool loader_measured = std::any_of(out.hops.begin(), out.hops.end(), [](const auto& h) {
+    return h.has_rate() && !h.beside && !h.in_step && h.name != "h2d";
+  });
+  if (!b.decided && !loader_measured) return;  // nothing the build would change
+  if (!b.decided) {
+    out.notes.push_back(
+        "the step's wait for data is not in the report (no training/step of this job with its "
+        "step time): the loader is taken to run beside the step");
+    return;
+  }
+  out.notes.push_back(b.evidence);
+  if (!b.in_series) return;
+  for (auto& h : out.hops) {
+    if (!h.has_rate() || h.beside || h.in_step || h.name == "h2d") continue;
+    h.in_step = true;
+    (h.name == "storage" ? step.storage_s : step.preprocess_s) += batch / h.per_gpu;
   }
 }
 
@@ -786,8 +911,18 @@ void note_single_runs(const report_view& report, roofline_result& out) {
 
 }  // namespace
 
-roofline_result compute_roofline(const report_view& report, const roofline_job& job0,
-                                 const what_if& change) {
+namespace {
+
+bool changes_anything(const what_if& w) {
+  return !w.text.empty() || !w.scale.empty() || w.gpus || w.nodes || w.cpu_threads ||
+         w.nic_bytes_per_s;
+}
+
+// The roofline of `job0` changed by `change`. The loader's build is the measured step's: decided
+// on the unchanged job (`base`, when given) and kept under every what-if.
+roofline_result build_roofline(const report_view& report, const roofline_job& job0,
+                               const what_if& change, const loader_build* base,
+                               loader_build* decided) {
   const roofline_job job = changed_job(job0, change);
   check_job(job);
   context c{report, job, describe_job(job), change};
@@ -800,7 +935,7 @@ roofline_result compute_roofline(const report_view& report, const roofline_job& 
   const result_view* train = training_result(c);
   step_parts step;
   out.hops.push_back(storage_hop(c));
-  out.hops.push_back(preprocess_hop(c, &step.preprocess_s));
+  out.hops.push_back(preprocess_hop(c));
   out.hops.push_back(h2d_hop(c));
   out.hops.push_back(compute_hop(c, train, &step.compute_s));
   out.hops.push_back(gemm_model_hop(c));
@@ -810,14 +945,20 @@ roofline_result compute_roofline(const report_view& report, const roofline_job& 
     step.compute_s = job.batch / out.hops[4].per_gpu;
     out.notes.push_back("compute from the GEMM model: training/step did not run this job");
   }
-  step.preprocess_s *= job.batch;
   out.hops.push_back(allreduce_hop(c, train, &step.allreduce_s));
   out.facts = c.facts;
-  out.step_model = c.gpu ? "min(storage, preprocess, h2d, batch / (compute + exposed allreduce))"
-                         : "min(storage, batch / (compute + preprocess + exposed allreduce))";
+  const loader_build build = base != nullptr ? *base : loader_in_series(c, train, out.hops);
+  if (decided != nullptr) *decided = build;
+  place_loader(out, build, step, job.batch);
+  const bool series = build.decided && build.in_series;
+  out.step_model =
+      series ? (c.gpu ? "min(h2d, batch / (storage + preprocess + compute + exposed allreduce))"
+                      : "batch / (storage + preprocess + compute + exposed allreduce)")
+             : (c.gpu ? "min(storage, preprocess, h2d, batch / (compute + exposed allreduce))"
+                      : "min(storage, preprocess, batch / (compute + exposed allreduce))");
   predict(out, step, job.batch);
   out.step_parts = step.parts();
-  if (change.text.empty()) {
+  if (!changes_anything(change)) {
     out.measured = measured_rate(c, train, out.predicted_per_job);
     if (out.measured.present && report.world_size != c.ranks())
       out.notes.push_back("training/step ran " + std::to_string(report.world_size) +
@@ -832,6 +973,16 @@ roofline_result compute_roofline(const report_view& report, const roofline_job& 
   note_invalid_inputs(report, out);
   note_single_runs(report, out);
   return out;
+}
+
+}  // namespace
+
+roofline_result compute_roofline(const report_view& report, const roofline_job& job0,
+                                 const what_if& change) {
+  if (!changes_anything(change)) return build_roofline(report, job0, change, nullptr, nullptr);
+  loader_build base;
+  (void)build_roofline(report, job0, {}, nullptr, &base);
+  return build_roofline(report, job0, change, &base, nullptr);
 }
 
 roofline_analysis analyse_roofline(const report_view& report, const roofline_job& job,

@@ -123,11 +123,52 @@ def test_html_chart_and_section_in_report(tmp_path):
 
 def test_two_reports_side_by_side(tmp_path):
     a = known(tmp_path, name="a.json")
-    b = known(tmp_path, storage_gbps=1.0, name="b.json")
+    # b's step runs at its compute's 500 samples/s: it waited for nothing, as a loader beside it
+    # leaves when storage is far faster.
+    b = known(tmp_path, storage_gbps=1.0, tokens_per_s=32000.0, name="b.json")
     p = run("roofline", a, b, *JOB)
     assert p.returncode == 0, p.stderr
     assert "side by side: a is storage-bound at 250 samples/s; b is compute-bound at 500 samples/s;" \
         in p.stdout
+
+
+VIT = SOURCE / "tests/fixtures/roofline/vit-tiny-one-thread.json"
+VIT_JOB = ["--job", "vit-tiny", "--batch", "8", "--cpu-threads", "1"]
+
+
+def test_a_step_that_read_and_decoded_inside_itself_adds_them_up():
+    """vit-tiny on one CPU thread, as measured (docs/roofline.md): the step read and decoded each
+    JPEG itself, so its data wait is the loader's whole work and the prediction adds read, decode
+    and compute; decode, the largest part, is the limit."""
+    p = run("roofline", str(VIT), *VIT_JOB, "--format", "json")
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    assert doc["limit"] == "preprocess"
+    assert hop(doc, "storage")["in_step"] and hop(doc, "preprocess")["in_step"]
+    per_sample = sum(1 / hop(doc, h)["samples_per_s_per_gpu"]
+                     for h in ("storage", "preprocess", "compute"))
+    assert doc["predicted_samples_per_s_per_gpu"] == pytest.approx(1 / per_sample)
+    assert any("in series with the step" in n for n in doc["notes"])
+    assert 0.85 <= doc["measured"]["predicted_over_measured"] <= 1.15
+
+
+def test_a_step_whose_loader_ran_beside_it_is_the_pipelines_minimum(tmp_path):
+    """The same report with the step's rate made what a loader beside it gives (the decode's
+    rate: it waited only for what compute did not hide): the pipeline's minimum, nothing added."""
+    first = json.loads(run("roofline", str(VIT), *VIT_JOB, "--format", "json").stdout)
+    decode = hop(first, "preprocess")["samples_per_s_per_gpu"]
+    doc = json.loads(VIT.read_text())
+    step = next(r for r in doc["results"] if r["benchmark"] == "training/step")
+    rate = next(m for m in step["metrics"] if m["name"] == "tokens_per_s")
+    rate["value"] = decode * 17  # vit-tiny: 17 tokens per image
+    rate["repetitions"] = [rate["value"]] * len(rate["repetitions"])  # each repetition's too
+    path = tmp_path / "beside.json"
+    path.write_text(json.dumps(doc))
+    out = json.loads(run("roofline", str(path), *VIT_JOB, "--format", "json").stdout)
+    assert out["limit"] == "preprocess"
+    assert not hop(out, "preprocess")["in_step"] and not hop(out, "storage")["in_step"]
+    assert out["predicted_samples_per_s_per_gpu"] == pytest.approx(decode)
+    assert any("beside the step" in n for n in out["notes"])
 
 
 def test_hops_missing_from_the_report_are_not_measured(tmp_path):
@@ -187,7 +228,7 @@ def test_section_shown_by_report_and_compare(tmp_path):
     """`--into-report`, then the report page draws the chart and `compare` names both limits, in
     text, markdown and HTML."""
     a = known(tmp_path, name="a.json")
-    b = known(tmp_path, storage_gbps=1.0, name="b.json")
+    b = known(tmp_path, storage_gbps=1.0, tokens_per_s=32000.0, name="b.json")
     for path in (a, b):
         p = run("roofline", path, *JOB, "--into-report")
         assert p.returncode == 0, p.stderr

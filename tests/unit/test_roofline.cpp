@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <optional>
 #include <sstream>
 
 #include "infrabench/benchmark.h"
@@ -201,7 +202,10 @@ TEST(Roofline, AllReduceFromBusBandwidth) {
   EXPECT_NEAR(hop(nics, "allreduce").per_gpu, 8 / (547840.0 * 2 * 3 / 4 / 50e9), 1e-3);
 }
 
-TEST(Roofline, JpegJobOnTheCpuDecodesInsideTheStep) {
+// A vit-tiny JPEG job's hops: decoding at 600 images/s on one thread (8 / 600 = 13.3 ms per
+// batch of 8), files of 100 kB read at 1 GB/s (10k samples/s: 0.8 ms per batch) and, when
+// `step_ms` is given, a training step of 4 ms compute per batch that took `step_ms` in all.
+report_view jpeg_report(std::optional<double> step_ms) {
   report_view rep;
   rep.world_size = 1;
   rep.inventories = {host_view{"node1", "", {{"cpu.logical_cpus_usable", "2"}}}};
@@ -220,24 +224,103 @@ TEST(Roofline, JpegJobOnTheCpuDecodesInsideTheStep) {
       result("storage/read",
              {{"pattern", "rand"}, {"direct", 1}, {"block_size", 131072}, {"queue_depth", 1}},
              {metric("bandwidth_gbps", "GB/s", 1.0)}));
+  if (step_ms) {
+    rep.benchmarks["training/step"].metrics = {
+        decl("tokens_per_s", "tokens/s", metric_kind::rate, true, data_hop::step),
+        decl("forward_ms", "ms", metric_kind::time, false, data_hop::compute),
+        decl("backward_ms", "ms", metric_kind::time, false, data_hop::compute)};
+    const double tokens_per_s = 8 / (*step_ms / 1e3) * 17;  // vit-tiny: 1 + 16 patches
+    rep.results.push_back(
+        result("training/step", {{"model", "vit-tiny"}, {"batch", 8}},
+               {metric("tokens_per_s", "tokens/s", tokens_per_s), metric("forward_ms", "ms", 1.5),
+                metric("backward_ms", "ms", 2.5)}));
+  }
+  return rep;
+}
+
+roofline_job vit_one_thread() {
   roofline_job j;
   j.model = "vit-tiny";
   j.batch = 8;
   j.cpu_threads = 1;
-  const auto r = compute_roofline(rep, j);
+  return j;
+}
+
+TEST(Roofline, AStepThatWaitsForItsWholeLoaderHasItInSeries) {
+  // 18.5 ms measured: a wait of 14.5 ms, near the loader's 14.1 ms of read + decode (beside the
+  // step it would leave 13.3 - 4 = 9.3 ms). So the parts add up: 0.8 + 13.3 + 4 ms per batch.
+  const auto r = compute_roofline(jpeg_report(18.5), vit_one_thread());
   const auto& p = hop(r, "preprocess");
   ASSERT_TRUE(p.has_rate()) << p.why;
   EXPECT_TRUE(p.in_step);
+  EXPECT_TRUE(hop(r, "storage").in_step);
   EXPECT_NEAR(p.per_gpu, 600, 1e-9);
   EXPECT_NEAR(hop(r, "storage").per_gpu, 1e9 / 100000, 1e-9);
-  EXPECT_EQ(r.limit, "preprocess");  // the only part of the step the report measured
+  const double series = 8 / (8 / 1e4 + 8 / 600.0 + 4e-3);
+  EXPECT_NEAR(r.predicted_per_job, series, 1e-9);
+  EXPECT_EQ(r.limit, "preprocess");  // the step's largest part
+  EXPECT_EQ(r.step_parts, 3);
+  EXPECT_NEAR(r.measured.ratio, series / (8 / 18.5e-3), 1e-9);
+  EXPECT_NE(r.step_model.find("storage + preprocess + compute"), std::string::npos);
+  // A what-if keeps the measured step's build: faster storage shortens the series, and the
+  // decode twice as fast (two threads) still adds up with the rest.
+  const auto fast =
+      compute_roofline(jpeg_report(18.5), vit_one_thread(), parse_what_if("storage=4x"));
+  EXPECT_NEAR(fast.predicted_per_job, 8 / (2e-4 + 8 / 600.0 + 4e-3), 1e-9);
+  EXPECT_NEAR(
+      hop(compute_roofline(jpeg_report(18.5), vit_one_thread(), parse_what_if("cpu_threads=2")),
+          "preprocess")
+          .per_gpu,
+      1200, 1e-9);
+  EXPECT_EQ(hop(r, "h2d").status, "not applicable");
+}
+
+TEST(Roofline, AStepWhoseLoaderRanBesideItIsThePipelinesMinimum) {
+  // The same CPU job, hops and compute, but the step took 13.5 ms: a wait of 9.5 ms, what a
+  // loader beside the step leaves (13.3 - 4), not its whole 14.1 ms. Decoding is the pipeline's
+  // slowest stage; nothing is added to the step, whatever the device.
+  const auto r = compute_roofline(jpeg_report(13.5), vit_one_thread());
+  EXPECT_FALSE(hop(r, "preprocess").in_step);
+  EXPECT_FALSE(hop(r, "storage").in_step);
+  EXPECT_EQ(r.limit, "preprocess");
   EXPECT_NEAR(r.predicted_per_job, 600, 1e-9);
   EXPECT_EQ(r.step_parts, 1);
-  EXPECT_NEAR(r.step_per_gpu, 600, 1e-9);
-  // Twice the threads per GPU: the measured per-thread rate, twice.
-  EXPECT_NEAR(hop(compute_roofline(rep, j, parse_what_if("cpu_threads=2")), "preprocess").per_gpu,
-              1200, 1e-9);
-  EXPECT_EQ(hop(r, "h2d").status, "not applicable");
+  // Storage made slow: the loader beside the step is limited by it alone, not by the sum.
+  const auto slow =
+      compute_roofline(jpeg_report(13.5), vit_one_thread(), parse_what_if("storage=0.01x"));
+  EXPECT_EQ(slow.limit, "storage");
+  EXPECT_NEAR(slow.predicted_per_job, 100, 1e-9);
+}
+
+TEST(Roofline, WithoutTheStepTheLoaderIsTakenToRunBesideIt) {
+  const auto r = compute_roofline(jpeg_report(std::nullopt), vit_one_thread());
+  EXPECT_FALSE(hop(r, "preprocess").in_step);
+  EXPECT_EQ(r.limit, "preprocess");
+  EXPECT_NEAR(r.predicted_per_job, 600, 1e-9);
+  EXPECT_TRUE(std::any_of(r.notes.begin(), r.notes.end(), [](const std::string& n) {
+    return n.find("taken to run beside the step") != std::string::npos;
+  }));
+}
+
+TEST(Roofline, StepPhasesAreReadFromTheMedianRatesRepetition) {
+  // --repetitions 3 merges each metric's median on its own: forward_ms's (5 ms) is of another
+  // repetition than the rate's (the second, 16000 tokens/s, whose forward took 9 ms). The phases
+  // are read from the rate's repetition, so they add up to the step the rate is: 9 + 8 + 1 + 2.
+  report_view rep = fixture();
+  for (auto& r : rep.results) {
+    if (r.benchmark != "training/step") continue;
+    for (auto& m : r.metrics) {
+      if (m.name == "tokens_per_s") m.repetitions = {20000, 16000, 8000};
+      if (m.name == "forward_ms") m.repetitions = {3, 9, 5};
+      if (m.name == "backward_ms") m.repetitions = {8, 8, 8};
+      if (m.name == "optimizer_ms") m.repetitions = {1, 1, 1};
+      if (m.name == "other_ms") m.repetitions = {2, 2, 2};
+      if (m.name == "allreduce_ms") m.repetitions = {0, 0, 0};
+    }
+  }
+  const auto r = compute_roofline(rep, tiny());
+  EXPECT_NEAR(hop(r, "compute").per_gpu, 8 / 20e-3, 1e-9);
+  EXPECT_NE(hop(r, "compute").formula.find("of repetition 2"), std::string::npos);
 }
 
 TEST(Roofline, JpegSizeFromThePipelinesInputRate) {
@@ -425,7 +508,9 @@ TEST(Roofline, ReportPageDrawsTheSectionsChart) {
 }
 
 TEST(Roofline, CompareNamesBothLimits) {
-  const std::vector<report_view> reps = {with_section("a", 0.001056), with_section("b", 1.0)};
+  // b's storage so fast that the fixture's step (which waits 16 ms for data, as neither build
+  // explains: the loader is then taken to be in series) adds nothing visible to its compute.
+  const std::vector<report_view> reps = {with_section("a", 0.001056), with_section("b", 100.0)};
   const comparison c = compare_reports(reps, {});
   const std::string line = roofline_line(c);
   EXPECT_EQ(line,

@@ -99,7 +99,8 @@ struct roofline_result {
   std::string limit;                                    // the limiting hop
   std::string step_model;   // what overlaps: the formula of the prediction
   double step_per_gpu = 0;  // the step's serial parts together (0: none measured)
-  int step_parts = 0;       // how many parts the step has (compute, preprocess, all-reduce)
+  int step_parts = 0;       // how many parts the step has (compute, all-reduce; storage and
+                            // preprocess when the loader ran in series with it)
   roofline_measured measured;
   std::vector<std::string> notes;
 };
