@@ -774,6 +774,12 @@ void predict(roofline_result& out, const step_parts& step, int batch) {
   }
 }
 
+// A hop of the loader's own work (storage, preprocess) with a measured rate, not yet placed in the
+// step: the hops place_loader may put in series. h2d is a copy stream of its own either way.
+bool is_loader_hop(const roofline_hop& h) {
+  return h.has_rate() && !h.beside && !h.in_step && h.name != "h2d";
+}
+
 // How the measured step was built: whether its loader's work (reading the batch, decoding it)
 // ran in series with the step or beside it on a thread of its own. Read from the step's own
 // time, never from its device or a name: the step's wait for data is its wall time (the batch
@@ -845,9 +851,7 @@ loader_build loader_in_series(const context& c, const result_view* train,
 
 // Puts the loader's hops into the step's series when the step was built that way.
 void place_loader(roofline_result& out, const loader_build& b, step_parts& step, int batch) {
-  const bool loader_measured = std::any_of(out.hops.begin(), out.hops.end(), [](const auto& h) {
-    return h.has_rate() && !h.beside && !h.in_step && h.name != "h2d";
-  });
+  const bool loader_measured = std::any_of(out.hops.begin(), out.hops.end(), is_loader_hop);
   if (!b.decided && !loader_measured) return;  // nothing the build would change
   if (!b.decided) {
     out.notes.push_back(
@@ -858,21 +862,27 @@ void place_loader(roofline_result& out, const loader_build& b, step_parts& step,
   out.notes.push_back(b.evidence);
   if (!b.in_series) return;
   for (auto& h : out.hops) {
-    if (!h.has_rate() || h.beside || h.in_step || h.name == "h2d") continue;
+    if (!is_loader_hop(h)) continue;
     h.in_step = true;
     (h.name == "storage" ? step.storage_s : step.preprocess_s) += batch / h.per_gpu;
   }
 }
 
-// A note for each result the roofline reads that is INVALID (noisy, unverified): its number is
-// used as measured, so the output must say what it rests on, never present it as trusted.
-void note_invalid_inputs(const report_view& report, roofline_result& out) {
+// Every (benchmark, configuration) the roofline read: each hop's sources and the measured step.
+std::set<std::pair<std::string, std::string>> used_sources(const roofline_result& out) {
   std::set<std::pair<std::string, std::string>> used;
   for (const auto& h : out.hops) {
     for (const auto& s : h.sources) used.insert({s.benchmark, s.configuration});
   }
   if (out.measured.present)
     used.insert({out.measured.source.benchmark, out.measured.source.configuration});
+  return used;
+}
+
+// A note for each result the roofline reads that is INVALID (noisy, unverified): its number is
+// used as measured, so the output must say what it rests on, never present it as trusted.
+void note_invalid_inputs(const report_view& report, roofline_result& out) {
+  auto used = used_sources(out);
   for (const auto& r : report.results) {
     if (r.valid || !used.count({r.benchmark, r.config_label()})) continue;
     used.erase({r.benchmark, r.config_label()});  // one note per result, not per rank
@@ -889,12 +899,7 @@ void note_invalid_inputs(const report_view& report, roofline_result& out) {
 // it were the hardware. Interleaved repetitions (run --repetitions N: ABCABC, the median) share it
 // out; this note says when the report has none (docs/roofline.md, "Measured here").
 void note_single_runs(const report_view& report, roofline_result& out) {
-  std::set<std::pair<std::string, std::string>> used;
-  for (const auto& h : out.hops) {
-    for (const auto& s : h.sources) used.insert({s.benchmark, s.configuration});
-  }
-  if (out.measured.present)
-    used.insert({out.measured.source.benchmark, out.measured.source.configuration});
+  auto used = used_sources(out);
   if (used.size() < 2) return;
   for (const auto& r : report.results) {
     if (!used.count({r.benchmark, r.config_label()})) continue;
