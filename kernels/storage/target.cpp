@@ -446,13 +446,22 @@ std::string run_directory::remove_all() noexcept {
   return left;
 }
 
+namespace {
+
+// A file we just wrote, on the device and then out of the page cache (dirty pages are not
+// dropped, hence the fdatasync first), so its next read goes to the device.
+void flush_and_drop(int fd, const std::string& path) {
+  if (fdatasync(fd) != 0) throw storage_error("fdatasync " + path + ": " + errno_text(errno));
+  (void)posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+}
+
+}  // namespace
+
 void create_pattern_file(const std::string& path, std::uint64_t size, std::uint64_t seed,
                          const std::atomic<bool>* cancel) {
   std::vector<std::byte> chunk(std::size_t{4} << 20);
   const unique_fd fd = create_and_fill(path, size, seed, chunk, cancel);
-  // On the device, then out of the page cache: the first reads are as cold as the last.
-  if (fdatasync(fd.get()) != 0) throw storage_error("fdatasync " + path + ": " + errno_text(errno));
-  (void)posix_fadvise(fd.get(), 0, 0, POSIX_FADV_DONTNEED);
+  flush_and_drop(fd.get(), path);  // the first reads are as cold as the last
 }
 
 created_file write_new_file(const std::string& path, std::span<const std::byte> data) {
@@ -462,9 +471,7 @@ created_file write_new_file(const std::string& path, std::span<const std::byte> 
   write_all(fd.get(), data.data(), data.size(), 0, path);
   struct stat st {};
   if (fstat(fd.get(), &st) != 0) throw storage_error("fstat " + path + ": " + errno_text(errno));
-  // Dirty pages are not dropped: on the device first, then out of the cache.
-  if (fdatasync(fd.get()) != 0) throw storage_error("fdatasync " + path + ": " + errno_text(errno));
-  (void)posix_fadvise(fd.get(), 0, 0, POSIX_FADV_DONTNEED);
+  flush_and_drop(fd.get(), path);
   return created_file(path, st.st_dev, st.st_ino);
 }
 
