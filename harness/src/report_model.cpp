@@ -584,6 +584,12 @@ std::string result_view::axes_label(const std::set<std::string>* only) const {
   return out;
 }
 
+std::string result_view::axes_values_label() const {
+  std::string out;
+  for (const auto& [k, v] : axes) out += (out.empty() ? "" : " ") + k + "=" + axis_value_text(v);
+  return out;
+}
+
 std::string result_view::config_label() const {
   const std::string a = axes_label();
   return a.empty() ? benchmark : benchmark + " " + a;

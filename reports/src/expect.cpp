@@ -93,6 +93,9 @@ void blame(shortfall_found& s, const model::gpu_device_view& g, const std::strin
 
 shortfall_found gpu_setting_shortfall(const rule& r, const std::string& key,
                                       const model::devices_view& devices) {
+  // No GPU to judge is no evidence of the setting: "on every GPU" of none would pass a node whose
+  // driver lists nothing (expect.gpus, when set, says how many were wanted).
+  if (devices.gpus.empty()) return {"no GPU reports " + key, {}};
   shortfall_found s;
   for (const auto& g : devices.gpus) {
     const json v = g.property(key);

@@ -53,7 +53,8 @@ def test_run_results_as_openmetrics_parse_with_a_real_parser(tmp_path):
     values = fam["infrabench_result_value"].samples
     ns = [s for s in values if s.labels["metric"] == "ns_per_load"]
     assert ns and ns[0].labels["benchmark"] == "bandwidth/memory_latency"
-    assert "working_set=16KiB" in ns[0].labels["configuration"] and ns[0].labels["unit"] == "ns"
+    # The axis values as set (a size in bytes), not display forms: a stable series identity.
+    assert "working_set=16384" in ns[0].labels["configuration"] and ns[0].labels["unit"] == "ns"
     assert ns[0].value > 0
     status = fam["infrabench_result_status"].samples
     assert {s.labels["status"] for s in status} == {"passed"}

@@ -114,6 +114,15 @@ TEST(expect, a_gpu_setting_that_differs_names_the_gpu) {
   EXPECT_EQ(v.detail, "n1: GPU 3 false");
 }
 
+// A node whose inventory lists no GPU (the driver not answering) has not shown the setting: "on
+// every GPU" of none must not pass (seen on the CPU VM before this check said so).
+TEST(expect, a_gpu_setting_fails_on_a_node_that_lists_no_gpu) {
+  const baseline b = with_expect({{"gpu", {{"persistence_mode", true}}}});
+  const verdict v = judge(b, "expect.gpu.persistence_mode", json::array({node("n1", 0)}));
+  EXPECT_EQ(v.status, verdict_status::fail);
+  EXPECT_EQ(v.detail, "n1: no GPU reports persistence_mode");
+}
+
 TEST(expect, a_report_without_an_inventory_is_waived_with_the_reason) {
   const baseline b = with_expect({{"gpus", 8}});
   const verdict v = judge(b, "expect.gpus", json::array({ib_test::host("old")}));

@@ -94,6 +94,21 @@ TEST(ReportsPrinters, CsvRunIsOneRowPerMetric) {
   EXPECT_NE(rows[3].find(",skipped,true,no CUDA device: test,"), std::string::npos);
 }
 
+// A Prometheus series is identified by its labels: the configuration label carries the axis values
+// as set, not display forms that change from machine to machine ("isa=auto (avx512)").
+TEST(ReportsPrinters, OpenmetricsConfigurationIsTheAxisValuesNotTheirDisplay) {
+  json r = ib_test::result("gemm/cpu_peak", {{"isa", "auto"}, {"threads", 0}},
+                           {{"gflops", "GFLOP/s", 100}});
+  r["axes_display"]["isa"] = "auto (avx512)";
+  const json results = json::array({r});
+  std::ostringstream out;
+  printer_registry::instance()
+      .find("openmetrics", document::run)
+      .print(out, run_document{ib_test::report(results), model::results_from_json(results), false});
+  EXPECT_NE(out.str().find("configuration=\"isa=auto threads=0\""), std::string::npos) << out.str();
+  EXPECT_EQ(out.str().find("avx512"), std::string::npos) << out.str();
+}
+
 TEST(ReportsPrinters, CsvComparisonHasARowPerMetricAndReport) {
   auto make = [](const std::string& label, double v) {
     auto r = parse_report(

@@ -69,7 +69,7 @@ void status_family(std::ostream& out) {
 
 labels result_labels(const result_view& r) {
   labels ls = {{"benchmark", r.benchmark},
-               {"configuration", r.axes_label()},
+               {"configuration", r.axes_values_label()},
                {"host", r.host},
                {"rank", std::to_string(r.rank)}};
   if (r.gpu) ls.emplace_back("gpu", std::to_string(*r.gpu));

@@ -120,6 +120,9 @@ struct result_view {
   [[nodiscard]] std::string config_label() const;
   // The axes alone: "kernel=triad threads=0" ("" when none); only those in `only` when given.
   [[nodiscard]] std::string axes_label(const std::set<std::string>* only = nullptr) const;
+  // The axes with the values they were set to, not their display forms ("isa=auto", not "isa=auto
+  // (avx512)"): a label that stays the same across machines and runs (openmetrics series).
+  [[nodiscard]] std::string axes_values_label() const;
   // Whether every axis in `want` has this value here (JSON-equal, or equal to the display form,
   // or the same number written as a string: "256MiB", "268435456", 268435456 all match).
   [[nodiscard]] bool axes_match(const nlohmann::json& want) const;
