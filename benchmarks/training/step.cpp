@@ -110,6 +110,7 @@ setup resolve(state& st) {
     st.skip(infrabench::reason_code::no_device, gpu_trainer_unavailable_reason());
   if (s.gpu && !st.caps().cuda.available)
     st.skip(infrabench::reason_code::no_device, st.caps().cuda.reason);
+  if (s.gpu) st.ran_on_rank_gpu();
 
   std::string dtype = st.get_string("dtype");
   if (dtype == "auto") {

@@ -355,7 +355,7 @@ result finish_result(state& st, double elapsed_s, const coded_reason& error,
   r.axis_display = identity.axis_display;
   r.rank = identity.rank;
   r.host = identity.host;
-  r.gpu = identity.gpu;
+  if (identity.gpu >= 0) r.gpu = identity.gpu;  // else what the benchmark said (ran_on_rank_gpu)
   for (std::size_t i = 0; i < r.axes.size(); ++i) {
     if (const auto it = st.axis_display().find(r.axes[i].first); it != st.axis_display().end())
       r.axis_display[i] = it->second;

@@ -549,3 +549,17 @@ TEST_F(RunnerTest, ResultsOfCudaBenchmarksCarryTheRanksGpu) {
   EXPECT_EQ(c.gpu, -1);
   EXPECT_FALSE(c.to_json().contains("gpu"));
 }
+
+// A benchmark that may run on either (training/step, device=auto) says when it ran on the GPU; on
+// the H100 the GPU training step's result named no GPU before it did.
+TEST_F(RunnerTest, ABenchmarkThatRanOnTheRanksGpuSaysSo) {
+  benchmark either("test/either", [](state& st) {
+    if (st.caps().cuda.available) st.ran_on_rank_gpu();
+    st.exec([] { spin_for(50e-6); });
+  });
+  caps.rank_gpu = 5;
+  caps.cuda.available = true;
+  EXPECT_EQ(run_one(either, {}, caps, *comm, settings).gpu, 5);
+  caps.cuda.available = false;
+  EXPECT_EQ(run_one(either, {}, caps, *comm, settings).gpu, -1);
+}

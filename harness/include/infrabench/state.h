@@ -175,6 +175,10 @@ class state {
     m_result.withheld[std::string(metric)] = std::string(why);
     add_warning(withheld_metric_warning(metric, why));
   }
+  // This configuration ran on this rank's GPU (capabilities::rank_gpu), though the benchmark does
+  // not always need CUDA (training/step on device=auto): its result names that GPU, as those of
+  // benchmarks that require CUDA do, so per-GPU verdicts and outliers see it.
+  void ran_on_rank_gpu() { m_result.gpu = caps().rank_gpu; }
   // The cells of a matrix benchmark's row, measured or n/a (kept when the row is skipped too).
   void set_cells(std::vector<result_cell> cells) { m_result.cells = std::move(cells); }
   // A metric the harness cannot derive from work counts (e.g. accelerator utilisation).
