@@ -162,6 +162,19 @@ double distance(const result_view& r, const config_want& want) {
   return want.extra ? d + want.extra(r) : d;
 }
 
+// The value a hop reads from `r` for a declared metric: the metric itself or, for a declared family
+// of cells (bandwidth_gbps_*: one per GPU of a copy matrix), the slowest cell, the GPU that holds a
+// synchronous job back. Hop metrics are rates (headline_rate checks the unit), so slowest = lowest.
+const metric_view* declared_metric(const result_view& r, const std::string& name) {
+  if (name.find('*') == std::string::npos) return r.find_metric(name);
+  const metric_view* slowest = nullptr;
+  for (const auto& m : r.metrics) {
+    if (!metric_pattern_matches(name, m.name) || !std::isfinite(m.value) || m.value <= 0) continue;
+    if (slowest == nullptr || m.value < slowest->value) slowest = &m;
+  }
+  return slowest;
+}
+
 // The passed result of `bench` nearest `want` that carries a finite value of `metric`; *best_d is
 // its distance (lowered only when one is found nearer than it was).
 const result_view* pick(const report_view& report, const std::string& bench,
@@ -169,7 +182,7 @@ const result_view* pick(const report_view& report, const std::string& bench,
   const result_view* best = nullptr;
   for (const auto& r : report.results) {
     if (r.benchmark != bench || r.status != "passed") continue;
-    const metric_view* m = r.find_metric(metric);
+    const metric_view* m = declared_metric(r, metric);
     if (m == nullptr || !std::isfinite(m->value) || m->value <= 0) continue;
     bool ok = true;
     for (const auto& [axis, value] : want.exact) {
@@ -222,8 +235,8 @@ read_rate headline_rate(const report_view& report, data_hop hop, std::optional<b
     if (out.why.empty()) out.why = "no passed result of " + hop_name + "'s benchmark in the report";
     return out;
   }
-  const metric_view* m = out.result->find_metric(best_decl->name);
-  out.source = {out.result->benchmark, out.result->config_label(), best_decl->name, m->value,
+  const metric_view* m = declared_metric(*out.result, best_decl->name);
+  out.source = {out.result->benchmark, out.result->config_label(), m->name, m->value,
                 best_decl->unit};
   out.base = m->value * *unit_scale(best_decl->unit);
   out.why.clear();
@@ -297,9 +310,9 @@ std::optional<roofline_source> jpeg_size(const context& c) {
         if (d != nullptr && d->kind == metric_kind::size && d->unit == "B" && m.value > 0)
           return roofline_source{r.benchmark, r.config_label(), m.name, m.value, d->unit};
       }
-      const metric_view* images = r.find_metric(head->name);
+      const metric_view* images = declared_metric(r, head->name);
       for (const metric_decl* d : input) {
-        const metric_view* in = r.find_metric(d->name);
+        const metric_view* in = declared_metric(r, d->name);
         const auto scale = unit_scale(d->unit);
         if (in != nullptr && images != nullptr && scale && d->kind == metric_kind::rate &&
             images->value > 0 && in->value > 0)
@@ -395,7 +408,7 @@ const result_view* training_result(const context& c) {
     const auto seq = axis_number(r, "seq");
     const double resolved = seq && *seq != 0 ? *seq : preset_of(c.job).max_seq;
     if (c.facts.family == "gpt2" && resolved != c.facts.seq) continue;
-    if (r.find_metric(d->name) != nullptr) return &r;
+    if (declared_metric(r, d->name) != nullptr) return &r;
   }
   return nullptr;
 }
@@ -424,7 +437,7 @@ double at_repetition(const metric_view& m, int k) {
 // times are read so that they add up to the step the measured rate is.
 int step_repetition(const context& c, const result_view& r) {
   const metric_decl* head = c.report.headline_of(r.benchmark);
-  const metric_view* rate = head != nullptr ? r.find_metric(head->name) : nullptr;
+  const metric_view* rate = head != nullptr ? declared_metric(r, head->name) : nullptr;
   return rate != nullptr ? median_repetition(*rate) : -1;
 }
 
@@ -432,7 +445,7 @@ int step_repetition(const context& c, const result_view& r) {
 // is the median, with its source.
 std::optional<double> phase_s(const context& c, const result_view& r, const std::string& name,
                               std::vector<roofline_source>* sources) {
-  const metric_view* m = r.find_metric(name);
+  const metric_view* m = declared_metric(r, name);
   const metric_decl* d = c.report.declaration(r.benchmark, name);
   if (m == nullptr || d == nullptr || d->kind != metric_kind::time || !std::isfinite(m->value))
     return std::nullopt;
@@ -721,7 +734,7 @@ roofline_measured measured_rate(const context& c, const result_view* train, doub
     return m;
   }
   const metric_decl* d = c.report.headline_of(train->benchmark);
-  const metric_view* v = train->find_metric(d->name);
+  const metric_view* v = declared_metric(*train, d->name);
   m.present = true;
   m.source = {train->benchmark, train->config_label(), d->name, v->value, d->unit};
   m.per_job = v->value / c.facts.seq;  // tokens/s of the job; a ViT image is seq tokens
@@ -800,14 +813,14 @@ struct loader_build {
 std::optional<std::pair<double, double>> step_wall_and_own(const context& c,
                                                            const result_view& train) {
   const metric_decl* head = c.report.headline_of(train.benchmark);
-  const metric_view* rate = head != nullptr ? train.find_metric(head->name) : nullptr;
+  const metric_view* rate = head != nullptr ? declared_metric(train, head->name) : nullptr;
   if (rate == nullptr) return std::nullopt;
   const int k = median_repetition(*rate);
   const double per_rank = at_repetition(*rate, k) / c.facts.seq / std::max(1, c.report.world_size);
   double own = 0;
   for (const data_hop hop : {data_hop::compute, data_hop::allreduce}) {
     for (const metric_decl* d : parts_of(c.report, train.benchmark, hop)) {
-      const metric_view* m = train.find_metric(d->name);
+      const metric_view* m = declared_metric(train, d->name);
       const auto scale = unit_scale(d->unit);
       if (m != nullptr && scale && d->kind == metric_kind::time && std::isfinite(m->value))
         own += at_repetition(*m, k) * *scale;
