@@ -55,26 +55,38 @@ bool is_selected(const benchmark& bench, const selection& sel,
   return std::regex_search(bench.name(), *filter);
 }
 
-// The benchmark's axes with the values of every suite entry that matches it.
-planned_benchmark with_suite_axes(const benchmark& bench, const suite& su,
-                                  const std::vector<std::regex>& entry_regex) {
+// The benchmark's axes with one suite entry's values over the code defaults.
+planned_benchmark with_entry_axes(const benchmark& bench, const suite& su, const suite_entry* e) {
   planned_benchmark item;
   item.bench = &bench;
   item.axes = bench.axes();
-  for (std::size_t i = 0; i < su.entries.size(); ++i) {
-    if (!std::regex_search(bench.name(), entry_regex[i])) continue;
-    for (const auto& [name, values] : su.entries[i].axes) {
-      for (auto& ax : item.axes) {
-        if (ax.name != name) continue;
-        try {
-          ax.values = parse_axis_values(ax, suite_axis_text(values));
-        } catch (const user_error& err) {
-          throw user_error("suite " + su.source + ": " + bench.name() + ": " + err.what());
-        }
+  if (e == nullptr) return item;
+  for (const auto& [name, values] : e->axes) {
+    for (auto& ax : item.axes) {
+      if (ax.name != name) continue;
+      try {
+        ax.values = parse_axis_values(ax, suite_axis_text(values));
+      } catch (const user_error& err) {
+        throw user_error("suite " + su.source + ": " + bench.name() + ": " + err.what());
       }
     }
   }
   return item;
+}
+
+// One item per suite entry that matches the benchmark and sets axes: each is its own set of
+// configurations, as a fio job section is (two entries for training/step, one per model and
+// batch, run both; a later entry used to replace the earlier one's values silently). Entries
+// without axes only select: a benchmark they alone select runs its code defaults.
+std::vector<planned_benchmark> with_suite_axes(const benchmark& bench, const suite& su,
+                                               const std::vector<std::regex>& entry_regex) {
+  std::vector<planned_benchmark> items;
+  for (std::size_t i = 0; i < su.entries.size(); ++i) {
+    if (!su.entries[i].axes.empty() && std::regex_search(bench.name(), entry_regex[i]))
+      items.push_back(with_entry_axes(bench, su, &su.entries[i]));
+  }
+  if (items.empty()) items.push_back(with_entry_axes(bench, su, nullptr));
+  return items;
 }
 
 // A suite axis that no benchmark matching its entry has is a typo; say so rather than silently
@@ -146,8 +158,12 @@ void apply_option_axes(std::vector<planned_benchmark>& items,
 
 // Every configuration of every item; refuses one that needs more memory than is available.
 void expand_configs(std::vector<planned_benchmark>& items, const capabilities& caps) {
+  std::set<std::string> planned;  // a configuration two entries both give runs once
   for (auto& it : items) {
     it.configs = cartesian_product(it.axes);
+    std::erase_if(it.configs, [&](const config& cfg) {
+      return !planned.insert(describe_config(*it.bench, cfg)).second;
+    });
     for (const auto& cfg : it.configs) {
       const auto need = it.bench->memory_needed(cfg);
       if (caps.memory_available_bytes > 0 && need > caps.memory_available_bytes) {
@@ -256,16 +272,12 @@ std::vector<planned_benchmark> order_by_uses(std::vector<planned_benchmark> item
   // selected does not hold anything back.
   std::vector<planned_benchmark> out;
   std::vector<bool> placed(items.size(), false);
-  auto index_of = [&](const std::string& name) {
-    for (std::size_t i = 0; i < items.size(); ++i) {
-      if (items[i].bench->name() == name) return i;
-    }
-    return items.size();
-  };
   auto ready = [&](std::size_t i) {
+    // Every item of a used benchmark (a suite can give one several) is placed first.
     for (const auto& used : items[i].bench->uses()) {
-      const std::size_t j = index_of(used);
-      if (j < items.size() && !placed[j]) return false;
+      for (std::size_t j = 0; j < items.size(); ++j) {
+        if (items[j].bench->name() == used && !placed[j]) return false;
+      }
     }
     return true;
   };
@@ -295,8 +307,9 @@ run_plan make_plan(const registry& reg, const selection& sel, const capabilities
 
   run_plan plan;
   for (const auto& owned : reg.all()) {
-    if (is_selected(*owned, sel, entry_regex, filter))
-      plan.items.push_back(with_suite_axes(*owned, su, entry_regex));
+    if (!is_selected(*owned, sel, entry_regex, filter)) continue;
+    for (auto& item : with_suite_axes(*owned, su, entry_regex))
+      plan.items.push_back(std::move(item));
   }
   check_suite_axes_exist(reg, su, entry_regex, plan.items);
   check_something_selected(plan.items, sel);

@@ -458,6 +458,28 @@ TEST_F(RunnerTest, SuiteAxisTypoIsAnError) {
   EXPECT_THROW((void)make_plan(registry::instance(), sel, caps), user_error);
 }
 
+// Two entries that set axes of one benchmark are two sets of configurations (a suite with
+// training/step for gpt2-124m at batch 16 and vit-tiny at batch 64 ran vit-tiny alone, silently);
+// a configuration both give runs once; an entry without axes only selects.
+TEST_F(RunnerTest, EachSuiteEntryWithAxesIsItsOwnSetOfConfigurations) {
+  selection sel;
+  sel.selected_suite = parse_suite(R"({"benchmarks":[{"filter":"^test/"},
+      {"filter":"^test/spin$","axes":{"n":[2],"size":[8192]}},
+      {"filter":"^test/spin$","axes":{"n":[3,2],"size":[8192]}}]})",
+                                   "t");
+  sel.suite_explicit = true;
+  sel.filter = "^test/spin$";
+  const run_plan plan = make_plan(registry::instance(), sel, caps);
+  std::vector<std::string> configs;
+  for (const auto& it : plan.items) {
+    for (const auto& c : it.configs) configs.push_back(describe_config(*it.bench, c));
+  }
+  EXPECT_EQ(configs,
+            (std::vector<std::string>{"test/spin n=2 size=8KiB", "test/spin n=3 size=8KiB"}));
+  sel.selected_suite = parse_suite(R"({"benchmarks":[{"filter":"^test/spin$"}]})", "t");
+  EXPECT_EQ(make_plan(registry::instance(), sel, caps).total_configs(), 2u);  // defaults: n=1,2
+}
+
 // An entry matching several benchmarks may narrow an axis only one of them has, even when --filter
 // keeps only another one; a typo is still refused.
 TEST_F(RunnerTest, SuiteAxisOfAnotherBenchmarkInTheEntryIsAccepted) {
