@@ -163,6 +163,19 @@ void require_runnable(state& st, const topo::cell_sweep& sweep) {
   st.skip(sweep.na_summary());
 }
 
+namespace {
+
+// A cell's metric from each of its timed samples (seconds per operation).
+std::vector<double> of_each(const std::vector<double>& times_s,
+                            const std::function<double(double)>& metric_of) {
+  std::vector<double> out;
+  out.reserve(times_s.size());
+  for (double t : times_s) out.push_back(metric_of(t));
+  return out;
+}
+
+}  // namespace
+
 std::vector<metric_decl> bandwidth_row_metrics(bool with_ceiling) {
   std::vector<metric_decl> out = {{topo::cell_metric("bandwidth_gbps", "*"), "GB/s"}};
   out.front().headline = true;
@@ -191,9 +204,12 @@ void report_bandwidth_row(
     }
     const bandwidth_cell_info ci = info(c);
     const double gbps = ci.bytes_per_op / s.median / 1e9;
-    st.add_metric(topo::cell_metric("bandwidth_gbps", c.column), "GB/s", gbps, true,
+    const std::string name = topo::cell_metric("bandwidth_gbps", c.column);
+    st.add_metric(name, "GB/s", gbps, true,
                   ci.what + ": bytes per operation / median time per operation over " +
                       std::to_string(s.n) + " samples, GB = 1e9 B");
+    st.set_metric_samples(name,
+                          of_each(c.samples, [&](double t) { return ci.bytes_per_op / t / 1e9; }));
     check_noise(st, sweep, c, s);
     if (!ci.ceiling) {
       if (!ci.ceiling_unknown_reason.empty()) {
@@ -212,10 +228,10 @@ void report_bandwidth_row(
       continue;
     }
     if (const auto eff = topo::efficiency_percent(gbps, ci.ceiling->gbps)) {
-      const std::string name = topo::cell_metric("efficiency_pct", c.column);
-      st.add_metric(name, "%", *eff, true,
+      const std::string pct = topo::cell_metric("efficiency_pct", c.column);
+      st.add_metric(pct, "%", *eff, true,
                     "bandwidth_gbps_" + c.column + " / theoretical " + ci.ceiling->description);
-      st.set_metric_hint(name, metric_hint::fraction_of_peak);
+      st.set_metric_hint(pct, metric_hint::fraction_of_peak);
     }
   }
   warn_na(st, sweep);
@@ -231,9 +247,11 @@ void report_latency_row(state& st, const topo::cell_sweep& sweep, double items_p
       st.check(false, c.column + ": no timed samples");
       continue;
     }
-    st.add_metric(topo::cell_metric("latency_" + unit, c.column), unit,
-                  s.median / items_per_op * scale, false,
+    const std::string name = topo::cell_metric("latency_" + unit, c.column);
+    st.add_metric(name, unit, s.median / items_per_op * scale, false,
                   method + " (median of " + std::to_string(s.n) + " samples)");
+    st.set_metric_samples(name,
+                          of_each(c.samples, [&](double t) { return t / items_per_op * scale; }));
     check_noise(st, sweep, c, s);
   }
   warn_na(st, sweep);

@@ -296,6 +296,20 @@ void state::set_metric_hint(std::string_view name, metric_hint hint) {
   throw std::logic_error("set_metric_hint(" + std::string(name) + "): no such metric");
 }
 
+void state::set_metric_samples(std::string_view name, std::vector<double> samples) {
+  for (auto* list : {&m_custom_metrics, &m_result.metrics}) {
+    for (auto& m : *list) {
+      if (m.name != name) continue;
+      for (double v : samples) {
+        if (std::isfinite(v) && (m.higher_is_better ? v > m.best : v < m.best)) m.best = v;
+      }
+      m.samples = std::move(samples);
+      return;
+    }
+  }
+  throw std::logic_error("set_metric_samples(" + std::string(name) + "): no such metric");
+}
+
 void state::add_time_metric(std::string name, std::string unit, bool higher_is_better,
                             std::string method, const std::function<double(double)>& of_seconds) {
   if (m_result.samples_s.empty()) {

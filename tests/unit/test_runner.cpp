@@ -572,6 +572,34 @@ TEST_F(RunnerTest, ResultsOfCudaBenchmarksCarryTheRanksGpu) {
   EXPECT_FALSE(c.to_json().contains("gpu"));
 }
 
+// A matrix cell's rate carries the rate of each of its samples (bandwidth/h2d on the H100 drew "no
+// samples" and no interval): the report's interval and error bar come from them, best is the best.
+TEST_F(RunnerTest, AMetricsSamplesGiveItsIntervalAndBest) {
+  benchmark cell("test/cell", [](state& st) {
+    st.exec([] { spin_for(50e-6); });
+    st.add_metric("rate_gpu0", "GB/s", 10, true, "test");
+    st.set_metric_samples("rate_gpu0", {8, 10, 12});
+    st.add_metric("latency_us_gpu0", "us", 5, false, "test");
+    st.set_metric_samples("latency_us_gpu0", {4, 5, 7});
+  });
+  cell.produces("rate_gpu0", "GB/s", better::higher)
+      .produces("latency_us_gpu0", "us", better::lower);
+  const result r = run_one(cell, {}, caps, *comm, settings);
+  ASSERT_EQ(r.st, status::passed) << r.reason;
+  std::map<std::string, const metric*> by;
+  for (const auto& m : r.metrics) by[m.name] = &m;
+  ASSERT_TRUE(by.count("rate_gpu0") && by.count("latency_us_gpu0"));
+  EXPECT_EQ(by["rate_gpu0"]->samples, (std::vector<double>{8, 10, 12}));
+  EXPECT_EQ(by["rate_gpu0"]->value, 10);
+  EXPECT_EQ(by["rate_gpu0"]->best, 12);
+  EXPECT_EQ(by["latency_us_gpu0"]->best, 4);
+  benchmark typo("test/typo", [](state& st) {
+    st.exec([] { spin_for(50e-6); });
+    st.set_metric_samples("nothing", {1});
+  });
+  EXPECT_EQ(run_one(typo, {}, caps, *comm, settings).st, status::failed);
+}
+
 // A benchmark that may run on either (training/step, device=auto) says when it ran on the GPU; on
 // the H100 the GPU training step's result named no GPU before it did.
 TEST_F(RunnerTest, ABenchmarkThatRanOnTheRanksGpuSaysSo) {

@@ -185,6 +185,11 @@ class state {
   void add_metric(std::string name, std::string unit, double value, bool higher_is_better,
                   std::string method, metric_role role = metric_role::performance);
 
+  // The per-sample values behind the benchmark's own metric `name` (a matrix cell's rate from each
+  // of the cell's timed samples), so reports give it a confidence interval and error bars; its
+  // best becomes the best sample. Throws std::logic_error for a name this result has no metric of.
+  void set_metric_samples(std::string_view name, std::vector<double> samples);
+
   // Declares what the benchmark's own metric `name` is beyond its role (metric_hint), e.g. that
   // it is the result's fraction of its hardware peak. Throws std::logic_error for a name this
   // result has no metric of.
