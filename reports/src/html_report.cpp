@@ -276,10 +276,14 @@ class planner {
       if (!first_node(it)) continue;
       for (const auto& m : it.r->metrics) {
         const json ci = metric_ci(m);
+        // A clock, a temperature, a ceiling: one reading, not a sampled measurement, so no
+        // interval is missing from it.
+        const bool reading = m.role == metric_role::information && m.samples.empty();
         rows.push_back({{"report", m_reports[it.report].label},
                         {"metric", m.name},
                         {"value", std::isfinite(m.value) ? json(m.value) : json(nullptr)},
                         {"ci", ci},
+                        {"reading", reading},
                         {"unit", m.unit},
                         {"flag", flag_json(*it.r)}});
       }

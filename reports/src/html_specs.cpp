@@ -161,8 +161,10 @@ void metrics_table(std::ostream& out, const json& spec) {
     if (reports) out << "<td>" << xml_escape(r["report"].get<std::string>()) << "</td>";
     out << "<td>" << xml_escape(r["metric"].get<std::string>()) << "</td><td class=\"num\">"
         << num_text(r["value"]) << "</td><td class=\"num\">"
-        << (r["value"].is_null() ? "" : ci_text(r["ci"])) << "</td><td>"
-        << xml_escape(r["unit"].get<std::string>()) << "</td>";
+        << (r["value"].is_null()        ? ""
+            : r.value("reading", false) ? "—"  // a single reading: no interval to give
+                                        : ci_text(r["ci"]))
+        << "</td><td>" << xml_escape(r["unit"].get<std::string>()) << "</td>";
     status_cell(out, r["flag"]);
     out << "</tr>\n";
   }

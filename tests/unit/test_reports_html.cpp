@@ -549,6 +549,28 @@ TEST(ReportsHtml, OneConfigurationIsATableNotCharts) {
   EXPECT_NE(table.find("<td>mce_total</td><td class=\"num\">3</td>"), std::string::npos) << table;
 }
 
+// A clock or a ceiling is one reading: its interval cell says "—", not "no samples", which stays
+// for a measured metric that carries none (on the H100 every GPU result's clocks read "no
+// samples").
+TEST(ReportsHtml, AReadingHasNoIntervalToMiss) {
+  json r = ib_test::result("bandwidth/d2d", json::object(),
+                           {{"bandwidth_gbps_gpu0", "GB/s", 2990},
+                            {"gpu_sm_clock_mhz_min", "MHz", 1980, true, {}, "information"}});
+  for (auto& m : r["metrics"]) m["samples"] = json::array();
+  const std::vector<report_view> reps = {
+      parse_report(ib_test::report(json::array({r})).dump(), "r.json")};
+  const auto charts = charts_of(chart_specs(reps, 100), "bandwidth/d2d");
+  ASSERT_EQ(charts.size(), 1u);
+  const std::string table = numbers_table(charts[0]);
+  EXPECT_NE(table.find("<td>gpu_sm_clock_mhz_min</td><td class=\"num\">1980</td><td "
+                       "class=\"num\">—</td>"),
+            std::string::npos)
+      << table;
+  EXPECT_NE(table.find("<td class=\"num\">2990</td><td class=\"num\">no samples</td>"),
+            std::string::npos)
+      << table;
+}
+
 TEST(ReportsHtml, RatioChartIsHeadlineOnlyOnALogAxisSortedByBenchmark) {
   // Two machines; gemm has three shapes and two performance metrics (gflops first: the headline);
   // B's 4096 result is INVALID.
