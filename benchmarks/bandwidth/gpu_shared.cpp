@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <stdexcept>
 
@@ -232,6 +233,10 @@ void report_bandwidth_row(
       st.add_metric(pct, "%", *eff, true,
                     "bandwidth_gbps_" + c.column + " / theoretical " + ci.ceiling->description);
       st.set_metric_hint(pct, metric_hint::fraction_of_peak);
+      // The same ceiling for every sample: each sample's rate over it (valid, as the median's is).
+      st.set_metric_samples(pct, of_each(c.samples, [&](double t) {
+                              return 100.0 * ci.bytes_per_op / t / 1e9 / ci.ceiling->gbps;
+                            }));
     }
   }
   warn_na(st, sweep);
