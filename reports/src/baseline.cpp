@@ -514,6 +514,23 @@ judgement judge_results(const baseline& b, const rule& r, const detail::node_con
   return out;
 }
 
+// Why a rule was waived, each reason once in the order met; a long list (a skip per GPU of an
+// 8-GPU copy matrix on a one-GPU node) keeps its first reasons and counts the rest: the report
+// holds each configuration's.
+std::string waived_detail(const std::vector<std::string>& why) {
+  constexpr std::size_t shown = 2;
+  std::vector<std::string> uniq;
+  for (const auto& w : why) {
+    if (std::find(uniq.begin(), uniq.end(), w) == uniq.end()) uniq.push_back(w);
+  }
+  std::string detail;
+  const std::size_t n = uniq.size() <= shown + 1 ? uniq.size() : shown;
+  for (std::size_t i = 0; i < n; ++i) detail += (detail.empty() ? "" : "; ") + uniq[i];
+  if (n < uniq.size())
+    detail += "; and " + std::to_string(uniq.size() - n) + " more (each in the report)";
+  return detail;
+}
+
 // The value a verdict shows: the worst judged one (a failed benchmark counts as worst of all).
 std::string measured_text(const rule& r, const judgement& j) {
   const judged* shown = nullptr;
@@ -609,12 +626,7 @@ verdict evaluate_with(const baseline& b, const rule& r, const detail::node_conte
   if (matched.empty()) return missing_verdict(b, r, cx);
   if (r.kind == rule_kind::no_outlier_nodes) return evaluate_outliers(r, cx, matched);
   const judgement j = judge_results(b, r, cx, matched);
-  if (j.items.empty() && j.not_run.empty()) {
-    const std::set<std::string> uniq(j.waived_why.begin(), j.waived_why.end());
-    std::string detail;
-    for (const auto& w : uniq) detail += (detail.empty() ? "" : "; ") + w;
-    return waived_verdict(r, detail);
-  }
+  if (j.items.empty() && j.not_run.empty()) return waived_verdict(r, waived_detail(j.waived_why));
   verdict v;
   v.r = &r;
   v.expected = r.expectation();

@@ -140,6 +140,24 @@ TEST(ReportsBaseline, FractionOfPeak) {
                user_error);  // a lower-is-better metric has no "fraction of peak"
 }
 
+// A rule over a copy matrix on a one-GPU node waives eight skipped configurations, each with its
+// own reason: the first two are said, the rest counted (on the H100 the detail listed all eight).
+TEST(ReportsBaseline, AWaivedRulesManyReasonsAreCounted) {
+  json results = json::array();
+  for (int src = 0; src < 8; ++src) {
+    json r = ib_test::result("gemm/cublas", {{"n", 4096}, {"src", src}}, {}, "node1", 0, "skipped");
+    r["reason"] =
+        src == 0 ? "peer-to-peer needs two GPUs" : "GPU " + std::to_string(src) + " does not exist";
+    results.push_back(r);
+  }
+  const auto v = one({{"benchmark", "gemm/cublas"}, {"metric", "tflops"}, {"min", 500}},
+                     ib_test::report(results));
+  EXPECT_EQ(v.status, verdict_status::waived);
+  EXPECT_EQ(v.detail,
+            "skipped: peer-to-peer needs two GPUs; skipped: GPU 1 does not exist; and 6 more "
+            "(each in the report)");
+}
+
 TEST(ReportsBaseline, WaivedWithTheReason) {
   auto v = one({{"benchmark", "gemm/cublas"}, {"metric", "tflops"}, {"min", 500}});
   EXPECT_EQ(v.status, verdict_status::waived);
