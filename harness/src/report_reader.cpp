@@ -1231,7 +1231,8 @@ bool report_events::parse_error(std::size_t byte, const std::string& /*token*/,
     // A number beyond double's range (1e999): syntactically JSON, not a value we can hold.
     throw user_error(m_origin + ": unreadable JSON: " + reason_of(e));
   }
-  const bool truncated = byte >= m_source.size();
+  // At the end the parser has asked for one character more than there are.
+  const bool truncated = byte > m_source.size();
   if (truncated && m_mode == mode::start && m_source.blank_before(m_source.size()))
     throw user_error(m_origin + ": empty file, expected JSON");
   throw user_error(m_origin + ": " +
