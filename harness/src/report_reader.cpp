@@ -1004,7 +1004,8 @@ class dom_builder {
 // nlohmann's message without its "[json.exception.parse_error.101] " prefix.
 std::string reason_of(const nlohmann::detail::exception& e) {
   std::string what = e.what();
-  const auto close = what.find("] ");
+  constexpr std::string_view prefix_end = "] ";
+  const auto close = what.find(prefix_end);
   if (close != std::string::npos) what = what.substr(close + 2);
   return what;
 }
