@@ -430,9 +430,9 @@ void result_reader::begin(result_view& into, std::size_t index, std::string wher
 }
 
 void result_reader::too_much() const {
-  throw user_error(m_origin + ": its results take more than " +
-                   std::to_string(max_report_results_bytes >> 30) +
-                   " GiB in memory: not a report (a real report's take about 2.5 times its size)");
+  throw user_error(
+      m_origin + ": its results take more than " + std::to_string(max_report_results_bytes >> 30) +
+      " GiB in memory: not a report (a real report's results take about 2.5 times its size)");
 }
 
 void result_reader::push(part kind, bool object) {

@@ -385,9 +385,10 @@ using metric_catalog = std::map<std::string, std::vector<metric_decl>>;
 [[nodiscard]] std::optional<std::vector<int>> parse_version(std::string_view v);
 
 // Parses report text in one streaming pass (each result read straight into its view, never built
-// as a JSON value: report_reader.cpp). `origin` names it in messages (a path). `reader_version` is the newest schema
-// this code understands (the harness's report_schema_version); a newer report is refused, an older
-// 1.x one read with defaults for fields it lacks. Throws user_error with one line on any problem.
+// as a JSON value: report_reader.cpp). `origin` names it in messages (a path). `reader_version` is
+// the newest schema this code understands (the harness's report_schema_version); a newer report is
+// refused, an older 1.x one read with defaults for fields it lacks. Throws user_error with one line
+// on any problem.
 [[nodiscard]] report_view parse_report(std::string_view text, const std::string& origin,
                                        std::string_view reader_version);
 [[nodiscard]] report_view parse_report(std::string_view text, const std::string& origin);
