@@ -30,7 +30,7 @@ mkdir -p "$out/obj"
 # requirements_none.cpp: what node_verdicts.cpp asks of this build's benchmarks; options.cpp: the
 # output options compare masks; roofline.cpp, html_roofline.cpp, model_config.cpp: the report
 # page's roofline section.)
-library=(harness/src/report_model.cpp reports/src/baseline.cpp reports/src/baseline_file.cpp reports/src/compare.cpp reports/src/rank_stats.cpp
+library=(harness/src/report_model.cpp harness/src/report_reader.cpp reports/src/baseline.cpp reports/src/baseline_file.cpp reports/src/compare.cpp reports/src/rank_stats.cpp
          reports/src/text.cpp reports/src/html_report.cpp reports/src/html_specs.cpp
          reports/src/node_verdicts.cpp
          reports/src/chartjs_none.cpp

@@ -15,6 +15,7 @@
 #include "infrabench/json_io.h"
 #include "infrabench/model/host_telemetry.h"
 #include "infrabench/report.h"
+#include "report_reader.h"
 
 namespace infrabench::model {
 namespace {
@@ -82,26 +83,6 @@ class checker {
     if (!it->is_number()) fail(where + "." + key, "expected a number, got " + type_name(*it));
     return it->get<double>();
   }
-  std::vector<double> numbers(const json& parent, const std::string& key,
-                              const std::string& where) const {
-    std::vector<double> out;
-    const auto it = parent.find(key);
-    if (it == parent.end() || it->is_null()) return out;
-    if (!it->is_array())
-      fail(where + "." + key, "expected an array of numbers, got " + type_name(*it));
-    out.reserve(it->size());
-    for (std::size_t i = 0; i < it->size(); ++i) {
-      const json& v = (*it)[i];
-      if (v.is_null()) continue;  // a NaN sample: nothing to use
-      if (!v.is_number()) {
-        fail(where + "." + key + "[" + std::to_string(i) + "]",
-             "expected a number, got " + type_name(v));
-      }
-      const double d = v.get<double>();
-      if (std::isfinite(d)) out.push_back(d);
-    }
-    return out;
-  }
   std::vector<std::string> strings(const json& parent, const std::string& key,
                                    const std::string& where) const {
     std::vector<std::string> out;
@@ -122,170 +103,6 @@ class checker {
  private:
   std::string m_origin;
 };
-
-metric_view read_metric(const checker& c, const json& m, const std::string& where) {
-  if (!m.is_object()) c.fail(where, "expected an object, got " + type_name(m));
-  metric_view mv;
-  mv.name = c.string(m, "name", where);
-  if (mv.name.empty()) c.fail(where + ".name", "empty metric name");
-  mv.unit = c.string(m, "unit", where, std::string());
-  mv.value = c.number(m, "value", where);
-  mv.best = c.number(m, "best", where, mv.value);
-  const std::string better = c.string(m, "better", where);
-  if (better != "higher" && better != "lower") {
-    c.fail(where + ".better", "expected \"higher\" or \"lower\", got \"" + better + "\"");
-  }
-  mv.higher_is_better = better == "higher";
-  mv.method = c.string(m, "method", where, std::string());
-  mv.samples = c.numbers(m, "samples", where);
-  mv.repetitions = c.numbers(m, "repetitions", where);
-  const std::string role = c.string(m, "role", where, "performance");
-  const auto parsed = parse_metric_role(role);
-  if (!parsed) {
-    c.fail(where + ".role",
-           "expected \"performance\", \"information\" or \"verification\", got \"" + role + "\"");
-  }
-  mv.role = *parsed;
-  return mv;
-}
-
-// A result's "repetitions" (run --repetitions, schema 1.5): each repetition's outcome.
-std::vector<repetition_view> read_repetitions(const checker& c, const json& r,
-                                              const std::string& where) {
-  return c.each(r, "repetitions", where, [&c](const json& e, const std::string& w) {
-    if (!e.is_object()) c.fail(w, "expected an object, got " + type_name(e));
-    repetition_view rep;
-    rep.status = c.string(e, "status", w, std::string("passed"));
-    rep.reason = c.string(e, "reason", w, std::string());
-    rep.valid = c.boolean(e, "valid", w, true);
-    rep.invalid_reasons = c.strings(e, "invalid_reasons", w);
-    rep.invalid_reason_codes = c.strings(e, "invalid_reason_codes", w);
-    rep.stop_reason = c.string(e, "stop_reason", w, std::string());
-    rep.elapsed_s = c.number(e, "elapsed_s", w, 0.0);
-    return rep;
-  });
-}
-
-// A result's "time_s", read leniently: its timing is shown, never judged, so a summary of another
-// shape is left out rather than making the report unreadable.
-std::optional<time_view> read_time(const json& r) {
-  const auto it = r.find("time_s");
-  if (it == r.end() || !it->is_object()) return std::nullopt;
-  const json& t = *it;
-  auto num = [&t](const char* key, double fallback) {
-    const auto f = t.find(key);
-    return f != t.end() && f->is_number() ? f->get<double>() : fallback;
-  };
-  if (!t.contains("median") || !t["median"].is_number()) return std::nullopt;
-  time_view v;
-  v.median = num("median", 0);
-  if (const auto ci = t.find("median_ci95"); ci != t.end() && ci->is_array() && ci->size() == 2 &&
-                                             (*ci)[0].is_number() && (*ci)[1].is_number()) {
-    v.ci95_lo = (*ci)[0].get<double>();
-    v.ci95_hi = (*ci)[1].get<double>();
-  } else {
-    v.ci95_lo = v.ci95_hi = v.median;
-  }
-  v.cv = num("cv", 0);
-  v.robust_cv = num("robust_cv", v.cv);
-  const double n = num("n", 0);
-  v.n = n > 0 ? static_cast<std::size_t>(n) : 0;
-  return v;
-}
-
-// A result's axes ({name: number or string}) and their display forms (written since the display
-// differed from the value; an axis without one shows its value).
-void read_axes(const checker& c, const json& r, const std::string& where, result_view& rv) {
-  if (const auto it = r.find("axes"); it != r.end()) {
-    if (!it->is_object()) c.fail(where + ".axes", "expected an object, got " + type_name(*it));
-    for (const auto& [k, v] : it->items()) {
-      if (!v.is_number() && !v.is_string()) {
-        c.fail(where + ".axes." + k, "expected a number or a string, got " + type_name(v));
-      }
-      rv.axes[k] = v;
-    }
-  }
-  if (const auto it = r.find("axes_display"); it != r.end() && !it->is_null()) {
-    if (!it->is_object())
-      c.fail(where + ".axes_display", "expected an object, got " + type_name(*it));
-    for (const auto& [k, v] : it->items()) {
-      if (!v.is_string())
-        c.fail(where + ".axes_display." + k, "expected a string, got " + type_name(v));
-      rv.axes_display[k] = v.get<std::string>();
-    }
-  }
-  for (const auto& [k, v] : rv.axes) {
-    if (!rv.axes_display.count(k))
-      rv.axes_display[k] = v.is_string() ? v.get<std::string>() : json_text(v);
-  }
-}
-
-// The result's status and why: its reason, validity, warnings and withheld metrics.
-void read_outcome(const checker& c, const json& r, const std::string& where, result_view& rv) {
-  rv.status = c.string(r, "status", where);
-  if (rv.status != "passed" && rv.status != "skipped" && rv.status != "failed") {
-    c.fail(where + ".status", "expected passed, skipped or failed, got \"" + rv.status + "\"");
-  }
-  rv.reason = c.string(r, "reason", where, std::string());
-  rv.reason_code = c.string(r, "reason_code", where, std::string());
-  rv.valid = c.boolean(r, "valid", where, true);
-  rv.invalid_reasons = c.strings(r, "invalid_reasons", where);
-  rv.warnings = c.strings(r, "warnings", where);
-  if (const auto it = r.find("withheld"); it != r.end() && !it->is_null()) {
-    if (!it->is_object()) c.fail(where + ".withheld", "expected an object, got " + type_name(*it));
-    for (const auto& [metric, why] : it->items()) {
-      if (!why.is_string())
-        c.fail(where + ".withheld." + metric, "expected a string, got " + type_name(why));
-      rv.withheld_metrics[metric] = why.get<std::string>();
-    }
-  }
-}
-
-// Where the result ran: its rank, host and GPU.
-void read_placement(const checker& c, const json& r, const std::string& where, result_view& rv) {
-  if (const auto it = r.find("rank"); it != r.end()) {
-    if (!it->is_number_integer() || it->get<long long>() < 0 || it->get<long long>() > 1 << 30) {
-      c.fail(where + ".rank", "expected a non-negative integer");
-    }
-    rv.rank = it->get<int>();
-  }
-  rv.host = c.string(r, "host", where, std::string());
-  if (const auto it = r.find("gpu"); it != r.end() && !it->is_null()) {
-    if (!it->is_number_integer()) c.fail(where + ".gpu", "expected an integer");
-    rv.gpu = it->get<int>();
-  }
-}
-
-// The result's metrics, each name once.
-void read_metrics(const checker& c, const json& r, const std::string& where, result_view& rv) {
-  const auto it = r.find("metrics");
-  if (it == r.end() || it->is_null()) return;
-  if (!it->is_array()) c.fail(where + ".metrics", "expected an array, got " + type_name(*it));
-  std::set<std::string> names;
-  for (std::size_t i = 0; i < it->size(); ++i) {
-    auto mv = read_metric(c, (*it)[i], where + ".metrics[" + std::to_string(i) + "]");
-    if (!names.insert(mv.name).second) {
-      c.fail(where + ".metrics[" + std::to_string(i) + "]",
-             "metric \"" + mv.name + "\" appears twice");
-    }
-    rv.metrics.push_back(std::move(mv));
-  }
-}
-
-result_view read_result(const checker& c, const json& r, const std::string& where) {
-  if (!r.is_object()) c.fail(where, "expected an object, got " + type_name(r));
-  result_view rv;
-  rv.benchmark = c.string(r, "benchmark", where);
-  if (rv.benchmark.empty()) c.fail(where + ".benchmark", "empty benchmark name");
-  read_axes(c, r, where, rv);
-  read_outcome(c, r, where, rv);
-  read_placement(c, r, where, rv);
-  rv.time = read_time(r);
-  rv.samples_s = c.numbers(r, "samples_s", where);
-  read_metrics(c, r, where, rv);
-  rv.repetitions = read_repetitions(c, r, where);
-  return rv;
-}
 
 axis_meta read_axis_meta(const checker& c, const json& a, const std::string& where) {
   if (!a.is_object()) c.fail(where, "expected an object, got " + type_name(a));
@@ -846,10 +663,6 @@ void read_context(const checker& c, const json& doc, report_view& rv) {
 
 }  // namespace
 
-report_view parse_report(std::string_view text, const std::string& origin) {
-  return parse_report(text, origin, report_schema_version);
-}
-
 namespace {
 
 // ---- the roofline section, written back
@@ -956,8 +769,6 @@ json roofline_overlay(json typed, const json& d) {
   return typed;
 }
 
-// The view of a parsed report. Each result's JSON is freed once read: the parsed document of a
-// large report takes several times its text, and holding it whole beside the view doubled that.
 // The "roofline" section: its types checked (a wrong one names its place), a null rate read as 0
 // beside a status that says why there is none.
 roofline_view read_roofline(const checker& c, const json& j) {
@@ -1019,11 +830,11 @@ roofline_view read_roofline(const checker& c, const json& j) {
   return v;
 }
 
-report_view report_from_json(json doc, const std::string& origin, std::string_view reader_version) {
+}  // namespace
+
+report_view detail::assemble_report(const json& doc, detail::results_read results,
+                                    const std::string& origin, std::string_view reader_version) {
   checker c(origin);
-  if (!doc.is_object())
-    throw user_error(origin + ": not an infrabench report (expected a JSON object, got " +
-                     type_name(doc) + ")");
   const auto tool = doc.find("tool");
   if (tool == doc.end() || !tool->is_string() || tool->get<std::string>() != "infrabench") {
     throw user_error(origin + ": not an infrabench report (no \"tool\": \"infrabench\")");
@@ -1031,18 +842,14 @@ report_view report_from_json(json doc, const std::string& origin, std::string_vi
   report_view rv;
   rv.schema_version = c.string(doc, "schema_version", "top level");
   check_schema_version(c, origin, rv, reader_version);
-  const auto res = doc.find("results");
-  if (res == doc.end()) c.fail("top level", "missing \"results\"");
-  if (!res->is_array()) c.fail("results", "expected an array, got " + type_name(*res));
-  rv.results.reserve(res->size());
+  if (!results.given) c.fail("top level", "missing \"results\"");
+  if (results.type != "array") c.fail("results", "expected an array, got " + results.type);
+  if (!results.error.empty()) throw user_error(results.error);
+  rv.results = std::move(results.results);
   // Before 1.5.0 a withheld metric was said only in a warning (result_view::withheld).
   const auto version = parse_version(rv.schema_version);
   const bool legacy_withheld = (*version)[0] == 1 && (*version)[1] < 5;
-  for (std::size_t i = 0; i < res->size(); ++i) {
-    rv.results.push_back(read_result(c, (*res)[i], "results[" + std::to_string(i) + "]"));
-    rv.results.back().withheld_in_warnings = legacy_withheld;
-    (*res)[i] = nullptr;
-  }
+  for (auto& r : rv.results) r.withheld_in_warnings = legacy_withheld;
   read_context(c, doc, rv);
   if (const auto t = doc.find("telemetry"); t != doc.end() && !t->is_null()) {
     if (!t->is_object()) c.fail("telemetry", "expected an object, got " + type_name(*t));
@@ -1055,47 +862,12 @@ report_view report_from_json(json doc, const std::string& origin, std::string_vi
   return rv;
 }
 
-}  // namespace
-
-result_view result_from_json(const json& r, const std::string& where) {
-  return read_result(checker("the run's results"), r, where);
-}
-
 host_view host_from_json(const json& inventory) {
   return read_host(inventory);
 }
 
-std::vector<result_view> results_from_json(const json& results) {
-  std::vector<result_view> out;
-  if (!results.is_array()) throw user_error("the run's results: expected an array");
-  for (std::size_t i = 0; i < results.size(); ++i)
-    out.push_back(result_from_json(results[i], "results[" + std::to_string(i) + "]"));
-  return out;
-}
-
 std::map<std::string, benchmark_meta> benchmark_metadata_from_json(const json& metadata) {
   return read_benchmark_metadata(checker("the run"), json{{"benchmark_metadata", metadata}});
-}
-
-report_view report_from_json(json doc, const std::string& origin) {
-  return report_from_json(std::move(doc), origin, report_schema_version);
-}
-
-report_view parse_report(std::string_view text, const std::string& origin,
-                         std::string_view reader_version) {
-  return report_from_json(parse_json_text(text, origin), origin, reader_version);
-}
-
-report_view load_report(const std::string& path) {
-  json doc;
-  {
-    const std::string text = read_text_file(path, "report", max_input_bytes);
-    doc = parse_json_text(text, path);
-  }  // the text is freed before the view is built
-  report_view rv = report_from_json(std::move(doc), path, report_schema_version);
-  rv.path = path;
-  rv.label = std::filesystem::path(path).stem().string();
-  return rv;
 }
 
 std::map<std::string, std::set<std::string>> varying_axes(

@@ -380,27 +380,41 @@ using metric_catalog = std::map<std::string, std::vector<metric_decl>>;
 // A run's benchmark metadata as written (run.benchmark_metadata); empty for null.
 [[nodiscard]] std::map<std::string, benchmark_meta> benchmark_metadata_from_json(
     const nlohmann::json& metadata);
-// A report already parsed (the live run's, as written): what parse_report gives for its text.
+// A report already parsed (the live run's, as written): what parse_report gives for its text (its
+// results are read by the same reader, handed each value as the parser would have).
 [[nodiscard]] report_view report_from_json(nlohmann::json doc, const std::string& origin);
 
 // "1.2.3" -> {1,2,3}; nullopt when not of that form.
 [[nodiscard]] std::optional<std::vector<int>> parse_version(std::string_view v);
 
-// Parses report text. `origin` names it in messages (a path). `reader_version` is the newest schema
-// this code understands (the harness's report_schema_version); a newer report is refused, an older
-// 1.x one read with defaults for fields it lacks. Throws user_error with one line on any problem.
+// Parses report text in one streaming pass (each result read straight into its view, never built
+// as a JSON value: report_reader.cpp). `origin` names it in messages (a path). `reader_version` is
+// the newest schema this code understands (the harness's report_schema_version); a newer report is
+// refused, an older 1.x one read with defaults for fields it lacks. Throws user_error with one line
+// on any problem.
 [[nodiscard]] report_view parse_report(std::string_view text, const std::string& origin,
                                        std::string_view reader_version);
 [[nodiscard]] report_view parse_report(std::string_view text, const std::string& origin);
-// Reads and parses a file; the label is the file's stem.
+// Reads and parses a file, streamed from it in chunks (a pipe is read whole, bounded); the label
+// is the file's stem. At most max_report_bytes.
 [[nodiscard]] report_view load_report(const std::string& path);
 
-// The most a report, baseline or metadata file may hold (read_text_file's bound; a regular file
-// is refused by its size before it is read). Reading takes about 4.5x a real report's size in
-// memory at its peak (the parsed document; about 12x for text made of tiny objects), so the
-// bound is what caps memory: 128 MiB holds a 64-rank full-suite report (about 65 MB, see
-// docs/reports.md) and keeps a hostile file under 2 GB.
+// The most a baseline or metadata file may hold (read_text_file's bound; a regular file is
+// refused by its size before it is read). Those are parsed whole as JSON documents, which take
+// about 4.5x their text at the peak (about 12x for text made of tiny objects): the bound keeps a
+// hostile one under 2 GB.
 inline constexpr std::size_t max_input_bytes = std::size_t{128} << 20;
+// The most a report may hold (load_report; refused by its size before it is read). A report is
+// streamed (report_reader.cpp), never held whole, so memory follows the typed model, not the
+// text: `report` of a 64-rank full-suite report (209 MB) peaks at 402 MB, of a 128-rank one
+// (418 MB) at 791 MB (docs/reports.md, "Speed"). 512 MiB admits the 128-rank one with room.
+inline constexpr std::size_t max_report_bytes = std::size_t{512} << 20;
+// The most a report's results may take in memory once read, as the reader counts it while it
+// reads (2.4x a real report's size: 508 MB for the 64-rank one). A hostile file of tiny objects
+// ("repetitions": [{}, {}, ...]) types into 50 times its size, which the bound on the text alone
+// would let reach 25 GB; this one stops it near 2 GB, refused with one line like a file too
+// large. (Its other sections are bounded by max_input_bytes, as a baseline file is.)
+inline constexpr std::size_t max_report_results_bytes = std::size_t{2} << 30;
 
 // The report as JSON, for the fields the model holds (what parse_report reads back to an equal
 // view): results, run times and metadata, hosts, capabilities, telemetry, roofline.

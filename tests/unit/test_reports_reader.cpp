@@ -1,0 +1,216 @@
+// The streaming report reader (report_reader.cpp): a file read in chunks, a text in memory and a
+// document already parsed (the live run's) go through one reader and must give the same view, and
+// refuse the same input with the same one-line message.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "infrabench/error.h"
+#include "infrabench/reports/report_io.h"
+#include "test_reports_util.h"
+
+using namespace infrabench;
+using namespace infrabench::reports;
+using ib_test::json;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// A scratch file, removed with the test.
+class temp_file {
+ public:
+  explicit temp_file(const std::string& text) {
+    m_path = (fs::temp_directory_path() / ("ib_reader_" + std::to_string(::getpid()) + "_" +
+                                           std::to_string(++counter) + ".json"))
+                 .string();
+    std::ofstream(m_path, std::ios::binary) << text;
+  }
+  ~temp_file() { fs::remove(m_path); }
+  temp_file(const temp_file&) = delete;
+  temp_file& operator=(const temp_file&) = delete;
+  [[nodiscard]] const std::string& path() const { return m_path; }
+
+ private:
+  static inline int counter = 0;
+  std::string m_path;
+};
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+std::string error_of(const std::function<void()>& read) {
+  try {
+    read();
+  } catch (const user_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// The error each way of reading `text` gives, all named by the same origin (the file's path).
+struct three_errors {
+  std::string file, text, parsed;
+};
+three_errors errors_of(const std::string& text, bool also_parsed = true) {
+  const temp_file f(text);
+  three_errors out;
+  out.file = error_of([&] { (void)load_report(f.path()); });
+  out.text = error_of([&] { (void)parse_report(text, f.path()); });
+  const json doc = also_parsed ? json::parse(text, nullptr, false) : json();
+  out.parsed = !also_parsed || doc.is_discarded()
+                   ? out.text
+                   : error_of([&] { (void)report_from_json(doc, f.path()); });
+  return out;
+}
+
+json sample() {
+  return ib_test::report(json::array(
+      {ib_test::result("bandwidth/host_memory", {{"kernel", "triad"}, {"array_size", 268435456}},
+                       {{"bandwidth_gbps", "GB/s", 20.5}, {"latency_us", "us", 3, false}}),
+       ib_test::result("gemm/cublas", {{"n", 4096}}, {}, "node1", 0, "skipped"),
+       ib_test::result("gemm/cpu_fp32", {{"n", 512}}, {{"gflops", "GFLOP/s", 80}})}));
+}
+
+std::vector<fs::path> shipped_reports() {
+  std::vector<fs::path> out;
+  for (const char* dir : {"/corpus/report", "/../fixtures/roofline", "/../fixtures/telemetry"}) {
+    for (const auto& e : fs::directory_iterator(std::string(INFRABENCH_FUZZ_DIR) + dir)) {
+      if (e.path().extension() == ".json") out.push_back(e.path());
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST(ReportsReader, FileTextAndParsedDocumentGiveTheSameViewOfEveryShippedReport) {
+  std::size_t n = 0;
+  for (const auto& path : shipped_reports()) {
+    const std::string text = slurp(path.string());
+    const std::string name = path.filename().string();
+    if (name == "deep_nesting.json") {  // hostile by design: refused, the same way by both
+      const auto e = errors_of(text, false);
+      EXPECT_NE(e.file.find("nested deeper than 64 levels at line"), std::string::npos) << e.file;
+      EXPECT_EQ(e.file, e.text);
+      continue;
+    }
+    const report_view from_file = load_report(path.string());
+    const report_view from_text = parse_report(text, path.string());
+    const report_view from_doc = report_from_json(json::parse(text), path.string());
+    EXPECT_EQ(from_file.label, path.stem().string());
+    EXPECT_EQ(to_json(from_file), to_json(from_text)) << name;
+    EXPECT_EQ(to_json(from_file), to_json(from_doc)) << name;
+    EXPECT_EQ(from_file.results.size(), json::parse(text).at("results").size()) << name;
+    EXPECT_EQ(from_file.notes, from_doc.notes) << name;
+    ++n;
+  }
+  EXPECT_GE(n, 8u);  // the corpus and the fixtures are there
+}
+
+TEST(ReportsReader, MalformedResultsAreRefusedTheSameWayByEveryEntry) {
+  const std::vector<std::pair<std::function<void(json&)>, std::string>> cases = {
+      {[](json& d) { d["results"][0]["metrics"][0]["value"] = "fast"; },
+       "results[0].metrics[0].value: expected a number, got string"},
+      {[](json& d) { d["results"][1].erase("status"); }, "results[1]: missing \"status\""},
+      {[](json& d) { d["results"][0]["metrics"][1].erase("better"); },
+       "results[0].metrics[1]: missing \"better\""},
+      {[](json& d) { d["results"][0]["metrics"][1]["name"] = "bandwidth_gbps"; },
+       "results[0].metrics[1]: metric \"bandwidth_gbps\" appears twice"},
+      {[](json& d) { d["results"][2]["axes"] = json::array(); },
+       "results[2].axes: expected an object, got array"},
+      {[](json& d) { d["results"][0]["axes"]["kernel"] = json::object(); },
+       "results[0].axes.kernel: expected a number or a string, got object"},
+      {[](json& d) {
+         d["results"][0]["metrics"][0]["samples"] = {1, "a"};
+       },
+       "results[0].metrics[0].samples[1]: expected a number, got string"},
+      {[](json& d) { d["results"][0]["warnings"] = json::object(); },
+       "results[0].warnings: expected an array of strings, got object"},
+      {[](json& d) { d["results"][0]["rank"] = -1; },
+       "results[0].rank: expected a non-negative integer"},
+      {[](json& d) { d["results"][0]["repetitions"] = {3}; },
+       "results[0].repetitions[0]: expected an object, got number"},
+      {[](json& d) { d["results"][0]["valid"] = nullptr; },
+       "results[0].valid: expected true or false, got null"},
+      {[](json& d) { d["results"][0]["benchmark"] = ""; },
+       "results[0].benchmark: empty benchmark name"},
+      {[](json& d) { d["results"][2] = 5; }, "results[2]: expected an object, got number"},
+      {[](json& d) { d["results"] = json::object(); }, "results: expected an array, got object"},
+      {[](json& d) { d.erase("results"); }, "top level: missing \"results\""},
+      // The schema is judged before the results: a newer report says so, whatever its results.
+      {[](json& d) {
+         d["schema_version"] = "9.0.0";
+         d["results"][0]["metrics"] = 7;
+       },
+       "upgrade infrabench"},
+      {[](json& d) {
+         d.erase("tool");
+         d["results"][0] = 1;
+       },
+       "not an infrabench report"}};
+  for (const auto& [mutate, message] : cases) {
+    json doc = sample();
+    mutate(doc);
+    const auto e = errors_of(doc.dump());
+    EXPECT_NE(e.file.find(message), std::string::npos) << e.file << " | wanted: " << message;
+    EXPECT_EQ(e.file, e.text) << message;
+    EXPECT_EQ(e.file, e.parsed) << message;
+  }
+}
+
+TEST(ReportsReader, TruncatedCorruptOrEmptyFilesSayWhereAsTheirTextDoes) {
+  const std::string text = sample().dump(2);
+  for (const std::string& bad :
+       {text.substr(0, text.size() / 2), text.substr(0, 300) + "@" + text.substr(301),
+        std::string("  \n "), std::string("[1, 2]"), text + "x"}) {
+    const auto e = errors_of(bad);
+    EXPECT_FALSE(e.file.empty()) << bad.substr(0, 40);
+    EXPECT_EQ(e.file, e.text);
+  }
+  EXPECT_NE(errors_of(text.substr(0, 100)).file.find("truncated JSON (ends early), line"),
+            std::string::npos);
+  EXPECT_NE(errors_of(" \n ").file.find("empty file"), std::string::npos);
+  // Past the first chunk the reader has read (1 MiB): the line is counted over the whole file.
+  json big = sample();
+  for (int i = 0; i < 6000; ++i) big["results"].push_back(big["results"][0]);
+  std::string long_text = big.dump(1);
+  ASSERT_GT(long_text.size(), std::size_t{3} << 20);
+  long_text.insert(long_text.rfind('}'), ",,");
+  const auto e = errors_of(long_text);
+  EXPECT_NE(e.file.find("invalid JSON at line"), std::string::npos) << e.file;
+  EXPECT_EQ(e.file, e.text);
+}
+
+TEST(ReportsReader, AKeyGivenTwiceCountsItsLastValueAsTheParsedDocumentDoes) {
+  const json doc = sample();
+  std::string text = doc.dump();
+  // The first result says "status" twice and "metrics" twice: the last of each counts, as
+  // nlohmann's own parser has it.
+  const std::string from = "{\"axes\":{\"array_size\"";
+  ASSERT_NE(text.find(from), std::string::npos);
+  text.replace(text.find(from), 1,
+               "{\"status\":\"failed\",\"metrics\":[{\"name\":\"x\",\"value\":1,\"better\":"
+               "\"lower\"}],");
+  const report_view streamed = parse_report(text, "twice.json");
+  const report_view parsed = report_from_json(json::parse(text), "twice.json");
+  EXPECT_EQ(streamed.results[0].status, "passed");
+  ASSERT_EQ(streamed.results[0].metrics.size(), 2u);
+  EXPECT_EQ(streamed.results[0].metrics[0].name, "bandwidth_gbps");
+  EXPECT_EQ(to_json(streamed), to_json(parsed));
+}
+
+TEST(ReportsReader, AReportBeyondTheBoundIsRefusedBeforeItIsRead) {
+  const temp_file f("");
+  ASSERT_EQ(::truncate(f.path().c_str(), static_cast<off_t>(max_report_bytes) + 1), 0);  // sparse
+  const std::string e = error_of([&] { (void)load_report(f.path()); });
+  EXPECT_NE(e.find("larger than 512 MiB"), std::string::npos) << e;
+}
