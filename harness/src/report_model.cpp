@@ -151,16 +151,23 @@ std::map<std::string, benchmark_meta> read_benchmark_metadata(const checker& c, 
   return out;
 }
 
+// Thrown when an inventory holds more fields than its reader allows (read_context says where).
+struct inventory_too_large {};
+
 // A host's inventory flattened: objects by "a.b", arrays of objects or arrays by "a[0]", every
 // other value as its text.
+
 void flatten_inventory(const json& j, const std::string& prefix,
-                       std::vector<std::pair<std::string, std::string>>& out) {
+                       std::vector<std::pair<std::string, std::string>>& out, std::size_t budget) {
+  // Each field costs a path and a value: a hostile inventory of tiny objects would take a hundred
+  // times its text, so a report's inventories hold at most max_inventory_fields among them.
+  if (out.size() >= budget) throw inventory_too_large();
   if (j.is_object()) {
     for (const auto& [k, v] : j.items())
-      flatten_inventory(v, prefix.empty() ? k : prefix + "." + k, out);
+      flatten_inventory(v, prefix.empty() ? k : prefix + "." + k, out, budget);
   } else if (j.is_array() && !j.empty() && (j.front().is_object() || j.front().is_array())) {
     for (std::size_t i = 0; i < j.size(); ++i)
-      flatten_inventory(j[i], prefix + "[" + std::to_string(i) + "]", out);
+      flatten_inventory(j[i], prefix + "[" + std::to_string(i) + "]", out, budget);
   } else {
     out.emplace_back(prefix, j.is_string() ? j.get<std::string>() : json_text(j));
   }
@@ -256,12 +263,12 @@ std::optional<devices_view> read_devices(const json& d) {
   return dv;
 }
 
-host_view read_host(const json& h) {
+host_view read_host(const json& h, std::size_t max_fields = max_inventory_fields) {
   host_view hv;
   if (const json name = member(h, "hostname"); name.is_string()) hv.hostname = name;
   if (const json commit = member(member(h, "build"), "git_commit"); commit.is_string())
     hv.git_commit = commit;
-  flatten_inventory(h, "", hv.fields);
+  flatten_inventory(h, "", hv.fields, max_fields);
   hv.inventory = h;
   hv.devices = read_devices(member(h, "devices"));
   return hv;
@@ -644,7 +651,19 @@ void read_context(const checker& c, const json& doc, report_view& rv) {
     for (std::size_t i = 0; i < h->size(); ++i) {
       if (!(*h)[i].is_object()) c.fail("hosts[" + std::to_string(i) + "]", "expected an object");
     }
-    for (const auto& host : *h) rv.inventories.push_back(read_host(host));
+    if (h->size() > max_hosts)
+      c.fail("hosts", std::to_string(h->size()) + " inventories: more than the " +
+                          std::to_string(max_hosts) + " hosts a report may hold");
+    std::size_t fields = 0;
+    try {
+      for (const auto& host : *h) {
+        rv.inventories.push_back(read_host(host, max_inventory_fields - fields));
+        fields += rv.inventories.back().fields.size();
+      }
+    } catch (const inventory_too_large&) {
+      c.fail("hosts", "more than " + std::to_string(max_inventory_fields) +
+                          " inventory fields among its hosts (a host has a few hundred)");
+    }
   }
   if (const auto cap = doc.find("capabilities"); cap != doc.end() && cap->is_object())
     rv.caps = read_capabilities(*cap);
@@ -863,7 +882,11 @@ report_view detail::assemble_report(const json& doc, detail::results_read result
 }
 
 host_view host_from_json(const json& inventory) {
-  return read_host(inventory);
+  try {
+    return read_host(inventory);
+  } catch (const inventory_too_large&) {
+    throw user_error("inventory: more than " + std::to_string(max_inventory_fields) + " fields");
+  }
 }
 
 std::map<std::string, benchmark_meta> benchmark_metadata_from_json(const json& metadata) {

@@ -281,6 +281,31 @@ def test_report_whose_results_would_not_fit_in_memory_is_refused(baseline, tmp_p
     assert mib - startup_mib() < 2500, mib
 
 
+# 70,000 empty inventories: a typed host of about 450 bytes from 3 bytes of text; one host
+# listing 5 million one-element arrays: a path and a value each, from 4 bytes of text.
+HOSTILE_HOSTS = {
+    "many_hosts": (lambda: "[" + "{}," * 70_000 + "{}]",
+                   "more than the 65536 hosts a report may hold"),
+    "many_fields": (lambda: '[{"x": [' + "[1]," * 5_000_000 + "[1]]}]",
+                    "more than 4194304 inventory fields"),
+}
+
+
+@pytest.mark.skipif(SANITIZED, reason="AddressSanitizer's redzones and quarantine multiply the "
+                                      "heap: the bound is for the binary users run")
+@pytest.mark.parametrize("kind", sorted(HOSTILE_HOSTS))
+def test_report_whose_inventories_would_not_fit_in_memory_is_refused(baseline, tmp_path, kind):
+    # 100 MB of "hosts": [{}, ...] took 15 GB once read (150x its text) before these bounds.
+    hosts, said = HOSTILE_HOSTS[kind]
+    with open(SINGLE) as f:
+        doc = json.load(f)
+    doc["hosts"] = "@"
+    hostile = write(tmp_path / "hosts.json", json.dumps(doc).replace('"@"', hosts(), 1))
+    rc, err, mib = peak_rss_mib("check", hostile, "-b", baseline)
+    assert rc == 2 and said in err and len(err.strip().splitlines()) == 1, err[-500:]
+    assert mib - startup_mib() < 1500, mib
+
+
 def test_report_beyond_the_bound_is_refused_before_it_is_read(baseline, tmp_path):
     huge = str(tmp_path / "huge.json")
     with open(huge, "w") as f:

@@ -409,6 +409,11 @@ inline constexpr std::size_t max_input_bytes = std::size_t{128} << 20;
 // text: `report` of a 64-rank full-suite report (209 MB) peaks at 402 MB, of a 128-rank one
 // (418 MB) at 791 MB (docs/reports.md, "Speed"). 512 MiB admits the 128-rank one with room.
 inline constexpr std::size_t max_report_bytes = std::size_t{512} << 20;
+// A report's inventories (hosts[]): at most this many hosts, and this many fields among them (a
+// host lists a few hundred, its devices included). A hostile "hosts" of tiny objects took 150
+// times its text once read (100 MB: 15 GB) before these bounds.
+inline constexpr std::size_t max_hosts = 65536;
+inline constexpr std::size_t max_inventory_fields = std::size_t{1} << 22;
 // The most a report's results may take in memory once read, as the reader counts it while it
 // reads (2.4x a real report's size: 508 MB for the 64-rank one). A hostile file of tiny objects
 // ("repetitions": [{}, {}, ...]) types into 50 times its size, which the bound on the text alone
