@@ -164,19 +164,6 @@ void require_runnable(state& st, const topo::cell_sweep& sweep) {
   st.skip(sweep.na_summary());
 }
 
-namespace {
-
-// A cell's metric from each of its timed samples (seconds per operation).
-std::vector<double> of_each(const std::vector<double>& times_s,
-                            const std::function<double(double)>& metric_of) {
-  std::vector<double> out;
-  out.reserve(times_s.size());
-  for (double t : times_s) out.push_back(metric_of(t));
-  return out;
-}
-
-}  // namespace
-
 std::vector<metric_decl> bandwidth_row_metrics(bool with_ceiling) {
   std::vector<metric_decl> out = {{topo::cell_metric("bandwidth_gbps", "*"), "GB/s"}};
   out.front().headline = true;
@@ -209,8 +196,8 @@ void report_bandwidth_row(
     st.add_metric(name, "GB/s", gbps, true,
                   ci.what + ": bytes per operation / median time per operation over " +
                       std::to_string(s.n) + " samples, GB = 1e9 B");
-    st.set_metric_samples(name,
-                          of_each(c.samples, [&](double t) { return ci.bytes_per_op / t / 1e9; }));
+    st.set_metric_samples(
+        name, topo::cell_values(c.samples, [&](double t) { return ci.bytes_per_op / t / 1e9; }));
     check_noise(st, sweep, c, s);
     if (!ci.ceiling) {
       if (!ci.ceiling_unknown_reason.empty()) {
@@ -234,7 +221,7 @@ void report_bandwidth_row(
                     "bandwidth_gbps_" + c.column + " / theoretical " + ci.ceiling->description);
       st.set_metric_hint(pct, metric_hint::fraction_of_peak);
       // The same ceiling for every sample: each sample's rate over it (valid, as the median's is).
-      st.set_metric_samples(pct, of_each(c.samples, [&](double t) {
+      st.set_metric_samples(pct, topo::cell_values(c.samples, [&](double t) {
                               return 100.0 * ci.bytes_per_op / t / 1e9 / ci.ceiling->gbps;
                             }));
     }
@@ -255,8 +242,8 @@ void report_latency_row(state& st, const topo::cell_sweep& sweep, double items_p
     const std::string name = topo::cell_metric("latency_" + unit, c.column);
     st.add_metric(name, unit, s.median / items_per_op * scale, false,
                   method + " (median of " + std::to_string(s.n) + " samples)");
-    st.set_metric_samples(name,
-                          of_each(c.samples, [&](double t) { return t / items_per_op * scale; }));
+    st.set_metric_samples(
+        name, topo::cell_values(c.samples, [&](double t) { return t / items_per_op * scale; }));
     check_noise(st, sweep, c, s);
   }
   warn_na(st, sweep);

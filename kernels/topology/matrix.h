@@ -40,6 +40,15 @@ struct cell_stats {
 };
 [[nodiscard]] cell_stats summarize_cell(std::vector<double> samples);
 
+// At most this many values behind one cell's metric: a latency cell times every operation (29,000
+// on an H100 in 0.3 s), which would make a report megabytes per configuration.
+inline constexpr std::size_t max_cell_values = 1000;
+// A cell's metric from its timed samples (seconds per operation), for the report's interval: one
+// value per sample or, past max_cell_values, per run of consecutive samples (their mean time, as
+// a batch of that many operations would have been timed).
+[[nodiscard]] std::vector<double> cell_values(const std::vector<double>& times_s,
+                                              const std::function<double(double)>& metric_of);
+
 // The cells of one row and their samples. The harness calls the row's timed function repeatedly
 // (state::exec_timed, or state::exec_gpu_batched for batches of n operations); each call runs
 // every runnable cell once and returns the sum of their times, so the row's stopping rule covers
