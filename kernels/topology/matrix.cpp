@@ -76,12 +76,12 @@ cell_stats summarize_cell(std::vector<double> samples) {
 std::vector<double> cell_values(const std::vector<double>& times_s,
                                 const std::function<double(double)>& metric_of) {
   const std::size_t group = (times_s.size() + max_cell_values - 1) / max_cell_values;
-  std::vector<double> out;
+  std::vector<double> out, run;
   for (std::size_t i = 0; i < times_s.size(); i += group) {
-    const std::size_t end = std::min(times_s.size(), i + group);
-    double sum = 0;
-    for (std::size_t k = i; k < end; ++k) sum += times_s[k];
-    out.push_back(metric_of(sum / static_cast<double>(end - i)));
+    run.assign(times_s.begin() + static_cast<std::ptrdiff_t>(i),
+               times_s.begin() + static_cast<std::ptrdiff_t>(std::min(times_s.size(), i + group)));
+    std::sort(run.begin(), run.end());
+    out.push_back(metric_of(median_of_sorted(run)));
   }
   return out;
 }

@@ -44,8 +44,9 @@ struct cell_stats {
 // on an H100 in 0.3 s), which would make a report megabytes per configuration.
 inline constexpr std::size_t max_cell_values = 1000;
 // A cell's metric from its timed samples (seconds per operation), for the report's interval: one
-// value per sample or, past max_cell_values, per run of consecutive samples (their mean time, as
-// a batch of that many operations would have been timed).
+// value per sample or, past max_cell_values, per run of consecutive samples (their median time:
+// the cell's value is the median of them all, which a mean, pulled up by the slow ones, misses;
+// on the H100 means put a latency's median at the bottom of its interval).
 [[nodiscard]] std::vector<double> cell_values(const std::vector<double>& times_s,
                                               const std::function<double(double)>& metric_of);
 
