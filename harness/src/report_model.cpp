@@ -371,6 +371,18 @@ const metric_view* result_view::find_metric(std::string_view name) const {
   return nullptr;
 }
 
+std::vector<const metric_view*> result_view::metrics_named(std::string_view name) const {
+  std::vector<const metric_view*> out;
+  if (name.find('*') == std::string_view::npos) {
+    if (const metric_view* m = find_metric(name)) out.push_back(m);
+    return out;
+  }
+  for (const auto& m : metrics) {
+    if (metric_pattern_matches(name, m.name)) out.push_back(&m);
+  }
+  return out;
+}
+
 std::string result_view::withheld(std::string_view metric) const {
   if (const auto it = withheld_metrics.find(std::string(metric)); it != withheld_metrics.end())
     return withheld_metric_warning(metric, it->second);

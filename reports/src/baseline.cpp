@@ -387,15 +387,7 @@ verdict waived_verdict(const rule& r, std::string detail) {
 // The metrics of `res` the rule judges: its metric, or every metric its pattern matches (each
 // GPU's column must pass on its own).
 std::vector<const metric_view*> judged_metrics(const rule& r, const result_view& res) {
-  std::vector<const metric_view*> ms;
-  if (r.metric.find('*') != std::string::npos) {
-    for (const auto& x : res.metrics) {
-      if (metric_matches(r.metric, x.name)) ms.push_back(&x);
-    }
-  } else if (const metric_view* x = res.find_metric(r.metric)) {
-    ms.push_back(x);
-  }
-  return ms;
+  return res.metrics_named(r.metric);
 }
 
 // Judges one metric of one result; nullopt (with the reason in `waived_why`) when it cannot be.

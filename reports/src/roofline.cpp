@@ -166,11 +166,12 @@ double distance(const result_view& r, const config_want& want) {
 // of cells (bandwidth_gbps_*: one per GPU of a copy matrix), the slowest cell, the GPU that holds a
 // synchronous job back. Hop metrics are rates (headline_rate checks the unit), so slowest = lowest.
 const metric_view* declared_metric(const result_view& r, const std::string& name) {
-  if (name.find('*') == std::string::npos) return r.find_metric(name);
+  const auto named = r.metrics_named(name);
+  if (name.find('*') == std::string::npos) return named.empty() ? nullptr : named.front();
   const metric_view* slowest = nullptr;
-  for (const auto& m : r.metrics) {
-    if (!metric_pattern_matches(name, m.name) || !std::isfinite(m.value) || m.value <= 0) continue;
-    if (slowest == nullptr || m.value < slowest->value) slowest = &m;
+  for (const metric_view* m : named) {
+    if (!std::isfinite(m->value) || m->value <= 0) continue;
+    if (slowest == nullptr || m->value < slowest->value) slowest = m;
   }
   return slowest;
 }

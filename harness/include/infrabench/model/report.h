@@ -109,6 +109,9 @@ struct result_view {
   std::vector<repetition_view> repetitions;
 
   [[nodiscard]] const metric_view* find_metric(std::string_view name) const;
+  // The metrics a declared name stands for: the one of that name, or every one a family pattern
+  // (bandwidth_gbps_*, a cell per GPU) matches.
+  [[nodiscard]] std::vector<const metric_view*> metrics_named(std::string_view name) const;
   // Why the benchmark withheld `metric` from this result (state::withhold_metric: a fraction of a
   // peak the GEMM beat, a clock it could not read): that warning, or "" when none says so.
   [[nodiscard]] std::string withheld(std::string_view metric) const;
