@@ -26,6 +26,7 @@
 #include "infrabench/modules/onednn_api.h"
 #include "infrabench/modules/openblas_api.h"
 #include "infrabench/modules/opencv_api.h"
+#include "infrabench/simulation.h"
 #include "infrabench/text_layout.h"
 
 namespace infrabench::backends {
@@ -233,6 +234,17 @@ constinit const requirement onednn{"onednn", &check_onednn, &code_onednn};
 constinit const requirement opencv{"opencv", &check_opencv, &code_opencv};
 }  // namespace req
 
+namespace {
+// The simulated node's shims, opened once before the CUDA module when the user asks for them
+// (simulation.h): the module's DT_NEEDED sonames then bind to them. Empty when not asked for or
+// loaded; else why not.
+coded_reason simulation_shims_for(std::string_view id) {
+  if (id != "cuda" || !simulation::requested()) return {};
+  static const coded_reason loaded = simulation::load_shims();
+  return loaded;
+}
+}  // namespace
+
 const loaded_module& load(std::string_view id) {
   // Recursive: a module's needs are loaded from inside its own load.
   static std::recursive_mutex mutex;
@@ -256,6 +268,8 @@ const loaded_module& load(std::string_view id) {
     m.reason = {reason_code::not_built,
                 spec.library + " was not found when infrabench was built (" + spec.install_hint +
                     " and its -dev package, then rebuild)"};
+  } else if (const auto why = simulation_shims_for(id); !why.empty()) {
+    m.reason = why;  // asked for a simulation that cannot be made: never the vendor's instead
   } else if (const auto path = locate(id)) {
     m = open_module(spec, *path);
   } else {

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "infrabench/simulation.h"
 #include "infrabench/text_layout.h"
 
 namespace infrabench {
@@ -110,6 +111,7 @@ console_header_facts header_facts(const json& inv, const capabilities& caps, int
   f.ranks = ranks;
   f.hosts = static_cast<int>(std::set<std::string>(hostnames.begin(), hostnames.end()).size());
   f.launcher = launcher;
+  f.simulated_node = simulation::node_file();
   return f;
 }
 
@@ -130,6 +132,11 @@ std::vector<std::string> format_header(const console_header_facts& f, std::size_
                                  "  gpus     " + gpus_line(f),
                                  "  libs     " + versions_line(f),
                                  "  world    " + world_line(f)};
+  if (!f.simulated_node.empty()) {
+    // First, so that no one reads the numbers below as a GPU's (docs/simulation.md).
+    lines.insert(lines.begin(), "SIMULATED GPU node (" + f.simulated_node +
+                                    "): no number below is a measurement of GPU hardware");
+  }
   for (auto& l : lines) l = clip(l, width);
   return lines;
 }

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <ctime>
@@ -12,6 +13,7 @@
 #include "infrabench/benchmark.h"
 #include "infrabench/error.h"
 #include "infrabench/model/result_record.h"
+#include "infrabench/simulation.h"
 
 namespace infrabench {
 
@@ -61,6 +63,22 @@ report_summary summarize_results(std::span<const result> results) {
   return s;
 }
 
+namespace {
+// A report of a simulated node says so at the top (docs/simulation.md): whoever reads it, and
+// every command that judges hardware, sees that its numbers are not measurements of hardware.
+void add_simulation(nlohmann::json& report, std::span<const result> results) {
+  const bool any = std::any_of(results.begin(), results.end(),
+                               [](const result& r) { return r.simulated; });
+  if (!simulation::active() && !any) return;
+  report["simulated"] = true;
+  report["simulation"] = {
+      {"node_file", simulation::node_file()},
+      {"note",
+       "SIMULATED: a GPU node simulated on the CPU; no number here is a measurement of GPU "
+       "hardware"}};
+}
+}  // namespace
+
 nlohmann::json make_report(const report_context& ctx, std::span<const result> results) {
   const report_summary sum = summarize_results(results);
   nlohmann::json run = {{"command_line", ctx.command_line}, {"started_utc", ctx.started_utc},
@@ -69,7 +87,7 @@ nlohmann::json make_report(const report_context& ctx, std::span<const result> re
                         {"suite", ctx.effective_suite},     {"settings", ctx.settings}};
   if (ctx.interrupted) run["interrupted_reason"] = ctx.interrupted_reason;
   if (!ctx.benchmark_metadata.empty()) run["benchmark_metadata"] = ctx.benchmark_metadata;
-  return {{"schema_version", report_schema_version},
+  nlohmann::json report = {{"schema_version", report_schema_version},
           {"tool", "infrabench"},
           {"units",
            "decimal: GB = 1e9 bytes, GB/s = 1e9 bytes/s; sizes in axes are binary (KiB = 1024 B)"},
@@ -83,6 +101,8 @@ nlohmann::json make_report(const report_context& ctx, std::span<const result> re
             {"failed", sum.failed},
             {"invalid", sum.invalid}}},
           {"results", model::records_json(results)}};
+  add_simulation(report, results);
+  return report;
 }
 
 }  // namespace infrabench

@@ -679,6 +679,7 @@ void read_context(const checker& c, const json& doc, report_view& rv) {
   }
   if (const auto cap = doc.find("capabilities"); cap != doc.end() && cap->is_object())
     rv.caps = read_capabilities(*cap);
+  rv.simulated = c.boolean(doc, "simulated", "top level", false);
   if (const auto run = doc.find("run"); run != doc.end() && !run->is_null()) {
     if (!run->is_object()) c.fail("run", "expected an object, got " + type_name(*run));
     rv.started_utc = c.string(*run, "started_utc", "run", std::string());

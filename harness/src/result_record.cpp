@@ -39,6 +39,8 @@ void outcome_to_json(const result& r, json& j) {
   j["invalid_reason_codes"] = codes_json(r.invalid_reasons, r.invalid_codes);
   j["warnings"] = r.warnings;
   if (!r.withheld.empty()) j["withheld"] = r.withheld;
+  if (r.simulated) j["simulated"] = true;
+  if (!r.not_verified.empty()) j["not_verified"] = r.not_verified;
 }
 
 // The samples and how they were taken (only when there are samples).
@@ -265,6 +267,9 @@ void outcome_of(const json& j, result& r) {
   r.warnings = strings(j.at("warnings"));
   if (const auto it = j.find("withheld"); it != j.end())
     r.withheld = it->get<std::map<std::string, std::string>>();
+  if (const auto it = j.find("simulated"); it != j.end()) r.simulated = it->get<bool>();
+  if (const auto it = j.find("not_verified"); it != j.end())
+    r.not_verified = it->get<std::vector<std::string>>();
 }
 
 void samples_of(const json& j, result& r) {

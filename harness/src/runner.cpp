@@ -13,6 +13,7 @@
 #include "infrabench/error.h"
 #include "infrabench/json_io.h"
 #include "infrabench/model/rank_messages.h"
+#include "infrabench/simulation.h"
 
 namespace infrabench {
 namespace {
@@ -335,6 +336,7 @@ result make_result(const benchmark& bench, const config& cfg, int rank, std::str
   }
   r.rank = rank;
   r.host = std::move(host);
+  r.simulated = simulation::active();
   return r;
 }
 
@@ -369,6 +371,7 @@ result finish_result(state& st, double elapsed_s, const coded_reason& error,
   r.rank = identity.rank;
   r.host = identity.host;
   if (identity.gpu >= 0) r.gpu = identity.gpu;  // else what the benchmark said (ran_on_rank_gpu)
+  r.simulated = simulation::active();
   for (std::size_t i = 0; i < r.axes.size(); ++i) {
     if (const auto it = st.axis_display().find(r.axes[i].first); it != st.axis_display().end())
       r.axis_display[i] = it->second;

@@ -600,6 +600,15 @@ verdict missing_verdict(const baseline& b, const rule& r, const detail::node_con
   return v;
 }
 
+// A rule on a timing (a performance metric, or a metric the report does not declare) of a
+// simulated node (docs/simulation.md): the simulation's times are the CPU's, so the rule is not
+// judged. Counts, states and verifications (health, inventory) are judged as on hardware.
+bool simulated_timing(const rule& r, const report_view& report) {
+  if (!report.simulated || r.kind == rule_kind::inventory) return false;
+  const metric_decl* d = report.declaration(r.benchmark, r.metric);
+  return d == nullptr || d->role == metric_role::performance;
+}
+
 verdict evaluate_with(const baseline& b, const rule& r, const detail::node_context& cx) {
   const report_view& report = cx.report();
   const std::string waived = "waived by the baseline: " + r.waived;
@@ -611,6 +620,9 @@ verdict evaluate_with(const baseline& b, const rule& r, const detail::node_conte
                        r.peak_metric, report);
   }
   if (!r.waived.empty()) return waived_verdict(r, waived);
+  if (simulated_timing(r, report)) {
+    return waived_verdict(r, "simulated, not judged: a simulated GPU node's times are not hardware's");
+  }
   std::vector<const result_view*> matched;
   for (const auto& res : report.results) {
     if (res.benchmark == r.benchmark && res.axes_match(r.axes)) matched.push_back(&res);

@@ -102,13 +102,25 @@ CLI::Option* add_format_option(CLI::App& sub, std::string& format, document d,
       ->capture_default_str();
 }
 
+// A report of a simulated GPU node (docs/simulation.md) is no evidence about hardware: the
+// commands that judge or record hardware refuse it, unless a test of the tool asks explicitly.
+void refuse_simulated(const report_view& r, bool allowed, const std::string& command) {
+  if (!r.simulated || allowed) return;
+  throw user_error(r.path + " is of a SIMULATED GPU node, not evidence about hardware: " + command +
+                   " refuses it (--allow-simulated, for tests of infrabench itself)");
+}
+
+const char* const allow_simulated_help =
+    "accept reports of a simulated GPU node (docs/simulation.md): for tests of infrabench itself; "
+    "their timing rules are not judged";
+
 // ---- check -----------------------------------------------------------------------------------
 [[maybe_unused]] const bool check_registered = register_subcommand(
     {"check", "check a report against a baseline: PASS/FAIL/WAIVED per rule (exit 1 on FAIL)",
      [](CLI::App& sub) -> std::function<int()> {
        struct opts {
          std::string report, baseline, junit, format = "table";
-         bool fail_on_waived = false;
+         bool fail_on_waived = false, allow_simulated = false;
        };
        auto o = std::make_shared<opts>();
        sub.add_option("REPORT", o->report, "report JSON written by infrabench run")->required();
@@ -120,9 +132,11 @@ CLI::Option* add_format_option(CLI::App& sub, std::string& format, document d,
        add_format_option(sub, o->format, document::verdicts, "console output");
        sub.add_flag("--fail-on-waived", o->fail_on_waived,
                     "exit 1 when a rule could not be checked, too");
+       sub.add_flag("--allow-simulated", o->allow_simulated, allow_simulated_help);
        return [o] {
          const baseline b = load_baseline(o->baseline);
          const report_view report = load_report(o->report);
+         refuse_simulated(report, o->allow_simulated, "check");
          if (!o->junit.empty()) check_output_path(o->junit);
          check_distinct_files({o->report, o->baseline}, {o->junit});
          return check_and_print(b, report, o->junit, o->format, o->fail_on_waived);
@@ -161,6 +175,7 @@ int baseline_create(const std::vector<std::string>& paths, const std::string& ou
   std::vector<report_view> reports;
   for (const auto& p : paths) {
     reports.push_back(load_report(p));
+    refuse_simulated(reports.back(), co.allow_simulated, "baseline create");
     if (reports.back().interrupted) {
       throw user_error(p + " is of an interrupted run (" +
                        one_line(interrupted_reason(reports.back())) +
@@ -204,7 +219,7 @@ int baseline_create(const std::vector<std::string>& paths, const std::string& ou
          std::vector<std::string> reports, baselines;
          std::string output, name = "derived";
          double floor = create_options{}.floor, k = create_options{}.k, cap = create_options{}.cap;
-         bool allow_invalid = false;
+         bool allow_invalid = false, allow_simulated = false;
        };
        auto o = std::make_shared<opts>();
        sub.require_subcommand(1);
@@ -219,6 +234,7 @@ int baseline_create(const std::vector<std::string>& paths, const std::string& ou
        create->add_flag("--allow-invalid", o->allow_invalid,
                         "derive from INVALID (noisy, unverified) results too; by default they are "
                         "dropped and counted");
+       create->add_flag("--allow-simulated", o->allow_simulated, allow_simulated_help);
        create->add_option("--k", o->k, "tolerance = max(floor, k x spread between the runs)")
            ->check(number_check("a number", 0, true, 100, true))
            ->capture_default_str();
@@ -237,6 +253,7 @@ int baseline_create(const std::vector<std::string>& paths, const std::string& ou
          co.k = o->k;
          co.cap = o->cap;
          co.allow_invalid = o->allow_invalid;
+         co.allow_simulated = o->allow_simulated;
          co.name = o->name;
          return baseline_create(o->reports, o->output, co);
        };
@@ -310,6 +327,7 @@ struct compare_opts {
   std::string format = "table", price, power, meta, output;
   double alpha = compare_options{}.alpha, min_effect_pct = compare_options{}.min_effect * 100,
          noise_pct = -1;
+  bool allow_simulated = false;
 };
 
 // compare's options, into o; returns --fail-on-regression (counted whether or not PCT is given).
@@ -317,6 +335,7 @@ CLI::Option* add_compare_options(CLI::App& sub, compare_opts& o) {
   sub.add_option("REPORT", o.reports, "two or more reports; the first is the reference")
       ->required();
   add_format_option(sub, o.format, document::comparison, "output");
+  sub.add_flag("--allow-simulated", o.allow_simulated, allow_simulated_help);
   sub.add_option("-o,--output", o.output, "write the output to this file instead of stdout");
   sub.add_option("--alpha", o.alpha,
                  "false discovery rate across the gated metrics (Benjamini-Hochberg)")
@@ -364,7 +383,10 @@ int run_compare(const compare_opts& o, bool gate) {
   if (!o.meta.empty() && (!o.price.empty() || !o.power.empty()))
     throw user_error("--meta gives prices and power itself: use it or --price/--power, not both");
   std::vector<report_view> reports;
-  for (const auto& p : o.reports) reports.push_back(load_report(p));
+  for (const auto& p : o.reports) {
+    reports.push_back(load_report(p));
+    refuse_simulated(reports.back(), o.allow_simulated, "compare");
+  }
   if (reports.size() < 2) throw user_error("compare needs at least two reports (got one)");
   assign_labels(reports);
   // Reports written before declarations travelled: this build says which metric is each
@@ -717,10 +739,13 @@ void record_reports(const std::string& db_path, const std::vector<report_view>& 
   }
 }
 
-int history_record(const std::string& db_path, const std::vector<std::string>& paths) {
+int history_record(const std::string& db_path, const std::vector<std::string>& paths,
+                   bool allow_simulated) {
   std::vector<report_view> reports;
-  for (const auto& p : paths)
+  for (const auto& p : paths) {
     reports.push_back(load_report(p));  // all readable before any is recorded
+    refuse_simulated(reports.back(), allow_simulated, "history record");
+  }
   std::error_code ec;
   const bool existed = std::filesystem::exists(db_path, ec);
   try {
@@ -862,6 +887,7 @@ trend_query to_query(const history_query_opts& o, const std::string& db) {
          std::int64_t run = 0;
          std::size_t limit = 20;
          history_query_opts trend, check;
+         bool allow_simulated = false;
        };
        auto o = std::make_shared<opts>();
        sub.require_subcommand(1);
@@ -871,6 +897,7 @@ trend_query to_query(const history_query_opts& o, const std::string& db) {
        auto* record = sub.add_subcommand(
            "record", "add reports to the database (a report recorded before is skipped)");
        record->add_option("REPORT", o->reports, "reports written by infrabench run")->required();
+       record->add_flag("--allow-simulated", o->allow_simulated, allow_simulated_help);
        add_db(record);
        auto* show = sub.add_subcommand("show", "list the recorded runs, or one run's metrics");
        show->add_option("RUN", o->run, "a run id: its results and metrics")
@@ -898,7 +925,7 @@ trend_query to_query(const history_query_opts& o, const std::string& db) {
        add_series_options(check, o->check);
        add_db(check);
        return [o, record, show, trend] {
-         if (record->parsed()) return history_record(o->db, o->reports);
+         if (record->parsed()) return history_record(o->db, o->reports, o->allow_simulated);
          if (show->parsed()) {
            return o->run > 0 ? history_show_run(o->db, o->run, o->format)
                              : history_list_runs(o->db, o->limit, o->host, o->format);

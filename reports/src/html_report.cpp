@@ -1657,6 +1657,16 @@ void page_heading(std::ostream& body, const std::string& title) {
           "the tables).</p>\n";
 }
 
+// Reports of a simulated GPU node (docs/simulation.md) say so before anything else on the page.
+void simulated_banner(std::ostream& body, const std::vector<report_view>& reports) {
+  for (const auto& r : reports) {
+    if (!r.simulated) continue;
+    body << "<p class=\"simulated\"><strong>SIMULATED</strong>: " << xml_escape(r.label)
+         << " is of a GPU node simulated on the CPU; none of its numbers is a measurement of GPU "
+            "hardware.</p>\n";
+  }
+}
+
 }  // namespace
 
 std::string render_comparison_html(const comparison& c, const std::string& title) {
@@ -1680,6 +1690,7 @@ std::string render_html(const std::vector<report_view>& reports, const html_opti
   std::ostringstream body;
   page_writer page(body);
   page_heading(body, opt.title);
+  simulated_banner(body, reports);
   reports_section(body, reports);
   if (opt.checked_against) verdicts_section(body, reports, *opt.checked_against);
   std::vector<std::string> labels;

@@ -29,6 +29,7 @@ struct console_header_facts {
   bool cuda_built = true, nccl_built = true;
   int ranks = 1, hosts = 1;
   std::string launcher = "single";  // the communicator's backend: "single" or "mpi"
+  std::string simulated_node;        // the node file of a simulated GPU node, "" on hardware
 };
 
 // The facts from the inventory (collect_system_inventory), the capabilities, and the world.
@@ -37,7 +38,7 @@ struct console_header_facts {
                                                 const std::vector<std::string>& hostnames,
                                                 const std::string& launcher);
 
-// The header's lines: at most six, each at most `width` columns.
+// The header's lines: at most six (seven on a simulated node), each at most `width` columns.
 [[nodiscard]] std::vector<std::string> format_header(const console_header_facts& f,
                                                      std::size_t width);
 

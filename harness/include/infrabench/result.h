@@ -115,6 +115,11 @@ struct result {
   std::vector<std::string> warnings;
   // Metrics the benchmark left out of this result, each with why (state::withhold_metric).
   std::map<std::string, std::string> withheld;
+  // Ran on the simulated GPU node (docs/simulation.md): its numbers say nothing about hardware.
+  bool simulated = false;
+  // The checks that could not verify anything because the simulation did not compute what they
+  // check (our kernels do not run there): each check's text. Never a pass, never a failure.
+  std::vector<std::string> not_verified;
 
   int rank = 0;
   std::string host;

@@ -216,6 +216,9 @@ class state {
   [[nodiscard]] const axis_value& find(std::string_view axis) const;
 
   std::chrono::steady_clock::time_point m_start;
+  // The simulation's no-op launches when this configuration began (simulation.h): a check made
+  // after more of them is of output nothing computed.
+  std::uint64_t m_noop_launches_at_start = 0;
   std::vector<metric> m_custom_metrics;
   std::map<std::string, std::string> m_axis_display;
   config m_config;

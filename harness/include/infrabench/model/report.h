@@ -304,6 +304,8 @@ struct report_view {
   std::string started_utc, finished_utc;
   int world_size = 1;
   bool interrupted = false;
+  // Of a simulated GPU node (docs/simulation.md): no evidence about hardware.
+  bool simulated = false;
   std::vector<result_view> results;
   std::vector<host_view> inventories;  // the hosts' inventories, typed
   run_view run_info;

@@ -1,0 +1,82 @@
+// The harness's side of the simulated GPU node: loading the shims when asked, and the sim query.
+#include "infrabench/simulation.h"
+
+#include <dlfcn.h>
+
+#include <array>
+#include <cstdlib>
+#include <string>
+
+#include "infrabench/backend_loader.h"
+
+namespace infrabench::simulation {
+
+namespace {
+
+template <class Fn>
+Fn* query(const char* name) {
+  // RTLD_DEFAULT: the shims are global; the vendor's libraries export no such symbol.
+  return reinterpret_cast<Fn*>(::dlsym(RTLD_DEFAULT, name));
+}
+
+// The fake NVML reads the same node file, so NVML and CUDA describe the same GPUs (unless the
+// user chose an NVML of their own).
+void point_nvml_at_node(const std::string& node) {
+  if (std::getenv("INFRABENCH_FAKE_NVML") == nullptr) {
+    ::setenv("INFRABENCH_FAKE_NVML", node.c_str(), 0);
+  }
+  if (std::getenv("INFRABENCH_NVML_LIBRARY") == nullptr) {
+    if (const auto nvml = backends::locate_file("libinfrabench_fake_nvml.so")) {
+      ::setenv("INFRABENCH_NVML_LIBRARY", nvml->c_str(), 0);
+    }
+  }
+}
+
+}  // namespace
+
+bool requested() {
+  const char* v = std::getenv(node_variable);
+  return v != nullptr && *v != '\0';
+}
+
+coded_reason load_shims() {
+  // In the order their users need them: cuBLAS(Lt) need cudart, NCCL needs cudart.
+  static constexpr std::array<const char*, 3> required = {"libcudart.so.13", "libcublasLt.so.13",
+                                                          "libcublas.so.13"};
+  for (const char* file : required) {
+    const auto path = backends::locate_file(std::string("sim/") + file);
+    if (!path) {
+      return {reason_code::not_built, std::string("simulation asked for (") + node_variable +
+                                          ") but sim/" + file +
+                                          " was not built beside the executable"};
+    }
+    if (::dlopen(path->c_str(), RTLD_NOW | RTLD_GLOBAL) == nullptr) {
+      const char* e = ::dlerror();
+      return {reason_code::unsupported,
+              std::string("simulated ") + file + " did not load: " + (e ? e : "dlopen failed")};
+    }
+  }
+  // NCCL's shim is optional: without it the NCCL module binds to the real NCCL, whose calls then
+  // fail on the simulated devices and its benchmarks say so.
+  if (const auto nccl = backends::locate_file("sim/libnccl.so.2")) {
+    (void)::dlopen(nccl->c_str(), RTLD_NOW | RTLD_GLOBAL);
+  }
+  // Read the node file now, before anything runs: a bad one ends the process with one line.
+  (void)node_file();
+  point_nvml_at_node(std::getenv(node_variable));
+  return {};
+}
+
+bool active() { return query<const char*()>("infrabench_sim_node") != nullptr; }
+
+std::string node_file() {
+  auto* fn = query<const char*()>("infrabench_sim_node");
+  return fn != nullptr ? std::string(fn()) : std::string();
+}
+
+std::uint64_t noop_launches() {
+  auto* fn = query<unsigned long long()>("infrabench_sim_noop_launches");
+  return fn != nullptr ? fn() : 0;
+}
+
+}  // namespace infrabench::simulation

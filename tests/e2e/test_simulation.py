@@ -1,0 +1,192 @@
+"""The simulated GPU node (docs/simulation.md): the real GPU module run against the shim CUDA
+runtime and cuBLAS of build/sim/ on the CPU, 8 GPUs described by a node file. Never loaded unless
+asked; every result and the report say `simulated`; the commands that judge hardware refuse it."""
+import json
+import os
+import re
+import subprocess
+
+import pytest
+
+from conftest import BIN, FAST, load_report, one_line_error, run
+
+SOURCE = os.environ.get("INFRABENCH_SOURCE_DIR", ".")
+NODE = os.path.join(SOURCE, "sim", "nodes", "hgx-h100-8gpu.json")
+SIM_DIR = os.path.join(os.path.dirname(os.path.abspath(BIN)), "sim")
+
+pytestmark = pytest.mark.skipif(
+    os.environ.get("INFRABENCH_HAS_CUDA", "1") in ("0", "OFF", "FALSE")
+    or not os.path.exists(os.path.join(SIM_DIR, "libcudart.so.13")),
+    reason="the simulated node needs the CUDA build (build/sim/)")
+
+# The single-process GPU benchmarks that use more than one GPU, or every GPU, and the health rules.
+GPU_FILTER = ("^(bandwidth/(d2d|h2d|p2p|p2p_latency|many_to_one|gpu_latency)|stress/gpu|"
+              "health/gpu_.*|gemm/cublas|gemm/cublaslt)$")
+
+
+def node_file(tmp_path, edit=None, name="node.json"):
+    with open(NODE) as f:
+        node = json.load(f)
+    if edit:
+        edit(node)
+    path = tmp_path / name
+    path.write_text(json.dumps(node))
+    return str(path)
+
+
+def sim_env(tmp_path, node):
+    return {"INFRABENCH_SIM_NODE": node, "INFRABENCH_SIM_RUN_DIR": str(tmp_path / "locks")}
+
+
+def mapped(stderr):
+    """The shared objects the dynamic loader opened (LD_DEBUG=files), by path."""
+    return set(re.findall(r"file=(\S+)\s+\[\d+\];\s+generating link map", stderr))
+
+
+def test_never_loaded_without_the_variable():
+    env = {"LD_DEBUG": "files"}
+    env.pop("INFRABENCH_SIM_NODE", None)
+    full = dict(os.environ, **env)
+    full.pop("INFRABENCH_SIM_NODE", None)
+    p = subprocess.run([BIN, "list"], capture_output=True, text=True, timeout=60, env=full)
+    assert p.returncode == 0, p.stderr[-2000:]
+    files = mapped(p.stderr)
+    assert any(f.endswith("libinfrabench_cuda.so") for f in files), sorted(files)
+    assert not any("/sim/" in f for f in files), sorted(files)
+    assert any(os.path.basename(f) == "libcudart.so.13" for f in files), sorted(files)
+
+
+def test_loaded_in_place_of_the_vendors(tmp_path):
+    env = dict(sim_env(tmp_path, NODE), LD_DEBUG="files")
+    p = run("list", env=env, timeout=60)
+    assert p.returncode == 0, p.stderr[-2000:]
+    files = mapped(p.stderr)
+    for lib in ("libcudart.so.13", "libcublas.so.13", "libcublasLt.so.13"):
+        ours = [f for f in files if os.path.basename(f) == lib]
+        assert ours and all("/sim/" in f for f in ours), (lib, ours)
+
+
+def test_a_bad_node_file_is_one_line_and_exit_2(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{\"gpus\": [{\"compute_mode\": \"sometimes\"}]}")
+    p = run("list", env=sim_env(tmp_path, str(bad)), timeout=60)
+    assert p.returncode == 2, (p.returncode, p.stderr[-2000:])
+    lines = [line for line in p.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "compute_mode" in lines[0], p.stderr
+    missing = run("list", env=sim_env(tmp_path, str(tmp_path / "none.json")), timeout=60)
+    assert missing.returncode == 2 and "none.json" in missing.stderr
+
+
+def gpu_run(tmp_path, node, *extra, filt=GPU_FILTER, timeout=240):
+    out = tmp_path / "sim.json"
+    p = run("run", "--filter", filt, *FAST, "-o", str(out), *extra,
+            env=sim_env(tmp_path, node), timeout=timeout)
+    return p, out
+
+
+@pytest.fixture(scope="module")
+def eight_gpu_report(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("sim8")
+    p, out = gpu_run(tmp, NODE)
+    assert p.returncode in (0, 1), (p.returncode, p.stdout[-3000:], p.stderr[-3000:])
+    return p, load_report(str(out)), str(out)
+
+
+def test_gpu_benchmarks_run_on_eight_simulated_gpus(eight_gpu_report):
+    p, report, _ = eight_gpu_report
+    assert report["simulated"] is True
+    assert report["capabilities"]["cuda"]["device_count"] == 8
+    names = {r["benchmark"] for r in report["results"]}
+    for must in ("bandwidth/p2p", "bandwidth/d2d", "stress/gpu"):
+        assert must in names, sorted(names)
+    for r in report["results"]:
+        assert r.get("simulated") is True, r["benchmark"]
+        # Passed, skipped or failed, always with its reason; never a check passed on garbage.
+        assert r["status"] in ("passed", "skipped", "failed"), r
+        if r["status"] != "passed":
+            assert r.get("reason"), r
+    # Our kernels do not compute in the simulation: what their checks would verify is not
+    # verified, said so, and no such check makes the result INVALID.
+    assert any(r.get("not_verified") for r in report["results"]), "no check said not verified"
+
+
+def test_header_says_simulated(eight_gpu_report):
+    p, _, _ = eight_gpu_report
+    assert "SIMULATED" in p.stdout + p.stderr
+
+
+def test_p2p_covers_every_pair(eight_gpu_report):
+    _, report, _ = eight_gpu_report
+    p2p = [r for r in report["results"] if r["benchmark"] == "bandwidth/p2p"]
+    assert p2p and any(r["status"] == "passed" for r in p2p), p2p[:1]
+    cells = [c for r in p2p for c in r.get("cells", [])]
+    assert len({c["column"] for c in cells}) >= 7, cells[:8]
+
+
+def test_stress_loads_every_gpu(eight_gpu_report):
+    _, report, _ = eight_gpu_report
+    stress = [r for r in report["results"] if r["benchmark"] == "stress/gpu"]
+    assert stress, "stress/gpu did not run"
+    text = json.dumps(stress)
+    assert all(r["status"] != "failed" for r in stress), text[:3000]
+
+
+@pytest.mark.parametrize("command", [
+    ["check", "{report}", "--baseline", "template-h100-8gpu"],
+    ["compare", "{report}", "{report}"],
+    ["baseline", "create", "{report}", "-o", "{tmp}/b.json"],
+    ["history", "record", "{report}", "--db", "{tmp}/h.db"],
+])
+def test_judging_commands_refuse_a_simulated_report(eight_gpu_report, tmp_path, command):
+    _, _, path = eight_gpu_report
+    args = [a.format(report=path, tmp=tmp_path) for a in command]
+    one_line_error(run(*args), "SIMULATED", "--allow-simulated")
+    allowed = run(*args, "--allow-simulated")
+    assert allowed.returncode in (0, 1), (allowed.returncode, allowed.stderr[-2000:])
+
+
+def test_check_does_not_judge_simulated_timings(eight_gpu_report):
+    _, _, path = eight_gpu_report
+    p = run("check", path, "--baseline", "template-h100-8gpu", "--allow-simulated",
+            "--format", "json")
+    assert p.returncode in (0, 1), p.stderr[-2000:]
+    assert "simulated, not judged" in p.stdout
+
+
+def test_html_says_simulated(eight_gpu_report, tmp_path):
+    _, _, path = eight_gpu_report
+    html = tmp_path / "r.html"
+    p = run("report", path, "-o", str(html))
+    if p.returncode == 2 and "Chart.js" in p.stderr:
+        pytest.skip("built without Chart.js")
+    assert p.returncode == 0, p.stderr
+    assert "SIMULATED" in html.read_text()
+
+
+def test_out_of_memory_on_one_gpu_fails_as_a_real_gpu_does(tmp_path):
+    def oom(node):
+        node["faults"] = [{"kind": "oom", "gpu": 3, "after_bytes": 1 << 20}]
+    p, out = gpu_run(tmp_path, node_file(tmp_path, oom), filt="^bandwidth/d2d$")
+    assert p.returncode in (0, 1), p.stderr[-2000:]
+    results = load_report(str(out))["results"]
+    text = json.dumps(results)
+    assert "out of memory" in text or "cudaErrorMemoryAllocation" in text, text[:3000]
+
+
+def test_a_missing_gpu_leaves_seven(tmp_path):
+    def missing(node):
+        node["faults"] = [{"kind": "missing", "gpu": 5}]
+    p = run("run", "--filter", "^bandwidth/p2p$", *FAST, "-o", str(tmp_path / "m.json"),
+            env=sim_env(tmp_path, node_file(tmp_path, missing)), timeout=120)
+    assert p.returncode in (0, 1), p.stderr[-2000:]
+    report = load_report(str(tmp_path / "m.json"))
+    assert report["capabilities"]["cuda"]["device_count"] == 7, report["capabilities"]
+
+
+def test_cuda_visible_devices_renumbers(tmp_path):
+    env = dict(sim_env(tmp_path, NODE), CUDA_VISIBLE_DEVICES="6,2")
+    p = run("run", "--filter", "^bandwidth/p2p$", *FAST, "-o", str(tmp_path / "v.json"), env=env,
+            timeout=120)
+    assert p.returncode in (0, 1), p.stderr[-2000:]
+    report = load_report(str(tmp_path / "v.json"))
+    assert report["capabilities"]["cuda"]["device_count"] == 2, report["capabilities"]
