@@ -235,13 +235,10 @@ constinit const requirement opencv{"opencv", &check_opencv, &code_opencv};
 }  // namespace req
 
 namespace {
-// The simulated node's shims, opened once before the CUDA module when the user asks for them
-// (simulation.h): the module's DT_NEEDED sonames then bind to them. Empty when not asked for or
-// loaded; else why not.
-coded_reason simulation_shims_for(std::string_view id) {
-  if (id != "cuda" || !simulation::requested()) return {};
-  static const coded_reason loaded = simulation::load_shims();
-  return loaded;
+// The simulated node's shims, opened before the CUDA module when the user asks for them
+// (simulation.h): the module's DT_NEEDED sonames then bind to them, never to the vendor's.
+void load_simulation_shims(std::string_view id) {
+  if (id == "cuda" && simulation::requested()) simulation::load_shims();
 }
 }  // namespace
 
@@ -268,9 +265,8 @@ const loaded_module& load(std::string_view id) {
     m.reason = {reason_code::not_built,
                 spec.library + " was not found when infrabench was built (" + spec.install_hint +
                     " and its -dev package, then rebuild)"};
-  } else if (const auto why = simulation_shims_for(id); !why.empty()) {
-    m.reason = why;  // asked for a simulation that cannot be made: never the vendor's instead
   } else if (const auto path = locate(id)) {
+    load_simulation_shims(id);
     m = open_module(spec, *path);
   } else {
     m.reason = not_found(spec);

@@ -372,6 +372,13 @@ result finish_result(state& st, double elapsed_s, const coded_reason& error,
   r.host = identity.host;
   if (identity.gpu >= 0) r.gpu = identity.gpu;  // else what the benchmark said (ran_on_rank_gpu)
   r.simulated = simulation::active();
+  if (const std::uint64_t noops = st.simulated_noop_launches(); noops > 0) {
+    // Whatever the benchmark concluded from its kernels' output (checks of its own included),
+    // that output was never computed: said once per result, whatever the checks said.
+    r.not_verified.push_back("simulated: " + std::to_string(noops) +
+                             " kernel launches did not compute, so what they produce is not "
+                             "verified");
+  }
   for (std::size_t i = 0; i < r.axes.size(); ++i) {
     if (const auto it = st.axis_display().find(r.axes[i].first); it != st.axis_display().end())
       r.axis_display[i] = it->second;

@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 
 #include <array>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 
@@ -39,21 +40,29 @@ bool requested() {
   return v != nullptr && *v != '\0';
 }
 
-coded_reason load_shims() {
+namespace {
+// A simulation asked for that cannot be made: one line and exit 2 before anything runs, never a
+// quiet run on whatever the vendor's libraries find instead.
+[[noreturn]] void refuse(const std::string& why) {
+  std::fprintf(stderr, "infrabench: error: %s\n", why.c_str());
+  std::fflush(stderr);
+  std::exit(2);
+}
+}  // namespace
+
+void load_shims() {
   // In the order their users need them: cuBLAS(Lt) need cudart, NCCL needs cudart.
   static constexpr std::array<const char*, 3> required = {"libcudart.so.13", "libcublasLt.so.13",
                                                           "libcublas.so.13"};
   for (const char* file : required) {
     const auto path = backends::locate_file(std::string("sim/") + file);
     if (!path) {
-      return {reason_code::not_built, std::string("simulation asked for (") + node_variable +
-                                          ") but sim/" + file +
-                                          " was not built beside the executable"};
+      refuse(std::string("a simulated GPU node was asked for (") + node_variable + ") but sim/" +
+             file + " was not built beside the executable (a build with CUDA builds it)");
     }
     if (::dlopen(path->c_str(), RTLD_NOW | RTLD_GLOBAL) == nullptr) {
       const char* e = ::dlerror();
-      return {reason_code::unsupported,
-              std::string("simulated ") + file + " did not load: " + (e ? e : "dlopen failed")};
+      refuse(std::string("the simulated ") + file + " did not load: " + (e ? e : "dlopen failed"));
     }
   }
   // NCCL's shim is optional: without it the NCCL module binds to the real NCCL, whose calls then
@@ -64,7 +73,6 @@ coded_reason load_shims() {
   // Read the node file now, before anything runs: a bad one ends the process with one line.
   (void)node_file();
   point_nvml_at_node(std::getenv(node_variable));
-  return {};
 }
 
 bool active() { return query<const char*()>("infrabench_sim_node") != nullptr; }

@@ -268,12 +268,15 @@ void state::fail(reason_code code, std::string reason) {
   throw state_exit{};
 }
 
+std::uint64_t state::simulated_noop_launches() const {
+  return simulation::noop_launches() - m_noop_launches_at_start;
+}
+
 void state::check(bool ok, reason_code code, std::string reason) {
   // On the simulated node our kernels launch but do not compute: a check of their output is of
   // garbage, so it neither passes nor fails the result. It says it could not verify.
   if (simulation::active()) {
-    const std::uint64_t noops = simulation::noop_launches() - m_noop_launches_at_start;
-    if (noops > 0) {
+    if (simulated_noop_launches() > 0) {
       auto& list = m_result.not_verified;
       const std::string text = reason + " (simulated: kernel launches do not compute)";
       if (std::find(list.begin(), list.end(), text) == list.end()) list.push_back(text);

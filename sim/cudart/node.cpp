@@ -20,7 +20,7 @@ namespace {
 using json = nlohmann::json;
 
 [[noreturn]] void refuse(const std::string& why) {
-  std::fprintf(stderr, "infrabench simulation: %s\n", why.c_str());
+  std::fprintf(stderr, "infrabench: error: simulated GPU node: %s\n", why.c_str());
   std::fflush(stderr);
   std::_Exit(2);
 }

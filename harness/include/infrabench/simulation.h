@@ -7,8 +7,6 @@
 #include <cstdint>
 #include <string>
 
-#include "infrabench/reason.h"
-
 namespace infrabench::simulation {
 
 // The variable that asks for a simulation: the node file's path.
@@ -19,9 +17,9 @@ inline constexpr const char* node_variable = "INFRABENCH_SIM_NODE";
 
 // Opens the shims (RTLD_GLOBAL, before the CUDA and NCCL modules, so the modules' sonames bind to
 // them) from <module dir>/sim/ and has them read the node file. Called by the backend loader
-// before it opens the CUDA module, only when requested(); an empty reason when they loaded. A
-// node file the shim refuses ends the process with one line and status 2.
-[[nodiscard]] coded_reason load_shims();
+// before it opens the CUDA module, only when requested(). A simulation that cannot be made (shims
+// not built, a node file the shim refuses) ends the process with one line and status 2.
+void load_shims();
 
 // Whether the simulated CUDA runtime is the one this process uses.
 [[nodiscard]] bool active();

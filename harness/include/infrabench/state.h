@@ -164,6 +164,9 @@ class state {
     check(ok, reason_code::check_failed, std::move(reason));
   }
   void check(bool ok, reason_code code, std::string reason);
+  // On the simulated node (simulation.h): kernel launches in this configuration so far that did
+  // not compute (0 on hardware). Whatever they would have produced is not verified.
+  [[nodiscard]] std::uint64_t simulated_noop_launches() const;
   // Whether the exec call now running is past its warm-up (and a GPU calibration): calls made
   // from here on are the samples. Benchmarks that keep their own records per call (a checkpoint's
   // save and restore times, a training run's losses) start them here.
