@@ -70,12 +70,12 @@ void add_simulation(nlohmann::json& report, std::span<const result> results) {
   const bool any = std::any_of(results.begin(), results.end(),
                                [](const result& r) { return r.simulated; });
   if (!simulation::active() && !any) return;
-  report["simulated"] = true;
-  report["simulation"] = {
-      {"node_file", simulation::node_file()},
-      {"note",
-       "SIMULATED: a GPU node simulated on the CPU; no number here is a measurement of GPU "
-       "hardware"}};
+  report.emplace("simulated", true);
+  report.emplace("simulation",
+                 nlohmann::json{{"node_file", simulation::node_file()},
+                                {"note",
+                                 "SIMULATED: a GPU node simulated on the CPU; no number here is "
+                                 "a measurement of GPU hardware"}});
 }
 }  // namespace
 

@@ -20,8 +20,8 @@ pytestmark = pytest.mark.skipif(
     reason="the simulated node needs the CUDA build (build/sim/)")
 
 # The single-process GPU benchmarks that use more than one GPU, or every GPU, and the health rules.
-GPU_FILTER = ("^(bandwidth/(d2d|h2d|p2p|p2p_latency|many_to_one|gpu_latency)|stress/gpu|"
-              "health/gpu_.*|gemm/cublas|gemm/cublaslt)$")
+GPU_FILTER = ("^(bandwidth/(d2d|h2d|p2p|p2p_latency|all_to_one|one_to_all|host_to_all|gpu_latency)"
+              "|stress/gpu|health/gpu_.*|gemm/cublas|gemm/cublaslt)$")
 
 
 def node_file(tmp_path, edit=None, name="node.json"):
