@@ -67,8 +67,8 @@ namespace {
 // A report of a simulated node says so at the top (docs/simulation.md): whoever reads it, and
 // every command that judges hardware, sees that its numbers are not measurements of hardware.
 void add_simulation(nlohmann::json& report, std::span<const result> results) {
-  const bool any = std::any_of(results.begin(), results.end(),
-                               [](const result& r) { return r.simulated; });
+  const bool any =
+      std::any_of(results.begin(), results.end(), [](const result& r) { return r.simulated; });
   if (!simulation::active() && !any) return;
   report.emplace("simulated", true);
   report.emplace("simulation",
@@ -87,20 +87,21 @@ nlohmann::json make_report(const report_context& ctx, std::span<const result> re
                         {"suite", ctx.effective_suite},     {"settings", ctx.settings}};
   if (ctx.interrupted) run["interrupted_reason"] = ctx.interrupted_reason;
   if (!ctx.benchmark_metadata.empty()) run["benchmark_metadata"] = ctx.benchmark_metadata;
-  nlohmann::json report = {{"schema_version", report_schema_version},
-          {"tool", "infrabench"},
-          {"units",
-           "decimal: GB = 1e9 bytes, GB/s = 1e9 bytes/s; sizes in axes are binary (KiB = 1024 B)"},
-          {"run", run},
-          {"capabilities", ctx.capabilities},
-          {"hosts", ctx.hosts},
-          {"summary",
-           {{"configurations", sum.configurations},
-            {"passed", sum.passed},
-            {"skipped", sum.skipped},
-            {"failed", sum.failed},
-            {"invalid", sum.invalid}}},
-          {"results", model::records_json(results)}};
+  nlohmann::json report = {
+      {"schema_version", report_schema_version},
+      {"tool", "infrabench"},
+      {"units",
+       "decimal: GB = 1e9 bytes, GB/s = 1e9 bytes/s; sizes in axes are binary (KiB = 1024 B)"},
+      {"run", run},
+      {"capabilities", ctx.capabilities},
+      {"hosts", ctx.hosts},
+      {"summary",
+       {{"configurations", sum.configurations},
+        {"passed", sum.passed},
+        {"skipped", sum.skipped},
+        {"failed", sum.failed},
+        {"invalid", sum.invalid}}},
+      {"results", model::records_json(results)}};
   add_simulation(report, results);
   return report;
 }

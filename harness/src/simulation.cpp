@@ -75,7 +75,9 @@ void load_shims() {
   point_nvml_at_node(std::getenv(node_variable));
 }
 
-bool active() { return query<const char*()>("infrabench_sim_node") != nullptr; }
+bool active() {
+  return query<const char*()>("infrabench_sim_node") != nullptr;
+}
 
 std::string node_file() {
   auto* fn = query<const char*()>("infrabench_sim_node");

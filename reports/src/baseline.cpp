@@ -621,7 +621,8 @@ verdict evaluate_with(const baseline& b, const rule& r, const detail::node_conte
   }
   if (!r.waived.empty()) return waived_verdict(r, waived);
   if (simulated_timing(r, report)) {
-    return waived_verdict(r, "simulated, not judged: a simulated GPU node's times are not hardware's");
+    return waived_verdict(r,
+                          "simulated, not judged: a simulated GPU node's times are not hardware's");
   }
   std::vector<const result_view*> matched;
   for (const auto& res : report.results) {

@@ -83,8 +83,8 @@ inline bool current_gpu_is_wrong() {
 
 // Computes `g` when it is small and of types computed here; else counts a no-op launch.
 inline void run_gemm(const gemm_call& g) {
-  const bool types_ok = computable(g.a.type) && computable(g.b.type) && computable(g.c_type) &&
-                        computable(g.d_type);
+  const bool types_ok =
+      computable(g.a.type) && computable(g.b.type) && computable(g.c_type) && computable(g.d_type);
   if (!types_ok || static_cast<std::uint64_t>(g.m * g.n * g.k) > compute_bound_macs) {
     infrabench_sim_count_noop_launch();
     return;

@@ -24,8 +24,12 @@ struct sim_layout {
   std::uint64_t rows, cols;
   std::int64_t ld;
 };
-sim_desc* desc_of(cublasLtMatmulDesc_t d) { return reinterpret_cast<sim_desc*>(d); }
-sim_layout* layout_of(cublasLtMatrixLayout_t l) { return reinterpret_cast<sim_layout*>(l); }
+sim_desc* desc_of(cublasLtMatmulDesc_t d) {
+  return reinterpret_cast<sim_desc*>(d);
+}
+sim_layout* layout_of(cublasLtMatrixLayout_t l) {
+  return reinterpret_cast<sim_layout*>(l);
+}
 
 template <class T>
 bool read_attr(T& out, const void* buf, size_t size) {
@@ -62,11 +66,20 @@ SIM_API cublasStatus_t cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t d,
   if (s == nullptr || buf == nullptr) return CUBLAS_STATUS_INVALID_VALUE;
   bool ok = true;
   switch (attr) {
-    case CUBLASLT_MATMUL_DESC_TRANSA: ok = read_attr(s->trans_a, buf, size); break;
-    case CUBLASLT_MATMUL_DESC_TRANSB: ok = read_attr(s->trans_b, buf, size); break;
-    case CUBLASLT_MATMUL_DESC_EPILOGUE: ok = read_attr(s->epilogue, buf, size); break;
-    case CUBLASLT_MATMUL_DESC_BIAS_POINTER: ok = read_attr(s->bias, buf, size); break;
-    default: break;  // kept by the real library; nothing here reads them
+    case CUBLASLT_MATMUL_DESC_TRANSA:
+      ok = read_attr(s->trans_a, buf, size);
+      break;
+    case CUBLASLT_MATMUL_DESC_TRANSB:
+      ok = read_attr(s->trans_b, buf, size);
+      break;
+    case CUBLASLT_MATMUL_DESC_EPILOGUE:
+      ok = read_attr(s->epilogue, buf, size);
+      break;
+    case CUBLASLT_MATMUL_DESC_BIAS_POINTER:
+      ok = read_attr(s->bias, buf, size);
+      break;
+    default:
+      break;  // kept by the real library; nothing here reads them
   }
   return ok ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_INVALID_VALUE;
 }
@@ -108,18 +121,18 @@ SIM_API cublasStatus_t cublasLtMatmulAlgoGetHeuristic(
   return CUBLAS_STATUS_SUCCESS;
 }
 
-SIM_API cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc_t d,
-                                      const void* alpha, const void* a, cublasLtMatrixLayout_t al,
-                                      const void* b, cublasLtMatrixLayout_t bl, const void* beta,
-                                      const void* c, cublasLtMatrixLayout_t cl, void* out,
-                                      cublasLtMatrixLayout_t dl, const cublasLtMatmulAlgo_t*,
-                                      void*, size_t, cudaStream_t) {
+SIM_API cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc_t d, const void* alpha,
+                                      const void* a, cublasLtMatrixLayout_t al, const void* b,
+                                      cublasLtMatrixLayout_t bl, const void* beta, const void* c,
+                                      cublasLtMatrixLayout_t cl, void* out,
+                                      cublasLtMatrixLayout_t dl, const cublasLtMatmulAlgo_t*, void*,
+                                      size_t, cudaStream_t) {
   const sim_desc* s = desc_of(d);
   if (h == nullptr || s == nullptr || al == nullptr || bl == nullptr || dl == nullptr) {
     return CUBLAS_STATUS_INVALID_VALUE;
   }
-  const bool emulated = s->epilogue == CUBLASLT_EPILOGUE_DEFAULT ||
-                        s->epilogue == CUBLASLT_EPILOGUE_BIAS;
+  const bool emulated =
+      s->epilogue == CUBLASLT_EPILOGUE_DEFAULT || s->epilogue == CUBLASLT_EPILOGUE_BIAS;
   if (!emulated || s->scale_type != CUDA_R_32F) {
     infrabench_sim_count_noop_launch();
     return CUBLAS_STATUS_SUCCESS;

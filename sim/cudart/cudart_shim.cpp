@@ -1,10 +1,11 @@
-// A CUDA runtime for the simulated node (docs/simulation.md): the entry points libinfrabench_cuda.so
-// imports, answered from the node file on the CPU. Device memory is host memory (mmap), every
-// copy is a memcpy done when it is enqueued (so streams and events need no threads: an event
-// records the host clock), our kernels' launches are checked and counted but do not compute
-// (infrabench_sim_noop_launches tells the harness, which then calls their checks not verified).
-// Contexts open lazily, one per device per process, as the real runtime's primary contexts do;
-// exclusive-process mode holds a lock file per GPU, so a second process is refused as it would be.
+// A CUDA runtime for the simulated node (docs/simulation.md): the entry points
+// libinfrabench_cuda.so imports, answered from the node file on the CPU. Device memory is host
+// memory (mmap), every copy is a memcpy done when it is enqueued (so streams and events need no
+// threads: an event records the host clock), our kernels' launches are checked and counted but do
+// not compute (infrabench_sim_noop_launches tells the harness, which then calls their checks not
+// verified). Contexts open lazily, one per device per process, as the real runtime's primary
+// contexts do; exclusive-process mode holds a lock file per GPU, so a second process is refused as
+// it would be.
 #include <cuda_runtime_api.h>
 #include <fcntl.h>
 #include <sys/file.h>
@@ -112,7 +113,9 @@ cudaError_t open_context(int d) {
   return open_context_locked(d);
 }
 
-bool driver_too_old() { return the_node().driver_version < CUDART_VERSION; }
+bool driver_too_old() {
+  return the_node().driver_version < CUDART_VERSION;
+}
 
 double now_ms() {
   using namespace std::chrono;
@@ -135,8 +138,8 @@ int device_of_stream(cudaStream_t s) {
 }
 
 void* map_bytes(std::size_t bytes) {
-  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                   -1, 0);
+  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   return p == MAP_FAILED ? nullptr : p;
 }
 
@@ -184,7 +187,9 @@ thread_local std::vector<call_config> t_configs;
 using namespace infrabench::sim;
 
 // ---- the sim query
-SIM_API unsigned long long infrabench_sim_noop_launches(void) { return g_noop_launches.load(); }
+SIM_API unsigned long long infrabench_sim_noop_launches(void) {
+  return g_noop_launches.load();
+}
 
 // ---- versions and errors
 SIM_API cudaError_t cudaRuntimeGetVersion(int* v) {
@@ -202,7 +207,9 @@ SIM_API cudaError_t cudaGetLastError(void) {
   t_last_error = cudaSuccess;
   return e;
 }
-SIM_API cudaError_t cudaPeekAtLastError(void) { return t_last_error; }
+SIM_API cudaError_t cudaPeekAtLastError(void) {
+  return t_last_error;
+}
 
 namespace {
 struct error_text {
@@ -225,8 +232,7 @@ constexpr error_text k_errors[] = {
     {cudaErrorInvalidDevice, "cudaErrorInvalidDevice", "invalid device ordinal"},
     {cudaErrorPeerAccessUnsupported, "cudaErrorPeerAccessUnsupported",
      "peer access is not supported between these two devices"},
-    {cudaErrorInvalidResourceHandle, "cudaErrorInvalidResourceHandle",
-     "invalid resource handle"},
+    {cudaErrorInvalidResourceHandle, "cudaErrorInvalidResourceHandle", "invalid resource handle"},
     {cudaErrorNotReady, "cudaErrorNotReady", "device not ready"},
     {cudaErrorPeerAccessAlreadyEnabled, "cudaErrorPeerAccessAlreadyEnabled",
      "peer access is already enabled"},
@@ -272,8 +278,12 @@ SIM_API cudaError_t cudaSetDevice(int d) {
   t_device = d;
   return cudaSuccess;
 }
-SIM_API cudaError_t cudaDeviceSynchronize(void) { return ret(open_context(t_device)); }
-SIM_API cudaError_t cudaDeviceReset(void) { return cudaSuccess; }
+SIM_API cudaError_t cudaDeviceSynchronize(void) {
+  return ret(open_context(t_device));
+}
+SIM_API cudaError_t cudaDeviceReset(void) {
+  return cudaSuccess;
+}
 
 SIM_API cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int d) {
   if (p == nullptr) return ret(cudaErrorInvalidValue);
@@ -321,17 +331,39 @@ SIM_API cudaError_t cudaDeviceGetAttribute(int* v, cudaDeviceAttr attr, int d) {
   if (!valid_device(d)) return ret(cudaErrorInvalidDevice);
   const gpu& g = the_node().gpus[d];
   switch (attr) {
-    case cudaDevAttrClockRate: *v = g.sm_clock_mhz * 1000; break;
-    case cudaDevAttrMemoryClockRate: *v = g.mem_clock_mhz * 1000; break;
-    case cudaDevAttrMultiProcessorCount: *v = g.sm_count; break;
-    case cudaDevAttrGlobalMemoryBusWidth: *v = g.mem_bus_width_bits; break;
-    case cudaDevAttrEccEnabled: *v = g.ecc_enabled ? 1 : 0; break;
-    case cudaDevAttrComputeCapabilityMajor: *v = g.cc_major; break;
-    case cudaDevAttrComputeCapabilityMinor: *v = g.cc_minor; break;
-    case cudaDevAttrL2CacheSize: *v = g.l2_cache_bytes; break;
-    case cudaDevAttrMaxSharedMemoryPerBlockOptin: *v = g.shared_mem_optin_bytes; break;
-    case cudaDevAttrMaxThreadsPerBlock: *v = 1024; break;
-    case cudaDevAttrWarpSize: *v = 32; break;
+    case cudaDevAttrClockRate:
+      *v = g.sm_clock_mhz * 1000;
+      break;
+    case cudaDevAttrMemoryClockRate:
+      *v = g.mem_clock_mhz * 1000;
+      break;
+    case cudaDevAttrMultiProcessorCount:
+      *v = g.sm_count;
+      break;
+    case cudaDevAttrGlobalMemoryBusWidth:
+      *v = g.mem_bus_width_bits;
+      break;
+    case cudaDevAttrEccEnabled:
+      *v = g.ecc_enabled ? 1 : 0;
+      break;
+    case cudaDevAttrComputeCapabilityMajor:
+      *v = g.cc_major;
+      break;
+    case cudaDevAttrComputeCapabilityMinor:
+      *v = g.cc_minor;
+      break;
+    case cudaDevAttrL2CacheSize:
+      *v = g.l2_cache_bytes;
+      break;
+    case cudaDevAttrMaxSharedMemoryPerBlockOptin:
+      *v = g.shared_mem_optin_bytes;
+      break;
+    case cudaDevAttrMaxThreadsPerBlock:
+      *v = 1024;
+      break;
+    case cudaDevAttrWarpSize:
+      *v = 32;
+      break;
     case cudaDevAttrComputeMode:
       *v = g.mode == compute_mode::exclusive_process ? cudaComputeModeExclusiveProcess
            : g.mode == compute_mode::prohibited      ? cudaComputeModeProhibited
@@ -339,8 +371,12 @@ SIM_API cudaError_t cudaDeviceGetAttribute(int* v, cudaDeviceAttr attr, int d) {
       break;
     case cudaDevAttrUnifiedAddressing:
     case cudaDevAttrCanMapHostMemory:
-    case cudaDevAttrConcurrentKernels: *v = 1; break;
-    default: *v = 0; break;
+    case cudaDevAttrConcurrentKernels:
+      *v = 1;
+      break;
+    default:
+      *v = 0;
+      break;
   }
   return cudaSuccess;
 }
@@ -449,13 +485,19 @@ SIM_API cudaError_t cudaStreamCreateWithFlags(cudaStream_t* s, unsigned int flag
   *s = reinterpret_cast<cudaStream_t>(new sim_stream{t_device, flags});
   return cudaSuccess;
 }
-SIM_API cudaError_t cudaStreamCreate(cudaStream_t* s) { return cudaStreamCreateWithFlags(s, 0); }
+SIM_API cudaError_t cudaStreamCreate(cudaStream_t* s) {
+  return cudaStreamCreateWithFlags(s, 0);
+}
 SIM_API cudaError_t cudaStreamDestroy(cudaStream_t s) {
   delete reinterpret_cast<sim_stream*>(s);
   return cudaSuccess;
 }
-SIM_API cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaSuccess; }
-SIM_API cudaError_t cudaStreamQuery(cudaStream_t) { return cudaSuccess; }
+SIM_API cudaError_t cudaStreamSynchronize(cudaStream_t) {
+  return cudaSuccess;
+}
+SIM_API cudaError_t cudaStreamQuery(cudaStream_t) {
+  return cudaSuccess;
+}
 SIM_API cudaError_t cudaStreamWaitEvent(cudaStream_t, cudaEvent_t e, unsigned int) {
   return e == nullptr ? ret(cudaErrorInvalidResourceHandle) : cudaSuccess;
 }
@@ -465,7 +507,9 @@ SIM_API cudaError_t cudaEventCreateWithFlags(cudaEvent_t* e, unsigned int flags)
   *e = reinterpret_cast<cudaEvent_t>(new sim_event{t_device, flags});
   return cudaSuccess;
 }
-SIM_API cudaError_t cudaEventCreate(cudaEvent_t* e) { return cudaEventCreateWithFlags(e, 0); }
+SIM_API cudaError_t cudaEventCreate(cudaEvent_t* e) {
+  return cudaEventCreateWithFlags(e, 0);
+}
 SIM_API cudaError_t cudaEventDestroy(cudaEvent_t e) {
   delete reinterpret_cast<sim_event*>(e);
   return cudaSuccess;
@@ -547,8 +591,7 @@ SIM_API cudaError_t __cudaGetKernel(cudaKernel_t* k, const void* fun) {
   return cudaSuccess;
 }
 SIM_API cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 grid, dim3 block, void** args,
-                                       size_t shared,
-                                       cudaStream_t stream) {
+                                       size_t shared, cudaStream_t stream) {
   const int d = t_device;
   if (const cudaError_t e = open_context(d); e != cudaSuccess) return ret(e);
   const std::uint64_t threads = std::uint64_t{block.x} * block.y * block.z;
@@ -568,14 +611,15 @@ SIM_API cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 grid, dim3 bloc
 }
 SIM_API cudaError_t cudaLaunchKernel(const void* f, dim3 grid, dim3 block, void** args,
                                      size_t shared, cudaStream_t stream) {
-  return __cudaLaunchKernel(reinterpret_cast<cudaKernel_t>(const_cast<void*>(f)), grid, block,
-                            args, shared, stream);
+  return __cudaLaunchKernel(reinterpret_cast<cudaKernel_t>(const_cast<void*>(f)), grid, block, args,
+                            shared, stream);
 }
 // The limit a kernel may ask for is the device's opt-in shared memory per block.
 SIM_API cudaError_t cudaFuncSetAttribute(const void* f, cudaFuncAttribute attr, int value) {
   if (f == nullptr) return ret(cudaErrorInvalidDeviceFunction);
   if (attr == cudaFuncAttributeMaxDynamicSharedMemorySize &&
-      (value < 0 || value > the_node().gpus.at(static_cast<std::size_t>(t_device)).shared_mem_optin_bytes)) {
+      (value < 0 ||
+       value > the_node().gpus.at(static_cast<std::size_t>(t_device)).shared_mem_optin_bytes)) {
     return ret(cudaErrorInvalidValue);
   }
   return cudaSuccess;
@@ -585,4 +629,6 @@ SIM_API cudaError_t cudaFuncSetAttribute(const void* f, cudaFuncAttribute attr, 
 SIM_API int infrabench_sim_node_index(int cuda_ordinal) {
   return valid_device(cuda_ordinal) ? the_node().gpus[cuda_ordinal].node_index : -1;
 }
-SIM_API void infrabench_sim_count_noop_launch(void) { g_noop_launches.fetch_add(1); }
+SIM_API void infrabench_sim_count_noop_launch(void) {
+  g_noop_launches.fetch_add(1);
+}

@@ -54,8 +54,10 @@ struct emulated {
   void (*run)(void**);
 };
 constexpr emulated k_emulated[] = {
-    {"fill_pattern_kernel", &fill_pattern}, {"checksum_kernel", &checksum},
-    {"copy_vec16", &copy_vec16},            {"copy_split_vec16", &copy_split_vec16},
+    {"fill_pattern_kernel", &fill_pattern},
+    {"checksum_kernel", &checksum},
+    {"copy_vec16", &copy_vec16},
+    {"copy_split_vec16", &copy_split_vec16},
     {"copy_bytes", &copy_bytes},
 };
 

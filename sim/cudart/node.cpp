@@ -31,8 +31,8 @@ int env_int(const char* name, int fallback) {
 }
 
 int world_rank() {
-  for (const char* name : {"INFRABENCH_SIM_RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK",
-                           "SLURM_PROCID"}) {
+  for (const char* name :
+       {"INFRABENCH_SIM_RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"}) {
     if (const int r = env_int(name, -1); r >= 0) return r;
   }
   return 0;
@@ -119,11 +119,14 @@ std::vector<gpu> visible(const std::vector<gpu>& all) {
   std::stringstream in(env);
   std::string item;
   while (std::getline(in, item, ',')) {
+    // An index counts the GPUs the driver sees (a missing one is not counted), as CUDA's does.
     const gpu* found = nullptr;
-    for (const auto& d : all) {
-      const bool by_index = !item.empty() && item.find_first_not_of("0123456789") == std::string::npos &&
-                            std::stoi(item) == d.node_index;
-      if (by_index || (item.rfind("GPU-", 0) == 0 && d.uuid.rfind(item, 0) == 0)) found = &d;
+    const bool numeric = !item.empty() && item.size() < 6 &&
+                         item.find_first_not_of("0123456789") == std::string::npos;
+    for (std::size_t i = 0; i < all.size(); ++i) {
+      const bool by_index = numeric && std::stoul(item) == i;
+      const bool by_uuid = item.rfind("GPU-", 0) == 0 && all[i].uuid.rfind(item, 0) == 0;
+      if (by_index || by_uuid) found = &all[i];
     }
     if (found == nullptr) break;
     out.push_back(*found);
@@ -215,9 +218,8 @@ __attribute__((visibility("default"))) int infrabench_sim_rank(void) {
   return infrabench::sim::the_node().rank;
 }
 
-__attribute__((visibility("default"))) int infrabench_sim_fault(const char* kind, int gpu,
-                                                                 int rank, char* out,
-                                                                 std::size_t n) {
+__attribute__((visibility("default"))) int infrabench_sim_fault(const char* kind, int gpu, int rank,
+                                                                char* out, std::size_t n) {
   using nlohmann::json;
   const auto& node = infrabench::sim::the_node();
   const json faults = json::parse(node.faults_json);

@@ -29,7 +29,7 @@ struct console_header_facts {
   bool cuda_built = true, nccl_built = true;
   int ranks = 1, hosts = 1;
   std::string launcher = "single";  // the communicator's backend: "single" or "mpi"
-  std::string simulated_node;        // the node file of a simulated GPU node, "" on hardware
+  std::string simulated_node;       // the node file of a simulated GPU node, "" on hardware
 };
 
 // The facts from the inventory (collect_system_inventory), the capabilities, and the world.

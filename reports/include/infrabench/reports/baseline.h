@@ -203,7 +203,7 @@ struct create_options {
   // The largest tolerance: a wider one would pass a node that lost a quarter of its cores,
   // memory channels or GPUs (182 -> 107 GFLOP/s, a 2-vCPU node confined to one CPU, is -41%).
   double cap = 0.25;
-  bool allow_invalid = false;  // derive from INVALID results too (else they are dropped)
+  bool allow_invalid = false;    // derive from INVALID results too (else they are dropped)
   bool allow_simulated = false;  // accept reports of a simulated node (tests of the tool only)
   // The compiled-in benchmarks' declarations: rules for each benchmark's declared headline only
   // (others are shown, never gated twice). Null, or a benchmark it lacks: every performance metric.
