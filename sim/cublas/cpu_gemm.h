@@ -15,12 +15,14 @@ int infrabench_sim_rank(void);
 int infrabench_sim_fault(const char* kind, int gpu, int rank, char* out, std::size_t n);
 int infrabench_sim_node_index(int cuda_ordinal);
 void infrabench_sim_count_noop_launch(void);
+void infrabench_sim_gemm_not_computed(double flops);
 }
 
 namespace infrabench::sim {
 
-// About 0.1 s of a naive loop: enough for the shapes a verification uses.
-inline constexpr std::uint64_t compute_bound_macs = std::uint64_t{1} << 27;
+// A few milliseconds of a naive loop (a benchmark calls the same GEMM hundreds of times while it
+// calibrates and samples): the shapes a host-side check uses (stress/gpu at -a matrix_n=128).
+inline constexpr std::uint64_t compute_bound_macs = std::uint64_t{1} << 22;
 
 inline bool computable(cudaDataType_t t) {
   return t == CUDA_R_32F || t == CUDA_R_16F || t == CUDA_R_16BF;
@@ -85,8 +87,10 @@ inline bool current_gpu_is_wrong() {
 inline void run_gemm(const gemm_call& g) {
   const bool types_ok =
       computable(g.a.type) && computable(g.b.type) && computable(g.c_type) && computable(g.d_type);
+  const double flops =
+      2.0 * static_cast<double>(g.m) * static_cast<double>(g.n) * static_cast<double>(g.k);
   if (!types_ok || static_cast<std::uint64_t>(g.m * g.n * g.k) > compute_bound_macs) {
-    infrabench_sim_count_noop_launch();
+    infrabench_sim_gemm_not_computed(flops);
     return;
   }
   const bool wrong = current_gpu_is_wrong();

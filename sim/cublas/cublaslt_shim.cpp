@@ -131,12 +131,6 @@ SIM_API cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc_t d
   if (h == nullptr || s == nullptr || al == nullptr || bl == nullptr || dl == nullptr) {
     return CUBLAS_STATUS_INVALID_VALUE;
   }
-  const bool emulated =
-      s->epilogue == CUBLASLT_EPILOGUE_DEFAULT || s->epilogue == CUBLASLT_EPILOGUE_BIAS;
-  if (!emulated || s->scale_type != CUDA_R_32F) {
-    infrabench_sim_count_noop_launch();
-    return CUBLAS_STATUS_SUCCESS;
-  }
   const sim_layout& A = *layout_of(al);
   const sim_layout& B = *layout_of(bl);
   const sim_layout& D = *layout_of(dl);
@@ -157,6 +151,13 @@ SIM_API cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc_t d
               D.type,
               D.ld};
   if (s->epilogue == CUBLASLT_EPILOGUE_BIAS) g.bias = s->bias;
+  const bool emulated =
+      s->epilogue == CUBLASLT_EPILOGUE_DEFAULT || s->epilogue == CUBLASLT_EPILOGUE_BIAS;
+  if (!emulated || s->scale_type != CUDA_R_32F) {
+    infrabench_sim_gemm_not_computed(2.0 * static_cast<double>(g.m) * static_cast<double>(g.n) *
+                                     static_cast<double>(g.k));
+    return CUBLAS_STATUS_SUCCESS;
+  }
   run_gemm(g);
   return CUBLAS_STATUS_SUCCESS;
 }

@@ -51,6 +51,9 @@ struct process_state {
   std::vector<bool> context_open;
   std::vector<std::vector<bool>> peer_enabled;
   double last_event_ms = 0;
+  // Per device: the device time of work that was not computed (no-op kernels and GEMMs), which
+  // its events add to the host clock, so an event pair brackets it as on a GPU.
+  std::vector<double> virtual_ms;
 };
 
 process_state& ps() {
@@ -59,6 +62,7 @@ process_state& ps() {
     const std::size_t n = the_node().gpus.size();
     p->live_bytes.assign(n, 0);
     p->context_open.assign(n, false);
+    p->virtual_ms.assign(n, 0.0);
     p->peer_enabled.assign(n, std::vector<bool>(n, false));
     return p;
   }();
@@ -172,6 +176,14 @@ cudaError_t release(void* p, mem_kind kind) {
   ::munmap(p, it->second.bytes);
   s.allocations.erase(it);
   return cudaSuccess;
+}
+
+// Work on the current device that was not computed: counted, and its device time added.
+void not_computed(double device_us) {
+  g_noop_launches.fetch_add(1);
+  if (!valid_device(t_device)) return;
+  const std::lock_guard lock(ps().mu);
+  ps().virtual_ms[static_cast<std::size_t>(t_device)] += device_us / 1000;
 }
 
 struct call_config {
@@ -523,7 +535,8 @@ SIM_API cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s) {
   // Strictly increasing by at least the real timer's resolution (0.5 us): two records around
   // work that took no host time still give a positive interval, never a division by zero.
   const std::lock_guard lock(ps().mu);
-  ev->at_ms = std::max(now_ms(), ps().last_event_ms + 0.0005);
+  ev->at_ms = std::max(now_ms() + ps().virtual_ms[static_cast<std::size_t>(ev->device)],
+                       ps().last_event_ms + 0.0005);
   ps().last_event_ms = ev->at_ms;
   ev->recorded = true;
   return cudaSuccess;
@@ -606,7 +619,7 @@ SIM_API cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 grid, dim3 bloc
     const auto it = kernel_names().find(reinterpret_cast<const void*>(kernel));
     if (it != kernel_names().end()) name = it->second;
   }
-  if (!emulate_kernel(name.c_str(), args)) g_noop_launches.fetch_add(1);
+  if (!emulate_kernel(name.c_str(), args)) not_computed(the_node().kernel_us);
   return cudaSuccess;
 }
 SIM_API cudaError_t cudaLaunchKernel(const void* f, dim3 grid, dim3 block, void** args,
@@ -630,5 +643,10 @@ SIM_API int infrabench_sim_node_index(int cuda_ordinal) {
   return valid_device(cuda_ordinal) ? the_node().gpus[cuda_ordinal].node_index : -1;
 }
 SIM_API void infrabench_sim_count_noop_launch(void) {
-  g_noop_launches.fetch_add(1);
+  not_computed(the_node().kernel_us);
+}
+// A GEMM of `flops` that was not computed: a launch, plus its time at the GPU's "gemm_tflops".
+SIM_API void infrabench_sim_gemm_not_computed(double flops) {
+  const double tflops = valid_device(t_device) ? the_node().gpus[t_device].gemm_tflops : 400;
+  not_computed(the_node().kernel_us + flops / (tflops * 1e12) * 1e6);
 }

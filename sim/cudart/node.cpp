@@ -76,6 +76,7 @@ gpu parse_gpu(const json& g, int index) {
     refuse("gpus[" + std::to_string(index) + "].compute_capability '" + cc + "' is not M.m");
   }
   d.sm_count = get_or<int>(g, "sm_count", 132);
+  d.gemm_tflops = get_or<double>(g, "gemm_tflops", 400.0);
   d.sm_clock_mhz = get_or<int>(g, "max_sm_clock_mhz", get_or<int>(g, "sm_clock_mhz", 1980));
   d.mem_clock_mhz = get_or<int>(g, "max_mem_clock_mhz", get_or<int>(g, "mem_clock_mhz", 2619));
   d.mem_bus_width_bits = get_or<int>(g, "mem_bus_width_bits", 5120);
@@ -175,6 +176,7 @@ node load(const char* path) {
     n.rank = world_rank();
     n.host = host_name();
     n.driver_version = get_or<int>(j, "cuda_driver_version", 13000);
+    n.kernel_us = get_or<double>(j, "kernel_us", 5.0);
     const json faults = j.contains("faults") ? j["faults"] : json::array();
     check_faults(faults);
     n.faults_json = faults.dump();

@@ -20,6 +20,7 @@ struct gpu {
   int cc_major = 9;
   int cc_minor = 0;
   int sm_count = 132;
+  double gemm_tflops = 400;  // what a GEMM that is not computed is taken to run at
   int sm_clock_mhz = 1980;
   int mem_clock_mhz = 2619;
   int mem_bus_width_bits = 5120;
@@ -36,6 +37,9 @@ struct gpu {
 struct node {
   std::string path;
   int driver_version = 13000;
+  // Device time a kernel that does not compute is taken to use ("kernel_us" in the file): events
+  // bracket it as they would a real launch, so timing code calibrates on plausible times.
+  double kernel_us = 5;
   std::vector<gpu> gpus;  // as CUDA numbers them in this process
   // p2p[i][j]: whether CUDA device i can access device j (CUDA numbering).
   std::vector<std::vector<bool>> p2p;
