@@ -20,9 +20,10 @@ void infrabench_sim_gemm_not_computed(double flops);
 
 namespace infrabench::sim {
 
-// A few milliseconds of a naive loop (a benchmark calls the same GEMM hundreds of times while it
-// calibrates and samples): the shapes a host-side check uses (stress/gpu at -a matrix_n=128).
-inline constexpr std::uint64_t compute_bound_macs = std::uint64_t{1} << 22;
+// Tens of milliseconds of a naive loop (a benchmark calls the same GEMM many times while it
+// calibrates and samples, each in host time): up to stress/gpu's smallest, -a matrix_n=256, so
+// its host-side check of the first GEMM is real (and the "gemm_wrong" fault shows in it).
+inline constexpr std::uint64_t compute_bound_macs = std::uint64_t{1} << 24;
 
 inline bool computable(cudaDataType_t t) {
   return t == CUDA_R_32F || t == CUDA_R_16F || t == CUDA_R_16BF;

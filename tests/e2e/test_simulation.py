@@ -248,3 +248,30 @@ def test_exclusive_process_gpu_held_elsewhere_is_refused_not_hung(tmp_path):
     text = json.dumps(report["results"])
     assert "busy or unavailable" in text or "cudaErrorDevicesUnavailable" in text, text[:3000]
     assert any(r["status"] == "passed" for r in report["results"]), text[:3000]
+
+
+def test_nvml_faults_from_the_same_file_name_the_gpu(tmp_path):
+    """XID and NVLink down on GPU 5, in the node file's NVML keys: the health checks fail and name
+    GPU 5 (the fake NVML reads the same file, so NVML and CUDA agree on which GPU that is)."""
+    def faulty(node):
+        small(node)
+        node["gpus"][5]["xids"] = [{"at_s": 0.0, "xid": 79}]
+        node["gpus"][5]["nvlinks_down"] = [3]
+    p, out = gpu_run(tmp_path, node_file(tmp_path, faulty), filt="^health/gpu_(xid|nvlink)$")
+    assert p.returncode == 1, (p.returncode, p.stderr[-2000:])
+    for r in load_report(str(out))["results"]:
+        assert r["status"] == "failed" and "GPU 5" in r["reason"], r
+
+
+def test_gemm_wrong_on_one_gpu_fails_stress_naming_it(tmp_path):
+    """A GPU whose GEMMs are wrong fails stress/gpu's check of its first GEMM (computed on the CPU
+    at this size), and the reason names that GPU."""
+    def wrong(node):
+        small(node)
+        node["faults"] = [{"kind": "gemm_wrong", "gpu": 2}]
+    p, out = gpu_run(tmp_path, node_file(tmp_path, wrong), "--stress-duration", "1", "-a",
+                     "matrix_n=256", filt="^stress/gpu$")
+    assert p.returncode == 1, (p.returncode, p.stderr[-2000:])
+    (r,) = load_report(str(out))["results"]
+    assert "GPU 2 (NVIDIA H100 80GB HBM3): the first GEMM result is wrong" in r["reason"], r
+    assert "GPU 1 (NVIDIA H100 80GB HBM3): the first GEMM" not in r["reason"], r
