@@ -361,6 +361,9 @@ void register_placeholders(const module_spec& spec) {
 }  // namespace
 
 void load_benchmark_modules() {
+  // Before any module, and in a build without CUDA too (where it is refused): a simulation asked
+  // for is made, or the process ends saying why, never a run on whatever else is there.
+  if (simulation::requested()) simulation::load_shims();
   for (const auto& spec : known_modules()) {
     if (!spec.has_benchmarks || !spec.compiled_in) continue;
     // The registry keeps itself sorted: the module's are those that were not there before.

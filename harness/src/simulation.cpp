@@ -51,6 +51,9 @@ namespace {
 }  // namespace
 
 void load_shims() {
+  static bool done = false;  // the loader asks from main's thread, before any other starts
+  if (done) return;
+  done = true;
   // In the order their users need them: cuBLAS(Lt) need cudart, NCCL needs cudart.
   static constexpr std::array<const char*, 3> required = {"libcudart.so.13", "libcublasLt.so.13",
                                                           "libcublas.so.13"};

@@ -275,3 +275,10 @@ def test_gemm_wrong_on_one_gpu_fails_stress_naming_it(tmp_path):
     (r,) = load_report(str(out))["results"]
     assert "GPU 2 (NVIDIA H100 80GB HBM3): the first GEMM result is wrong" in r["reason"], r
     assert "GPU 1 (NVIDIA H100 80GB HBM3): the first GEMM" not in r["reason"], r
+
+
+def test_a_simulation_that_cannot_be_made_is_refused_not_run_on_hardware(tmp_path):
+    """Asked for, but the shims are not where the modules are (INFRABENCH_MODULE_DIR empty, as in a
+    build without CUDA): one line and exit 2, never a run on whatever CUDA the machine has."""
+    env = dict(sim_env(tmp_path, NODE), INFRABENCH_MODULE_DIR=str(tmp_path))
+    one_line_error(run("list", env=env, timeout=60), "INFRABENCH_SIM_NODE", "sim/libcudart.so.13")
