@@ -13,6 +13,8 @@ namespace {
 
 namespace f8 = infrabench::kernels::fp8;
 
+}  // namespace
+
 float half_to_float(std::uint16_t h) {
   const std::uint32_t sign = (h & 0x8000u) << 16;
   const int exp = (h >> 10) & 0x1f;
@@ -65,6 +67,8 @@ std::uint16_t float_to_bf16(float f) {
   x += 0x7fffu + ((x >> 16) & 1u);
   return static_cast<std::uint16_t>(x >> 16);
 }
+
+namespace {
 
 template <class T>
 T apply(T a, T b, ncclRedOp_t op) {

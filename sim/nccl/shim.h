@@ -108,6 +108,11 @@ void init_comm(ncclComm& c, const ncclUniqueId& id);  // c.rank, c.nranks set; t
 void split_comm(ncclComm& parent, int color, int key, ncclComm& child);
 
 // ---- element types and reductions (reduce.cpp) ------------------------------------------------
+// IEEE half and bfloat16, rounding to nearest even (as __float2half_rn, __float2bfloat16_rn).
+[[nodiscard]] float half_to_float(std::uint16_t h);
+[[nodiscard]] std::uint16_t float_to_half(float f);
+[[nodiscard]] float bf16_to_float(std::uint16_t h);
+[[nodiscard]] std::uint16_t float_to_bf16(float f);
 [[nodiscard]] std::size_t type_size(ncclDataType_t t);  // 0: not a type
 [[nodiscard]] const char* type_name(ncclDataType_t t);
 // acc[i] = acc[i] op x[i] in the type, rounded to it per step as NCCL's hops do.

@@ -17,6 +17,10 @@
 #include <vector>
 
 #include "cpu/float8.h"
+#include "cpu/reduce_pattern.h"
+
+// The host versions of the collectives' fill and check kernels (sim/nccl/check_kernels.cpp).
+extern "C" int infrabench_sim_emulate_nccl_kernel(const char* mangled, void** args);
 
 // The GPU the shim names in its errors: this process' local rank, as the simulated CUDA runtime
 // would answer (the shim asks the process' cudaGetDevice).
@@ -253,6 +257,62 @@ void check_movement(ncclComm_t c, int n, int rank) {
   expect(left[4] == static_cast<float>(((rank + n - 1) % n) * 1000 + 4), "sendrecv data");
 }
 
+// The benchmarks' own path (nccl_collectives.cpp) with the kernels' host versions: each rank
+// fills its inputs (fill_kernel), all-reduces, and counts wrong elements (check_kernel) against
+// kernels/cpu/reduce_pattern.h, for every type and reduction the benchmarks register; then one
+// corrupted element must be counted (the check can fail).
+void check_pattern(ncclComm_t c) {
+  namespace pattern = infrabench::kernels::pattern;
+  using pattern::elem_type;
+  struct kind {
+    elem_type t;
+    ncclDataType_t nccl;
+    const char* code;  // the kernel template argument, mangled
+  };
+  const kind kinds[] = {{elem_type::float32, ncclFloat32, "f"},
+                        {elem_type::float64, ncclFloat64, "d"},
+                        {elem_type::float16, ncclFloat16, "6__half"},
+                        {elem_type::bfloat16, ncclBfloat16, "13__nv_bfloat16"},
+                        {elem_type::int32, ncclInt32, "i"},
+                        {elem_type::float8_e4m3, ncclFloat8e4m3, "NS2_8fp8_byteILi0EEE"},
+                        {elem_type::float8_e5m2, ncclFloat8e5m2, "NS2_8fp8_byteILi1EEE"}};
+  const std::string ns = "_ZN10infrabench7kernels4cuda12_GLOBAL__N_1";
+  for (const kind& k : kinds) {
+    for (auto [rop, op] : {std::pair{pattern::red_op::sum, ncclSum},
+                           {pattern::red_op::max, ncclMax},
+                           {pattern::red_op::min, ncclMin},
+                           {pattern::red_op::avg, ncclAvg}}) {
+      std::size_t count = 1000;
+      std::vector<unsigned char> buf(count * pattern::elem_size(k.t));
+      void* p = buf.data();
+      std::size_t base = 0;
+      int rank = me, ranks = world;
+      void* fill_args[] = {&p, const_cast<elem_type*>(&k.t), &count, &base, &rank, &ranks};
+      const std::string fill = ns + "11fill_kernelI" + k.code + "EEvPT_NS0_7pattern9elem_typeEmmii";
+      expect(infrabench_sim_emulate_nccl_kernel(fill.c_str(), fill_args) == 1, "fill emulated");
+      expect(ncclAllReduce(p, p, count, k.nccl, op, c, nullptr) == ncclSuccess,
+             "pattern allreduce");
+      const std::string check = ns + "12check_kernelI" + k.code +
+                                "EEvPKT_mNS0_7pattern11result_ruleEiimNS8_9reductionEdPy";
+      auto rule = pattern::result_rule::reduced;
+      auto r = pattern::make_reduction(rop, k.t, world);
+      double tol = pattern::tolerance(k.t, rop, world);
+      unsigned long long bad = 0, *badp = &bad;
+      std::size_t block = count;
+      void* check_args[] = {&p, &count, &rule, &rank, &ranks, &block, &r, &tol, &badp};
+      expect(infrabench_sim_emulate_nccl_kernel(check.c_str(), check_args) == 1, "check emulated");
+      const std::string what = "pattern type " + std::to_string(static_cast<int>(k.t)) + " op " +
+                               std::to_string(static_cast<int>(rop));
+      expect(bad == 0,
+             what + ": " + std::to_string(bad) + " of " + std::to_string(count) + " wrong");
+      buf[7 * pattern::elem_size(k.t)] ^= 0x40;  // one element corrupted: the check sees it
+      bad = 0;
+      infrabench_sim_emulate_nccl_kernel(check.c_str(), check_args);
+      expect(bad == 1, what + ": a corrupted element counted " + std::to_string(bad) + " times");
+    }
+  }
+}
+
 int data_mode() {
   ncclComm_t c = init(true);
   int v = 0;
@@ -261,6 +321,7 @@ int data_mode() {
   expect(want == nullptr || v == 21805,
          "SIMNCCL_VERSION=2.18.5 gives 21805, got " + std::to_string(v));
   check_reductions(c, world, me, "world");
+  check_pattern(c);
   check_movement(c, world, me);
   // Split in two by parity, ordered by descending key: ranks are renumbered.
   ncclComm_t half = nullptr;
