@@ -333,10 +333,12 @@ SIMNCCL_API const char* ncclGetErrorString(ncclResult_t rc) {
   }
 }
 
+// The communicator's error when it has one (it may have come from another thread: a non-blocking
+// init's), else this thread's last.
 SIMNCCL_API const char* ncclGetLastError(ncclComm_t comm) {
-  if (last_error.empty() && comm != nullptr) {
+  if (comm != nullptr) {
     std::lock_guard<std::mutex> lock(comm->error_mu);
-    last_error = comm->error;
+    if (!comm->error.empty()) last_error = comm->error;
   }
   return last_error.c_str();
 }

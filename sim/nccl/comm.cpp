@@ -229,7 +229,7 @@ void init_comm(ncclComm& c, const ncclUniqueId& raw) {
     write_all(fd, &j, sizeof j, steady::now() + limit, "the root");
     // The root answers within the limit after the first rank joined, which was no later than us.
     const auto answer = steady::now() + limit + std::chrono::seconds(5);
-    read_all(fd, &head, sizeof head, answer, "the root (the rank that made the id)");
+    read_all(fd, &head, sizeof head, answer, "the root (the rank that made the id)", &c.aborted);
     if (head.status != 0) {
       std::string text(std::clamp(head.text_len, 0, 4096), '\0');
       read_all(fd, text.data(), text.size(), answer, "the root");

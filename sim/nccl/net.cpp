@@ -136,7 +136,8 @@ void write_all(int fd, const void* p, std::size_t n, steady::time_point deadline
   }
 }
 
-void read_all(int fd, void* p, std::size_t n, steady::time_point deadline, const std::string& who) {
+void read_all(int fd, void* p, std::size_t n, steady::time_point deadline, const std::string& who,
+              const std::atomic<bool>* stop) {
   auto* b = static_cast<char*>(p);
   while (n > 0) {
     const ssize_t r = recv(fd, b, n, MSG_DONTWAIT);
@@ -149,6 +150,8 @@ void read_all(int fd, void* p, std::size_t n, steady::time_point deadline, const
     if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
       throw failure(ncclRemoteError, who + ": " + errno_text("recv"));
     pollfd q{fd, POLLIN, 0};
+    if (stop != nullptr && stop->load())
+      throw failure(ncclInvalidUsage, "the communicator was aborted");
     if (steady::now() >= deadline) throw failure(ncclRemoteError, who + " sent nothing in time");
     (void)poll(&q, 1, ms_until(deadline, 100));
   }

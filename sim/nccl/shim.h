@@ -82,7 +82,8 @@ void send_handshake(int fd, std::uint64_t comm_id, int from, steady::time_point 
 // Whole-buffer blocking I/O with a deadline (bootstrap only).
 void write_all(int fd, const void* p, std::size_t n, steady::time_point deadline,
                const std::string& who);
-void read_all(int fd, void* p, std::size_t n, steady::time_point deadline, const std::string& who);
+void read_all(int fd, void* p, std::size_t n, steady::time_point deadline, const std::string& who,
+              const std::atomic<bool>* stop = nullptr);
 void close_fd(int& fd);
 
 // One message of an operation: to or from one peer, in order per peer and direction.
