@@ -72,6 +72,7 @@ done
 # Multi-node: ranks across network-namespace "hosts" (skips with the reason where not root).
 echo "==== multinode: mpirun across network namespaces"
 stage multinode ci/multinode.sh --build build
+stage sim-cluster ci/sim-cluster.sh --build build
 # Slurm: srun -n 2 through PMIx on a single-host slurmctld + slurmd (~10 s; skips where not root).
 echo "==== slurm: srun -n 2 on a single-host Slurm"
 stage slurm ci/slurm-single-host.sh --build build
