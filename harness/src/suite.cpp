@@ -1,6 +1,8 @@
 #include "infrabench/suite.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cstdint>
 #include <filesystem>
 
 #include "infrabench/error.h"
@@ -73,6 +75,39 @@ std::size_t group_nesting(const std::string& pattern) {
   return deepest;
 }
 
+// The number written from `i` on (i moves past it), saturated at SIZE_MAX.
+std::size_t read_count(const std::string& pattern, std::size_t& i) {
+  std::size_t n = 0;
+  for (; i < pattern.size() && std::isdigit(static_cast<unsigned char>(pattern[i])); ++i) {
+    const auto digit = static_cast<std::size_t>(pattern[i] - '0');
+    n = n > (SIZE_MAX - digit) / 10 ? SIZE_MAX : n * 10 + digit;
+  }
+  return n;
+}
+
+// The largest repeat count ("{n}", "{n,}", "{n,m}") outside a bracket expression, saturated at
+// SIZE_MAX. libstdc++ reads the count into an int that wraps: 'x{2147483648}' matched every name.
+std::size_t largest_repeat(const std::string& pattern) {
+  std::size_t largest = 0;
+  bool in_bracket = false;
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
+    const char c = pattern[i];
+    if (c == '\\') {
+      ++i;
+    } else if (in_bracket) {
+      in_bracket = c != ']';
+    } else if (c == '[') {
+      in_bracket = true;
+    } else if (c == '{') {
+      std::size_t j = i + 1;
+      largest = std::max(largest, read_count(pattern, j));
+      if (j < pattern.size() && pattern[j] == ',')
+        largest = std::max(largest, read_count(pattern, ++j));
+    }
+  }
+  return largest;
+}
+
 }  // namespace
 
 std::regex compile_filter(const std::string& pattern, const std::string& what) {
@@ -84,6 +119,11 @@ std::regex compile_filter(const std::string& pattern, const std::string& what) {
     throw user_error(what + " " + shown_pattern(pattern) + ": groups nested " +
                      std::to_string(depth) + " deep, deeper than the " +
                      std::to_string(max_filter_nesting) + " a filter may have");
+  }
+  if (const auto repeat = largest_repeat(pattern); repeat > max_filter_repeat) {
+    throw user_error(what + " " + shown_pattern(pattern) + ": a repeat count of " +
+                     (repeat == SIZE_MAX ? std::string("more than 2^64") : std::to_string(repeat)) +
+                     ", more than the " + std::to_string(max_filter_repeat) + " a filter may have");
   }
   try {
     return std::regex(pattern, filter_syntax);

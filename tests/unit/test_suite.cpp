@@ -117,3 +117,26 @@ TEST(Suite, FiltersAreBoundedInLengthAndNesting) {
   EXPECT_NO_THROW((void)compile_filter(R"(\(\(\(\(\(\(\(\(\(\(\(\(\(\(\(\(\(\(x)", "--filter"));
   EXPECT_THROW((void)compile_filter("(", "--filter"), user_error);
 }
+
+TEST(Suite, RepeatCountsAreBounded) {
+  // libstdc++ reads a repeat count into an int that wraps: 'x{2147483648}' matched every name.
+  for (const char* f : {"x{2147483648}", "x{1001}", "x{2,99999999999999999999999}",
+                        "(ab){0,4294967297}", "x{18446744073709551617}"}) {
+    try {
+      (void)compile_filter(f, "--filter");
+      ADD_FAILURE() << f << " accepted";
+    } catch (const user_error& e) {
+      EXPECT_NE(std::string(e.what()).find("a repeat count of"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("more than the 1000"), std::string::npos) << e.what();
+    }
+  }
+  const auto msg = error_of(R"({"benchmarks":[{"filter":"x{2147483648}"}]})");
+  EXPECT_NE(msg.find("\"filter\""), std::string::npos) << msg;
+  EXPECT_NE(msg.find("repeat count"), std::string::npos) << msg;
+  // The bound itself, and digits in a bracket expression or escaped, are not repeat counts.
+  EXPECT_TRUE(std::regex_search("xx", compile_filter("x{1,1000}", "--filter")));
+  EXPECT_FALSE(
+      std::regex_search("bandwidth/memory_latency", compile_filter("x{1000}", "--filter")));
+  EXPECT_NO_THROW((void)compile_filter("[{]99999", "--filter"));
+  EXPECT_NO_THROW((void)compile_filter("\\{99999", "--filter"));
+}
