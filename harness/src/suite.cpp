@@ -214,20 +214,27 @@ suite parse_suite(const std::string& text, const std::string& source) {
   return s;
 }
 
+namespace {
+
+suite load_suite_file(const std::string& arg) {
+  std::error_code ec;
+  if (!std::filesystem::exists(arg, ec)) throw user_error("suite file " + arg + ": does not exist");
+  if (std::filesystem::is_directory(arg, ec))
+    throw user_error("suite file " + arg + ": is a directory");
+  const std::string text = read_text_file(arg, "suite file", std::size_t{16} << 20);
+  suite s = parse_suite(text, arg);
+  if (s.name.empty()) s.name = std::filesystem::path(arg).stem().string();
+  return s;
+}
+
+}  // namespace
+
+// A path (a '/' or .json) is a file; any other name is a built-in suite first, and a file of that
+// name in the working directory only when no built-in has it: a directory ./acceptance or a file
+// ./quick once shadowed the built-in suites (give ./quick for the file).
 suite load_suite(std::string_view name_or_path) {
   const std::string arg(name_or_path);
-  std::error_code ec;
-  const bool looks_like_path = arg.find('/') != std::string::npos || arg.ends_with(".json");
-  if (std::filesystem::exists(arg, ec) || looks_like_path) {
-    if (!std::filesystem::exists(arg, ec))
-      throw user_error("suite file " + arg + ": does not exist");
-    if (std::filesystem::is_directory(arg, ec))
-      throw user_error("suite file " + arg + ": is a directory");
-    const std::string text = read_text_file(arg, "suite file", std::size_t{16} << 20);
-    suite s = parse_suite(text, arg);
-    if (s.name.empty()) s.name = std::filesystem::path(arg).stem().string();
-    return s;
-  }
+  if (arg.find('/') != std::string::npos || arg.ends_with(".json")) return load_suite_file(arg);
   for (const auto& [name, text] : detail::builtin_suites()) {
     if (name == arg) {
       suite s = parse_suite(std::string(text), "builtin:" + arg);
@@ -236,9 +243,12 @@ suite load_suite(std::string_view name_or_path) {
       return s;
     }
   }
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(arg, ec)) return load_suite_file(arg);
   std::string names;
   for (const auto& n : builtin_suite_names()) names += (names.empty() ? "" : ", ") + n;
-  throw user_error("no suite named '" + arg + "' (built-in: " + names + ") and no such file");
+  throw user_error("no suite named '" + arg + "' (built-in: " + names +
+                   ") and no such file (give a path, ./" + arg + ", for a file)");
 }
 
 std::string suite_axis_text(const nlohmann::json& values) {

@@ -1,7 +1,11 @@
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
 #include <fstream>
 
+#include "infrabench/data_dirs.h"
 #include "infrabench/error.h"
 #include "infrabench/suite.h"
 #include "infrabench/text_file.h"
@@ -139,4 +143,55 @@ TEST(Suite, RepeatCountsAreBounded) {
       std::regex_search("bandwidth/memory_latency", compile_filter("x{1000}", "--filter")));
   EXPECT_NO_THROW((void)compile_filter("[{]99999", "--filter"));
   EXPECT_NO_THROW((void)compile_filter("\\{99999", "--filter"));
+}
+
+namespace {
+// Runs `body` with the working directory a fresh one, restored after.
+template <typename Body>
+void in_scratch_dir(const std::string& name, Body body) {
+  const auto old = std::filesystem::current_path();
+  const auto dir = std::filesystem::path(::testing::TempDir()) / name;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  std::filesystem::current_path(dir);
+  body();
+  std::filesystem::current_path(old);
+  std::filesystem::remove_all(dir);
+}
+}  // namespace
+
+TEST(Suite, ABuiltinNameIsNotShadowedByTheWorkingDirectory) {
+  in_scratch_dir("suite_shadow", [] {
+    // A directory ./acceptance and a file ./quick once took the built-ins' place.
+    std::filesystem::create_directory("acceptance");
+    std::ofstream("quick") << R"({"name":"mine","benchmarks":[{"filter":"^mine$"}]})";
+    EXPECT_EQ(load_suite("acceptance").source, "builtin");
+    EXPECT_EQ(load_suite("quick").source, "builtin");
+    // A path names the file.
+    EXPECT_EQ(load_suite("./quick").name, "mine");
+    // A file whose name is no built-in's is still found.
+    std::ofstream("mysuite") << R"({"benchmarks":[{"filter":"^mine$"}]})";
+    EXPECT_EQ(load_suite("mysuite").name, "mysuite");
+    // A directory of another name is neither.
+    std::filesystem::create_directory("adir");
+    EXPECT_THROW((void)load_suite("adir"), user_error);
+  });
+}
+
+TEST(DataDirs, AShippedBaselineIsNotShadowedByTheWorkingDirectory) {
+  if (data_dirs("baselines").empty()) GTEST_SKIP() << "no shipped baselines found from here";
+  in_scratch_dir("baseline_shadow", [] {
+    // A directory ./template-cpu-node was taken for the baseline ("is a directory").
+    std::filesystem::create_directory("template-cpu-node");
+    EXPECT_TRUE(resolve_data_file("template-cpu-node", "baselines")
+                    .ends_with("baselines/template-cpu-node.json"));
+    // A path is a path; a file no shipped baseline is named after is still found.
+    EXPECT_EQ(resolve_data_file("./template-cpu-node", "baselines"), "./template-cpu-node");
+    std::ofstream("mine") << "{}";
+    EXPECT_EQ(resolve_data_file("mine", "baselines"), "mine");
+    std::ofstream("mine2.json") << "{}";
+    EXPECT_EQ(resolve_data_file("mine2.json", "baselines"), "mine2.json");
+    std::filesystem::create_directory("adir");
+    EXPECT_THROW((void)resolve_data_file("adir", "baselines"), user_error);
+  });
 }
