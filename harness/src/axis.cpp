@@ -166,6 +166,10 @@ axis_value parse_axis_value(const axis& ax, std::string_view text) {
 
 namespace {
 
+// The most values one axis may take (a list, ranges, or both): a range is counted against it
+// before it is expanded.
+constexpr std::size_t max_axis_values = 100000;
+
 // Refuses a range of `count` values (a double: an overflowed count stays large) that would take
 // the axis past max_axis_values, before a value is made: '-a seed=1:9223372036854775807:1' once
 // allocated until std::bad_alloc.

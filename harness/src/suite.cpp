@@ -75,6 +75,11 @@ std::size_t group_nesting(const std::string& pattern) {
   return deepest;
 }
 
+// A repeat count ("x{n}", "{n,m}") is read by libstdc++ into an int that wraps: 'x{2147483648}'
+// matched every benchmark. A name is at most max_name_length (names.h) characters. (Here, not in
+// suite.h: a constant there rebuilds everything that includes the runner.)
+constexpr std::size_t max_filter_repeat = 1000;
+
 // The number written from `i` on (i moves past it), saturated at SIZE_MAX.
 std::size_t read_count(const std::string& pattern, std::size_t& i) {
   std::size_t n = 0;

@@ -202,7 +202,7 @@ TEST(Axis, RangesAreCountedBeforeTheyAreExpanded) {
   EXPECT_NE(axis_error(test_bytes_axis(), "1:1TiB:1").find("more than the 100000"),
             std::string::npos);
   // Exactly the bound is accepted.
-  EXPECT_EQ(parse_axis_values(test_int_axis(), "1:100000:1").size(), max_axis_values);
+  EXPECT_EQ(parse_axis_values(test_int_axis(), "1:100000:1").size(), 100000u);
 }
 
 TEST(Axis, ARangeWhoseNextStepOverflowsEnds) {

@@ -35,9 +35,6 @@ struct axis_options {
 // The bound of a thread-count axis of ordinary compute threads: a few per CPU (SMT siblings and
 // oversubscription experiments stay possible).
 inline constexpr double compute_threads_per_cpu = 8;
-// The most values one axis may take (a list, ranges, or both): a range is counted against it
-// before it is expanded.
-inline constexpr std::size_t max_axis_values = 100000;
 // I/O threads mostly wait on the device, so a storage job count may exceed the CPUs by more.
 inline constexpr double io_threads_per_cpu = 64;
 

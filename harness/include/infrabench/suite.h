@@ -30,10 +30,9 @@ struct suite {
   std::vector<suite_entry> entries;
 };
 
-// A suite file when `name_or_path` looks like a path (has a '/' or ends in .json); otherwise the
-// built-in suite of that name, or, when no built-in has it, a regular file of that name in the
-// working directory (a file or directory ./quick never shadows the built-in quick). Throws
-// user_error with the file and line for invalid JSON, unknown keys and wrong types.
+// A suite file when `name_or_path` has a '/' or ends in .json; otherwise the built-in suite of
+// that name, else a regular file of that name (a file ./quick never shadows the built-in quick).
+// Throws user_error with the file and line for invalid JSON, unknown keys and wrong types.
 [[nodiscard]] suite load_suite(std::string_view name_or_path);
 [[nodiscard]] suite parse_suite(const std::string& text, const std::string& source);
 [[nodiscard]] std::vector<std::string> builtin_suite_names();
@@ -44,13 +43,10 @@ struct suite {
 // sit far above any useful filter.
 inline constexpr std::size_t max_filter_length = 1000;
 inline constexpr std::size_t max_filter_nesting = 16;
-// A repeat count ("x{n}", "{n,m}") is read by libstdc++ into an int that wraps: 'x{2147483648}'
-// matched every benchmark. A name is at most max_name_length (names.h) characters.
-inline constexpr std::size_t max_filter_repeat = 1000;
 
 // Compiles a filter; `what` names it in errors ("--filter", "suite filter"). Throws user_error (one
 // line) for a pattern longer than max_filter_length, groups nested deeper than
-// max_filter_nesting, a repeat count above max_filter_repeat, or an invalid expression.
+// max_filter_nesting, a repeat count above 1000 (suite.cpp), or an invalid expression.
 [[nodiscard]] std::regex compile_filter(const std::string& pattern, const std::string& what);
 
 // An axis value list from a suite as the text `-a` would take ("1,2", "64KiB:1MiB").
