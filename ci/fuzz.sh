@@ -38,7 +38,7 @@ library=(harness/src/report_model.cpp harness/src/report_reader.cpp reports/src/
          harness/src/stats.cpp reports/src/printers/csv.cpp harness/src/outliers.cpp
          harness/src/machine_load.cpp harness/src/suite.cpp harness/src/text_file.cpp
          harness/src/json_io.cpp tests/fuzz/builtin_suites_none.cpp harness/src/thread_pool.cpp
-         harness/src/metric_decl.cpp reports/src/expect.cpp harness/src/devices_counts.cpp
+         harness/src/metric_decl.cpp harness/src/names.cpp reports/src/expect.cpp harness/src/devices_counts.cpp
          harness/src/data_dirs.cpp harness/src/text_layout.cpp tests/fuzz/html_assets_none.cpp
          harness/src/benchmark.cpp harness/src/options.cpp tests/fuzz/requirements_none.cpp
          reports/src/roofline.cpp reports/src/html_roofline.cpp kernels/cpu/transformer/model_config.cpp)
