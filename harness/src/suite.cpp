@@ -7,6 +7,7 @@
 
 #include "infrabench/error.h"
 #include "infrabench/json_io.h"
+#include "infrabench/names.h"
 #include "infrabench/text_file.h"
 
 namespace infrabench {
@@ -182,6 +183,7 @@ suite_entry parse_entry(const json& e, const std::string& ew) {
   if (!e.contains("axes")) return entry;
   if (!e["axes"].is_object()) throw user_error(ew + ": \"axes\" must be an object");
   for (const auto& [name, values] : e["axes"].items()) {
+    check_name(name, ew + ": axis");
     const bool scalar = values.is_number() || values.is_string();
     bool list_ok = values.is_array() && !values.empty();
     if (list_ok) {

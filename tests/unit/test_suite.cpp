@@ -195,3 +195,14 @@ TEST(DataDirs, AShippedBaselineIsNotShadowedByTheWorkingDirectory) {
     EXPECT_THROW((void)resolve_data_file("adir", "baselines"), user_error);
   });
 }
+
+TEST(Suite, AxisNamesAreBounded) {
+  const std::string long_name(40'000, 'n');
+  const auto msg = error_of(R"({"benchmarks":[{"filter":"x","axes":{")" + long_name + R"(":1}}]})");
+  EXPECT_NE(msg.find("t.json benchmarks[0]: axis 'nnn"), std::string::npos) << msg.substr(0, 300);
+  EXPECT_NE(msg.find("longer than the 256 characters"), std::string::npos) << msg.substr(0, 300);
+  EXPECT_LT(msg.size(), 300u);
+  EXPECT_NE(
+      error_of(R"({"benchmarks":[{"filter":"x","axes":{"a\nb":1}}]})").find("control character"),
+      std::string::npos);
+}
