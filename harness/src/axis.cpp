@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <limits>
 #include <sstream>
@@ -170,13 +171,20 @@ namespace {
 // before it is expanded.
 constexpr std::size_t max_axis_values = 100000;
 
+// A count for a message in full ("9223372036854775807", not "9.223372037e+18").
+std::string whole_number(double count) {
+  char buf[400];
+  std::snprintf(buf, sizeof(buf), "%.0f", std::floor(count));
+  return buf;
+}
+
 // Refuses a range of `count` values (a double: an overflowed count stays large) that would take
 // the axis past max_axis_values, before a value is made: '-a seed=1:9223372036854775807:1' once
 // allocated until std::bad_alloc.
 void check_range_count(const axis& ax, std::string_view item, double count, std::size_t have) {
   if (!(count <= static_cast<double>(max_axis_values - have))) {
     throw user_error("axis '" + ax.name + "': range '" + std::string(item) + "' has " +
-                     (std::isfinite(count) ? format_double(std::floor(count)) : "too many") +
+                     (std::isfinite(count) ? whole_number(count) : "too many") +
                      " values, more than the " + std::to_string(max_axis_values) +
                      " an axis may have");
   }
