@@ -3,9 +3,10 @@
 # patterns of any length (filters, globs, axis ranges: the names target) with libFuzzer for a
 # bounded time: INFRABENCH_FUZZ_SECONDS per target (default 19, so about a minute and a quarter
 # for the four, as the three took at 25). Needs clang and libclang-rt-14-dev
-# (ci/install-deps.sh). The seed corpus is tests/fuzz/corpus/ (each with a depth-nesting seed; the suite target also starts from the shipped
-# configs/suites/) plus tests/fuzz/regressions/, inputs that once crashed; new inputs go to a
-# scratch directory, crashes to build-fuzz/. Exits non-zero on a crash, a leak, a sanitizer report
+# (ci/install-deps.sh). The seed corpus is tests/fuzz/corpus/ (each parser's with a depth-nesting
+# seed; the suite target also starts from the shipped configs/suites/) plus
+# tests/fuzz/regressions/, inputs that once crashed; new inputs go to a scratch directory, crashes
+# to build-fuzz/. Exits non-zero on a crash, a leak, a sanitizer report
 # or an exception other than user_error escaping.
 set -euo pipefail
 cd "$(dirname "$0")/.."
