@@ -208,9 +208,10 @@ int accept(const accept_options& o, const std::vector<std::string>& run_args) {
      [](CLI::App& sub) -> std::function<int()> {
        auto o = std::make_shared<accept_options>();
        auto run_args = std::make_shared<std::vector<std::string>>();
-       sub.add_option(
-              "--baseline,-b", o->baseline,
-              "baseline naming its suite: a file, or a shipped one by name (template-cpu-node)")
+       sub.add_option("--baseline,-b", o->baseline,
+                      "baseline naming its suite: a shipped one by name (template-cpu-node), else "
+                      "a file; a "
+                      "path (a '/': ./NAME) is always a file")
            ->required();
        sub.add_option("--junit", o->junit, "also write the verdicts as JUnit XML");
        sub.add_option("--html", o->html, "also write the HTML report (telemetry plots, verdicts)");

@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# Fuzzes the report, baseline and suite parsers (and what consumes their output) with libFuzzer
-# for a bounded time: INFRABENCH_FUZZ_SECONDS per target (default 25, so about a minute and a half
-# for the three). Needs clang and libclang-rt-14-dev (ci/install-deps.sh). The seed corpus is
-# tests/fuzz/corpus/ (each with a depth-nesting seed; the suite target also starts from the shipped
-# configs/suites/) plus tests/fuzz/regressions/, inputs that once crashed; new inputs go to a
-# scratch directory, crashes to build-fuzz/. Exits non-zero on a crash, a leak, a sanitizer report
+# Fuzzes the report, baseline and suite parsers (and what consumes their output), and names and
+# patterns of any length (filters, globs, axis ranges: the names target) with libFuzzer for a
+# bounded time: INFRABENCH_FUZZ_SECONDS per target (default 19, so about a minute and a quarter
+# for the four, as the three took at 25). Needs clang and libclang-rt-14-dev
+# (ci/install-deps.sh). The seed corpus is tests/fuzz/corpus/ (each parser's with a depth-nesting
+# seed; the suite target also starts from the shipped configs/suites/) plus
+# tests/fuzz/regressions/, inputs that once crashed; new inputs go to a scratch directory, crashes
+# to build-fuzz/. Exits non-zero on a crash, a leak, a sanitizer report
 # or an exception other than user_error escaping.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-secs=${INFRABENCH_FUZZ_SECONDS:-25}
+secs=${INFRABENCH_FUZZ_SECONDS:-19}
 out=${INFRABENCH_FUZZ_DIR:-build-fuzz}
 cxx=${CLANGXX:-clang++}
 if ! command -v "$cxx" >/dev/null; then
@@ -38,11 +40,11 @@ library=(harness/src/report_model.cpp harness/src/report_reader.cpp reports/src/
          harness/src/stats.cpp reports/src/printers/csv.cpp harness/src/outliers.cpp
          harness/src/machine_load.cpp harness/src/suite.cpp harness/src/text_file.cpp
          harness/src/json_io.cpp tests/fuzz/builtin_suites_none.cpp harness/src/thread_pool.cpp
-         harness/src/metric_decl.cpp reports/src/expect.cpp harness/src/devices_counts.cpp
+         harness/src/metric_decl.cpp harness/src/names.cpp reports/src/expect.cpp harness/src/devices_counts.cpp
          harness/src/data_dirs.cpp harness/src/text_layout.cpp tests/fuzz/html_assets_none.cpp
          harness/src/benchmark.cpp harness/src/options.cpp tests/fuzz/requirements_none.cpp
          reports/src/roofline.cpp reports/src/html_roofline.cpp kernels/cpu/transformer/model_config.cpp)
-targets=(report baseline suite)
+targets=(report baseline suite names)
 sources=("${library[@]}")
 for target in "${targets[@]}"; do sources+=("tests/fuzz/fuzz_$target.cpp"); done
 flags="-std=c++20 -g -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -Ireports/include -Iharness/include -Ikernels"
@@ -71,9 +73,12 @@ for target in "${targets[@]}"; do
       echo "fuzz: $target regression input $r crashes again" >&2
     fi
   done
+  # The names target's seeds hold 40,000-character names as a hostile file does (80 KB inputs).
+  max_len=16384
+  if [ "$target" = names ]; then max_len=131072; fi
   echo "==== fuzz: $target for ${secs} s (seed corpus tests/fuzz/corpus/$target)"
   if ! ASAN_OPTIONS=detect_leaks=1 "$out/fuzz_$target" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
-      -max_len=16384 -dict=tests/fuzz/json.dict -artifact_prefix="$out/crash-$target-" -print_final_stats=1 \
+      -max_len="$max_len" -dict=tests/fuzz/json.dict -artifact_prefix="$out/crash-$target-" -print_final_stats=1 \
       "$work" "${seeds[@]}" 2>"$out/fuzz_$target.log"; then
     status=1
     tail -40 "$out/fuzz_$target.log" >&2

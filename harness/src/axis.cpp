@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <limits>
 #include <sstream>
@@ -166,6 +167,29 @@ axis_value parse_axis_value(const axis& ax, std::string_view text) {
 
 namespace {
 
+// The most values one axis may take (a list, ranges, or both): a range is counted against it
+// before it is expanded.
+constexpr std::size_t max_axis_values = 100000;
+
+// A count for a message in full ("9223372036854775807", not "9.223372037e+18").
+std::string whole_number(double count) {
+  char buf[400];
+  std::snprintf(buf, sizeof(buf), "%.0f", std::floor(count));
+  return buf;
+}
+
+// Refuses a range of `count` values (a double: an overflowed count stays large) that would take
+// the axis past max_axis_values, before a value is made: '-a seed=1:9223372036854775807:1' once
+// allocated until std::bad_alloc.
+void check_range_count(const axis& ax, std::string_view item, double count, std::size_t have) {
+  if (!(count <= static_cast<double>(max_axis_values - have))) {
+    throw user_error("axis '" + ax.name + "': range '" + std::string(item) + "' has " +
+                     (std::isfinite(count) ? whole_number(count) : "too many") +
+                     " values, more than the " + std::to_string(max_axis_values) +
+                     " an axis may have");
+  }
+}
+
 // "lo:hi" (doubling, pow2 axes) or "lo:hi:step" of an int64 axis, appended to `out`.
 void append_int_range(const axis& ax, std::string_view item,
                       const std::vector<std::string_view>& parts, std::vector<axis_value>& out) {
@@ -190,7 +214,15 @@ void append_int_range(const axis& ax, std::string_view item,
   }
   const std::int64_t step = parse_int_or_bytes(ax, parts[2]);
   if (step <= 0) throw user_error("axis '" + ax.name + "': range step must be positive");
-  for (std::int64_t v = lo; v <= hi; v += step) out.emplace_back(v);
+  // Counted in unsigned arithmetic (hi - lo fits in 64 bits unsigned), and each value made from
+  // lo, so that no value past hi is computed: 'v += step' overflowed int64 and never ended.
+  const std::uint64_t span = static_cast<std::uint64_t>(hi) - static_cast<std::uint64_t>(lo);
+  const std::uint64_t steps = span / static_cast<std::uint64_t>(step);  // the count less one
+  check_range_count(ax, item, static_cast<double>(steps) + 1, out.size());
+  const std::uint64_t count = steps + 1;
+  for (std::uint64_t i = 0; i < count; ++i)
+    out.emplace_back(static_cast<std::int64_t>(static_cast<std::uint64_t>(lo) +
+                                               i * static_cast<std::uint64_t>(step)));
 }
 
 // "lo:hi:step" of a float axis, appended to `out`.
@@ -208,8 +240,11 @@ void append_float_range(const axis& ax, std::string_view item,
   if (!parse_double(trim(parts[2]), step) || step <= 0) {
     throw user_error("axis '" + ax.name + "': range step must be a positive number");
   }
-  // Count steps rather than accumulate, so 0:1:0.1 gives 11 values and not 10.
-  const auto count = static_cast<std::int64_t>(std::floor((hi - lo) / step + 1e-9)) + 1;
+  // Count steps rather than accumulate, so 0:1:0.1 gives 11 values and not 10. The count is
+  // bounded as a double first: (hi - lo) / step may be 1e300 or infinite, which no integer holds.
+  const double steps = std::floor((hi - lo) / step + 1e-9) + 1;
+  check_range_count(ax, item, steps, out.size());
+  const auto count = static_cast<std::int64_t>(steps);
   for (std::int64_t i = 0; i < count; ++i) out.emplace_back(lo + static_cast<double>(i) * step);
 }
 
@@ -234,9 +269,9 @@ std::vector<axis_value> parse_axis_values(const axis& ax, std::string_view text)
       append_float_range(ax, item, parts, out);
     }
   }
-  if (out.size() > 100000)
+  if (out.size() > max_axis_values)
     throw user_error("axis '" + ax.name + "': too many values (" + std::to_string(out.size()) +
-                     ")");
+                     ", more than " + std::to_string(max_axis_values) + ")");
   for (const auto& v : out) validate_axis_value(ax, v);
   return out;
 }

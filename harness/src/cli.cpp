@@ -212,7 +212,8 @@ CLI::App* add_run_command(CLI::App& app, run_request& ro) {
   auto* run = app.add_subcommand("run", "run a suite (default: quick) and write a JSON report");
   run->add_option(
          "--suite", ro.suite_name,
-         "built-in suite name (" + joined(builtin_suite_names(), ", ") + ") or a suite JSON file")
+         "built-in suite name (" + joined(builtin_suite_names(), ", ") +
+             "), else a suite JSON file; a path (a '/' or .json: ./quick) is always a file")
       ->capture_default_str();
   run->add_option("--filter", ro.filter,
                   "regex on group/name; without --suite, any matching benchmark");

@@ -17,6 +17,11 @@ bool is_dir(const std::string& p) {
   return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+bool is_regular_file(const std::string& p) {
+  struct stat st {};
+  return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
 bool exists(const std::string& p) {
   struct stat st {};
   return ::stat(p.c_str(), &st) == 0;
@@ -63,14 +68,19 @@ std::vector<std::string> data_dirs(std::string_view kind) {
   return out;
 }
 
+// A path (a '/') is taken as given. A name is a shipped file first, and a regular file of that
+// name in the working directory only when nothing shipped has it: a directory ./acceptance once
+// shadowed what `accept -b template-cpu-node` names (give ./NAME for the file).
 std::string resolve_data_file(const std::string& arg, std::string_view kind) {
-  if (arg.find('/') != std::string::npos || exists(arg)) return arg;
+  if (arg.find('/') != std::string::npos) return arg;
+  if (arg.ends_with(".json") && exists(arg)) return arg;
   const std::string file = arg.ends_with(".json") ? arg : arg + ".json";
   const auto dirs = data_dirs(kind);
   for (const auto& d : dirs) {
     const std::string p = d + "/" + file;
     if (exists(p)) return p;
   }
+  if (is_regular_file(arg)) return arg;
   const std::string where = joined(dirs);
   throw user_error(std::string(kind.substr(0, kind.size() - 1)) + " \"" + arg +
                    "\": no such file, and no shipped one of that name (looked in " +

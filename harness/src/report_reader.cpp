@@ -25,6 +25,7 @@
 #include "infrabench/error.h"
 #include "infrabench/json_io.h"
 #include "infrabench/model/report.h"
+#include "infrabench/names.h"
 #include "infrabench/report.h"
 #include "infrabench/text_file.h"
 #include "report_reader.h"
@@ -448,12 +449,18 @@ void result_reader::push(part kind, bool object) {
   f.texts = nullptr;
 }
 
+// A key as a path shows it: a 40,000-character key shortened to its start.
+std::string path_key(const std::string& key) {
+  if (key.size() <= 80) return key;
+  return key.substr(0, 60) + "...(" + std::to_string(key.size()) + " characters)";
+}
+
 // The path of the frame at `depth` (1: the result itself): "results[3].metrics[0]".
 std::string result_reader::where(std::size_t depth) const {
   std::string out = m_where.empty() ? "results[" + std::to_string(m_index) + "]" : m_where;
   for (std::size_t i = 0; i + 1 < depth; ++i) {
     const frame& parent = m_frames[i];
-    out += parent.object ? "." + parent.key : "[" + std::to_string(parent.index) + "]";
+    out += parent.object ? "." + path_key(parent.key) : "[" + std::to_string(parent.index) + "]";
   }
   return out;
 }
@@ -461,7 +468,7 @@ std::string result_reader::where(std::size_t depth) const {
 // The path of the member (or element) being read: "results[3].metrics[0].value".
 std::string result_reader::member_where() const {
   const frame& f = m_frames[m_depth - 1];
-  return where(m_depth) + (f.object ? "." + f.key : "[" + std::to_string(f.index) + "]");
+  return where(m_depth) + (f.object ? "." + path_key(f.key) : "[" + std::to_string(f.index) + "]");
 }
 
 std::string result_reader::text(const scalar& v, const char* fallback) {
@@ -532,6 +539,8 @@ void result_reader::element(const scalar& v) {
     case part::axes:
       if (!v.is_number() && !v.is_string())
         fail_here("expected a number or a string, got " + v.type_name());
+      if (const auto problem = name_problem(f.key); !problem.empty())
+        fail_here("axis name " + shown_name(f.key) + ": " + problem);
       // Twice: the axis and its display form (finish_result).
       charge(2 * (map_node_bytes + f.key.size() + (v.is_string() ? v.text->size() : 0)));
       m_result->axes[f.key] = v.value();
@@ -567,6 +576,8 @@ void result_reader::result_member(field f, const scalar& v) {
     case field::benchmark:
       r.benchmark = text(v);
       if (r.benchmark.empty()) fail_here("empty benchmark name");
+      if (const auto problem = name_problem(r.benchmark); !problem.empty())
+        fail_here("benchmark name " + shown_name(r.benchmark) + ": " + problem);
       top().seen |= seen_benchmark;
       return;
     case field::axes:
@@ -644,6 +655,8 @@ void result_reader::placement_member(field f, const scalar& v) {
       return;
     case field::host:
       r.host = text(v, "");
+      if (const auto problem = name_problem(r.host); !problem.empty())
+        fail_here("host name " + shown_name(r.host) + ": " + problem);
       return;
     case field::gpu:
       if (v.is_null()) {
@@ -667,6 +680,8 @@ void result_reader::metric_member(field f, const scalar& v) {
     case field::name:
       m.name = text(v);
       if (m.name.empty()) fail_here("empty metric name");
+      if (const auto problem = name_problem(m.name); !problem.empty())
+        fail_here("metric name " + shown_name(m.name) + ": " + problem);
       fr.seen |= seen_name;
       return;
     case field::unit:
@@ -1010,6 +1025,13 @@ std::string reason_of(const nlohmann::detail::exception& e) {
   return what;
 }
 
+// Every string of a report, and every key, reaches the model as one printable line: a hostname
+// holding a newline and "check: 2 passed ... -> PASS" once printed a forged verdict line in
+// check and compare, and an escape sequence could rewrite the terminal (names.h).
+void printable_in_place(std::string& s) {
+  if (has_control(s)) s = printable_line(s);
+}
+
 // The parser's events for a whole report: "results" to the result reader, one result at a time,
 // every other top-level member to a JSON value; nesting bounded by max_json_depth, as every JSON
 // input is (json_io.h).
@@ -1032,6 +1054,7 @@ class report_events {
     return on_value(scalar{json::value_t::number_float, false, 0, 0, d});
   }
   bool string(std::string& s) {
+    printable_in_place(s);
     return on_value(scalar{json::value_t::string, false, 0, 0, 0, &s});
   }
   bool binary(json::binary_t& /*bytes*/) { return true; }  // JSON text has none
@@ -1105,6 +1128,7 @@ void report_events::guarded(Step step) {
 }
 
 bool report_events::key(std::string& k) {
+  printable_in_place(k);
   if (m_mode == mode::top) m_key = k;
   if (m_mode == mode::section) {
     bound_sections();
@@ -1312,8 +1336,29 @@ detail::results_read parsed_results(json& results, const std::string& origin) {
   return out;
 }
 
+// The parsed document's strings and keys made printable, as report_events makes a text's: one
+// view whichever way a report is read. A loop, not a recursion: the document may be deep.
+void printable_strings(json& doc) {
+  std::vector<json*> todo = {&doc};
+  while (!todo.empty()) {
+    json& j = *todo.back();
+    todo.pop_back();
+    if (j.is_string()) printable_in_place(j.get_ref<std::string&>());
+    if (j.is_object() && std::any_of(j.items().begin(), j.items().end(),
+                                     [](const auto& kv) { return has_control(kv.key()); })) {
+      json fixed = json::object();
+      for (auto it = j.begin(); it != j.end(); ++it)
+        fixed[printable_line(it.key())] = std::move(*it);
+      j = std::move(fixed);
+    }
+    if (j.is_object() || j.is_array())
+      for (auto& v : j) todo.push_back(&v);
+  }
+}
+
 report_view read_parsed_report(json doc, const std::string& origin,
                                std::string_view reader_version) {
+  printable_strings(doc);
   if (!doc.is_object()) {
     throw user_error(origin + ": not an infrabench report (expected a JSON object, got " +
                      std::string(doc.type_name()) + ")");

@@ -13,6 +13,7 @@
 #include "infrabench/error.h"
 #include "infrabench/json_io.h"
 #include "infrabench/model/rank_messages.h"
+#include "infrabench/names.h"
 #include "infrabench/simulation.h"
 
 namespace infrabench {
@@ -219,10 +220,11 @@ std::set<std::pair<std::size_t, std::string>> apply_axis_overrides(
   for (const auto& text : overrides) {
     const auto eq = text.find('=');
     if (eq == std::string::npos || eq == 0) {
-      throw user_error("-a '" + text + "': expected axis=value[,value...]");
+      throw user_error("-a " + shown_name(text) + ": expected axis=value[,value...]");
     }
     const std::string name = text.substr(0, eq);
     const std::string values = text.substr(eq + 1);
+    check_name(name, "-a: axis");  // shown in messages: bounded, one line
     bool applied = false;
     std::string known;
     for (std::size_t k = 0; k < items.size(); ++k) {

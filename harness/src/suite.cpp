@@ -1,10 +1,13 @@
 #include "infrabench/suite.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cstdint>
 #include <filesystem>
 
 #include "infrabench/error.h"
 #include "infrabench/json_io.h"
+#include "infrabench/names.h"
 #include "infrabench/text_file.h"
 
 namespace infrabench {
@@ -73,6 +76,44 @@ std::size_t group_nesting(const std::string& pattern) {
   return deepest;
 }
 
+// A repeat count ("x{n}", "{n,m}") is read by libstdc++ into an int that wraps: 'x{2147483648}'
+// matched every benchmark. A name is at most max_name_length (names.h) characters. (Here, not in
+// suite.h: a constant there rebuilds everything that includes the runner.)
+constexpr std::size_t max_filter_repeat = 1000;
+
+// The number written from `i` on (i moves past it), saturated at SIZE_MAX.
+std::size_t read_count(const std::string& pattern, std::size_t& i) {
+  std::size_t n = 0;
+  for (; i < pattern.size() && std::isdigit(static_cast<unsigned char>(pattern[i])); ++i) {
+    const auto digit = static_cast<std::size_t>(pattern[i] - '0');
+    n = n > (SIZE_MAX - digit) / 10 ? SIZE_MAX : n * 10 + digit;
+  }
+  return n;
+}
+
+// The largest repeat count ("{n}", "{n,}", "{n,m}") outside a bracket expression, saturated at
+// SIZE_MAX. libstdc++ reads the count into an int that wraps: 'x{2147483648}' matched every name.
+std::size_t largest_repeat(const std::string& pattern) {
+  std::size_t largest = 0;
+  bool in_bracket = false;
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
+    const char c = pattern[i];
+    if (c == '\\') {
+      ++i;
+    } else if (in_bracket) {
+      in_bracket = c != ']';
+    } else if (c == '[') {
+      in_bracket = true;
+    } else if (c == '{') {
+      std::size_t j = i + 1;
+      largest = std::max(largest, read_count(pattern, j));
+      if (j < pattern.size() && pattern[j] == ',')
+        largest = std::max(largest, read_count(pattern, ++j));
+    }
+  }
+  return largest;
+}
+
 }  // namespace
 
 std::regex compile_filter(const std::string& pattern, const std::string& what) {
@@ -84,6 +125,11 @@ std::regex compile_filter(const std::string& pattern, const std::string& what) {
     throw user_error(what + " " + shown_pattern(pattern) + ": groups nested " +
                      std::to_string(depth) + " deep, deeper than the " +
                      std::to_string(max_filter_nesting) + " a filter may have");
+  }
+  if (const auto repeat = largest_repeat(pattern); repeat > max_filter_repeat) {
+    throw user_error(what + " " + shown_pattern(pattern) + ": a repeat count of " +
+                     (repeat == SIZE_MAX ? std::string("more than 2^64") : std::to_string(repeat)) +
+                     ", more than the " + std::to_string(max_filter_repeat) + " a filter may have");
   }
   try {
     return std::regex(pattern, filter_syntax);
@@ -137,6 +183,7 @@ suite_entry parse_entry(const json& e, const std::string& ew) {
   if (!e.contains("axes")) return entry;
   if (!e["axes"].is_object()) throw user_error(ew + ": \"axes\" must be an object");
   for (const auto& [name, values] : e["axes"].items()) {
+    check_name(name, ew + ": axis");
     const bool scalar = values.is_number() || values.is_string();
     bool list_ok = values.is_array() && !values.empty();
     if (list_ok) {
@@ -174,20 +221,27 @@ suite parse_suite(const std::string& text, const std::string& source) {
   return s;
 }
 
+namespace {
+
+suite load_suite_file(const std::string& arg) {
+  std::error_code ec;
+  if (!std::filesystem::exists(arg, ec)) throw user_error("suite file " + arg + ": does not exist");
+  if (std::filesystem::is_directory(arg, ec))
+    throw user_error("suite file " + arg + ": is a directory");
+  const std::string text = read_text_file(arg, "suite file", std::size_t{16} << 20);
+  suite s = parse_suite(text, arg);
+  if (s.name.empty()) s.name = std::filesystem::path(arg).stem().string();
+  return s;
+}
+
+}  // namespace
+
+// A path (a '/' or .json) is a file; any other name is a built-in suite first, and a file of that
+// name in the working directory only when no built-in has it: a directory ./acceptance or a file
+// ./quick once shadowed the built-in suites (give ./quick for the file).
 suite load_suite(std::string_view name_or_path) {
   const std::string arg(name_or_path);
-  std::error_code ec;
-  const bool looks_like_path = arg.find('/') != std::string::npos || arg.ends_with(".json");
-  if (std::filesystem::exists(arg, ec) || looks_like_path) {
-    if (!std::filesystem::exists(arg, ec))
-      throw user_error("suite file " + arg + ": does not exist");
-    if (std::filesystem::is_directory(arg, ec))
-      throw user_error("suite file " + arg + ": is a directory");
-    const std::string text = read_text_file(arg, "suite file", std::size_t{16} << 20);
-    suite s = parse_suite(text, arg);
-    if (s.name.empty()) s.name = std::filesystem::path(arg).stem().string();
-    return s;
-  }
+  if (arg.find('/') != std::string::npos || arg.ends_with(".json")) return load_suite_file(arg);
   for (const auto& [name, text] : detail::builtin_suites()) {
     if (name == arg) {
       suite s = parse_suite(std::string(text), "builtin:" + arg);
@@ -196,9 +250,12 @@ suite load_suite(std::string_view name_or_path) {
       return s;
     }
   }
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(arg, ec)) return load_suite_file(arg);
   std::string names;
   for (const auto& n : builtin_suite_names()) names += (names.empty() ? "" : ", ") + n;
-  throw user_error("no suite named '" + arg + "' (built-in: " + names + ") and no such file");
+  throw user_error("no suite named '" + arg + "' (built-in: " + names +
+                   ") and no such file (give a path, ./" + arg + ", for a file)");
 }
 
 std::string suite_axis_text(const nlohmann::json& values) {

@@ -5,6 +5,7 @@
 #include <regex>
 
 #include "infrabench/json_io.h"
+#include "infrabench/suite.h"
 
 namespace infrabench {
 namespace {
@@ -37,7 +38,10 @@ std::vector<config_estimate> estimate_plan(const run_plan& plan, const suite& su
     // The largest estimate of the entries that select the benchmark.
     std::optional<double> per_config;
     for (const auto& e : su.entries) {
-      if (!e.estimate_s || !std::regex_search(item.bench->name(), std::regex(e.filter))) continue;
+      // compile_filter: the bounded, non-backtracking matcher the plan selected the entry with.
+      if (!e.estimate_s ||
+          !std::regex_search(item.bench->name(), compile_filter(e.filter, "suite filter")))
+        continue;
       per_config = std::max(per_config.value_or(0.0), *e.estimate_s);
     }
     const std::string unmet = item.bench->unmet_requirements(caps);

@@ -124,8 +124,10 @@ const char* const allow_simulated_help =
        };
        auto o = std::make_shared<opts>();
        sub.add_option("REPORT", o->report, "report JSON written by infrabench run")->required();
-       sub.add_option("--baseline,-b", o->baseline,
-                      "baseline: a file, or a shipped one by name (configs/baselines/)")
+       sub.add_option(
+              "--baseline,-b", o->baseline,
+              "baseline: a shipped one by name (configs/baselines/), else a file; a path (a '/': "
+              "./NAME) is always a file")
            ->required();
        sub.add_option("--junit", o->junit,
                       "also write the verdicts as JUnit XML (one test case per rule)");

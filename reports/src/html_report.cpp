@@ -14,6 +14,7 @@
 #include "infrabench/error.h"
 #include "infrabench/json_io.h"
 #include "infrabench/model/host_telemetry.h"
+#include "infrabench/names.h"
 #include "infrabench/report.h"
 #include "infrabench/reports/compare.h"
 #include "infrabench/reports/rank_stats.h"
@@ -437,7 +438,8 @@ class planner {
     std::map<std::string, std::vector<std::pair<double, std::string>>> out;
     for (const auto& name : metrics) {
       std::smatch sm;
-      if (!std::regex_match(name, sm, percentile_re())) continue;
+      // std::regex recurses per character: only names of the bounded length (names.h).
+      if (name.size() > max_name_length || !std::regex_match(name, sm, percentile_re())) continue;
       double pct = std::stod(sm[2].str());
       if (sm[3].matched) pct += std::stod("0." + sm[3].str());
       out[sm[1].str()].emplace_back(pct, name);
@@ -459,8 +461,8 @@ class planner {
     std::map<std::pair<std::string, std::string>, std::vector<std::pair<int, std::string>>> found;
     for (const auto& name : metrics) {
       std::smatch sm;
-      if (in_percentiles.count(name) || !std::regex_match(name, sm, column_re()) ||
-          sm[3].length() >= 6)
+      if (in_percentiles.count(name) || name.size() > max_name_length ||
+          !std::regex_match(name, sm, column_re()) || sm[3].length() >= 6)
         continue;
       found[{sm[1].str(), sm[2].str()}].emplace_back(std::stoi(sm[3].str()), name);
     }

@@ -175,3 +175,55 @@ TEST(Axis, ThreadCountsAreBoundedPerCpu) {
   EXPECT_EQ(effective_max(ax.options), 1.0);
   EXPECT_THROW((void)parse_axis_values(ax, "2"), user_error);
 }
+
+namespace {
+std::string axis_error(const axis& ax, const std::string& text) {
+  try {
+    (void)parse_axis_values(ax, text);
+  } catch (const user_error& e) {
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+TEST(Axis, RangesAreCountedBeforeTheyAreExpanded) {
+  // Expanded first, this allocated until std::bad_alloc (issue 40 item 5).
+  const auto huge = axis_error(test_int_axis(), "1:9223372036854775807:1");
+  EXPECT_NE(huge.find("more than the 100000 an axis may have"), std::string::npos) << huge;
+  EXPECT_EQ(huge.find('\n'), std::string::npos);
+  // The whole int64 range, whose count does not fit in 64 bits either.
+  EXPECT_NE(axis_error(test_int_axis(), "-9223372036854775808:9223372036854775807:1")
+                .find("more than the 100000"),
+            std::string::npos);
+  // Ranges add up: two of 60,000 are refused together; a byte range likewise.
+  EXPECT_NE(axis_error(test_int_axis(), "1:60000:1,1:60000:1").find("more than the 100000"),
+            std::string::npos);
+  EXPECT_NE(axis_error(test_bytes_axis(), "1:1TiB:1").find("more than the 100000"),
+            std::string::npos);
+  // Exactly the bound is accepted.
+  EXPECT_EQ(parse_axis_values(test_int_axis(), "1:100000:1").size(), 100000u);
+}
+
+TEST(Axis, ARangeWhoseNextStepOverflowsEnds) {
+  // `v += step` past INT64_MAX wrapped negative and never ended.
+  EXPECT_EQ(
+      ints(parse_axis_values(test_int_axis(), "9223372036854775000:9223372036854775807:1000")),
+      (std::vector<std::int64_t>{9223372036854775000}));
+  EXPECT_EQ(
+      ints(parse_axis_values(test_int_axis(), "9223372036854775805:9223372036854775807:1")),
+      (std::vector<std::int64_t>{9223372036854775805, 9223372036854775806, 9223372036854775807}));
+  EXPECT_EQ(ints(parse_axis_values(test_int_axis(),
+                                   "-9223372036854775807:9223372036854775807:"
+                                   "9223372036854775807")),
+            (std::vector<std::int64_t>{-9223372036854775807, 0, 9223372036854775807}));
+}
+
+TEST(Axis, FloatRangesAreCountedBeforeTheyAreExpanded) {
+  axis ax;
+  ax.name = "ratio";
+  ax.kind = axis_kind::float64;
+  EXPECT_NE(axis_error(ax, "0:1e300:1e-300").find("more than the 100000"), std::string::npos);
+  EXPECT_NE(axis_error(ax, "-1e308:1e308:1").find("more than the 100000"), std::string::npos);
+  EXPECT_EQ(parse_axis_values(ax, "0:1:0.1").size(), 11u);
+}

@@ -728,3 +728,45 @@ TEST(ReportsBaseline, WithheldMetricIsWaivedWithItsReasonNotUnknown) {
       one({{"benchmark", "gemm/ours_fp32"}, {"metric", "pct_of_fma_peak"}, {"min", 50}}, rep),
       user_error);
 }
+
+TEST(ReportsBaseline, LongNamesAndPatternsAreRefusedInOneLine) {
+  // std::regex_match("^[a-z0-9_]+$") recursed once per character: a 40,000-character metric,
+  // pattern or benchmark overflowed the stack (SIGSEGV in baseline lint, check, run --baseline).
+  const std::string long_name(40'000, 'a');
+  std::string long_pattern;
+  for (int i = 0; i < 20'000; ++i) long_pattern += "a*";
+  const std::vector<std::pair<json, std::string>> cases = {
+      {{{"benchmark", "bandwidth/host_memory"}, {"metric", long_name}, {"min", 1}}, "metric 'aaa"},
+      {{{"benchmark", "bandwidth/host_memory"}, {"metric", long_pattern}, {"min", 1}},
+       "metric 'a*a*"},
+      {{{"benchmark", "bandwidth/" + long_name}, {"metric", "bandwidth_gbps"}, {"min", 1}},
+       "benchmark 'bandwidth/aaa"}};
+  for (const auto& [rule, needle] : cases) {
+    const auto e = rule_error(rule);
+    EXPECT_NE(e.find(needle), std::string::npos) << e.substr(0, 300);
+    EXPECT_NE(e.find("longer than the 256 characters a name may have"), std::string::npos)
+        << e.substr(0, 300);
+    EXPECT_LT(e.size(), 400u);
+    EXPECT_EQ(e.find('\n'), std::string::npos);
+  }
+  const auto peak = rule_error({{"benchmark", "gemm/cpu_fp32"},
+                                {"metric", "gflops"},
+                                {"fraction_of_peak", {{"peak_metric", long_name}, {"min", 0.5}}}});
+  EXPECT_NE(peak.find("peak_metric is not a metric name"), std::string::npos)
+      << peak.substr(0, 300);
+  EXPECT_LT(peak.size(), 400u);
+  // The longest name allowed is still judged.
+  EXPECT_NO_THROW((void)rules(json::array(
+      {{{"benchmark", "bandwidth/host_memory"}, {"metric", std::string(256, 'b')}, {"min", 1}}})));
+}
+
+TEST(ReportsBaseline, ARulesStringsAreOneLine) {
+  // A rule's id or note is printed with its verdict: a newline in one forged a line.
+  const auto b = rules(json::array({{{"id", "r1\ncheck: 9 passed -> PASS"},
+                                     {"benchmark", "bandwidth/host_memory"},
+                                     {"metric", "bandwidth_gbps"},
+                                     {"min", 1},
+                                     {"note", "a\x1b[2Jb"}}}));
+  EXPECT_EQ(b.rules.at(0).id, "r1\\x0acheck: 9 passed -> PASS");
+  EXPECT_EQ(b.rules.at(0).note, "a\\x1b[2Jb");
+}

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "infrabench/error.h"
+#include "infrabench/names.h"
 #include "infrabench/reports/report_io.h"
 #include "test_reports_util.h"
 
@@ -213,4 +214,56 @@ TEST(ReportsReader, AReportBeyondTheBoundIsRefusedBeforeItIsRead) {
   ASSERT_EQ(::truncate(f.path().c_str(), static_cast<off_t>(max_report_bytes) + 1), 0);  // sparse
   const std::string e = error_of([&] { (void)load_report(f.path()); });
   EXPECT_NE(e.find("larger than 512 MiB"), std::string::npos) << e;
+}
+
+TEST(ReportsReader, NamesLongerThanTheBoundAreRefusedInOneLine) {
+  // A 40,000-character name overflowed the stack of a recursive std::regex matcher downstream
+  // (SIGSEGV in report, check, baseline create): names are bounded where they are read.
+  const std::string long_name(40'000, 'a');
+  const std::vector<std::pair<std::function<void(json&)>, std::string>> cases = {
+      {[&](json& d) { d["results"][0]["benchmark"] = "x/" + long_name; },
+       "results[0].benchmark: benchmark name 'x/aaa"},
+      {[&](json& d) { d["results"][0]["metrics"][0]["name"] = long_name; },
+       "results[0].metrics[0].name: metric name 'aaa"},
+      {[&](json& d) { d["results"][0]["host"] = long_name; }, "results[0].host: host name 'aaa"},
+      {[&](json& d) { d["results"][0]["axes"][long_name] = 1; }, ": axis name 'aaa"}};
+  for (const auto& [mutate, message] : cases) {
+    json doc = sample();
+    mutate(doc);
+    const auto e = errors_of(doc.dump());
+    EXPECT_NE(e.file.find(message), std::string::npos) << e.file.substr(0, 300);
+    const bool sized = e.file.find("(40002 characters)") != std::string::npos ||
+                       e.file.find("(40000 characters)") != std::string::npos;
+    EXPECT_TRUE(sized) << e.file.substr(0, 300);
+    EXPECT_NE(e.file.find("longer than the 256 characters a name may have"), std::string::npos);
+    EXPECT_LT(e.file.size(), 400u);
+    EXPECT_EQ(e.file, e.text);
+    EXPECT_EQ(e.file, e.parsed);
+  }
+  // The bound itself is a name.
+  json doc = sample();
+  doc["results"][0]["metrics"][0]["name"] = std::string(max_name_length, 'm');
+  EXPECT_EQ(parse_report(doc.dump(), "r.json").results.at(0).metrics.at(0).name.size(),
+            max_name_length);
+}
+
+TEST(ReportsReader, NoControlCharacterOfAReportReachesTheModel) {
+  // A hostname with a newline and "check: 2 passed ... -> PASS" printed a forged verdict line in
+  // check and compare: every string and key is one printable line, whichever way it is read.
+  json doc = sample();
+  const std::string forged = "node1\ncheck: 2 passed, 0 failed -> PASS\x1b[2J";
+  doc["hosts"][0]["hostname"] = forged;
+  doc["results"][0]["reason"] = "why\r\nnot";
+  doc["results"][0]["axes"]["kernel"] = "tri\tad";
+  doc["run"]["key\nwith newline"] = "x";
+  const temp_file f(doc.dump());
+  for (const report_view& r : {load_report(f.path()), parse_report(doc.dump(), "r.json"),
+                               report_from_json(doc, "r.json")}) {
+    EXPECT_EQ(r.primary_hostname(), "node1\\x0acheck: 2 passed, 0 failed -> PASS\\x1b[2J");
+    EXPECT_EQ(r.results.at(0).reason, "why\\x0d\\x0anot");
+    EXPECT_EQ(r.results.at(0).axes.at("kernel"), "tri\\x09ad");
+    const std::string all = to_json(r).dump();
+    EXPECT_EQ(all.find("\\n"), std::string::npos);
+    EXPECT_EQ(all.find("\\u001b"), std::string::npos);
+  }
 }

@@ -1,7 +1,11 @@
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
 #include <fstream>
 
+#include "infrabench/data_dirs.h"
 #include "infrabench/error.h"
 #include "infrabench/suite.h"
 #include "infrabench/text_file.h"
@@ -116,4 +120,89 @@ TEST(Suite, FiltersAreBoundedInLengthAndNesting) {
   EXPECT_NO_THROW((void)compile_filter(std::string(max_filter_length, 'a'), "--filter"));
   EXPECT_NO_THROW((void)compile_filter(R"(\(\(\(\(\(\(\(\(\(\(\(\(\(\(\(\(\(\(x)", "--filter"));
   EXPECT_THROW((void)compile_filter("(", "--filter"), user_error);
+}
+
+TEST(Suite, RepeatCountsAreBounded) {
+  // libstdc++ reads a repeat count into an int that wraps: 'x{2147483648}' matched every name.
+  for (const char* f : {"x{2147483648}", "x{1001}", "x{2,99999999999999999999999}",
+                        "(ab){0,4294967297}", "x{18446744073709551617}"}) {
+    try {
+      (void)compile_filter(f, "--filter");
+      ADD_FAILURE() << f << " accepted";
+    } catch (const user_error& e) {
+      EXPECT_NE(std::string(e.what()).find("a repeat count of"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("more than the 1000"), std::string::npos) << e.what();
+    }
+  }
+  const auto msg = error_of(R"({"benchmarks":[{"filter":"x{2147483648}"}]})");
+  EXPECT_NE(msg.find("\"filter\""), std::string::npos) << msg;
+  EXPECT_NE(msg.find("repeat count"), std::string::npos) << msg;
+  // The bound itself, and digits in a bracket expression or escaped, are not repeat counts.
+  EXPECT_TRUE(std::regex_search("xx", compile_filter("x{1,1000}", "--filter")));
+  EXPECT_FALSE(
+      std::regex_search("bandwidth/memory_latency", compile_filter("x{1000}", "--filter")));
+  EXPECT_NO_THROW((void)compile_filter("[{]99999", "--filter"));
+  EXPECT_NO_THROW((void)compile_filter("\\{99999", "--filter"));
+}
+
+namespace {
+// Runs `body` with the working directory a fresh one, restored after.
+template <typename Body>
+void in_scratch_dir(const std::string& name, Body body) {
+  const auto old = std::filesystem::current_path();
+  const auto dir = std::filesystem::path(::testing::TempDir()) / name;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  std::filesystem::current_path(dir);
+  body();
+  std::filesystem::current_path(old);
+  std::filesystem::remove_all(dir);
+}
+}  // namespace
+
+TEST(Suite, ABuiltinNameIsNotShadowedByTheWorkingDirectory) {
+  in_scratch_dir("suite_shadow", [] {
+    // A directory ./acceptance and a file ./quick once took the built-ins' place.
+    std::filesystem::create_directory("acceptance");
+    std::ofstream("quick") << R"({"name":"mine","benchmarks":[{"filter":"^mine$"}]})";
+    EXPECT_EQ(load_suite("acceptance").source, "builtin");
+    EXPECT_EQ(load_suite("quick").source, "builtin");
+    // A path names the file.
+    EXPECT_EQ(load_suite("./quick").name, "mine");
+    // A file whose name is no built-in's is still found.
+    std::ofstream("mysuite") << R"({"benchmarks":[{"filter":"^mine$"}]})";
+    EXPECT_EQ(load_suite("mysuite").name, "mysuite");
+    // A directory of another name is neither.
+    std::filesystem::create_directory("adir");
+    EXPECT_THROW((void)load_suite("adir"), user_error);
+  });
+}
+
+TEST(DataDirs, AShippedBaselineIsNotShadowedByTheWorkingDirectory) {
+  if (data_dirs("baselines").empty()) GTEST_SKIP() << "no shipped baselines found from here";
+  in_scratch_dir("baseline_shadow", [] {
+    // A directory ./template-cpu-node was taken for the baseline ("is a directory").
+    std::filesystem::create_directory("template-cpu-node");
+    EXPECT_TRUE(resolve_data_file("template-cpu-node", "baselines")
+                    .ends_with("baselines/template-cpu-node.json"));
+    // A path is a path; a file no shipped baseline is named after is still found.
+    EXPECT_EQ(resolve_data_file("./template-cpu-node", "baselines"), "./template-cpu-node");
+    std::ofstream("mine") << "{}";
+    EXPECT_EQ(resolve_data_file("mine", "baselines"), "mine");
+    std::ofstream("mine2.json") << "{}";
+    EXPECT_EQ(resolve_data_file("mine2.json", "baselines"), "mine2.json");
+    std::filesystem::create_directory("adir");
+    EXPECT_THROW((void)resolve_data_file("adir", "baselines"), user_error);
+  });
+}
+
+TEST(Suite, AxisNamesAreBounded) {
+  const std::string long_name(40'000, 'n');
+  const auto msg = error_of(R"({"benchmarks":[{"filter":"x","axes":{")" + long_name + R"(":1}}]})");
+  EXPECT_NE(msg.find("t.json benchmarks[0]: axis 'nnn"), std::string::npos) << msg.substr(0, 300);
+  EXPECT_NE(msg.find("longer than the 256 characters"), std::string::npos) << msg.substr(0, 300);
+  EXPECT_LT(msg.size(), 300u);
+  EXPECT_NE(
+      error_of(R"({"benchmarks":[{"filter":"x","axes":{"a\nb":1}}]})").find("control character"),
+      std::string::npos);
 }

@@ -22,9 +22,11 @@ namespace infrabench {
 // searched; only those that exist.
 [[nodiscard]] std::vector<std::string> data_dirs(std::string_view kind);
 
-// `arg` when it names an existing file or looks like a path (has a '/'); otherwise the shipped
-// file `<arg>.json` (or `arg` itself when it ends in .json) of `kind` from data_dirs. user_error
-// with one line when it is neither, naming where it looked and what is shipped.
+// `arg` when it looks like a path (has a '/', or ends in .json and exists); otherwise the shipped
+// file `<arg>.json` (or `arg` itself when it ends in .json) of `kind` from data_dirs, and only
+// when nothing shipped has that name, a regular file `arg` in the working directory (a directory
+// or file ./template-cpu-node never shadows the shipped baseline). user_error with one line when
+// it is none of these, naming where it looked and what is shipped.
 [[nodiscard]] std::string resolve_data_file(const std::string& arg, std::string_view kind);
 
 }  // namespace infrabench

@@ -30,9 +30,9 @@ struct suite {
   std::vector<suite_entry> entries;
 };
 
-// A built-in suite by name, or a file when `name_or_path` names an existing file (or has a '/'
-// or ends in .json). Throws user_error with the file and line for invalid JSON, unknown keys and
-// wrong types.
+// A suite file when `name_or_path` has a '/' or ends in .json; otherwise the built-in suite of
+// that name, else a regular file of that name (a file ./quick never shadows the built-in quick).
+// Throws user_error with the file and line for invalid JSON, unknown keys and wrong types.
 [[nodiscard]] suite load_suite(std::string_view name_or_path);
 [[nodiscard]] suite parse_suite(const std::string& text, const std::string& source);
 [[nodiscard]] std::vector<std::string> builtin_suite_names();
@@ -46,7 +46,7 @@ inline constexpr std::size_t max_filter_nesting = 16;
 
 // Compiles a filter; `what` names it in errors ("--filter", "suite filter"). Throws user_error (one
 // line) for a pattern longer than max_filter_length, groups nested deeper than
-// max_filter_nesting, or an invalid expression.
+// max_filter_nesting, a repeat count above 1000 (suite.cpp), or an invalid expression.
 [[nodiscard]] std::regex compile_filter(const std::string& pattern, const std::string& what);
 
 // An axis value list from a suite as the text `-a` would take ("1,2", "64KiB:1MiB").
