@@ -7,6 +7,9 @@
 
 int main(int argc, char** argv) {
   infrabench::prepare_process_streams();
+  // A scheduler's health check answers with its one line whatever happens: a signal during
+  // start-up (loading the modules takes a few hundred ms on a busy node) is caught too.
+  if (argc > 1 && std::string_view(argv[1]) == "health-check") infrabench::catch_stop_signals();
   // The modules that hold benchmarks (MPI) register them before the command line is read, or
   // stand-ins that say why they cannot run.
   infrabench::backends::load_benchmark_modules();

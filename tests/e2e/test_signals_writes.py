@@ -1,6 +1,7 @@
 """Issue 40, items 1-3, 6 and 7 ("nothing lost"): every signal that ends a run by default leaves the
 partial report; a write past `ulimit -f` or onto a full disk is exit 3 with no temporary file left
-and a true account of where the results are; a failed write to standard output is exit 3."""
+and a true account of where the results are; a failed write to standard output is exit 3; the
+health check prints one line and never OK when it did not finish."""
 import glob
 import json
 import os
@@ -236,3 +237,51 @@ def test_a_command_whose_stdout_is_closed_exits_3(history_dir, args):
                        text=True, cwd=history_dir, timeout=60)
     assert p.returncode == 3, (p.returncode, p.stderr)
     assert "cannot write standard output" in p.stderr, p.stderr
+
+
+# ---- item 7: health-check prints one line and exits 0 or 1 --------------------------------------
+
+# Shorter health checks (the verdict, 0 or 1, does not matter here): ~1.5 s instead of ~8.
+HC_FAST = ["--", "-a", "rounds=1", "-a", "pairs=2", "-a", "round_ms=50"]
+
+
+def one_health_line(p):
+    lines = p.stdout.splitlines()
+    assert p.returncode in (0, 1) and len(lines) == 1, (p.returncode, p.stdout, p.stderr)
+    return lines[0]
+
+
+@pytest.mark.parametrize("output", ["/dev/null", "/dev/full"])
+def test_health_check_with_its_report_on_a_device_prints_one_line(output, tmp_path):
+    line = one_health_line(run("health-check", "-o", output, *HC_FAST, cwd=str(tmp_path)))
+    assert line.startswith("OK: ") or ": DRAIN: " in line, line
+
+
+@pytest.mark.parametrize("tmpdir", ["", "/nonexistent-infrabench-dir"])
+def test_health_check_without_a_usable_tmpdir_prints_one_line(tmpdir, tmp_path):
+    line = one_health_line(run("health-check", *HC_FAST, env={"TMPDIR": tmpdir},
+                               cwd=str(tmp_path)))
+    assert line.startswith("OK: ") or ": DRAIN: " in line, line
+
+
+def test_health_check_names_a_host_of_64_characters(tmp_path):
+    name = "n" * 64
+    p = subprocess.run(["unshare", "--uts", "sh", "-c", f'hostname {name} && exec "$0" "$@"', BIN,
+                        "health-check", "-o", "/dev/null", *HC_FAST], capture_output=True, text=True,
+                       timeout=120, cwd=str(tmp_path))
+    if p.returncode not in (0, 1) and "unshare" in p.stderr:
+        pytest.skip("no UTS namespace here: " + p.stderr.strip())
+    line = one_health_line(p)
+    assert line.endswith(" on " + name) or line.startswith(name + ": "), line
+
+
+@pytest.mark.parametrize("delay", [0.3, 1.0, 3.0])
+def test_health_check_interrupted_is_never_ok(tmp_path, delay):
+    # The health checks take seconds (~8 s on a 2-core VM): each delay falls within them.
+    p = started("health-check", "-o", "/dev/null", cwd=str(tmp_path))
+    time.sleep(delay)
+    p.send_signal(signal.SIGTERM)
+    out, err = p.communicate(timeout=60)
+    lines = out.splitlines()
+    assert p.returncode == 1 and len(lines) == 1, (p.returncode, out, err)
+    assert ": NOT CHECKED: interrupted by signal 15" in lines[0], lines[0]
