@@ -275,7 +275,7 @@ def test_health_check_names_a_host_of_64_characters(tmp_path):
     assert line.endswith(" on " + name) or line.startswith(name + ": "), line
 
 
-@pytest.mark.parametrize("delay", [0.3, 1.0, 3.0])
+@pytest.mark.parametrize("delay", [0.3, 2.0])  # in start-up; in the checks
 def test_health_check_interrupted_is_never_ok(tmp_path, delay):
     # The health checks take seconds (~8 s on a 2-core VM): each delay falls within them.
     p = started("health-check", "-o", "/dev/null", cwd=str(tmp_path))
