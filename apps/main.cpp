@@ -3,8 +3,13 @@
 
 #include "infrabench/backend_loader.h"
 #include "infrabench/cli.h"
+#include "infrabench/process_streams.h"
 
 int main(int argc, char** argv) {
+  infrabench::prepare_process_streams();
+  // A scheduler's health check answers with its one line whatever happens: a signal during
+  // start-up (loading the modules takes a few hundred ms on a busy node) is caught too.
+  if (argc > 1 && std::string_view(argv[1]) == "health-check") infrabench::catch_stop_signals();
   // The modules that hold benchmarks (MPI) register them before the command line is read, or
   // stand-ins that say why they cannot run.
   infrabench::backends::load_benchmark_modules();
@@ -18,5 +23,7 @@ int main(int argc, char** argv) {
                  infrabench::backends::load(argv[2]).reason.text.c_str());
     return 1;
   }
-  return infrabench::cli_main(argc, argv);
+  // Every command's output on stdout is checked here, once: a command whose output did not arrive
+  // (a full disk under `> file`, /dev/full, a closed descriptor) must not exit 0.
+  return infrabench::finish_standard_output(infrabench::cli_main(argc, argv));
 }

@@ -159,7 +159,29 @@ void fsync_directory(const std::string& dir) {
   ::close(fd);
 }
 
+// Holds the signals that end a process by default (this thread's mask) while a temporary file
+// exists: one arriving meanwhile takes effect once the temporary is renamed or removed, so no
+// `.NAME.infrabench-*` file is left behind (the run's own handlers, run_pipeline.cpp, only
+// record a signal; it is delivered here as soon as the write ends).
+class stop_signals_held {
+ public:
+  stop_signals_held() {
+    sigset_t held;
+    sigemptyset(&held);
+    for (const int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGXCPU, SIGALRM})
+      sigaddset(&held, sig);
+    pthread_sigmask(SIG_BLOCK, &held, &m_old);
+  }
+  ~stop_signals_held() { pthread_sigmask(SIG_SETMASK, &m_old, nullptr); }
+  stop_signals_held(const stop_signals_held&) = delete;
+  stop_signals_held& operator=(const stop_signals_held&) = delete;
+
+ private:
+  sigset_t m_old{};
+};
+
 void replace_atomically(const output_target& t, std::string_view content) {
+  const stop_signals_held held;
   std::string temp;
   const int fd = make_temp_beside(t.target, temp);
   if (fd < 0) write_failed(t.path, errno, "creating a temporary file in " + parent_dir(t.target));
@@ -243,13 +265,32 @@ void write_in_place(const output_target& t, std::string_view content) {
   if (err) write_failed(t.path, err, "writing");
 }
 
+// Where a write to descriptor `fd` will begin when it is a regular file (`-o - > f`), else -1.
+off_t regular_file_start(int fd) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return -1;
+  const int flags = ::fcntl(fd, F_GETFL);
+  if (flags >= 0 && (flags & O_APPEND)) return st.st_size;  // `>>`: each write goes to the end
+  return ::lseek(fd, 0, SEEK_CUR);
+}
+
 void write_descriptor(const output_target& t, std::string_view content) {
   // Our own buffered output to the same descriptor goes first, in order.
   std::cout.flush();
   std::cerr.flush();
   std::fflush(nullptr);
   const sigpipe_guard guard;
-  if (const int err = write_all(t.fd, content)) write_failed(t.path, err, "writing");
+  const off_t start = regular_file_start(t.fd);
+  const int err = write_all(t.fd, content);
+  if (err == 0) return;
+  // A regular file (`-o - > f` on a full disk or past `ulimit -f`) is cut back to where this
+  // write began: the start of a JSON document is not left there to be read as the report.
+  const std::string shown = t.path == "-" ? "standard output" : t.path;
+  if (start >= 0 && ::ftruncate(t.fd, start) == 0) {
+    (void)::lseek(t.fd, start, SEEK_SET);
+    write_failed(shown, err, "writing (what was written of it is removed again)");
+  }
+  write_failed(shown, err, "writing");
 }
 
 std::string utc_compact() {
@@ -428,7 +469,7 @@ void write_output(const std::string& path, std::string_view content) {
   }
 }
 
-std::optional<std::string> save_elsewhere(std::string_view content) {
+std::optional<std::string> save_elsewhere(std::string_view content, std::string* why) {
   const std::string name =
       "infrabench-unsaved-" + utc_compact() + "-" + std::to_string(::getpid()) + ".json";
   std::vector<std::string> dirs;
@@ -441,10 +482,14 @@ std::optional<std::string> save_elsewhere(std::string_view content) {
     const std::string path = (fs::path(dir) / name).string();
     // O_EXCL: a new file, never one that is there.
     const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd < 0) continue;
-    const bool ok = write_all(fd, content) == 0 && ::fsync(fd) == 0;
-    if (::close(fd) == 0 && ok) return path;
-    ::unlink(path.c_str());
+    int err = fd < 0 ? errno : write_all(fd, content);
+    if (fd >= 0) {
+      if (err == 0 && ::fsync(fd) != 0) err = errno;
+      if (::close(fd) != 0 && err == 0) err = errno;
+      if (err == 0) return path;
+      ::unlink(path.c_str());
+    }
+    if (why != nullptr) *why += (why->empty() ? "" : ", ") + dir + ": " + std::strerror(err);
   }
   return std::nullopt;
 }

@@ -31,6 +31,7 @@
 #include "infrabench/model/result_record.h"
 #include "infrabench/printer.h"
 #include "infrabench/probe_detail.h"
+#include "infrabench/process_streams.h"
 #include "infrabench/progress.h"
 #include "infrabench/repetitions.h"
 #include "infrabench/run_agreement.h"
@@ -46,19 +47,9 @@ using json = nlohmann::json;
 
 namespace {
 
-std::atomic<bool> g_interrupted{false};
-std::atomic<int> g_signal{0};
 // The last run's communicator (current_job_position); size 0 until a run started.
 std::atomic<int> g_job_rank{0};
 std::atomic<int> g_job_size{0};
-
-extern "C" void on_signal(int sig) {
-  // Only lock-free atomics here. A second signal restores the default action so a stuck run can
-  // still be killed with another Ctrl-C.
-  g_signal.store(sig);
-  g_interrupted.store(true);
-  std::signal(sig, SIG_DFL);
-}
 
 int env_int(const char* var, int fallback) {
   const char* v = std::getenv(var);
@@ -263,9 +254,11 @@ void annotate_outliers(std::vector<result>& all_results,
 // ---- write
 // ---------------------------------------------------------------------------------------
 
-// Writes the report where the user asked; when that fails (disk full, EIO), the results are not
-// lost: they are saved as a new file elsewhere, or printed. Returns a sentence for the user:
-// "written to X", or what failed and where the report went instead (*ok = false).
+// Writes the report where the user asked; when that fails (disk full, EIO, `ulimit -f`), the
+// results are not lost: they are saved as a new file elsewhere, or printed on standard output
+// when that is not where the failed write went. Returns a sentence for the user: "written to X",
+// or what failed and where the report is instead, or that it could not be kept anywhere
+// (*ok = false).
 std::string deliver_report(const std::string& path, const std::string& text, bool* ok) {
   *ok = true;
   const std::string shown =
@@ -275,12 +268,19 @@ std::string deliver_report(const std::string& path, const std::string& text, boo
     return "written to " + shown;
   } catch (const std::exception& e) {
     *ok = false;
-    const std::string failure = std::string(e.what());
-    if (const auto saved = save_elsewhere(text)) {
-      return "not written (" + failure + "); saved to " + *saved + " instead";
+    const std::string failure = "not written (" + std::string(e.what()) + ")";
+    std::string not_saved;
+    if (const auto saved = save_elsewhere(text, &not_saved)) {
+      return failure + "; saved to " + *saved + " instead";
     }
-    std::cout << text << std::flush;
-    return "not written (" + failure + "); printed on standard output instead";
+    not_saved = "; nor saved as a new file (" + not_saved + ")";
+    if (report_on_stdout(path)) return failure + not_saved + ": the results are lost";
+    try {
+      write_output("-", text);
+      return failure + not_saved + "; printed on standard output instead";
+    } catch (const std::exception& printing) {
+      return failure + not_saved + "; nor printed (" + printing.what() + "): the results are lost";
+    }
   }
 }
 
@@ -559,14 +559,13 @@ class run_session {
     m_run_start = std::chrono::steady_clock::now();
     m_planned = plan.total_configs();
     print_header();
-    std::signal(SIGINT, on_signal);
-    std::signal(SIGTERM, on_signal);
+    catch_stop_signals();
     m_comm.set_failure_handler(
         [this](const std::string& diagnosis) { on_rank_failure(diagnosis); });
     m_timeout_s = plan.settings.timeout_s;
     m_repetitions = plan.repetitions;
     runner run(m_caps, m_comm);
-    std::vector<result> results = run.run(plan, callbacks(), &g_interrupted);
+    std::vector<result> results = run.run(plan, callbacks(), &stop_requested());
     if (m_sampler) m_sampler->stop();
     m_progress.finish();
     run_cleanups();  // scratch a benchmark registered and did not remove (it should have)
@@ -578,11 +577,11 @@ class run_session {
     // Read before the gather: every host's sampling rank sends its traces to rank 0.
     const json* telemetry = telemetry_json();
     std::optional<gathered_results> g =
-        gather_results(m_comm, results, m_inventory, g_interrupted.load(), telemetry);
+        gather_results(m_comm, results, m_inventory, stop_requested().load(), telemetry);
     if (!g) return exit_ok;  // another rank: rank 0 writes the report
     run_outcome o;
     o.interrupted = g->interrupted;
-    o.signal = g_signal.load();
+    o.signal = stop_signal_received();
     report_context ctx = m_ctx;
     ctx.interrupted = o.interrupted;
     if (o.interrupted) {

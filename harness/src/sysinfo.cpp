@@ -382,7 +382,9 @@ json describe_libraries(const capabilities& caps) {
 }
 
 json hostname() {
-  char name[HOST_NAME_MAX + 1] = {};
+  // Room for a name of HOST_NAME_MAX (64) characters and its NUL: gethostname fails
+  // (ENAMETOOLONG) when the buffer it is told of cannot hold both.
+  char name[HOST_NAME_MAX + 2] = {};
   if (gethostname(name, sizeof name - 1) != 0) return nullptr;
   return std::string(name);
 }

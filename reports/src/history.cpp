@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <thread>
@@ -164,6 +165,10 @@ class stmt {
       // In WAL mode a full disk often shows as an I/O error (the -shm or -wal file cannot grow).
       if (db != nullptr && sqlite3_system_errno(db) == ENOSPC)
         throw output_error("history database " + path + ": disk full (" + what + ")");
+      // Past `ulimit -f` (SIGXFSZ is handled, process_streams.h): the OS's words, not "disk I/O".
+      if (db != nullptr && sqlite3_system_errno(db) == EFBIG)
+        throw output_error("history database " + path + ": " + std::strerror(EFBIG) + " (" + what +
+                           ")");
       throw output_error("history database " + path + ": " + what + ": " + msg);
     default:
       throw std::runtime_error("history database " + path + ": " + what + ": " + msg);

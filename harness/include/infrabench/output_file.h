@@ -90,7 +90,9 @@ void check_distinct_files(const std::vector<std::string>& inputs,
                           const std::vector<std::string>& outputs);
 
 // Writes `content` to `path` as resolve_output decides. Throws user_error for a refused path
-// and output_error when the write itself fails (see above).
+// and output_error when the write itself fails (see above). A write to a descriptor that is a
+// regular file (`-o - > f`) that fails is cut back to where it began, so no truncated document
+// is left that a reader could take for a whole one.
 void write_output(const std::string& path, std::string_view content);
 
 // How long a write to a FIFO waits for a process to open its other end.
@@ -99,7 +101,9 @@ inline constexpr double fifo_reader_wait_s = 30;
 // Where write_output could not deliver a run's results: saves `content` as a new file (never
 // over an existing one) named `infrabench-unsaved-<UTC time>-<pid>.json` in the current
 // directory, else in $TMPDIR (or /tmp). Returns the path saved to, or nullopt when neither took
-// it (the caller then prints the content).
-[[nodiscard]] std::optional<std::string> save_elsewhere(std::string_view content);
+// it, with each directory and its error appended to `why` ("/w: No space left on device, ...").
+// A file it could not complete is removed.
+[[nodiscard]] std::optional<std::string> save_elsewhere(std::string_view content,
+                                                        std::string* why = nullptr);
 
 }  // namespace infrabench
