@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
+
 #include "infrabench/benchmark.h"
 #include "infrabench/cli.h"
 #include "infrabench/cli_extension.h"

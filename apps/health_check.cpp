@@ -26,6 +26,8 @@
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
+
 #include "infrabench/cli.h"
 #include "infrabench/cli_extension.h"
 #include "infrabench/error.h"

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
+
 #include "infrabench/cli_extension.h"
 #include "infrabench/error.h"
 #include "infrabench/json_io.h"

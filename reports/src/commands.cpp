@@ -10,6 +10,8 @@
 #include <set>
 #include <sstream>
 
+#include <CLI/CLI.hpp>
+
 #include "infrabench/benchmark.h"
 #include "infrabench/cli_extension.h"
 #include "infrabench/error.h"

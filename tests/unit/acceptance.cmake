@@ -7,9 +7,7 @@ set_target_properties(infrabench_fake_nvml PROPERTIES LIBRARY_OUTPUT_DIRECTORY $
                       CXX_VISIBILITY_PRESET hidden)
 infrabench_set_warnings(infrabench_fake_nvml)
 add_dependencies(infrabench_unit_tests infrabench_fake_nvml)
-if(TARGET infrabench)
-  add_dependencies(infrabench infrabench_fake_nvml)  # the e2e tests load it beside the binary
-endif()
+# (The e2e tests load it beside the binary: the infrabench_tests target builds it, tests/CMakeLists.txt.)
 target_sources(infrabench_unit_tests PRIVATE
   ${PROJECT_SOURCE_DIR}/benchmarks/health/judge.cpp
   ${PROJECT_SOURCE_DIR}/benchmarks/stress/stability.cpp

@@ -3,16 +3,23 @@
 // Files that register these must be linked as objects into the executable (like benchmarks).
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <functional>
 #include <limits>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "infrabench/options.h"
+
+// CLI11 is named here, not included: it costs ~9 s of compile CPU in every file that includes it
+// (issue 41), and most files that register a hook never touch the command line. A file that adds
+// options includes <CLI/CLI.hpp> itself.
+namespace CLI {
+class App;
+class Validator;
+}  // namespace CLI
 
 namespace infrabench {
 
