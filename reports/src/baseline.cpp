@@ -17,6 +17,7 @@
 #include "infrabench/report.h"
 #include "infrabench/reports/rank_stats.h"
 #include "infrabench/reports/text.h"
+#include "infrabench/reports/values.h"
 #include "node_facts.h"
 
 namespace infrabench::reports {
@@ -396,9 +397,14 @@ std::optional<judged> judge_metric(const baseline& b, const rule& r, const repor
                                    const std::string& where, std::vector<std::string>& waived_why) {
   judged jd;
   jd.result = &res;
-  if (!std::isfinite(m.value)) {
-    waived_why.push_back(where + ": " + m.name + " is not a number");
-    return std::nullopt;
+  // A value that is no measurement (null, zero bandwidth, a negative time) is the benchmark's or
+  // the node's failure: FAIL, never WAIVED (that is for what the node lacks) and never a number
+  // a bound could pass (a latency of -1 us is below every maximum).
+  if (const std::string bad = impossible_value(kind_of(report, res, m), m.role, m.value, m.unit);
+      !bad.empty()) {
+    jd.ok = false;  // value stays NaN: measured_text shows it as failed, the worst
+    jd.why = where + ": " + m.name + " " + bad + " (a failed result)";
+    return jd;
   }
   jd.value = jd.shown = m.value;
   if (r.kind == rule_kind::fraction_of_peak) {

@@ -296,7 +296,7 @@ int gate_regressions(const comparison& c, double pct) {
   }
   if (!regs.empty()) {
     std::cerr << "infrabench: " << regs.size() << " significant regression(s) larger than "
-              << format_number(pct) << "%:\n";
+              << format_number(pct) << "% or failed result(s) (a value that is no measurement):\n";
     for (const auto& r : regs) std::cerr << "  " << r << "\n";
     return exit_fail;
   }

@@ -403,6 +403,69 @@ def test_compare_names_the_machine_difference(tmp_path):
     assert "Other CPU 9000" in p.stdout and "the systems differ (cpu.model" in p.stdout
 
 
+# ---- values that are not values (issue 40 items 11-14) ------------------------------------------
+
+def single_with(tmp_path, name, edit):
+    with open(SINGLE) as f:
+        doc = json.load(f)
+    edit(doc)
+    return write(tmp_path, name, doc)
+
+
+def set_triad(value):
+    def edit(doc):
+        m = doc["results"][0]["metrics"][0]
+        m["value"] = value
+        m["best"] = value
+        m["samples"] = [] if value is None else [value] * 3
+    return edit
+
+
+@pytest.mark.parametrize("value", [0, -1, None])
+def test_a_headline_that_is_no_measurement_fails_compare_and_check(tmp_path, value):
+    """20.6 GB/s -> 0 (or -1, or null) was "same" and --fail-on-regression 5 exited 0; a null value
+    was WAIVED by check, which exited 0."""
+    bad = single_with(tmp_path, "bad.json", set_triad(value))
+    p = run("compare", SINGLE, bad, "--fail-on-regression", "5")
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert "FAILED" in p.stdout and "FAILED" in p.stderr, p.stdout + p.stderr
+    assert run("compare", bad, SINGLE, "--fail-on-regression", "5").returncode == 1
+    base = write(tmp_path, "b.json", {"infrabench_baseline": 1, "rules": [
+        {"benchmark": "bandwidth/host_memory", "metric": "bandwidth_gbps", "min": -5}]})
+    p = run("check", bad, "-b", base)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert "a failed result" in p.stdout and "WAIVED" not in p.stdout.split("->")[0], p.stdout
+
+
+def test_duplicate_results_are_refused_where_they_are_read(tmp_path):
+    """Two results of one configuration: compare used the first, check the worst, OpenMetrics wrote
+    the series twice. Every reader refuses the report in one line."""
+    def twice(doc):
+        doc["results"].append(copy.deepcopy(doc["results"][0]))
+        doc["results"][-1]["metrics"][0]["value"] = 1.0
+    dup = single_with(tmp_path, "dup.json", twice)
+    base = write(tmp_path, "b.json", {"infrabench_baseline": 1, "rules": [
+        {"benchmark": "bandwidth/host_memory", "metric": "bandwidth_gbps", "min": 5}]})
+    for args in (("compare", SINGLE, dup), ("check", dup, "-b", base),
+                 ("check", dup, "-b", base, "--format", "openmetrics"), ("report", dup, "-o", str(tmp_path / "r.html"))):
+        one_line_error(run(*args), "results[0] and results[7] are both bandwidth/host_memory")
+
+
+def test_single_process_and_mpirun_reports_of_one_node_compare(tmp_path):
+    """One process against mpirun -np 2 of the same node was "nothing in common"."""
+    def two_ranks(doc):
+        doc["run"]["world_size"] = 2
+        for r in list(doc["results"]):
+            other = copy.deepcopy(r)
+            other.update(rank=1, status="skipped", reason="node-local: rank 0 measures it", metrics=[])
+            doc["results"].append(other)
+    mpi = single_with(tmp_path, "mpi.json", two_ranks)
+    p = run("compare", SINGLE, mpi)
+    assert p.returncode == 0, p.stderr
+    assert "one process: its results are compared with rank 0's of the others" in p.stdout, p.stdout
+    assert "rank=0" in p.stdout and "memory_latency" in p.stdout, p.stdout
+
+
 def test_compare_bad_inputs(tmp_path):
     doc = json.load(open(SINGLE))
     for r in doc["results"]:

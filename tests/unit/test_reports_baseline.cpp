@@ -1,6 +1,8 @@
 // Baselines: parsing and its refusals, verdicts of each rule kind, JUnit XML, baseline create.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "infrabench/error.h"
 #include "infrabench/reports/baseline.h"
 #include "test_reports_util.h"
@@ -181,6 +183,33 @@ TEST(ReportsBaseline, FailedBenchmarkFails) {
       one({{"benchmark", "storage/io_uring_read"}, {"metric", "bandwidth_gbps"}, {"min", 1}});
   EXPECT_EQ(v.status, verdict_status::fail);
   EXPECT_NE(v.detail.find("benchmark failed: it broke"), std::string::npos);
+}
+
+// A value that is no measurement FAILs its rule (issue 40 item 12: null was WAIVED "not a
+// number" and check exited 0; item 11: a latency of -1 ns passed every maximum).
+TEST(ReportsBaseline, ValueThatIsNoMeasurementFails) {
+  const double nan = std::nan("");
+  auto with = [](double bw, double lat) {
+    return ib_test::report(
+        json::array({ib_test::result("bandwidth/host_memory", json::object(),
+                                     {{"bandwidth_gbps", "GB/s", bw, true, {1.0}}}),
+                     ib_test::result("bandwidth/memory_latency", json::object(),
+                                     {{"ns_per_load", "ns", lat, false, {1.0}}})}));
+  };
+  const json bw_rule = {
+      {"benchmark", "bandwidth/host_memory"}, {"metric", "bandwidth_gbps"}, {"min", 0}};
+  const json lat_rule = {
+      {"benchmark", "bandwidth/memory_latency"}, {"metric", "ns_per_load"}, {"max", 100}};
+  for (double bad : {nan, 0.0, -1.0}) {
+    auto v = one(bw_rule, with(bad, 50));
+    EXPECT_EQ(v.status, verdict_status::fail) << bad << ": " << v.detail;
+    EXPECT_EQ(v.measured, "failed");
+    EXPECT_NE(v.detail.find("a failed result"), std::string::npos) << v.detail;
+    v = one(lat_rule, with(10, bad));
+    EXPECT_EQ(v.status, verdict_status::fail) << bad << ": " << v.detail;
+  }
+  EXPECT_EQ(one(bw_rule, with(10, 50)).status, verdict_status::pass);
+  EXPECT_EQ(one(lat_rule, with(10, 50)).status, verdict_status::pass);
 }
 
 TEST(ReportsBaseline, RequireValid) {
