@@ -229,6 +229,47 @@ void check_rule_metrics(const baseline& b, const metric_catalog& known) {
 
 namespace {
 
+// The declaration of `metric` of `bench`: `report`'s when it carries them, else `known`'s.
+const metric_decl* declared(const metric_catalog& known, const report_view* report,
+                            const std::string& bench, const std::string& metric) {
+  const auto* decls = report != nullptr
+                          ? declarations_of(std::span<const report_view>(report, 1), bench, &known)
+                          : declarations_of({}, bench, &known);
+  return decls == nullptr ? nullptr : find_declaration(*decls, metric);
+}
+
+}  // namespace
+
+void check_rule_peaks(const baseline& b, const metric_catalog& known, const report_view* report) {
+  for (const auto& r : b.rules) {
+    if (r.kind != rule_kind::fraction_of_peak) continue;
+    const metric_decl* m = declared(known, report, r.benchmark, r.metric);
+    if (m != nullptr && m->direction == better::lower) {
+      throw user_error(b.path + ": rule \"" + r.id +
+                       "\": fraction_of_peak needs a higher-is-better metric; " + r.metric +
+                       " is lower-is-better");
+    }
+    if (r.peak_metric.empty()) continue;
+    const metric_decl* p = declared(
+        known, report, r.peak_benchmark.empty() ? r.benchmark : r.peak_benchmark, r.peak_metric);
+    if (m != nullptr && p != nullptr && m->unit != p->unit) {
+      throw user_error(b.path + ": rule \"" + r.id + "\": peak is in " + p->unit + ", " + r.metric +
+                       " in " + m->unit);
+    }
+  }
+}
+
+void check_baseline(const baseline& b, const build_catalog& build, const report_view* report) {
+  check_benchmarks_known(b, build.benchmarks, report);
+  check_rule_axes(b, build.axes, report);
+  // A report from another build is judged by what it holds (check_metric_known), not by what
+  // this build declares.
+  if (report == nullptr) check_rule_metrics(b, build.metrics);
+  check_rule_peaks(b, build.metrics, report);
+}
+
+namespace {
+
 // Refuses a rule whose metric the benchmark does not produce, judging from its passed results
 // (a benchmark skipped everywhere cannot tell: its rules are waived instead). A metric a result
 // withheld with its reason ("pct_of_fma_peak not reported: ...") is known: a busy machine must

@@ -37,6 +37,17 @@ metric_catalog registry_metric_catalog() {
 
 namespace {
 
+std::set<std::string> known_benchmarks();
+benchmark_catalog registry_catalog();
+
+}  // namespace
+
+build_catalog registry_build_catalog() {
+  return {known_benchmarks(), registry_catalog(), registry_metric_catalog()};
+}
+
+namespace {
+
 using json = nlohmann::json;
 
 constexpr int exit_ok = 0;
@@ -64,8 +75,7 @@ std::string interrupted_reason(const report_view& report) {
 // Evaluates, prints in `format` and writes JUnit; returns the exit code (1 when any rule failed).
 int check_and_print(const baseline& b, const report_view& report, const std::string& junit_path,
                     const std::string& format, bool fail_on_waived) {
-  check_benchmarks_known(b, known_benchmarks(), &report);
-  check_rule_axes(b, registry_catalog(), &report);
+  check_baseline(b, registry_build_catalog(), &report);
   const auto verdicts = evaluate(b, report);
   const check_outcome outcome{b, report, verdicts};
   const auto& printers = printer_registry::instance();
@@ -131,23 +141,21 @@ CLI::Option* add_format_option(CLI::App& sub, std::string& format, document d,
 
 // ---- baseline create / lint -------------------------------------------------------------------
 int baseline_lint(const std::vector<std::string>& paths) {
-  const auto known = known_benchmarks();
-  const auto catalog = registry_catalog();
-  const auto metrics = registry_metric_catalog();
+  const build_catalog build = registry_build_catalog();
   for (const auto& path : paths) {
     baseline b = load_baseline(path);
     // A benchmark this build lacks (GPU rules on a CPU-only build) cannot be judged here; say so
-    // rather than fail, since the file is not wrong for it.
+    // rather than fail, since the file is not wrong for it. A rule on a benchmark it has is
+    // judged whole, as check and run --baseline judge it: its peak_benchmark too (a typo there
+    // used to be counted as "not compiled in").
     std::size_t missing = 0;
     std::erase_if(b.rules, [&](const rule& r) {
       if (r.kind == rule_kind::inventory) return false;  // judged from the hosts, not a benchmark
-      const bool lacks = !known.count(r.benchmark) ||
-                         (!r.peak_benchmark.empty() && !known.count(r.peak_benchmark));
+      const bool lacks = !build.benchmarks.count(r.benchmark);
       missing += lacks;
       return lacks;
     });
-    check_rule_axes(b, catalog);
-    check_rule_metrics(b, metrics);
+    check_baseline(b, build);
     std::cout << path << ": " << b.rules.size() << " rule(s) OK";
     if (missing)
       std::cout << ", " << missing << " not checked (benchmark not compiled into this build)";
@@ -976,9 +984,7 @@ INFRABENCH_RUN_FILE_OPTION(junit_option, "junit", output,
   if (!has_baseline) return;
   // Refuse a bad baseline before anything is measured.
   const baseline parsed = load_baseline(b->second);
-  check_benchmarks_known(parsed, known_benchmarks());
-  check_rule_axes(parsed, registry_catalog());
-  check_rule_metrics(parsed, registry_metric_catalog());
+  check_baseline(parsed, registry_build_catalog());
   if (has_junit) check_output_path(j->second);
 });
 

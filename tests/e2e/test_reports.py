@@ -201,6 +201,26 @@ def test_shipped_baselines_lint(tmp_path):
     one_line_error(run("baseline", "lint", write(tmp_path, "bad.json", bad)), "'nope' is not one of")
 
 
+@pytest.mark.parametrize("peak,needle", [
+    # A fraction of a lower-is-better metric: check refused it only once it judged a report.
+    ({"benchmark": "bandwidth/memory_latency", "metric": "ns_per_load",
+      "fraction_of_peak": {"min": 0.5, "peak": 10}}, "needs a higher-is-better metric"),
+    # A typo in peak_benchmark was counted "not compiled into this build" and lint said OK.
+    ({"benchmark": "bandwidth/host_memory", "metric": "bandwidth_gbps",
+      "fraction_of_peak": {"min": 0.5, "peak_metric": "bandwidth_gbps",
+                           "peak_benchmark": "bandwidth/host_memroy"}}, "unknown benchmark"),
+])
+def test_lint_refuses_what_check_refuses_before_anything_runs(tmp_path, peak, needle):
+    """Issue 40 item 15: lint, run --baseline and accept refuse all check would, before running."""
+    base = write(tmp_path, "b.json", {"infrabench_baseline": 1, "suite": "quick", "rules": [peak]})
+    one_line_error(run("baseline", "lint", base), needle)
+    report = str(tmp_path / "r.json")
+    one_line_error(run("run", *SMALL, *FAST, "-o", report, "--baseline", base), needle)
+    assert not os.path.exists(report)  # refused before anything ran
+    one_line_error(run("accept", "-b", base, "-o", report), needle)
+    assert not os.path.exists(report)
+
+
 def test_run_junit_without_baseline_refused(tmp_path):
     one_line_error(run("run", *SMALL, *FAST, "-o", str(tmp_path / "r.json"), "--junit", str(tmp_path / "j.xml")),
                    "--junit needs --baseline")

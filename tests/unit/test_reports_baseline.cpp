@@ -587,6 +587,43 @@ TEST(ReportsBaseline, RuleMetricsAreCheckedAgainstTheDeclarations) {
   EXPECT_EQ(metrics_error(r), "");
 }
 
+// What check refuses as it judges a fraction_of_peak rule, check_baseline refuses from the
+// declarations before anything runs (issue 40 item 15: lint passed a fraction of a
+// lower-is-better metric and a typo in peak_benchmark; run --baseline ran the suite first).
+TEST(ReportsBaseline, CheckBaselineRefusesWhatCheckWouldBeforeAnythingRuns) {
+  build_catalog build;
+  build.metrics = declared();
+  build.metrics["bandwidth/memory_latency"] = {{"ns_per_load", "ns", better::lower}};
+  for (const auto& [name, decls] : build.metrics) build.benchmarks.insert(name);
+  auto error = [&](const json& rule) {
+    try {
+      check_baseline(rules(json::array({rule})), build);
+    } catch (const user_error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  json r = {{"benchmark", "bandwidth/memory_latency"},
+            {"metric", "ns_per_load"},
+            {"fraction_of_peak", {{"min", 0.5}, {"peak", 10}}}};
+  EXPECT_NE(error(r).find("fraction_of_peak needs a higher-is-better metric; ns_per_load is "
+                          "lower-is-better"),
+            std::string::npos)
+      << error(r);
+  r = {{"benchmark", "bandwidth/host_memory"},
+       {"metric", "bandwidth_gbps"},
+       {"fraction_of_peak",
+        {{"min", 0.5}, {"peak_metric", "gflops"}, {"peak_benchmark", "gemm/cpu_peek"}}}};
+  EXPECT_NE(error(r).find("unknown benchmark \"gemm/cpu_peek\""), std::string::npos) << error(r);
+  r["fraction_of_peak"]["peak_benchmark"] = "gemm/cpu_peak";
+  EXPECT_NE(error(r).find("peak is in GFLOP/s, bandwidth_gbps in GB/s"), std::string::npos)
+      << error(r);
+  r = {{"benchmark", "bandwidth/d2d"},
+       {"metric", "bandwidth_gbps_*"},
+       {"fraction_of_peak", {{"min", 0.5}, {"peak", 100}}}};
+  EXPECT_EQ(error(r), "");
+}
+
 TEST(ReportsBaseline, MetricPatternJudgesEveryMatch) {
   EXPECT_TRUE(metric_matches("bandwidth_gbps_gpu*", "bandwidth_gbps_gpu0"));
   EXPECT_TRUE(metric_matches("bandwidth_gbps_gpu*", "bandwidth_gbps_gpu12"));
