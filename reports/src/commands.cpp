@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -23,6 +24,7 @@
 #include "infrabench/reports/history.h"
 #include "infrabench/reports/html_report.h"
 #include "infrabench/reports/report_io.h"
+#include "infrabench/reports/run_identity.h"
 #include "infrabench/reports/text.h"
 
 namespace infrabench::reports {
@@ -164,6 +166,20 @@ int baseline_lint(const std::vector<std::string>& paths) {
   return exit_ok;
 }
 
+// Each run once: the same report given twice (a copy, a second path to it) is one known-good
+// run, not two that agree perfectly (issue 40 item 16); a note says which were left out.
+void drop_repeated_runs(std::vector<report_view>& reports) {
+  std::map<std::string, std::string> first_path;  // run_content_id -> the path that gave it first
+  std::erase_if(reports, [&](const report_view& r) {
+    const auto [it, added] = first_path.try_emplace(run_content_id(r), r.path);
+    if (!added) {
+      std::cerr << "infrabench: note: " << r.path << " is the same run as " << it->second
+                << " (same content): counted once" << std::endl;
+    }
+    return !added;
+  });
+}
+
 int baseline_create(const std::vector<std::string>& paths, const std::string& output,
                     const create_options& co) {
   std::vector<report_view> reports;
@@ -175,6 +191,7 @@ int baseline_create(const std::vector<std::string>& paths, const std::string& ou
                        "): a baseline needs complete runs of known-good nodes; run it again");
     }
   }
+  drop_repeated_runs(reports);
   check_output_path(output);
   check_distinct_files(paths, {output});
   if (co.cap < co.floor) throw user_error("baseline create: --max-tolerance is below --floor");

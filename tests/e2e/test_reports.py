@@ -94,6 +94,25 @@ def test_baseline_create_then_check_passes_with_junit(real, tmp_path):
     assert len(suite.findall("testcase")) == len(b["rules"])
 
 
+def test_the_same_run_twice_is_one_run(real, tmp_path):
+    """Issue 40 item 16: the same report under two paths counted as two known-good runs in baseline
+    create; another report with one start time was "already recorded" by history record."""
+    copy = str(tmp_path / "copy.json")
+    shutil.copyfile(real[0], copy)
+    base = str(tmp_path / "base.json")
+    p = run("baseline", "create", real[0], copy, "--allow-invalid", "-o", base)
+    assert p.returncode == 0, p.stderr
+    assert "is the same run as" in p.stderr and "counted once" in p.stderr, p.stderr
+    assert "from 1 report(s)" in p.stderr, p.stderr
+    db = str(tmp_path / "h.db")
+    assert run("history", "record", real[0], "--db", db).returncode == 0
+    assert "already recorded" in run("history", "record", copy, "--db", db).stdout
+    doc = load_report(real[0])
+    doc["results"][0]["metrics"][0]["value"] *= 0.5
+    edited = write(tmp_path, "edited.json", doc)
+    one_line_error(run("history", "record", edited, "--db", db), "is recorded as run 1 with different results")
+
+
 def test_check_fails_with_exit_1_and_says_why(real, tmp_path):
     # Runs this short are often INVALID (noisy), which fails a rule by default: judged by value here.
     base = write(tmp_path, "b.json", {"infrabench_baseline": 1, "name": "strict", "defaults": {"allow_invalid": True}, "rules": [
