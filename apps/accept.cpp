@@ -139,15 +139,7 @@ void require_rank_per_gpu(const ib::reports::baseline& b, const accept_options& 
 // Everything `run --baseline` would refuse, refused before anything runs: a benchmark this build
 // lacks, an axis or value it cannot take, a metric it does not declare, a suite not named.
 std::string checked_suite(const ib::reports::baseline& b, const std::string& path) {
-  std::set<std::string> known;
-  ib::reports::benchmark_catalog axes;
-  for (const auto& bench : ib::registry::instance().all()) {
-    known.insert(bench->name());
-    axes[bench->name()] = bench->axes();
-  }
-  ib::reports::check_benchmarks_known(b, known);
-  ib::reports::check_rule_axes(b, axes);
-  ib::reports::check_rule_metrics(b, ib::reports::registry_metric_catalog());
+  ib::reports::check_baseline(b, ib::reports::registry_build_catalog());
   const std::string suite = ib::reports::suite_to_run(b);
   if (suite.empty()) {
     throw ib::user_error(path +

@@ -1,10 +1,12 @@
 #include "gemm_common.h"
 
 #include <sys/mman.h>
+#include <x86intrin.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <fstream>
 #include <functional>
 #include <limits>
 #include <new>
@@ -292,6 +294,46 @@ double measure_peak_gflops(kc::peak_isa isa, thread_pool& pool, int runs) {
     if (s > 0) best = std::max(best, flops / s / 1e9);
   }
   return best;
+}
+
+clock_value cpu_clock() {
+  std::ifstream max_freq("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq");
+  long long khz = 0;
+  if (max_freq >> khz && khz > 0) {
+    return {static_cast<double>(khz) / 1e6,
+            "cpuinfo_max_freq (the inventory's cpu.max_frequency_mhz)"};
+  }
+  // The time-stamp counter ticks at the nominal clock whatever the load (invariant TSC; a VM's is
+  // the host's): 20 ms of it against the steady clock. Not the add chain: Golden Cove and later
+  // cores fold dependent add-immediates at rename (10.8 "GHz" on this VM's Emerald Rapids).
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::uint64_t c0 = __rdtsc();
+  while (std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(20)) {
+  }
+  const std::uint64_t c1 = __rdtsc();
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return {s > 0 ? static_cast<double>(c1 - c0) / s / 1e9 : 0,
+          "the time-stamp counter's rate: the nominal clock (no cpufreq here)"};
+}
+
+peak_value clock_x_width_peak(kc::peak_isa isa, thread_pool& pool) {
+  const auto cpu = kc::this_cpu_model();
+  const auto rate = kc::peak_issue_rate(isa, cpu);
+  const std::string name(kc::to_string(isa));
+  if (!rate) {
+    return {0, isa,
+            "no " + name + " issue rate for this core (" + cpu.vendor + " family " +
+                std::to_string(cpu.family) + " model " + std::to_string(cpu.model) +
+                ") in the clock x width table"};
+  }
+  const clock_value clock = cpu_clock();
+  if (!(clock.ghz > 0)) return {0, isa, "the CPU's clock could not be read or measured"};
+  const auto threads = static_cast<double>(pool.size());
+  return {kc::clock_x_width_gflops(isa, clock.ghz, threads, rate->per_cycle), isa,
+          "clock x width: " + short_number(clock.ghz) + " GHz (" + clock.method + ") x " +
+              std::to_string(pool.size()) + " thread(s) x " + short_number(rate->per_cycle) +
+              " x " + short_number(kc::peak_flops_per_instruction(isa)) + " flop per cycle (" +
+              name + ", " + rate->core + ": " + rate->basis + ")"};
 }
 
 peak_value cpu_peak(state& st, kc::peak_isa isa, std::int64_t threads_axis, thread_pool& pool) {

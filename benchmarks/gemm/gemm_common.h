@@ -124,6 +124,19 @@ struct peak_value {
 };
 [[nodiscard]] peak_value cpu_peak(state& st, kernels::cpu::peak_isa isa, std::int64_t threads_axis,
                                   thread_pool& pool);
+// The clock the cores may run at, GHz, and where it comes from: cpuinfo_max_freq (what the
+// inventory records as cpu.max_frequency_mhz), else (a VM whose kernel has no cpufreq) the
+// time-stamp counter's rate, the nominal clock. Neither moves with the machine's load.
+struct clock_value {
+  double ghz = 0;
+  std::string method;
+};
+[[nodiscard]] clock_value cpu_clock();
+// The clock x width peak of `isa` on the pool's threads (kernels/cpu/gemm_peak.h's table of
+// issue rates): a utilisation's denominator that does not move with the machine's load, as a
+// GPU's datasheet peak does not (a measured peak on a 2-vCPU VM read 196-286 GFLOP/s in four runs
+// of one training step). 0, with the reason in `method`, where the table lacks this core.
+[[nodiscard]] peak_value clock_x_width_peak(kernels::cpu::peak_isa isa, thread_pool& pool);
 // The peak kernel on every thread of `pool`, each timing itself: the best of `runs` runs.
 [[nodiscard]] double measure_peak_gflops(kernels::cpu::peak_isa isa, thread_pool& pool, int runs);
 // The fp32 FMA peak this CPU runs: avx512_fp32, else avx2_fp32.

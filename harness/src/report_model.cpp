@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 #include <type_traits>
+#include <unordered_map>
 
 #include "infrabench/devices.h"
 #include "infrabench/error.h"
@@ -862,6 +863,24 @@ roofline_view read_roofline(const checker& c, const json& j) {
   return v;
 }
 
+// Two results of one configuration (and rank and host) in one report: every reader would pick
+// differently (compare the first, check the worst, OpenMetrics both as one series), so none
+// does. The harness writes one result per configuration and rank (repetitions are folded into
+// it); two are an edited or concatenated file. Refused where it is read (issue 40 item 13).
+void refuse_duplicate_results(const std::string& origin, const report_view& rv) {
+  std::unordered_map<std::string, std::size_t> seen;
+  seen.reserve(rv.results.size());
+  for (std::size_t i = 0; i < rv.results.size(); ++i) {
+    const result_view& r = rv.results[i];
+    const auto [it, added] = seen.try_emplace(rv.identity(r) + "|host=" + r.host, i);
+    if (added) continue;
+    throw user_error(origin + ": results[" + std::to_string(it->second) + "] and results[" +
+                     std::to_string(i) + "] are both " + r.config_label() + " (rank " +
+                     std::to_string(r.rank) + (r.host.empty() ? "" : " on " + r.host) +
+                     "): a report holds one result per configuration and rank; keep one");
+  }
+}
+
 }  // namespace
 
 report_view detail::assemble_report(const json& doc, detail::results_read results,
@@ -883,6 +902,7 @@ report_view detail::assemble_report(const json& doc, detail::results_read result
   const bool legacy_withheld = (*version)[0] == 1 && (*version)[1] < 5;
   for (auto& r : rv.results) r.withheld_in_warnings = legacy_withheld;
   read_context(c, doc, rv);
+  refuse_duplicate_results(origin, rv);
   if (const auto t = doc.find("telemetry"); t != doc.end() && !t->is_null()) {
     if (!t->is_object()) c.fail("telemetry", "expected an object, got " + type_name(*t));
     rv.telemetry = telemetry_from_json(*t);

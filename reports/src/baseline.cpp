@@ -17,6 +17,7 @@
 #include "infrabench/report.h"
 #include "infrabench/reports/rank_stats.h"
 #include "infrabench/reports/text.h"
+#include "infrabench/reports/values.h"
 #include "node_facts.h"
 
 namespace infrabench::reports {
@@ -228,6 +229,47 @@ void check_rule_metrics(const baseline& b, const metric_catalog& known) {
 
 namespace {
 
+// The declaration of `metric` of `bench`: `report`'s when it carries them, else `known`'s.
+const metric_decl* declared(const metric_catalog& known, const report_view* report,
+                            const std::string& bench, const std::string& metric) {
+  const auto* decls = report != nullptr
+                          ? declarations_of(std::span<const report_view>(report, 1), bench, &known)
+                          : declarations_of({}, bench, &known);
+  return decls == nullptr ? nullptr : find_declaration(*decls, metric);
+}
+
+}  // namespace
+
+void check_rule_peaks(const baseline& b, const metric_catalog& known, const report_view* report) {
+  for (const auto& r : b.rules) {
+    if (r.kind != rule_kind::fraction_of_peak) continue;
+    const metric_decl* m = declared(known, report, r.benchmark, r.metric);
+    if (m != nullptr && m->direction == better::lower) {
+      throw user_error(b.path + ": rule \"" + r.id +
+                       "\": fraction_of_peak needs a higher-is-better metric; " + r.metric +
+                       " is lower-is-better");
+    }
+    if (r.peak_metric.empty()) continue;
+    const metric_decl* p = declared(
+        known, report, r.peak_benchmark.empty() ? r.benchmark : r.peak_benchmark, r.peak_metric);
+    if (m != nullptr && p != nullptr && m->unit != p->unit) {
+      throw user_error(b.path + ": rule \"" + r.id + "\": peak is in " + p->unit + ", " + r.metric +
+                       " in " + m->unit);
+    }
+  }
+}
+
+void check_baseline(const baseline& b, const build_catalog& build, const report_view* report) {
+  check_benchmarks_known(b, build.benchmarks, report);
+  check_rule_axes(b, build.axes, report);
+  // A report from another build is judged by what it holds (check_metric_known), not by what
+  // this build declares.
+  if (report == nullptr) check_rule_metrics(b, build.metrics);
+  check_rule_peaks(b, build.metrics, report);
+}
+
+namespace {
+
 // Refuses a rule whose metric the benchmark does not produce, judging from its passed results
 // (a benchmark skipped everywhere cannot tell: its rules are waived instead). A metric a result
 // withheld with its reason ("pct_of_fma_peak not reported: ...") is known: a busy machine must
@@ -396,9 +438,14 @@ std::optional<judged> judge_metric(const baseline& b, const rule& r, const repor
                                    const std::string& where, std::vector<std::string>& waived_why) {
   judged jd;
   jd.result = &res;
-  if (!std::isfinite(m.value)) {
-    waived_why.push_back(where + ": " + m.name + " is not a number");
-    return std::nullopt;
+  // A value that is no measurement (null, zero bandwidth, a negative time) is the benchmark's or
+  // the node's failure: FAIL, never WAIVED (that is for what the node lacks) and never a number
+  // a bound could pass (a latency of -1 us is below every maximum).
+  if (const std::string bad = impossible_value(kind_of(report, res, m), m.role, m.value, m.unit);
+      !bad.empty()) {
+    jd.ok = false;  // value stays NaN: measured_text shows it as failed, the worst
+    jd.why = where + ": " + m.name + " " + bad + " (a failed result)";
+    return jd;
   }
   jd.value = jd.shown = m.value;
   if (r.kind == rule_kind::fraction_of_peak) {

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -25,6 +26,7 @@
 #include "infrabench/reports/history.h"
 #include "infrabench/reports/html_report.h"
 #include "infrabench/reports/report_io.h"
+#include "infrabench/reports/run_identity.h"
 #include "infrabench/reports/text.h"
 
 namespace infrabench::reports {
@@ -35,6 +37,17 @@ metric_catalog registry_metric_catalog() {
   metric_catalog out;
   for (const auto& b : registry::instance().all()) out[b->name()] = b->metrics();
   return out;
+}
+
+namespace {
+
+std::set<std::string> known_benchmarks();
+benchmark_catalog registry_catalog();
+
+}  // namespace
+
+build_catalog registry_build_catalog() {
+  return {known_benchmarks(), registry_catalog(), registry_metric_catalog()};
 }
 
 namespace {
@@ -66,8 +79,7 @@ std::string interrupted_reason(const report_view& report) {
 // Evaluates, prints in `format` and writes JUnit; returns the exit code (1 when any rule failed).
 int check_and_print(const baseline& b, const report_view& report, const std::string& junit_path,
                     const std::string& format, bool fail_on_waived) {
-  check_benchmarks_known(b, known_benchmarks(), &report);
-  check_rule_axes(b, registry_catalog(), &report);
+  check_baseline(b, registry_build_catalog(), &report);
   const auto verdicts = evaluate(b, report);
   const check_outcome outcome{b, report, verdicts};
   const auto& printers = printer_registry::instance();
@@ -149,29 +161,41 @@ const char* const allow_simulated_help =
 
 // ---- baseline create / lint -------------------------------------------------------------------
 int baseline_lint(const std::vector<std::string>& paths) {
-  const auto known = known_benchmarks();
-  const auto catalog = registry_catalog();
-  const auto metrics = registry_metric_catalog();
+  const build_catalog build = registry_build_catalog();
   for (const auto& path : paths) {
     baseline b = load_baseline(path);
     // A benchmark this build lacks (GPU rules on a CPU-only build) cannot be judged here; say so
-    // rather than fail, since the file is not wrong for it.
+    // rather than fail, since the file is not wrong for it. A rule on a benchmark it has is
+    // judged whole, as check and run --baseline judge it: its peak_benchmark too (a typo there
+    // used to be counted as "not compiled in").
     std::size_t missing = 0;
     std::erase_if(b.rules, [&](const rule& r) {
       if (r.kind == rule_kind::inventory) return false;  // judged from the hosts, not a benchmark
-      const bool lacks = !known.count(r.benchmark) ||
-                         (!r.peak_benchmark.empty() && !known.count(r.peak_benchmark));
+      const bool lacks = !build.benchmarks.count(r.benchmark);
       missing += lacks;
       return lacks;
     });
-    check_rule_axes(b, catalog);
-    check_rule_metrics(b, metrics);
+    check_baseline(b, build);
     std::cout << path << ": " << b.rules.size() << " rule(s) OK";
     if (missing)
       std::cout << ", " << missing << " not checked (benchmark not compiled into this build)";
     std::cout << "\n";
   }
   return exit_ok;
+}
+
+// Each run once: the same report given twice (a copy, a second path to it) is one known-good
+// run, not two that agree perfectly (issue 40 item 16); a note says which were left out.
+void drop_repeated_runs(std::vector<report_view>& reports) {
+  std::map<std::string, std::string> first_path;  // run_content_id -> the path that gave it first
+  std::erase_if(reports, [&](const report_view& r) {
+    const auto [it, added] = first_path.try_emplace(run_content_id(r), r.path);
+    if (!added) {
+      std::cerr << "infrabench: note: " << r.path << " is the same run as " << it->second
+                << " (same content): counted once" << std::endl;
+    }
+    return !added;
+  });
 }
 
 int baseline_create(const std::vector<std::string>& paths, const std::string& output,
@@ -186,6 +210,7 @@ int baseline_create(const std::vector<std::string>& paths, const std::string& ou
                        "): a baseline needs complete runs of known-good nodes; run it again");
     }
   }
+  drop_repeated_runs(reports);
   check_output_path(output);
   check_distinct_files(paths, {output});
   if (co.cap < co.floor) throw user_error("baseline create: --max-tolerance is below --floor");
@@ -317,7 +342,7 @@ int gate_regressions(const comparison& c, double pct) {
   }
   if (!regs.empty()) {
     std::cerr << "infrabench: " << regs.size() << " significant regression(s) larger than "
-              << format_number(pct) << "%:\n";
+              << format_number(pct) << "% or failed result(s) (a value that is no measurement):\n";
     for (const auto& r : regs) std::cerr << "  " << r << "\n";
     return exit_fail;
   }
@@ -1007,9 +1032,7 @@ INFRABENCH_RUN_FILE_OPTION(junit_option, "junit", output,
   if (!has_baseline) return;
   // Refuse a bad baseline before anything is measured.
   const baseline parsed = load_baseline(b->second);
-  check_benchmarks_known(parsed, known_benchmarks());
-  check_rule_axes(parsed, registry_catalog());
-  check_rule_metrics(parsed, registry_metric_catalog());
+  check_baseline(parsed, registry_build_catalog());
   if (has_junit) check_output_path(j->second);
 });
 

@@ -12,6 +12,7 @@
 #include "infrabench/reports/rank_stats.h"
 #include "infrabench/reports/roofline.h"
 #include "infrabench/reports/text.h"
+#include "infrabench/reports/values.h"
 #include "infrabench/text_layout.h"
 
 namespace infrabench::reports {
@@ -78,6 +79,8 @@ std::string_view to_string(change c) {
       return "inconclusive";
     case change::invalid:
       return "INVALID";
+    case change::failed:
+      return "FAILED";
   }
   return "?";
 }
@@ -253,13 +256,22 @@ struct result_index {
   }
 };
 
-result_index index_results(const std::vector<report_view>& reports) {
+// Whether a report's results are told apart by rank (mpirun, several nodes).
+bool per_rank(const report_view& r) {
+  return r.world_size > 1 || r.multi_node();
+}
+
+// `ranked`: some report is per rank, and every report's results are keyed with their rank, so a
+// single process's (rank 0) meet rank 0's of an `mpirun -np N` run of the same configuration
+// (issue 40 item 14: they had "nothing in common").
+result_index index_results(const std::vector<report_view>& reports, bool ranked) {
   result_index x;
   x.per_report.resize(reports.size());
   std::set<std::string> seen;
   for (std::size_t i = 0; i < reports.size(); ++i) {
     for (const auto& r : reports[i].results) {
-      const std::string key = reports[i].identity(r);
+      const std::string key =
+          ranked ? result_identity(r.benchmark, r.axes, r.rank) : reports[i].identity(r);
       x.per_report[i].emplace(key, &r);
       if (seen.insert(key).second) x.order.push_back(key);
     }
@@ -296,6 +308,17 @@ std::vector<std::string> only_in(const std::vector<std::string>& labels, const r
     }
   }
   return out;
+}
+
+// Beside other reports' ranks, a single process's results stand for rank 0: its description
+// says so, so that what was matched is never a guess.
+void say_single_process_matching(comparison& c, const std::vector<report_view>& reports,
+                                 bool ranked) {
+  if (!ranked) return;
+  for (std::size_t i = 0; i < reports.size(); ++i) {
+    if (!per_rank(reports[i]))
+      c.descriptions[i] += "; one process: its results are compared with rank 0's of the others";
+  }
 }
 
 [[noreturn]] void refuse_nothing_in_common(const comparison& c,
@@ -474,6 +497,25 @@ std::vector<double> repetition_values(const metric_view& m) {
   return m.repetitions.empty() ? std::vector<double>{m.value} : m.repetitions;
 }
 
+// A gated value that is no measurement (0 GB/s, a negative time, null) is a failed result on
+// its side, and the comparison of it with the first report's is FAILED both ways: never a ratio,
+// never "same" (issue 40 item 11). A first report with no measurement fails every other.
+metric_row mark_failed_values(metric_row row, metric_kind kind) {
+  for (std::size_t i = 0; i < row.value.size(); ++i) {  // repetitions 0: absent on that side
+    row.failed_value.push_back(
+        row.repetitions[i] > 0 ? impossible_value(kind, row.role, row.value[i], row.unit) : "");
+  }
+  if (!row.gated) return row;
+  for (std::size_t i = 1; i < row.verdict.size(); ++i) {
+    if (row.repetitions[i] == 0) continue;  // absent on this side: nothing to compare
+    if (row.failed_value[0].empty() && row.failed_value[i].empty()) continue;
+    row.verdict[i] = change::failed;
+    row.ratio[i] = row.perf[i] = row.p_value[i] = nan_v;
+  }
+  if (!row.failed_value[0].empty()) row.verdict[0] = change::failed;
+  return row;
+}
+
 }  // namespace
 
 metric_row compare_metric(const std::vector<const result_view*>& rs, const std::string& name,
@@ -536,7 +578,7 @@ metric_row compare_metric(const std::vector<const result_view*>& rs, const std::
     row.ci_half.push_back(m ? median_ci95_half_width(m->samples) : nan_v);
     row.verdict.push_back(v);
   }
-  return row;
+  return mark_failed_values(std::move(row), kind);
 }
 
 void decide_verdicts(comparison& c) {
@@ -613,11 +655,12 @@ comparison compare_reports(const std::vector<report_view>& reports, const compar
   comparison c;
   c.options = opt;
   set_reports(c, reports, opt);
-  const result_index index = index_results(reports);
+  const bool ranked = std::any_of(reports.begin(), reports.end(), per_rank);
+  const result_index index = index_results(reports, ranked);
+  say_single_process_matching(c, reports, ranked);
   std::vector<const report_view*> ptrs;
   for (const auto& r : reports) ptrs.push_back(&r);
   const auto varying = varying_axes(ptrs);
-  const bool per_rank = reports[0].world_size > 1 || reports[0].multi_node();
   std::size_t common_configs = 0;
   // Each benchmark's declarations, found once: declarations_of scans the reports.
   std::map<std::string, const std::vector<metric_decl>*> decls_of;
@@ -628,7 +671,7 @@ comparison compare_reports(const std::vector<report_view>& reports, const compar
     ++common_configs;
     const result_view& first = *rs[0];
     std::string config = first.axes_label(&varying.at(first.benchmark));
-    if (per_rank)
+    if (ranked)
       config += std::string(config.empty() ? "" : " ") + "rank=" + std::to_string(first.rank);
     const auto [decls, added] = decls_of.try_emplace(first.benchmark, nullptr);
     if (added) decls->second = declarations_of(reports, first.benchmark, opt.catalog);
@@ -636,8 +679,10 @@ comparison compare_reports(const std::vector<report_view>& reports, const compar
       metric_row row =
           compare_metric(rs, name, opt, headline_gate(decls->second, name),
                          decls->second ? find_declaration(*decls->second, name) : nullptr);
-      const bool comparable = std::any_of(row.ratio.begin() + 1, row.ratio.end(),
-                                          [](double r) { return std::isfinite(r); });
+      const bool comparable =
+          std::any_of(row.ratio.begin() + 1, row.ratio.end(),
+                      [](double r) { return std::isfinite(r); }) ||
+          std::count(row.verdict.begin() + 1, row.verdict.end(), change::failed) > 0;
       if (!comparable) continue;
       row.benchmark = first.benchmark;
       row.group = first.group();
@@ -675,6 +720,15 @@ std::string change_line(const comparison& c, const metric_row& row, std::size_t 
          format_value(row.value[i], row.unit) + " (" + format_percent(row.ratio[i] - 1);
 }
 
+// "B: bandwidth/host_memory bandwidth_gbps 20.6 GB/s -> 0 GB/s: FAILED (0 GB/s: a rate is ...)".
+std::string failed_line(const comparison& c, const metric_row& row, std::size_t i) {
+  const std::string& why = row.failed_value[i].empty() ? row.failed_value[0] : row.failed_value[i];
+  return c.labels[i] + ": " + row.benchmark + (row.config.empty() ? "" : " " + row.config) + " " +
+         row.metric + " " + format_value(row.value[0], row.unit) + " -> " +
+         format_value(row.value[i], row.unit) + ": FAILED, " +
+         (row.failed_value[i].empty() ? "in " + c.labels[0] + " " : "") + why;
+}
+
 std::string needed_text(std::size_t n) {
   return n == std::numeric_limits<std::size_t>::max() ? "more than a million" : std::to_string(n);
 }
@@ -693,6 +747,10 @@ std::vector<std::string> regressions(const comparison& c, double pct,
   for (const auto& row : c.rows) {
     if (!row.gated) continue;  // one number per measurement: see headline_gate
     for (std::size_t i = 1; i < c.labels.size(); ++i) {
+      if (row.verdict[i] == change::failed) {  // no measurement: fails the gate at any pct
+        out.push_back(failed_line(c, row, i));
+        continue;
+      }
       const double loss = 1 - row.perf[i];
       if (!(loss * 100 > pct)) continue;
       if (row.verdict[i] == change::worse) {
@@ -758,6 +816,8 @@ std::string verdict_text(const metric_row& row, std::size_t i) {
     case change::inconclusive:
     case change::not_significant:
       return v + " (needs " + needed_text(row.needed[i]) + " reps)";
+    case change::failed:
+      return v + ": no measurement";
     default:
       return v;
   }
@@ -1078,6 +1138,7 @@ json metric_row_json(const comparison& c, const metric_row& row) {
               {"q_value", num(row.q_value[i])},
               {"assumed_noise", static_cast<bool>(row.assumed_noise[i])},
               {"invalid_reason", row.invalid_reason[i]}};
+    if (!row.failed_value[i].empty()) e["failed_value"] = row.failed_value[i];
     if (row.needed[i] > 0)
       e["repetitions_needed"] = row.needed[i] == std::numeric_limits<std::size_t>::max()
                                     ? json(nullptr)

@@ -15,6 +15,7 @@
 #include "infrabench/json_io.h"
 #include "infrabench/output_file.h"
 #include "infrabench/report.h"
+#include "infrabench/reports/run_identity.h"
 
 namespace infrabench::reports {
 namespace {
@@ -88,6 +89,10 @@ CREATE INDEX results_by_run ON results(run_id);
 CREATE INDEX results_by_config ON results(benchmark, config_key);
 CREATE INDEX metrics_by_result ON metrics(result_id);
 CREATE INDEX metrics_by_name ON metrics(name);
+)SQL"},
+    {3, "runs.content_id: a run is identified by what its report holds",
+     R"SQL(
+ALTER TABLE runs ADD COLUMN content_id TEXT;
 )SQL"},
 };
 
@@ -374,21 +379,39 @@ int history_db::schema_version() const {
 
 namespace {
 
-// The run this report was recorded as before, or 0.
-std::int64_t recorded_run(sqlite3* db, const std::string& path, const report_view& report) {
-  stmt find(db, "SELECT id FROM runs WHERE started_utc = ?1 AND finished_utc = ?2 AND host = ?3",
+// The run this report was recorded as before, or 0. A run is its times and host (the table's
+// key) and what it holds: another report with the same times and host is refused, never taken
+// for the recorded one (issue 40 item 16). A run recorded before content ids (NULL) cannot tell:
+// it is taken to be the same, as it was then.
+std::int64_t recorded_run(sqlite3* db, const std::string& path, const report_view& report,
+                          const std::string& content_id) {
+  stmt find(db,
+            "SELECT id, coalesce(content_id, '') FROM runs WHERE started_utc = ?1 AND "
+            "finished_utc = ?2 AND host = ?3",
             path);
   find.bind(1, report.started_utc).bind(2, report.finished_utc).bind(3, report.primary_hostname());
-  return find.step() ? find.integer(0) : 0;
+  if (!find.step()) return 0;
+  const std::int64_t id = find.integer(0);
+  const std::string recorded = find.text(1);
+  if (!recorded.empty() && recorded != content_id) {
+    throw user_error(report.path + ": another run of " + report.primary_hostname() +
+                     " with the same start and finish (" + report.started_utc +
+                     ") is recorded as run " + std::to_string(id) + " with different results (" +
+                     recorded + " vs " + content_id +
+                     "): not recorded; two runs of one host cannot share their times: was one "
+                     "edited?");
+  }
+  return id;
 }
 
 std::int64_t insert_run(sqlite3* db, const std::string& path, const report_view& report,
-                        const std::string& source) {
+                        const std::string& source, const std::string& content_id) {
   const std::string suite = report.run_info.suite ? report.run_info.suite->name() : "";
   stmt ins(db,
            "INSERT INTO runs (started_utc, finished_utc, host, world_size, suite, "
            "schema_version, interrupted, source, "
-           "recorded_utc, git_commit) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+           "recorded_utc, git_commit, content_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, "
+           "?10, ?11)",
            path);
   ins.bind(1, report.started_utc).bind(2, report.finished_utc).bind(3, report.primary_hostname());
   ins.bind(4, static_cast<std::int64_t>(report.world_size))
@@ -397,7 +420,7 @@ std::int64_t insert_run(sqlite3* db, const std::string& path, const report_view&
   ins.bind(7, static_cast<std::int64_t>(report.interrupted))
       .bind(8, source)
       .bind(9, utc_now_iso8601());
-  ins.bind(10, report.git_commit());
+  ins.bind(10, report.git_commit()).bind(11, content_id);
   ins.step();
   return sqlite3_last_insert_rowid(db);
 }
@@ -466,8 +489,9 @@ history_db::record_outcome history_db::record_one(const report_view& report,
                                                   const std::string& source) {
   record_outcome out;
   // Recorded before (or earlier in this call): nothing to do.
-  if ((out.run_id = recorded_run(m_db, m_path, report)) != 0) return out;
-  out.run_id = insert_run(m_db, m_path, report, source);
+  const std::string content_id = run_content_id(report);
+  if ((out.run_id = recorded_run(m_db, m_path, report, content_id)) != 0) return out;
+  out.run_id = insert_run(m_db, m_path, report, source, content_id);
   insert_hosts(m_db, m_path, report, out.run_id);
   stmt res(m_db,
            "INSERT INTO results (run_id, benchmark, config_key, axes, axes_label, host, rank, "

@@ -94,6 +94,25 @@ def test_baseline_create_then_check_passes_with_junit(real, tmp_path):
     assert len(suite.findall("testcase")) == len(b["rules"])
 
 
+def test_the_same_run_twice_is_one_run(real, tmp_path):
+    """Issue 40 item 16: the same report under two paths counted as two known-good runs in baseline
+    create; another report with one start time was "already recorded" by history record."""
+    copy = str(tmp_path / "copy.json")
+    shutil.copyfile(real[0], copy)
+    base = str(tmp_path / "base.json")
+    p = run("baseline", "create", real[0], copy, "--allow-invalid", "-o", base)
+    assert p.returncode == 0, p.stderr
+    assert "is the same run as" in p.stderr and "counted once" in p.stderr, p.stderr
+    assert "from 1 report(s)" in p.stderr, p.stderr
+    db = str(tmp_path / "h.db")
+    assert run("history", "record", real[0], "--db", db).returncode == 0
+    assert "already recorded" in run("history", "record", copy, "--db", db).stdout
+    doc = load_report(real[0])
+    doc["results"][0]["metrics"][0]["value"] *= 0.5
+    edited = write(tmp_path, "edited.json", doc)
+    one_line_error(run("history", "record", edited, "--db", db), "is recorded as run 1 with different results")
+
+
 def test_check_fails_with_exit_1_and_says_why(real, tmp_path):
     # Runs this short are often INVALID (noisy), which fails a rule by default: judged by value here.
     base = write(tmp_path, "b.json", {"infrabench_baseline": 1, "name": "strict", "defaults": {"allow_invalid": True}, "rules": [
@@ -199,6 +218,26 @@ def test_shipped_baselines_lint(tmp_path):
     bad = {"infrabench_baseline": 1, "rules": [{"benchmark": "bandwidth/host_memory", "axes": {"kernel": "nope"},
                                                 "metric": "bandwidth_gbps", "min": 1}]}
     one_line_error(run("baseline", "lint", write(tmp_path, "bad.json", bad)), "'nope' is not one of")
+
+
+@pytest.mark.parametrize("peak,needle", [
+    # A fraction of a lower-is-better metric: check refused it only once it judged a report.
+    ({"benchmark": "bandwidth/memory_latency", "metric": "ns_per_load",
+      "fraction_of_peak": {"min": 0.5, "peak": 10}}, "needs a higher-is-better metric"),
+    # A typo in peak_benchmark was counted "not compiled into this build" and lint said OK.
+    ({"benchmark": "bandwidth/host_memory", "metric": "bandwidth_gbps",
+      "fraction_of_peak": {"min": 0.5, "peak_metric": "bandwidth_gbps",
+                           "peak_benchmark": "bandwidth/host_memroy"}}, "unknown benchmark"),
+])
+def test_lint_refuses_what_check_refuses_before_anything_runs(tmp_path, peak, needle):
+    """Issue 40 item 15: lint, run --baseline and accept refuse all check would, before running."""
+    base = write(tmp_path, "b.json", {"infrabench_baseline": 1, "suite": "quick", "rules": [peak]})
+    one_line_error(run("baseline", "lint", base), needle)
+    report = str(tmp_path / "r.json")
+    one_line_error(run("run", *SMALL, *FAST, "-o", report, "--baseline", base), needle)
+    assert not os.path.exists(report)  # refused before anything ran
+    one_line_error(run("accept", "-b", base, "-o", report), needle)
+    assert not os.path.exists(report)
 
 
 def test_run_junit_without_baseline_refused(tmp_path):
@@ -401,6 +440,69 @@ def test_compare_names_the_machine_difference(tmp_path):
     p = run("compare", SINGLE, other)
     assert p.returncode == 0, p.stderr
     assert "Other CPU 9000" in p.stdout and "the systems differ (cpu.model" in p.stdout
+
+
+# ---- values that are not values (issue 40 items 11-14) ------------------------------------------
+
+def single_with(tmp_path, name, edit):
+    with open(SINGLE) as f:
+        doc = json.load(f)
+    edit(doc)
+    return write(tmp_path, name, doc)
+
+
+def set_triad(value):
+    def edit(doc):
+        m = doc["results"][0]["metrics"][0]
+        m["value"] = value
+        m["best"] = value
+        m["samples"] = [] if value is None else [value] * 3
+    return edit
+
+
+@pytest.mark.parametrize("value", [0, -1, None])
+def test_a_headline_that_is_no_measurement_fails_compare_and_check(tmp_path, value):
+    """20.6 GB/s -> 0 (or -1, or null) was "same" and --fail-on-regression 5 exited 0; a null value
+    was WAIVED by check, which exited 0."""
+    bad = single_with(tmp_path, "bad.json", set_triad(value))
+    p = run("compare", SINGLE, bad, "--fail-on-regression", "5")
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert "FAILED" in p.stdout and "FAILED" in p.stderr, p.stdout + p.stderr
+    assert run("compare", bad, SINGLE, "--fail-on-regression", "5").returncode == 1
+    base = write(tmp_path, "b.json", {"infrabench_baseline": 1, "rules": [
+        {"benchmark": "bandwidth/host_memory", "metric": "bandwidth_gbps", "min": -5}]})
+    p = run("check", bad, "-b", base)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert "a failed result" in p.stdout and "WAIVED" not in p.stdout.split("->")[0], p.stdout
+
+
+def test_duplicate_results_are_refused_where_they_are_read(tmp_path):
+    """Two results of one configuration: compare used the first, check the worst, OpenMetrics wrote
+    the series twice. Every reader refuses the report in one line."""
+    def twice(doc):
+        doc["results"].append(copy.deepcopy(doc["results"][0]))
+        doc["results"][-1]["metrics"][0]["value"] = 1.0
+    dup = single_with(tmp_path, "dup.json", twice)
+    base = write(tmp_path, "b.json", {"infrabench_baseline": 1, "rules": [
+        {"benchmark": "bandwidth/host_memory", "metric": "bandwidth_gbps", "min": 5}]})
+    for args in (("compare", SINGLE, dup), ("check", dup, "-b", base),
+                 ("check", dup, "-b", base, "--format", "openmetrics"), ("report", dup, "-o", str(tmp_path / "r.html"))):
+        one_line_error(run(*args), "results[0] and results[7] are both bandwidth/host_memory")
+
+
+def test_single_process_and_mpirun_reports_of_one_node_compare(tmp_path):
+    """One process against mpirun -np 2 of the same node was "nothing in common"."""
+    def two_ranks(doc):
+        doc["run"]["world_size"] = 2
+        for r in list(doc["results"]):
+            other = copy.deepcopy(r)
+            other.update(rank=1, status="skipped", reason="node-local: rank 0 measures it", metrics=[])
+            doc["results"].append(other)
+    mpi = single_with(tmp_path, "mpi.json", two_ranks)
+    p = run("compare", SINGLE, mpi)
+    assert p.returncode == 0, p.stderr
+    assert "one process: its results are compared with rank 0's of the others" in p.stdout, p.stdout
+    assert "rank=0" in p.stdout and "memory_latency" in p.stdout, p.stdout
 
 
 def test_compare_bad_inputs(tmp_path):

@@ -1,6 +1,8 @@
 // Baselines: parsing and its refusals, verdicts of each rule kind, JUnit XML, baseline create.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "infrabench/error.h"
 #include "infrabench/reports/baseline.h"
 #include "test_reports_util.h"
@@ -181,6 +183,33 @@ TEST(ReportsBaseline, FailedBenchmarkFails) {
       one({{"benchmark", "storage/io_uring_read"}, {"metric", "bandwidth_gbps"}, {"min", 1}});
   EXPECT_EQ(v.status, verdict_status::fail);
   EXPECT_NE(v.detail.find("benchmark failed: it broke"), std::string::npos);
+}
+
+// A value that is no measurement FAILs its rule (issue 40 item 12: null was WAIVED "not a
+// number" and check exited 0; item 11: a latency of -1 ns passed every maximum).
+TEST(ReportsBaseline, ValueThatIsNoMeasurementFails) {
+  const double nan = std::nan("");
+  auto with = [](double bw, double lat) {
+    return ib_test::report(
+        json::array({ib_test::result("bandwidth/host_memory", json::object(),
+                                     {{"bandwidth_gbps", "GB/s", bw, true, {1.0}}}),
+                     ib_test::result("bandwidth/memory_latency", json::object(),
+                                     {{"ns_per_load", "ns", lat, false, {1.0}}})}));
+  };
+  const json bw_rule = {
+      {"benchmark", "bandwidth/host_memory"}, {"metric", "bandwidth_gbps"}, {"min", 0}};
+  const json lat_rule = {
+      {"benchmark", "bandwidth/memory_latency"}, {"metric", "ns_per_load"}, {"max", 100}};
+  for (double bad : {nan, 0.0, -1.0}) {
+    auto v = one(bw_rule, with(bad, 50));
+    EXPECT_EQ(v.status, verdict_status::fail) << bad << ": " << v.detail;
+    EXPECT_EQ(v.measured, "failed");
+    EXPECT_NE(v.detail.find("a failed result"), std::string::npos) << v.detail;
+    v = one(lat_rule, with(10, bad));
+    EXPECT_EQ(v.status, verdict_status::fail) << bad << ": " << v.detail;
+  }
+  EXPECT_EQ(one(bw_rule, with(10, 50)).status, verdict_status::pass);
+  EXPECT_EQ(one(lat_rule, with(10, 50)).status, verdict_status::pass);
 }
 
 TEST(ReportsBaseline, RequireValid) {
@@ -556,6 +585,43 @@ TEST(ReportsBaseline, RuleMetricsAreCheckedAgainstTheDeclarations) {
   // A benchmark this build does not have is not judged here (baseline lint says so).
   r = {{"benchmark", "gemm/cublas"}, {"metric", "anything"}, {"min", 1}};
   EXPECT_EQ(metrics_error(r), "");
+}
+
+// What check refuses as it judges a fraction_of_peak rule, check_baseline refuses from the
+// declarations before anything runs (issue 40 item 15: lint passed a fraction of a
+// lower-is-better metric and a typo in peak_benchmark; run --baseline ran the suite first).
+TEST(ReportsBaseline, CheckBaselineRefusesWhatCheckWouldBeforeAnythingRuns) {
+  build_catalog build;
+  build.metrics = declared();
+  build.metrics["bandwidth/memory_latency"] = {{"ns_per_load", "ns", better::lower}};
+  for (const auto& [name, decls] : build.metrics) build.benchmarks.insert(name);
+  auto error = [&](const json& rule) {
+    try {
+      check_baseline(rules(json::array({rule})), build);
+    } catch (const user_error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  json r = {{"benchmark", "bandwidth/memory_latency"},
+            {"metric", "ns_per_load"},
+            {"fraction_of_peak", {{"min", 0.5}, {"peak", 10}}}};
+  EXPECT_NE(error(r).find("fraction_of_peak needs a higher-is-better metric; ns_per_load is "
+                          "lower-is-better"),
+            std::string::npos)
+      << error(r);
+  r = {{"benchmark", "bandwidth/host_memory"},
+       {"metric", "bandwidth_gbps"},
+       {"fraction_of_peak",
+        {{"min", 0.5}, {"peak_metric", "gflops"}, {"peak_benchmark", "gemm/cpu_peek"}}}};
+  EXPECT_NE(error(r).find("unknown benchmark \"gemm/cpu_peek\""), std::string::npos) << error(r);
+  r["fraction_of_peak"]["peak_benchmark"] = "gemm/cpu_peak";
+  EXPECT_NE(error(r).find("peak is in GFLOP/s, bandwidth_gbps in GB/s"), std::string::npos)
+      << error(r);
+  r = {{"benchmark", "bandwidth/d2d"},
+       {"metric", "bandwidth_gbps_*"},
+       {"fraction_of_peak", {{"min", 0.5}, {"peak", 100}}}};
+  EXPECT_EQ(error(r), "");
 }
 
 TEST(ReportsBaseline, MetricPatternJudgesEveryMatch) {

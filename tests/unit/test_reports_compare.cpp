@@ -508,3 +508,79 @@ TEST(ReportsCompare, OutputFilesAreNotSettingsDifferences) {
     EXPECT_NE(ch.key, "run.command_line");
   }
 }
+
+// A headline that is no measurement (zero or negative bandwidth, a negative latency, null) is a
+// failed result on its side: FAILED, never "same", and every regression gate fails on it
+// (issue 40 item 11: 20.6 GB/s -> 0 was "same" and --fail-on-regression 5 exited 0).
+TEST(ReportsCompare, ValuesThatAreNoMeasurementFailTheGate) {
+  auto run = [](const std::string& label, double bw, double lat) {
+    auto j = ib_test::report(
+        json::array({ib_test::result("bandwidth/host_memory", json::object(),
+                                     {{"bandwidth_gbps", "GB/s", bw, true, {bw, bw, bw}}}),
+                     ib_test::result("bandwidth/memory_latency", json::object(),
+                                     {{"ns_per_load", "ns", lat, false, {lat, lat, lat}}})}));
+    declare(j, "bandwidth/host_memory", {{"bandwidth_gbps", "GB/s"}});
+    declare(j, "bandwidth/memory_latency", {{"ns_per_load", "ns", better::lower}});
+    return labelled(j, label);
+  };
+  const double nan = std::nan("");
+  struct tried {
+    double bw_a, bw_b, lat_a, lat_b;
+    std::size_t failed;
+  };
+  for (const auto& t : std::vector<tried>{{20.6, 0, 80, 80, 1},
+                                          {20.6, -1, 80, 80, 1},
+                                          {20.6, nan, 80, 80, 1},
+                                          {20.6, 20.6, 80, -1, 1},
+                                          {20.6, 20.6, 80, 0, 1},
+                                          {0, 20.6, 80, 80, 1},
+                                          {20.6, 0, 80, nan, 2}}) {
+    const auto c = compare_reports({run("A", t.bw_a, t.lat_a), run("B", t.bw_b, t.lat_b)}, {});
+    const auto regs = regressions(c, 5);
+    ASSERT_EQ(regs.size(), t.failed) << t.bw_b << " " << t.lat_b;
+    for (const auto& r : regs) EXPECT_NE(r.find("FAILED"), std::string::npos) << r;
+    std::size_t failed_rows = 0;
+    for (const auto& row : c.rows) failed_rows += row.verdict[1] == change::failed;
+    EXPECT_EQ(failed_rows, t.failed);
+    std::ostringstream out;
+    print_comparison_table(out, c);
+    EXPECT_NE(out.str().find("FAILED"), std::string::npos) << out.str();
+  }
+  // A real value on both sides is still a ratio.
+  const auto ok = compare_reports({run("A", 20.6, 80), run("B", 20.0, 81)}, {});
+  EXPECT_TRUE(regressions(ok, 5).empty());
+}
+
+// A single process and `mpirun -np 2` of one node: rank 0's results meet the single process's
+// (issue 40 item 14: "nothing in common" while both listed bandwidth/memory_latency), and the
+// single process's description says so.
+TEST(ReportsCompare, SingleProcessMeetsRankZeroOfAnMpirunReport) {
+  auto single =
+      ib_test::report(json::array({ib_test::result("bandwidth/memory_latency", json::object(),
+                                                   {{"ns_per_load", "ns", 80, false}}),
+                                   ib_test::result("bandwidth/host_memory", json::object(),
+                                                   {{"bandwidth_gbps", "GB/s", 20}})}));
+  auto mpi = ib_test::report(json::array(
+      {ib_test::result("bandwidth/memory_latency", json::object(),
+                       {{"ns_per_load", "ns", 81, false}}, "node1", 0),
+       ib_test::result("bandwidth/memory_latency", json::object(), {}, "node1", 1, "skipped"),
+       ib_test::result("bandwidth/host_memory", json::object(), {{"bandwidth_gbps", "GB/s", 19}},
+                       "node1", 0),
+       ib_test::result("bandwidth/host_memory", json::object(), {}, "node1", 1, "skipped")}));
+  mpi["run"]["world_size"] = 2;
+  for (auto* j : {&single, &mpi}) {
+    declare(*j, "bandwidth/host_memory", {{"bandwidth_gbps", "GB/s"}});
+    declare(*j, "bandwidth/memory_latency", {{"ns_per_load", "ns", better::lower}});
+  }
+  for (const bool single_first : {true, false}) {
+    const auto a = labelled(single_first ? single : mpi, "A");
+    const auto b = labelled(single_first ? mpi : single, "B");
+    const auto c = compare_reports({a, b}, {});
+    EXPECT_EQ(row(c, "bandwidth/host_memory", "rank=0").value[1], single_first ? 19 : 20);
+    EXPECT_EQ(row(c, "bandwidth/memory_latency", "rank=0").value[0], single_first ? 80 : 81);
+    const std::string& d = c.descriptions[single_first ? 0 : 1];
+    EXPECT_NE(d.find("one process: its results are compared with rank 0's"), std::string::npos)
+        << d;
+    EXPECT_EQ(c.descriptions[single_first ? 1 : 0].find("one process"), std::string::npos);
+  }
+}

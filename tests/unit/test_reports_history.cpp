@@ -9,6 +9,7 @@
 
 #include "infrabench/error.h"
 #include "infrabench/reports/history.h"
+#include "infrabench/reports/run_identity.h"
 #include "test_reports_util.h"
 
 using namespace infrabench;
@@ -44,7 +45,7 @@ TEST(ReportsHistory, RecordShowTrend) {
   {
     history_db db(db_path, history_db::access::write);
     EXPECT_EQ(db.schema_version(), history_schema_version);
-    EXPECT_EQ(db.migrations_applied().size(), 2u);
+    EXPECT_EQ(db.migrations_applied().size(), 3u);
     for (int i = 0; i < 16; ++i) {
       const auto out =
           db.record(run_at(i, i < 8 ? 60.0 + 0.2 * (i % 3) : 45.0 + 0.2 * (i % 3)), "src");
@@ -97,13 +98,39 @@ TEST(ReportsHistory, MigratesAnOldDatabase) {
     sqlite3_close(raw);
   }
   history_db db(db_path, history_db::access::write);
-  EXPECT_EQ(db.schema_version(), 2);
-  ASSERT_EQ(db.migrations_applied().size(), 1u);
+  EXPECT_EQ(db.schema_version(), 3);
+  ASSERT_EQ(db.migrations_applied().size(), 2u);
   EXPECT_EQ(db.migrations_applied()[0].rfind("1 -> 2", 0), 0u);
+  EXPECT_EQ(db.migrations_applied()[1].rfind("2 -> 3", 0), 0u);
   const auto runs = db.runs(10);
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_EQ(runs[0].git_commit, "deadbeef");  // filled in by the migration
   EXPECT_TRUE(db.record(run_at(1, 50), "new").inserted);
+  fs::remove_all(dir);
+}
+
+// A run is what its report holds: the same report again is recorded once, another report with
+// the same start, finish and host is refused, not taken for it (issue 40 item 16: it was
+// "skipped: already recorded" and its results lost).
+TEST(ReportsHistory, ARunIsIdentifiedByItsContent) {
+  const auto dir = temp_dir("content");
+  const std::string db_path = (dir / "h.db").string();
+  history_db db(db_path, history_db::access::write);
+  EXPECT_TRUE(db.record(run_at(1, 60), "a").inserted);
+  const auto again = db.record(run_at(1, 60), "copy of a");
+  EXPECT_FALSE(again.inserted);
+  EXPECT_EQ(again.run_id, 1);
+  try {
+    (void)db.record(run_at(1, 30), "b");
+    FAIL() << "a different run with the same times was taken for run 1";
+  } catch (const user_error& e) {
+    EXPECT_NE(std::string(e.what()).find("is recorded as run 1 with different results"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(db.runs(10).size(), 1u);
+  EXPECT_EQ(run_content_id(run_at(1, 60)), run_content_id(run_at(1, 60)));
+  EXPECT_NE(run_content_id(run_at(1, 60)), run_content_id(run_at(1, 30)));
   fs::remove_all(dir);
 }
 

@@ -110,6 +110,28 @@ void check_rule_metrics(const baseline& b, const metric_catalog& known);
 // What the compiled-in benchmarks (the registry) declare.
 [[nodiscard]] metric_catalog registry_metric_catalog();
 
+// Refuses a fraction_of_peak rule its declarations make impossible to judge: a lower-is-better
+// metric (a fraction of a peak needs a higher-is-better one) or a peak metric in another unit.
+// The declarations are `report`'s (what the build that measured it said), else `known`'s.
+void check_rule_peaks(const baseline& b, const metric_catalog& known,
+                      const report_view* report = nullptr);
+
+// What a build knows about its benchmarks: their names, axes and metric declarations.
+struct build_catalog {
+  std::set<std::string> benchmarks;
+  benchmark_catalog axes;
+  metric_catalog metrics;
+};
+// This build's (the registry's).
+[[nodiscard]] build_catalog registry_build_catalog();
+// Everything a baseline is refused for before anything is judged or run, in one place so that
+// `baseline lint`, the checks `run --baseline` and `accept` make before they run, and `check`
+// refuse the same (issue 40 item 15): benchmarks known, axes and values runnable, metrics
+// declared, peaks possible. With a report (check), what it holds is known too, and its metrics
+// are judged from it (check_metric_known, as each rule is evaluated) instead of this build's.
+void check_baseline(const baseline& b, const build_catalog& build,
+                    const report_view* report = nullptr);
+
 // Whether a metric name matches a rule's metric (equal, or the `*` pattern matches it).
 [[nodiscard]] bool metric_matches(std::string_view pattern, std::string_view name);
 

@@ -40,7 +40,9 @@ struct compare_options {
 // or verification metric, a benchmark that declares no headline): shown, never called better or
 // worse, never in a geometric mean, a count or a regression gate. inconclusive: a side has one
 // repetition and the change is within the metric's known run-to-run noise. invalid: either
-// result is INVALID; shown with its reason, excluded from every gate, mean and count.
+// result is INVALID; shown with its reason, excluded from every gate, mean and count. failed: a
+// gated value that is no measurement (values.h: zero bandwidth, a negative time, null) on either
+// side: never a ratio, and a regression gate fails on it whatever its threshold.
 enum class change {
   same,
   better,
@@ -49,7 +51,8 @@ enum class change {
   missing,
   not_gated,
   inconclusive,
-  invalid
+  invalid,
+  failed
 };
 [[nodiscard]] std::string_view to_string(change c);
 
@@ -82,6 +85,8 @@ struct metric_row {
   // judged); see repetitions_needed.
   std::vector<std::size_t> needed;
   std::vector<std::string> invalid_reason;  // per report: why its result is INVALID ("" if not)
+  // Per report: why its value is no measurement (impossible_value; "" when it is one).
+  std::vector<std::string> failed_value;
 };
 
 struct group_summary {

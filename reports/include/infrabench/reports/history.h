@@ -22,7 +22,7 @@ struct sqlite3;
 
 namespace infrabench::reports {
 
-inline constexpr int history_schema_version = 2;
+inline constexpr int history_schema_version = 3;
 inline constexpr std::int32_t history_application_id = 0x49424831;  // "IBH1"
 
 class history_db {
