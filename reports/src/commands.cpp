@@ -276,16 +276,10 @@ void read_meta(const std::string& path, compare_options& co) {
 }
 
 // The CI gate: exit 1 when a significant regression of a gated (headline) metric larger than
-// `pct` exists between VALID results; losses on INVALID results and losses the repetitions cannot
-// decide are listed, never counted.
+// `pct` exists, INVALID (noisy) results included (their spread decides, and the line says
+// INVALID); losses the repetitions cannot decide are listed, never counted.
 int gate_regressions(const comparison& c, double pct) {
-  std::vector<std::string> invalid;
-  const auto regs = regressions(c, pct, &invalid);
-  if (!invalid.empty()) {
-    std::cerr << "infrabench: note: " << invalid.size()
-              << " loss(es) on INVALID results not counted (rerun on a quiet machine):\n";
-    for (const auto& r : invalid) std::cerr << "  " << r << "\n";
-  }
+  const auto regs = regressions(c, pct);
   const auto undecided = undecided_losses(c, pct);
   if (!undecided.empty()) {
     std::cerr << "infrabench: note: " << undecided.size() << " loss(es) larger than "

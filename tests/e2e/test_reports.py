@@ -262,8 +262,8 @@ def test_compare_same_measurements_is_not_a_regression(real, tmp_path):
     # Two reports of one repetition each: within-run samples never decide, so compare calls a
     # change only beyond the metric's assumed run-to-run noise (15% for rates and times) and says
     # how many repetitions would decide the rest. Same measurements: nothing called, exit 0.
-    # (Every result marked VALID: a short run on a busy machine is often noisy, and INVALID
-    # results are in no gate, which test_compare_invalid_results_do_not_gate shows.)
+    # (Every result marked VALID: the test is of one repetition a side; INVALID results are judged
+    # as any other, which test_compare_invalid_results_gate_and_are_marked shows.)
     doc = json.load(open(real[0]))
     for r in doc["results"]:
         r["valid"], r["invalid_reasons"], r["invalid_reason_codes"] = True, [], []
@@ -324,19 +324,26 @@ def test_compare_two_real_runs_reports_without_gating(real):
     assert "bandwidth/host_memory" in p.stdout and "run1/run0" in p.stdout
 
 
-def test_compare_invalid_results_do_not_gate(tmp_path):
+def test_compare_invalid_results_gate_and_are_marked(tmp_path):
+    # Issue 44: INVALID (noisy) means less precise, not no evidence. A -30% loss whose repetitions
+    # decide it fails the gate, and every line that names it says INVALID.
     doc = json.load(open(SINGLE))
     for r in doc["results"]:
         r["valid"] = False
         r["invalid_reasons"] = ["noisy: test"]
+        r["invalid_reason_codes"] = ["noisy"]
     noisy = repeated(write(tmp_path, "noisy0.json", doc), tmp_path, "noisy.json")
     slow = scaled(noisy, 0.7, tmp_path, "slow.json")
     p = run("compare", noisy, slow, "--fail-on-regression", "10")
-    assert p.returncode == 0, p.stdout + p.stderr
-    assert "INVALID: noisy: test" in p.stdout and "~ (noise)" not in p.stdout, p.stdout
-    assert "on INVALID results not counted" in p.stderr, p.stderr
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert "WORSE -30.0%, INVALID: noisy: test" in p.stdout, p.stdout
+    assert "significant regression" in p.stderr and "INVALID: noisy: test" in p.stderr, p.stderr
     doc = json.loads(run("compare", noisy, slow, "--format", "json").stdout)
-    assert doc["regressions"] == [] and doc["regressions_not_counted"]
+    assert doc["regressions"] and all("INVALID" in r for r in doc["regressions"])
+    assert "regressions_not_counted" not in doc
+    # A/A of the same noisy run: silent.
+    same = run("compare", noisy, noisy, "--fail-on-regression", "10")
+    assert same.returncode == 0, same.stdout + same.stderr
 
 
 def test_compare_fail_on_regression_does_not_swallow_a_report(tmp_path):
