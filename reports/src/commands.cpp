@@ -24,6 +24,7 @@
 #include "infrabench/reports/html_report.h"
 #include "infrabench/reports/report_io.h"
 #include "infrabench/reports/text.h"
+#include "infrabench/run_pipeline.h"
 
 namespace infrabench::reports {
 
@@ -91,6 +92,13 @@ int check_and_print(const baseline& b, const report_view& report, const std::str
   const auto c = count(verdicts);
   if (c.fail) return exit_fail;
   if (fail_on_waived && c.waived) return exit_fail;
+  if (c.inconclusive) {
+    std::cerr << "infrabench: " << c.inconclusive
+              << " rule(s) INCONCLUSIVE: the measurements straddle their bounds; rerun them with "
+                 "more repetitions (exit "
+              << exit_inconclusive << ")" << std::endl;
+    return exit_inconclusive;
+  }
   return exit_ok;
 }
 
@@ -179,9 +187,17 @@ int baseline_create(const std::vector<std::string>& paths, const std::string& ou
   const std::size_t rules = parse_baseline(text, output).rules.size();  // it must read back
   write_output(output, text);
   if (sum.invalid > 0) {
-    std::cerr << "infrabench: " << (co.allow_invalid ? "used " : "dropped ") << sum.invalid
-              << " INVALID result(s) of " << sum.results << " passed"
-              << (co.allow_invalid ? " (--allow-invalid)" : " (--allow-invalid uses them)")
+    std::cerr << "infrabench: used " << sum.invalid << " INVALID result(s) of " << sum.results
+              << " passed"
+              << (co.allow_invalid
+                      ? " (--allow-invalid)"
+                      : " (noisy: less precise, their repetitions widen the tolerance)")
+              << std::endl;
+  }
+  if (sum.dropped > 0) {
+    std::cerr << "infrabench: dropped " << sum.dropped << " INVALID result(s) of " << sum.results
+              << " passed: INVALID for more than noise (unverified, implausible) or of a report "
+                 "without reason codes (--allow-invalid uses them)"
               << std::endl;
   }
   if (!sum.without_rule.empty()) {
