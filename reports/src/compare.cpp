@@ -921,6 +921,7 @@ std::string differing_system_summary(const comparison& c) {
                                           "build.compiler",
                                           "build.build_type",
                                           "cpu.logical_cpus_usable",
+                                          "cpu.cgroup_cpu_quota",
                                           "build.cxx_flags",
                                           "build.git_commit",
                                           "hostname",
