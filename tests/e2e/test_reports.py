@@ -5,6 +5,7 @@ import copy
 import csv
 import io
 import json
+import math
 import os
 import shutil
 import sqlite3
@@ -392,8 +393,13 @@ def test_compare_regression_gate_and_formats(tmp_path):
     assert doc["method"]["test"].startswith("Welch")
     g = doc["groups"][0]["reports"][1]
     # Every value x0.7: the bandwidths' headlines are worse; the latency (lower is better, so
-    # better) is INVALID in the fixture and in no mean; half the price.
-    assert abs(g["geomean_perf_ratio"] - 0.7) < 1e-9 and abs(g["perf_per_price_ratio"] - 2 * g["geomean_perf_ratio"]) < 1e-9
+    # better) is INVALID in the fixture and in the mean all the same (issue 44: less precise, not
+    # no evidence); half the price.
+    perfs = [r["reports"][1]["perf_ratio"] for r in doc["metrics"]
+             if r["gated"] and r["group"] == doc["groups"][0]["group"]]
+    assert any(abs(p - 0.7) < 1e-9 for p in perfs), perfs
+    assert abs(g["geomean_perf_ratio"] - math.prod(perfs) ** (1 / len(perfs))) < 1e-9
+    assert abs(g["perf_per_price_ratio"] - 2 * g["geomean_perf_ratio"]) < 1e-9
     worse = [m for m in doc["metrics"] if m["reports"][1]["verdict"] == "WORSE"]
     assert worse and all(abs(m["reports"][1]["ratio"] - 0.7) < 1e-9 and m["gated"] for m in worse)
     md = run("compare", base, slow, "--format", "markdown")
@@ -657,10 +663,9 @@ def test_compare_gates_performance_metrics_only(tmp_path):
     assert p.returncode == 0, p.stdout + p.stderr
     assert "clock_ghz (information)" in p.stdout and "not gated" in p.stdout
     js = json.loads(run("compare", a, b, "--format", "json").stdout)
-    # Counted: each benchmark's headline, VALID on both sides; the clock is shown only.
+    # Counted: each benchmark's headline, INVALID ones too (issue 44); the clock is shown only.
     assert all(g["reports"][1]["metrics"] == sum(
-        1 for x in js["metrics"] if x["group"] == g["group"] and x["gated"]
-        and all(r["valid"] for r in x["reports"])) for g in js["groups"])
+        1 for x in js["metrics"] if x["group"] == g["group"] and x["gated"]) for g in js["groups"])
     assert not any(x["gated"] for x in js["metrics"] if x["role"] != "performance")
 
 
