@@ -1,7 +1,8 @@
 // `infrabench accept --baseline FILE`: the operator's one command for node acceptance. Runs the
 // suite the baseline was made for (its "suite"), checks the report against the baseline, writes
-// JUnit and the HTML report, and exits 0 (accepted) or 1 (a rule or a benchmark failed); 2 for
-// bad input, before anything runs. It is `infrabench run --suite S --baseline FILE ...` (whose
+// JUnit and the HTML report, and exits 0 (accepted) or 1 (a rule or a benchmark failed); 4 when
+// nothing failed and a rule is INCONCLUSIVE (rerun it with more repetitions); 2 for bad input,
+// before anything runs. It is `infrabench run --suite S --baseline FILE ...` (whose
 // verdicts are `infrabench check REPORT --baseline FILE`'s) and `infrabench report`, composed
 // here so that nobody has to remember which suite goes with which baseline. Arguments after `--` go
 // to `run` as they are (--scratch DIR,

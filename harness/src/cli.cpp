@@ -98,12 +98,14 @@ void print_list_entry(std::ostream& out, const benchmark& b, const capabilities&
   out << "    runs here: " << (unmet.empty() ? "yes" : "no, " + unmet) << "\n\n";
 }
 
-// `list --suite NAME`: the suite's configurations with their time estimates.
-int cmd_list_suite(const std::string& name, bool as_json) {
+// `list --suite NAME [--filter RE]`: the suite's configurations (narrowed by the filter, as
+// `run --suite NAME --filter RE` narrows them) with their time estimates.
+int cmd_list_suite(const std::string& name, const std::string& filter, bool as_json) {
   const capabilities caps = probe_capabilities(1);
   selection sel;
   sel.selected_suite = load_suite(name);
   sel.suite_explicit = true;
+  if (!filter.empty()) sel.filter = filter;
   const run_plan plan = make_plan(registry::instance(), sel, caps);
   print_estimate(std::cout, sel.selected_suite, estimate_plan(plan, sel.selected_suite, caps),
                  as_json);
@@ -302,7 +304,7 @@ command add_list_command(CLI::App& app) {
                    "list a suite's configurations with their time estimates (and the totals)");
   return {list, [o] {
             return o->suite.empty() ? cmd_list(o->filter, o->json)
-                                    : cmd_list_suite(o->suite, o->json);
+                                    : cmd_list_suite(o->suite, o->filter, o->json);
           }};
 }
 

@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -38,6 +40,121 @@ std::optional<stat_ticks> parse_proc_stat(std::string_view text, const std::vect
   return sum;
 }
 
+namespace {
+
+std::string read_text(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) return "";
+  std::stringstream text;
+  text << f.rdbuf();
+  return text.str();
+}
+
+// "key value" lines (cpu.stat) -> the value of `key`, nullopt when absent.
+std::optional<std::uint64_t> stat_field(const std::string& text, const std::string& key) {
+  std::istringstream in(text);
+  std::string k;
+  std::uint64_t v = 0;
+  while (in >> k >> v) {
+    if (k == key) return v;
+  }
+  return std::nullopt;
+}
+
+// The quota (CPUs; 0: none) and period set at one cgroup directory, nullopt when unreadable.
+std::optional<std::pair<double, double>> quota_at(const std::string& dir, int version) {
+  if (version == 1) {
+    std::istringstream q(read_text(dir + "/cpu.cfs_quota_us")),
+        p(read_text(dir + "/cpu.cfs_period_us"));
+    double quota = 0, period = 0;
+    if (!(q >> quota) || !(p >> period) || period <= 0) return std::nullopt;
+    return std::pair{quota > 0 ? quota / period : 0.0, period};
+  }
+  std::istringstream in(read_text(dir + "/cpu.max"));
+  std::string quota;
+  double period = 0;
+  if (!(in >> quota >> period) || period <= 0) return std::nullopt;
+  return std::pair{quota == "max" ? 0.0 : std::strtod(quota.c_str(), nullptr) / period, period};
+}
+
+// The most restrictive quota from `mount + path` up to `mount`, and that cgroup's throttling.
+cgroup_cpu read_hierarchy(const std::string& mount, std::string path, int version) {
+  cgroup_cpu out;
+  std::string limiting = mount + path;
+  for (;;) {
+    const std::string dir = mount + (path == "/" ? "" : path);
+    if (const auto q = quota_at(dir, version)) {
+      if (!out.known) limiting = dir;  // the process's own cgroup, when nothing limits
+      out.known = true;
+      if (q->first > 0 && (out.quota_cpus == 0 || q->first < out.quota_cpus)) {
+        out.quota_cpus = q->first;
+        out.period_us = q->second;
+        limiting = dir;
+      }
+    }
+    if (path.empty() || path == "/") break;
+    const auto slash = path.find_last_of('/');
+    path = slash == 0 || slash == std::string::npos ? "/" : path.substr(0, slash);
+  }
+  if (!out.known) return out;
+  out.version = version;
+  out.path = limiting;
+  const std::string stat = read_text(limiting + "/cpu.stat");
+  out.periods = stat_field(stat, "nr_periods").value_or(0);
+  out.throttled_periods = stat_field(stat, "nr_throttled").value_or(0);
+  if (version == 1)
+    out.throttled_s = static_cast<double>(stat_field(stat, "throttled_time").value_or(0)) * 1e-9;
+  else
+    out.throttled_s = static_cast<double>(stat_field(stat, "throttled_usec").value_or(0)) * 1e-6;
+  return out;
+}
+
+}  // namespace
+
+cgroup_location parse_cgroup_location(std::string_view proc_self_cgroup,
+                                      std::string_view proc_self_mounts) {
+  cgroup_location where;
+  std::istringstream cg{std::string(proc_self_cgroup)};
+  std::string line;
+  while (std::getline(cg, line)) {
+    // "hierarchy-ID:controller,list:path"; v2 is "0::path".
+    const auto a = line.find(':'), b = line.find(':', a + 1);
+    if (a == std::string::npos || b == std::string::npos) continue;
+    const std::string controllers = "," + line.substr(a + 1, b - a - 1) + ",";
+    if (line.substr(0, a) == "0" && b == a + 1) where.v2_path = line.substr(b + 1);
+    if (controllers.find(",cpu,") != std::string::npos) where.v1_path = line.substr(b + 1);
+  }
+  std::istringstream mounts{std::string(proc_self_mounts)};
+  while (std::getline(mounts, line)) {
+    // "device mountpoint type options dump pass"
+    std::istringstream f(line);
+    std::string dev, point, type, opts;
+    if (!(f >> dev >> point >> type >> opts)) continue;
+    if (type == "cgroup2" && where.v2_mount.empty()) where.v2_mount = point;
+    if (type == "cgroup" && ("," + opts + ",").find(",cpu,") != std::string::npos)
+      where.v1_mount = point;
+  }
+  return where;
+}
+
+cgroup_cpu read_cgroup_cpu(const cgroup_location& where, const std::string& prefix) {
+  if (!where.v1_mount.empty() && !where.v1_path.empty()) {
+    auto c = read_hierarchy(prefix + where.v1_mount, where.v1_path, 1);
+    if (c.known) return c;
+  }
+  if (!where.v2_mount.empty() && !where.v2_path.empty())
+    return read_hierarchy(prefix + where.v2_mount, where.v2_path, 2);
+  return {};
+}
+
+cgroup_cpu current_cgroup_cpu() {
+  // A process does not move between cgroups during a run (the protocol's quota is set before it
+  // starts), so where to look is found once; the counters are read each time.
+  static const cgroup_location where =
+      parse_cgroup_location(read_text("/proc/self/cgroup"), read_text("/proc/self/mounts"));
+  return read_cgroup_cpu(where);
+}
+
 load_snapshot take_load_snapshot(const std::vector<int>& cpus) {
   load_snapshot s;
   s.wall_s =
@@ -57,6 +174,7 @@ load_snapshot take_load_snapshot(const std::vector<int>& cpus) {
                   static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
     s.involuntary_switches = ru.ru_nivcsw;
   }
+  s.cgroup = current_cgroup_cpu();
   return s;
 }
 
@@ -66,6 +184,14 @@ sampling_load load_between(const load_snapshot& a, const load_snapshot& b, int c
   l.wall_s = b.wall_s - a.wall_s;
   l.cpus = cpus;
   l.involuntary_switches = b.involuntary_switches - a.involuntary_switches;
+  if (a.cgroup.known && b.cgroup.known && a.cgroup.path == b.cgroup.path) {
+    l.cgroup_known = true;
+    l.quota_cpus = b.cgroup.quota_cpus;
+    l.quota_periods = b.cgroup.periods - std::min(a.cgroup.periods, b.cgroup.periods);
+    l.throttled_periods = b.cgroup.throttled_periods -
+                          std::min(a.cgroup.throttled_periods, b.cgroup.throttled_periods);
+    l.throttled_s = std::max(0.0, b.cgroup.throttled_s - a.cgroup.throttled_s);
+  }
   if (!a.have_stat || !b.have_stat || l.wall_s <= 0 || ticks_per_s <= 0) return l;
   l.known = true;
   const double own_s = b.own_cpu_s - a.own_cpu_s;
@@ -78,28 +204,52 @@ sampling_load load_between(const load_snapshot& a, const load_snapshot& b, int c
   return l;
 }
 
+bool sampling_load::throttled() const {
+  return cgroup_known && quota_cpus > 0 && quota_periods > 0 &&
+         static_cast<double>(throttled_periods) >= 0.05 * static_cast<double>(quota_periods);
+}
+
 bool sampling_load::busy() const {
-  return known && cpus > 0 && (other_cpus >= 0.05 * cpus || steal_fraction >= 0.02);
+  return (known && cpus > 0 && (other_cpus >= 0.05 * cpus || steal_fraction >= 0.02)) ||
+         throttled();
 }
 
 std::string sampling_load::describe() const {
-  if (!known) return "the machine's load is unknown (no /proc/stat)";
+  std::string quota;
+  if (throttled()) {
+    char q[200];
+    std::snprintf(
+        q, sizeof(q),
+        "its cgroup's CPU quota (%.2f CPUs) throttled it in %llu of %llu periods (%.2f s)",
+        quota_cpus, static_cast<unsigned long long>(throttled_periods),
+        static_cast<unsigned long long>(quota_periods), throttled_s);
+    quota = q;
+  }
+  if (!known) return quota.empty() ? "the machine's load is unknown (no /proc/stat)" : quota;
   char buf[200];
   std::snprintf(buf, sizeof(buf),
                 "other processes used %.2f of the %d CPUs this run may use, steal %.1f%%, %ld "
                 "preemptions of its threads",
                 other_cpus, cpus, steal_fraction * 100, involuntary_switches);
-  return buf;
+  return quota.empty() ? std::string(buf) : quota + "; " + buf;
 }
 
 nlohmann::json sampling_load::to_json() const {
-  return {{"wall_s", wall_s},
-          {"cpus", cpus},
-          {"own_cpus", own_cpus},
-          {"other_cpus", other_cpus},
-          {"steal_fraction", steal_fraction},
-          {"involuntary_switches", involuntary_switches},
-          {"busy", busy()}};
+  nlohmann::json j = {{"wall_s", wall_s},
+                      {"cpus", cpus},
+                      {"own_cpus", own_cpus},
+                      {"other_cpus", other_cpus},
+                      {"steal_fraction", steal_fraction},
+                      {"involuntary_switches", involuntary_switches},
+                      {"busy", busy()}};
+  if (cgroup_known) {
+    j["cgroup_quota_cpus"] = quota_cpus;
+    j["cgroup_periods"] = quota_periods;
+    j["cgroup_throttled_periods"] = throttled_periods;
+    j["cgroup_throttled_s"] = throttled_s;
+    j["throttled"] = throttled();
+  }
+  return j;
 }
 
 }  // namespace infrabench

@@ -630,6 +630,10 @@ void result_reader::outcome_member(field f, const scalar& v) {
       null_or(v, "an array of strings");
       r.invalid_reasons.clear();
       return;
+    case field::invalid_reason_codes:
+      null_or(v, "an array of strings");
+      r.invalid_reason_codes.clear();
+      return;
     case field::warnings:
       null_or(v, "an array of strings");
       r.warnings.clear();
@@ -870,6 +874,8 @@ bool result_reader::open_result_member(bool object) {
       return object && open_names(part::withheld, &r.withheld_metrics);
     case field::invalid_reasons:
       return !object && open_list(&r.invalid_reasons);
+    case field::invalid_reason_codes:
+      return !object && open_list(&r.invalid_reason_codes);
     case field::warnings:
       return !object && open_list(&r.warnings);
     case field::samples_s:

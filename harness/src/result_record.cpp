@@ -196,6 +196,13 @@ sampling_load load_of(const json& l) {
   s.steal_fraction = number(l.at("steal_fraction"));
   s.involuntary_switches = l.at("involuntary_switches").get<long>();
   s.known = true;  // written only when known
+  if (const auto q = l.find("cgroup_quota_cpus"); q != l.end()) {
+    s.cgroup_known = true;
+    s.quota_cpus = number(*q);
+    s.quota_periods = l.value("cgroup_periods", std::uint64_t{0});
+    s.throttled_periods = l.value("cgroup_throttled_periods", std::uint64_t{0});
+    s.throttled_s = l.value("cgroup_throttled_s", 0.0);
+  }
   return s;
 }
 

@@ -505,7 +505,9 @@ int exit_code_of(const run_outcome& o) {
   if (o.aborted) return exit_failures;
   if (o.interrupted) return 128 + (o.signal != 0 ? o.signal : SIGTERM);
   if (!o.report_where_asked) return exit_output_failed;
-  return std::max(o.hook_code, o.failed > 0 ? exit_failures : exit_ok);
+  const int failures = o.failed > 0 ? exit_failures : exit_ok;
+  if (o.hook_code == exit_inconclusive && failures != exit_ok) return failures;
+  return std::max(o.hook_code, failures);
 }
 
 written_report write_partial_report(report_context ctx, gathered_results g, std::size_t repetitions,

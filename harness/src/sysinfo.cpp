@@ -30,6 +30,7 @@
 
 #include "infrabench/build_info.h"
 #include "infrabench/build_stamp.h"
+#include "infrabench/machine_load.h"
 #include "infrabench/report.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -249,6 +250,10 @@ json describe_cpu(const capabilities& caps, const hwloc_topology* topo,
   cpu["stepping"] = cpuinfo_int(info, "stepping");
   cpu["microcode"] = cpuinfo_field(info, "microcode");
   cpu["logical_cpus_usable"] = caps.logical_cpus;
+  // The cgroup CPU quota the run may use (CPUs; "none"): a quota is a different machine to a
+  // benchmark, so compare lists it among the system differences (issue 44).
+  if (const cgroup_cpu cg = current_cgroup_cpu(); cg.known)
+    cpu["cgroup_cpu_quota"] = cg.quota_cpus > 0 ? json(cg.quota_cpus) : json("none");
   cpu["isa"] = isa_names(caps);
 
   // hwloc reports what this process may use (affinity, cgroup cpuset): the CPUs the

@@ -15,6 +15,7 @@
 #include "infrabench/json_io.h"
 #include "infrabench/reason.h"
 #include "infrabench/report.h"
+#include "infrabench/reports/compare.h"
 #include "infrabench/reports/rank_stats.h"
 #include "infrabench/reports/text.h"
 #include "infrabench/reports/values.h"
@@ -36,6 +37,9 @@ struct judged {
   double value = std::nan("");
   double shown = std::nan("");  // what to print (the fraction, for fraction_of_peak)
   bool ok = true;
+  // The measurement's interval straddles the rule's bound (issue 44): neither a PASS nor, from
+  // noise alone, a FAIL; `why` says where it lies.
+  bool inconclusive = false;
   std::string why;
 };
 
@@ -51,6 +55,8 @@ std::string_view to_string(verdict_status s) {
       return "WAIVED";
     case verdict_status::not_run:
       return "NOT RUN";
+    case verdict_status::inconclusive:
+      return "INCONCLUSIVE";
   }
   return "?";
 }
@@ -432,6 +438,84 @@ std::vector<const metric_view*> judged_metrics(const rule& r, const result_view&
   return res.metrics_named(r.metric);
 }
 
+// Whether every reason a result is INVALID for is noise (noisy samples, a repetition cut short):
+// such a result is less precise, and its interval is judged; one unverified or implausible (or
+// of a report that gives no codes) is not judged by its value.
+bool invalid_by_noise_only(const result_view& res) {
+  const auto noise = [](const std::string& c) {
+    return c == to_string(reason_code::noisy) || c == to_string(reason_code::interrupted);
+  };
+  if (res.valid || res.invalid_reason_codes.empty()) return false;
+  return std::all_of(res.invalid_reason_codes.begin(), res.invalid_reason_codes.end(), noise);
+}
+
+// The measurement's interval: the range of its repetitions (run --repetitions N, two or more:
+// the spread between runs); for an INVALID (noisy) result of one repetition, the 95% CI of the
+// median of its samples (the precision it has); else the value alone. Scaled by `scale` (1 / the
+// peak for a fraction_of_peak rule).
+std::pair<double, double> measurement_interval(const result_view& res, const metric_view& m,
+                                               double scale) {
+  std::vector<double> v;
+  for (double x : m.repetitions.size() >= 2 ? m.repetitions : std::vector<double>{})
+    if (std::isfinite(x)) v.push_back(x);
+  if (v.size() >= 2) {
+    const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+    return {*lo * scale, *hi * scale};
+  }
+  if (!res.valid && m.samples.size() >= 2) {
+    const double half = median_ci95_half_width(m.samples);
+    if (std::isfinite(half)) return {(m.value - half) * scale, (m.value + half) * scale};
+  }
+  return {m.value * scale, m.value * scale};
+}
+
+std::string shown_text(const rule& r, double shown, double value, const std::string& unit) {
+  return r.kind == rule_kind::fraction_of_peak
+             ? format_number(shown * 100) + "% of peak (" + format_value(value, unit) + ")"
+             : format_value(value, unit);
+}
+
+// PASS when the whole interval passes, FAIL when none of it does (confidently outside the bound),
+// INCONCLUSIVE when it straddles the bound: noise alone never FAILs a node and never silently
+// PASSes one. An INVALID result other than by noise FAILs unless the rule allows INVALID.
+void judge_interval(const rule& r, const result_view& res, const metric_view& m, double scale,
+                    const std::string& where, judged& jd) {
+  if (!res.valid && r.require_valid && !invalid_by_noise_only(res)) {
+    std::string reasons;
+    for (const auto& why : res.invalid_reasons) reasons += (reasons.empty() ? "" : "; ") + why;
+    jd.ok = false;
+    jd.why = where + ": result is INVALID (" + reasons +
+             "): INVALID fails unless the baseline says \"allow_invalid\": true";
+    return;
+  }
+  if (!std::isfinite(scale) || scale == 0) scale = 1;
+  const auto [lo, hi] = measurement_interval(res, m, scale);
+  const bool mid = value_passes(r, jd.shown), lo_ok = value_passes(r, lo),
+             hi_ok = value_passes(r, hi);
+  const std::string invalid =
+      res.valid
+          ? ""
+          : " (result INVALID: " +
+                (res.invalid_reasons.empty() ? "no reason given" : res.invalid_reasons.front()) +
+                ")";
+  jd.ok = mid || lo_ok || hi_ok;
+  if (!jd.ok) {
+    jd.why = where + ": " + shown_text(r, jd.shown, jd.value, m.unit) +
+             (lo != hi ? ", all of " + shown_text(r, lo, lo / scale, m.unit) + " .. " +
+                             shown_text(r, hi, hi / scale, m.unit)
+                       : "") +
+             invalid;
+    return;
+  }
+  if (mid && lo_ok && hi_ok) return;
+  jd.inconclusive = true;
+  jd.why = where + ": " + shown_text(r, jd.shown, jd.value, m.unit) + ", its " +
+           (m.repetitions.size() >= 2 ? std::to_string(m.repetitions.size()) + " repetitions"
+                                      : std::string("95% CI")) +
+           " span " + shown_text(r, lo, lo / scale, m.unit) + " .. " +
+           shown_text(r, hi, hi / scale, m.unit) + ", across the bound" + invalid;
+}
+
 // Judges one metric of one result; nullopt (with the reason in `waived_why`) when it cannot be.
 std::optional<judged> judge_metric(const baseline& b, const rule& r, const report_view& report,
                                    const result_view& res, const metric_view& m,
@@ -466,21 +550,7 @@ std::optional<judged> judge_metric(const baseline& b, const rule& r, const repor
     }
     jd.shown = m.value / peak;
   }
-  jd.ok = value_passes(r, jd.shown);
-  if (jd.ok && r.require_valid && !res.valid) {
-    jd.ok = false;
-    std::string reasons;
-    for (const auto& why : res.invalid_reasons) reasons += (reasons.empty() ? "" : "; ") + why;
-    jd.why = where + ": result is INVALID (" + reasons +
-             "): INVALID fails unless the baseline says \"allow_invalid\": true";
-  } else if (!jd.ok) {
-    jd.why =
-        where + ": " +
-        (r.kind == rule_kind::fraction_of_peak
-             ? format_number(jd.shown * 100) + "% of peak (" + format_value(jd.value, m.unit) + ")"
-             : format_value(jd.value, m.unit)) +
-        (res.valid ? "" : " (result INVALID)");
-  }
+  judge_interval(r, res, m, jd.shown / m.value, where, jd);
   return jd;
 }
 
@@ -590,8 +660,22 @@ std::string measured_text(const rule& r, const judgement& j) {
   return text;
 }
 
+// The command that would decide an INCONCLUSIVE rule: its configurations again, with more
+// repetitions than the judged results had (at least 5).
+std::string rerun_command(const rule& r, const judgement& j) {
+  std::size_t reps = 1;
+  for (const auto& jd : j.items) {
+    for (const auto& m : jd.result->metrics) reps = std::max(reps, m.repetitions.size());
+  }
+  std::string cmd = "infrabench run --filter '^" + r.benchmark + "$'";
+  for (const auto& [axis, value] : r.axes.items())
+    cmd += " -a " + axis + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
+  return cmd + " --repetitions " + std::to_string(std::max<std::size_t>(5, 2 * reps));
+}
+
 // PASS when every judged item passed; FAIL when one failed; NOT RUN when none failed but a node
-// that has what the rule needs did not run it. The detail names the first failure (or what did
+// that has what the rule needs did not run it; INCONCLUSIVE when none of those and a measurement's
+// interval straddles the bound. The detail names the first failure (or what did
 // not run), the INVALID results judged and what could not be judged.
 void conclude(const rule& r, const detail::node_context& cx, const judgement& j, verdict& v) {
   std::size_t invalid = 0;
@@ -602,22 +686,35 @@ void conclude(const rule& r, const detail::node_context& cx, const judgement& j,
                             jd.why + " (expected " + v.expected + ")",
                             detail::telemetry_window(*jd.result), ""});
     }
-    if (jd.result && jd.result->status == "passed" && !jd.result->valid) ++invalid;
+    if (jd.result && jd.result->status == "passed" && !jd.result->valid) {
+      if (invalid++ == 0) {
+        const auto& why = jd.result->invalid_reasons;
+        v.invalid =
+            "INVALID" + (why.empty() ? "" : ": " + why.front().substr(0, why.front().find(';')));
+      }
+    }
   }
-  v.status = !v.failing.empty()   ? verdict_status::fail
-             : !j.not_run.empty() ? verdict_status::not_run
-                                  : verdict_status::pass;
+  std::vector<std::string> straddling;
+  for (const auto& jd : j.items) {
+    if (jd.inconclusive) straddling.push_back(jd.why);
+  }
+  v.status = !v.failing.empty()    ? verdict_status::fail
+             : !j.not_run.empty()  ? verdict_status::not_run
+             : !straddling.empty() ? verdict_status::inconclusive
+                                   : verdict_status::pass;
   for (const auto& f : j.not_run) {
     v.failing.push_back(f.evidence);
     v.findings.push_back(f);
   }
-  if (!v.failing.empty())
-    v.detail =
-        v.failing.front() +
-        (v.failing.size() > 1 ? " (and " + std::to_string(v.failing.size() - 1) + " more)" : "");
-  if (invalid > 0 && !r.require_valid) {
+  const auto& first = v.failing.empty() ? straddling : v.failing;
+  if (!first.empty())
+    v.detail = first.front() +
+               (first.size() > 1 ? " (and " + std::to_string(first.size() - 1) + " more)" : "");
+  if (v.status == verdict_status::inconclusive) v.rerun = rerun_command(r, j);
+  if (invalid > 0) {
     v.detail += std::string(v.detail.empty() ? "" : "; ") + std::to_string(invalid) + " of " +
-                std::to_string(j.items.size()) + " result(s) marked INVALID (noisy or unverified)";
+                std::to_string(j.items.size()) +
+                " result(s) marked INVALID, judged by their interval";
   }
   if (!j.waived_why.empty())
     v.detail += std::string(v.detail.empty() ? "" : "; ") + std::to_string(j.waived_why.size()) +
@@ -722,6 +819,8 @@ verdict_counts count(const std::vector<verdict>& v) {
   for (const auto& x : v) {
     if (x.status == verdict_status::pass)
       ++c.pass;
+    else if (x.status == verdict_status::inconclusive)
+      ++c.inconclusive;
     else if (failed(x.status))
       ++c.fail;
     else
@@ -788,10 +887,17 @@ void print_verdicts(std::ostream& out, const baseline& b, const report_view& rep
   std::vector<std::vector<std::string>> rows = {
       {"verdict", "rule", "measured", "expected", "detail"}};
   for (const auto& v : verdicts) {
-    rows.push_back(
-        {std::string(to_string(v.status)), v.r->id, v.measured, v.expected, one_line(v.detail)});
+    // The INVALID reason in the verdict cell, not 200 columns to the right in the detail.
+    rows.push_back({std::string(to_string(v.status)) +
+                        (v.invalid.empty() ? "" : " (" + one_line(v.invalid) + ")"),
+                    v.r->id, v.measured, v.expected, one_line(v.detail)});
   }
   print_text_table(out, rows, {false, false, true, false, false});
+  std::size_t shown_reruns = 0;
+  for (const auto& v : verdicts) {
+    if (v.status != verdict_status::inconclusive || shown_reruns++ >= 5) continue;
+    out << "  " << v.r->id << " is INCONCLUSIVE; to decide it: " << v.rerun << "\n";
+  }
   for (const auto& v : verdicts) {
     if (!failed(v.status) || v.failing.size() < 2) continue;
     out << "  " << v.r->id << (v.status == verdict_status::fail ? " failed at:\n" : " not run:\n");
@@ -801,9 +907,15 @@ void print_verdicts(std::ostream& out, const baseline& b, const report_view& rep
   print_node_verdicts(out, node_verdicts(report, verdicts));
   const auto c = count(verdicts);
   out << "check: " << c.pass << " passed, " << c.fail << " failed"
-      << (c.not_run ? " (" + std::to_string(c.not_run) + " not run)" : "") << ", " << c.waived
-      << " waived -> " << (c.fail ? "FAIL" : "PASS")
-      << (c.pass == 0 && c.fail == 0 ? " (no rule could be checked)" : "") << "\n";
+      << (c.not_run ? " (" + std::to_string(c.not_run) + " not run)" : "") << ", "
+      << (c.inconclusive ? std::to_string(c.inconclusive) + " inconclusive, " : "") << c.waived
+      << " waived -> " << overall_verdict(c)
+      << (c.pass == 0 && c.fail == 0 && c.inconclusive == 0 ? " (no rule could be checked)" : "")
+      << "\n";
+}
+
+std::string_view overall_verdict(const verdict_counts& c) {
+  return c.fail ? "FAIL" : c.inconclusive ? "INCONCLUSIVE" : "PASS";
 }
 
 json verdicts_json(const check_outcome& v) {
@@ -817,6 +929,8 @@ json verdicts_json(const check_outcome& v) {
                      {"expected", x.expected},
                      {"detail", x.detail},
                      {"failing", x.failing}});
+    if (!x.rerun.empty()) rules.back()["rerun"] = x.rerun;
+    if (!x.invalid.empty()) rules.back()["invalid"] = x.invalid;
   }
   const auto c = count(v.verdicts);
   json out = {{"baseline", v.b.path},
@@ -825,7 +939,8 @@ json verdicts_json(const check_outcome& v) {
               {"failed", c.fail},
               {"not_run", c.not_run},
               {"waived", c.waived},
-              {"verdict", c.fail ? "FAIL" : "PASS"},
+              {"inconclusive", c.inconclusive},
+              {"verdict", std::string(overall_verdict(c))},
               {"rules", rules}};
   json nodes = json::array(), drain = json::array();
   for (const auto& n : node_verdicts(v.report, v.verdicts)) {
@@ -858,11 +973,11 @@ std::string junit_xml(const baseline& b, const report_view& report,
   const std::string suite = "infrabench check " + (b.name.empty() ? b.path : b.name);
   x << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   x << "<testsuites name=\"infrabench\" tests=\"" << verdicts.size() << "\" failures=\"" << c.fail
-    << "\" errors=\"0\" skipped=\"" << c.waived << "\">\n";
+    << "\" errors=\"0\" skipped=\"" << c.waived + c.inconclusive << "\">\n";
   x << "  <testsuite name=\"" << xml_escape(suite) << "\" tests=\"" << verdicts.size()
-    << "\" failures=\"" << c.fail << "\" errors=\"0\" skipped=\"" << c.waived << "\" timestamp=\""
-    << xml_escape(report.started_utc) << "\" hostname=\"" << xml_escape(report.primary_hostname())
-    << "\">\n";
+    << "\" failures=\"" << c.fail << "\" errors=\"0\" skipped=\"" << c.waived + c.inconclusive
+    << "\" timestamp=\"" << xml_escape(report.started_utc) << "\" hostname=\""
+    << xml_escape(report.primary_hostname()) << "\">\n";
   x << "    <properties>\n      <property name=\"report\" value=\"" << xml_escape(report.path)
     << "\"/>\n"
     << "      <property name=\"baseline\" value=\"" << xml_escape(b.path) << "\"/>\n";
@@ -880,6 +995,11 @@ std::string junit_xml(const baseline& b, const report_view& report,
         << (v.status == verdict_status::fail ? "threshold" : "not_run") << "\">";
       for (const auto& f : v.failing) x << xml_escape(f) << "\n";
       x << "</failure>\n";
+    } else if (v.status == verdict_status::inconclusive) {
+      // Not a failure (noise alone never fails a node) and never a silent pass: skipped, saying
+      // INCONCLUSIVE and the rerun that would decide it.
+      x << "      <skipped message=\""
+        << xml_escape(one_line("INCONCLUSIVE: " + text + "; rerun: " + v.rerun)) << "\"/>\n";
     } else if (v.status == verdict_status::waived) {
       x << "      <skipped message=\"" << xml_escape(one_line(text)) << "\"/>\n";
     } else {
@@ -899,8 +1019,10 @@ struct metric_values {
   const result_view* first = nullptr;
   std::string metric, unit;
   bool higher = true;
-  std::vector<double> values;
-  std::size_t dropped = 0;  // INVALID results left out
+  std::vector<double> values;  // one per run: a result's repetitions each, else its value
+  std::size_t results = 0;     // results the values came from
+  std::size_t noisy = 0;       // of them INVALID by noise alone, used (less precise, issue 44)
+  std::size_t dropped = 0;     // INVALID results left out (unverified, implausible)
 };
 
 // Whether create derives a rule for `m` of `res`: performance metrics only (a clock is not a
@@ -927,15 +1049,23 @@ std::vector<metric_values> collect_values(const std::vector<report_view>& report
     for (const auto& res : rep.results) {
       if (res.status != "passed") continue;
       ++sum.results;
-      if (!res.valid) ++sum.invalid;
+      if (!res.valid)
+        ++(invalid_by_noise_only(res) || opt.allow_invalid ? sum.invalid : sum.dropped);
       for (const auto& m : res.metrics) {
         if (!derives_rule(rep, res, m, opt.catalog)) continue;
         const auto [it, added] = index.emplace(res.config_key() + "#" + m.name, out.size());
-        if (added) out.push_back({&res, m.name, m.unit, m.higher_is_better, {}, 0});
+        if (added) out.push_back({&res, m.name, m.unit, m.higher_is_better, {}, 0, 0, 0});
         auto& a = out[it->second];
-        if (!res.valid && !opt.allow_invalid) {
+        // A noisy result is a less precise one: its repetitions are part of the variation a
+        // known-good node shows on this machine, so the tolerance covers them (issue 44: a rule
+        // from one valid run failed 18 of 23 good runs).
+        if (!res.valid && !opt.allow_invalid && !invalid_by_noise_only(res)) {
           ++a.dropped;
-        } else if (m.repetitions.size() > 1) {
+          continue;
+        }
+        ++a.results;
+        a.noisy += !res.valid;
+        if (m.repetitions.size() > 1) {
           // Each repetition is a run of its own: the spread between them is part of the
           // variation a known-good node shows.
           a.values.insert(a.values.end(), m.repetitions.begin(), m.repetitions.end());
@@ -1014,10 +1144,18 @@ std::string derived_rule_id(const metric_values& a, const std::set<std::string>&
 std::string derivation_note(const metric_values& a, const derived_tolerance& d,
                             const create_options& opt) {
   char buf[512];
-  std::snprintf(buf, sizeof(buf), "%zu %sresult(s): min %.4g, median %.4g, max %.4g %s", d.n,
-                opt.allow_invalid ? "" : "valid ", d.lo, d.reference, d.hi, a.unit.c_str());
+  // Values are counted in runs (a repetition is a run), results in results: "9 value(s) of 3
+  // result(s), 1 of them INVALID (noisy); 1 INVALID result dropped".
+  std::snprintf(buf, sizeof(buf),
+                "%zu value(s) of %zu result(s): min %.4g, median %.4g, max %.4g %s", d.n, a.results,
+                d.lo, d.reference, d.hi, a.unit.c_str());
   std::string note = buf;
-  if (a.dropped) note += " (" + std::to_string(a.dropped) + " INVALID dropped)";
+  if (a.noisy)
+    note += " (" + std::to_string(a.noisy) +
+            " of the results INVALID, used: noise makes a result less precise, not wrong)";
+  if (a.dropped)
+    note += " (" + std::to_string(a.dropped) + " INVALID result(s) dropped: not by noise alone" +
+            (opt.allow_invalid ? "" : "; --allow-invalid uses them") + ")";
   if (d.n < 2) {
     std::snprintf(buf, sizeof(buf),
                   "; one result gives no spread between runs: tolerance %.0f%% = cap",
@@ -1107,10 +1245,10 @@ json create_baseline(const std::vector<report_view>& reports, const create_optio
   if (summary) *summary = sum;
   if (rules.empty()) {
     throw user_error("baseline create: no rule to derive: " +
-                     (sum.without_rule.empty()
-                          ? std::string("no metric has a positive value")
-                          : "every result is INVALID (" + std::to_string(sum.invalid) +
-                                " of them; --allow-invalid uses them)"));
+                     (sum.without_rule.empty() ? std::string("no metric has a positive value")
+                                               : "every result is INVALID other than by noise (" +
+                                                     std::to_string(sum.dropped) +
+                                                     " of them; --allow-invalid uses them)"));
   }
   char deriv[512];
   std::snprintf(deriv, sizeof(deriv),
@@ -1120,7 +1258,8 @@ json create_baseline(const std::vector<report_view>& reports, const create_optio
                 "between the results (range / d2(n) for n <= 10, 1.4826 MAD beyond; one result: "
                 "the cap), worst = how far the worst result lies from the reference",
                 opt.catalog ? "declared headline metric" : "performance metric",
-                opt.allow_invalid ? "" : "valid ", opt.cap, opt.floor, opt.k, opt.worst_margin);
+                opt.allow_invalid ? "" : "valid and noisy (INVALID by noise alone) ", opt.cap,
+                opt.floor, opt.k, opt.worst_margin);
   json out = {{"infrabench_baseline", baseline_format_version},
               {"name", opt.name},
               {"description", "derived by infrabench baseline create from " +

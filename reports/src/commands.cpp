@@ -28,6 +28,7 @@
 #include "infrabench/reports/report_io.h"
 #include "infrabench/reports/run_identity.h"
 #include "infrabench/reports/text.h"
+#include "infrabench/run_pipeline.h"
 
 namespace infrabench::reports {
 
@@ -105,6 +106,13 @@ int check_and_print(const baseline& b, const report_view& report, const std::str
   const auto c = count(verdicts);
   if (c.fail) return exit_fail;
   if (fail_on_waived && c.waived) return exit_fail;
+  if (c.inconclusive) {
+    std::cerr << "infrabench: " << c.inconclusive
+              << " rule(s) INCONCLUSIVE: the measurements straddle their bounds; rerun them with "
+                 "more repetitions (exit "
+              << exit_inconclusive << ")" << std::endl;
+    return exit_inconclusive;
+  }
   return exit_ok;
 }
 
@@ -223,9 +231,17 @@ int baseline_create(const std::vector<std::string>& paths, const std::string& ou
   const std::size_t rules = parse_baseline(text, output).rules.size();  // it must read back
   write_output(output, text);
   if (sum.invalid > 0) {
-    std::cerr << "infrabench: " << (co.allow_invalid ? "used " : "dropped ") << sum.invalid
-              << " INVALID result(s) of " << sum.results << " passed"
-              << (co.allow_invalid ? " (--allow-invalid)" : " (--allow-invalid uses them)")
+    std::cerr << "infrabench: used " << sum.invalid << " INVALID result(s) of " << sum.results
+              << " passed"
+              << (co.allow_invalid
+                      ? " (--allow-invalid)"
+                      : " (noisy: less precise, their repetitions widen the tolerance)")
+              << std::endl;
+  }
+  if (sum.dropped > 0) {
+    std::cerr << "infrabench: dropped " << sum.dropped << " INVALID result(s) of " << sum.results
+              << " passed: INVALID for more than noise (unverified, implausible) or of a report "
+                 "without reason codes (--allow-invalid uses them)"
               << std::endl;
   }
   if (!sum.without_rule.empty()) {
@@ -322,16 +338,10 @@ void read_meta(const std::string& path, compare_options& co) {
 }
 
 // The CI gate: exit 1 when a significant regression of a gated (headline) metric larger than
-// `pct` exists between VALID results; losses on INVALID results and losses the repetitions cannot
-// decide are listed, never counted.
+// `pct` exists, INVALID (noisy) results included (their spread decides, and the line says
+// INVALID); losses the repetitions cannot decide are listed, never counted.
 int gate_regressions(const comparison& c, double pct) {
-  std::vector<std::string> invalid;
-  const auto regs = regressions(c, pct, &invalid);
-  if (!invalid.empty()) {
-    std::cerr << "infrabench: note: " << invalid.size()
-              << " loss(es) on INVALID results not counted (rerun on a quiet machine):\n";
-    for (const auto& r : invalid) std::cerr << "  " << r << "\n";
-  }
+  const auto regs = regressions(c, pct);
   const auto undecided = undecided_losses(c, pct);
   if (!undecided.empty()) {
     std::cerr << "infrabench: note: " << undecided.size() << " loss(es) larger than "
@@ -508,7 +518,7 @@ json trend_json(const history_db::series& se, const series_judgement& j) {
           {"change_points", cps},
           {"drifts", drifts},
           {"runs_judged", j.judged},
-          {"invalid_not_judged", j.invalid},
+          {"invalid_judged", j.invalid},
           {"note", t.note}};
 }
 
@@ -546,7 +556,7 @@ void print_trend(const history_db::series& se, const series_judgement& j,
   std::size_t next_change = 0;
   for (std::size_t i = 0; i < se.points.size(); ++i) {
     const auto& p = se.points[i];
-    std::string mark = p.valid ? "" : "INVALID (not judged)";
+    std::string mark = p.valid ? "" : "INVALID (judged, less precise)";
     if (next_change < t.changes.size() && t.changes[next_change].index == i)
       mark += std::string(mark.empty() ? "" : " ") + change_text(se, t.changes[next_change++]);
     rows.push_back({std::to_string(p.run_id), short_time(p.started_utc), p.git_commit.substr(0, 10),
@@ -560,7 +570,8 @@ void print_trend(const history_db::series& se, const series_judgement& j,
               << format_percent(d.total) << " in all, " << (worse ? "worse" : "better")
               << ", Mann-Kendall p " << format_p(d.p_value) << ")\n";
   }
-  if (j.invalid > 0) std::cout << "  " << j.invalid << " INVALID run(s) shown, not judged\n";
+  if (j.invalid > 0)
+    std::cout << "  " << j.invalid << " INVALID run(s) judged with the others (less precise)\n";
   if (!t.note.empty())
     std::cout << "  " << t.note << "\n";
   else if (t.changes.empty() && t.drifts.empty())
@@ -659,7 +670,24 @@ std::string step_text(const judged_series& s) {
          short_time(p.started_utc) +
          (p.git_commit.empty() ? "" : ", commit " + p.git_commit.substr(0, 10)) + "), p " +
          format_p(c.p_value) + "; " + std::to_string(s.j.judged) + " runs judged" +
-         (s.j.invalid ? ", " + std::to_string(s.j.invalid) + " INVALID not judged" : "");
+         (s.j.invalid ? ", " + std::to_string(s.j.invalid) + " of them INVALID" : "");
+}
+
+// What a judged series ends in: its step (a "recent step" says so) or its drift for the worse
+// ("drift -2.1% per run over runs 9..16 (-15.3% in all), Mann-Kendall p 0.003; ...").
+std::string regression_text(const judged_series& s) {
+  if (s.j.regression_kind == "drift" && s.j.worse_drift) {
+    const auto& d = *s.j.worse_drift;
+    return "drift " + format_percent(d.per_point) + " per run over runs " +
+           std::to_string(s.se.points[d.from].run_id) + ".." +
+           std::to_string(s.se.points[d.to].run_id) + " (" + format_percent(d.total) +
+           " in all), Mann-Kendall p " + format_p(d.p_value) + "; " + std::to_string(s.j.judged) +
+           " runs judged" +
+           (s.j.invalid ? ", " + std::to_string(s.j.invalid) + " of them INVALID" : "");
+  }
+  return (s.j.regression_kind == "recent step" ? "recent step (the newest runs are the worst) "
+                                               : "") +
+         step_text(s);
 }
 
 // The headline series the query selects, each judged; refuses a query that selects none.
@@ -709,6 +737,7 @@ json check_json(const std::vector<judged_series>& all, std::size_t regressions,
   for (const auto& s : all) {
     json one = trend_json(s.se, s.j);
     one["regression"] = s.j.regression;
+    one["regression_kind"] = s.j.regression_kind;
     series.push_back(std::move(one));
   }
   return {{"method", method_json(method)},
@@ -725,10 +754,10 @@ int history_check(const trend_query& q) {
   std::vector<std::string> lines;  // one per series whose newest runs sit after a change point
   for (const auto& s : all) {
     if (!s.j.analysis.note.empty()) ++short_series;
-    if (!s.j.last) continue;
+    if (!s.j.last && !s.j.regression) continue;
     ++(s.j.regression ? regressions : improved);
     lines.push_back(std::string(s.j.regression ? "REGRESSION " : "better     ") +
-                    series_name(s.se) + " " + step_text(s));
+                    series_name(s.se) + " " + regression_text(s));
   }
   if (q.format == "json") {
     std::cout << json_text(check_json(all, regressions, q.method), 2) << std::endl;

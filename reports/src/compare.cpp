@@ -477,11 +477,32 @@ std::string default_run_noise_text() {
          format_number(default_run_noise(metric_kind::count) * 100) + "% otherwise";
 }
 
+double student_t_upper_quantile(double p, double df) {
+  // Bisection on the two-sided p: exact enough for a repetition count.
+  double lo = 0, hi = 1e6;
+  for (int i = 0; i < 200; ++i) {
+    const double mid = (lo + hi) / 2;
+    (student_t_two_sided_p(mid, df) / 2 > p ? lo : hi) = mid;
+  }
+  return (lo + hi) / 2;
+}
+
 std::size_t repetitions_needed(double sd, double effect, double alpha) {
+  // The normal approximation first; then, from there, the n at which the t test the data will get
+  // (Welch's at n per side, df 2n - 2 with equal spreads) reaches the level with 80% power: at
+  // 3 vs 3 the t quantiles are much larger than z's, and the normal count said "3" for changes
+  // that 3 vs 3 could not decide.
   const double z = normal_upper_quantile(alpha / 2) + normal_upper_quantile(0.2);
-  const double n = 2 * z * z * sd * sd / (effect * effect);
-  if (!std::isfinite(n) || n > 1e6) return std::numeric_limits<std::size_t>::max();
-  return std::max<std::size_t>(3, static_cast<std::size_t>(std::ceil(n)));
+  const double approx = 2 * z * z * sd * sd / (effect * effect);
+  if (!std::isfinite(approx) || approx > 1e6) return std::numeric_limits<std::size_t>::max();
+  if (approx > 1000) return static_cast<std::size_t>(std::ceil(approx));  // t is z there
+  for (std::size_t n = 2; n <= 1000; ++n) {
+    const auto df = static_cast<double>(2 * n - 2);
+    const double t = student_t_upper_quantile(alpha / 2, df) + student_t_upper_quantile(0.2, df);
+    if (2 * t * t * sd * sd / (effect * effect) <= static_cast<double>(n))
+      return std::max<std::size_t>(3, n);
+  }
+  return 1001;
 }
 
 namespace {
@@ -560,9 +581,9 @@ metric_row compare_metric(const std::vector<const result_view*>& rs, const std::
                base->value != 0) {
       ratio = m->value / base->value;
       v = change::not_gated;
-      if (row.gated && !(rs[0]->valid && rs[i]->valid)) {
-        v = change::invalid;
-      } else if (row.gated) {
+      // INVALID (noisy) results are tested too, by their repetitions' spread: less precise, not no
+      // evidence (issue 44); verdict_text says INVALID beside the verdict.
+      if (row.gated) {
         t = test_between_runs(repetition_values(*base), repetition_values(*m), row.noise);
         v = change::same;  // decided in decide_verdicts, with the other rows' p values
       }
@@ -581,6 +602,22 @@ metric_row compare_metric(const std::vector<const result_view*>& rs, const std::
   return mark_failed_values(std::move(row), kind);
 }
 
+namespace {
+
+// Repetitions per side that would decide row's undecided change against report i at `level`: from
+// the larger observed spread (the assumed noise with one repetition), and never fewer than one
+// more than were run, since those did not decide it.
+std::size_t needed_to_decide(const metric_row& row, std::size_t i, double level,
+                             double min_effect) {
+  double sd = std::max(row.spread[0], row.spread[i]);
+  if (row.assumed_noise[i] || !std::isfinite(sd)) sd = row.noise;
+  const double log_effect = std::max(std::fabs(std::log(row.perf[i])), std::log1p(min_effect));
+  const std::size_t n = repetitions_needed(sd, log_effect, level);
+  return std::max(n, std::max(row.repetitions[0], row.repetitions[i]) + 1);
+}
+
+}  // namespace
+
 void decide_verdicts(comparison& c) {
   const compare_options& opt = c.options;
   for (std::size_t i = 1; i < c.labels.size(); ++i) {
@@ -592,25 +629,24 @@ void decide_verdicts(comparison& c) {
       p.push_back(row.p_value[i]);
     }
     const auto q = benjamini_hochberg(p);
-    // The repetitions that would decide: at the level Bonferroni would need for this family,
-    // which BH never asks more than.
-    const double level = opt.alpha / static_cast<double>(std::max<std::size_t>(1, family.size()));
+    // The level actually used: with R of m p values below BH's line, one more joins them at
+    // p <= (R + 1) alpha / m (Benjamini-Hochberg's step-up), so that is the level an undecided
+    // change must reach; `needed` is computed there, not at Bonferroni's alpha / m.
+    const auto rejected = static_cast<double>(
+        std::count_if(q.begin(), q.end(), [&](double x) { return x < opt.alpha; }));
+    const double level =
+        opt.alpha * (rejected + 1) / static_cast<double>(std::max<std::size_t>(1, family.size()));
     for (std::size_t k = 0; k < family.size(); ++k) {
       metric_row& row = *family[k];
       row.q_value[i] = q[k];
-      const double effect = std::fabs(row.perf[i] - 1);
-      const bool big = effect >= opt.min_effect;
+      const bool big = std::fabs(row.perf[i] - 1) >= opt.min_effect;
       if (q[k] < opt.alpha) {
         row.verdict[i] = !big ? change::same : row.perf[i] > 1 ? change::better : change::worse;
         continue;
       }
       if (!row.assumed_noise[i] && !big) continue;  // same: small, and the spread is known
       row.verdict[i] = row.assumed_noise[i] ? change::inconclusive : change::not_significant;
-      double sd = std::max(row.spread[0], row.spread[i]);
-      if (row.assumed_noise[i] || !std::isfinite(sd)) sd = row.noise;
-      const double log_effect =
-          std::max(std::fabs(std::log(row.perf[i])), std::log1p(opt.min_effect));
-      row.needed[i] = repetitions_needed(sd, log_effect, level);
+      row.needed[i] = needed_to_decide(row, i, std::min(level, opt.alpha), opt.min_effect);
     }
   }
 }
@@ -629,10 +665,8 @@ std::vector<group_summary> summarize_groups(const comparison& c) {
       std::vector<double> perfs;
       std::size_t better = 0, worse = 0;
       for (const auto& row : c.rows) {
-        // One number per measurement, and none from an INVALID result (either side).
-        if (row.group != g || !row.gated || !row.valid[0] || !row.valid[i] ||
-            !std::isfinite(row.perf[i]))
-          continue;
+        // One number per measurement; an INVALID result's median counts as its verdict does.
+        if (row.group != g || !row.gated || !std::isfinite(row.perf[i])) continue;
         perfs.push_back(row.perf[i]);
         better += row.verdict[i] == change::better;
         worse += row.verdict[i] == change::worse;
@@ -729,6 +763,16 @@ std::string failed_line(const comparison& c, const metric_row& row, std::size_t 
          (row.failed_value[i].empty() ? "in " + c.labels[0] + " " : "") + why;
 }
 
+// Why report i's comparison rests on an INVALID result (the base's reason first): "" when both
+// are VALID. The first clause ("noisy: robust CV 13% > 10% over 167 samples"); the whole of it is
+// in the JSON.
+std::string invalid_note(const metric_row& row, std::size_t i) {
+  const std::string& why =
+      row.invalid_reason[0].empty() ? row.invalid_reason[i] : row.invalid_reason[0];
+  if (why.empty()) return "";
+  return "INVALID: " + why.substr(0, why.find(';'));
+}
+
 std::string needed_text(std::size_t n) {
   return n == std::numeric_limits<std::size_t>::max() ? "more than a million" : std::to_string(n);
 }
@@ -741,8 +785,7 @@ std::string repetitions_text(const metric_row& row, std::size_t i) {
 
 }  // namespace
 
-std::vector<std::string> regressions(const comparison& c, double pct,
-                                     std::vector<std::string>* not_counted) {
+std::vector<std::string> regressions(const comparison& c, double pct) {
   std::vector<std::string> out;
   for (const auto& row : c.rows) {
     if (!row.gated) continue;  // one number per measurement: see headline_gate
@@ -752,15 +795,10 @@ std::vector<std::string> regressions(const comparison& c, double pct,
         continue;
       }
       const double loss = 1 - row.perf[i];
-      if (!(loss * 100 > pct)) continue;
-      if (row.verdict[i] == change::worse) {
-        out.push_back(change_line(c, row, i) + ", q " + format_p(row.q_value[i]) + ", " +
-                      repetitions_text(row, i) + ")");
-      } else if (row.verdict[i] == change::invalid && not_counted) {
-        const std::string why =
-            row.invalid_reason[0].empty() ? row.invalid_reason[i] : row.invalid_reason[0];
-        not_counted->push_back(change_line(c, row, i) + ", INVALID: " + why + ")");
-      }
+      if (!(loss * 100 > pct) || row.verdict[i] != change::worse) continue;
+      const std::string note = invalid_note(row, i);
+      out.push_back(change_line(c, row, i) + ", q " + format_p(row.q_value[i], c.options.alpha) +
+                    ", " + repetitions_text(row, i) + (note.empty() ? "" : ", " + note) + ")");
     }
   }
   return out;
@@ -775,9 +813,10 @@ std::vector<std::string> undecided_losses(const comparison& c, double pct) {
       if ((v != change::inconclusive && v != change::not_significant) ||
           !((1 - row.perf[i]) * 100 > pct))
         continue;
+      const std::string note = invalid_note(row, i);
       out.push_back(change_line(c, row, i) + ", " + std::string(to_string(v)) + " on " +
-                    repetitions_text(row, i) + "; about " + needed_text(row.needed[i]) +
-                    " repetitions per side would decide it)");
+                    repetitions_text(row, i) + (note.empty() ? "" : ", " + note) + "; about " +
+                    needed_text(row.needed[i]) + " repetitions per side would decide it)");
     }
   }
   return out;
@@ -799,33 +838,35 @@ std::string metric_label(const metric_row& row) {
   return row.metric + " (" + row.gate_note + ")";
 }
 
-// The verdict cell: "WORSE -30.0%", "INVALID: noisy: ...", "inconclusive (needs 12 reps)".
+// The verdict cell: "WORSE -30.0%", "inconclusive (needs 12 reps)", and beside any of them the
+// INVALID result it rests on ("WORSE -45.0%, INVALID: noisy: ..."): a noisy result is judged by
+// its repetitions' spread, and says so.
 std::string verdict_text(const metric_row& row, std::size_t i) {
   std::string v(to_string(row.verdict[i]));
   switch (row.verdict[i]) {
     case change::better:
     case change::worse:
-      return v + " " + format_percent(row.perf[i] - 1);
-    case change::invalid: {
-      // The first clause of the reason ("noisy: robust CV 13% > 10% over 167 samples"): the
-      // whole of it is in the JSON and in --fail-on-regression's notes.
-      const std::string& why =
-          row.invalid_reason[0].empty() ? row.invalid_reason[i] : row.invalid_reason[0];
-      return v + ": " + why.substr(0, why.find(';'));
-    }
+      v += " " + format_percent(row.perf[i] - 1);
+      break;
     case change::inconclusive:
     case change::not_significant:
-      return v + " (needs " + needed_text(row.needed[i]) + " reps)";
+      v += " (needs " + needed_text(row.needed[i]) + " reps)";
+      break;
     case change::failed:
       return v + ": no measurement";
-    default:
+    case change::missing:
       return v;
+    default:
+      break;
   }
+  const std::string note = invalid_note(row, i);
+  if (note.empty()) return v;
+  return row.verdict[i] == change::invalid ? note : v + ", " + note;
 }
 
-std::string q_text(const metric_row& row, std::size_t i) {
+std::string q_text(const metric_row& row, std::size_t i, double c_alpha) {
   if (std::isnan(row.q_value[i])) return "-";
-  return format_p(row.q_value[i]) + (row.assumed_noise[i] ? "*" : "");
+  return format_p(row.q_value[i], c_alpha) + (row.assumed_noise[i] ? "*" : "");
 }
 
 // "100 GFLOP/s x3 (invalid)": the value, its repetitions and whether the result is VALID.
@@ -855,7 +896,7 @@ std::vector<std::vector<std::string>> metric_rows(const comparison& c, const std
     for (std::size_t i = 1; i < nr; ++i) {
       cells.push_back(value_text(row, i));
       cells.push_back(ratio_text(row.ratio[i]));
-      cells.push_back(q_text(row, i));
+      cells.push_back(q_text(row, i, c.options.alpha));
       cells.push_back(verdict_text(row, i));
     }
     if (markdown) cells.insert(cells.begin(), row.benchmark);
@@ -940,6 +981,7 @@ std::string differing_system_summary(const comparison& c) {
                                           "build.compiler",
                                           "build.build_type",
                                           "cpu.logical_cpus_usable",
+                                          "cpu.cgroup_cpu_quota",
                                           "build.cxx_flags",
                                           "build.git_commit",
                                           "hostname",
@@ -957,7 +999,7 @@ std::string differing_system_summary(const comparison& c) {
 
 namespace {
 
-// The gated metrics judged against the first report (VALID on both sides, in the BH family).
+// The gated metrics judged against the first report (in the BH family).
 std::size_t judged_rows(const comparison& c) {
   return static_cast<std::size_t>(std::count_if(c.rows.begin(), c.rows.end(), [](const auto& r) {
     return r.gated && r.q_value.size() > 1 && !std::isnan(r.q_value[1]);
@@ -976,8 +1018,9 @@ std::string method_text(const comparison& c) {
          "), and a change of >= " + format_number(c.options.min_effect * 100) +
          "%. A side with one repetition is judged against an assumed run-to-run noise (" + noise +
          "; q marked *): \"inconclusive\" unless the change exceeds it. Only each benchmark's "
-         "headline metric is gated, counted and averaged; the others are shown with the reason; "
-         "INVALID results are in no gate, mean or count.";
+         "headline metric is gated, counted and averaged; the others are shown with the reason. "
+         "An INVALID (noisy) result is less precise, not no evidence: it is tested with its "
+         "repetitions' spread like any other, and its verdict says INVALID beside it.";
 }
 
 // Run settings, then system differences: what else changed, said before any verdict.
@@ -1043,7 +1086,7 @@ void print_comparison_table(std::ostream& out, const comparison& c) {
   }
   out << "summary: geometric mean of the headline metrics' performance ratios per group (> 1: "
          "better than "
-      << c.labels[0] << "; VALID results only)\n";
+      << c.labels[0] << "; INVALID results included)\n";
   std::vector<bool> right(32, true);
   right[0] = false;
   print_text_table(out, summary_rows(c), right);
@@ -1082,8 +1125,7 @@ void print_comparison_markdown(std::ostream& out, const comparison& c) {
   std::vector<bool> right(32, true);
   right[0] = false;
   print_markdown_table(out, summary_rows(c), right);
-  std::vector<std::string> invalid;
-  const auto regs = regressions(c, 0, &invalid);
+  const auto regs = regressions(c, 0);
   if (!regs.empty()) {
     out << "\n**Significant regressions:**\n\n";
     for (const auto& r : regs) out << "- " << markdown_text(r) << "\n";
@@ -1092,10 +1134,6 @@ void print_comparison_markdown(std::ostream& out, const comparison& c) {
   if (!undecided.empty()) {
     out << "\n**Losses the repetitions cannot decide, not counted:**\n\n";
     for (const auto& r : undecided) out << "- " << markdown_text(r) << "\n";
-  }
-  if (!invalid.empty()) {
-    out << "\n**Losses on INVALID results, not counted:**\n\n";
-    for (const auto& r : invalid) out << "- " << markdown_text(r) << "\n";
   }
   out << "\n<details><summary>All metrics (" << c.rows.size() << ")</summary>\n\n";
   print_markdown_table(out, metric_rows(c, "", true), metric_right(nr, true));
@@ -1183,8 +1221,7 @@ json groups_json(const comparison& c) {
 }  // namespace
 
 json comparison_json(const comparison& c) {
-  std::vector<std::string> noisy;
-  const auto regs = regressions(c, 0, &noisy);
+  const auto regs = regressions(c, 0);
   json rows = json::array();
   for (const auto& row : c.rows) rows.push_back(metric_row_json(c, row));
   json inv = json::array();
@@ -1206,13 +1243,14 @@ json comparison_json(const comparison& c) {
         {"gated",
          "each benchmark's declared headline metric (performance) only; the others "
          "are shown with gate_note"},
-        {"not_gated", "INVALID results (either side): in no gate, mean or count"}}},
+        {"invalid",
+         "INVALID results (either side) are tested with their repetitions' spread, counted and "
+         "marked (invalid_reason)"}}},
       {"metrics", rows},
       {"groups", groups_json(c)},
       {"differences", inv},
       {"only_in", c.only_in},
       {"regressions", regs},
-      {"regressions_not_counted", noisy},
       {"undecided", undecided_losses(c, 0)}};
 }
 

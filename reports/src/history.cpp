@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -672,28 +673,83 @@ std::int64_t recorded_runs(const std::string& path) {
 
 }  // namespace
 
+std::optional<change_point> recent_step(const std::vector<double>& values, bool higher_is_better,
+                                        std::size_t after, double min_shift, double alpha) {
+  const std::size_t n = values.size();
+  if (after == 0 || n < after + 8) return std::nullopt;
+  // Oriented so that smaller is worse.
+  auto oriented = [&](double v) { return higher_is_better ? v : -v; };
+  double worst_before = oriented(values[0]), best_after = oriented(values[n - after]);
+  for (std::size_t i = 0; i < n - after; ++i)
+    worst_before = std::min(worst_before, oriented(values[i]));
+  for (std::size_t i = n - after; i < n; ++i)
+    best_after = std::max(best_after, oriented(values[i]));
+  if (!(best_after < worst_before)) return std::nullopt;
+  double p = 1;  // 1 / C(n, after)
+  for (std::size_t k = 0; k < after; ++k)
+    p *= static_cast<double>(k + 1) / static_cast<double>(n - k);
+  change_point c;
+  c.index = n - after;
+  c.before = median_of({values.begin(), values.end() - static_cast<std::ptrdiff_t>(after)});
+  c.after = median_of({values.end() - static_cast<std::ptrdiff_t>(after), values.end()});
+  c.p_value = p;
+  const double shift = c.before != 0 ? std::fabs(c.after / c.before - 1) : 0;
+  if (p >= alpha || shift < min_shift) return std::nullopt;
+  return c;
+}
+
+namespace {
+
+// The regression a judged series ends in, if any: its newest change point for the worse, else a
+// step too recent for E-divisive, else a drift for the worse that reaches the newest run.
+void find_regression(series_judgement& j, const std::vector<double>& values,
+                     const history_db::series& se, const e_divisive_options& opt) {
+  if (j.last) {
+    j.regression =
+        se.higher_is_better ? j.last->after < j.last->before : j.last->after > j.last->before;
+    if (j.regression) j.regression_kind = "step";
+  }
+  const std::size_t newest = se.points.size() - 1;
+  // A step after the newest change point, three runs old: 20% (the size of a lost core's share on
+  // a node of a few) or min_shift, whichever is larger.
+  const std::size_t since = j.last ? j.last->index : 0;
+  if (!j.regression && !values.empty()) {
+    const std::vector<double> tail(values.begin() + static_cast<std::ptrdiff_t>(since),
+                                   values.end());
+    if (auto c = recent_step(tail, se.higher_is_better, 3, std::max(0.20, opt.min_relative_shift),
+                             opt.alpha)) {
+      c->index += since;
+      j.last = c;
+      j.regression = true;
+      j.regression_kind = "recent step";
+    }
+  }
+  // A drift is a regression when it is for the worse, reaches the newest run and has moved the
+  // metric by twice the smallest step judged (10% at the defaults): a drift is found at a
+  // Mann-Kendall p < alpha in every segment, so a small one is left to `trend` to show.
+  for (const auto& d : j.analysis.drifts) {
+    const bool worse = se.higher_is_better ? d.total < 0 : d.total > 0;
+    if (j.regression || !worse || d.to != newest || std::fabs(d.total) < 2 * opt.min_relative_shift)
+      continue;
+    j.regression = true;
+    j.regression_kind = "drift";
+    j.worse_drift = d;
+  }
+}
+
+}  // namespace
+
 series_judgement judge_series(const history_db::series& se, const e_divisive_options& opt) {
   series_judgement j;
   std::vector<double> values;
-  std::vector<std::size_t> where;  // valid point i of `values` is se.points[where[i]]
-  for (std::size_t i = 0; i < se.points.size(); ++i) {
-    if (!se.points[i].valid) continue;
-    values.push_back(se.points[i].value);
-    where.push_back(i);
+  for (const auto& p : se.points) {
+    values.push_back(p.value);
+    j.invalid += !p.valid;
   }
   j.judged = values.size();
-  j.invalid = se.points.size() - values.size();
   j.analysis = analyse_history(values, opt);
-  for (auto& c : j.analysis.changes) c.index = where[c.index];
-  for (auto& d : j.analysis.drifts) {
-    d.from = where[d.from];
-    d.to = where[d.to];
-  }
-  if (!j.analysis.changes.empty()) {
-    j.last = j.analysis.changes.back();
-    j.regression =
-        se.higher_is_better ? j.last->after < j.last->before : j.last->after > j.last->before;
-  }
+  if (!j.analysis.changes.empty()) j.last = j.analysis.changes.back();
+  if (j.analysis.note.empty()) find_regression(j, values, se, opt);
   return j;
 }
 

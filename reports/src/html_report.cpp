@@ -1406,9 +1406,11 @@ void verdicts_section(std::ostringstream& body, const std::vector<report_view>& 
   for (const auto& r : reports) {
     const auto verdicts = evaluate(b, r);
     const auto c = count(verdicts);
-    body << "<h3>" << xml_escape(r.label) << ": <span class=\"" << (c.fail ? "FAIL" : "PASS")
-         << "\">" << (c.fail ? "FAIL" : "PASS") << "</span> (" << c.pass << " passed, " << c.fail
-         << " failed, " << c.waived << " waived)</h3>\n";
+    const std::string overall(overall_verdict(c));
+    body << "<h3>" << xml_escape(r.label) << ": <span class=\"" << overall << "\">" << overall
+         << "</span> (" << c.pass << " passed, " << c.fail << " failed, "
+         << (c.inconclusive ? std::to_string(c.inconclusive) + " inconclusive, " : "") << c.waived
+         << " waived)</h3>\n";
     body << "<table><tr><th>verdict</th><th>rule</th><th>measured</th><th>expected</th>"
             "<th>detail</th></tr>\n";
     for (const auto& v : verdicts) {

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 #include "infrabench/json_io.h"
 
@@ -55,6 +56,22 @@ std::string format_p(double p) {
   char buf[32];
   std::snprintf(buf, sizeof(buf), "%.3f", p);
   return buf;
+}
+
+std::string format_p(double p, double threshold) {
+  const std::string shortest = format_p(p);
+  if (!std::isfinite(p) || !std::isfinite(threshold)) return shortest;
+  // More digits until the printed number sits on the same side of the threshold as p: 0.0099948
+  // at q < 0.01 is "0.0099948", never "0.010" beside a significant verdict.
+  const bool below = p < threshold;
+  auto agrees = [&](const char* text) { return (std::strtod(text, nullptr) < threshold) == below; };
+  if (shortest == "<0.001" ? threshold >= 0.001 : agrees(shortest.c_str())) return shortest;
+  for (int digits = 3; digits <= 17; ++digits) {
+    char buf[40];
+    std::snprintf(buf, sizeof(buf), "%.*g", digits, p);
+    if (agrees(buf)) return buf;
+  }
+  return shortest;
 }
 
 namespace {

@@ -159,6 +159,17 @@ def test_every_shipped_suite_lists_and_loads(suite):
         assert listed["configurations"], (given, listed)
 
 
+def test_list_suite_honours_the_filter():
+    # Issue 44: `list --suite quick --filter RE` listed the whole suite.
+    whole = json.loads(run("list", "--suite", "quick", "--json").stdout)["configurations"]
+    p = run("list", "--suite", "quick", "--filter", "^gemm/", "--json")
+    assert p.returncode == 0, p.stderr
+    some = json.loads(p.stdout)["configurations"]
+    assert some and len(some) < len(whole), (len(some), len(whole))
+    assert all(json.dumps(c).count("gemm/") for c in some), some[:3]
+    assert run("list", "--suite", "quick", "--filter", "^no/such$").returncode == 2
+
+
 @pytest.fixture(scope="module")
 def accepted(tmp_path_factory):
     """The README's first workflow on this machine, shortened: accept with the CPU template, with

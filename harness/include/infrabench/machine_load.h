@@ -15,6 +15,36 @@
 
 namespace infrabench {
 
+// The CPU quota of this process's cgroup and its throttling, cumulative (issue 44: a quota that
+// throttled the run was blamed on "other processes"). cgroup v1: cpu.cfs_quota_us /
+// cpu.cfs_period_us and cpu.stat (nr_periods, nr_throttled, throttled_time in ns); v2: cpu.max
+// ("max 100000" or "170000 100000") and cpu.stat (throttled_usec). The most restrictive quota on
+// the path from the process's cgroup up to the root is the one that limits it, and its cgroup's
+// cpu.stat counts the throttling.
+struct cgroup_cpu {
+  bool known = false;     // a cpu controller was found and read
+  int version = 0;        // 1 or 2
+  double quota_cpus = 0;  // quota / period; 0: no quota
+  double period_us = 0;   // of the limiting quota
+  std::uint64_t periods = 0, throttled_periods = 0;
+  double throttled_s = 0;
+  std::string path;  // the cgroup whose quota limits (or the process's own, without a quota)
+};
+// The process's cgroup and the mount points of the v1 cpu controller and of cgroup2, from
+// /proc/self/cgroup and /proc/self/mounts text; "" where absent.
+struct cgroup_location {
+  std::string v1_mount, v1_path, v2_mount, v2_path;
+};
+[[nodiscard]] cgroup_location parse_cgroup_location(std::string_view proc_self_cgroup,
+                                                    std::string_view proc_self_mounts);
+// Reads the quota and throttling under `prefix` (a test's fake tree; "" for the real one) at
+// `where`; v1 first when its cpu controller holds the process, else v2. Unknown (known false)
+// when neither can be read.
+[[nodiscard]] cgroup_cpu read_cgroup_cpu(const cgroup_location& where,
+                                         const std::string& prefix = "");
+// The real one: /proc/self/cgroup and /proc/self/mounts, found once per process.
+[[nodiscard]] cgroup_cpu current_cgroup_cpu();
+
 // Cumulative counters at one instant.
 struct load_snapshot {
   double wall_s = 0;             // steady clock
@@ -24,6 +54,7 @@ struct load_snapshot {
   double own_cpu_s = 0;           // this process: user + system
   long involuntary_switches = 0;  // this process's threads preempted
   bool have_stat = false;         // /proc/stat was readable
+  cgroup_cpu cgroup;              // the process's cgroup CPU quota and its throttling so far
 };
 
 // What happened between two snapshots.
@@ -35,10 +66,21 @@ struct sampling_load {
   double steal_fraction = 0;  // of the watched CPUs' time, taken by the hypervisor
   long involuntary_switches = 0;
   bool known = false;  // false without /proc/stat: nothing can be said
+  // The cgroup CPU quota (CPUs; 0: none or unknown) and how much it throttled this interval.
+  double quota_cpus = 0;
+  std::uint64_t quota_periods = 0, throttled_periods = 0;
+  double throttled_s = 0;
+  bool cgroup_known = false;
+  // Throttled by its own cgroup's quota in at least 5% of the periods: the cause of a slow, noisy
+  // result is the quota, not other processes.
+  [[nodiscard]] bool throttled() const;
 
-  // Busy: others took at least 5% of the watched CPUs, or the hypervisor at least 2% (steal).
+  // Busy: others took at least 5% of the watched CPUs, the hypervisor at least 2% (steal), or the
+  // cgroup's quota throttled it (throttled()).
   [[nodiscard]] bool busy() const;
-  // "other processes used 1.40 of the 2 CPUs this run may use, steal 0.0%, 312 preemptions".
+  // "other processes used 1.40 of the 2 CPUs this run may use, steal 0.0%, 312 preemptions"; a
+  // throttling quota first: "its cgroup's CPU quota (1.70 CPUs, period 2 ms) throttled it in 812
+  // of 1500 periods (0.93 s); ...".
   [[nodiscard]] std::string describe() const;
   [[nodiscard]] nlohmann::json to_json() const;
 };

@@ -37,6 +37,9 @@ inline constexpr int exit_ok = 0;
 inline constexpr int exit_failures = 1;  // a benchmark failed, a hook refused, a rank died
 inline constexpr int exit_bad_input = 2;
 inline constexpr int exit_output_failed = 3;  // a file could not be written where asked
+// A check (run --baseline, accept) found no rule FAILed and one INCONCLUSIVE: its measurement's
+// interval straddles the bound (reports/baseline.h). Weaker than a failure, though larger.
+inline constexpr int exit_inconclusive = 4;
 
 // "infrabench: error: <msg>" on stderr, newlines folded so that it stays one line.
 void print_error(const std::string& msg);

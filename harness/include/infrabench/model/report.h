@@ -92,6 +92,9 @@ struct result_view {
   std::string reason_code;  // of a skip or failure (reason.h); "" when the report does not say
   bool valid = true;
   std::vector<std::string> invalid_reasons;
+  // One code per invalid reason ("noisy", "verify_failed", ...; reason.h); empty in a report that
+  // does not say (older than the codes).
+  std::vector<std::string> invalid_reason_codes;
   std::vector<std::string> warnings;
   // Metric -> why the benchmark withheld it (the result's "withheld" object); empty in a report
   // older than 1.5.0, whose warnings say it instead.

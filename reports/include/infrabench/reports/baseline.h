@@ -139,7 +139,11 @@ void check_baseline(const baseline& b, const build_catalog& build,
 // the node could fix, or missing from the run of the suite the baseline names): it counts as a
 // failure, so an acceptance is never silently partial. WAIVED is left for what the node lacks
 // (no GPU, no EDAC source) and what the baseline waives by name.
-enum class verdict_status { pass, fail, waived, not_run };
+// inconclusive: the measurement's interval (its repetitions' range; an INVALID (noisy) result's
+// CI) straddles the rule's bound: not a PASS, and not a FAIL from noise alone (issue 44); `check`
+// exits 4 (exit_inconclusive, run_pipeline.h) when nothing FAILed and a rule is INCONCLUSIVE,
+// naming a rerun.
+enum class verdict_status { pass, fail, waived, not_run, inconclusive };
 [[nodiscard]] std::string_view to_string(verdict_status s);
 [[nodiscard]] inline bool failed(verdict_status s) {
   return s == verdict_status::fail || s == verdict_status::not_run;
@@ -166,6 +170,10 @@ struct verdict {
   std::vector<std::string> failing;  // one line per failing configuration or node
   bool missing = false;  // waived because the report has no result for the configuration
   std::vector<node_finding> findings;  // per node: why it FAILed or did NOT RUN there
+  std::string rerun;  // INCONCLUSIVE: the command that would decide it (more repetitions)
+  // "INVALID: noisy: robust CV 13% > 10%": the first judged INVALID result's reason (its first
+  // clause), shown in the verdict cell; "" when every judged result was VALID.
+  std::string invalid;
 };
 
 // Evaluates every rule against the report. Throws user_error when a rule names a metric the
@@ -181,8 +189,10 @@ struct verdict {
 
 struct verdict_counts {
   // fail counts FAIL and NOT RUN (what decides the exit code); not_run those of them not run.
-  std::size_t pass = 0, fail = 0, waived = 0, not_run = 0;
+  std::size_t pass = 0, fail = 0, waived = 0, not_run = 0, inconclusive = 0;
 };
+// "FAIL", "INCONCLUSIVE" or "PASS": the check's verdict from its counts.
+[[nodiscard]] std::string_view overall_verdict(const verdict_counts& c);
 [[nodiscard]] verdict_counts count(const std::vector<verdict>& v);
 
 // What `check` prints: the verdicts of a baseline's rules against one report (a printer document).
@@ -234,8 +244,10 @@ struct create_options {
 };
 // What create used and left out, for the command to say.
 struct create_summary {
-  std::size_t results = 0, invalid = 0;   // passed results read; of them INVALID
-  std::vector<std::string> without_rule;  // configurations whose results were all INVALID
+  // Passed results read; of them INVALID and used (noisy: less precise, or --allow-invalid); and
+  // INVALID other than by noise, dropped (unverified, implausible).
+  std::size_t results = 0, invalid = 0, dropped = 0;
+  std::vector<std::string> without_rule;  // configurations whose results were all dropped
 };
 // A baseline from the reports of known-good runs or nodes: per configuration and gated metric,
 // the median of the valid results and a one-sided tolerance (in the metric's bad direction) of

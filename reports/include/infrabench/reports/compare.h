@@ -39,8 +39,9 @@ struct compare_options {
 // not_gated: not the benchmark's headline (a derived view of it, another metric, an information
 // or verification metric, a benchmark that declares no headline): shown, never called better or
 // worse, never in a geometric mean, a count or a regression gate. inconclusive: a side has one
-// repetition and the change is within the metric's known run-to-run noise. invalid: either
-// result is INVALID; shown with its reason, excluded from every gate, mean and count. failed: a
+// repetition and the change is within the metric's known run-to-run noise. invalid: no longer
+// given to a gated row (an INVALID result is tested with its repetitions' spread and its verdict
+// says INVALID beside it, see verdict_text); kept for readers of older comparison JSON. failed: a
 // gated value that is no measurement (values.h: zero bandwidth, a negative time, null) on either
 // side: never a ratio, and a regression gate fails on it whatever its threshold.
 enum class change {
@@ -136,14 +137,13 @@ struct comparison {
 // q < alpha and |ratio - 1| >= min_effect; without significance a one-repetition side makes it
 // "inconclusive", two or more "~ (noise)" when large; `needed` says how many repetitions would do.
 void decide_verdicts(comparison& c);
-// Geometric means of the performance ratios per benchmark group (gated, VALID rows only).
+// Geometric means of the performance ratios per benchmark group (gated rows, INVALID included).
 [[nodiscard]] std::vector<group_summary> summarize_groups(const comparison& c);
 
 // Significant regressions (report i vs the first) larger than `pct` percent on gated metrics: one
-// line each. Losses on INVALID results are never counted: they go to `not_counted` (when given)
-// so they can be shown with their reason.
-[[nodiscard]] std::vector<std::string> regressions(const comparison& c, double pct,
-                                                   std::vector<std::string>* not_counted = nullptr);
+// line each. A loss on an INVALID result counts when its repetitions decide it (the line names the
+// INVALID reason); one they cannot decide is in undecided_losses.
+[[nodiscard]] std::vector<std::string> regressions(const comparison& c, double pct);
 // Gated losses larger than `pct` that the data cannot decide (inconclusive, or ~ noise), each
 // with the repetitions per side that would decide it.
 [[nodiscard]] std::vector<std::string> undecided_losses(const comparison& c, double pct);
@@ -161,6 +161,8 @@ struct between_runs {
                                              const std::vector<double>& other, double noise);
 // Two-sided p of Welch's t statistic `t` with `df` degrees of freedom (Student's t distribution).
 [[nodiscard]] double student_t_two_sided_p(double t, double df);
+// t with P(T > t) = p for Student's t with `df` degrees of freedom (0 < p < 0.5).
+[[nodiscard]] double student_t_upper_quantile(double p, double df);
 // Benjamini-Hochberg adjusted p values (q values), in the order given; NaN stays NaN.
 [[nodiscard]] std::vector<double> benjamini_hochberg(const std::vector<double>& p);
 // The conservative run-to-run noise assumed for a metric of `kind` with one repetition (relative
@@ -171,8 +173,9 @@ struct between_runs {
 // for the method paragraph and compare's --noise help.
 [[nodiscard]] std::string default_run_noise_text();
 // Repetitions per side for a two-sided test at `alpha` to detect a log change `effect` with 80%
-// power when one repetition's log value has standard deviation `sd` (normal approximation:
-// 2 (z_{1-alpha/2} + z_0.8)^2 sd^2 / effect^2, at least 3); SIZE_MAX when not finite.
+// power when one repetition's log value has standard deviation `sd`: the smallest n with
+// 2 (t_{1-alpha/2, 2n-2} + t_{0.8, 2n-2})^2 sd^2 / effect^2 <= n (the t test that n repetitions a
+// side will get; the normal approximation beyond 1000), at least 3; SIZE_MAX when not finite.
 [[nodiscard]] std::size_t repetitions_needed(double sd, double effect, double alpha);
 
 // Half-width of a distribution-free 95% confidence interval of the median (order statistics

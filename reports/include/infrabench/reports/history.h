@@ -96,15 +96,28 @@ class history_db {
   std::vector<std::string> m_migrated;
 };
 
-// One series judged for steps and drifts. INVALID points are shown but never judged: the analysis
-// runs over the valid points, and its indices are mapped back to `series.points`.
+// One series judged for steps and drifts. Every point is judged, INVALID (noisy) ones included: a
+// noisy run is a less precise one, not no evidence (issue 44: a series whose newest runs were all
+// INVALID at half the speed was "judged" on the old ones and passed). `invalid` counts them.
 struct series_judgement {
   trend_analysis analysis;  // change and drift indices into series.points
   std::size_t judged = 0, invalid = 0;
   // The newest change point, and whether it made the metric worse: the newest runs sit after it.
   std::optional<change_point> last;
   bool regression = false;
+  // Why `regression`: "step" (the newest change point), "recent step" (the newest runs all worse
+  // than every run before them, see recent_step) or "drift" (a drift for the worse reaching the
+  // newest run); "" when not a regression.
+  std::string regression_kind;
+  std::optional<trend_analysis::drift> worse_drift;  // set for "drift"
 };
+// A step too recent for E-divisive (which needs four runs after it at p < 0.01): the newest
+// `after` points are the `after` worst of the series (a rank test: with no change, the chance is
+// 1 / C(n, after) exactly, for exchangeable runs), their median at least `min_shift` worse than the
+// median before them, and at least 8 runs before. nullopt otherwise; `p_value` is 1 / C(n, after).
+[[nodiscard]] std::optional<change_point> recent_step(const std::vector<double>& values,
+                                                      bool higher_is_better, std::size_t after,
+                                                      double min_shift, double alpha);
 [[nodiscard]] series_judgement judge_series(const history_db::series& se,
                                             const e_divisive_options& opt);
 

@@ -18,6 +18,9 @@ namespace infrabench::reports {
 [[nodiscard]] std::string format_percent(double rel);
 // A p-value: "0.003", "<0.001".
 [[nodiscard]] std::string format_p(double p);
+// The same with as many digits as it takes for the printed number to fall on the same side of
+// `threshold` as p (the decision's alpha): "0.0099948" at q < 0.01, not "0.010".
+[[nodiscard]] std::string format_p(double p, double threshold);
 
 // Column-aligned table: the first row is the header, underlined with dashes. `right[i]` aligns
 // column i to the right (numbers).

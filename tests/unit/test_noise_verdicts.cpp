@@ -1,0 +1,264 @@
+// Verdicts that hold on a noisy machine (issue 44): acceptance judges the measurement's interval
+// (INCONCLUSIVE where it straddles the bound), history judges INVALID runs and flags recent steps
+// and drifts for the worse, q values print with the digits the decision needs, and a cgroup CPU
+// quota that throttled a run is named as the cause.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "infrabench/machine_load.h"
+#include "infrabench/reports/baseline.h"
+#include "infrabench/reports/compare.h"
+#include "infrabench/reports/history.h"
+#include "infrabench/reports/text.h"
+#include "test_reports_util.h"
+
+using namespace infrabench;
+using namespace infrabench::reports;
+using ib_test::json;
+
+namespace {
+
+// One host_memory result whose bandwidth has these repetitions (value: their median), INVALID
+// (noisy, with its code) when `noisy`.
+json rep_report(std::vector<double> reps, bool noisy, const std::string& code = "noisy") {
+  std::vector<double> sorted = reps;
+  std::sort(sorted.begin(), sorted.end());
+  auto j = ib_test::report(json::array(
+      {ib_test::result("bandwidth/host_memory", {{"kernel", "triad"}},
+                       {{"bandwidth_gbps", "GB/s", sorted[sorted.size() / 2], true, reps}}, "node1",
+                       0, "passed", !noisy)}));
+  auto& r = j["results"][0];
+  if (reps.size() > 1) r["metrics"][0]["repetitions"] = reps;
+  if (noisy) r["invalid_reason_codes"] = json::array({code});
+  return j;
+}
+
+verdict judge(const json& report, double min) {
+  static std::vector<baseline> keep;  // verdicts point at their rule
+  keep.push_back(
+      parse_baseline(json({{"infrabench_baseline", 1},
+                           {"name", "t"},
+                           {"rules", json::array({{{"benchmark", "bandwidth/host_memory"},
+                                                   {"metric", "bandwidth_gbps"},
+                                                   {"min", min}}})}})
+                         .dump(),
+                     "b.json"));
+  return evaluate(keep.back(), parse_report(report.dump(), "r.json")).at(0);
+}
+
+history_db::series series_of(const std::vector<double>& values, std::size_t invalid_from = 1000) {
+  history_db::series se;
+  se.benchmark = "gemm/cpu";
+  se.metric = "gflops";
+  se.unit = "GFLOP/s";
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    history_db::point p;
+    p.run_id = static_cast<std::int64_t>(i + 1);
+    p.value = values[i];
+    p.valid = i < invalid_from;
+    se.points.push_back(p);
+  }
+  return se;
+}
+
+std::vector<double> noisy_series(std::size_t n, double centre, double noise, unsigned seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> d(0, noise);
+  std::vector<double> v;
+  for (std::size_t i = 0; i < n; ++i) v.push_back(centre * (1 + d(rng)));
+  return v;
+}
+
+}  // namespace
+
+// A rule FAILs only when the whole interval (the repetitions' range) is outside its bound; one
+// straddling it is INCONCLUSIVE, with the command that would decide it.
+TEST(NoiseVerdicts, AcceptanceJudgesTheInterval) {
+  EXPECT_EQ(judge(rep_report({60, 61, 59}, false), 50).status, verdict_status::pass);
+  const auto fail = judge(rep_report({30, 31, 29}, false), 50);
+  EXPECT_EQ(fail.status, verdict_status::fail) << fail.detail;
+  // Median 48 below 50, but a repetition at 55 passes: noise could have put it there.
+  const auto straddle = judge(rep_report({48, 55, 44}, false), 50);
+  EXPECT_EQ(straddle.status, verdict_status::inconclusive) << straddle.detail;
+  EXPECT_NE(straddle.rerun.find("--repetitions 6"), std::string::npos) << straddle.rerun;
+  EXPECT_NE(straddle.detail.find("across the bound"), std::string::npos) << straddle.detail;
+  // Median 52 passes but a repetition at 45 does not: not a silent PASS either.
+  EXPECT_EQ(judge(rep_report({52, 45, 58}, false), 50).status, verdict_status::inconclusive);
+  const auto c = count({judge(rep_report({48, 55, 44}, false), 50)});
+  EXPECT_EQ(c.inconclusive, 1u);
+  EXPECT_EQ(c.fail, 0u);
+  EXPECT_EQ(overall_verdict(c), "INCONCLUSIVE");
+}
+
+// INVALID by noise is judged by its interval (less precise, not wrong), and says INVALID in the
+// verdict; INVALID for another reason (unverified) still FAILs.
+TEST(NoiseVerdicts, NoisyResultsAreJudgedByTheirInterval) {
+  const auto pass = judge(rep_report({60, 64, 57}, true), 50);
+  EXPECT_EQ(pass.status, verdict_status::pass) << pass.detail;
+  EXPECT_EQ(pass.invalid, "INVALID: noisy: test");
+  EXPECT_EQ(judge(rep_report({30, 36, 25}, true), 50).status, verdict_status::fail);
+  EXPECT_EQ(judge(rep_report({49, 62, 40}, true), 50).status, verdict_status::inconclusive);
+  EXPECT_EQ(judge(rep_report({60, 64, 57}, true, "verify_failed"), 50).status,
+            verdict_status::fail);
+  // The verdict cell shows the reason (issue 44: it sat 230 columns to the right).
+  std::ostringstream out;
+  static const baseline b =
+      parse_baseline(json({{"infrabench_baseline", 1},
+                           {"rules", json::array({{{"benchmark", "bandwidth/host_memory"},
+                                                   {"metric", "bandwidth_gbps"},
+                                                   {"min", 50}}})}})
+                         .dump(),
+                     "b.json");
+  const auto rep = parse_report(rep_report({49, 62, 40}, true).dump(), "r.json");
+  const auto vs = evaluate(b, rep);
+  print_verdicts(out, b, rep, vs);
+  EXPECT_NE(out.str().find("INCONCLUSIVE (INVALID: noisy: test)"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("-> INCONCLUSIVE"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("to decide it: infrabench run"), std::string::npos) << out.str();
+  const std::string xml = junit_xml(b, rep, vs);
+  EXPECT_NE(xml.find("<skipped message=\"INCONCLUSIVE"), std::string::npos) << xml;
+  EXPECT_EQ(xml.find("<failure"), std::string::npos) << xml;
+}
+
+// baseline create uses noisy results (their repetitions widen the tolerance) and drops other
+// INVALID ones; its note counts values (runs) and results each as what they are.
+TEST(NoiseVerdicts, BaselineCreateUsesNoisyResultsAndCountsConsistently) {
+  std::vector<report_view> reports;
+  reports.push_back(parse_report(rep_report({100, 101, 99}, false).dump(), "a.json"));
+  reports.push_back(parse_report(rep_report({100, 80, 95}, true).dump(), "b.json"));
+  reports.push_back(
+      parse_report(rep_report({100, 100, 100}, true, "verify_failed").dump(), "c.json"));
+  create_summary sum;
+  const json b = create_baseline(reports, {}, &sum);
+  EXPECT_EQ(sum.invalid, 1u);
+  EXPECT_EQ(sum.dropped, 1u);
+  const std::string note = b["rules"][0]["note"];
+  EXPECT_NE(note.find("6 value(s) of 2 result(s)"), std::string::npos) << note;
+  EXPECT_NE(note.find("1 of the results INVALID, used"), std::string::npos) << note;
+  EXPECT_NE(note.find("1 INVALID result(s) dropped"), std::string::npos) << note;
+  // The noisy run's 80 is a good run of this machine: the tolerance covers it (1.25 x 20%).
+  const double lower = b["rules"][0]["reference"][1];
+  EXPECT_LE(lower, -0.2);
+}
+
+// History: INVALID runs are judged; a step is flagged three runs after it; a drift for the worse
+// that reaches the newest run is a regression; A/A noise is silent.
+TEST(NoiseVerdicts, HistoryJudgesInvalidRunsRecentStepsAndDrifts) {
+  auto v = noisy_series(8, 120, 0.03, 1);
+  for (double x : noisy_series(8, 70, 0.1, 2)) v.push_back(x);
+  const auto invalid = judge_series(series_of(v, 8), {});
+  EXPECT_TRUE(invalid.regression);  // was "judged" on the 8 valid runs and passed
+  EXPECT_EQ(invalid.invalid, 8u);
+  EXPECT_EQ(invalid.judged, 16u);
+
+  // Eight runs, then three 24% lower: E-divisive cannot yet (p >= 2 / C(11, 3) = 0.012).
+  auto step = noisy_series(8, 100, 0.03, 3);
+  for (double x : {76.0, 78.0, 75.0}) step.push_back(x);
+  const auto recent = judge_series(series_of(step), {});
+  ASSERT_TRUE(recent.regression);
+  EXPECT_EQ(recent.regression_kind, "recent step");
+  EXPECT_EQ(recent.last->index, 8u);
+  EXPECT_NEAR(recent.last->p_value, 6.0 / (11 * 10 * 9), 1e-12);
+  // Two runs after it, or a 10% step: not yet.
+  step.pop_back();
+  EXPECT_FALSE(judge_series(series_of(step), {}).regression);
+  EXPECT_FALSE(recent_step({100, 101, 99, 100, 102, 98, 100, 101, 90, 91, 89}, true, 3, 0.2, 0.01));
+
+  std::vector<double> drift;
+  for (int i = 0; i < 16; ++i) drift.push_back(100 * (1 - 0.03 * i) * (1 + 0.005 * (i % 3 - 1)));
+  const auto d = judge_series(series_of(drift), {});
+  EXPECT_TRUE(d.regression) << d.regression_kind;
+
+  std::size_t alarms = 0;
+  for (unsigned seed = 0; seed < 200; ++seed)
+    alarms += judge_series(series_of(noisy_series(26, 100, 0.1, 100 + seed)), {}).regression;
+  EXPECT_LE(alarms, 2u);  // A/A: 26 runs, 10% noise
+}
+
+TEST(NoiseVerdicts, PValuesPrintOnTheSideOfTheirDecision) {
+  EXPECT_EQ(format_p(0.0099948, 0.01), "0.00999");
+  EXPECT_EQ(format_p(0.0100052, 0.01), "0.010");  // not below: "0.010" says so
+  EXPECT_EQ(format_p(0.027, 0.01), "0.027");
+  EXPECT_EQ(format_p(0.0004, 0.01), "<0.001");
+  EXPECT_EQ(format_p(0.0004, 0.0005), "0.0004");
+}
+
+// cgroup v1 and v2 quotas and throttling from a fake tree; the throttled quota is the cause named.
+TEST(NoiseVerdicts, CgroupQuotaAndThrottlingAreRead) {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::temp_directory_path() / ("ib_cgroup_" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  auto write = [&](const std::string& rel, const std::string& text) {
+    fs::create_directories((root / rel).parent_path());
+    std::ofstream(root / rel) << text;
+  };
+  const auto where =
+      parse_cgroup_location("9:name=systemd:/\n2:cpuacct:/\n1:cpu:/bench/job\n0::/user.slice\n",
+                            "cgroup /sys/fs/cgroup/cpu cgroup rw,relatime,cpu 0 0\n"
+                            "cgroup2 /sys/fs/cgroup/unified cgroup2 rw 0 0\n");
+  EXPECT_EQ(where.v1_mount, "/sys/fs/cgroup/cpu");
+  EXPECT_EQ(where.v1_path, "/bench/job");
+  EXPECT_EQ(where.v2_mount, "/sys/fs/cgroup/unified");
+  write("sys/fs/cgroup/cpu/cpu.cfs_quota_us", "-1\n");
+  write("sys/fs/cgroup/cpu/cpu.cfs_period_us", "100000\n");
+  write("sys/fs/cgroup/cpu/bench/cpu.cfs_quota_us", "3400\n");
+  write("sys/fs/cgroup/cpu/bench/cpu.cfs_period_us", "2000\n");
+  write("sys/fs/cgroup/cpu/bench/cpu.stat",
+        "nr_periods 1500\nnr_throttled 812\nthrottled_time 930000000\n");
+  write("sys/fs/cgroup/cpu/bench/job/cpu.cfs_quota_us", "-1\n");
+  write("sys/fs/cgroup/cpu/bench/job/cpu.cfs_period_us", "100000\n");
+  const auto v1 = read_cgroup_cpu(where, root.string());
+  ASSERT_TRUE(v1.known);
+  EXPECT_EQ(v1.version, 1);
+  EXPECT_DOUBLE_EQ(v1.quota_cpus, 1.7);
+  EXPECT_EQ(v1.throttled_periods, 812u);
+  EXPECT_NEAR(v1.throttled_s, 0.93, 1e-9);
+
+  write("sys/fs/cgroup/unified/user.slice/cpu.max", "max 100000\n");
+  write("sys/fs/cgroup/unified/user.slice/cpu.stat", "nr_periods 0\nnr_throttled 0\n");
+  const auto v2 = read_cgroup_cpu({"", "", "/sys/fs/cgroup/unified", "/user.slice"}, root.string());
+  ASSERT_TRUE(v2.known);
+  EXPECT_EQ(v2.version, 2);
+  EXPECT_EQ(v2.quota_cpus, 0);
+  fs::remove_all(root);
+
+  load_snapshot a, b;
+  a.have_stat = b.have_stat = true;
+  b.wall_s = 1;
+  b.total_ticks = 200;
+  a.cgroup = v1;
+  b.cgroup = v1;
+  b.cgroup.periods += 500;
+  b.cgroup.throttled_periods += 300;
+  b.cgroup.throttled_s += 0.4;
+  const auto l = load_between(a, b, 2, 100);
+  EXPECT_TRUE(l.throttled());
+  EXPECT_TRUE(l.busy());
+  EXPECT_EQ(l.describe().rfind("its cgroup's CPU quota (1.70 CPUs) throttled it in 300 of 500", 0),
+            0u)
+      << l.describe();
+}
+
+// compare lists a different cgroup CPU quota among the system differences, before any verdict.
+TEST(NoiseVerdicts, CompareNamesADifferentQuota) {
+  auto run = [](const std::string& label, const json& quota) {
+    auto h = ib_test::host("node1");
+    h["cpu"]["cgroup_cpu_quota"] = quota;
+    auto r = parse_report(rep_report({60, 61, 59}, false).dump(), label + ".json");
+    auto j = rep_report({60, 61, 59}, false);
+    j["hosts"] = json::array({h});
+    r = parse_report(j.dump(), label + ".json");
+    r.label = label;
+    return r;
+  };
+  const auto c = compare_reports({run("A", "none"), run("B", 1.7)}, {});
+  std::ostringstream t;
+  print_comparison_table(t, c);
+  EXPECT_NE(t.str().find("the systems differ (cpu.cgroup_cpu_quota"), std::string::npos) << t.str();
+}
