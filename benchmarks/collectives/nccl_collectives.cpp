@@ -363,15 +363,21 @@ nccl_config config_of(state& st, const collective& spec) {
   return c;
 }
 
-// Skips an 8-bit float configuration on every rank when any rank's GPU cannot reduce it
-// (fp8_capability_reason), with the first such rank's reason: rank 0's result names the GPU.
+// Skips an 8-bit float configuration on every rank when any rank's NCCL is too old for the type
+// (fp8_nccl_version_reason: the library loaded, not the headers built against) or its GPU cannot
+// reduce it (fp8_capability_reason), with the first such rank's reason.
 void require_fp8_capability(state& st, const nccl_context& ctx, const nccl_config& c) {
   if (!kernels::pattern::owned_elements(c.type)) return;  // the same on every rank
   std::string mine;
   try {
-    const auto info = kcu::query_device(ctx.device);
-    mine = fp8_capability_reason(c.type, st.get_string("dtype"), info.cc_major, info.cc_minor,
-                                 ctx.device);
+    int version = 0;
+    check_nccl(ncclGetVersion(&version), "ncclGetVersion");
+    mine = fp8_nccl_version_reason(c.type, st.get_string("dtype"), version);
+    if (mine.empty()) {
+      const auto info = kcu::query_device(ctx.device);
+      mine = fp8_capability_reason(c.type, st.get_string("dtype"), info.cc_major, info.cc_minor,
+                                   ctx.device);
+    }
     if (!mine.empty()) mine = "host " + st.comm().hostname() + ": " + mine;
   } catch (const std::exception& e) {
     mine = e.what();
@@ -521,8 +527,9 @@ std::string nccl_description(const collective& c) {
   register_collectives({.name = "NCCL",
                         .prefix = "nccl_",
                         .dtype_text = "element type (NCCL's own reductions for each; "
-                                      "float8_e4m3 and float8_e5m2 on compute capability 9.0 "
-                                      "or newer, as NCCL reduces them)",
+                                      "float8_e4m3 and float8_e5m2 need NCCL 2.24 or newer "
+                                      "and compute capability 9.0 or newer, as NCCL reduces "
+                                      "them)",
                         .dtypes = {std::begin(nccl_dtypes), std::end(nccl_dtypes)},
                         .placement_text = "separate buffers or NCCL's in-place form",
                         .has_call = [](coll_op op) { return nccl_calls().count(op) > 0; },
