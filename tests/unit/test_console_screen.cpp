@@ -166,6 +166,25 @@ TEST(ConsoleScreen, HeaderNamesTheMachineInSixLines) {
   EXPECT_NE(all.find("16 ranks on 2 hosts"), std::string::npos) << all;
 }
 
+// A rank the launcher bound to part of the machine says so (issue 38: Open MPI binds -np 8 ranks
+// to a core or socket, and the node leader's host-memory runs then measured one socket).
+TEST(ConsoleScreen, HeaderSaysWhenTheLauncherBoundTheRank) {
+  capabilities caps;
+  caps.logical_cpus = 8;
+  caps.online_cpus = 64;
+  const json inv = {{"cpu", {{"model", "Xeon"}, {"sockets", 2}, {"cores", 32}, {"threads", 64}}}};
+  const auto lines = format_header(header_facts(inv, caps, 8, {"n1"}, "mpi"), 120);
+  EXPECT_NE(lines[1].find("(8 of 64 usable: bound; mpirun --bind-to none for all)"),
+            std::string::npos)
+      << lines[1];
+  EXPECT_EQ(cpu_binding_note(64, 64, true), "");
+  const std::string note = cpu_binding_note(8, 64, true);
+  EXPECT_NE(note.find("bound to 8 of 64 CPUs by the launcher"), std::string::npos) << note;
+  EXPECT_NE(note.find("mpirun --bind-to none"), std::string::npos) << note;
+  EXPECT_NE(note.find("srun --cpu-bind=none"), std::string::npos) << note;
+  EXPECT_NE(cpu_binding_note(1, 2, false).find("taskset or a cpuset"), std::string::npos);
+}
+
 TEST(ConsoleScreen, HeaderSaysWhyThereIsNoGpu) {
   capabilities caps;
   caps.cuda.reason = std::string("no NVIDIA driver on this machine ") + std::string(200, '.');
