@@ -210,6 +210,22 @@ TEST(ConsoleScreen, CudaFailureSaysWhatIsMissing) {
   EXPECT_NE(old.find("supports CUDA 12.4, older than this build's CUDA runtime 13.0"),
             std::string::npos)
       << old;
+  // Which driver this build needs and which it found (issue 38: CUDA 13 needs R580; a fleet on
+  // R535-R570 saw every GPU benchmark skipped without being told what to install).
+  detail::driver_presence r570{true, true, "", "570.124.06"};
+  const auto floor =
+      detail::describe_cuda_failure(cuda_failure::insufficient_driver, r570, "13.0", "12.8", raw);
+  EXPECT_EQ(floor,
+            "the NVIDIA driver 570.124.06 supports CUDA 12.8, older than this build's CUDA runtime "
+            "13.0, which needs driver R580 (580.65.06) or newer: upgrade the driver, or use a "
+            "build for CUDA 12.8")
+      << floor;
+  EXPECT_EQ(detail::minimum_driver_for_cuda("12.4"), "525.60.13");
+  EXPECT_EQ(detail::minimum_driver_for_cuda("99.0"), "");
+  EXPECT_EQ(detail::driver_version_from_proc(
+                "NVRM version: NVIDIA UNIX x86_64 Kernel Module  570.86.15  Fri Jan 10 2025\n"),
+            "570.86.15");
+  EXPECT_EQ(detail::driver_version_from_proc("garbage"), "");
   detail::driver_presence no_lib{true, false, "libcuda.so.1: cannot open shared object file"};
   EXPECT_NE(
       detail::describe_cuda_failure(cuda_failure::insufficient_driver, no_lib, "13.0", "", raw)

@@ -36,6 +36,9 @@ struct driver_presence {
   bool device_nodes = false;      // /dev/nvidiactl or /dev/nvidia<N> exists
   bool libcuda_loadable = false;  // dlopen("libcuda.so.1") succeeded
   std::string libcuda_error;      // dlerror() when it did not
+  // The driver's own version ("570.124.06": NVML's nvmlSystemGetDriverVersion, else
+  // /proc/driver/nvidia/version); "" when unknown. Set by the probe, not find_nvidia_driver.
+  std::string version;
 };
 [[nodiscard]] driver_presence find_nvidia_driver();
 
@@ -49,6 +52,13 @@ enum class cuda_failure {
   driver_mismatch,      // cudaErrorSystemDriverMismatch: kernel module and libcuda differ
   other,
 };
+
+// The oldest Linux driver a CUDA runtime of `runtime_version` ("13.0") runs on, as NVIDIA's
+// compatibility table gives it ("580.65.06" for CUDA 13: the R580 branch), or "" when unknown.
+[[nodiscard]] std::string minimum_driver_for_cuda(const std::string& runtime_version);
+// The driver version in /proc/driver/nvidia/version's text ("NVRM version: NVIDIA UNIX x86_64
+// Kernel Module  570.86.15  ..."), or "".
+[[nodiscard]] std::string driver_version_from_proc(const std::string& text);
 
 // Why no CUDA device can be used, saying what is missing ("no NVIDIA driver on this machine
 // (...)"), from the runtime's failure, the driver facts, and the runtime's and driver's CUDA
