@@ -175,7 +175,7 @@ struct pattern_gpus {
   std::vector<int> targets;
 };
 [[nodiscard]] pattern_gpus resolve_gpus(infrabench::state& st, traffic_pattern p) {
-  const int count = gpu::device_count();
+  const int count = gpu::node_device_count(st);
   if (auto why = topo::pattern_skip_reason(p, count); !why.empty()) {
     st.skip(infrabench::reason_code::no_device, why);
   }

@@ -14,8 +14,11 @@ namespace infrabench::detail {
 void probe_cuda(capabilities& caps);      // caps.cuda, cuda_device_count, driver, cublas
 void probe_nccl(capabilities& caps);      // caps.nccl
 void probe_io_uring(capabilities& caps);  // caps.io_uring
-// Makes the rank's GPU (gpu_for_local_rank) current for the whole run and returns its index;
-// -1 without a CUDA device (or without CUDA compiled in).
+// Makes the rank's GPU (gpu_for_local_rank) current on the calling thread and returns its index;
+// -1 without a CUDA device (or without CUDA compiled in), or when it cannot be made current. Since
+// CUDA 12 this opens the GPU's context, so the runner calls it only before a benchmark that needs
+// CUDA (issue 38: every rank opening its context at start kept the node leader, in
+// EXCLUSIVE_PROCESS mode, from the other GPUs).
 [[nodiscard]] int bind_rank_gpu(const capabilities& caps, int local_rank);
 // The GPUs of the inventory (cudaGetDeviceProperties and the PCIe link from sysfs); [] without.
 [[nodiscard]] nlohmann::json describe_gpus();
