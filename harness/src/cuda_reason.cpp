@@ -41,9 +41,10 @@ std::string minimum_driver_for_cuda(const std::string& runtime_version) {
 }
 
 std::string driver_version_from_proc(const std::string& text) {
-  const auto at = text.find("Kernel Module");
+  static const std::string marker = "Kernel Module";
+  const auto at = text.find(marker);
   if (at == std::string::npos) return {};
-  std::istringstream in(text.substr(at + std::string("Kernel Module").size()));
+  std::istringstream in(text.substr(at + marker.size()));
   std::string version;
   in >> version;
   const bool digits_and_dots =
