@@ -26,6 +26,12 @@ namespace {
 
 }  // namespace
 
+int node_device_count(infrabench::state& st) {
+  if (const std::string& why = st.caps().node_gpus_reason; !why.empty())
+    st.skip(infrabench::reason_code::no_device, why);
+  return device_count();
+}
+
 std::string check_fits(int device, std::size_t bytes) {
   const device_scope scope(device);
   std::size_t free = 0, total = 0;

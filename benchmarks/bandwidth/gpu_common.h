@@ -32,6 +32,12 @@ using kcu::event;
 using kcu::query_device;
 using kcu::stream;
 
+// The GPUs of this host, for a benchmark that drives several from one process (the node leader's
+// copy matrices and patterns): device_count(), or a skip with what to do when this process cannot
+// reach every GPU of the host (capabilities::node_gpus_reason: per-task CUDA_VISIBLE_DEVICES,
+// EXCLUSIVE_PROCESS mode), where it would measure a part of the node as if it were the whole.
+[[nodiscard]] int node_device_count(infrabench::state& st);
+
 // Empty when `bytes` fit in the device's free memory, else "needs 2.0 GiB on GPU 1; 1.2 GiB
 // free of 79.1 GiB" (topo::fits_message).
 [[nodiscard]] std::string check_fits(int device, std::size_t bytes);

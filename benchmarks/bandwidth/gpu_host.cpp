@@ -108,7 +108,7 @@ struct host_row {
 
 // The GPUs of the row's columns; skips when the gpu axis names none that exists.
 [[nodiscard]] std::vector<int> resolve_gpus(infrabench::state& st) {
-  const int count = gpu::device_count();
+  const int count = gpu::node_device_count(st);
   std::string error;
   std::vector<int> gpus = topo::select_columns(count, st.get_int64("gpu"), &error);
   if (!error.empty()) st.skip(error);

@@ -247,7 +247,7 @@ void report_row(infrabench::state& st, const latency_config& cfg, const topo::ce
 void gpu_latency(infrabench::state& st) {
   const latency_config cfg = resolve_config(st);
   std::string error;
-  const auto gpus = topo::select_columns(gpu::device_count(), st.get_int64("gpu"), &error);
+  const auto gpus = topo::select_columns(gpu::node_device_count(st), st.get_int64("gpu"), &error);
   if (!error.empty()) st.skip(error);
 
   latency_row r;
@@ -273,7 +273,7 @@ void p2p_latency(infrabench::state& st) {
   if (cfg.lines > (std::size_t{1} << 32)) st.fail("working_set above 512 GiB");
   // ~10-30 ms per sample: a load from a peer over NVLink or PCIe takes ~0.7-2 us.
   cfg.steps = std::uint64_t{1} << 14;
-  const int count = gpu::device_count();
+  const int count = gpu::node_device_count(st);
   const std::int64_t src = st.get_int64("src");
   if (src >= count) {
     st.skip(infrabench::reason_code::no_device, topo::missing_index_reason("GPU", src, count));

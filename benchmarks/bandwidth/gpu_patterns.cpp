@@ -148,6 +148,10 @@ void verify_cell(infrabench::state& st, const cell_copies& cell) {
 void add_to_row(gpu::gpu_row& row, topo::cell_sweep& sweep, const cell_copies& cell, bool sm) {
   const copy_slot& main = *cell.copies.front();
   infrabench::gpu_exec_options opts;
+  // Every copy of the cell queues behind the held stream (the others wait for its fork event):
+  // the launches per batch are capped by all of them (issue 38: 7 x 256 copies with 8 GPUs could
+  // fill CUDA's launch queue and reach the blocking kernel's 2 s timeout).
+  opts.operations_per_launch = static_cast<int>(cell.copies.size());
   for (std::size_t k = 1; k < cell.copies.size(); ++k) {
     const copy_slot& c = *cell.copies[k];
     const infrabench::gpu_stream_ref ref{c.s->get(), c.plan.issuer};
@@ -171,7 +175,7 @@ struct pattern_gpus {
   std::vector<int> targets;
 };
 [[nodiscard]] pattern_gpus resolve_gpus(infrabench::state& st, traffic_pattern p) {
-  const int count = gpu::device_count();
+  const int count = gpu::node_device_count(st);
   if (auto why = topo::pattern_skip_reason(p, count); !why.empty()) {
     st.skip(infrabench::reason_code::no_device, why);
   }

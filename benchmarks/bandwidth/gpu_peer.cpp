@@ -52,7 +52,7 @@ void d2d(infrabench::state& st) {
   const auto size = static_cast<std::size_t>(st.get_int64("size"));
   const bool sm = st.get_string("copy") == "sm";
   std::string error;
-  const auto gpus = topo::select_columns(gpu::device_count(), st.get_int64("gpu"), &error);
+  const auto gpus = topo::select_columns(gpu::node_device_count(st), st.get_int64("gpu"), &error);
   if (!error.empty()) st.skip(error);
 
   topo::cell_sweep sweep;
@@ -145,7 +145,7 @@ struct p2p_row {
   cfg.sm = st.get_string("copy") == "sm";
   cfg.read = st.get_string("access") == "read";
   cfg.bidir = st.get_string("traffic") == "bidir";
-  const int count = gpu::device_count();
+  const int count = gpu::node_device_count(st);
   const std::int64_t src = st.get_int64("src");
   // A GPU the machine does not have (the second GPU, or the row's source) is a missing device,
   // not an unsupported feature: reports count the two apart.

@@ -404,6 +404,23 @@ inline int tournament_partner(int p, int round, int i) {
          std::to_string(minor);
 }
 
+// NCCL reduces (and moves) the 8-bit floats from 2.24 on (ncclFloat8e4m3, ncclFloat8e5m2); an
+// older library refuses the type with ncclInvalidArgument, a failure where a skip is due.
+inline constexpr int nccl_fp8_min_version = 22400;  // NCCL_VERSION(2, 24, 0)
+
+// Why `dtype` cannot run on the NCCL library of version code `nccl_version` (ncclGetVersion:
+// major * 10000 + minor * 100 + patch), or "".
+[[nodiscard]] inline std::string fp8_nccl_version_reason(kernels::pattern::elem_type t,
+                                                         std::string_view dtype, int nccl_version) {
+  if (!kernels::pattern::owned_elements(t) || nccl_version >= nccl_fp8_min_version) return {};
+  const auto major_minor = [](int v) {
+    return std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100);
+  };
+  return std::string(dtype) + " needs NCCL " + major_minor(nccl_fp8_min_version) +
+         " or newer (its 8-bit float types); this NCCL is " + major_minor(nccl_version) + "." +
+         std::to_string(nccl_version % 100);
+}
+
 // The GPU a rank drives: one per rank by its rank on the host, wrapping when there are more ranks
 // than devices (several ranks then share a GPU, which NCCL refuses: see shared_gpu_reason).
 inline int device_for_local_rank(int local_rank, int device_count) {

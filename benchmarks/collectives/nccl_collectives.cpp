@@ -26,6 +26,7 @@
 #include "infrabench/state.h"
 #include "model.h"
 #include "mpi_util.h"
+#include "nccl_init.h"
 #include "registration.h"
 #include "shared_gpu.h"
 
@@ -44,9 +45,12 @@ std::string nccl_error_text(ncclResult_t rc, ncclComm_t comm) {
   return text;
 }
 
-void check_nccl(ncclResult_t rc, const char* what) {
+// `comm`: the non-blocking communicator the call ran on, whose ncclInProgress is waited for
+// (settle) before the result counts.
+void check_nccl(ncclResult_t rc, const char* what, ncclComm_t comm = nullptr) {
+  rc = settle(rc, comm);
   if (rc != ncclSuccess)
-    throw std::runtime_error(std::string(what) + ": " + nccl_error_text(rc, nullptr));
+    throw std::runtime_error(std::string(what) + ": " + nccl_error_text(rc, comm));
 }
 
 // What one operation works on: this rank's buffers and the communicator.
@@ -78,10 +82,10 @@ void grouped(const nccl_operation& o, coll_op op) {
   check_nccl(ncclGroupStart(), "ncclGroupStart");
   const int n = o.ranks;
   auto send = [&](const void* p, int peer) {
-    check_nccl(ncclSend(p, o.block, o.type, peer, o.comm, o.stream), "ncclSend");
+    check_nccl(ncclSend(p, o.block, o.type, peer, o.comm, o.stream), "ncclSend", o.comm);
   };
   auto recv = [&](void* p, int peer) {
-    check_nccl(ncclRecv(p, o.block, o.type, peer, o.comm, o.stream), "ncclRecv");
+    check_nccl(ncclRecv(p, o.block, o.type, peer, o.comm, o.stream), "ncclRecv", o.comm);
   };
   for (int peer = 0; peer < n; ++peer) {
     if (op == coll_op::alltoall) {
@@ -97,7 +101,7 @@ void grouped(const nccl_operation& o, coll_op op) {
     send(o.send, (o.me + 1) % n);
     recv(o.recv, (o.me + n - 1) % n);
   }
-  check_nccl(ncclGroupEnd(), "ncclGroupEnd");
+  check_nccl(ncclGroupEnd(), "ncclGroupEnd", o.comm);
 }
 
 // The one thing this backend adds per collective: its NCCL call.
@@ -107,27 +111,27 @@ const std::map<coll_op, nccl_call>& nccl_calls() {
       {coll_op::allreduce,
        [](O o) {
          check_nccl(ncclAllReduce(o.send, o.recv, o.block, o.type, o.op, o.comm, o.stream),
-                    "ncclAllReduce");
+                    "ncclAllReduce", o.comm);
        }},
       {coll_op::allgather,
        [](O o) {
          check_nccl(ncclAllGather(o.send, o.recv, o.block, o.type, o.comm, o.stream),
-                    "ncclAllGather");
+                    "ncclAllGather", o.comm);
        }},
       {coll_op::reduce_scatter,
        [](O o) {
          check_nccl(ncclReduceScatter(o.send, o.recv, o.block, o.type, o.op, o.comm, o.stream),
-                    "ncclReduceScatter");
+                    "ncclReduceScatter", o.comm);
        }},
       {coll_op::broadcast,
        [](O o) {
          check_nccl(ncclBroadcast(o.whole, o.whole, o.block, o.type, 0, o.comm, o.stream),
-                    "ncclBroadcast");
+                    "ncclBroadcast", o.comm);
        }},
       {coll_op::reduce,
        [](O o) {
          check_nccl(ncclReduce(o.send, o.recv, o.block, o.type, o.op, 0, o.comm, o.stream),
-                    "ncclReduce");
+                    "ncclReduce", o.comm);
        }},
       {coll_op::alltoall, [](O o) { grouped(o, coll_op::alltoall); }},
       {coll_op::gather, [](O o) { grouped(o, coll_op::gather); }},
@@ -188,10 +192,11 @@ struct nccl_context {
   nccl_context(const nccl_context&) = delete;
   nccl_context& operator=(const nccl_context&) = delete;
   ~nccl_context() {
+    // Non-blocking communicators (nccl_init.h): a destroy may still be in progress on return.
     for (auto& [name, g] : groups) {
-      if (g.comm) (void)ncclCommDestroy(g.comm);
+      release_comm(g.comm);
     }
-    if (comm) (void)ncclCommDestroy(comm);
+    release_comm(comm);
   }
 
   // NCCL's asynchronous error, "" while there is none (ncclInProgress: still connecting).
@@ -250,14 +255,14 @@ std::unique_ptr<nccl_context> make_context(state& st) {
     check_mpi(MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, MPI_COMM_WORLD), "MPI_Bcast (ncclUniqueId)");
   }
   agree_or_fail(st, error.empty(), error);
-  {
-    op_scope scope(comm);  // ncclCommInitRank waits for every rank
-    const ncclResult_t rc = ncclCommInitRank(&ctx->comm, comm.size(), id, comm.rank());
-    if (rc != ncclSuccess) {
-      error = "ncclCommInitRank: " + nccl_error_text(rc, ctx->comm);
-      if (ctx->comm != nullptr) (void)ncclCommAbort(ctx->comm);
-      ctx->comm = nullptr;
-    }
+  try {
+    // Non-blocking and polled (nccl_init.h): a rank that never joins ends the wait, bounded.
+    op_scope scope(comm);
+    ctx->comm =
+        init_comm_polled(comm.size(), id, comm.rank(), nccl_init_bound_s(comm.op_timeout()));
+  } catch (const std::exception& e) {
+    error = e.what();
+    ctx->comm = nullptr;
   }
   agree_or_fail(st, error.empty(), error);
   return ctx;
@@ -287,8 +292,14 @@ nccl_context::group_comm group_of(state& st, nccl_context& ctx, group_shape& sha
   std::string error;
   {
     op_scope scope(comm);  // ncclCommSplit waits for every rank of the run's communicator
-    const ncclResult_t rc = ncclCommSplit(ctx.comm, color < 0 ? NCCL_SPLIT_NOCOLOR : color,
-                                          comm.rank(), &made.comm, nullptr);
+    ncclResult_t rc = ncclCommSplit(ctx.comm, color < 0 ? NCCL_SPLIT_NOCOLOR : color, comm.rank(),
+                                    &made.comm, nullptr);
+    // The child inherits the parent's non-blocking set-up: wait for both, bounded.
+    if (rc == ncclInProgress) {
+      const double bound = nccl_init_bound_s(comm.op_timeout());
+      rc = settle(rc, made.comm != nullptr ? made.comm : ctx.comm, bound);
+      if (rc == ncclSuccess && made.comm != nullptr) rc = settle(ncclInProgress, ctx.comm, bound);
+    }
     if (rc != ncclSuccess) error = "ncclCommSplit: " + nccl_error_text(rc, ctx.comm);
     if (error.empty() && made.comm != nullptr) {
       if (ncclCommUserRank(made.comm, &made.rank) != ncclSuccess ||
@@ -363,15 +374,21 @@ nccl_config config_of(state& st, const collective& spec) {
   return c;
 }
 
-// Skips an 8-bit float configuration on every rank when any rank's GPU cannot reduce it
-// (fp8_capability_reason), with the first such rank's reason: rank 0's result names the GPU.
+// Skips an 8-bit float configuration on every rank when any rank's NCCL is too old for the type
+// (fp8_nccl_version_reason: the library loaded, not the headers built against) or its GPU cannot
+// reduce it (fp8_capability_reason), with the first such rank's reason.
 void require_fp8_capability(state& st, const nccl_context& ctx, const nccl_config& c) {
   if (!kernels::pattern::owned_elements(c.type)) return;  // the same on every rank
   std::string mine;
   try {
-    const auto info = kcu::query_device(ctx.device);
-    mine = fp8_capability_reason(c.type, st.get_string("dtype"), info.cc_major, info.cc_minor,
-                                 ctx.device);
+    int version = 0;
+    check_nccl(ncclGetVersion(&version), "ncclGetVersion");
+    mine = fp8_nccl_version_reason(c.type, st.get_string("dtype"), version);
+    if (mine.empty()) {
+      const auto info = kcu::query_device(ctx.device);
+      mine = fp8_capability_reason(c.type, st.get_string("dtype"), info.cc_major, info.cc_minor,
+                                   ctx.device);
+    }
     if (!mine.empty()) mine = "host " + st.comm().hostname() + ": " + mine;
   } catch (const std::exception& e) {
     mine = e.what();
@@ -521,8 +538,9 @@ std::string nccl_description(const collective& c) {
   register_collectives({.name = "NCCL",
                         .prefix = "nccl_",
                         .dtype_text = "element type (NCCL's own reductions for each; "
-                                      "float8_e4m3 and float8_e5m2 on compute capability 9.0 "
-                                      "or newer, as NCCL reduces them)",
+                                      "float8_e4m3 and float8_e5m2 need NCCL 2.24 or newer "
+                                      "and compute capability 9.0 or newer, as NCCL reduces "
+                                      "them)",
                         .dtypes = {std::begin(nccl_dtypes), std::end(nccl_dtypes)},
                         .placement_text = "separate buffers or NCCL's in-place form",
                         .has_call = [](coll_op op) { return nccl_calls().count(op) > 0; },

@@ -51,9 +51,13 @@ void finish(state& st, const verdict& v) {
   if (!v.skip.empty()) st.skip(v.skip);
   for (const auto& m : v.metrics) {
     st.add_metric(m.name, m.unit, m.value, m.higher_is_better, m.method, metric_role::verification);
+    if (!m.gpus.empty()) st.set_metric_gpus(m.name, m.gpus);
   }
   for (const auto& w : v.warnings) st.add_warning(w);
-  if (v.failed()) st.fail(v.failure_text());
+  if (v.failed()) {
+    st.blame_gpus(v.failed_gpus);
+    st.fail(v.failure_text());
+  }
 }
 
 }  // namespace infrabench::health

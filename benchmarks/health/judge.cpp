@@ -35,22 +35,28 @@ double grew_by(const gpu_view& g, const std::string& key) {
   return growth(g.now, g.before ? &*g.before : nullptr, key);
 }
 
+enum class growth_is { failure, warning };
+
 // Judges GPU counter `key` by its growth during the run: when it grew, `worst` keeps the largest
-// growth seen and `out` (the verdict's failures or warnings) gets "<GPU>: <message(growth)>".
-// Returns the growth (-1: not judged).
-double judge_growth(const gpu_view& g, const std::string& key, double& worst,
-                    std::vector<std::string>& out,
-                    const std::function<std::string(double)>& message) {
+// growth seen and the verdict gets "<GPU>: <message(growth)>" as a failure (naming the GPU) or a
+// warning. Returns the growth (-1: not judged).
+double judge_growth(const gpu_view& g, const std::string& key, double& worst, verdict& v,
+                    growth_is kind, const std::function<std::string(double)>& message) {
   const double d = grew_by(g, key);
   if (d > 0) {
     worst = std::max(worst, d);
-    out.push_back(g.label() + ": " + message(d));
+    const std::string line = g.label() + ": " + message(d);
+    if (kind == growth_is::failure)
+      v.fail_gpu(g.index, line);
+    else
+      v.warnings.push_back(line);
   }
   return d;
 }
 
-metric_value count_metric(std::string name, double v, std::string method) {
-  return {std::move(name), "count", v, false, std::move(method)};
+metric_value count_metric(std::string name, double v, std::string method,
+                          std::vector<int> gpus = {}) {
+  return {std::move(name), "count", v, false, std::move(method), std::move(gpus)};
 }
 
 }  // namespace
@@ -61,6 +67,23 @@ std::string verdict::failure_text() const {
   return s;
 }
 
+void verdict::fail_gpu(unsigned gpu, std::string line) {
+  failures.push_back(std::move(line));
+  const int g = static_cast<int>(gpu);
+  const auto at = std::lower_bound(failed_gpus.begin(), failed_gpus.end(), g);
+  if (at == failed_gpus.end() || *at != g) failed_gpus.insert(at, g);
+}
+
+std::vector<int> gpus_at(const std::vector<gpu_reading>& readings, double extreme,
+                         std::optional<double> none_at) {
+  std::vector<int> out;
+  if (none_at && extreme == *none_at) return out;
+  for (const auto& r : readings) {
+    if (r.value == extreme) out.push_back(static_cast<int>(r.gpu));
+  }
+  return out;
+}
+
 std::string gpu_view::label() const {
   return "GPU " + std::to_string(index) + (name.empty() ? "" : " (" + name + ")");
 }
@@ -68,6 +91,7 @@ std::string gpu_view::label() const {
 verdict judge_pcie(const std::vector<gpu_view>& gpus) {
   verdict v;
   double gen_min = 1e9, width_min = 1e9, replays = 0;
+  std::vector<gpu_reading> gens, widths, replay_growth;
   bool any = false;
   for (const auto& g : gpus) {
     double gen = 0, width = 0, max_gen = 0, max_width = 0;
@@ -82,14 +106,16 @@ verdict judge_pcie(const std::vector<gpu_view>& gpus) {
     width = std::max({width, g.width_seen, g.width_loaded});
     gen_min = std::min(gen_min, gen);
     width_min = std::min(width_min, width);
+    gens.push_back({g.index, gen});
+    widths.push_back({g.index, width});
     if (gen < max_gen || width < max_width) {
       const std::string below = g.label() + ": PCIe link Gen" + num(gen) + " x" + num(width) +
                                 " below its maximum Gen" + num(max_gen) + " x" + num(max_width);
       if (g.gen_loaded >= 0) {
-        v.failures.push_back(below +
-                             " while this check copied to it (the best seen under that load)"
-                             ": reseat the card, check the slot/riser and the BIOS PCIe speed "
-                             "setting");
+        v.fail_gpu(g.index, below +
+                                " while this check copied to it (the best seen under that load)"
+                                ": reseat the card, check the slot/riser and the BIOS PCIe speed "
+                                "setting");
       } else {
         // Without a load of our own the GPU may simply have been idle: a healthy GPU must not
         // fail, so this is a warning that says how to judge it.
@@ -99,11 +125,13 @@ verdict judge_pcie(const std::vector<gpu_view>& gpus) {
             "is not judged; a CUDA build loads the GPU while it reads the link)");
       }
     }
-    (void)judge_growth(g, "pcie_replay", replays, v.warnings, [](double d) {
-      return num(d) +
-             " PCIe replays during the run (link errors retried): watch the counter; a growing "
-             "count points at the slot or riser";
-    });
+    const double grew =
+        judge_growth(g, "pcie_replay", replays, v, growth_is::warning, [](double d) {
+          return num(d) +
+                 " PCIe replays during the run (link errors retried): watch the counter; a "
+                 "growing count points at the slot or riser";
+        });
+    replay_growth.push_back({g.index, grew});
   }
   if (!any) {
     v.skip = "NVML reports no PCIe link for any GPU";
@@ -111,11 +139,13 @@ verdict judge_pcie(const std::vector<gpu_view>& gpus) {
   }
   v.metrics.push_back({"pcie_gen_min", "generation", gen_min, true,
                        "lowest PCIe generation over the GPUs (the best each reached under this "
-                       "check's copy load or during the run)"});
-  v.metrics.push_back(
-      {"pcie_width_min", "lanes", width_min, true, "narrowest PCIe link width over the GPUs"});
+                       "check's copy load or during the run)",
+                       gpus_at(gens, gen_min)});
+  v.metrics.push_back({"pcie_width_min", "lanes", width_min, true,
+                       "narrowest PCIe link width over the GPUs", gpus_at(widths, width_min)});
   v.metrics.push_back(count_metric("pcie_replays_max", replays,
-                                   "most PCIe replays one GPU counted during the run"));
+                                   "most PCIe replays one GPU counted during the run",
+                                   gpus_at(replay_growth, replays, 0.0)));
   return v;
 }
 
@@ -141,26 +171,33 @@ std::string read_links_under_load(std::vector<gpu_view>& gpus, const nvml::libra
 verdict judge_nvlink(const std::vector<gpu_view>& gpus) {
   verdict v;
   double active_min = 1e9, down_total = 0, errors_max = 0;
+  std::vector<gpu_reading> active, errors;
+  std::vector<int> with_down;
   for (const auto& g : gpus) {
     active_min = std::min(active_min, static_cast<double>(g.links.active));
+    active.push_back({g.index, static_cast<double>(g.links.active)});
     down_total += static_cast<double>(g.links.down.size());
     if (!g.links.down.empty()) {
+      with_down.push_back(static_cast<int>(g.index));
       std::string which;
       for (int l : g.links.down) which += (which.empty() ? "" : ",") + std::to_string(l);
-      v.failures.push_back(g.label() + ": NVLink " + which + " down (" +
-                           std::to_string(g.links.active) + " of " +
-                           std::to_string(g.links.present) +
-                           " up): check the fabric manager and the NVLink connections, reset the "
-                           "GPU; replace the baseboard/GPU if it stays down");
+      v.fail_gpu(g.index,
+                 g.label() + ": NVLink " + which + " down (" + std::to_string(g.links.active) +
+                     " of " + std::to_string(g.links.present) +
+                     " up): check the fabric manager and the NVLink connections, reset the "
+                     "GPU; replace the baseboard/GPU if it stays down");
     }
-    (void)judge_growth(g, "nvlink_recovery", errors_max, v.failures, [](double d) {
+    double worst = 0;  // this GPU's largest growth
+    (void)judge_growth(g, "nvlink_recovery", worst, v, growth_is::failure, [](double d) {
       return num(d) +
              " NVLink recoveries during the run (a link retrained): check the NVLink connections";
     });
     for (const std::string k : {"nvlink_crc_flit", "nvlink_crc_data", "nvlink_replay"}) {
-      (void)judge_growth(g, k, errors_max, v.warnings,
+      (void)judge_growth(g, k, worst, v, growth_is::warning,
                          [&k](double d) { return k + " grew by " + num(d) + " during the run"; });
     }
+    errors_max = std::max(errors_max, worst);
+    errors.push_back({g.index, worst});
   }
   if (gpus.empty()) {
     v.skip = "no GPU";
@@ -169,46 +206,51 @@ verdict judge_nvlink(const std::vector<gpu_view>& gpus) {
   if (active_min == 0 && down_total == 0)
     v.warnings.push_back("no NVLink on these GPUs (PCIe cards, or NVML lists none)");
   v.metrics.push_back({"nvlinks_active_min", "links", active_min, true,
-                       "fewest NVLinks up on one GPU (a baseline states how many a node has)"});
-  v.metrics.push_back(
-      count_metric("nvlinks_down", down_total, "NVLinks present but down, over every GPU"));
+                       "fewest NVLinks up on one GPU (a baseline states how many a node has)",
+                       gpus_at(active, active_min)});
+  v.metrics.push_back(count_metric("nvlinks_down", down_total,
+                                   "NVLinks present but down, over every GPU", with_down));
   v.metrics.push_back(count_metric("nvlink_errors_max", errors_max,
                                    "largest growth of an NVLink error counter (CRC, replay, "
-                                   "recovery) on one GPU during the run"));
+                                   "recovery) on one GPU during the run",
+                                   gpus_at(errors, errors_max, 0.0)));
   return v;
 }
 
 verdict judge_ecc(const std::vector<gpu_view>& gpus) {
   verdict v;
   double dbe_max = 0, sbe_new_max = 0;
+  std::vector<gpu_reading> dbes, sbes;
   bool any = false, new_judged = false;
   for (const auto& g : gpus) {
     double enabled = 0;
     if (!get(g.now, "ecc_enabled", &enabled)) continue;
     any = true;
     if (enabled == 0) {
-      v.failures.push_back(g.label() + ": ECC is disabled: enable it (nvidia-smi -i " +
-                           std::to_string(g.index) + " -e 1) and reset the GPU");
+      v.fail_gpu(g.index, g.label() + ": ECC is disabled: enable it (nvidia-smi -i " +
+                              std::to_string(g.index) + " -e 1) and reset the GPU");
       continue;
     }
     double dbe = 0, agg = 0;
     if (get(g.now, "ecc_dbe_volatile", &dbe) && dbe > 0) {
-      v.failures.push_back(g.label() + ": " + num(dbe) +
-                           " double-bit ECC errors since the driver loaded: reset the GPU; "
-                           "replace it if they return");
+      v.fail_gpu(g.index, g.label() + ": " + num(dbe) +
+                              " double-bit ECC errors since the driver loaded: reset the GPU; "
+                              "replace it if they return");
     }
     dbe_max = std::max(dbe_max, dbe);
+    dbes.push_back({g.index, dbe});
     if (get(g.now, "ecc_dbe_aggregate", &agg) && agg > 0 && dbe == 0) {
       v.warnings.push_back(g.label() + ": " + num(agg) +
                            " double-bit ECC errors in its lifetime (aggregate)");
     }
     const double sbe_new =
-        judge_growth(g, "ecc_sbe_volatile", sbe_new_max, v.failures, [](double d) {
+        judge_growth(g, "ecc_sbe_volatile", sbe_new_max, v, growth_is::failure, [](double d) {
           return num(d) +
                  " new single-bit ECC errors during the run: the memory is degrading; check the "
                  "row remapping and plan to replace the GPU";
         });
     if (sbe_new >= 0) new_judged = true;
+    sbes.push_back({g.index, sbe_new});
   }
   if (!any) {
     v.skip = "ECC is not supported on these GPUs";
@@ -219,15 +261,18 @@ verdict judge_ecc(const std::vector<gpu_view>& gpus) {
         "new single-bit errors not judged: no counters from the start of the run "
         "(telemetry off)");
   v.metrics.push_back(count_metric("ecc_dbe_volatile_max", dbe_max,
-                                   "most volatile double-bit ECC errors on one GPU"));
+                                   "most volatile double-bit ECC errors on one GPU",
+                                   gpus_at(dbes, dbe_max, 0.0)));
   v.metrics.push_back(count_metric("ecc_sbe_new_max", sbe_new_max,
-                                   "most single-bit ECC errors one GPU gained during the run"));
+                                   "most single-bit ECC errors one GPU gained during the run",
+                                   gpus_at(sbes, sbe_new_max, 0.0)));
   return v;
 }
 
 verdict judge_remap(const std::vector<gpu_view>& gpus) {
   verdict v;
   double pending_max = 0, failure_max = 0, unc_max = 0;
+  std::vector<gpu_reading> pendings, failures, uncs;
   bool any = false;
   for (const auto& g : gpus) {
     double pending = 0, failure = 0, unc = 0, retired_pending = 0;
@@ -236,13 +281,13 @@ verdict judge_remap(const std::vector<gpu_view>& gpus) {
       get(g.now, "remap_failure", &failure);
       get(g.now, "remapped_rows_uncorrectable", &unc);
       if (failure > 0)
-        v.failures.push_back(g.label() +
-                             ": a row remap failed (no spare rows left): replace the "
-                             "GPU");
+        v.fail_gpu(g.index, g.label() +
+                                ": a row remap failed (no spare rows left): replace the "
+                                "GPU");
       if (pending > 0)
-        v.failures.push_back(g.label() +
-                             ": a row remap is pending: reset the GPU (nvidia-smi -r -i " +
-                             std::to_string(g.index) + ") or reboot to apply it");
+        v.fail_gpu(g.index, g.label() +
+                                ": a row remap is pending: reset the GPU (nvidia-smi -r -i " +
+                                std::to_string(g.index) + ") or reboot to apply it");
       if (unc > 0)
         v.warnings.push_back(g.label() + ": " + num(unc) +
                              " rows remapped for uncorrectable errors");
@@ -250,30 +295,37 @@ verdict judge_remap(const std::vector<gpu_view>& gpus) {
       any = true;  // before Ampere: page retirement instead of row remapping
       pending = retired_pending;
       if (pending > 0)
-        v.failures.push_back(g.label() +
-                             ": retired pages are pending: reset the GPU or reboot to "
-                             "retire them");
+        v.fail_gpu(g.index, g.label() +
+                                ": retired pages are pending: reset the GPU or reboot to "
+                                "retire them");
     }
     pending_max = std::max(pending_max, pending);
     failure_max = std::max(failure_max, failure);
     unc_max = std::max(unc_max, unc);
+    pendings.push_back({g.index, pending});
+    failures.push_back({g.index, failure});
+    uncs.push_back({g.index, unc});
   }
   if (!any) {
     v.skip = "neither row remapping nor page retirement is reported for these GPUs";
     return v;
   }
   v.metrics.push_back(count_metric("remap_pending_max", pending_max,
-                                   "1 when a GPU has a row remap (or page retirement) pending"));
-  v.metrics.push_back(
-      count_metric("remap_failure_max", failure_max, "1 when a GPU's row remapping failed"));
+                                   "1 when a GPU has a row remap (or page retirement) pending",
+                                   gpus_at(pendings, pending_max, 0.0)));
+  v.metrics.push_back(count_metric("remap_failure_max", failure_max,
+                                   "1 when a GPU's row remapping failed",
+                                   gpus_at(failures, failure_max, 0.0)));
   v.metrics.push_back(count_metric("remapped_rows_uncorrectable_max", unc_max,
-                                   "most rows one GPU remapped for uncorrectable errors"));
+                                   "most rows one GPU remapped for uncorrectable errors",
+                                   gpus_at(uncs, unc_max, 0.0)));
   return v;
 }
 
 verdict judge_throttle(const std::vector<gpu_view>& gpus) {
   verdict v;
   double worst = 0;
+  std::vector<gpu_reading> fractions;
   bool any = false;
   for (const auto& g : gpus) {
     unsigned long long serious_now = 0;
@@ -287,15 +339,18 @@ verdict judge_throttle(const std::vector<gpu_view>& gpus) {
     if (g.serious_fraction >= 0) any = true;
     const double frac = std::max(g.serious_fraction, serious_now ? 1.0 : 0.0);
     worst = std::max(worst, frac);
+    fractions.push_back({g.index, frac});
     if (serious_now) {
-      v.failures.push_back(g.label() + ": in " + nvml::reason_names(serious_now) +
-                           " now: check cooling (fans, airflow, inlet temperature) and the power "
-                           "supply / power-brake signal");
+      v.fail_gpu(g.index,
+                 g.label() + ": in " + nvml::reason_names(serious_now) +
+                     " now: check cooling (fans, airflow, inlet temperature) and the power "
+                     "supply / power-brake signal");
     } else if (g.serious_fraction > 0) {
-      v.failures.push_back(
+      v.fail_gpu(
+          g.index,
           g.label() + ": " + nvml::reason_names(g.serious_bits) + " during " +
-          num(100 * g.serious_fraction) +
-          "% of the run so far: check cooling (fans, airflow, inlet temperature) and power");
+              num(100 * g.serious_fraction) +
+              "% of the run so far: check cooling (fans, airflow, inlet temperature) and power");
     }
   }
   if (!any) {
@@ -304,7 +359,8 @@ verdict judge_throttle(const std::vector<gpu_view>& gpus) {
   }
   v.metrics.push_back({"thermal_or_hw_slowdown_fraction_max", "ratio", worst, false,
                        "largest share of the run so far one GPU spent in thermal or hardware "
-                       "slowdown (NVML clock event reasons; 1 when it is in one now)"});
+                       "slowdown (NVML clock event reasons; 1 when it is in one now)",
+                       gpus_at(fractions, worst, 0.0)});
   return v;
 }
 
@@ -319,10 +375,14 @@ verdict judge_xid(const std::vector<telemetry::event>& events, bool watching,
   for (const auto& e : events) {
     if (e.kind != "xid") continue;
     ++n;
-    v.failures.push_back("GPU " + std::to_string(e.gpu) + " at " + num(e.t_s) + " s: " + e.text);
+    const std::string line = "GPU " + std::to_string(e.gpu) + " at " + num(e.t_s) + " s: " + e.text;
+    if (e.gpu >= 0)
+      v.fail_gpu(static_cast<unsigned>(e.gpu), line);
+    else
+      v.failures.push_back(line);
   }
-  v.metrics.push_back(
-      count_metric("xid_events", n, "XID events NVML reported during the run so far"));
+  v.metrics.push_back(count_metric(
+      "xid_events", n, "XID events NVML reported during the run so far", v.failed_gpus));
   return v;
 }
 

@@ -21,6 +21,9 @@ struct metric_value {
   double value = 0;
   bool higher_is_better = false;
   std::string method;
+  // The GPUs whose readings set the value (the GPU with the fewest links up, the most errors):
+  // per-GPU verdicts name them. Empty when no GPU is behind it (a count of 0).
+  std::vector<int> gpus;
 };
 
 // What a check found: failures (each one line a human can act on), warnings, the numbers it
@@ -28,10 +31,22 @@ struct metric_value {
 struct verdict {
   std::vector<std::string> failures, warnings;
   std::vector<metric_value> metrics;
+  std::vector<int> failed_gpus;  // the GPUs the failures name, ascending, each once
   std::string skip;
   [[nodiscard]] bool failed() const { return !failures.empty(); }
   [[nodiscard]] std::string failure_text() const;  // joined with "; "
+  // A failure of one GPU: its line, and the GPU among failed_gpus.
+  void fail_gpu(unsigned gpu, std::string line);
 };
+
+// Per GPU, a reading a metric over the GPUs is the minimum or maximum of; gpus_at gives the GPUs
+// at `extreme` (none when `extreme` is `none_at`: a most-errors of 0 has no GPU behind it).
+struct gpu_reading {
+  unsigned gpu = 0;
+  double value = 0;
+};
+[[nodiscard]] std::vector<int> gpus_at(const std::vector<gpu_reading>& readings, double extreme,
+                                       std::optional<double> none_at = std::nullopt);
 
 // One GPU as the checks see it.
 struct gpu_view {

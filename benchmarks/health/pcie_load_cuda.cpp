@@ -3,10 +3,12 @@
 #include <chrono>
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "cuda/support.h"
 #include "pcie_load.h"
 
 namespace infrabench::health {
@@ -17,7 +19,11 @@ namespace {
 constexpr std::size_t copy_bytes = std::size_t{32} << 20;
 constexpr int copies = 64;
 
+namespace kcu = infrabench::kernels::cuda;
+
 // One GPU's buffers and stream; freed on every path (a failed allocation leaves the rest null).
+// Each step switches to the GPU only for its own scope (kcu::device_scope): the check runs on the
+// rank's thread, whose current device later GEMMs use (issue 38: it was left on the last GPU).
 struct gpu_load {
   int device = 0;
   void* host = nullptr;
@@ -27,15 +33,25 @@ struct gpu_load {
   gpu_load(const gpu_load&) = delete;
   gpu_load& operator=(const gpu_load&) = delete;
   ~gpu_load() {
-    if (cudaSetDevice(device) != cudaSuccess) return;
+    std::optional<kcu::device_scope> scope;
+    try {
+      scope.emplace(device);
+    } catch (const std::exception&) {
+      return;  // the device is gone: nothing of ours to free there
+    }
     if (stream) (void)cudaStreamSynchronize(stream);
     if (stream) (void)cudaStreamDestroy(stream);
     if (dev) (void)cudaFree(dev);
     if (host) (void)cudaFreeHost(host);
   }
   [[nodiscard]] std::string start() {
-    cudaError_t rc = cudaSetDevice(device);
-    if (rc == cudaSuccess) rc = cudaMallocHost(&host, copy_bytes);
+    std::optional<kcu::device_scope> scope;
+    try {
+      scope.emplace(device);
+    } catch (const std::exception& e) {
+      return e.what();
+    }
+    cudaError_t rc = cudaMallocHost(&host, copy_bytes);
     if (rc == cudaSuccess) rc = cudaMalloc(&dev, copy_bytes);
     if (rc == cudaSuccess) rc = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
     for (int k = 0; rc == cudaSuccess && k < copies; ++k) {

@@ -374,6 +374,9 @@ void gpu_stress(infrabench::state& st) {
     st.fail("duration_s " + std::to_string(static_cast<int>(duration)) +
             " s does not fit the configuration timeout of " +
             std::to_string(static_cast<int>(st.timeout_s())) + " s: raise --timeout");
+  // Every GPU of the host from this one process: not when it can reach only some of them.
+  if (const std::string& why = st.caps().node_gpus_reason; !why.empty())
+    st.skip(infrabench::reason_code::no_device, why);
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
     st.skip(infrabench::reason_code::no_device, "no CUDA device");

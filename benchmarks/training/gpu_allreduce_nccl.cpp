@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "../collectives/nccl_init.h"
 #include "../collectives/shared_gpu.h"
 #include "cuda/support.h"
 #include "gpu_allreduce.h"
@@ -27,6 +28,7 @@ std::string nccl_error_text(ncclResult_t rc, ncclComm_t comm) {
 }
 
 void check_nccl(ncclResult_t rc, const char* what, ncclComm_t comm) {
+  rc = collectives::settle(rc, comm);  // a non-blocking communicator's ncclInProgress
   if (rc != ncclSuccess)
     throw std::runtime_error(std::string(what) + ": " + nccl_error_text(rc, comm));
 }
@@ -34,9 +36,7 @@ void check_nccl(ncclResult_t rc, const char* what, ncclComm_t comm) {
 class nccl_allreduce final : public gpu_allreduce {
  public:
   nccl_allreduce(ncclComm_t c, int ranks) : m_comm(c), m_ranks(ranks) {}
-  ~nccl_allreduce() override {
-    if (m_comm != nullptr) (void)ncclCommDestroy(m_comm);
-  }
+  ~nccl_allreduce() override { collectives::release_comm(m_comm); }
   nccl_allreduce(const nccl_allreduce&) = delete;
   nccl_allreduce& operator=(const nccl_allreduce&) = delete;
 
@@ -91,14 +91,11 @@ std::unique_ptr<gpu_allreduce> make_gpu_allreduce(communicator& comm) {
   if (got.size() != sizeof(id)) throw std::runtime_error("ncclGetUniqueId failed on rank 0");
   std::memcpy(&id, got.data(), sizeof(id));
   ncclComm_t c = nullptr;
-  ncclResult_t rc = ncclSuccess;
   {
-    op_scope scope(comm);  // ncclCommInitRank waits for every rank: the operation timeout applies
-    rc = ncclCommInitRank(&c, comm.size(), id, comm.rank());
-  }
-  if (rc != ncclSuccess) {
-    if (c != nullptr) (void)ncclCommAbort(c);
-    throw std::runtime_error("ncclCommInitRank: " + nccl_error_text(rc, nullptr));
+    // Non-blocking and polled (nccl_init.h): a rank that never joins ends the wait, bounded.
+    op_scope scope(comm);
+    c = collectives::init_comm_polled(comm.size(), id, comm.rank(),
+                                      collectives::nccl_init_bound_s(comm.op_timeout()));
   }
   return std::make_unique<nccl_allreduce>(c, comm.size());
 }

@@ -61,16 +61,14 @@ kcu::gpu_model_options model_options(const trainer_options& o) {
 
 class gpu_trainer final : public trainer {
  public:
+  // This rank's part only: its GPU, the model's memory, the parameters. The communicator, which
+  // every rank must make together, is connect()'s.
   gpu_trainer(const trainer_options& o, communicator& comm)
       : m_opt(o),
         m_device(select_device(comm)),
         m_model(kcu::gpu_model::create(model_options(o))),
-        m_allreduce(make_gpu_allreduce(comm)),
         m_ranks(comm.size()),
-        m_group(comm),
-        m_wait(step_wait_options(
-            m_ranks, [this] { return m_allreduce->async_error(); },
-            [this] { m_allreduce->abort(); })) {
+        m_group(comm) {
     m_model->init_parameters(o.seed);
     m_opt.optimizer.grad_scale = 1.0f / static_cast<float>(m_ranks);
     for (std::size_t b = 0; b < m_model->buckets().size(); ++b) {
@@ -79,6 +77,12 @@ class gpu_trainer final : public trainer {
   }
 
   ~gpu_trainer() override { (void)cudaDeviceSynchronize(); }
+
+  void connect() override {
+    m_allreduce = make_gpu_allreduce(m_group);
+    m_wait = step_wait_options(
+        m_ranks, [this] { return m_allreduce->async_error(); }, [this] { m_allreduce->abort(); });
+  }
 
   float step(const tf::batch_view& batch, const tf::batch_view* next, tf::phase_times& t) override {
     const cudaStream_t s = m_model->stream();

@@ -45,6 +45,7 @@
 #include "infrabench/communicator.h"
 #include "infrabench/state.h"
 #include "infrabench/thread_pool.h"
+#include "set_up.h"
 #include "storage/engine.h"
 #include "storage/target.h"
 #include "token_data.h"
@@ -372,24 +373,21 @@ void build_trainer_and_data(training_run& r) {
 }
 
 // Set-up, where one rank can fail alone (memory, a faulty GPU, a full disk): every rank learns
-// whether all succeeded before any goes on, so none waits for a rank that has left.
+// whether all succeeded before any goes on, so none waits for a rank that has left; the
+// trainer's collective part (its communicator) only once every rank built its own (set_up.h).
 void set_up(training_run& r) {
-  std::string check_wrong;
-  std::string setup_error = r.s.gpu ? std::string() : cpu_memory_shortfall(r);
-  try {
-    if (setup_error.empty()) {
-      check_wrong = check_gradients(r);
-      if (check_wrong.empty()) build_trainer_and_data(r);
-    }
-  } catch (const std::bad_alloc&) {
-    setup_error = "out of memory building the model's buffers";
-  } catch (const std::exception& e) {
-    setup_error = e.what();
-  }
-  const std::string mine = !setup_error.empty() ? setup_error : check_wrong;
-  if (r.comm.allreduce_max(mine.empty() ? 0.0 : 1.0) > 0) {
-    r.st.fail(!mine.empty() ? mine : "another rank failed to set up (its reason is in its result)");
-  }
+  const std::string why = agreed_set_up(
+      r.comm,
+      [&r] {
+        if (std::string short_of = r.s.gpu ? std::string() : cpu_memory_shortfall(r);
+            !short_of.empty())
+          return short_of;
+        if (std::string wrong = check_gradients(r); !wrong.empty()) return wrong;
+        build_trainer_and_data(r);
+        return std::string();
+      },
+      [&r] { r.tr->connect(); });
+  if (!why.empty()) r.st.fail(why);
 }
 
 void start_loader(training_run& r) {

@@ -62,6 +62,11 @@ class trainer {
   [[nodiscard]] virtual std::string describe() const = 0;
   // What the all-reduce phase means for this trainer, for the breakdown's method string.
   [[nodiscard]] virtual std::string allreduce_method() const = 0;
+  // The collective part of set-up (the GPU trainer's NCCL communicator: a shared-GPU gather, rank
+  // 0's id broadcast, ncclCommInitRank), after construction, which is local to the rank: every
+  // rank calls it together once every rank built its trainer (set_up.h), or none does. Throws
+  // what failed.
+  virtual void connect() {}
   // Host memory for batches: page-locked for a GPU (so copies are asynchronous), plain for the
   // CPU. Freed with host_free.
   [[nodiscard]] virtual void* host_alloc(std::size_t bytes);

@@ -5,6 +5,7 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <exception>
@@ -270,6 +271,7 @@ nlohmann::json capabilities::to_json() const {
       {"os_saves_avx512", isa.os_saves_avx512},
   };
   j["logical_cpus"] = logical_cpus;
+  j["online_cpus"] = online_cpus;
   j["memory_available_bytes"] = memory_available_bytes;
   j["cuda"] = feature_json(cuda);
   j["cuda"]["device_count"] = cuda_device_count;
@@ -283,10 +285,45 @@ nlohmann::json capabilities::to_json() const {
   return j;
 }
 
+std::string cpu_binding_note(int usable, int online, bool launched) {
+  if (usable >= online) return {};
+  const std::string share = std::to_string(usable) + " of " + std::to_string(online) + " CPUs";
+  if (!launched) {
+    return "this process may use " + share +
+           " (taskset or a cpuset): the node-wide CPU and memory benchmarks measure only these";
+  }
+  return "this rank is bound to " + share +
+         " by the launcher (Open MPI binds ranks to a core or socket by default): the node "
+         "leader's host-memory, preprocessing and host-to-GPU benchmarks use only these; launch "
+         "with mpirun --bind-to none (Slurm: srun --cpu-bind=none) to measure the whole machine";
+}
+
+std::string node_gpus_reason(const node_gpu_view& v) {
+  // One process limited to some GPUs on purpose (CUDA_VISIBLE_DEVICES=0 infrabench run) measures
+  // those; several ranks of a host each shown their own are a launcher's per-task binding.
+  if (v.ranks_on_host > 1 && !v.visible_env.empty() && v.nvml_count > v.cuda_visible) {
+    return "CUDA_VISIBLE_DEVICES=" + v.visible_env + " shows this rank " +
+           std::to_string(v.cuda_visible) + " of the host's " + std::to_string(v.nvml_count) +
+           " GPUs (per-task GPU binding, e.g. srun --gpus-per-task): the node-wide multi-GPU "
+           "benchmarks need every GPU visible; launch with them all visible (srun "
+           "--gpu-bind=none, no per-task CUDA_VISIBLE_DEVICES): each rank still drives one GPU, "
+           "by its rank on the host";
+  }
+  if (v.exclusive_process > 0 && v.ranks_on_host > 1) {
+    return std::to_string(v.exclusive_process) +
+           " GPU(s) of this host are in EXCLUSIVE_PROCESS compute mode: the node leader cannot "
+           "open the GPUs the host's other ranks use; set the default mode for the run "
+           "(nvidia-smi -c DEFAULT), or run the node-wide GPU benchmarks in a one-process run";
+  }
+  return {};
+}
+
 capabilities probe_capabilities(int world_size) {
   capabilities caps;
   caps.isa = probe_isa();
   caps.logical_cpus = probe_logical_cpus();
+  const long online = sysconf(_SC_NPROCESSORS_ONLN);
+  caps.online_cpus = std::max(caps.logical_cpus, online > 0 ? static_cast<int>(online) : 1);
   caps.memory_available_bytes = probe_memory_available();
 
   guarded(caps.cuda, "CUDA", [&] { detail::probe_cuda(caps); });

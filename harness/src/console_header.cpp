@@ -91,6 +91,7 @@ console_header_facts header_facts(const json& inv, const capabilities& caps, int
   f.cores = value_at<int>(inv, ptr("/cpu/cores"), 0);
   f.threads = value_at<int>(inv, ptr("/cpu/threads"), 0);
   f.usable_cpus = caps.logical_cpus;
+  f.online_cpus = caps.online_cpus;
   f.memory_total_bytes = value_at<std::int64_t>(inv, ptr("/memory/total_bytes"), 0);
   f.memory_available_bytes = caps.memory_available_bytes;
   f.numa_nodes =
@@ -119,10 +120,13 @@ std::vector<std::string> format_header(const console_header_facts& f, std::size_
   std::string first = "infrabench " + f.version;
   if (!f.commit.empty()) first += " (" + f.commit.substr(0, 8) + ")";
   first += " on " + (f.host.empty() ? std::string("this host") : f.host);
-  std::string cpu = f.cpu_model + ": " + plural(f.sockets, "socket", "sockets") + ", " +
-                    plural(f.cores, "core", "cores") + ", " +
-                    plural(f.threads, "thread", "threads") + " (" + std::to_string(f.usable_cpus) +
-                    " usable by this run)";
+  std::string cpu =
+      f.cpu_model + ": " + plural(f.sockets, "socket", "sockets") + ", " +
+      plural(f.cores, "core", "cores") + ", " + plural(f.threads, "thread", "threads") + " (" +
+      std::to_string(f.usable_cpus) +
+      (f.online_cpus > f.usable_cpus ? " of " + std::to_string(f.online_cpus) +
+                                           " usable: bound; mpirun --bind-to none for all)"
+                                     : " usable by this run)");
   std::string memory = gigabytes(f.memory_total_bytes) + ", " +
                        gigabytes(f.memory_available_bytes) + " available, " +
                        plural(f.numa_nodes, "NUMA node", "NUMA nodes");

@@ -2,8 +2,11 @@
 // text is pure, unit-tested without a GPU); probe_cuda.cpp supplies the runtime's answer.
 #include <dlfcn.h>
 
+#include <cctype>
 #include <filesystem>
+#include <sstream>
 #include <system_error>
+#include <utility>
 
 #include "infrabench/probe_detail.h"
 
@@ -25,6 +28,30 @@ driver_presence find_nvidia_driver() {
   return p;
 }
 
+std::string minimum_driver_for_cuda(const std::string& runtime_version) {
+  // docs.nvidia.com/deploy/cuda-compatibility, "Minimum Required Driver Version" (Linux x86_64);
+  // minor-version compatibility makes the major's first release the floor.
+  static constexpr std::pair<const char*, const char*> floors[] = {
+      {"11", "450.80.02"}, {"12", "525.60.13"}, {"13", "580.65.06"}};
+  const std::string major = runtime_version.substr(0, runtime_version.find('.'));
+  for (const auto& [m, driver] : floors) {
+    if (major == m) return driver;
+  }
+  return {};
+}
+
+std::string driver_version_from_proc(const std::string& text) {
+  static const std::string marker = "Kernel Module";
+  const auto at = text.find(marker);
+  if (at == std::string::npos) return {};
+  std::istringstream in(text.substr(at + marker.size()));
+  std::string version;
+  in >> version;
+  const bool digits_and_dots =
+      !version.empty() && std::isdigit(static_cast<unsigned char>(version[0]));
+  return digits_and_dots ? version : std::string();
+}
+
 std::string describe_cuda_failure(cuda_failure kind, const driver_presence& drv,
                                   const std::string& runtime_version,
                                   const std::string& driver_version, const std::string& raw) {
@@ -39,9 +66,18 @@ std::string describe_cuda_failure(cuda_failure kind, const driver_presence& drv,
     return "libcuda.so.1 is installed but there is no /dev/nvidia* device: the NVIDIA kernel "
            "module is not loaded (in a container: no GPU was passed in)";
   switch (kind) {
-    case cuda_failure::insufficient_driver:
-      return "the NVIDIA driver supports CUDA " + driver_version +
-             ", older than this build's CUDA runtime " + runtime_version + ": upgrade the driver";
+    case cuda_failure::insufficient_driver: {
+      // What this build needs and what it found, so a fleet on an older branch sees which
+      // driver to install (issue 38: CUDA 13 needs R580; R535-R570 skipped every GPU benchmark).
+      const std::string need = minimum_driver_for_cuda(runtime_version);
+      return "the NVIDIA driver" + (drv.version.empty() ? "" : " " + drv.version) +
+             " supports CUDA " + driver_version + ", older than this build's CUDA runtime " +
+             runtime_version +
+             (need.empty() ? std::string()
+                           : ", which needs driver R" + need.substr(0, need.find('.')) + " (" +
+                                 need + ") or newer") +
+             ": upgrade the driver, or use a build for CUDA " + driver_version;
+    }
     case cuda_failure::no_device:
       return "the NVIDIA driver is loaded but shows this process no GPU (CUDA_VISIBLE_DEVICES?)";
     case cuda_failure::devices_unavailable:

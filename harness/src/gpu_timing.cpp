@@ -31,14 +31,8 @@ using clock_type = std::chrono::steady_clock;
 // How long the blocking kernel holds a stream at most, so a release that never comes (an
 // exception between block and release) cannot hang the GPU.
 constexpr std::uint64_t block_timeout_ns = 2'000'000'000;
-// Launches one held stream may queue: CUDA's launch queue holds about 1000 entries before a
-// launch blocks the host (which would then wait for the blocking kernel to give up); a library
-// call may enqueue several kernels (cuBLAS, a split-k reduction), hence the margin.
-constexpr std::int64_t max_held_launches = 256;
-// With an L2 flush every launch queues a memset and two events besides its own work.
-constexpr std::int64_t max_flushed_launches = 64;
-// Unheld streams (pageable copies, NCCL) can queue as many as the host issues.
-constexpr std::int64_t max_free_launches = 1'000'000;
+// The event pairs of a flushed batch: one per launch, as many as a flushed batch may hold.
+const std::int64_t max_flushed_launches = held_launch_cap(true, true, 1);
 
 [[nodiscard]] float elapsed_ms(cudaEvent_t a, cudaEvent_t b) {
   float ms = 0;
@@ -167,8 +161,7 @@ struct gpu_batch_timer::impl {
   [[nodiscard]] cudaStream_t s() const { return static_cast<cudaStream_t>(main.stream); }
 
   [[nodiscard]] std::int64_t cap() const {
-    if (opts.flush_l2) return max_flushed_launches;
-    return opts.block ? max_held_launches : max_free_launches;
+    return held_launch_cap(opts.block, opts.flush_l2, opts.operations_per_launch);
   }
 
   void hold() {

@@ -10,6 +10,24 @@
 
 namespace infrabench {
 
+namespace {
+// Operations one held stream may queue: CUDA's launch queue holds about 1000 entries before a
+// launch blocks the host (which would then wait for the blocking kernel to give up); a library
+// call may enqueue several kernels (cuBLAS, a split-k reduction), hence the margin.
+constexpr std::int64_t max_held_operations = 256;
+// With an L2 flush every launch queues a memset and two events besides its own work.
+constexpr std::int64_t max_flushed_launches = 64;
+// Unheld streams (pageable copies, NCCL) can queue as many as the host issues.
+constexpr std::int64_t max_free_launches = 1'000'000;
+}  // namespace
+
+std::int64_t held_launch_cap(bool block, bool flush_l2, int operations_per_launch) {
+  const std::int64_t ops = std::max(1, operations_per_launch);
+  if (flush_l2) return std::max<std::int64_t>(1, max_flushed_launches / ops);
+  if (!block) return max_free_launches;
+  return std::max<std::int64_t>(1, max_held_operations / ops);
+}
+
 std::optional<double> sm_clock_mhz(const sm_clock_stamp& start, const sm_clock_stamp& end) {
   // A zero stamp is a slot no probe block wrote (no block ran on that SM).
   if (start.ns == 0 || end.ns == 0 || start.cycles == 0 || end.cycles == 0) return std::nullopt;

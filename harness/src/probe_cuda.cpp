@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <exception>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include <cublas_v2.h>
@@ -15,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "infrabench/modules/cuda_api.h"
+#include "infrabench/nvml_loader.h"
 #include "infrabench/probe_detail.h"
 
 namespace infrabench::detail {
@@ -110,6 +112,19 @@ cuda_failure failure_kind(cudaError_t err) {
   }
 }
 
+// The driver as far as it is there, with its own version: NVML's answer, else the kernel
+// module's (/proc/driver/nvidia/version), so a skip names the driver it found.
+driver_presence driver_found() {
+  driver_presence drv = find_nvidia_driver();
+  drv.version = nvml::library::instance().driver_version();
+  if (drv.version.empty()) {
+    std::ifstream in("/proc/driver/nvidia/version");
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    drv.version = driver_version_from_proc(text);
+  }
+  return drv;
+}
+
 }  // namespace
 
 void probe_cuda_module(capabilities& caps) {
@@ -138,13 +153,18 @@ void probe_cuda_module(capabilities& caps) {
                                 ? cuda_error_text("cudaGetDeviceCount", err)
                                 : std::string("cudaGetDeviceCount returned 0 devices");
     caps.cuda.available = false;
-    caps.cuda.reason = describe_cuda_failure(failure_kind(err), find_nvidia_driver(),
-                                             caps.cuda.version, caps.cuda_driver_version, raw);
+    caps.cuda.reason = describe_cuda_failure(failure_kind(err), driver_found(), caps.cuda.version,
+                                             caps.cuda_driver_version, raw);
     caps.cuda_device_count = 0;
   } else {
     caps.cuda.available = true;
     caps.cuda.reason.clear();
     caps.cuda_device_count = count;
+    // A device attribute: read without opening a context on the GPU.
+    for (int d = 0; d < count; ++d) {
+      if (device_attribute(cudaDevAttrComputeMode, d) == cudaComputeModeExclusiveProcess)
+        ++caps.exclusive_process_gpus;
+    }
   }
 
   caps.cublas.available = caps.cuda.available;

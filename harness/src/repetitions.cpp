@@ -78,6 +78,10 @@ metric merge_metric(const std::string& name, const group& passed) {
                                 [&](const metric& x) { return x.name == name; });
     if (m == r->metrics.end()) continue;  // withheld in this repetition (state::withhold_metric)
     if (!merged) merged = *m;
+    for (int g : m->gpus) {
+      if (std::find(merged->gpus.begin(), merged->gpus.end(), g) == merged->gpus.end())
+        merged->gpus.push_back(g);
+    }
     if (std::isfinite(m->value)) values.push_back(m->value);
     samples.insert(samples.end(), m->samples.begin(), m->samples.end());
     if (std::isfinite(m->best)) {

@@ -978,15 +978,17 @@ json number_json(double v) {
 }
 
 json metric_json(const metric_view& m) {
-  return {{"name", m.name},
-          {"unit", m.unit},
-          {"value", number_json(m.value)},
-          {"best", number_json(m.best)},
-          {"better", m.higher_is_better ? "higher" : "lower"},
-          {"method", m.method},
-          {"samples", m.samples},
-          {"repetitions", m.repetitions},
-          {"role", std::string(to_string(m.role))}};
+  json out = {{"name", m.name},
+              {"unit", m.unit},
+              {"value", number_json(m.value)},
+              {"best", number_json(m.best)},
+              {"better", m.higher_is_better ? "higher" : "lower"},
+              {"method", m.method},
+              {"samples", m.samples},
+              {"repetitions", m.repetitions},
+              {"role", std::string(to_string(m.role))}};
+  if (!m.gpus.empty()) out["gpus"] = m.gpus;
+  return out;
 }
 
 json repetition_json(const repetition_view& r) {
@@ -1016,6 +1018,7 @@ json result_json(const result_view& r) {
               {"repetitions", json::array()}};
   if (!r.reason_code.empty()) out["reason_code"] = r.reason_code;
   if (r.gpu) out["gpu"] = *r.gpu;
+  if (!r.failed_gpus.empty()) out["failed_gpus"] = r.failed_gpus;
   if (r.time) {
     out["time_s"] = {{"median", r.time->median},
                      {"median_ci95", {r.time->ci95_lo, r.time->ci95_hi}},

@@ -236,6 +236,8 @@ enum class field {
   rank,
   host,
   gpu,
+  gpus,
+  failed_gpus,
   time_s,
   samples_s,
   metrics,
@@ -274,6 +276,8 @@ field field_of(const std::string& key) {
       {"rank", field::rank},
       {"host", field::host},
       {"gpu", field::gpu},
+      {"gpus", field::gpus},
+      {"failed_gpus", field::failed_gpus},
       {"time_s", field::time_s},
       {"samples_s", field::samples_s},
       {"metrics", field::metrics},
@@ -312,6 +316,7 @@ enum class part {
   withheld,
   strings,
   numbers,
+  indices,
   time,
   ci95,
   skip
@@ -327,6 +332,7 @@ struct frame {
   unsigned seen = 0;      // which required members were given (see the seen_* flags)
   std::vector<double>* numbers = nullptr;
   std::vector<std::string>* strings = nullptr;
+  std::vector<int>* indices = nullptr;
   std::map<std::string, std::string>* texts = nullptr;
 };
 
@@ -403,6 +409,7 @@ class result_reader {
   bool open_member(bool object);
   bool open_list(std::vector<double>* into);
   bool open_list(std::vector<std::string>* into);
+  bool open_list(std::vector<int>* into);
   bool open_names(part kind, std::map<std::string, std::string>* into);
   bool open_result_member(bool object);
   void open_element(bool object);
@@ -446,6 +453,7 @@ void result_reader::push(part kind, bool object) {
   f.seen = 0;
   f.numbers = nullptr;
   f.strings = nullptr;
+  f.indices = nullptr;
   f.texts = nullptr;
 }
 
@@ -560,6 +568,12 @@ void result_reader::element(const scalar& v) {
       charge(grown(sizeof(double)));
       if (std::isfinite(v.number())) f.numbers->push_back(v.number());
       return;
+    case part::indices:
+      if (!v.is_integer() || v.number() < 0 || v.number() > (1 << 20))
+        fail_here("expected a GPU index (a non-negative integer), got " + v.type_name());
+      charge(grown(sizeof(int)));
+      f.indices->push_back(static_cast<int>(v.number()));
+      return;
     case part::ci95:
       // Only whether it is two numbers matters: a third says it is not.
       if (m_time.ci95.size() < 3)
@@ -662,6 +676,10 @@ void result_reader::placement_member(field f, const scalar& v) {
       if (const auto problem = name_problem(r.host); !problem.empty())
         fail_here("host name " + shown_name(r.host) + ": " + problem);
       return;
+    case field::failed_gpus:
+      null_or(v, "an array of GPU indices");
+      r.failed_gpus.clear();
+      return;
     case field::gpu:
       if (v.is_null()) {
         r.gpu.reset();
@@ -717,6 +735,10 @@ void result_reader::metric_member(field f, const scalar& v) {
     case field::repetitions:
       null_or(v, "an array of numbers");
       m.repetitions.clear();
+      return;
+    case field::gpus:
+      null_or(v, "an array of GPU indices");
+      m.gpus.clear();
       return;
     case field::role: {
       const std::string role = text(v, "performance");
@@ -817,6 +839,7 @@ bool result_reader::open_member(bool object) {
       open_element(object);
       return true;
     case part::metric:
+      if (!object && member == field::gpus) return open_list(&m_result->metrics.back().gpus);
       if (object || (member != field::samples && member != field::repetitions)) return false;
       return open_list(member == field::samples ? &m_result->metrics.back().samples
                                                 : &m_result->metrics.back().repetitions);
@@ -853,6 +876,13 @@ bool result_reader::open_list(std::vector<std::string>* into) {
   return true;
 }
 
+bool result_reader::open_list(std::vector<int>* into) {
+  into->clear();
+  push(part::indices, false);
+  top().indices = into;
+  return true;
+}
+
 bool result_reader::open_names(part kind, std::map<std::string, std::string>* into) {
   into->clear();
   push(kind, true);
@@ -878,6 +908,8 @@ bool result_reader::open_result_member(bool object) {
       return !object && open_list(&r.invalid_reason_codes);
     case field::warnings:
       return !object && open_list(&r.warnings);
+    case field::failed_gpus:
+      return !object && open_list(&r.failed_gpus);
     case field::samples_s:
       return !object && open_list(&r.samples_s);
     case field::metrics:

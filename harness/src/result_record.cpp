@@ -66,6 +66,7 @@ json metric_to_json(const metric& m) {
             {"samples", m.samples}};
   if (m.hint != metric_hint::none) j["hint"] = to_string(m.hint);
   if (m.repetitions) j["repetitions"] = *m.repetitions;
+  if (!m.gpus.empty()) j["gpus"] = m.gpus;
   return j;
 }
 
@@ -105,6 +106,7 @@ nlohmann::json result::to_json() const {
   j["rank"] = rank;
   j["host"] = host;
   if (gpu >= 0) j["gpu"] = gpu;
+  if (!failed_gpus.empty()) j["failed_gpus"] = failed_gpus;
   j["elapsed_s"] = elapsed_s;
   samples_to_json(*this, j);
   j["work_per_iteration"] = {{"bytes_read", work.bytes_read},
@@ -219,6 +221,7 @@ metric metric_of(const json& m) {
   if (const auto h = m.find("hint"); h != m.end() && *h == to_string(metric_hint::fraction_of_peak))
     out.hint = metric_hint::fraction_of_peak;
   if (const auto r = m.find("repetitions"); r != m.end()) out.repetitions = numbers(*r);
+  if (const auto g = m.find("gpus"); g != m.end()) out.gpus = g->get<std::vector<int>>();
   return out;
 }
 
@@ -306,6 +309,8 @@ result read_record(const json& j) {
   r.rank = j.at("rank").get<int>();
   r.host = j.at("host").get<std::string>();
   if (const auto g = j.find("gpu"); g != j.end()) r.gpu = g->get<int>();
+  if (const auto g = j.find("failed_gpus"); g != j.end())
+    r.failed_gpus = g->get<std::vector<int>>();
   r.elapsed_s = number(j.at("elapsed_s"));
   samples_of(j, r);
   work_of(j.at("work_per_iteration"), r.work);

@@ -29,6 +29,7 @@
 #include "infrabench/json_io.h"
 #include "infrabench/model/rank_messages.h"
 #include "infrabench/model/result_record.h"
+#include "infrabench/nvml_loader.h"
 #include "infrabench/printer.h"
 #include "infrabench/probe_detail.h"
 #include "infrabench/process_streams.h"
@@ -756,13 +757,33 @@ class run_session {
 
 }  // namespace
 
+namespace {
+
+// What decides whether the node leader can open every GPU of its host (node_gpus_reason).
+node_gpu_view node_gpus_of(const capabilities& caps, const communicator& comm) {
+  node_gpu_view v;
+  v.cuda_visible = caps.cuda_device_count;
+  const nvml::library& lib = nvml::library::instance();
+  if (lib.available()) v.nvml_count = static_cast<int>(lib.device_count());
+  if (const char* env = std::getenv("CUDA_VISIBLE_DEVICES")) v.visible_env = env;
+  v.exclusive_process = caps.exclusive_process_gpus;
+  const auto hosts = comm.hostnames();
+  v.ranks_on_host = static_cast<int>(std::count(hosts.begin(), hosts.end(), comm.hostname()));
+  return v;
+}
+
+}  // namespace
+
 int run_pipeline(const run_request& req, int* argc, char*** argv) {
   auto comm = make_communicator(argc, argv);
   g_job_rank.store(comm->rank());
   g_job_size.store(comm->size());
   capabilities caps = probe_capabilities(comm->size());
-  // One rank per GPU: each rank's one-GPU work (GEMMs, the training step) runs on its own GPU.
-  caps.rank_gpu = detail::bind_rank_gpu(caps, comm->local_rank());
+  // One rank per GPU: each rank's one-GPU work (GEMMs, the training step) runs on its own GPU,
+  // made current (its context opened) only before the first benchmark that needs it (run_one).
+  caps.rank_gpu =
+      caps.cuda.available ? gpu_for_local_rank(comm->local_rank(), caps.cuda_device_count) : -1;
+  caps.node_gpus_reason = node_gpus_reason(node_gpus_of(caps, *comm));
 
   planned_run p = plan_run(req, *comm, caps);
   if (!p.refused.empty()) {

@@ -14,6 +14,7 @@
 #include "infrabench/json_io.h"
 #include "infrabench/model/rank_messages.h"
 #include "infrabench/names.h"
+#include "infrabench/probe_detail.h"
 #include "infrabench/simulation.h"
 
 namespace infrabench {
@@ -420,6 +421,16 @@ result run_one(const benchmark& bench, const config& cfg, const capabilities& ca
   if (const auto unmet = bench.unmet(caps); !unmet.empty()) {
     result r = identity;
     r.set_status(status::skipped, unmet.code, unmet.text);
+    return r;
+  }
+  // The rank's GPU is made current (its context opened) here, before the first benchmark that
+  // needs it, not when the run starts: a rank that never runs GPU work holds no context.
+  if (identity.gpu >= 0 && detail::bind_rank_gpu(caps, comm.local_rank()) < 0) {
+    result r = identity;
+    r.set_status(status::skipped, reason_code::no_device,
+                 "GPU " + std::to_string(identity.gpu) +
+                     " cannot be made current (cudaSetDevice): busy, or in exclusive-process or "
+                     "prohibited compute mode (nvidia-smi -q -d COMPUTE)");
     return r;
   }
   state st(cfg, caps, comm, settings);

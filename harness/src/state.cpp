@@ -312,6 +312,18 @@ void state::set_metric_hint(std::string_view name, metric_hint hint) {
   throw std::logic_error("set_metric_hint(" + std::string(name) + "): no such metric");
 }
 
+void state::set_metric_gpus(std::string_view name, std::vector<int> gpus) {
+  for (auto* list : {&m_custom_metrics, &m_result.metrics}) {
+    for (auto& m : *list) {
+      if (m.name == name) {
+        m.gpus = std::move(gpus);
+        return;
+      }
+    }
+  }
+  throw std::logic_error("set_metric_gpus(" + std::string(name) + "): no such metric");
+}
+
 void state::set_metric_samples(std::string_view name, std::vector<double> samples) {
   for (auto* list : {&m_custom_metrics, &m_result.metrics}) {
     for (auto& m : *list) {

@@ -250,6 +250,12 @@ json describe_cpu(const capabilities& caps, const hwloc_topology* topo,
   cpu["stepping"] = cpuinfo_int(info, "stepping");
   cpu["microcode"] = cpuinfo_field(info, "microcode");
   cpu["logical_cpus_usable"] = caps.logical_cpus;
+  cpu["logical_cpus_online"] = caps.online_cpus;
+  // The launcher's binding, said where a reader of the report looks for the CPUs it ran on.
+  if (const std::string note =
+          cpu_binding_note(caps.logical_cpus, caps.online_cpus, caps.world_size > 1);
+      !note.empty())
+    cpu["binding"] = note;
   // The cgroup CPU quota the run may use (CPUs; "none"): a quota is a different machine to a
   // benchmark, so compare lists it among the system differences (issue 44).
   if (const cgroup_cpu cg = current_cgroup_cpu(); cg.known)

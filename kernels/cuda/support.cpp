@@ -67,6 +67,8 @@ device_info query_device(int device) {
   d.max_sm_clock_mhz = attribute(cudaDevAttrClockRate, device) / 1000.0;
   d.memory_clock_khz = attribute(cudaDevAttrMemoryClockRate, device);
   d.memory_bus_bits = attribute(cudaDevAttrGlobalMemoryBusWidth, device);
+  d.shared_optin_bytes = static_cast<std::size_t>(
+      std::max(0, attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin, device)));
   char bus[32] = {};
   if (cudaDeviceGetPCIBusId(bus, sizeof bus, device) == cudaSuccess) {
     d.bus_id = topology::normalize_pci_bus_id(bus);

@@ -56,6 +56,9 @@ struct device_info {
   int memory_bus_bits = 0;
   std::size_t l2_bytes = 0;
   std::size_t total_bytes = 0;
+  // Shared memory a block may opt in to (cudaDevAttrMaxSharedMemoryPerBlockOptin): 99 KiB on
+  // sm_86/sm_89, 163 KiB on sm_80, 227 KiB on sm_90.
+  std::size_t shared_optin_bytes = 0;
   std::string bus_id;  // normalized "0000:3b:00.0"; empty when unknown
 };
 [[nodiscard]] device_info query_device(int device);

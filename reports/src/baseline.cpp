@@ -41,7 +41,18 @@ struct judged {
   // noise alone, a FAIL; `why` says where it lies.
   bool inconclusive = false;
   std::string why;
+  // The GPUs behind the judged value of a node-wide result (metric::gpus, or the GPUs a failed
+  // check blames): its findings name each; empty: the result's own GPU, if any.
+  std::vector<int> gpus;
 };
+
+// " (GPU 5)", " (GPUs 2,5)": the GPUs behind a node-wide value, for the evidence's text.
+std::string gpus_text(const std::vector<int>& gpus) {
+  if (gpus.empty()) return "";
+  std::string list;
+  for (int g : gpus) list += (list.empty() ? "" : ",") + std::to_string(g);
+  return (gpus.size() == 1 ? " (GPU " : " (GPUs ") + list + ")";
+}
 
 }  // namespace
 
@@ -550,6 +561,7 @@ std::optional<judged> judge_metric(const baseline& b, const rule& r, const repor
     }
     jd.shown = m.value / peak;
   }
+  if (!res.gpu) jd.gpus = m.gpus;
   judge_interval(r, res, m, jd.shown / m.value, where, jd);
   return jd;
 }
@@ -600,7 +612,8 @@ judgement judge_results(const baseline& b, const rule& r, const detail::node_con
       judged jd;
       jd.result = res;
       jd.ok = false;
-      jd.why = where_of(report, *res) + ": benchmark failed: " + res->reason;
+      if (!res->gpu) jd.gpus = res->failed_gpus;
+      jd.why = where_of(report, *res) + gpus_text(jd.gpus) + ": benchmark failed: " + res->reason;
       out.items.push_back(jd);
       continue;
     }
@@ -682,9 +695,14 @@ void conclude(const rule& r, const detail::node_context& cx, const judgement& j,
   for (const auto& jd : j.items) {
     if (!jd.ok) {
       v.failing.push_back(jd.why);
-      v.findings.push_back({cx.node_of(*jd.result), jd.result->gpu.value_or(-1),
-                            jd.why + " (expected " + v.expected + ")",
-                            detail::telemetry_window(*jd.result), ""});
+      // A node-wide value names the GPUs behind it: one finding each, so per-GPU verdicts
+      // (failed_gpus, the drain list) blame them as a per-GPU result's would.
+      std::vector<int> gpus = jd.gpus;
+      if (gpus.empty()) gpus.push_back(jd.result->gpu.value_or(-1));
+      for (int g : gpus) {
+        v.findings.push_back({cx.node_of(*jd.result), g, jd.why + " (expected " + v.expected + ")",
+                              detail::telemetry_window(*jd.result), ""});
+      }
     }
     if (jd.result && jd.result->status == "passed" && !jd.result->valid) {
       if (invalid++ == 0) {

@@ -127,6 +127,37 @@ def test_sick_fake_gpu_node_fails_with_actionable_reasons(tmp_path, report_path)
     assert "-> FAIL" in c.stdout
 
 
+def test_every_gpu_health_rule_names_the_gpus_behind_its_evidence(tmp_path, report_path):
+    # Issue 38: 8 fake GPUs, GPU 5 with 17 NVLinks (the check passes; the baseline's floor of 18
+    # fails on its value) and GPU 2 gaining single-bit ECC errors (the check itself fails). Before,
+    # health/gpu_nvlink:nvlinks_active_min FAILed the node with "gpu": null and "17 links".
+    gpus = [gpu() for _ in range(8)]
+    gpus[5] = gpu(nvlinks=17)
+    gpus[2] = gpu(changes=[{"at_s": 0.3, "ecc_sbe_volatile": 4}])
+    env = fake_nvml_env(tmp_path, gpus)
+    p = run("run", "--filter", "^(health/cpu_core_speed|health/gpu_.*)$", "-a", "rounds=20", *FAST,
+            "-o", report_path, env=env)
+    assert p.returncode == 1, p.stdout + p.stderr
+    r = by_name(load_report(report_path))
+    nvlink = r["health/gpu_nvlink"]
+    assert nvlink["status"] == "passed", nvlink
+    assert {m["name"]: m.get("gpus") for m in nvlink["metrics"]}["nvlinks_active_min"] == [5], nvlink
+    assert r["health/gpu_ecc"]["status"] == "failed" and r["health/gpu_ecc"]["failed_gpus"] == [2]
+    c = run("check", report_path, "-b", write(tmp_path, "b.json", GPU_HEALTH_BASELINE), "--format", "json")
+    assert c.returncode == 1, c.stdout + c.stderr
+    out = json.loads(c.stdout)
+    [node] = out["nodes"]
+    assert node["failed_gpus"] == [2, 5], node
+    [drain] = out["drain"]
+    blamed = {(e["rule"], e["gpu"]) for e in drain["evidence"]}
+    assert ("health/gpu_nvlink:nvlinks_active_min", 5) in blamed, drain["evidence"]
+    assert ("health/gpu_ecc:ecc_sbe_new_max", 2) in blamed, drain["evidence"]
+    # No GPU rule's evidence goes without its GPU.
+    assert all(e["gpu"] is not None for e in drain["evidence"] if e["rule"].startswith("health/gpu_")), drain
+    text = run("check", report_path, "-b", write(tmp_path, "b.json", GPU_HEALTH_BASELINE)).stdout
+    assert "17 links (GPU 5)" in text, text
+
+
 def test_without_nvml_the_gpu_checks_are_skipped_with_the_reason(tmp_path, report_path):
     env = {"INFRABENCH_NVML_LIBRARY": str(tmp_path / "no-such-libnvidia-ml.so.1")}
     p = run("run", "--filter", "^health/gpu_", *FAST, "-o", report_path, env=env)

@@ -133,5 +133,35 @@ TEST(CapabilitiesProbe, ToJsonHasEveryFeature) {
   EXPECT_TRUE(j["isa"]["avx2"].is_boolean());
 }
 
+// Whether the node leader can open every GPU of its host (issue 38): per-task
+// CUDA_VISIBLE_DEVICES (srun --gpus-per-task) showed it one GPU of 8, and p2p skipped as "no
+// device"; in EXCLUSIVE_PROCESS mode it could not open the GPUs the other ranks hold.
+TEST(Capabilities, NodeGpusReasonSaysWhatToDo) {
+  node_gpu_view v;
+  v.cuda_visible = 8;
+  v.nvml_count = 8;
+  v.ranks_on_host = 8;
+  EXPECT_EQ(node_gpus_reason(v), "");
+  v.cuda_visible = 1;
+  v.visible_env = "3";
+  const std::string per_task = node_gpus_reason(v);
+  EXPECT_NE(per_task.find("CUDA_VISIBLE_DEVICES=3 shows this rank 1 of the host's 8 GPUs"),
+            std::string::npos)
+      << per_task;
+  EXPECT_NE(per_task.find("srun --gpu-bind=none"), std::string::npos) << per_task;
+  // One process limited on purpose measures what it was given.
+  v.ranks_on_host = 1;
+  EXPECT_EQ(node_gpus_reason(v), "");
+  node_gpu_view excl;
+  excl.cuda_visible = excl.nvml_count = 8;
+  excl.exclusive_process = 8;
+  excl.ranks_on_host = 8;
+  const std::string exclusive = node_gpus_reason(excl);
+  EXPECT_NE(exclusive.find("EXCLUSIVE_PROCESS"), std::string::npos) << exclusive;
+  EXPECT_NE(exclusive.find("nvidia-smi -c DEFAULT"), std::string::npos) << exclusive;
+  excl.ranks_on_host = 1;  // one process opens every GPU itself
+  EXPECT_EQ(node_gpus_reason(excl), "");
+}
+
 }  // namespace
 }  // namespace infrabench

@@ -209,3 +209,16 @@ TEST(Float8, SkippedBelowComputeCapability9WithTheReason) {
 }
 
 }  // namespace
+
+// An NCCL older than 2.24 has no 8-bit float types: the configuration is skipped saying what it
+// needs and what it found, before the GPU's capability is asked (issue 38: it failed instead).
+TEST(Float8, SkippedBelowNccl224WithWhatItNeedsAndFound) {
+  using pattern::elem_type;
+  EXPECT_EQ(fp8_nccl_version_reason(elem_type::float8_e4m3, "float8_e4m3", 22809), "");
+  EXPECT_EQ(fp8_nccl_version_reason(elem_type::float8_e5m2, "float8_e5m2", 22400), "");
+  EXPECT_EQ(fp8_nccl_version_reason(elem_type::float32, "float32", 21805), "");
+  const std::string why = fp8_nccl_version_reason(elem_type::float8_e5m2, "float8_e5m2", 22305);
+  EXPECT_EQ(why,
+            "float8_e5m2 needs NCCL 2.24 or newer (its 8-bit float types); this NCCL is "
+            "2.23.5");
+}

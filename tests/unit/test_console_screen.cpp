@@ -166,6 +166,25 @@ TEST(ConsoleScreen, HeaderNamesTheMachineInSixLines) {
   EXPECT_NE(all.find("16 ranks on 2 hosts"), std::string::npos) << all;
 }
 
+// A rank the launcher bound to part of the machine says so (issue 38: Open MPI binds -np 8 ranks
+// to a core or socket, and the node leader's host-memory runs then measured one socket).
+TEST(ConsoleScreen, HeaderSaysWhenTheLauncherBoundTheRank) {
+  capabilities caps;
+  caps.logical_cpus = 8;
+  caps.online_cpus = 64;
+  const json inv = {{"cpu", {{"model", "Xeon"}, {"sockets", 2}, {"cores", 32}, {"threads", 64}}}};
+  const auto lines = format_header(header_facts(inv, caps, 8, {"n1"}, "mpi"), 120);
+  EXPECT_NE(lines[1].find("(8 of 64 usable: bound; mpirun --bind-to none for all)"),
+            std::string::npos)
+      << lines[1];
+  EXPECT_EQ(cpu_binding_note(64, 64, true), "");
+  const std::string note = cpu_binding_note(8, 64, true);
+  EXPECT_NE(note.find("bound to 8 of 64 CPUs by the launcher"), std::string::npos) << note;
+  EXPECT_NE(note.find("mpirun --bind-to none"), std::string::npos) << note;
+  EXPECT_NE(note.find("srun --cpu-bind=none"), std::string::npos) << note;
+  EXPECT_NE(cpu_binding_note(1, 2, false).find("taskset or a cpuset"), std::string::npos);
+}
+
 TEST(ConsoleScreen, HeaderSaysWhyThereIsNoGpu) {
   capabilities caps;
   caps.cuda.reason = std::string("no NVIDIA driver on this machine ") + std::string(200, '.');
@@ -191,6 +210,22 @@ TEST(ConsoleScreen, CudaFailureSaysWhatIsMissing) {
   EXPECT_NE(old.find("supports CUDA 12.4, older than this build's CUDA runtime 13.0"),
             std::string::npos)
       << old;
+  // Which driver this build needs and which it found (issue 38: CUDA 13 needs R580; a fleet on
+  // R535-R570 saw every GPU benchmark skipped without being told what to install).
+  detail::driver_presence r570{true, true, "", "570.124.06"};
+  const auto floor =
+      detail::describe_cuda_failure(cuda_failure::insufficient_driver, r570, "13.0", "12.8", raw);
+  EXPECT_EQ(floor,
+            "the NVIDIA driver 570.124.06 supports CUDA 12.8, older than this build's CUDA runtime "
+            "13.0, which needs driver R580 (580.65.06) or newer: upgrade the driver, or use a "
+            "build for CUDA 12.8")
+      << floor;
+  EXPECT_EQ(detail::minimum_driver_for_cuda("12.4"), "525.60.13");
+  EXPECT_EQ(detail::minimum_driver_for_cuda("99.0"), "");
+  EXPECT_EQ(detail::driver_version_from_proc(
+                "NVRM version: NVIDIA UNIX x86_64 Kernel Module  570.86.15  Fri Jan 10 2025\n"),
+            "570.86.15");
+  EXPECT_EQ(detail::driver_version_from_proc("garbage"), "");
   detail::driver_presence no_lib{true, false, "libcuda.so.1: cannot open shared object file"};
   EXPECT_NE(
       detail::describe_cuda_failure(cuda_failure::insufficient_driver, no_lib, "13.0", "", raw)

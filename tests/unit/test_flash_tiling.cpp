@@ -95,3 +95,20 @@ TEST(FlashTiling, KMajorATimesKMajorB) {  // dQ = dS K with dS^T stored [key][qu
 TEST(FlashTiling, KMajorATimesNMajorB) {
   check(true, false);
 }
+
+// The support check compares the shared memory the kernels' blocks need with what the device lets
+// a block opt in to (issue 38: head size 128's backward needs 112 KiB, more than sm_86/sm_89's
+// 99 KiB; the check tested only the compute capability, so the launch failed instead).
+TEST(FlashTiling, SharedMemoryPlanAndTheDevicesLimit) {
+  EXPECT_EQ(ft::backward_smem_bytes(128), std::size_t{112} * 1024);
+  EXPECT_EQ(ft::forward_smem_bytes(128), std::size_t{5} * 64 * 136 * 2);
+  constexpr std::size_t sm86 = 101376, sm80 = 166912, sm90 = 232448;  // opt-in limits, bytes
+  const std::string refused = ft::device_unsupported(128, 8, sm86);
+  EXPECT_NE(refused.find("needs 112 KiB"), std::string::npos) << refused;
+  EXPECT_NE(refused.find("allows 99 KiB"), std::string::npos) << refused;
+  EXPECT_EQ(ft::device_unsupported(128, 8, sm80), "");
+  EXPECT_EQ(ft::device_unsupported(128, 9, sm90), "");
+  for (int d : {16, 32, 64}) EXPECT_EQ(ft::device_unsupported(d, 8, sm86), "") << d;
+  EXPECT_NE(ft::device_unsupported(64, 7, sm90).find("sm_80"), std::string::npos);
+  EXPECT_NE(ft::device_unsupported(96, 9, sm90).find("not 96"), std::string::npos);
+}

@@ -203,3 +203,17 @@ TEST_F(GpuWarmUpTest, SlowWorkIsNotOverRun) {
   st.warm_up_gpu([&](std::int64_t n) { return g.run(n); }, 256);
   EXPECT_EQ(g.batches, (std::vector<std::int64_t>{1, 1}));
 }
+
+// The launches one held batch queues are capped by the operations they queue, not by launches
+// (issue 38: a many-to-one cell with 8 GPUs queues 7 copies a launch, 7 x 256 behind one held
+// stream, past CUDA's ~1000-entry launch queue: the host blocked until the 2 s spin timeout).
+TEST(GpuHeldLaunchCap, CapsTheOperationsQueuedBehindTheHeldStream) {
+  EXPECT_EQ(held_launch_cap(true, false, 1), 256);
+  EXPECT_EQ(held_launch_cap(true, false, 7), 36);
+  EXPECT_LE(held_launch_cap(true, false, 7) * 7, 256);
+  EXPECT_EQ(held_launch_cap(true, false, 1000), 1);  // never below one launch
+  EXPECT_EQ(held_launch_cap(true, true, 1), 64);
+  EXPECT_EQ(held_launch_cap(true, true, 2), 32);
+  EXPECT_GE(held_launch_cap(false, false, 7), 1000);  // nothing held: nothing to fill
+  EXPECT_EQ(held_launch_cap(true, false, 0), 256);    // a launch queues at least its own work
+}

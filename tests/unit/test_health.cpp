@@ -278,6 +278,82 @@ TEST(HealthXid, EveryXidFailsWithWhatItMeans) {
   EXPECT_EQ(metric(v, "xid_events"), 1);
 }
 
+// Every GPU rule names the GPU(s) behind its evidence (issue 38): the metric a baseline judges
+// carries the GPUs that set it, and a failure names the GPUs it blames, as DCGM does.
+std::vector<int> gpus_of(const health::verdict& v, const std::string& name) {
+  for (const auto& m : v.metrics) {
+    if (m.name == name) return m.gpus;
+  }
+  ADD_FAILURE() << "no metric " << name;
+  return {};
+}
+
+TEST(HealthAttribution, NvlinkMinimumNamesTheGpuWithTheFewestLinks) {
+  std::vector<gpu_view> gpus;
+  for (unsigned i = 0; i < 8; ++i) {
+    gpus.push_back(gpu(i, {}));
+    gpus.back().links = {18, 18, {}};
+  }
+  gpus[5].links = {18, 17, {7}};
+  const auto v = health::judge_nvlink(gpus);
+  EXPECT_EQ(metric(v, "nvlinks_active_min"), 17);
+  EXPECT_EQ(gpus_of(v, "nvlinks_active_min"), std::vector<int>{5});
+  EXPECT_EQ(gpus_of(v, "nvlinks_down"), std::vector<int>{5});
+  EXPECT_TRUE(gpus_of(v, "nvlink_errors_max").empty());  // no errors: no GPU behind the 0
+  EXPECT_EQ(v.failed_gpus, std::vector<int>{5});
+  // Fewer links on a GPU without a link down (a board with fewer): still the GPU at the minimum.
+  gpus[5].links = {17, 17, {}};
+  const auto fewer = health::judge_nvlink(gpus);
+  EXPECT_FALSE(fewer.failed());
+  EXPECT_EQ(gpus_of(fewer, "nvlinks_active_min"), std::vector<int>{5});
+}
+
+TEST(HealthAttribution, EccRemapThrottlePcieAndXidNameTheirGpus) {
+  gpu_view sbe = gpu(2, {{"ecc_enabled", 1}, {"ecc_dbe_volatile", 0}, {"ecc_sbe_volatile", 5}});
+  sbe.before = counter_set{{"ecc_sbe_volatile", 4}};
+  const auto ecc = health::judge_ecc({gpu(0, {{"ecc_enabled", 1}, {"ecc_dbe_volatile", 0}}),
+                                      gpu(1, {{"ecc_enabled", 1}, {"ecc_dbe_volatile", 3}}), sbe});
+  EXPECT_EQ(gpus_of(ecc, "ecc_dbe_volatile_max"), std::vector<int>{1});
+  EXPECT_EQ(gpus_of(ecc, "ecc_sbe_new_max"), std::vector<int>{2});
+  EXPECT_EQ(ecc.failed_gpus, (std::vector<int>{1, 2}));
+
+  const auto remap = health::judge_remap(
+      {gpu(0, {{"remap_pending", 0}}), gpu(6, {{"remap_pending", 1}, {"remap_failure", 0}})});
+  EXPECT_EQ(gpus_of(remap, "remap_pending_max"), std::vector<int>{6});
+  EXPECT_TRUE(gpus_of(remap, "remap_failure_max").empty());
+  EXPECT_EQ(remap.failed_gpus, std::vector<int>{6});
+
+  gpu_view hot = gpu(4, {});
+  hot.serious_fraction = 0.25;
+  hot.serious_bits = 0x20;
+  gpu_view cool = gpu(3, {});
+  cool.serious_fraction = 0;
+  const auto thr = health::judge_throttle({cool, hot});
+  EXPECT_EQ(gpus_of(thr, "thermal_or_hw_slowdown_fraction_max"), std::vector<int>{4});
+  EXPECT_EQ(thr.failed_gpus, std::vector<int>{4});
+
+  const counter_set link = {{"pcie_gen_current", 5},
+                            {"pcie_gen_max", 5},
+                            {"pcie_width_current", 16},
+                            {"pcie_width_max", 16}};
+  gpu_view narrow = gpu(7, link);
+  narrow.now["pcie_width_current"] = 8;
+  narrow.gen_loaded = 5;
+  narrow.width_loaded = 8;
+  const auto pcie = health::judge_pcie({gpu(0, link), narrow});
+  EXPECT_EQ(gpus_of(pcie, "pcie_width_min"), std::vector<int>{7});
+  EXPECT_EQ(gpus_of(pcie, "pcie_gen_min"), (std::vector<int>{0, 7}));
+  EXPECT_EQ(pcie.failed_gpus, std::vector<int>{7});
+
+  telemetry::event e;
+  e.kind = "xid";
+  e.gpu = 3;
+  e.text = "XID 79";
+  const auto xid = health::judge_xid({e}, true, "");
+  EXPECT_EQ(gpus_of(xid, "xid_events"), std::vector<int>{3});
+  EXPECT_EQ(xid.failed_gpus, std::vector<int>{3});
+}
+
 TEST(HealthCpu, EdacAndMachineChecks) {
   EXPECT_FALSE(health::judge_edac({}, nullptr, "not exposed").skip.empty());
   const counter_set before = {{"edac_ce", 3}, {"edac_ue", 0}, {"mce_events", 1}};

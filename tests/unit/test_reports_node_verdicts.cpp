@@ -146,6 +146,43 @@ TEST(ReportsNodeVerdicts, PerGpuWhenResultsNameTheirGpu) {
   EXPECT_NE(out.str().find("node1  FAIL     5"), std::string::npos) << out.str();
 }
 
+// A node-wide health result (no "gpu" of its own) names the GPUs behind its value (metric
+// "gpus") and its failure ("failed_gpus"): the verdict blames them, as a per-GPU result's does
+// (issue 38: before, nvlinks_active_min FAILed with "gpu": null and "17 links").
+TEST(ReportsNodeVerdicts, NodeWideHealthResultsNameTheGpusBehindTheirEvidence) {
+  json links = ib_test::result("health/gpu_nvlink", json::object(),
+                               {{"nvlinks_active_min", "links", 17}}, "node1", 0);
+  links["metrics"][0]["gpus"] = {5};
+  json ecc = ib_test::result("health/gpu_ecc", json::object(), {{"ecc_sbe_new_max", "count", 4}},
+                             "node1", 0, "failed");
+  ecc["reason"] = "GPU 2 (Fake H100): 4 new single-bit ECC errors during the run";
+  ecc["failed_gpus"] = {2};
+  json doc = ib_test::report(json::array({links, ecc}),
+                             json::array({with_gpus(ib_test::host("node1"), 8)}));
+  const report_file f(doc, "ib-node-verdicts-health");
+  const report_view r = load_report(f.path);
+  ASSERT_EQ(r.results[0].metrics[0].gpus, std::vector<int>{5});
+  ASSERT_EQ(r.results[1].failed_gpus, std::vector<int>{2});
+  const baseline b = make(json::array(
+      {{{"benchmark", "health/gpu_nvlink"}, {"metric", "nvlinks_active_min"}, {"min", 18}},
+       {{"benchmark", "health/gpu_ecc"}, {"metric", "ecc_sbe_new_max"}, {"max", 0}}}));
+  const auto v = evaluate(b, r);
+  ASSERT_EQ(v.size(), 2u);
+  ASSERT_EQ(v[0].findings.size(), 1u);
+  EXPECT_EQ(v[0].findings[0].gpu, 5);
+  EXPECT_NE(v[0].findings[0].evidence.find("17 links (GPU 5)"), std::string::npos)
+      << v[0].findings[0].evidence;
+  ASSERT_EQ(v[1].findings.size(), 1u);
+  EXPECT_EQ(v[1].findings[0].gpu, 2);
+  const auto nodes = node_verdicts(r, v);
+  ASSERT_EQ(nodes.size(), 1u);
+  EXPECT_EQ(nodes[0].failed_gpus, (std::vector<int>{2, 5}));
+  // The report as the model writes it back keeps both.
+  const std::string again = infrabench::model::to_json(r).dump();
+  EXPECT_NE(again.find("\"gpus\":[5]"), std::string::npos);
+  EXPECT_NE(again.find("\"failed_gpus\":[2]"), std::string::npos);
+}
+
 TEST(ReportsNodeVerdicts, MissingConfigurationIsNotRunForASuiteBaseline) {
   const json rule = {{"benchmark", "bandwidth/host_memory"},
                      {"axes", {{"kernel", "scale"}}},

@@ -121,6 +121,27 @@ TEST(TrainingModel, RefusesImpossibleConfigurations) {
   EXPECT_THROW((void)tf::make_activation_layout(preset("gpt2-tiny"), 0, 8), std::invalid_argument);
 }
 
+// Fused attention never writes the [T, T] matrices: its plan holds none of them (issue 38: the
+// GPU model planned B x H x T^2 per layer plus the gradient's for it, ~4.9 GiB of bf16 unused for
+// GPT-2 124M at B16, T1024, and model_memory_mib overstated by as much).
+TEST(TrainingModel, FusedAttentionPlansNoScoreMatrices) {
+  const auto c = preset("gpt2-124m");
+  const auto planned = tf::make_activation_layout(c, 16, 1024);
+  const auto fused = tf::make_activation_layout(c, 16, 1024, tf::attention_scores::none);
+  const std::size_t per_matrix_set = std::size_t{16} * 12 * 1024 * 1024;
+  EXPECT_EQ(planned.attention_elements, 13 * per_matrix_set);  // 12 layers + the gradient
+  EXPECT_EQ(fused.attention_elements, 0u);
+  EXPECT_EQ(planned.total - fused.total, 13 * per_matrix_set);
+  EXPECT_NEAR(static_cast<double>(planned.total - fused.total) * 2 / (1 << 30), 4.875, 1e-9);
+  EXPECT_EQ(fused.stats_total, planned.stats_total);
+  // Every other tensor is still planned and apart: q/k/v and the output of each layer.
+  for (const auto& y : fused.layers) {
+    EXPECT_LT(y.qkv, y.atty);
+    EXPECT_GE(y.atty - y.qkv, std::size_t{16} * 1024 * 3 * 768);
+  }
+  EXPECT_GE(fused.datty - fused.dqkv, std::size_t{16} * 1024 * 3 * 768);
+}
+
 TEST(TrainingModel, FlopFormula) {
   // GPT-2 124M at T = 1024: 6 x 124,475,904 + 12 x 12 x 1024 x 768.
   const auto c = preset("gpt2-124m");

@@ -31,6 +31,7 @@ struct cpu_isa {
 struct capabilities {
   cpu_isa isa;
   int logical_cpus = 1;                     // CPUs this process may run on (sched_getaffinity)
+  int online_cpus = 1;                      // CPUs the machine has online (sysconf)
   std::int64_t memory_available_bytes = 0;  // MemAvailable from /proc/meminfo
 
   feature cuda;  // available = at least one device; version = runtime version
@@ -39,6 +40,11 @@ struct capabilities {
   // its rank on the host (gpu_for_local_rank), made current when the run starts; -1 without CUDA.
   int rank_gpu = -1;
   std::string cuda_driver_version;
+  int exclusive_process_gpus =
+      0;  // GPUs in EXCLUSIVE_PROCESS compute mode (cudaDevAttrComputeMode)
+  // Why the node leader cannot reach every GPU of its host (node_gpus_reason), "" when it can: the
+  // node-wide multi-GPU benchmarks skip with it. Set once the ranks per host are known.
+  std::string node_gpus_reason;
   feature cublas;
   feature nccl;
   feature io_uring;  // available = rings can be set up and the read opcodes are supported
@@ -53,6 +59,26 @@ struct capabilities {
 [[nodiscard]] inline int gpu_for_local_rank(int local_rank, int device_count) {
   return device_count <= 0 || local_rank < 0 ? -1 : local_rank % device_count;
 }
+
+// Why this process may use fewer CPUs than the machine has online, and what to do, or "" when it
+// may use them all. `launched`: started by mpirun/srun, whose default binding (Open MPI binds
+// ranks to a core or socket) confines the node leader's host-memory, preprocessing and
+// host-to-GPU benchmarks to its share (issue 38).
+[[nodiscard]] std::string cpu_binding_note(int usable, int online, bool launched);
+
+// What decides whether one process of a host can open every GPU of it (issue 38).
+struct node_gpu_view {
+  int cuda_visible = 0;       // GPUs CUDA shows this process (cudaGetDeviceCount)
+  int nvml_count = -1;        // GPUs the host has (NVML; -1: unknown)
+  std::string visible_env;    // CUDA_VISIBLE_DEVICES ("" when unset)
+  int exclusive_process = 0;  // GPUs in EXCLUSIVE_PROCESS compute mode
+  int ranks_on_host = 1;
+};
+// Why not, with what to do, or "": per-task CUDA_VISIBLE_DEVICES (srun --gpus-per-task) shows a
+// rank fewer GPUs than the host has, so the node leader's p2p, many-to-one, PCIe load and stress
+// see only its own; in EXCLUSIVE_PROCESS mode the GPUs the other ranks of the host use cannot be
+// opened by the leader.
+[[nodiscard]] std::string node_gpus_reason(const node_gpu_view& v);
 
 // Runs every probe. Cheap (milliseconds); call once and pass the result around.
 [[nodiscard]] capabilities probe_capabilities(int world_size);

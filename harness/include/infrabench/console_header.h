@@ -19,6 +19,7 @@ struct console_header_facts {
   std::string host;
   std::string cpu_model;
   int sockets = 0, cores = 0, threads = 0, usable_cpus = 0;
+  int online_cpus = 0;  // the machine's (0: unknown); fewer usable: bound (cpu_binding_note)
   std::int64_t memory_total_bytes = 0, memory_available_bytes = 0;
   int numa_nodes = 0;
   std::vector<std::string> gpu_names;  // one per GPU, as CUDA names it

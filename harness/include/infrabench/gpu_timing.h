@@ -36,6 +36,10 @@ struct gpu_exec_options {
   // Flush the L2 cache before every launch (cold-cache numbers): each launch gets its own event
   // pair after a write over a buffer twice the L2's size; the sample is the mean of the pairs.
   bool flush_l2 = false;
+  // Operations one launch queues behind the held stream, its own work included: a cell of a
+  // many-to-one pattern issues a copy on each of up to 7 streams (forked from the held one) per
+  // launch. The launches per call are capped by these, not by launches (held_launch_cap).
+  int operations_per_launch = 1;
   // Streams that take part in every launch besides the main one (a bidirectional copy): they
   // wait for the start event, and the main stream waits for them before the stop event.
   std::vector<gpu_stream_ref> joined;
@@ -81,6 +85,14 @@ inline constexpr unsigned long long min_clock_window_ns = 20'000;
 // the SMs agree; the median keeps one SM whose probe block ran late from moving it.
 [[nodiscard]] std::optional<double> window_sm_clock_mhz(const std::vector<sm_clock_stamp>& start,
                                                         const std::vector<sm_clock_stamp>& end);
+
+// ---- How many launches one held batch may queue (pure, host-tested)
+
+// The most launches one batch queues: behind a held stream CUDA's launch queue (~1000 entries;
+// past it a launch blocks the host, which would then wait for the blocking kernel to give up
+// after 2 s) must hold every operation the batch queues, `operations_per_launch` a launch
+// (its copies on each forked stream; with flush_l2 also a memset and two events). At least 1.
+[[nodiscard]] std::int64_t held_launch_cap(bool block, bool flush_l2, int operations_per_launch);
 
 // ---- Waiting for work that can fail on its own (NCCL), testable with a fake
 

@@ -14,8 +14,11 @@ namespace infrabench::detail {
 void probe_cuda(capabilities& caps);      // caps.cuda, cuda_device_count, driver, cublas
 void probe_nccl(capabilities& caps);      // caps.nccl
 void probe_io_uring(capabilities& caps);  // caps.io_uring
-// Makes the rank's GPU (gpu_for_local_rank) current for the whole run and returns its index;
-// -1 without a CUDA device (or without CUDA compiled in).
+// Makes the rank's GPU (gpu_for_local_rank) current on the calling thread and returns its index;
+// -1 without a CUDA device (or without CUDA compiled in), or when it cannot be made current. Since
+// CUDA 12 this opens the GPU's context, so the runner calls it only before a benchmark that needs
+// CUDA (issue 38: every rank opening its context at start kept the node leader, in
+// EXCLUSIVE_PROCESS mode, from the other GPUs).
 [[nodiscard]] int bind_rank_gpu(const capabilities& caps, int local_rank);
 // The GPUs of the inventory (cudaGetDeviceProperties and the PCIe link from sysfs); [] without.
 [[nodiscard]] nlohmann::json describe_gpus();
@@ -36,6 +39,9 @@ struct driver_presence {
   bool device_nodes = false;      // /dev/nvidiactl or /dev/nvidia<N> exists
   bool libcuda_loadable = false;  // dlopen("libcuda.so.1") succeeded
   std::string libcuda_error;      // dlerror() when it did not
+  // The driver's own version ("570.124.06": NVML's nvmlSystemGetDriverVersion, else
+  // /proc/driver/nvidia/version); "" when unknown. Set by the probe, not find_nvidia_driver.
+  std::string version;
 };
 [[nodiscard]] driver_presence find_nvidia_driver();
 
@@ -49,6 +55,13 @@ enum class cuda_failure {
   driver_mismatch,      // cudaErrorSystemDriverMismatch: kernel module and libcuda differ
   other,
 };
+
+// The oldest Linux driver a CUDA runtime of `runtime_version` ("13.0") runs on, as NVIDIA's
+// compatibility table gives it ("580.65.06" for CUDA 13: the R580 branch), or "" when unknown.
+[[nodiscard]] std::string minimum_driver_for_cuda(const std::string& runtime_version);
+// The driver version in /proc/driver/nvidia/version's text ("NVRM version: NVIDIA UNIX x86_64
+// Kernel Module  570.86.15  ..."), or "".
+[[nodiscard]] std::string driver_version_from_proc(const std::string& text);
 
 // Why no CUDA device can be used, saying what is missing ("no NVIDIA driver on this machine
 // (...)"), from the runtime's failure, the driver facts, and the runtime's and driver's CUDA

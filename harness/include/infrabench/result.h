@@ -53,6 +53,10 @@ struct metric {
   // Each repetition's value (run --repetitions N, repetitions.h), in run order; `value` is then
   // their median. Unset for a result of one run.
   std::optional<std::vector<double>> repetitions;
+  // The GPUs whose readings set this value, for a metric over several GPUs (a health check's
+  // fewest NVLinks up, most ECC errors): per-GPU verdicts name them (schema 1.6.0). Empty when
+  // the value is not one GPU's (or no GPU's, e.g. a count of 0).
+  std::vector<int> gpus;
 };
 
 // The work one iteration does, as declared by the benchmark.
@@ -124,6 +128,9 @@ struct result {
   int rank = 0;
   std::string host;
   int gpu = -1;  // the GPU a benchmark that needs CUDA ran on (capabilities::rank_gpu); -1: none
+  // The GPUs a failed check over several GPUs blames (health/*: the GPUs its failure lines name),
+  // so that per-GPU verdicts name them; empty otherwise (schema 1.6.0).
+  std::vector<int> failed_gpus;
   std::string timer = "cpu_steady_clock";
   std::int64_t iterations_per_sample = 1;
   std::vector<double> samples_s;  // seconds per iteration, one entry per sample

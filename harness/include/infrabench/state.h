@@ -198,6 +198,13 @@ class state {
   // result has no metric of.
   void set_metric_hint(std::string_view name, metric_hint hint);
 
+  // The GPUs whose readings set the benchmark's own metric `name` (metric::gpus), so per-GPU
+  // verdicts on it name them. Throws std::logic_error for a name this result has no metric of.
+  void set_metric_gpus(std::string_view name, std::vector<int> gpus);
+  // The GPUs a failure of this configuration blames (result::failed_gpus), for a check over
+  // several GPUs; call it beside fail().
+  void blame_gpus(std::vector<int> gpus) { m_result.failed_gpus = std::move(gpus); }
+
   // A metric derived from each sample's time per iteration (after exec/exec_timed), for rates
   // the work counts cannot express (e.g. a collective's bus bandwidth): `of_seconds` maps a time
   // to the metric; value, best and per-sample values follow the median, fastest and every sample.

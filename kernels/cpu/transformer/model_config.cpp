@@ -184,7 +184,8 @@ param_layout make_param_layout(const model_config& c) {
   return p;
 }
 
-activation_layout make_activation_layout(const model_config& c, int batch, int seq) {
+activation_layout make_activation_layout(const model_config& c, int batch, int seq,
+                                         attention_scores scores) {
   check_config(c);
   if (batch < 1) throw std::invalid_argument("batch must be positive");
   seq = resolve_seq(c, seq);
@@ -197,8 +198,11 @@ activation_layout make_activation_layout(const model_config& c, int batch, int s
   a.rows = static_cast<int>(rows);
   a.head_rows = c.family == model_family::gpt2 ? a.rows : batch;
   const std::size_t d = static_cast<std::size_t>(c.width);
-  const std::size_t att = static_cast<std::size_t>(batch) * static_cast<std::size_t>(c.heads) *
-                          static_cast<std::size_t>(seq) * static_cast<std::size_t>(seq);
+  const std::size_t att = scores == attention_scores::none
+                              ? 0
+                              : static_cast<std::size_t>(batch) *
+                                    static_cast<std::size_t>(c.heads) *
+                                    static_cast<std::size_t>(seq) * static_cast<std::size_t>(seq);
   std::size_t n = 0, s = 0;
   // Every activation starts on a 256-byte boundary (128 elements): vectorised loads, and the
   // same alignment for every layer's tensors, so the GPU's GEMM library picks one algorithm.

@@ -130,7 +130,13 @@ struct activation_layout {
   // grows with seq^2 and dominates memory at long sequences.
   std::size_t attention_elements = 0;
 };
-[[nodiscard]] activation_layout make_activation_layout(const model_config& cfg, int batch, int seq);
+// Whether the plan holds the [seq, seq] attention matrices (att per layer, datt): materialised
+// attention writes them; fused (flash) attention never does, and planning them for it cost
+// B x H x T^2 per layer plus the gradient's unused (issue 38: ~5 GiB for GPT-2 124M at B16).
+enum class attention_scores { planned, none };
+[[nodiscard]] activation_layout make_activation_layout(
+    const model_config& cfg, int batch, int seq,
+    attention_scores scores = attention_scores::planned);
 
 // ---- work
 // ------------------------------------------------------------------------------------------

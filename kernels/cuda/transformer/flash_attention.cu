@@ -29,10 +29,10 @@ namespace infrabench::kernels::cuda::transformer {
 
 namespace {
 
-constexpr int tile = 64;  // query rows per block (16 per warp) and keys per step
+using flash_tiling::pad;
+using flash_tiling::tile;  // query rows per block (16 per warp) and keys per step
 constexpr int warps = 4;
 constexpr int threads = warps * 32;
-constexpr int pad = 8;
 constexpr float log2e = 1.4426950408889634f;
 
 using bf = __nv_bfloat16;
@@ -429,14 +429,15 @@ __global__ void flash_dq_store_k(bf* __restrict__ dqkv, const float* __restrict_
   dqkv[(static_cast<long long>(b) * seq + t) * 3 * C + h * D + d] = __float2bfloat16_rn(dq_acc[i]);
 }
 
+// The host-side plan (flash_tiling.h), which the support check compares with the device's limit.
 template <int D>
 constexpr std::size_t forward_smem() {
-  return 5 * tile * (D + pad) * sizeof(bf);  // Q, two K and two V tiles
+  static_assert(sizeof(bf) == 2);
+  return flash_tiling::forward_smem_bytes(D);
 }
 template <int D>
 constexpr std::size_t backward_smem() {
-  // K, V, two Q and two dO tiles, dS^T; two stages of lse and delta.
-  return (6 * tile * (D + pad) + tile * (tile + pad)) * sizeof(bf) + 4 * tile * sizeof(float);
+  return flash_tiling::backward_smem_bytes(D);
 }
 
 // The kernels' shared memory beyond the default 48 KiB is an opt-in per kernel (and device).
@@ -486,12 +487,11 @@ void backward(bf* dqkv, float* dq_acc, float* delta, const bf* dout, const bf* o
 }  // namespace
 
 std::string flash_attention_unsupported(const flash_shape& s, const void* qkv, const void* out,
-                                        int device_cc_major) {
-  if (device_cc_major < 8) return "flash attention needs sm_80 or newer (mma.sync bf16)";
-  if (s.head_size != 16 && s.head_size != 32 && s.head_size != 64 && s.head_size != 128) {
-    return "flash attention has kernels for head sizes 16, 32, 64 and 128, not " +
-           std::to_string(s.head_size);
-  }
+                                        int device_cc_major, std::size_t smem_optin_bytes) {
+  if (std::string why =
+          flash_tiling::device_unsupported(s.head_size, device_cc_major, smem_optin_bytes);
+      !why.empty())
+    return why;
   // 16-byte row loads: every row of q, k, v and of the output starts on a 16-byte boundary.
   const auto aligned = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; };
   if (!aligned(qkv) || !aligned(out)) {

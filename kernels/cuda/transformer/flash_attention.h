@@ -29,9 +29,12 @@ struct flash_shape {
 };
 
 // Empty when flash attention runs this shape on these buffers, else why not (a head size other
-// than 16, 32, 64 or 128; rows not 16-byte aligned; a device older than sm_80).
+// than 16, 32, 64 or 128; rows not 16-byte aligned; a device older than sm_80; more shared memory
+// than the device lets a block opt in to, `smem_optin_bytes` =
+// cudaDevAttrMaxSharedMemoryPerBlockOptin: flash_tiling::device_unsupported).
 [[nodiscard]] std::string flash_attention_unsupported(const flash_shape& s, const void* qkv,
-                                                      const void* out, int device_cc_major);
+                                                      const void* out, int device_cc_major,
+                                                      std::size_t smem_optin_bytes);
 
 // Scratch the backward needs: fp32 dQ accumulator [batch, heads, seq, head_size] and the
 // per-row dot(dO, O) [batch, heads, seq].

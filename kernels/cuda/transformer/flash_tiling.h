@@ -9,6 +9,9 @@
 // stored array (row = the stored array's row).
 #pragma once
 
+#include <cstddef>
+#include <string>
+
 #if defined(__CUDACC__)
 #define IB_FLASH_HD __host__ __device__
 #else
@@ -41,6 +44,46 @@ IB_FLASH_HD constexpr coord b_nmajor(int lane) {
 // Two B fragments stored k-major, [k][n]: ldmatrix.x4.trans (the GEMM's B, gemm_tiling.h).
 IB_FLASH_HD constexpr coord b_kmajor(int lane) {
   return {lane % 8 + ((lane / 8) % 2) * 8, (lane / 16) * 8};
+}
+
+// The blocks' shape (flash_attention.cu): 64 query rows per block (16 per warp) and 64 keys per
+// step, 4 warps; shared rows padded by 8 elements (bank conflicts).
+inline constexpr int tile = 64;
+inline constexpr int pad = 8;
+
+// Dynamic shared memory per block of the forward and the backward at head size `d` (bf16 tiles,
+// 2 bytes an element): the forward holds Q and two stages of K and V; the backward K, V, two
+// stages of Q and dO, dS^T, and two stages of lse and delta. Head size 128's backward needs
+// 112 KiB: more than sm_86/sm_89 let a block opt in to (99 KiB).
+IB_FLASH_HD constexpr std::size_t forward_smem_bytes(int d) {
+  return 5 * static_cast<std::size_t>(tile) * static_cast<std::size_t>(d + pad) * 2;
+}
+IB_FLASH_HD constexpr std::size_t backward_smem_bytes(int d) {
+  return (6 * static_cast<std::size_t>(tile) * static_cast<std::size_t>(d + pad) +
+          static_cast<std::size_t>(tile) * (tile + pad)) *
+             2 +
+         4 * static_cast<std::size_t>(tile) * sizeof(float);
+}
+
+// Whether the fused kernels run head size `head_size` on a device of compute capability
+// `cc_major` that lets a block opt in to `smem_optin_bytes` of shared memory
+// (cudaDevAttrMaxSharedMemoryPerBlockOptin): empty when they do, else why not, in one line.
+inline std::string device_unsupported(int head_size, int cc_major, std::size_t smem_optin_bytes) {
+  if (cc_major < 8) return "flash attention needs sm_80 or newer (mma.sync bf16)";
+  if (head_size != 16 && head_size != 32 && head_size != 64 && head_size != 128) {
+    return "flash attention has kernels for head sizes 16, 32, 64 and 128, not " +
+           std::to_string(head_size);
+  }
+  const std::size_t need = backward_smem_bytes(head_size) > forward_smem_bytes(head_size)
+                               ? backward_smem_bytes(head_size)
+                               : forward_smem_bytes(head_size);
+  if (need > smem_optin_bytes) {
+    const auto kib = [](std::size_t b) { return std::to_string(b / 1024) + " KiB"; };
+    return "flash attention at head size " + std::to_string(head_size) + " needs " + kib(need) +
+           " of shared memory per block; this GPU allows " + kib(smem_optin_bytes) +
+           " (cudaDevAttrMaxSharedMemoryPerBlockOptin)";
+  }
+  return {};
 }
 
 }  // namespace infrabench::kernels::cuda::flash_tiling

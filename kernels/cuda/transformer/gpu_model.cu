@@ -12,6 +12,7 @@
 #include "cpu/transformer/gpu_gemm_args.h"
 #include "cuda/transformer/cuda_support.h"
 #include "cuda/transformer/flash_attention.h"
+#include "cuda/transformer/flash_tiling.h"
 #include "cuda/transformer/gpu_model.h"
 #include "cuda/transformer/kernels.h"
 
@@ -33,6 +34,12 @@ constexpr cudaDataType_t cuda_type() {
   while (al > 1 && a % al != 0) al /= 2;
   return al;
 }
+
+// Fused or materialised attention, and why not fused.
+struct attention_choice {
+  bool flash = false;
+  std::string note;  // why attention is materialised
+};
 
 // One cuBLASLt matmul shape, its descriptor and the heuristic's algorithm, made once and reused
 // (the shapes of a step are fixed).
@@ -170,7 +177,12 @@ class model_impl final : public gpu_model {
   explicit model_impl(const gpu_model_options& o)
       : m_cfg(o.model),
         m_p(tf::make_param_layout(o.model)),
-        m_a(tf::make_activation_layout(o.model, o.batch, o.seq)) {
+        m_choice(choose_attention(o)),
+        // The [T, T] matrices only where attention is materialised: fused attention never
+        // writes them (issue 38), so they are neither allocated nor counted in device_bytes().
+        m_a(tf::make_activation_layout(
+            o.model, o.batch, o.seq,
+            m_choice.flash ? tf::attention_scores::none : tf::attention_scores::planned)) {
     IB_CUBLAS(cublasCreate(&m_blas));
     IB_CUBLAS(cublasSetStream(m_blas, m_stream.get()));
     const std::size_t n = m_p.total;
@@ -194,11 +206,13 @@ class model_impl final : public gpu_model {
     }
     IB_CUDA(cudaMallocHost(reinterpret_cast<void**>(&m_host_losses),
                            static_cast<std::size_t>(m_a.head_rows) * sizeof(float)));
-    make_attention_pointers();
+    if (m_choice.flash)
+      plan_flash();
+    else
+      make_attention_pointers();
     make_buckets();
     make_adamw_blocks();
     probe_fused_gelu();
-    choose_attention(o.attention);
   }
 
   ~model_impl() override {
@@ -225,7 +239,7 @@ class model_impl final : public gpu_model {
            "), " + attention_text() +
            ", our LayerNorm, embedding, cross-entropy and fused (multi-tensor) AdamW kernels";
   }
-  [[nodiscard]] bool flash_attention() const override { return m_flash; }
+  [[nodiscard]] bool flash_attention() const override { return m_choice.flash; }
 
   void init_parameters(std::uint64_t seed) override {
     std::vector<float> host(m_p.total);
@@ -461,55 +475,69 @@ class model_impl final : public gpu_model {
         CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
   }
 
-  [[nodiscard]] flash_shape attention_shape() const {
+  [[nodiscard]] static flash_shape attention_shape(const gpu_model_options& o) {
     flash_shape f;
-    f.batch = m_a.batch;
-    f.heads = m_cfg.heads;
-    f.seq = m_a.seq;
-    f.head_size = m_cfg.width / m_cfg.heads;
-    f.causal = m_cfg.causal();
+    f.batch = o.batch;
+    f.heads = o.model.heads;
+    f.seq = tf::resolve_seq(o.model, o.seq);
+    f.head_size = o.model.width / o.model.heads;
+    f.causal = o.model.causal();
     f.scale = 1.0f / std::sqrt(static_cast<float>(f.head_size));
     return f;
   }
+  [[nodiscard]] flash_shape attention_shape() const {
+    gpu_model_options o;
+    o.model = m_cfg;
+    o.batch = m_a.batch;
+    o.seq = m_a.seq;
+    return attention_shape(o);
+  }
 
-  // Fused attention where it runs (bf16, a head size it has kernels for, aligned buffers), else
-  // the materialised path; asked for explicitly and impossible, the configuration is refused.
-  void choose_attention(attention_kind asked) {
-    if (asked == attention_kind::materialized) {
-      m_attention_note = "asked for";
-      return;
-    }
+  // Fused attention where it runs (bf16, a head size it has kernels for, the shared memory its
+  // blocks need), else the materialised path; asked for explicitly and impossible, the
+  // configuration is refused. Decided before the memory plan: only materialised attention plans
+  // the [T, T] matrices.
+  static attention_choice choose_attention(const gpu_model_options& o) {
+    if (o.attention == attention_kind::materialized) return {false, "asked for"};
     std::string why;
     if constexpr (std::is_same_v<T, float>) {
       why = "flash attention is bf16 only";
     } else {
-      const auto f = attention_shape();
-      const int cc = query_device(current_device()).cc_major;
-      why = flash_attention_unsupported(f, act(m_a.dqkv), act(m_a.datty), cc);
-      for (int l = 0; l < m_cfg.layers && why.empty(); ++l) {
-        const auto& y = m_a.layers[static_cast<std::size_t>(l)];
-        why = flash_attention_unsupported(f, act(y.qkv), act(y.atty), cc);
-      }
-      if (why.empty()) {
-        m_flash = true;
-        const std::size_t rows = flash_row_elements(f);
-        m_lse = device_buffer<float>(rows * static_cast<std::size_t>(m_cfg.layers));
-        m_delta = device_buffer<float>(rows);
-        m_dq_acc = device_buffer<float>(flash_dq_accumulator_elements(f));
-        return;
-      }
+      const auto d = query_device(current_device());
+      why = flash_tiling::device_unsupported(attention_shape(o).head_size, d.cc_major,
+                                             d.shared_optin_bytes);
+      if (why.empty()) return {true, ""};
     }
-    if (asked == attention_kind::flash) throw std::invalid_argument(why);
-    m_attention_note = why;
+    if (o.attention == attention_kind::flash) throw std::invalid_argument(why);
+    return {false, why};
+  }
+
+  // Fused attention's statistics and scratch. The plan's 256-byte offsets give the 16-byte rows
+  // the kernels load; checked here all the same, as the kernels' own condition.
+  void plan_flash() {
+    const auto f = attention_shape();
+    const auto d = query_device(current_device());
+    std::string why = flash_attention_unsupported(f, act(m_a.dqkv), act(m_a.datty), d.cc_major,
+                                                  d.shared_optin_bytes);
+    for (int l = 0; l < m_cfg.layers && why.empty(); ++l) {
+      const auto& y = m_a.layers[static_cast<std::size_t>(l)];
+      why =
+          flash_attention_unsupported(f, act(y.qkv), act(y.atty), d.cc_major, d.shared_optin_bytes);
+    }
+    if (!why.empty()) throw std::logic_error("the memory plan broke fused attention: " + why);
+    const std::size_t rows = flash_row_elements(f);
+    m_lse = device_buffer<float>(rows * static_cast<std::size_t>(m_cfg.layers));
+    m_delta = device_buffer<float>(rows);
+    m_dq_acc = device_buffer<float>(flash_dq_accumulator_elements(f));
   }
 
   [[nodiscard]] std::string attention_text() const {
-    if (m_flash) {
+    if (m_choice.flash) {
       return "fused attention (our flash kernels: mma.sync bf16, FlashAttention-2 tiling, the "
              "score matrix never written)";
     }
     return "cuBLAS batched QK^T/PV around our causal softmax (materialised attention: " +
-           m_attention_note + ")";
+           m_choice.note + ")";
   }
 
   [[nodiscard]] float* layer_lse(int l) const {
@@ -518,7 +546,7 @@ class model_impl final : public gpu_model {
 
   void attention_forward(int l) {
     if constexpr (!std::is_same_v<T, float>) {
-      if (m_flash) {
+      if (m_choice.flash) {
         const auto& y = m_a.layers[static_cast<std::size_t>(l)];
         flash_attention_forward(act(y.atty), layer_lse(l), act(y.qkv), attention_shape(), stream());
         return;
@@ -534,7 +562,7 @@ class model_impl final : public gpu_model {
 
   void attention_backward(int l) {
     if constexpr (!std::is_same_v<T, float>) {
-      if (m_flash) {
+      if (m_choice.flash) {
         const auto& y = m_a.layers[static_cast<std::size_t>(l)];
         flash_attention_backward(act(m_a.dqkv), m_dq_acc.get(), m_delta.get(), act(m_a.datty),
                                  act(y.atty), layer_lse(l), act(y.qkv), attention_shape(),
@@ -692,13 +720,12 @@ class model_impl final : public gpu_model {
 
   tf::model_config m_cfg;
   tf::param_layout m_p;
+  attention_choice m_choice;  // before m_a: the plan depends on it
   tf::activation_layout m_a;
   transformer::stream m_stream;
   cublasHandle_t m_blas = nullptr;
   lt_matmul m_lt;
   bool m_fused_gelu = false;
-  bool m_flash = false;
-  std::string m_attention_note;                   // why attention is materialised
   device_buffer<float> m_lse, m_delta, m_dq_acc;  // flash attention's statistics and scratch
   device_buffer<float> m_master, m_grads, m_m, m_v;
   device_buffer<T> m_compute;

@@ -39,6 +39,9 @@ struct metric_view {
   std::vector<double> repetitions;
   // What the metric is for; a report written before roles existed reads as performance.
   metric_role role = metric_role::performance;
+  // The GPUs whose readings set this value (a health check's fewest links up: the GPU with the
+  // fewest), so per-GPU verdicts name them; empty when the value is not a GPU's (schema 1.6.0).
+  std::vector<int> gpus;
   [[nodiscard]] bool is_performance() const { return role == metric_role::performance; }
 };
 
@@ -104,6 +107,7 @@ struct result_view {
   int rank = 0;
   std::string host;
   std::optional<int> gpu;         // the GPU a per-GPU result measured; nullopt for a node-wide one
+  std::vector<int> failed_gpus;   // the GPUs a failed node-wide check blames (schema 1.6.0)
   std::optional<time_view> time;  // absent for a result that did not sample (skipped, failed)
   std::vector<double> samples_s;
   std::vector<metric_view> metrics;
