@@ -515,7 +515,7 @@ void judge_interval(const rule& r, const result_view& res, const metric_view& m,
              (lo != hi ? ", all of " + shown_text(r, lo, lo / scale, m.unit) + " .. " +
                              shown_text(r, hi, hi / scale, m.unit)
                        : "") +
-             invalid;
+             gpus_text(jd.gpus) + invalid;
     return;
   }
   if (mid && lo_ok && hi_ok) return;
