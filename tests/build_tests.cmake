@@ -5,7 +5,9 @@
 # executable, or an old one, and test code that is not the code built. A build that is up to date
 # costs ninja's check (~0.1 s). INFRABENCH_CTEST_BUILDS (cache) names the targets: the tsan preset
 # builds the unit tests only, which are all it runs; empty builds nothing.
-if(IB_CTEST_BUILDS STREQUAL "")
+# INFRABENCH_CTEST_NO_BUILD (environment): a ctest started from inside a test of this tree
+# (test_unit_suites lists the suites), whose outer ctest built everything already.
+if(IB_CTEST_BUILDS STREQUAL "" OR DEFINED ENV{INFRABENCH_CTEST_NO_BUILD})
   return()
 endif()
 string(REPLACE ";" " " _ib_targets "${IB_CTEST_BUILDS}")

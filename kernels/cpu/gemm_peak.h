@@ -1,9 +1,9 @@
 // The CPU's practical arithmetic peak: many independent multiply-add chains per instruction set,
 // enough of them to cover every FMA pipe's latency, so the loop runs at the issue limit of the
 // vector units (or, for AMX, independent tile dot products that keep the tile unit busy). Also a
-// dependent integer-add chain (one add per cycle on every x86 core) that measures the clock the
-// core actually runs at, and the table of how many of each instruction a core issues per cycle
-// (clock x width: what the measured peak is judged against).
+// dependent register-register add chain (one add per cycle on every x86 core) that measures the
+// clock the core actually runs at, and the table of how many of each instruction a core issues per
+// cycle (clock x width: what the measured peak is judged against).
 #pragma once
 
 #include <cstdint>

@@ -474,8 +474,11 @@ std::pair<double, double> measurement_interval(const result_view& res, const met
     return {*lo * scale, *hi * scale};
   }
   if (!res.valid && m.samples.size() >= 2) {
-    const double half = median_ci95_half_width(m.samples);
-    if (std::isfinite(half)) return {(m.value - half) * scale, (m.value + half) * scale};
+    // The order statistics themselves, not the median +- half their distance: a few slow samples
+    // made a 2.5 ns latency's interval -20 .. 25 ns.
+    const auto [lo, hi] = median_ci95(m.samples);
+    if (std::isfinite(lo) && std::isfinite(hi))
+      return {std::min(lo, m.value) * scale, std::max(hi, m.value) * scale};
   }
   return {m.value * scale, m.value * scale};
 }

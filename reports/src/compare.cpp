@@ -734,15 +734,20 @@ comparison compare_reports(const std::vector<report_view>& reports, const compar
   return c;
 }
 
-double median_ci95_half_width(std::vector<double> v) {
+std::pair<double, double> median_ci95(std::vector<double> v) {
   std::erase_if(v, [](double x) { return !std::isfinite(x); });
   const auto n = static_cast<double>(v.size());
-  if (v.size() < 2) return nan_v;
+  if (v.size() < 2) return {nan_v, nan_v};
   std::sort(v.begin(), v.end());
   const double d = 0.98 * std::sqrt(n);  // 1.96 / 2 * sqrt(n): binomial(n, 1/2), normal approx.
   const auto lo = static_cast<std::size_t>(std::clamp(std::floor(n / 2 - d), 0.0, n - 1));
   const auto hi = static_cast<std::size_t>(std::clamp(std::ceil(n / 2 + d) - 1, 0.0, n - 1));
-  return (v[hi] - v[lo]) / 2;
+  return {v[lo], v[hi]};
+}
+
+double median_ci95_half_width(std::vector<double> v) {
+  const auto [lo, hi] = median_ci95(std::move(v));
+  return (hi - lo) / 2;
 }
 
 namespace {

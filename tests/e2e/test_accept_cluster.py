@@ -151,8 +151,8 @@ def test_a_configuration_the_suite_should_have_run_is_not_run(one_node, tmp_path
 def test_invalid_results_fail_unless_the_baseline_allows_them(one_node, tmp_path):
     doc = copy.deepcopy(one_node)
     for r in doc["results"]:
-        r.update(valid=False, invalid_reasons=["noisy: test"], invalid_reason_codes=["noisy"])
-    report = write(tmp_path, "noisy.json", doc)
+        r.update(valid=False, invalid_reasons=["verify failed: test"], invalid_reason_codes=["verify_failed"])
+    report = write(tmp_path, "unverified.json", doc)
     strict = write(tmp_path, "strict.json", {"infrabench_baseline": 1, "rules": [latency_rule(one_node)]})
     p = run("check", report, "-b", strict)
     assert p.returncode == 1 and "allow_invalid" in p.stdout, p.stdout
@@ -160,6 +160,25 @@ def test_invalid_results_fail_unless_the_baseline_allows_them(one_node, tmp_path
                                                "rules": [latency_rule(one_node)]})
     p = run("check", report, "-b", lenient)
     assert p.returncode == 0 and "marked INVALID" in p.stdout, p.stdout
+
+
+def test_a_noisy_result_is_judged_by_its_interval_never_failed_for_noise_alone(one_node, tmp_path):
+    # Issue 44: INVALID (noisy) means less precise, not wrong. The same result, only noisy, is
+    # judged by the 95% interval of its median: inside the bound it is no FAIL (PASS, or
+    # INCONCLUSIVE where the interval reaches past the bound), and the verdict says INVALID.
+    doc = copy.deepcopy(one_node)
+    for r in doc["results"]:
+        r.update(valid=False, invalid_reasons=["noisy: test"], invalid_reason_codes=["noisy"])
+    report = write(tmp_path, "noisy.json", doc)
+    strict = write(tmp_path, "strict.json", {"infrabench_baseline": 1, "rules": [latency_rule(one_node)]})
+    p = run("check", report, "-b", strict)
+    assert p.returncode in (0, 4) and "INVALID: noisy" in p.stdout, p.stdout
+    assert " -> FAIL" not in p.stdout, p.stdout
+    # Far outside the bound it FAILs: the interval is confidently past it.
+    tight = latency_rule(one_node)
+    tight["max"] = tight["max"] / 1000
+    p = run("check", report, "-b", write(tmp_path, "tight.json", {"infrabench_baseline": 1, "rules": [tight]}))
+    assert p.returncode == 1 and " -> FAIL" in p.stdout, p.stdout
 
 
 def test_accept_on_an_8_gpu_node_refuses_one_process(tmp_path):

@@ -80,9 +80,10 @@ TEST(RunPipelineExitCode, AHookVerdictCountsWhenNothingFailed) {
   run_outcome o;
   o.hook_code = exit_failures;  // --baseline: a rule failed
   EXPECT_EQ(exit_code_of(o), exit_failures);
-  o.hook_code = 4;
-  o.failed = 1;
-  EXPECT_EQ(exit_code_of(o), 4);  // the larger of the two
+  o.hook_code = exit_inconclusive;  // --baseline: nothing FAILed, a rule was INCONCLUSIVE
+  EXPECT_EQ(exit_code_of(o), exit_inconclusive);
+  o.failed = 1;  // a configuration failed: that is a failure, whatever the rules said
+  EXPECT_EQ(exit_code_of(o), exit_failures);
 }
 
 TEST(RunPipelineExitCode, AReportNotWhereAskedIsThreeOverFailures) {

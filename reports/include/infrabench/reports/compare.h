@@ -11,6 +11,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -178,8 +179,10 @@ struct between_runs {
 // side will get; the normal approximation beyond 1000), at least 3; SIZE_MAX when not finite.
 [[nodiscard]] std::size_t repetitions_needed(double sd, double effect, double alpha);
 
-// Half-width of a distribution-free 95% confidence interval of the median (order statistics
-// n/2 -+ 0.98 sqrt(n)); NaN with fewer than 2 values.
+// The order statistics that bound the median with 95% confidence (distribution-free, n/2 -+ 0.98
+// sqrt(n)): a skewed sample gives an asymmetric interval that never leaves the samples' range;
+// NaN with fewer than 2 values. The half-width is half their distance.
+[[nodiscard]] std::pair<double, double> median_ci95(std::vector<double> v);
 [[nodiscard]] double median_ci95_half_width(std::vector<double> v);
 
 void print_comparison_table(std::ostream& out, const comparison& c);
