@@ -282,3 +282,31 @@ def test_a_simulation_that_cannot_be_made_is_refused_not_run_on_hardware(tmp_pat
     build without CUDA): one line and exit 2, never a run on whatever CUDA the machine has."""
     env = dict(sim_env(tmp_path, NODE), INFRABENCH_MODULE_DIR=str(tmp_path))
     one_line_error(run("list", env=env, timeout=60), "INFRABENCH_SIM_NODE", "sim/libcudart.so.13")
+
+
+def test_the_nccl_faults_and_version_are_node_file_keys(tmp_path):
+    """The simulated NCCL's faults and "nccl_version" are accepted at start; a typo in them is one
+    line and exit 2, never a fault that silently never happens."""
+    def nccl(node):
+        node["nccl_version"] = "2.18.5"
+        node["faults"] = [{"kind": "nccl_peer_dies", "rank": 3, "when": "after_init", "after_calls": 2},
+                          {"kind": "nccl_hang", "rank": 1, "op": "AllReduce", "after_calls": 1}]
+    p = run("list", env=sim_env(tmp_path, node_file(tmp_path, nccl)), timeout=60)
+    assert p.returncode == 0, p.stderr[-2000:]
+    for name, edit in (("when", lambda n: n.update(faults=[{"kind": "nccl_peer_dies", "when": "later"}])),
+                       ("after_calls", lambda n: n.update(faults=[{"kind": "nccl_hang", "after_calls": -1}])),
+                       ("nccl_version", lambda n: n.update(nccl_version="new"))):
+        one_line_error(run("list", env=sim_env(tmp_path, node_file(tmp_path, edit, f"{name}.json")),
+                           timeout=60), name)
+
+
+def test_a_simulated_nccl_that_does_not_load_is_refused(tmp_path):
+    """sim/libnccl.so.2 present but not loadable: one line and exit 2, never a simulated run whose
+    NCCL module binds the vendor's NCCL."""
+    sim = tmp_path / "mods" / "sim"
+    sim.mkdir(parents=True)
+    for lib in ("libcudart.so.13", "libcublasLt.so.13", "libcublas.so.13"):
+        os.symlink(os.path.join(SIM_DIR, lib), sim / lib)
+    (sim / "libnccl.so.2").write_bytes(b"not a shared object")
+    env = dict(sim_env(tmp_path, NODE), INFRABENCH_MODULE_DIR=str(tmp_path / "mods"))
+    one_line_error(run("list", env=env, timeout=60), "libnccl.so.2", "did not load")
