@@ -230,6 +230,5 @@ def test_nccl_collective_that_never_completes_is_named(work):
 def test_nccl_peer_dead_before_init_is_named(work):
     why = run_fault(work, "dead-before", {"kind": "nccl_peer_dies", "rank": BAD_RANK, "when": "before_init"})
     # NCCL can name only the rank that never joined (a dead peer says nothing); its host and GPU
-    # are the harness' to add from what it gathered before NCCL was called (issue 38, defect 10).
-    if not (BAD_HOST in why and f"GPU {BAD_GPU}" in why):
-        pytest.xfail(f"the harness does not yet name the host and GPU of a rank NCCL names: {why}")
+    # are the harness' to add (issue 38, defect 10).
+    assert f"rank {BAD_RANK} (host {BAD_HOST}, GPU {BAD_GPU})" in why, why
