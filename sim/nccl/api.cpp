@@ -363,6 +363,9 @@ SIMNCCL_API ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, nc
   c->blocking =
       config == nullptr || config->blocking == NCCL_CONFIG_UNDEF_INT || config->blocking != 0;
   *comm = c;
+  // The device current on the calling thread, as NCCL takes it: a non-blocking init runs on a
+  // thread of its own, whose current device is 0 (every rank would say "GPU 0").
+  c->gpu = current_gpu();
   if (!c->blocking) {
     c->async.store(ncclInProgress);
     c->init_thread = std::thread(init_now, c, id);
