@@ -377,8 +377,10 @@ def test_defect1_oom_on_one_rank_in_training_set_up_fails_fast_naming_it(tmp_pat
 
 def test_defect2_a_gemm_after_the_pcie_load_runs_on_its_own_gpu(tmp_path):
     """health/gpu_pcie_link loads every GPU; a GEMM after it must run on the rank's GPU 0, not on
-    the last GPU the load used (GPU 7, whose memory is full here: a GEMM there fails to allocate,
-    as the GEMM run on GPU 7 and labelled GPU 0 did before the fix)."""
+    the last GPU the load used (GPU 7, whose memory is full here: a GEMM there fails to allocate),
+    and must not inherit the load's failed allocation on GPU 7 as its own launch error (it did,
+    until the load cleared the error it reported). Passes before fleetfix's 582a98d too: the
+    failed load on GPU 7 left the thread on GPU 6, and the GEMM there ran."""
     def full7(node):
         node["faults"] = [{"kind": "oom", "gpu": 7, "after_bytes": 0}]
     # Two repetitions: the second GEMM runs after the first repetition's PCIe load.
