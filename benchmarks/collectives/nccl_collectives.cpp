@@ -13,6 +13,7 @@
 #include <nccl.h>
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -234,13 +235,53 @@ struct nccl_context {
   }
 };
 
+// Each rank's "host H, GPU G", on rank 0 (shared_gpu_check, when the communicator was made).
+std::vector<std::string>& rank_places() {
+  static std::vector<std::string> places;
+  return places;
+}
+
+// `text` with each rank it names ("rank 11", "ranks 3, 7") followed by its host and GPU, which
+// NCCL does not know of a peer ("rank 11 never joined" -> "rank 11 (host h2, GPU 3) never joined";
+// issue 38, defect 10). Unchanged where it already says, and on ranks other than 0.
+std::string with_places(const std::string& text) {
+  const std::vector<std::string>& places = rank_places();
+  std::string out;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const bool many = text.compare(i, 6, "ranks ") == 0;
+    if (!many && text.compare(i, 5, "rank ") != 0) {
+      out += text[i++];
+      continue;
+    }
+    const std::size_t word = many ? 6 : 5;
+    out += text.substr(i, word);
+    i += word;
+    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) {
+      std::size_t end = i;
+      while (end < text.size() && std::isdigit(static_cast<unsigned char>(text[end]))) ++end;
+      const std::string number = text.substr(i, end - i);
+      out += number;
+      i = end;
+      const std::size_t r = number.size() < 7 ? std::stoul(number) : places.size();
+      if (r < places.size() && text.compare(i, 6, " (host") != 0) out += " (" + places[r] + ")";
+      if (!many || text.compare(i, 2, ", ") != 0) break;
+      out += ", ";
+      i += 2;
+    }
+  }
+  return out;
+}
+
 // Made on the first configuration that asks; every step is agreed by all ranks, so a skip or
 // failure (which leaves nothing kept: the next configuration tries again) is the same on each.
 std::unique_ptr<nccl_context> make_context(state& st) {
   auto ctx = std::make_unique<nccl_context>();
   communicator& comm = st.comm();
   ctx->device = device_for_local_rank(comm.local_rank(), st.caps().cuda_device_count);
-  if (const std::string skip = shared_gpu_check(comm, ctx->device); !skip.empty()) st.skip(skip);
+  rank_places().clear();
+  if (const std::string skip = shared_gpu_check(comm, ctx->device, &rank_places()); !skip.empty())
+    st.skip(skip);
   ncclUniqueId id{};
   std::string error;
   try {
@@ -264,7 +305,7 @@ std::unique_ptr<nccl_context> make_context(state& st) {
     error = e.what();
     ctx->comm = nullptr;
   }
-  agree_or_fail(st, error.empty(), error);
+  agree_or_fail(st, error.empty(), with_places(error));
   return ctx;
 }
 
@@ -545,7 +586,14 @@ std::string nccl_description(const collective& c) {
                         .placement_text = "separate buffers or NCCL's in-place form",
                         .has_call = [](coll_op op) { return nccl_calls().count(op) > 0; },
                         .describe = nccl_description,
-                        .run = run_nccl,
+                        .run =
+                            [](state& st, coll_op op) {
+                              try {
+                                run_nccl(st, op);
+                              } catch (const std::runtime_error& e) {
+                                throw std::runtime_error(with_places(e.what()));
+                              }
+                            },
                         .finish =
                             [](benchmark& b, const collective&) {
                               b.require(req::cuda).require(req::nccl).memory_estimate(

@@ -10,7 +10,7 @@
 
 namespace infrabench::collectives {
 
-std::string shared_gpu_check(communicator& comm, int device) {
+std::string shared_gpu_check(communicator& comm, int device, std::vector<std::string>* places) {
   std::string id;
   try {
     id = kernels::cuda::query_device(device).bus_id;
@@ -28,6 +28,9 @@ std::string shared_gpu_check(communicator& comm, int device) {
     for (const auto& s : all) {
       const auto a = s.find('\t'), b = s.find('\t', a + 1);
       ranks.push_back({s.substr(0, a), s.substr(a + 1, b - a - 1), std::stoi(s.substr(b + 1))});
+      if (places != nullptr)
+        places->push_back("host " + ranks.back().host + ", GPU " +
+                          std::to_string(ranks.back().device));
     }
     reason = shared_gpu_reason(ranks);
   }

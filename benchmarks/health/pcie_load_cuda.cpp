@@ -57,7 +57,11 @@ struct gpu_load {
     for (int k = 0; rc == cudaSuccess && k < copies; ++k) {
       rc = cudaMemcpyAsync(dev, host, copy_bytes, cudaMemcpyHostToDevice, stream);
     }
-    return rc == cudaSuccess ? std::string() : cudaGetErrorString(rc);
+    if (rc == cudaSuccess) return {};
+    // Reported here: cleared from the thread's last error, which the next kernel launch's check
+    // on this (the rank's) thread would otherwise report as its own (found in the simulation).
+    (void)cudaGetLastError();
+    return cudaGetErrorString(rc);
   }
   [[nodiscard]] bool busy() const {
     return stream != nullptr && cudaStreamQuery(stream) == cudaErrorNotReady;

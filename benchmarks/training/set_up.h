@@ -11,6 +11,7 @@
 #include <functional>
 #include <new>
 #include <string>
+#include <vector>
 
 #include "infrabench/communicator.h"
 
@@ -31,8 +32,20 @@ namespace infrabench::training_bench {
       return std::string(e.what());
     }
   };
+  // On a failure every rank returns the first failing rank's reason, naming that rank and its
+  // host: only rank 0's result reaches the report, and it must say which rank failed and why.
   const auto agree = [&comm](const std::string& mine) {
     if (comm.allreduce_max(mine.empty() ? 0.0 : 1.0) == 0) return std::string();
+    const std::vector<std::string> all = comm.gather_strings(mine);  // rank 0's only
+    const std::vector<std::string> hosts = comm.hostnames();
+    std::string first;
+    for (std::size_t r = 0; r < all.size() && first.empty(); ++r) {
+      if (all[r].empty()) continue;
+      first = "rank " + std::to_string(r) +
+              (r < hosts.size() ? " (host " + hosts[r] + ")" : std::string()) + ": " + all[r];
+    }
+    first = comm.broadcast_string(first);
+    if (!first.empty()) return first;
     return !mine.empty() ? mine : "another rank failed to set up (its reason is in its result)";
   };
   if (std::string why = agree(attempt(local)); !why.empty()) return why;

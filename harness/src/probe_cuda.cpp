@@ -18,6 +18,7 @@
 #include "infrabench/modules/cuda_api.h"
 #include "infrabench/nvml_loader.h"
 #include "infrabench/probe_detail.h"
+#include "infrabench/simulation.h"
 
 namespace infrabench::detail {
 namespace {
@@ -116,6 +117,9 @@ cuda_failure failure_kind(cudaError_t err) {
 // module's (/proc/driver/nvidia/version), so a skip names the driver it found.
 driver_presence driver_found() {
   driver_presence drv = find_nvidia_driver();
+  // On the simulated node the driver is the simulation's (its version the node file's, through
+  // the fake NVML): this machine's lack of /dev/nvidia* says nothing about it.
+  if (simulation::active()) drv.device_nodes = drv.libcuda_loadable = true;
   drv.version = nvml::library::instance().driver_version();
   if (drv.version.empty()) {
     std::ifstream in("/proc/driver/nvidia/version");

@@ -69,9 +69,13 @@ void load_shims() {
     }
   }
   // NCCL's shim is optional: without it the NCCL module binds to the real NCCL, whose calls then
-  // fail on the simulated devices and its benchmarks say so.
+  // fail on the simulated devices and its benchmarks say so. One that is there but does not load
+  // is refused: the module would bind the vendor's NCCL inside a simulated run.
   if (const auto nccl = backends::locate_file("sim/libnccl.so.2")) {
-    (void)::dlopen(nccl->c_str(), RTLD_NOW | RTLD_GLOBAL);
+    if (::dlopen(nccl->c_str(), RTLD_NOW | RTLD_GLOBAL) == nullptr) {
+      const char* e = ::dlerror();
+      refuse(std::string("the simulated libnccl.so.2 did not load: ") + (e ? e : "dlopen failed"));
+    }
   }
   // Read the node file now, before anything runs: a bad one ends the process with one line.
   (void)node_file();

@@ -22,6 +22,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "kernels.h"
@@ -51,9 +52,10 @@ struct process_state {
   std::vector<bool> context_open;
   std::vector<std::vector<bool>> peer_enabled;
   double last_event_ms = 0;
-  // Per device: the device time of work that was not computed (no-op kernels and GEMMs), which
-  // its events add to the host clock, so an event pair brackets it as on a GPU.
-  std::vector<double> virtual_ms;
+  // Per device: when (host steady clock, ms) the work not computed so far (no-op kernels and
+  // GEMMs, each taking its simulated device time) would be done. Events record it and
+  // synchronisation waits for it, so a loop of such work takes its simulated time, as on a GPU.
+  std::vector<double> busy_until_ms;
 };
 
 process_state& ps() {
@@ -62,7 +64,7 @@ process_state& ps() {
     const std::size_t n = the_node().gpus.size();
     p->live_bytes.assign(n, 0);
     p->context_open.assign(n, false);
-    p->virtual_ms.assign(n, 0.0);
+    p->busy_until_ms.assign(n, 0.0);
     p->peer_enabled.assign(n, std::vector<bool>(n, false));
     return p;
   }();
@@ -141,6 +143,22 @@ int device_of_stream(cudaStream_t s) {
   return s == nullptr ? t_device : reinterpret_cast<sim_stream*>(s)->device;
 }
 
+// Until the host clock reaches `at_ms`: what the simulated device takes for work not computed.
+void wait_until_ms(double at_ms) {
+  const double left = at_ms - now_ms();
+  if (left > 0) std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(left));
+}
+
+void wait_for_device(int d) {
+  if (d < 0 || d >= static_cast<int>(the_node().gpus.size())) return;
+  double until = 0;
+  {
+    const std::lock_guard lock(ps().mu);
+    until = ps().busy_until_ms[static_cast<std::size_t>(d)];
+  }
+  wait_until_ms(until);
+}
+
 void* map_bytes(std::size_t bytes) {
   void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -183,7 +201,8 @@ void not_computed(double device_us) {
   g_noop_launches.fetch_add(1);
   if (!valid_device(t_device)) return;
   const std::lock_guard lock(ps().mu);
-  ps().virtual_ms[static_cast<std::size_t>(t_device)] += device_us / 1000;
+  double& busy = ps().busy_until_ms[static_cast<std::size_t>(t_device)];
+  busy = std::max(busy, now_ms()) + device_us / 1000;
 }
 
 struct call_config {
@@ -291,7 +310,9 @@ SIM_API cudaError_t cudaSetDevice(int d) {
   return cudaSuccess;
 }
 SIM_API cudaError_t cudaDeviceSynchronize(void) {
-  return ret(open_context(t_device));
+  if (const cudaError_t e = open_context(t_device); e != cudaSuccess) return ret(e);
+  wait_for_device(t_device);
+  return cudaSuccess;
 }
 SIM_API cudaError_t cudaDeviceReset(void) {
   return cudaSuccess;
@@ -504,7 +525,8 @@ SIM_API cudaError_t cudaStreamDestroy(cudaStream_t s) {
   delete reinterpret_cast<sim_stream*>(s);
   return cudaSuccess;
 }
-SIM_API cudaError_t cudaStreamSynchronize(cudaStream_t) {
+SIM_API cudaError_t cudaStreamSynchronize(cudaStream_t s) {
+  wait_for_device(device_of_stream(s));
   return cudaSuccess;
 }
 SIM_API cudaError_t cudaStreamQuery(cudaStream_t) {
@@ -535,14 +557,16 @@ SIM_API cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s) {
   // Strictly increasing by at least the real timer's resolution (0.5 us): two records around
   // work that took no host time still give a positive interval, never a division by zero.
   const std::lock_guard lock(ps().mu);
-  ev->at_ms = std::max(now_ms() + ps().virtual_ms[static_cast<std::size_t>(ev->device)],
-                       ps().last_event_ms + 0.0005);
+  ev->at_ms = std::max({now_ms(), ps().busy_until_ms[static_cast<std::size_t>(ev->device)],
+                        ps().last_event_ms + 0.0005});
   ps().last_event_ms = ev->at_ms;
   ev->recorded = true;
   return cudaSuccess;
 }
 SIM_API cudaError_t cudaEventSynchronize(cudaEvent_t e) {
-  return e == nullptr ? ret(cudaErrorInvalidResourceHandle) : cudaSuccess;
+  if (e == nullptr) return ret(cudaErrorInvalidResourceHandle);
+  wait_until_ms(reinterpret_cast<sim_event*>(e)->at_ms);
+  return cudaSuccess;
 }
 SIM_API cudaError_t cudaEventQuery(cudaEvent_t e) {
   return e == nullptr ? ret(cudaErrorInvalidResourceHandle) : cudaSuccess;

@@ -3,6 +3,8 @@
 // with the same pattern and checksum functions (kernels/topology/pattern.h), on the host.
 #include "kernels.h"
 
+#include <dlfcn.h>
+
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -80,7 +82,13 @@ bool emulate_kernel(const char* mangled, void** args) {
       return true;
     }
   }
-  return false;
+  // The NCCL benchmark's fill and check kernels (kernels/cuda/reduce_check.cu) have their host
+  // versions in the simulated NCCL (sim/nccl/check_kernels.cpp), so that a simulated collective's
+  // result check checks the data it moved. Absent (no libnccl.so.2 shim loaded): not emulated.
+  using nccl_emulate_t = int (*)(const char*, void**);
+  static const auto nccl =
+      reinterpret_cast<nccl_emulate_t>(::dlsym(RTLD_DEFAULT, "infrabench_sim_emulate_nccl_kernel"));
+  return nccl != nullptr && nccl(mangled, args) == 1;
 }
 
 }  // namespace infrabench::sim

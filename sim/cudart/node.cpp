@@ -155,6 +155,24 @@ std::vector<std::vector<bool>> parse_p2p(const json& j, const std::vector<gpu>& 
   return out;
 }
 
+// The simulated NCCL's faults (sim/nccl, which reads them through infrabench_sim_fault): their
+// keys checked here, so that a typo is refused at start rather than a fault that never happens.
+void check_nccl_fault(const json& f) {
+  const std::string kind = f["kind"].get<std::string>();
+  if (kind == "nccl_peer_dies") {
+    const json when = f.contains("when") ? f["when"] : json("before_init");
+    if (when != "before_init" && when != "after_init") {
+      refuse("fault " + f.dump() + ": \"when\" is not before_init or after_init");
+    }
+  }
+  if (f.contains("after_calls") &&
+      (!f["after_calls"].is_number_integer() || f["after_calls"].get<long long>() < 0)) {
+    refuse("fault " + f.dump() + ": \"after_calls\" is not a count");
+  }
+  if (f.contains("op") && !f["op"].is_string())
+    refuse("fault " + f.dump() + ": \"op\" is not a name");
+}
+
 void check_faults(const json& faults) {
   if (!faults.is_array()) refuse("\"faults\" is not an array");
   for (const auto& f : faults) {
@@ -162,7 +180,19 @@ void check_faults(const json& faults) {
         !known_fault_kinds().contains(f["kind"].get<std::string>())) {
       refuse("unknown fault " + f.dump() + " (docs/simulation.md lists the kinds)");
     }
+    check_nccl_fault(f);
   }
+}
+
+// "nccl_version" (what the simulated NCCL's ncclGetVersion answers): "M.m.p" or a version code.
+void check_nccl_version(const json& j) {
+  if (!j.contains("nccl_version")) return;
+  const json& v = j["nccl_version"];
+  int major = 0, minor = 0;
+  const bool ok =
+      v.is_number_unsigned() ||
+      (v.is_string() && std::sscanf(v.get<std::string>().c_str(), "%d.%d", &major, &minor) == 2);
+  if (!ok) refuse("\"nccl_version\" " + v.dump() + " is not a version like \"2.18.5\"");
 }
 
 node load(const char* path) {
@@ -179,6 +209,7 @@ node load(const char* path) {
     n.kernel_us = get_or<double>(j, "kernel_us", 5.0);
     const json faults = j.contains("faults") ? j["faults"] : json::array();
     check_faults(faults);
+    check_nccl_version(j);
     n.faults_json = faults.dump();
     std::vector<gpu> all;
     const json gpus = j.contains("gpus") ? j["gpus"] : json::array();

@@ -77,6 +77,12 @@ std::size_t size_of(ncclDataType_t t) {
   const std::size_t s = type_size(t);
   if (s == 0)
     throw failure(ncclInvalidArgument, "unknown data type " + std::to_string(static_cast<int>(t)));
+  // The 8-bit float types came with NCCL 2.24: an older NCCL (the version this one reports)
+  // refuses them as unknown, as the real one does.
+  if ((t == ncclFloat8e4m3 || t == ncclFloat8e5m2) && reported_version() < NCCL_VERSION(2, 24, 0))
+    throw failure(ncclInvalidArgument, "unknown data type " + std::to_string(static_cast<int>(t)) +
+                                           " (fp8 needs NCCL 2.24; this is " +
+                                           std::to_string(reported_version()) + ")");
   return s;
 }
 
@@ -363,6 +369,9 @@ SIMNCCL_API ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, nc
   c->blocking =
       config == nullptr || config->blocking == NCCL_CONFIG_UNDEF_INT || config->blocking != 0;
   *comm = c;
+  // The device current on the calling thread, as NCCL takes it: a non-blocking init runs on a
+  // thread of its own, whose current device is 0 (every rank would say "GPU 0").
+  c->gpu = current_gpu();
   if (!c->blocking) {
     c->async.store(ncclInProgress);
     c->init_thread = std::thread(init_now, c, id);

@@ -211,8 +211,8 @@ void init_comm(ncclComm& c, const ncclUniqueId& raw) {
     throw failure(ncclInvalidArgument,
                   "the ncclUniqueId was not made by the simulated NCCL's "
                   "ncclGetUniqueId (a real NCCL's id, or garbage)");
+  if (c.gpu < 0) c.gpu = current_gpu();
   fault_at_init(c);
-  c.gpu = current_gpu();
   const auto limit =
       std::chrono::duration_cast<steady::duration>(std::chrono::duration<double>(timeout_s()));
   join j{};

@@ -223,7 +223,7 @@ void fault_at_init(ncclComm& c) {
   wait_aborted(c, timeout_s() + 5);
   throw failure(ncclSystemError, "simulated fault " + f->text + ": the NCCL of rank " +
                                      std::to_string(c.rank) + " (host " + host_name() + ", GPU " +
-                                     std::to_string(current_gpu()) + ") died before init");
+                                     std::to_string(c.gpu) + ") died before init");
 }
 
 void fault_at_collective(ncclComm& c, const char* op) {

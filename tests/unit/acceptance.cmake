@@ -1,11 +1,7 @@
 # Node acceptance (issue 19): the fake NVML that the telemetry and health tests load instead of the
 # driver's (unit tests here, e2e tests through INFRABENCH_NVML_LIBRARY: built next to the
 # infrabench executable), and the pure parts of benchmarks/health and benchmarks/stress.
-add_library(infrabench_fake_nvml SHARED ${PROJECT_SOURCE_DIR}/tests/fake_nvml/fake_nvml.cpp)
-target_link_libraries(infrabench_fake_nvml PRIVATE nlohmann_json::nlohmann_json)
-set_target_properties(infrabench_fake_nvml PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}
-                      CXX_VISIBILITY_PRESET hidden)
-infrabench_set_warnings(infrabench_fake_nvml)
+include(${PROJECT_SOURCE_DIR}/tests/fake_nvml/fake_nvml.cmake)
 add_dependencies(infrabench_unit_tests infrabench_fake_nvml)
 # (The e2e tests load it beside the binary: the infrabench_tests target builds it, tests/CMakeLists.txt.)
 target_sources(infrabench_unit_tests PRIVATE

@@ -26,10 +26,12 @@ class recording_comm : public communicator {
   const std::string& hostname() const override { return m_host; }
   std::string backend() const override { return "mpi"; }
   void barrier() override { calls.push_back("barrier"); }
+  // As if this rank were rank 0 of the gather's answer: slot 1 is this rank's, the others' empty.
   std::vector<std::string> gather_strings(const std::string& mine) override {
     calls.push_back("gather");
-    return {mine};
+    return {"", mine, "", ""};
   }
+  std::vector<std::string> hostnames() const override { return {"h0", "h1", "h1", "h2"}; }
   std::string broadcast_string(const std::string& s) override {
     calls.push_back("broadcast");
     return s;
@@ -59,8 +61,9 @@ TEST(TrainingSetUp, ARankThatFailsItsGradientCheckEntersNoCollectiveButTheAgreem
   const std::string why = training_bench::agreed_set_up(
       comm, [] { return std::string("GPU gradient check: h0.attn differs"); },
       [&] { connect_like_nccl(comm); });
-  EXPECT_EQ(why, "GPU gradient check: h0.attn differs");
-  EXPECT_EQ(comm.calls, std::vector<std::string>{"agree"});
+  // Named with its rank and host: only rank 0's result reaches the report.
+  EXPECT_EQ(why, "rank 1 (host h1): GPU gradient check: h0.attn differs");
+  EXPECT_EQ(comm.calls, (std::vector<std::string>{"agree", "gather", "broadcast"}));
 }
 
 TEST(TrainingSetUp, WhenAnotherRankFailedNoRankConnects) {
@@ -69,15 +72,15 @@ TEST(TrainingSetUp, WhenAnotherRankFailedNoRankConnects) {
   const std::string why = training_bench::agreed_set_up(
       comm, [] { return std::string(); }, [&] { connect_like_nccl(comm); });
   EXPECT_EQ(why, "another rank failed to set up (its reason is in its result)");
-  EXPECT_EQ(comm.calls, std::vector<std::string>{"agree"});
+  EXPECT_EQ(comm.calls, (std::vector<std::string>{"agree", "gather", "broadcast"}));
 }
 
 TEST(TrainingSetUp, OutOfMemoryIsARankFailureLikeAnyOther) {
   recording_comm comm;
   const std::string why = training_bench::agreed_set_up(
       comm, []() -> std::string { throw std::bad_alloc(); }, [&] { connect_like_nccl(comm); });
-  EXPECT_EQ(why, "out of memory building the model's buffers");
-  EXPECT_EQ(comm.calls, std::vector<std::string>{"agree"});
+  EXPECT_EQ(why, "rank 1 (host h1): out of memory building the model's buffers");
+  EXPECT_EQ(comm.calls, (std::vector<std::string>{"agree", "gather", "broadcast"}));
 }
 
 TEST(TrainingSetUp, EveryRankReadyConnectsThenAgreesOnTheConnection) {
@@ -94,8 +97,8 @@ TEST(TrainingSetUp, EveryRankReadyConnectsThenAgreesOnTheConnection) {
         connect_like_nccl(failing);
         throw std::runtime_error("ncclCommInitRank on rank 1 of 4: not finished; aborted");
       });
-  EXPECT_EQ(why, "ncclCommInitRank on rank 1 of 4: not finished; aborted");
-  EXPECT_EQ(failing.calls.back(), "agree");
+  EXPECT_EQ(why, "rank 1 (host h1): ncclCommInitRank on rank 1 of 4: not finished; aborted");
+  EXPECT_EQ(failing.calls.back(), "broadcast");
 }
 
 }  // namespace
