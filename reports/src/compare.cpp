@@ -440,9 +440,14 @@ between_runs test_between_runs(const std::vector<double>& base, const std::vecto
     out.p_value = student_t_two_sided_p(diff / std::sqrt(se2), df);
     return out;
   }
-  // One repetition on a side: its spread is unknown, so the noise is assumed.
+  // One repetition on a side: its spread is unknown, so the noise is assumed; a side of two or
+  // more that spread wider than that is judged by its own spread (never more confident than it).
   out.assumed_noise = true;
-  const double se = noise * std::sqrt(1 / static_cast<double>(a.n) + 1 / static_cast<double>(b.n));
+  const auto var_of = [&](const log_sample& s) {
+    return s.n >= 2 ? std::max(noise * noise, s.var) : noise * noise;
+  };
+  const double se =
+      std::sqrt(var_of(a) / static_cast<double>(a.n) + var_of(b) / static_cast<double>(b.n));
   out.p_value = se > 0 ? std::erfc(std::fabs(diff) / se / std::sqrt(2.0)) : nan_v;
   return out;
 }
@@ -616,17 +621,28 @@ std::size_t needed_to_decide(const metric_row& row, std::size_t i, double level,
   return std::max(n, std::max(row.repetitions[0], row.repetitions[i]) + 1);
 }
 
+// A side whose one repetition is INVALID (its run disturbed, issue 44): one run cannot estimate the
+// between-run noise, and a disturbance that lasted the whole run leaves no trace in its samples'
+// spread (same-binary pairs of such runs differed by -45% to -75% on a loaded VM). No loss is too
+// large for other processes to explain, so no rule on one such run can tell a regression from
+// them: the change is at most inconclusive, with the repetitions that would decide it.
+bool rests_on_one_invalid_repetition(const metric_row& row, std::size_t i) {
+  const auto one_invalid = [&](std::size_t k) { return row.repetitions[k] <= 1 && !row.valid[k]; };
+  return one_invalid(0) || one_invalid(i);
+}
+
 }  // namespace
 
 void decide_verdicts(comparison& c) {
   const compare_options& opt = c.options;
   for (std::size_t i = 1; i < c.labels.size(); ++i) {
     std::vector<double> p;
-    std::vector<metric_row*> family;
+    std::vector<metric_row*> family, undecidable;
     for (auto& row : c.rows) {
       if (!row.gated || row.verdict[i] != change::same || std::isnan(row.p_value[i])) continue;
-      family.push_back(&row);
-      p.push_back(row.p_value[i]);
+      // Not tested, so not in Benjamini-Hochberg's family (it would only dilute the others).
+      (rests_on_one_invalid_repetition(row, i) ? undecidable : family).push_back(&row);
+      if (!rests_on_one_invalid_repetition(row, i)) p.push_back(row.p_value[i]);
     }
     const auto q = benjamini_hochberg(p);
     // The level actually used: with R of m p values below BH's line, one more joins them at
@@ -647,6 +663,11 @@ void decide_verdicts(comparison& c) {
       if (!row.assumed_noise[i] && !big) continue;  // same: small, and the spread is known
       row.verdict[i] = row.assumed_noise[i] ? change::inconclusive : change::not_significant;
       row.needed[i] = needed_to_decide(row, i, std::min(level, opt.alpha), opt.min_effect);
+    }
+    for (metric_row* row : undecidable) {
+      if (std::fabs(row->perf[i] - 1) < opt.min_effect) continue;  // same: too small to matter
+      row->verdict[i] = change::inconclusive;
+      row->needed[i] = needed_to_decide(*row, i, std::min(level, opt.alpha), opt.min_effect);
     }
   }
 }
@@ -1017,7 +1038,9 @@ std::string method_text(const comparison& c) {
          std::to_string(judged_rows(c)) +
          "), and a change of >= " + format_number(c.options.min_effect * 100) +
          "%. A side with one repetition is judged against an assumed run-to-run noise (" + noise +
-         "; q marked *): \"inconclusive\" unless the change exceeds it. Only each benchmark's "
+         "; q marked *): \"inconclusive\" unless the change exceeds it; one INVALID repetition "
+         "is never enough (a disturbed run says nothing of the noise between runs): at most "
+         "\"inconclusive\". Only each benchmark's "
          "headline metric is gated, counted and averaged; the others are shown with the reason. "
          "An INVALID (noisy) result is less precise, not no evidence: it is tested with its "
          "repetitions' spread like any other, and its verdict says INVALID beside it.";
@@ -1245,7 +1268,8 @@ json comparison_json(const comparison& c) {
          "are shown with gate_note"},
         {"invalid",
          "INVALID results (either side) are tested with their repetitions' spread, counted and "
-         "marked (invalid_reason)"}}},
+         "marked (invalid_reason); a side whose one repetition is INVALID is not tested (at "
+         "most inconclusive)"}}},
       {"metrics", rows},
       {"groups", groups_json(c)},
       {"differences", inv},

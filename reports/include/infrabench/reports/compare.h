@@ -39,7 +39,8 @@ struct compare_options {
 // not_gated: not the benchmark's headline (a derived view of it, another metric, an information
 // or verification metric, a benchmark that declares no headline): shown, never called better or
 // worse, never in a geometric mean, a count or a regression gate. inconclusive: a side has one
-// repetition and the change is within the metric's known run-to-run noise. invalid: no longer
+// repetition and the change is within the metric's known run-to-run noise, or that repetition is
+// INVALID (a disturbed run: whatever the change, one such run cannot decide it). invalid: no longer
 // given to a gated row (an INVALID result is tested with its repetitions' spread and its verdict
 // says INVALID beside it, see verdict_text); kept for readers of older comparison JSON. failed: a
 // gated value that is no measurement (values.h: zero bandwidth, a negative time, null) on either
@@ -135,7 +136,8 @@ struct comparison {
                                         const metric_decl* decl = nullptr);
 // Benjamini-Hochberg over every gated row of each report, then each gated verdict: a change needs
 // q < alpha and |ratio - 1| >= min_effect; without significance a one-repetition side makes it
-// "inconclusive", two or more "~ (noise)" when large; `needed` says how many repetitions would do.
+// "inconclusive", two or more "~ (noise)" when large; a side whose one repetition is INVALID is not
+// tested (at most "inconclusive"); `needed` says how many repetitions would do.
 void decide_verdicts(comparison& c);
 // Geometric means of the performance ratios per benchmark group (gated rows, INVALID included).
 [[nodiscard]] std::vector<group_summary> summarize_groups(const comparison& c);
@@ -155,7 +157,8 @@ struct between_runs {
   bool assumed_noise = false;  // a side had < 2 repetitions: a z test with the assumed noise
 };
 // Welch's t-test on the logarithms of two sides' repetition values (both with >= 2); otherwise a
-// z test of the log ratio with `noise` as each value's relative standard deviation. Non-positive
+// z test of the log ratio with `noise` as each value's relative standard deviation (a side of two
+// or more with a wider spread: its own). Non-positive
 // values are dropped (a log ratio needs positive values).
 [[nodiscard]] between_runs test_between_runs(const std::vector<double>& base,
                                              const std::vector<double>& other, double noise);
