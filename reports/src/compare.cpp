@@ -9,6 +9,7 @@
 #include "infrabench/error.h"
 #include "infrabench/json_io.h"
 #include "infrabench/options.h"
+#include "infrabench/reports/machine_drift.h"
 #include "infrabench/reports/rank_stats.h"
 #include "infrabench/reports/roofline.h"
 #include "infrabench/reports/text.h"
@@ -81,6 +82,8 @@ std::string_view to_string(change c) {
       return "INVALID";
     case change::failed:
       return "FAILED";
+    case change::machine_drift:
+      return "machine drift";
   }
   return "?";
 }
@@ -224,6 +227,13 @@ void set_reports(comparison& c, const std::vector<report_view>& reports,
     c.labels.push_back(r.label.empty() ? "report " + std::to_string(c.labels.size() + 1) : r.label);
     c.descriptions.push_back(describe(r));
     c.rooflines.push_back(r.roofline);
+    machine_canary m;
+    if (r.run_info.canary) {
+      m.fma_gflops = r.run_info.canary->fma_gflops;
+      m.stream_gbps = r.run_info.canary->stream_gbps;
+    }
+    m.ratio = canary_ratio(reports.front().run_info.canary, r.run_info.canary);
+    c.canary.push_back(m);
   }
   for (const auto* table : {&opt.price, &opt.power}) {
     for (const auto& [label, v] : *table) {
@@ -705,6 +715,21 @@ std::vector<group_summary> summarize_groups(const comparison& c) {
   return out;
 }
 
+namespace {
+
+// A significant change that the same-run canary shows too is the machine's (machine_drift.h).
+void attribute_machine_drift(comparison& c) {
+  for (auto& row : c.rows) {
+    for (std::size_t i = 1; i < c.labels.size(); ++i) {
+      const bool called = row.verdict[i] == change::worse || row.verdict[i] == change::better;
+      if (row.gated && called && explained_by_machine(row.perf[i], c.canary[i].ratio))
+        row.verdict[i] = change::machine_drift;
+    }
+  }
+}
+
+}  // namespace
+
 comparison compare_reports(const std::vector<report_view>& reports, const compare_options& opt) {
   if (reports.size() < 2) throw user_error("compare needs at least two reports");
   comparison c;
@@ -750,6 +775,7 @@ comparison compare_reports(const std::vector<report_view>& reports, const compar
   c.only_in = only_in(c.labels, index);
   if (c.rows.empty()) refuse_nothing_in_common(c, reports, common_configs);
   decide_verdicts(c);
+  attribute_machine_drift(c);
   c.groups = summarize_groups(c);
   c.inventory = diff_inventories(reports);
   return c;
@@ -825,6 +851,43 @@ std::vector<std::string> regressions(const comparison& c, double pct) {
   return out;
 }
 
+std::vector<std::string> machine_drift_losses(const comparison& c, double pct) {
+  std::vector<std::string> out;
+  for (const auto& row : c.rows) {
+    for (std::size_t i = 1; i < c.labels.size(); ++i) {
+      if (!row.gated || row.verdict[i] != change::machine_drift || !((1 - row.perf[i]) * 100 > pct))
+        continue;
+      out.push_back(change_line(c, row, i) + ", q " + format_p(row.q_value[i], c.options.alpha) +
+                    "; the machine ran " + machine_speed_text(c.canary[i].ratio) +
+                    " by the same-run canary)");
+    }
+  }
+  return out;
+}
+
+std::string machine_line(const comparison& c) {
+  const bool any = std::any_of(c.canary.begin(), c.canary.end(),
+                               [](const auto& m) { return std::isfinite(m.fma_gflops); });
+  if (!any) return "";
+  std::string out = "machine (same-run canary: one core's FMA peak, one thread's triad):";
+  for (std::size_t i = 1; i < c.labels.size(); ++i) {
+    const machine_canary &a = c.canary[0], &b = c.canary[i];
+    out += (i > 1 ? ";" : "") + std::string(" ") + c.labels[i];
+    if (!std::isfinite(b.ratio)) {
+      out += std::string(" cannot be told apart (") +
+             (std::isfinite(b.fma_gflops) ? c.labels[0] : c.labels[i]) + " has no canary)";
+      continue;
+    }
+    out += machine_moved(b.ratio) ? " ran " + machine_speed_text(b.ratio) + " than " + c.labels[0]
+                                  : " ran as fast as " + c.labels[0] + ", within the canary's " +
+                                        format_number(canary_noise * 100) + "%";
+    out += " (" + format_value(a.fma_gflops, "GFLOP/s") + " -> " +
+           format_value(b.fma_gflops, "GFLOP/s") + ", " + format_value(a.stream_gbps, "GB/s") +
+           " -> " + format_value(b.stream_gbps, "GB/s") + ")";
+  }
+  return out;
+}
+
 std::vector<std::string> undecided_losses(const comparison& c, double pct) {
   std::vector<std::string> out;
   for (const auto& row : c.rows) {
@@ -862,12 +925,16 @@ std::string metric_label(const metric_row& row) {
 // The verdict cell: "WORSE -30.0%", "inconclusive (needs 12 reps)", and beside any of them the
 // INVALID result it rests on ("WORSE -45.0%, INVALID: noisy: ..."): a noisy result is judged by
 // its repetitions' spread, and says so.
-std::string verdict_text(const metric_row& row, std::size_t i) {
+std::string verdict_text(const comparison& c, const metric_row& row, std::size_t i) {
   std::string v(to_string(row.verdict[i]));
   switch (row.verdict[i]) {
     case change::better:
     case change::worse:
       v += " " + format_percent(row.perf[i] - 1);
+      break;
+    case change::machine_drift:
+      v += " " + format_percent(row.perf[i] - 1) + " (canary " +
+           format_percent(c.canary[i].ratio - 1) + ")";
       break;
     case change::inconclusive:
     case change::not_significant:
@@ -918,7 +985,7 @@ std::vector<std::vector<std::string>> metric_rows(const comparison& c, const std
       cells.push_back(value_text(row, i));
       cells.push_back(ratio_text(row.ratio[i]));
       cells.push_back(q_text(row, i, c.options.alpha));
-      cells.push_back(verdict_text(row, i));
+      cells.push_back(verdict_text(c, row, i));
     }
     if (markdown) cells.insert(cells.begin(), row.benchmark);
     rows.push_back(std::move(cells));
@@ -1094,6 +1161,10 @@ void print_comparison_table(std::ostream& out, const comparison& c) {
   out << "\n";
   print_differences_table(out, c);
   out << "\n";
+  if (const auto m = machine_line(c); !m.empty()) {
+    for (const auto& line : wrap_text(m, 100, "", "  ")) out << line << "\n";
+    out << "\n";
+  }
   if (const auto roof = roofline_line(c); !roof.empty()) out << roof << "\n\n";
   for (const auto& line : wrap_text(method_text(c), 100, "", "")) out << line << "\n";
   out << "\n";
@@ -1139,6 +1210,8 @@ void print_comparison_markdown(std::ostream& out, const comparison& c) {
     print_markdown_table(out, sys, {});
     if (left) out << "\n… and " << left << " more.\n";
   }
+  if (const auto m = machine_line(c); !m.empty())
+    out << "\n#### Machine\n\n" << markdown_text(m) << "\n";
   if (const auto roof = roofline_line(c); !roof.empty())
     out << "\n#### Roofline\n\n" << markdown_text(roof) << "\n";
   out << "\n" << markdown_text(method_text(c)) << "\n\n";
@@ -1177,7 +1250,12 @@ json reports_json(const comparison& c) {
     reports.push_back({{"label", c.labels[i]},
                        {"description", c.descriptions[i]},
                        {"price", num(c.price[i])},
-                       {"power_w", num(c.power[i])}});
+                       {"power_w", num(c.power[i])},
+                       {"canary",
+                        {{"fma_gflops", num(c.canary[i].fma_gflops)},
+                         {"stream_gbps", num(c.canary[i].stream_gbps)},
+                         {"ratio", num(c.canary[i].ratio)},
+                         {"machine_moved", machine_moved(c.canary[i].ratio)}}}});
   }
   return reports;
 }
@@ -1269,7 +1347,12 @@ json comparison_json(const comparison& c) {
         {"invalid",
          "INVALID results (either side) are tested with their repetitions' spread, counted and "
          "marked (invalid_reason); a side whose one repetition is INVALID is not tested (at "
-         "most inconclusive)"}}},
+         "most inconclusive)"},
+        {"machine_drift",
+         "a significant change the same-run canary shows too (it moved >= canary_noise the same "
+         "way, and the change exceeds it by less than canary_noise) is the machine's: verdict "
+         "\"machine drift\", never counted"},
+        {"canary_noise", canary_noise}}},
       {"metrics", rows},
       {"groups", groups_json(c)},
       {"differences", inv},

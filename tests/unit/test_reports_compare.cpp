@@ -448,6 +448,58 @@ TEST(ReportsCompare, InvalidLossIsCaughtAtThreeRepetitions) {
   EXPECT_NE(row(wide, "cpu/pipeline", "").verdict[1], change::worse);
 }
 
+// Issue 44 item 4: the same-run canary keeps machine drift apart from code regressions. A loss
+// the canary shows too (the machine ran 35% slower) is "machine drift", listed, never counted; a
+// loss far beyond the canary's, or one while the canary held, is a regression.
+TEST(ReportsCompare, ACanaryLossIsMachineDriftNotARegression) {
+  auto run = [](const std::string& label, double gflops, double fma, double triad) {
+    auto j = ib_test::report(json::array({ib_test::result(
+        "cpu/gemm", json::object(),
+        {reps_metric("gflops", "GFLOP/s", {gflops, gflops * 1.02, gflops * 0.98})})}));
+    samples_as_repetitions(j);
+    declare(j, "cpu/gemm", {{"gflops", "GFLOP/s"}});
+    if (fma > 0) {
+      j["run"]["canary"] = {{"fma_gflops", fma},
+                            {"stream_gbps", triad},
+                            {"fma_isa", "avx512_fp32"},
+                            {"points", json::array()}};
+    }
+    return labelled(j, label);
+  };
+  const auto drift = compare_reports({run("A", 100, 150, 10), run("B", 60, 97.5, 9.9)}, {});
+  EXPECT_NEAR(drift.canary[1].ratio, 0.65, 1e-9);
+  EXPECT_EQ(row(drift, "cpu/gemm", "").verdict[1], change::machine_drift);
+  EXPECT_TRUE(regressions(drift, 5).empty());
+  EXPECT_EQ(drift.groups.at(0).worse[1], 0u);
+  const auto lines = machine_drift_losses(drift, 5);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_NE(lines[0].find("the machine ran 35% slower"), std::string::npos) << lines[0];
+  std::ostringstream t;
+  print_comparison_table(t, drift);
+  EXPECT_NE(t.str().find("B ran 35% slower than A"), std::string::npos) << t.str();
+  EXPECT_NE(t.str().find("machine drift -40.0% (canary -35.0%)"), std::string::npos) << t.str();
+  EXPECT_EQ(comparison_json(drift)["reports"][1]["canary"]["machine_moved"], true);
+  // A loss far beyond the machine's (-60% when it ran 35% slower) is the code's too.
+  const auto beyond = compare_reports({run("A", 100, 150, 10), run("B", 40, 97.5, 9.9)}, {});
+  EXPECT_EQ(row(beyond, "cpu/gemm", "").verdict[1], change::worse);
+  EXPECT_EQ(regressions(beyond, 5).size(), 1u);
+  // The canary held (-1%, -2%): the loss is a regression.
+  const auto held = compare_reports({run("A", 100, 150, 10), run("B", 60, 148.5, 9.8)}, {});
+  EXPECT_EQ(row(held, "cpu/gemm", "").verdict[1], change::worse);
+  std::ostringstream th;
+  print_comparison_table(th, held);
+  EXPECT_NE(th.str().find("B ran as fast as A, within the"), std::string::npos) << th.str();
+  // The memory canary moved the other way (+30%): no excuse for a loss.
+  const auto faster = compare_reports({run("A", 100, 150, 10), run("B", 60, 150, 13)}, {});
+  EXPECT_EQ(row(faster, "cpu/gemm", "").verdict[1], change::worse);
+  // One side without a canary: nothing is attributed, and the line says why.
+  const auto none = compare_reports({run("A", 100, 0, 0), run("B", 60, 97.5, 9.9)}, {});
+  EXPECT_EQ(row(none, "cpu/gemm", "").verdict[1], change::worse);
+  std::ostringstream tn;
+  print_comparison_table(tn, none);
+  EXPECT_NE(tn.str().find("B cannot be told apart (A has no"), std::string::npos) << tn.str();
+}
+
 // Issue 44: "~ (noise) (needs 3 reps)" with 3 vs 3 already run. The count is the t test's at the
 // level Benjamini-Hochberg uses, never fewer than one more than were run.
 TEST(ReportsCompare, RepetitionsNeededExceedThoseRun) {

@@ -45,7 +45,7 @@ TEST(ReportsHistory, RecordShowTrend) {
   {
     history_db db(db_path, history_db::access::write);
     EXPECT_EQ(db.schema_version(), history_schema_version);
-    EXPECT_EQ(db.migrations_applied().size(), 3u);
+    EXPECT_EQ(db.migrations_applied().size(), 4u);
     for (int i = 0; i < 16; ++i) {
       const auto out =
           db.record(run_at(i, i < 8 ? 60.0 + 0.2 * (i % 3) : 45.0 + 0.2 * (i % 3)), "src");
@@ -98,10 +98,11 @@ TEST(ReportsHistory, MigratesAnOldDatabase) {
     sqlite3_close(raw);
   }
   history_db db(db_path, history_db::access::write);
-  EXPECT_EQ(db.schema_version(), 3);
-  ASSERT_EQ(db.migrations_applied().size(), 2u);
+  EXPECT_EQ(db.schema_version(), 4);
+  ASSERT_EQ(db.migrations_applied().size(), 3u);
   EXPECT_EQ(db.migrations_applied()[0].rfind("1 -> 2", 0), 0u);
   EXPECT_EQ(db.migrations_applied()[1].rfind("2 -> 3", 0), 0u);
+  EXPECT_EQ(db.migrations_applied()[2].rfind("3 -> 4", 0), 0u);
   const auto runs = db.runs(10);
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_EQ(runs[0].git_commit, "deadbeef");  // filled in by the migration

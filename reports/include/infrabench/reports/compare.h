@@ -44,7 +44,9 @@ struct compare_options {
 // given to a gated row (an INVALID result is tested with its repetitions' spread and its verdict
 // says INVALID beside it, see verdict_text); kept for readers of older comparison JSON. failed: a
 // gated value that is no measurement (values.h: zero bandwidth, a negative time, null) on either
-// side: never a ratio, and a regression gate fails on it whatever its threshold.
+// side: never a ratio, and a regression gate fails on it whatever its threshold. machine_drift: a
+// significant change that the same-run canary shows too (the machine ran that much slower or
+// faster, machine_drift.h): the machine's, not the code's; never counted as worse or better.
 enum class change {
   same,
   better,
@@ -54,7 +56,8 @@ enum class change {
   not_gated,
   inconclusive,
   invalid,
-  failed
+  failed,
+  machine_drift
 };
 [[nodiscard]] std::string_view to_string(change c);
 
@@ -105,8 +108,15 @@ struct inventory_change {
   bool system = true;               // a hardware/software difference (not a run setting)
 };
 
+// A report's same-run canary (run.canary) against the first's.
+struct machine_canary {
+  double fma_gflops = std::nan(""), stream_gbps = std::nan("");  // NaN: the run has none
+  double ratio = std::nan("");  // canary_ratio against the first report (NaN: a side has none)
+};
+
 struct comparison {
   std::vector<std::string> labels;
+  std::vector<machine_canary> canary;     // per report
   std::vector<std::string> descriptions;  // "r1.json (vm, 2026-11-22T03:12Z, commit cf98dda)"
   std::vector<metric_row> rows;
   std::vector<group_summary> groups;
@@ -146,6 +156,12 @@ void decide_verdicts(comparison& c);
 // line each. A loss on an INVALID result counts when its repetitions decide it (the line names the
 // INVALID reason); one they cannot decide is in undecided_losses.
 [[nodiscard]] std::vector<std::string> regressions(const comparison& c, double pct);
+// Significant gated losses larger than `pct` that the same-run canary shows too (machine_drift):
+// one line each, naming how much slower the machine ran; never counted as regressions.
+[[nodiscard]] std::vector<std::string> machine_drift_losses(const comparison& c, double pct);
+// "machine (same-run canary): B ran 35% slower than A (one core's FMA 150 -> 98 GFLOP/s, one
+// thread's triad 10.1 -> 9.9 GB/s)"; "" when no report has a canary.
+[[nodiscard]] std::string machine_line(const comparison& c);
 // Gated losses larger than `pct` that the data cannot decide (inconclusive, or ~ noise), each
 // with the repetitions per side that would decide it.
 [[nodiscard]] std::vector<std::string> undecided_losses(const comparison& c, double pct);
