@@ -205,8 +205,12 @@ sampling_load load_between(const load_snapshot& a, const load_snapshot& b, int c
 }
 
 bool sampling_load::throttled() const {
+  // Periods alone overstate it: two threads under a 1.7-CPU quota throttle for tens of
+  // microseconds in many periods (91 periods, 2 ms in all: "0.00 s"), which slows nothing. The
+  // throttled time (CPU time, summed over the CPUs) must also reach 2% of the interval.
   return cgroup_known && quota_cpus > 0 && quota_periods > 0 &&
-         static_cast<double>(throttled_periods) >= 0.05 * static_cast<double>(quota_periods);
+         static_cast<double>(throttled_periods) >= 0.05 * static_cast<double>(quota_periods) &&
+         (wall_s <= 0 || throttled_s >= 0.02 * wall_s);
 }
 
 bool sampling_load::busy() const {
@@ -217,12 +221,14 @@ bool sampling_load::busy() const {
 std::string sampling_load::describe() const {
   std::string quota;
   if (throttled()) {
-    char q[200];
-    std::snprintf(
-        q, sizeof(q),
-        "its cgroup's CPU quota (%.2f CPUs) throttled it in %llu of %llu periods (%.2f s)",
-        quota_cpus, static_cast<unsigned long long>(throttled_periods),
-        static_cast<unsigned long long>(quota_periods), throttled_s);
+    // cpu.stat's throttled time is CPU time summed over the CPUs (v1 throttled_time in ns, v2
+    // throttled_usec in us; both read as seconds): in ms, so a short one is not "0.00 s".
+    char q[240];
+    std::snprintf(q, sizeof(q),
+                  "its cgroup's CPU quota (%.2f CPUs) throttled it in %llu of %llu periods (%.1f "
+                  "ms of CPU time)",
+                  quota_cpus, static_cast<unsigned long long>(throttled_periods),
+                  static_cast<unsigned long long>(quota_periods), throttled_s * 1e3);
     quota = q;
   }
   if (!known) return quota.empty() ? "the machine's load is unknown (no /proc/stat)" : quota;

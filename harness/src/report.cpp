@@ -87,6 +87,7 @@ nlohmann::json make_report(const report_context& ctx, std::span<const result> re
                         {"suite", ctx.effective_suite},     {"settings", ctx.settings}};
   if (ctx.interrupted) run["interrupted_reason"] = ctx.interrupted_reason;
   if (!ctx.benchmark_metadata.empty()) run["benchmark_metadata"] = ctx.benchmark_metadata;
+  if (!ctx.canary.is_null()) run["canary"] = ctx.canary;
   nlohmann::json report = {
       {"schema_version", report_schema_version},
       {"tool", "infrabench"},

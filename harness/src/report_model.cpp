@@ -314,6 +314,18 @@ run_view read_run_view(const json& run) {
   }
   rv.launcher = member(run, "launcher");
   rv.world_size_given = run.is_object() && run.contains("world_size");
+  if (const json c = member(run, "canary"); c.is_object()) {
+    canary_view cv;
+    const auto positive = [&](const char* key) {
+      const json v = member(c, key);
+      return v.is_number() && v.get<double>() > 0 ? v.get<double>() : std::nan("");
+    };
+    cv.fma_gflops = positive("fma_gflops");
+    cv.stream_gbps = positive("stream_gbps");
+    if (const json isa = member(c, "fma_isa"); isa.is_string()) cv.fma_isa = isa;
+    cv.as_written = c;
+    rv.canary = std::move(cv);
+  }
   return rv;
 }
 
@@ -1054,6 +1066,7 @@ json run_json(const report_view& r) {
   if (v.world_size_given || r.world_size != 1) out["world_size"] = r.world_size;
   if (!v.settings.is_null()) out["settings"] = v.settings;
   if (!v.launcher.is_null()) out["launcher"] = v.launcher;
+  if (v.canary) out["canary"] = v.canary->as_written;
   if (v.command_line) out["command_line"] = *v.command_line;
   if (v.suite) {
     json suite = v.suite->other;

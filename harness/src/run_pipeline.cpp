@@ -20,6 +20,7 @@
 #include <utility>
 
 #include "infrabench/benchmark.h"
+#include "infrabench/canary.h"
 #include "infrabench/capabilities.h"
 #include "infrabench/cli_extension.h"
 #include "infrabench/cluster.h"
@@ -567,9 +568,11 @@ class run_session {
         [this](const std::string& diagnosis) { on_rank_failure(diagnosis); });
     m_timeout_s = plan.settings.timeout_s;
     m_repetitions = plan.repetitions;
+    measure_canary("start");
     runner run(m_caps, m_comm);
     std::vector<result> results = run.run(plan, callbacks(), &stop_requested());
     if (m_sampler) m_sampler->stop();
+    if (!stop_requested().load()) measure_canary("end");
     m_progress.finish();
     run_cleanups();  // scratch a benchmark registered and did not remove (it should have)
     return results;
@@ -608,6 +611,19 @@ class run_session {
   [[nodiscard]] bool root() const { return m_comm.rank() == 0; }
   [[nodiscard]] bool multi() const { return m_comm.size() > 1; }
   [[nodiscard]] bool sampled() const { return m_sampler != nullptr; }
+
+  // The same-run canary (canary.h), on rank 0. At the start the other ranks wait for it (they
+  // would share its CPUs and memory); at the end they are already waiting for rank 0 to gather
+  // (a barrier there could meet a rank that a signal stopped). The report carries what was
+  // measured so far, a partial report included.
+  void measure_canary(const std::string& at) {
+    if (root()) {
+      m_canary.fma_isa = canary_fma_isa();
+      m_canary.points.push_back(measure_canary_point(at));
+      m_ctx.canary = m_canary.to_json();
+    }
+    if (multi() && at == "start") m_comm.barrier();
+  }
 
   [[nodiscard]] render_settings render_options() const {
     render_settings rs;
@@ -736,7 +752,8 @@ class run_session {
   }
 
   const run_request& m_req;
-  const report_context m_ctx;
+  report_context m_ctx;  // run.canary is added as it is measured
+  canary m_canary;
   communicator& m_comm;
   const capabilities& m_caps;
   const option_values& m_options;

@@ -25,6 +25,7 @@
 #include "infrabench/reports/compare.h"
 #include "infrabench/reports/history.h"
 #include "infrabench/reports/html_report.h"
+#include "infrabench/reports/machine_drift.h"
 #include "infrabench/reports/report_io.h"
 #include "infrabench/reports/run_identity.h"
 #include "infrabench/reports/text.h"
@@ -343,6 +344,14 @@ void read_meta(const std::string& path, compare_options& co) {
 int gate_regressions(const comparison& c, double pct) {
   const auto regs = regressions(c, pct);
   const auto undecided = undecided_losses(c, pct);
+  const auto drift = machine_drift_losses(c, pct);
+  if (!drift.empty()) {
+    std::cerr << "infrabench: note: " << drift.size() << " loss(es) larger than "
+              << format_number(pct)
+              << "% that the machine shows too (machine drift by the same-run canary, not a code "
+                 "regression; not counted):\n";
+    for (const auto& r : drift) std::cerr << "  " << r << "\n";
+  }
   if (!undecided.empty()) {
     std::cerr << "infrabench: note: " << undecided.size() << " loss(es) larger than "
               << format_number(pct)
@@ -738,6 +747,9 @@ json check_json(const std::vector<judged_series>& all, std::size_t regressions,
     json one = trend_json(s.se, s.j);
     one["regression"] = s.j.regression;
     one["regression_kind"] = s.j.regression_kind;
+    one["machine_drift"] = s.j.machine_drift;
+    one["machine_ratio"] =
+        std::isfinite(s.j.machine_ratio) ? json(s.j.machine_ratio) : json(nullptr);
     series.push_back(std::move(one));
   }
   return {{"method", method_json(method)},
@@ -750,10 +762,17 @@ json check_json(const std::vector<judged_series>& all, std::size_t regressions,
 int history_check(const trend_query& q) {
   history_db db(q.db_path, history_db::access::read);
   const auto all = judge_headlines(db, q);
-  std::size_t regressions = 0, improved = 0, short_series = 0;
+  std::size_t regressions = 0, improved = 0, machine = 0, short_series = 0;
   std::vector<std::string> lines;  // one per series whose newest runs sit after a change point
   for (const auto& s : all) {
     if (!s.j.analysis.note.empty()) ++short_series;
+    if (s.j.machine_drift) {  // a loss the runs' canary shows too: not the code's
+      ++machine;
+      lines.push_back("machine    " + series_name(s.se) + " " + regression_text(s) +
+                      "; the machine ran " + machine_speed_text(s.j.machine_ratio) +
+                      " by the same-run canary: machine drift, not counted");
+      continue;
+    }
     if (!s.j.last && !s.j.regression) continue;
     ++(s.j.regression ? regressions : improved);
     lines.push_back(std::string(s.j.regression ? "REGRESSION " : "better     ") +
@@ -771,6 +790,7 @@ int history_check(const trend_query& q) {
   for (const auto& l : lines) std::cout << l << "\n";
   std::cout << "history check: " << all.size() - short_series << " series judged";
   if (short_series) std::cout << ", " << short_series << " too short to judge";
+  if (machine) std::cout << ", " << machine << " slower with the machine (canary)";
   std::cout << ", " << improved << " improved, " << regressions << " regressed -> "
             << (regressions ? "FAIL" : "PASS") << std::endl;
   return regressions ? exit_fail : exit_ok;

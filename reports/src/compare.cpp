@@ -9,6 +9,7 @@
 #include "infrabench/error.h"
 #include "infrabench/json_io.h"
 #include "infrabench/options.h"
+#include "infrabench/reports/machine_drift.h"
 #include "infrabench/reports/rank_stats.h"
 #include "infrabench/reports/roofline.h"
 #include "infrabench/reports/text.h"
@@ -81,6 +82,8 @@ std::string_view to_string(change c) {
       return "INVALID";
     case change::failed:
       return "FAILED";
+    case change::machine_drift:
+      return "machine drift";
   }
   return "?";
 }
@@ -224,6 +227,13 @@ void set_reports(comparison& c, const std::vector<report_view>& reports,
     c.labels.push_back(r.label.empty() ? "report " + std::to_string(c.labels.size() + 1) : r.label);
     c.descriptions.push_back(describe(r));
     c.rooflines.push_back(r.roofline);
+    machine_canary m;
+    if (r.run_info.canary) {
+      m.fma_gflops = r.run_info.canary->fma_gflops;
+      m.stream_gbps = r.run_info.canary->stream_gbps;
+    }
+    m.ratio = canary_ratio(reports.front().run_info.canary, r.run_info.canary);
+    c.canary.push_back(m);
   }
   for (const auto* table : {&opt.price, &opt.power}) {
     for (const auto& [label, v] : *table) {
@@ -440,9 +450,14 @@ between_runs test_between_runs(const std::vector<double>& base, const std::vecto
     out.p_value = student_t_two_sided_p(diff / std::sqrt(se2), df);
     return out;
   }
-  // One repetition on a side: its spread is unknown, so the noise is assumed.
+  // One repetition on a side: its spread is unknown, so the noise is assumed; a side of two or
+  // more that spread wider than that is judged by its own spread (never more confident than it).
   out.assumed_noise = true;
-  const double se = noise * std::sqrt(1 / static_cast<double>(a.n) + 1 / static_cast<double>(b.n));
+  const auto var_of = [&](const log_sample& s) {
+    return s.n >= 2 ? std::max(noise * noise, s.var) : noise * noise;
+  };
+  const double se =
+      std::sqrt(var_of(a) / static_cast<double>(a.n) + var_of(b) / static_cast<double>(b.n));
   out.p_value = se > 0 ? std::erfc(std::fabs(diff) / se / std::sqrt(2.0)) : nan_v;
   return out;
 }
@@ -616,17 +631,28 @@ std::size_t needed_to_decide(const metric_row& row, std::size_t i, double level,
   return std::max(n, std::max(row.repetitions[0], row.repetitions[i]) + 1);
 }
 
+// A side whose one repetition is INVALID (its run disturbed, issue 44): one run cannot estimate the
+// between-run noise, and a disturbance that lasted the whole run leaves no trace in its samples'
+// spread (same-binary pairs of such runs differed by -45% to -75% on a loaded VM). No loss is too
+// large for other processes to explain, so no rule on one such run can tell a regression from
+// them: the change is at most inconclusive, with the repetitions that would decide it.
+bool rests_on_one_invalid_repetition(const metric_row& row, std::size_t i) {
+  const auto one_invalid = [&](std::size_t k) { return row.repetitions[k] <= 1 && !row.valid[k]; };
+  return one_invalid(0) || one_invalid(i);
+}
+
 }  // namespace
 
 void decide_verdicts(comparison& c) {
   const compare_options& opt = c.options;
   for (std::size_t i = 1; i < c.labels.size(); ++i) {
     std::vector<double> p;
-    std::vector<metric_row*> family;
+    std::vector<metric_row*> family, undecidable;
     for (auto& row : c.rows) {
       if (!row.gated || row.verdict[i] != change::same || std::isnan(row.p_value[i])) continue;
-      family.push_back(&row);
-      p.push_back(row.p_value[i]);
+      // Not tested, so not in Benjamini-Hochberg's family (it would only dilute the others).
+      (rests_on_one_invalid_repetition(row, i) ? undecidable : family).push_back(&row);
+      if (!rests_on_one_invalid_repetition(row, i)) p.push_back(row.p_value[i]);
     }
     const auto q = benjamini_hochberg(p);
     // The level actually used: with R of m p values below BH's line, one more joins them at
@@ -647,6 +673,11 @@ void decide_verdicts(comparison& c) {
       if (!row.assumed_noise[i] && !big) continue;  // same: small, and the spread is known
       row.verdict[i] = row.assumed_noise[i] ? change::inconclusive : change::not_significant;
       row.needed[i] = needed_to_decide(row, i, std::min(level, opt.alpha), opt.min_effect);
+    }
+    for (metric_row* row : undecidable) {
+      if (std::fabs(row->perf[i] - 1) < opt.min_effect) continue;  // same: too small to matter
+      row->verdict[i] = change::inconclusive;
+      row->needed[i] = needed_to_decide(*row, i, std::min(level, opt.alpha), opt.min_effect);
     }
   }
 }
@@ -683,6 +714,21 @@ std::vector<group_summary> summarize_groups(const comparison& c) {
   }
   return out;
 }
+
+namespace {
+
+// A significant change that the same-run canary shows too is the machine's (machine_drift.h).
+void attribute_machine_drift(comparison& c) {
+  for (auto& row : c.rows) {
+    for (std::size_t i = 1; i < c.labels.size(); ++i) {
+      const bool called = row.verdict[i] == change::worse || row.verdict[i] == change::better;
+      if (row.gated && called && explained_by_machine(row.perf[i], c.canary[i].ratio))
+        row.verdict[i] = change::machine_drift;
+    }
+  }
+}
+
+}  // namespace
 
 comparison compare_reports(const std::vector<report_view>& reports, const compare_options& opt) {
   if (reports.size() < 2) throw user_error("compare needs at least two reports");
@@ -729,6 +775,7 @@ comparison compare_reports(const std::vector<report_view>& reports, const compar
   c.only_in = only_in(c.labels, index);
   if (c.rows.empty()) refuse_nothing_in_common(c, reports, common_configs);
   decide_verdicts(c);
+  attribute_machine_drift(c);
   c.groups = summarize_groups(c);
   c.inventory = diff_inventories(reports);
   return c;
@@ -809,6 +856,43 @@ std::vector<std::string> regressions(const comparison& c, double pct) {
   return out;
 }
 
+std::vector<std::string> machine_drift_losses(const comparison& c, double pct) {
+  std::vector<std::string> out;
+  for (const auto& row : c.rows) {
+    for (std::size_t i = 1; i < c.labels.size(); ++i) {
+      if (!row.gated || row.verdict[i] != change::machine_drift || !((1 - row.perf[i]) * 100 > pct))
+        continue;
+      out.push_back(change_line(c, row, i) + ", q " + format_p(row.q_value[i], c.options.alpha) +
+                    "; the machine ran " + machine_speed_text(c.canary[i].ratio) +
+                    " by the same-run canary)");
+    }
+  }
+  return out;
+}
+
+std::string machine_line(const comparison& c) {
+  const bool any = std::any_of(c.canary.begin(), c.canary.end(),
+                               [](const auto& m) { return std::isfinite(m.fma_gflops); });
+  if (!any) return "";
+  std::string out = "machine (same-run canary: one core's FMA peak, one thread's triad):";
+  for (std::size_t i = 1; i < c.labels.size(); ++i) {
+    const machine_canary &a = c.canary[0], &b = c.canary[i];
+    out += (i > 1 ? ";" : "") + std::string(" ") + c.labels[i];
+    if (!std::isfinite(b.ratio)) {
+      out += std::string(" cannot be told apart (") +
+             (std::isfinite(b.fma_gflops) ? c.labels[0] : c.labels[i]) + " has no canary)";
+      continue;
+    }
+    out += machine_moved(b.ratio) ? " ran " + machine_speed_text(b.ratio) + " than " + c.labels[0]
+                                  : " ran as fast as " + c.labels[0] + ", within the canary's " +
+                                        format_number(canary_noise * 100) + "%";
+    out += " (" + format_value(a.fma_gflops, "GFLOP/s") + " -> " +
+           format_value(b.fma_gflops, "GFLOP/s") + ", " + format_value(a.stream_gbps, "GB/s") +
+           " -> " + format_value(b.stream_gbps, "GB/s") + ")";
+  }
+  return out;
+}
+
 std::vector<std::string> undecided_losses(const comparison& c, double pct) {
   std::vector<std::string> out;
   for (const auto& row : c.rows) {
@@ -846,12 +930,16 @@ std::string metric_label(const metric_row& row) {
 // The verdict cell: "WORSE -30.0%", "inconclusive (needs 12 reps)", and beside any of them the
 // INVALID result it rests on ("WORSE -45.0%, INVALID: noisy: ..."): a noisy result is judged by
 // its repetitions' spread, and says so.
-std::string verdict_text(const metric_row& row, std::size_t i) {
+std::string verdict_text(const comparison& c, const metric_row& row, std::size_t i) {
   std::string v(to_string(row.verdict[i]));
   switch (row.verdict[i]) {
     case change::better:
     case change::worse:
       v += " " + format_percent(row.perf[i] - 1);
+      break;
+    case change::machine_drift:
+      v += " " + format_percent(row.perf[i] - 1) + " (canary " +
+           format_percent(c.canary[i].ratio - 1) + ")";
       break;
     case change::inconclusive:
     case change::not_significant:
@@ -902,7 +990,7 @@ std::vector<std::vector<std::string>> metric_rows(const comparison& c, const std
       cells.push_back(value_text(row, i));
       cells.push_back(ratio_text(row.ratio[i]));
       cells.push_back(q_text(row, i, c.options.alpha));
-      cells.push_back(verdict_text(row, i));
+      cells.push_back(verdict_text(c, row, i));
     }
     if (markdown) cells.insert(cells.begin(), row.benchmark);
     rows.push_back(std::move(cells));
@@ -1022,7 +1110,9 @@ std::string method_text(const comparison& c) {
          std::to_string(judged_rows(c)) +
          "), and a change of >= " + format_number(c.options.min_effect * 100) +
          "%. A side with one repetition is judged against an assumed run-to-run noise (" + noise +
-         "; q marked *): \"inconclusive\" unless the change exceeds it. Only each benchmark's "
+         "; q marked *): \"inconclusive\" unless the change exceeds it; one INVALID repetition "
+         "is never enough (a disturbed run says nothing of the noise between runs): at most "
+         "\"inconclusive\". Only each benchmark's "
          "headline metric is gated, counted and averaged; the others are shown with the reason. "
          "An INVALID (noisy) result is less precise, not no evidence: it is tested with its "
          "repetitions' spread like any other, and its verdict says INVALID beside it.";
@@ -1076,6 +1166,10 @@ void print_comparison_table(std::ostream& out, const comparison& c) {
   out << "\n";
   print_differences_table(out, c);
   out << "\n";
+  if (const auto m = machine_line(c); !m.empty()) {
+    for (const auto& line : wrap_text(m, 100, "", "  ")) out << line << "\n";
+    out << "\n";
+  }
   if (const auto roof = roofline_line(c); !roof.empty()) out << roof << "\n\n";
   for (const auto& line : wrap_text(method_text(c), 100, "", "")) out << line << "\n";
   out << "\n";
@@ -1121,6 +1215,8 @@ void print_comparison_markdown(std::ostream& out, const comparison& c) {
     print_markdown_table(out, sys, {});
     if (left) out << "\n… and " << left << " more.\n";
   }
+  if (const auto m = machine_line(c); !m.empty())
+    out << "\n#### Machine\n\n" << markdown_text(m) << "\n";
   if (const auto roof = roofline_line(c); !roof.empty())
     out << "\n#### Roofline\n\n" << markdown_text(roof) << "\n";
   out << "\n" << markdown_text(method_text(c)) << "\n\n";
@@ -1159,7 +1255,12 @@ json reports_json(const comparison& c) {
     reports.push_back({{"label", c.labels[i]},
                        {"description", c.descriptions[i]},
                        {"price", num(c.price[i])},
-                       {"power_w", num(c.power[i])}});
+                       {"power_w", num(c.power[i])},
+                       {"canary",
+                        {{"fma_gflops", num(c.canary[i].fma_gflops)},
+                         {"stream_gbps", num(c.canary[i].stream_gbps)},
+                         {"ratio", num(c.canary[i].ratio)},
+                         {"machine_moved", machine_moved(c.canary[i].ratio)}}}});
   }
   return reports;
 }
@@ -1250,7 +1351,13 @@ json comparison_json(const comparison& c) {
          "are shown with gate_note"},
         {"invalid",
          "INVALID results (either side) are tested with their repetitions' spread, counted and "
-         "marked (invalid_reason)"}}},
+         "marked (invalid_reason); a side whose one repetition is INVALID is not tested (at "
+         "most inconclusive)"},
+        {"machine_drift",
+         "a significant change the same-run canary shows too (it moved >= canary_noise the same "
+         "way, and the change exceeds it by less than canary_noise) is the machine's: verdict "
+         "\"machine drift\", never counted"},
+        {"canary_noise", canary_noise}}},
       {"metrics", rows},
       {"groups", groups_json(c)},
       {"differences", inv},

@@ -16,6 +16,7 @@
 #include "infrabench/json_io.h"
 #include "infrabench/output_file.h"
 #include "infrabench/report.h"
+#include "infrabench/reports/machine_drift.h"
 #include "infrabench/reports/run_identity.h"
 
 namespace infrabench::reports {
@@ -94,6 +95,11 @@ CREATE INDEX metrics_by_name ON metrics(name);
     {3, "runs.content_id: a run is identified by what its report holds",
      R"SQL(
 ALTER TABLE runs ADD COLUMN content_id TEXT;
+)SQL"},
+    {4, "runs.canary_fma_gflops, runs.canary_stream_gbps: the same-run canary (issue 44)",
+     R"SQL(
+ALTER TABLE runs ADD COLUMN canary_fma_gflops REAL;
+ALTER TABLE runs ADD COLUMN canary_stream_gbps REAL;
 )SQL"},
 };
 
@@ -411,8 +417,8 @@ std::int64_t insert_run(sqlite3* db, const std::string& path, const report_view&
   stmt ins(db,
            "INSERT INTO runs (started_utc, finished_utc, host, world_size, suite, "
            "schema_version, interrupted, source, "
-           "recorded_utc, git_commit, content_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, "
-           "?10, ?11)",
+           "recorded_utc, git_commit, content_id, canary_fma_gflops, canary_stream_gbps) VALUES "
+           "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
            path);
   ins.bind(1, report.started_utc).bind(2, report.finished_utc).bind(3, report.primary_hostname());
   ins.bind(4, static_cast<std::int64_t>(report.world_size))
@@ -422,6 +428,9 @@ std::int64_t insert_run(sqlite3* db, const std::string& path, const report_view&
       .bind(8, source)
       .bind(9, utc_now_iso8601());
   ins.bind(10, report.git_commit()).bind(11, content_id);
+  const auto& canary = report.run_info.canary;
+  ins.bind(12, canary ? canary->fma_gflops : std::nan(""))
+      .bind(13, canary ? canary->stream_gbps : std::nan(""));  // NaN: NULL
   ins.step();
   return sqlite3_last_insert_rowid(db);
 }
@@ -552,7 +561,8 @@ std::vector<history_db::series> history_db::trend(const std::string& metric,
   stmt s(m_db,
          "SELECT r.id, r.started_utc, coalesce(r.git_commit, ''), x.benchmark, x.config_key, "
          "x.axes, x.axes_label, x.node, x.host, "
-         "x.valid, m.unit, m.better, m.value, m.samples, coalesce(x.axes_display, '{}') "
+         "x.valid, m.unit, m.better, m.value, m.samples, coalesce(x.axes_display, '{}'), "
+         "r.canary_fma_gflops, r.canary_stream_gbps "
          "FROM metrics m JOIN results x ON m.result_id = x.id JOIN runs r ON x.run_id = r.id "
          "WHERE m.name = ?1 AND x.status = 'passed' AND (?2 = '' OR x.benchmark = ?2) AND (?3 = '' "
          "OR x.host = ?3 OR x.node = ?3) "
@@ -597,6 +607,8 @@ std::vector<history_db::series> history_db::trend(const std::string& metric,
     p.value = value;
     const json samples = parse_json_or_discarded(s.text(13));
     p.samples = samples.is_array() ? samples.size() : 0;
+    p.canary_fma_gflops = s.real(15);
+    p.canary_stream_gbps = s.real(16);
     out[it->second].points.push_back(std::move(p));
   }
   return out;
@@ -737,6 +749,53 @@ void find_regression(series_judgement& j, const std::vector<double>& values,
   }
 }
 
+// The runs' canary over points [from, to): each number's median over the runs that have one;
+// nullopt when none has.
+std::optional<canary_view> canary_of(const history_db::series& se, std::size_t from,
+                                     std::size_t to) {
+  std::vector<double> fma, stream;
+  for (std::size_t i = from; i < to && i < se.points.size(); ++i) {
+    const auto& p = se.points[i];
+    if (std::isfinite(p.canary_fma_gflops) && std::isfinite(p.canary_stream_gbps)) {
+      fma.push_back(p.canary_fma_gflops);
+      stream.push_back(p.canary_stream_gbps);
+    }
+  }
+  if (fma.empty()) return std::nullopt;
+  canary_view c;
+  c.fma_gflops = median_of(fma);
+  c.stream_gbps = median_of(stream);
+  return c;
+}
+
+// A regression the runs' canary shows too is the machine's (machine_drift.h): the canary of the
+// runs after the step (or of the drift's last third) against the runs before it (its first third).
+void attribute_to_machine(series_judgement& j, const history_db::series& se) {
+  if (!j.regression) return;
+  std::size_t before_from = 0, before_to = 0, after_from = 0, after_to = se.points.size();
+  double ratio = std::nan("");  // after over before, of the metric
+  if (j.regression_kind == "drift" && j.worse_drift) {
+    const auto& d = *j.worse_drift;
+    const std::size_t third = std::max<std::size_t>(1, (d.to - d.from + 1) / 3);
+    before_from = d.from;
+    before_to = d.from + third;
+    after_from = d.to + 1 - third;
+    after_to = d.to + 1;
+    ratio = 1 + d.total;
+  } else if (j.last) {
+    for (const auto& c : j.analysis.changes)
+      if (c.index < j.last->index) before_from = c.index;
+    before_to = after_from = j.last->index;
+    ratio = j.last->before != 0 ? j.last->after / j.last->before : std::nan("");
+  }
+  const double perf = se.higher_is_better ? ratio : 1 / ratio;
+  j.machine_ratio =
+      canary_ratio(canary_of(se, before_from, before_to), canary_of(se, after_from, after_to));
+  if (!explained_by_machine(perf, j.machine_ratio)) return;
+  j.regression = false;
+  j.machine_drift = true;
+}
+
 }  // namespace
 
 series_judgement judge_series(const history_db::series& se, const e_divisive_options& opt) {
@@ -750,6 +809,7 @@ series_judgement judge_series(const history_db::series& se, const e_divisive_opt
   j.analysis = analyse_history(values, opt);
   if (!j.analysis.changes.empty()) j.last = j.analysis.changes.back();
   if (j.analysis.note.empty()) find_regression(j, values, se, opt);
+  attribute_to_machine(j, se);
   return j;
 }
 

@@ -6,11 +6,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <random>
 #include <sstream>
 
+#include "infrabench/canary.h"
 #include "infrabench/machine_load.h"
 #include "infrabench/reports/baseline.h"
 #include "infrabench/reports/compare.h"
@@ -240,9 +242,23 @@ TEST(NoiseVerdicts, CgroupQuotaAndThrottlingAreRead) {
   const auto l = load_between(a, b, 2, 100);
   EXPECT_TRUE(l.throttled());
   EXPECT_TRUE(l.busy());
-  EXPECT_EQ(l.describe().rfind("its cgroup's CPU quota (1.70 CPUs) throttled it in 300 of 500", 0),
+  EXPECT_EQ(l.describe().rfind("its cgroup's CPU quota (1.70 CPUs) throttled it in 300 of 500 "
+                               "periods (400.0 ms of CPU time)",
+                               0),
             0u)
       << l.describe();
+  // Issue 44's "0.00 s for 91 periods": many periods throttled for microseconds each (91 of 1000,
+  // 2 ms in all over 2 s) slow nothing and are not blamed; the others' load is.
+  load_snapshot c = a, d = a;
+  d.wall_s = 2;
+  d.total_ticks = 400;
+  d.busy_ticks = 150;
+  d.cgroup.periods += 1000;
+  d.cgroup.throttled_periods += 91;
+  d.cgroup.throttled_s += 0.002;
+  const auto brief = load_between(c, d, 2, 100);
+  EXPECT_FALSE(brief.throttled());
+  EXPECT_EQ(brief.describe().rfind("other processes used", 0), 0u) << brief.describe();
 }
 
 // compare lists a different cgroup CPU quota among the system differences, before any verdict.
@@ -261,4 +277,56 @@ TEST(NoiseVerdicts, CompareNamesADifferentQuota) {
   std::ostringstream t;
   print_comparison_table(t, c);
   EXPECT_NE(t.str().find("the systems differ (cpu.cgroup_cpu_quota"), std::string::npos) << t.str();
+}
+
+// The same-run canary (issue 44 item 4): one point measures this machine in well under a second
+// (two points a run), with positive rates, and the report's run.canary is read back typed.
+TEST(NoiseVerdicts, CanaryMeasuresTheMachineBriefly) {
+  const auto t0 = std::chrono::steady_clock::now();
+  canary c;
+  c.fma_isa = canary_fma_isa();
+  c.points.push_back(measure_canary_point("start", 0.05));
+  c.points.push_back(measure_canary_point("end", 0.05));
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_LT(took, 1.0);
+  for (const auto& p : c.points) {
+    EXPECT_GT(p.fma_gflops, 1.0) << p.at;  // any x86-64 core with AVX2 does tens of GFLOP/s
+    EXPECT_GT(p.stream_gbps, 0.1) << p.at;
+    EXPECT_GE(p.seconds, 0.1) << p.at;  // both kernels ran their time
+  }
+  EXPECT_DOUBLE_EQ(c.fma_gflops(), (c.points[0].fma_gflops + c.points[1].fma_gflops) / 2);
+  auto j = rep_report({10}, false);
+  j["run"]["canary"] = c.to_json();
+  const auto r = parse_report(j.dump(), "r.json");
+  ASSERT_TRUE(r.run_info.canary.has_value());
+  EXPECT_DOUBLE_EQ(r.run_info.canary->fma_gflops, c.fma_gflops());
+  EXPECT_DOUBLE_EQ(r.run_info.canary->stream_gbps, c.stream_gbps());
+  EXPECT_EQ(r.run_info.canary->fma_isa, c.fma_isa);
+  EXPECT_FALSE(parse_report(rep_report({10}, false).dump(), "old.json").run_info.canary);
+}
+
+// history check with the runs' canaries (issue 44 item 4): a step the canary shows too (the
+// machine ran 35% slower from run 9 on) is machine drift, not a regression; the same step while
+// the canary held is one; runs recorded without a canary are judged as before.
+TEST(NoiseVerdicts, HistoryNamesMachineDriftByTheCanary) {
+  auto v = noisy_series(8, 100, 0.03, 5);
+  for (double x : noisy_series(6, 62, 0.03, 6)) v.push_back(x);
+  auto with_canary = [&](double slowed_fma) {
+    auto se = series_of(v);
+    for (std::size_t i = 0; i < se.points.size(); ++i) {
+      se.points[i].canary_fma_gflops = i < 8 ? 150 : slowed_fma;
+      se.points[i].canary_stream_gbps = 10;
+    }
+    return se;
+  };
+  const auto drift = judge_series(with_canary(97.5), {});
+  EXPECT_FALSE(drift.regression);
+  EXPECT_TRUE(drift.machine_drift);
+  EXPECT_NEAR(drift.machine_ratio, 0.65, 1e-9);
+  const auto held = judge_series(with_canary(149), {});
+  EXPECT_TRUE(held.regression);
+  EXPECT_FALSE(held.machine_drift);
+  const auto none = judge_series(series_of(v), {});
+  EXPECT_TRUE(none.regression);
+  EXPECT_TRUE(std::isnan(none.machine_ratio));
 }

@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -45,7 +46,7 @@ TEST(ReportsHistory, RecordShowTrend) {
   {
     history_db db(db_path, history_db::access::write);
     EXPECT_EQ(db.schema_version(), history_schema_version);
-    EXPECT_EQ(db.migrations_applied().size(), 3u);
+    EXPECT_EQ(db.migrations_applied().size(), 4u);
     for (int i = 0; i < 16; ++i) {
       const auto out =
           db.record(run_at(i, i < 8 ? 60.0 + 0.2 * (i % 3) : 45.0 + 0.2 * (i % 3)), "src");
@@ -98,10 +99,11 @@ TEST(ReportsHistory, MigratesAnOldDatabase) {
     sqlite3_close(raw);
   }
   history_db db(db_path, history_db::access::write);
-  EXPECT_EQ(db.schema_version(), 3);
-  ASSERT_EQ(db.migrations_applied().size(), 2u);
+  EXPECT_EQ(db.schema_version(), 4);
+  ASSERT_EQ(db.migrations_applied().size(), 3u);
   EXPECT_EQ(db.migrations_applied()[0].rfind("1 -> 2", 0), 0u);
   EXPECT_EQ(db.migrations_applied()[1].rfind("2 -> 3", 0), 0u);
+  EXPECT_EQ(db.migrations_applied()[2].rfind("3 -> 4", 0), 0u);
   const auto runs = db.runs(10);
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_EQ(runs[0].git_commit, "deadbeef");  // filled in by the migration
@@ -263,5 +265,38 @@ TEST(ReportsHistory, RemoveEmptyHistoryKeepsRecordedRuns) {
   { std::ofstream(text) << "not a database\n"; }
   remove_empty_history(text);
   EXPECT_TRUE(fs::exists(text));
+  fs::remove_all(dir);
+}
+
+// A run's same-run canary (run.canary) is recorded with it and comes back on every point of its
+// series; a run without one gives NaN. The step the canary shows too is judged machine drift.
+TEST(ReportsHistory, RecordsTheRunsCanary) {
+  const auto dir = temp_dir("canary");
+  const std::string db_path = (dir / "h.db").string();
+  history_db db(db_path, history_db::access::write);
+  for (int i = 0; i < 13; ++i) {
+    auto j = ib_test::report(
+        json::array({ib_test::result(
+            "bandwidth/host_memory", {{"kernel", "triad"}},
+            {{"bandwidth_gbps", "GB/s", i < 8 ? 60.0 + 0.3 * (i % 3) : 40.0 + 0.3 * (i % 3)}})}),
+        json::array({ib_test::host("node1")}), "1.7.0",
+        "2026-01-" + std::string(i < 9 ? "0" : "") + std::to_string(i + 1) + "T00:00:00.000Z");
+    if (i > 0) {
+      j["run"]["canary"] = {
+          {"fma_gflops", i < 8 ? 150.0 : 100.0}, {"stream_gbps", 10.0}, {"points", json::array()}};
+    }
+    db.record(parse_report(j.dump(), "r" + std::to_string(i) + ".json"), "src");
+  }
+  const auto series = db.trend("bandwidth_gbps", "", {{"kernel", "triad"}}, "");
+  ASSERT_EQ(series.size(), 1u);
+  ASSERT_EQ(series[0].points.size(), 13u);
+  EXPECT_TRUE(std::isnan(series[0].points[0].canary_fma_gflops));
+  EXPECT_DOUBLE_EQ(series[0].points[1].canary_fma_gflops, 150.0);
+  EXPECT_DOUBLE_EQ(series[0].points[12].canary_fma_gflops, 100.0);
+  EXPECT_DOUBLE_EQ(series[0].points[12].canary_stream_gbps, 10.0);
+  const auto j = judge_series(series[0], {});
+  EXPECT_FALSE(j.regression);
+  EXPECT_TRUE(j.machine_drift);
+  EXPECT_NEAR(j.machine_ratio, 100.0 / 150.0, 1e-9);
   fs::remove_all(dir);
 }

@@ -27,6 +27,10 @@ struct cgroup_cpu {
   double quota_cpus = 0;  // quota / period; 0: no quota
   double period_us = 0;   // of the limiting quota
   std::uint64_t periods = 0, throttled_periods = 0;
+  // CPU time its threads spent throttled, summed over the CPUs (the kernel adds each CPU's
+  // throttled spell): v1 throttled_time / 1e9, v2 throttled_usec / 1e6. Checked on a v1 cgroup
+  // (kernel 6.18): two spinning threads under 1.7 CPUs at a 2 ms period, 209 throttled periods,
+  // throttled_time 161678228 = 0.16 s (0.77 ms a period; 0.6 ms expected of two CPUs).
   double throttled_s = 0;
   std::string path;  // the cgroup whose quota limits (or the process's own, without a quota)
 };
@@ -71,16 +75,17 @@ struct sampling_load {
   std::uint64_t quota_periods = 0, throttled_periods = 0;
   double throttled_s = 0;
   bool cgroup_known = false;
-  // Throttled by its own cgroup's quota in at least 5% of the periods: the cause of a slow, noisy
-  // result is the quota, not other processes.
+  // Throttled by its own cgroup's quota in at least 5% of the periods and for at least 2% of the
+  // interval (throttled CPU time over wall time): the cause of a slow, noisy result is the quota,
+  // not other processes. Many periods throttled for microseconds each slow nothing.
   [[nodiscard]] bool throttled() const;
 
   // Busy: others took at least 5% of the watched CPUs, the hypervisor at least 2% (steal), or the
   // cgroup's quota throttled it (throttled()).
   [[nodiscard]] bool busy() const;
   // "other processes used 1.40 of the 2 CPUs this run may use, steal 0.0%, 312 preemptions"; a
-  // throttling quota first: "its cgroup's CPU quota (1.70 CPUs, period 2 ms) throttled it in 812
-  // of 1500 periods (0.93 s); ...".
+  // throttling quota first: "its cgroup's CPU quota (1.70 CPUs) throttled it in 812 of 1500
+  // periods (930.0 ms of CPU time); ...".
   [[nodiscard]] std::string describe() const;
   [[nodiscard]] nlohmann::json to_json() const;
 };

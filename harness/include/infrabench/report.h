@@ -13,7 +13,7 @@
 
 namespace infrabench {
 
-inline constexpr const char* report_schema_version = "1.6.0";
+inline constexpr const char* report_schema_version = "1.7.0";
 
 class benchmark;
 namespace model {
@@ -34,6 +34,9 @@ struct report_context {
   // run.benchmark_metadata: per benchmark, what its axes are (benchmark_metadata_json), so readers
   // never guess a byte size or a GPU benchmark from a name. Left out of the report when empty.
   nlohmann::json benchmark_metadata = nlohmann::json::object();
+  // run.canary (canary.h): the machine measured before and after the benchmarks; null (left out)
+  // when it was not measured.
+  nlohmann::json canary;
 };
 
 // What a benchmark declares about itself for readers of the report: its requirements ("cuda") and

@@ -7,6 +7,7 @@
 // JSON reading types, which the harness's other layers also need.)
 #pragma once
 
+#include <cmath>
 #include <map>
 #include <optional>
 #include <set>
@@ -218,9 +219,19 @@ struct suite_view {
 };
 
 // How the run was made (the report's "run" section beyond its times and metadata).
+// run.canary (harness canary.h): the machine's one-thread FMA peak and memory stream measured with
+// the run, so that readers can tell a machine that ran slower from code that did.
+struct canary_view {
+  double fma_gflops = std::nan("");   // NaN: not said
+  double stream_gbps = std::nan("");  // NaN: not said
+  std::string fma_isa;
+  nlohmann::json as_written;  // kept for writing the report back
+};
+
 struct run_view {
-  std::string interrupted_reason;  // "signal 2 (SIGINT)"; "" when not interrupted or not said
-  nlohmann::json settings;         // the run's settings as written; null when absent
+  std::optional<canary_view> canary;  // absent in reports without one (before schema 1.7.0)
+  std::string interrupted_reason;     // "signal 2 (SIGINT)"; "" when not interrupted or not said
+  nlohmann::json settings;            // the run's settings as written; null when absent
   std::optional<suite_view> suite;
   std::optional<std::vector<std::string>> command_line;  // its string arguments, as typed
   nlohmann::json launcher;                               // as written; null when absent

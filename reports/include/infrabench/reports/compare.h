@@ -40,11 +40,14 @@ struct compare_options {
 // not_gated: not the benchmark's headline (a derived view of it, another metric, an information
 // or verification metric, a benchmark that declares no headline): shown, never called better or
 // worse, never in a geometric mean, a count or a regression gate. inconclusive: a side has one
-// repetition and the change is within the metric's known run-to-run noise. invalid: no longer
+// repetition and the change is within the metric's known run-to-run noise, or that repetition is
+// INVALID (a disturbed run: whatever the change, one such run cannot decide it). invalid: no longer
 // given to a gated row (an INVALID result is tested with its repetitions' spread and its verdict
 // says INVALID beside it, see verdict_text); kept for readers of older comparison JSON. failed: a
 // gated value that is no measurement (values.h: zero bandwidth, a negative time, null) on either
-// side: never a ratio, and a regression gate fails on it whatever its threshold.
+// side: never a ratio, and a regression gate fails on it whatever its threshold. machine_drift: a
+// significant change that the same-run canary shows too (the machine ran that much slower or
+// faster, machine_drift.h): the machine's, not the code's; never counted as worse or better.
 enum class change {
   same,
   better,
@@ -54,7 +57,8 @@ enum class change {
   not_gated,
   inconclusive,
   invalid,
-  failed
+  failed,
+  machine_drift
 };
 [[nodiscard]] std::string_view to_string(change c);
 
@@ -105,8 +109,15 @@ struct inventory_change {
   bool system = true;               // a hardware/software difference (not a run setting)
 };
 
+// A report's same-run canary (run.canary) against the first's.
+struct machine_canary {
+  double fma_gflops = std::nan(""), stream_gbps = std::nan("");  // NaN: the run has none
+  double ratio = std::nan("");  // canary_ratio against the first report (NaN: a side has none)
+};
+
 struct comparison {
   std::vector<std::string> labels;
+  std::vector<machine_canary> canary;     // per report
   std::vector<std::string> descriptions;  // "r1.json (vm, 2026-11-22T03:12Z, commit cf98dda)"
   std::vector<metric_row> rows;
   std::vector<group_summary> groups;
@@ -136,7 +147,8 @@ struct comparison {
                                         const metric_decl* decl = nullptr);
 // Benjamini-Hochberg over every gated row of each report, then each gated verdict: a change needs
 // q < alpha and |ratio - 1| >= min_effect; without significance a one-repetition side makes it
-// "inconclusive", two or more "~ (noise)" when large; `needed` says how many repetitions would do.
+// "inconclusive", two or more "~ (noise)" when large; a side whose one repetition is INVALID is not
+// tested (at most "inconclusive"); `needed` says how many repetitions would do.
 void decide_verdicts(comparison& c);
 // Geometric means of the performance ratios per benchmark group (gated rows, INVALID included).
 [[nodiscard]] std::vector<group_summary> summarize_groups(const comparison& c);
@@ -145,6 +157,12 @@ void decide_verdicts(comparison& c);
 // line each. A loss on an INVALID result counts when its repetitions decide it (the line names the
 // INVALID reason); one they cannot decide is in undecided_losses.
 [[nodiscard]] std::vector<std::string> regressions(const comparison& c, double pct);
+// Significant gated losses larger than `pct` that the same-run canary shows too (machine_drift):
+// one line each, naming how much slower the machine ran; never counted as regressions.
+[[nodiscard]] std::vector<std::string> machine_drift_losses(const comparison& c, double pct);
+// "machine (same-run canary): B ran 35% slower than A (one core's FMA 150 -> 98 GFLOP/s, one
+// thread's triad 10.1 -> 9.9 GB/s)"; "" when no report has a canary.
+[[nodiscard]] std::string machine_line(const comparison& c);
 // Gated losses larger than `pct` that the data cannot decide (inconclusive, or ~ noise), each
 // with the repetitions per side that would decide it.
 [[nodiscard]] std::vector<std::string> undecided_losses(const comparison& c, double pct);
@@ -156,7 +174,8 @@ struct between_runs {
   bool assumed_noise = false;  // a side had < 2 repetitions: a z test with the assumed noise
 };
 // Welch's t-test on the logarithms of two sides' repetition values (both with >= 2); otherwise a
-// z test of the log ratio with `noise` as each value's relative standard deviation. Non-positive
+// z test of the log ratio with `noise` as each value's relative standard deviation (a side of two
+// or more with a wider spread: its own). Non-positive
 // values are dropped (a log ratio needs positive values).
 [[nodiscard]] between_runs test_between_runs(const std::vector<double>& base,
                                              const std::vector<double>& other, double noise);

@@ -5,6 +5,7 @@
 // at once: WAL journal, a busy timeout and BEGIN IMMEDIATE transactions.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -22,7 +23,7 @@ struct sqlite3;
 
 namespace infrabench::reports {
 
-inline constexpr int history_schema_version = 3;
+inline constexpr int history_schema_version = 4;
 inline constexpr std::int32_t history_application_id = 0x49424831;  // "IBH1"
 
 class history_db {
@@ -68,6 +69,8 @@ class history_db {
     double value = 0;
     bool valid = true;
     std::size_t samples = 0;
+    // The run's same-run canary (machine_drift.h); NaN for a run recorded without one.
+    double canary_fma_gflops = std::nan(""), canary_stream_gbps = std::nan("");
   };
   struct series {
     std::string benchmark, config_label, node, metric, unit;
@@ -110,6 +113,11 @@ struct series_judgement {
   // newest run); "" when not a regression.
   std::string regression_kind;
   std::optional<trend_analysis::drift> worse_drift;  // set for "drift"
+  // The machine's speed after the regression over before it, by the runs' same-run canaries (NaN:
+  // runs without one). When the canary shows the loss too (explained_by_machine), `regression` is
+  // false and `machine_drift` true: the machine ran slower, not the code.
+  double machine_ratio = std::nan("");
+  bool machine_drift = false;
 };
 // A step too recent for E-divisive (which needs four runs after it at p < 0.01): the newest
 // `after` points are the `after` worst of the series (a rank test: with no change, the chance is

@@ -1,0 +1,41 @@
+// The same-run canary (issue 44 item 4): a brief measurement of the machine itself taken with
+// every run, before the benchmarks and after them, so that a comparison or a history can tell a
+// machine that ran slower (a busier host, a lower clock, steal) from code that did. Two numbers,
+// each on one thread (so a quota or a taskset that limits a run's threads to fewer CPUs, which a
+// user may mean to test, does not move it): the clock x width FMA peak of one core (the
+// gemm/cpu_peak kernel, fp32 on the widest vector unit) and one thread's memory stream (STREAM's
+// triad on arrays larger than the caches). Each is the mean rate over ~0.1 s (work over time, not
+// the best chunk): a machine that lost a share of its time to others shows it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace infrabench {
+
+struct canary_point {
+  std::string at;  // "start" (before the benchmarks) or "end" (after them)
+  double fma_gflops = 0;
+  double stream_gbps = 0;
+  double seconds = 0;  // what measuring it took, allocation included
+};
+
+struct canary {
+  std::string fma_isa;               // "avx512_fp32" or "avx2_fp32"
+  std::vector<canary_point> points;  // in the order taken
+
+  // The means over the points: the machine's speed over the run (0 without points).
+  [[nodiscard]] double fma_gflops() const;
+  [[nodiscard]] double stream_gbps() const;
+  // run.canary in the report.
+  [[nodiscard]] nlohmann::json to_json() const;
+};
+
+// One point: ~`seconds_each` of the FMA chains, then as long of the triad, on the calling thread.
+[[nodiscard]] canary_point measure_canary_point(const std::string& at, double seconds_each = 0.1);
+// The fp32 FMA variant the canary uses on this CPU.
+[[nodiscard]] std::string canary_fma_isa();
+
+}  // namespace infrabench
