@@ -20,6 +20,7 @@
 #include "infrabench/report.h"
 #include "infrabench/reports/baseline.h"
 #include "infrabench/reports/compare.h"
+#include "infrabench/reports/fleet.h"
 #include "infrabench/reports/history.h"
 #include "infrabench/reports/html_report.h"
 #include "infrabench/reports/report_io.h"
@@ -94,6 +95,15 @@ int check_and_print(const baseline& b, const report_view& report, const std::str
   return exit_ok;
 }
 
+// One report file as it is; several, or a directory, as a fleet's node reports judged together
+// (fleet.h): each read and reduced to its summaries before the next is read.
+report_view load_reports(const std::vector<std::string>& args) {
+  const auto paths = report_paths(args);
+  if (paths.size() == 1 && args.size() == 1 && paths.front() == args.front())
+    return load_report(paths.front());
+  return load_fleet(paths);
+}
+
 // A command's --format: the registry's formats for the document it prints.
 CLI::Option* add_format_option(CLI::App& sub, std::string& format, document d,
                                const std::string& help) {
@@ -104,14 +114,20 @@ CLI::Option* add_format_option(CLI::App& sub, std::string& format, document d,
 
 // ---- check -----------------------------------------------------------------------------------
 [[maybe_unused]] const bool check_registered = register_subcommand(
-    {"check", "check a report against a baseline: PASS/FAIL/WAIVED per rule (exit 1 on FAIL)",
+    {"check",
+     "check a report, or the reports of a fleet's nodes, against a baseline: PASS/FAIL/WAIVED per "
+     "rule and a verdict per node (exit 1 on FAIL)",
      [](CLI::App& sub) -> std::function<int()> {
        struct opts {
-         std::string report, baseline, junit, format = "table";
+         std::vector<std::string> reports;
+         std::string baseline, junit, format = "table";
          bool fail_on_waived = false;
        };
        auto o = std::make_shared<opts>();
-       sub.add_option("REPORT", o->report, "report JSON written by infrabench run")->required();
+       sub.add_option("REPORT", o->reports,
+                      "report JSON written by infrabench run; several, or a directory of them "
+                      "(one per node), are judged together as one cluster run's")
+           ->required();
        sub.add_option("--baseline,-b", o->baseline,
                       "baseline: a file, or a shipped one by name (configs/baselines/)")
            ->required();
@@ -122,9 +138,11 @@ CLI::Option* add_format_option(CLI::App& sub, std::string& format, document d,
                     "exit 1 when a rule could not be checked, too");
        return [o] {
          const baseline b = load_baseline(o->baseline);
-         const report_view report = load_report(o->report);
+         const report_view report = load_reports(o->reports);
          if (!o->junit.empty()) check_output_path(o->junit);
-         check_distinct_files({o->report, o->baseline}, {o->junit});
+         std::vector<std::string> inputs = o->reports;
+         inputs.push_back(o->baseline);
+         check_distinct_files(inputs, {o->junit});
          return check_and_print(b, report, o->junit, o->format, o->fail_on_waived);
        };
      }});
@@ -917,6 +935,7 @@ trend_query to_query(const history_query_opts& o, const std::string& db) {
        struct opts {
          std::vector<std::string> reports;
          std::string output = "infrabench-report.html", baseline, title = "infrabench report";
+         bool fleet = false;
        };
        auto o = std::make_shared<opts>();
        sub.add_option("REPORT", o->reports,
@@ -926,9 +945,16 @@ trend_query to_query(const history_query_opts& o, const std::string& db) {
        sub.add_option("--baseline,-b", o->baseline,
                       "also show each report's verdicts against this baseline");
        sub.add_option("--title", o->title, "page title")->capture_default_str();
+       sub.add_flag("--fleet", o->fleet,
+                    "the reports (files or directories) are one fleet's node reports: one page of "
+                    "all the nodes, judged together as one cluster run's");
        return [o] {
          std::vector<report_view> reports;
-         for (const auto& p : o->reports) reports.push_back(load_report(p));
+         if (o->fleet) {
+           reports.push_back(load_fleet(report_paths(o->reports), {}, fleet_keep::samples));
+         } else {
+           for (const auto& p : o->reports) reports.push_back(load_report(p));
+         }
          assign_labels(reports);
          std::optional<baseline> b;
          if (!o->baseline.empty()) {
