@@ -13,7 +13,7 @@ The baseline written beside them has, per passed configuration with a headline m
 at 1.5x worse than the real value and a no_outlier_nodes rule (max_deviation 0.2).
 
 usage: fleet_reports.py REPORT OUTDIR --nodes N [--slow 3,17] [--outlier 5] [--failed 9]
-                        [--baseline FILE]
+                        [--baseline FILE] [--max-configurations N]
 Prints the hosts that must be drained, one per line, sorted.
 """
 import argparse
@@ -29,19 +29,28 @@ def host_name(i):
     return f"node{i:04d}"
 
 
-def headline(meta, bench):
-    for m in meta.get(bench, {}).get("metrics", []):
+def headline(meta, result):
+    """The declared headline of the result's benchmark; for a report without declarations (a
+    synthetic one, tests/perf/synth_report.py), its first metric."""
+    for m in meta.get(result["benchmark"], {}).get("metrics", []):
         if m.get("headline"):
             return m
+    if not meta and result.get("metrics"):
+        return result["metrics"][0]
     return None
 
 
-def judged(doc):
-    """(result index, headline declaration) of each passed configuration the baseline judges."""
+def judged(doc, limit=None):
+    """(result index, headline declaration) of each passed configuration the baseline judges (the
+    first `limit`; rank 0's only, a configuration once)."""
     meta = doc["run"].get("benchmark_metadata", {})
     out = []
     for i, r in enumerate(doc["results"]):
-        h = headline(meta, r["benchmark"])
+        if limit is not None and len(out) >= limit:
+            break
+        if r.get("rank", 0) != 0:
+            continue
+        h = headline(meta, r)
         if r.get("status") != "passed" or h is None or h.get("role", "performance") != "performance":
             continue
         m = next((m for m in r.get("metrics", []) if m["name"] == h["name"]), None)
@@ -51,9 +60,9 @@ def judged(doc):
     return out
 
 
-def baseline(doc):
+def baseline(doc, limit=None):
     rules = []
-    for k, (i, h) in enumerate(judged(doc)):
+    for k, (i, h) in enumerate(judged(doc, limit)):
         r = doc["results"][i]
         value = next(m["value"] for m in r["metrics"] if m["name"] == h["name"])
         higher = h.get("better", "higher") == "higher"
@@ -103,6 +112,7 @@ def main():
     ap.add_argument("--outlier", default="")
     ap.add_argument("--failed", default="")
     ap.add_argument("--baseline")
+    ap.add_argument("--max-configurations", type=int, help="judge only the first N (default: all)")
     a = ap.parse_args()
     with open(a.report) as f:
         doc = json.load(f)
@@ -120,7 +130,7 @@ def main():
             f.write(text)
     if a.baseline:
         with open(a.baseline, "w") as f:
-            json.dump(baseline(doc), f, indent=1)
+            json.dump(baseline(doc, a.max_configurations), f, indent=1)
     for i in sorted(k for k in kinds if k < a.nodes):
         print(host_name(i))
 

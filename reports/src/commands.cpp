@@ -97,11 +97,20 @@ int check_and_print(const baseline& b, const report_view& report, const std::str
 
 // One report file as it is; several, or a directory, as a fleet's node reports judged together
 // (fleet.h): each read and reduced to its summaries before the next is read.
-report_view load_reports(const std::vector<std::string>& args) {
+report_view load_reports(const std::vector<std::string>& args, const baseline& b) {
   const auto paths = report_paths(args);
   if (paths.size() == 1 && args.size() == 1 && paths.front() == args.front())
     return load_report(paths.front());
-  return load_fleet(paths);
+  fleet_options o;
+  for (const auto& r : b.rules) {
+    if (r.kind == rule_kind::inventory) continue;  // judged from the hosts' inventories
+    o.benchmarks.insert(r.benchmark);
+    if (!r.peak_benchmark.empty()) o.benchmarks.insert(r.peak_benchmark);
+  }
+  // A baseline of inventory rules only still judges every node (named by its inventory); with
+  // nothing to keep, keep nothing rather than everything.
+  if (o.benchmarks.empty()) o.benchmarks.insert("");
+  return load_fleet(paths, o);
 }
 
 // A command's --format: the registry's formats for the document it prints.
@@ -138,7 +147,7 @@ CLI::Option* add_format_option(CLI::App& sub, std::string& format, document d,
                     "exit 1 when a rule could not be checked, too");
        return [o] {
          const baseline b = load_baseline(o->baseline);
-         const report_view report = load_reports(o->reports);
+         const report_view report = load_reports(o->reports, b);
          if (!o->junit.empty()) check_output_path(o->junit);
          std::vector<std::string> inputs = o->reports;
          inputs.push_back(o->baseline);
@@ -951,7 +960,9 @@ trend_query to_query(const history_query_opts& o, const std::string& db) {
        return [o] {
          std::vector<report_view> reports;
          if (o->fleet) {
-           reports.push_back(load_fleet(report_paths(o->reports), {}, fleet_keep::samples));
+           fleet_options fo;
+           fo.keep = fleet_keep::samples;
+           reports.push_back(load_fleet(report_paths(o->reports), fo));
          } else {
            for (const auto& p : o->reports) reports.push_back(load_report(p));
          }

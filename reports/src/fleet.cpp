@@ -65,13 +65,26 @@ struct fleet_builder {
     }
   }
 
-  fleet_keep keep = fleet_keep::summaries;
+  const fleet_options* opts = nullptr;
+
+  // Drops the results of benchmarks no rule judges (nor uses: a peak a result is a fraction of).
+  void keep_judged(report_view& r) const {
+    if (opts->benchmarks.empty()) return;
+    std::set<std::string> wanted = opts->benchmarks;
+    for (const auto& b : opts->benchmarks) {
+      const auto it = r.benchmarks.find(b);
+      if (it != r.benchmarks.end()) wanted.insert(it->second.uses.begin(), it->second.uses.end());
+    }
+    std::erase_if(r.results, [&](const result_view& x) { return !wanted.count(x.benchmark); });
+    r.results.shrink_to_fit();
+  }
 
   void add(report_view r, const std::string& path) {
     claim_hosts(r, path);
     // A result that names no host (a report of an older single-node run) is its report's node.
     const std::string own = r.primary_hostname().empty() ? r.label : r.primary_hostname();
-    if (keep == fleet_keep::summaries) keep_summaries(r);
+    keep_judged(r);
+    if (opts->keep == fleet_keep::summaries) keep_summaries(r);
     if (r.interrupted) interrupted.push_back(path + " (" + r.run_info.interrupted_reason + ")");
     if (r.run_info.suite) suites.insert(r.run_info.suite->name());
     if (reports++ == 0) first(r);  // moves its run settings: read above what is needed of them
@@ -147,13 +160,12 @@ void keep_summaries(report_view& r) {
   }
 }
 
-report_view load_fleet(const std::vector<std::string>& paths,
-                       const std::function<void(const report_view&)>& each, fleet_keep keep) {
+report_view load_fleet(const std::vector<std::string>& paths, const fleet_options& o) {
   fleet_builder b;
-  b.keep = keep;
+  b.opts = &o;
   for (const auto& p : paths) {
     report_view r = load_report(p);
-    if (each) each(r);
+    if (o.each) o.each(r);
     b.add(std::move(r), p);
   }
   return std::move(b).finish();

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -26,13 +27,22 @@ void keep_summaries(report_view& r);
 // its raw samples too (report: the page's intervals are computed from them).
 enum class fleet_keep { summaries, samples };
 
+struct fleet_options {
+  fleet_keep keep = fleet_keep::summaries;
+  // Only the results of these benchmarks and of those they use (a baseline's rules name what
+  // check judges: a full-suite node report is 13,000 results, an acceptance baseline judges a
+  // few dozen configurations); empty: every result.
+  std::set<std::string> benchmarks;
+  // Handed each report as read, before anything is dropped (refusals that concern one report).
+  std::function<void(const report_view&)> each;
+};
+
 // Reads the node reports at `paths` one at a time (each streamed, and only one held whole at
-// once), hands each to `each` as read (refusals that concern one report: simulated, ...), keeps
-// what `keep` says (keep_summaries) and returns them as one report of many hosts, every result
-// carrying its host (the report's own, for a result that names none). Throws user_error (one
-// line, naming the files) for a report that cannot be read or two reports of one host.
+// once), keeps what `o` says (keep_summaries, the benchmarks judged) and returns them as one report
+// of many hosts, every result carrying its host (the report's own, for a result that names none).
+// Throws user_error (one line, naming the files) for a report that cannot be read or two reports
+// of one host.
 [[nodiscard]] report_view load_fleet(const std::vector<std::string>& paths,
-                                     const std::function<void(const report_view&)>& each = {},
-                                     fleet_keep keep = fleet_keep::summaries);
+                                     const fleet_options& o = {});
 
 }  // namespace infrabench::reports
