@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -101,15 +102,19 @@ report_view load_reports(const std::vector<std::string>& args, const baseline& b
   const auto paths = report_paths(args);
   if (paths.size() == 1 && args.size() == 1 && paths.front() == args.front())
     return load_report(paths.front());
-  fleet_options o;
+  // Per benchmark, the axes its rules (and the peaks they are fractions of) match.
+  auto wanted = std::make_shared<std::map<std::string, std::vector<const json*>>>();
   for (const auto& r : b.rules) {
     if (r.kind == rule_kind::inventory) continue;  // judged from the hosts' inventories
-    o.benchmarks.insert(r.benchmark);
-    if (!r.peak_benchmark.empty()) o.benchmarks.insert(r.peak_benchmark);
+    (*wanted)[r.benchmark].push_back(&r.axes);
+    if (!r.peak_benchmark.empty()) (*wanted)[r.peak_benchmark].push_back(&r.peak_axes);
   }
-  // A baseline of inventory rules only still judges every node (named by its inventory); with
-  // nothing to keep, keep nothing rather than everything.
-  if (o.benchmarks.empty()) o.benchmarks.insert("");
+  fleet_options o;
+  o.keep_result = [wanted](const result_view& x) {
+    const auto it = wanted->find(x.benchmark);
+    return it != wanted->end() && std::any_of(it->second.begin(), it->second.end(),
+                                              [&](const json* a) { return x.axes_match(*a); });
+  };
   return load_fleet(paths, o);
 }
 

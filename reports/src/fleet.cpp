@@ -67,15 +67,10 @@ struct fleet_builder {
 
   const fleet_options* opts = nullptr;
 
-  // Drops the results of benchmarks no rule judges (nor uses: a peak a result is a fraction of).
+  // Drops the results no rule judges.
   void keep_judged(report_view& r) const {
-    if (opts->benchmarks.empty()) return;
-    std::set<std::string> wanted = opts->benchmarks;
-    for (const auto& b : opts->benchmarks) {
-      const auto it = r.benchmarks.find(b);
-      if (it != r.benchmarks.end()) wanted.insert(it->second.uses.begin(), it->second.uses.end());
-    }
-    std::erase_if(r.results, [&](const result_view& x) { return !wanted.count(x.benchmark); });
+    if (!opts->keep_result) return;
+    std::erase_if(r.results, [&](const result_view& x) { return !opts->keep_result(x); });
     r.results.shrink_to_fit();
   }
 

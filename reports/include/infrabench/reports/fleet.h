@@ -5,7 +5,6 @@
 
 #include <cstddef>
 #include <functional>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -29,16 +28,16 @@ enum class fleet_keep { summaries, samples };
 
 struct fleet_options {
   fleet_keep keep = fleet_keep::summaries;
-  // Only the results of these benchmarks and of those they use (a baseline's rules name what
-  // check judges: a full-suite node report is 13,000 results, an acceptance baseline judges a
-  // few dozen configurations); empty: every result.
-  std::set<std::string> benchmarks;
+  // Which results to keep (check: those a rule of the baseline matches, its peaks' included: a
+  // full-suite 8-GPU node report is 13,000 results, an acceptance baseline judges a few dozen
+  // configurations); unset: every result.
+  std::function<bool(const result_view&)> keep_result;
   // Handed each report as read, before anything is dropped (refusals that concern one report).
   std::function<void(const report_view&)> each;
 };
 
 // Reads the node reports at `paths` one at a time (each streamed, and only one held whole at
-// once), keeps what `o` says (keep_summaries, the benchmarks judged) and returns them as one report
+// once), keeps what `o` says (keep_summaries, the results judged) and returns them as one report
 // of many hosts, every result carrying its host (the report's own, for a result that names none).
 // Throws user_error (one line, naming the files) for a report that cannot be read or two reports
 // of one host.
