@@ -46,6 +46,32 @@ std::set<std::string> hosts_of(const report_view& r) {
   return out;
 }
 
+// A node report as a worker read and reduced it, with the hosts it spoke for before that.
+struct node_read {
+  report_view report;
+  std::set<std::string> hosts;
+};
+
+// Reads one node report and keeps of it what `o` says: its results' hosts filled in (a result
+// that names none is its report's node: an older single-node run), then what no rule judges and
+// the raw samples dropped.
+node_read read_node(const std::string& path, const fleet_options& o) {
+  node_read n{load_report(path), {}};
+  report_view& r = n.report;
+  if (o.each) o.each(r);
+  n.hosts = hosts_of(r);
+  const std::string own = r.primary_hostname().empty() ? r.label : r.primary_hostname();
+  for (auto& x : r.results) {
+    if (x.host.empty()) x.host = own;
+  }
+  if (o.keep_result) {
+    std::erase_if(r.results, [&](const result_view& x) { return !o.keep_result(x); });
+    r.results.shrink_to_fit();
+  }
+  if (o.keep == fleet_keep::summaries) keep_summaries(r);
+  return n;
+}
+
 // What the fleet's report collects while the node reports are read.
 struct fleet_builder {
   report_view fleet;
@@ -55,8 +81,8 @@ struct fleet_builder {
   std::set<std::string> suites;
   std::size_t reports = 0;
 
-  void claim_hosts(const report_view& r, const std::string& path) {
-    for (const auto& h : hosts_of(r)) {
+  void claim_hosts(const std::set<std::string>& hosts, const std::string& path) {
+    for (const auto& h : hosts) {
       const auto [it, fresh] = host_file.emplace(h, path);
       if (!fresh) {
         throw user_error("host " + h + " is in two reports, " + it->second + " and " + path +
@@ -65,21 +91,9 @@ struct fleet_builder {
     }
   }
 
-  const fleet_options* opts = nullptr;
-
-  // Drops the results no rule judges.
-  void keep_judged(report_view& r) const {
-    if (!opts->keep_result) return;
-    std::erase_if(r.results, [&](const result_view& x) { return !opts->keep_result(x); });
-    r.results.shrink_to_fit();
-  }
-
-  void add(report_view r, const std::string& path) {
-    claim_hosts(r, path);
-    // A result that names no host (a report of an older single-node run) is its report's node.
-    const std::string own = r.primary_hostname().empty() ? r.label : r.primary_hostname();
-    keep_judged(r);
-    if (opts->keep == fleet_keep::summaries) keep_summaries(r);
+  void add(node_read n, const std::string& path) {
+    claim_hosts(n.hosts, path);
+    report_view& r = n.report;
     if (r.interrupted) interrupted.push_back(path + " (" + r.run_info.interrupted_reason + ")");
     if (r.run_info.suite) suites.insert(r.run_info.suite->name());
     if (reports++ == 0) first(r);  // moves its run settings: read above what is needed of them
@@ -87,12 +101,9 @@ struct fleet_builder {
     if (!r.started_utc.empty() && (fleet.started_utc.empty() || r.started_utc < fleet.started_utc))
       fleet.started_utc = r.started_utc;
     fleet.finished_utc = std::max(fleet.finished_utc, r.finished_utc);
-    for (auto& n : r.notes) ++notes[n];
+    for (auto& note : r.notes) ++notes[note];
     for (auto& [name, meta] : r.benchmarks) fleet.benchmarks.try_emplace(name, std::move(meta));
-    for (auto& x : r.results) {
-      if (x.host.empty()) x.host = own;
-      fleet.results.push_back(std::move(x));
-    }
+    for (auto& x : r.results) fleet.results.push_back(std::move(x));
     for (auto& h : r.inventories) fleet.inventories.push_back(std::move(h));
   }
 
@@ -156,13 +167,10 @@ void keep_summaries(report_view& r) {
 }
 
 report_view load_fleet(const std::vector<std::string>& paths, const fleet_options& o) {
+  // One at a time: only one report is held whole. Reading them on both cores would halve the CPU
+  // time's wall (docs/scale.md); not measurable on the loaded VM it was tried on, so not done.
   fleet_builder b;
-  b.opts = &o;
-  for (const auto& p : paths) {
-    report_view r = load_report(p);
-    if (o.each) o.each(r);
-    b.add(std::move(r), p);
-  }
+  for (const auto& p : paths) b.add(read_node(p, o), p);
   return std::move(b).finish();
 }
 
