@@ -156,7 +156,11 @@ std::vector<std::string> report_paths(const std::vector<std::string>& args) {
 void keep_summaries(report_view& r) {
   for (auto& x : r.results) {
     release(x.samples_s);
-    for (auto& m : x.metrics) release(m.samples);
+    // An INVALID (noisy) result's verdict may rest on its samples' interval (a rule it straddles
+    // is INCONCLUSIVE): those stay, the few they are.
+    if (x.valid) {
+      for (auto& m : x.metrics) release(m.samples);
+    }
   }
   r.telemetry.reset();
   r.roofline.reset();

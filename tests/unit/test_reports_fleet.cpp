@@ -31,9 +31,11 @@ struct fleet_dir {
   }
   // A node's report: a judged benchmark, one no rule names, a result without a host.
   std::string node(const std::string& host_name) const {
-    json rs = json::array({result("b/judged", {{"n", 1}}, {{"gbps", "GB/s", 10}}, host_name),
-                           result("b/other", {{"n", 1}}, {{"gbps", "GB/s", 5}}, host_name),
-                           result("b/judged", {{"n", 2}}, {{"gbps", "GB/s", 20}}, "")});
+    json rs = json::array(
+        {result("b/judged", {{"n", 1}}, {{"gbps", "GB/s", 10}}, host_name),
+         result("b/judged", {{"n", 3}}, {{"gbps", "GB/s", 9}}, host_name, 0, "passed", false),
+         result("b/other", {{"n", 1}}, {{"gbps", "GB/s", 5}}, host_name),
+         result("b/judged", {{"n", 2}}, {{"gbps", "GB/s", 20}}, "")});
     return write(host_name + ".json", report(rs, json::array({host(host_name)})));
   }
 };
@@ -52,13 +54,14 @@ TEST(ReportsFleet, NodesAreOneReportOfTheirHostsWithSummariesOnly) {
   std::size_t seen = 0;
   o.each = [&](const report_view& r) { seen += r.results.size(); };
   const report_view f = load_fleet(paths, o);
-  EXPECT_EQ(seen, 9U) << "each report is handed over whole";
-  ASSERT_EQ(f.results.size(), 6U) << "b/other is kept by no rule: dropped";
+  EXPECT_EQ(seen, 12U) << "each report is handed over whole";
+  ASSERT_EQ(f.results.size(), 9U) << "b/other is kept by no rule: dropped";
   for (const auto& r : f.results) {
     EXPECT_EQ(r.benchmark, "b/judged");
     EXPECT_FALSE(r.host.empty()) << "a result without a host is its report's node";
     ASSERT_EQ(r.metrics.size(), 1U);
-    EXPECT_TRUE(r.metrics[0].samples.empty()) << "raw samples are not kept";
+    // A VALID result's raw samples are not kept; an INVALID one's interval may decide its verdict.
+    EXPECT_EQ(r.metrics[0].samples.empty(), r.valid);
     EXPECT_GT(r.metrics[0].value, 0);
   }
   EXPECT_EQ(f.nodes(), (std::vector<std::string>{"n1", "n2", "n3"}));
@@ -68,7 +71,7 @@ TEST(ReportsFleet, NodesAreOneReportOfTheirHostsWithSummariesOnly) {
   fleet_options everything;
   everything.keep = fleet_keep::samples;
   const report_view all = load_fleet(paths, everything);
-  EXPECT_EQ(all.results.size(), 9U);
+  EXPECT_EQ(all.results.size(), 12U);
   EXPECT_FALSE(all.results[0].metrics[0].samples.empty());
 }
 

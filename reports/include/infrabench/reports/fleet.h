@@ -16,10 +16,11 @@ namespace infrabench::reports {
 // are taken in name order. Throws user_error for a path that is neither, or a directory with none.
 [[nodiscard]] std::vector<std::string> report_paths(const std::vector<std::string>& args);
 
-// Drops what a verdict never reads from a report once it is read: each result's and metric's raw
-// samples (their summaries stay: value, best, interval, repetitions), the telemetry traces, the
-// inventories' text fields (the typed devices stay: `expect` judges them). What is left grows
-// with a node's configurations, not with how long each was sampled.
+// Drops what a verdict never reads from a report once it is read: the raw samples of each VALID
+// result (their summaries stay: value, best, time interval, repetitions; an INVALID result keeps
+// its samples, whose interval its verdict may rest on), the telemetry traces, the inventories'
+// text fields (the typed devices stay: `expect` judges them). What is left grows with a node's
+// configurations, not with how long each was sampled.
 void keep_summaries(report_view& r);
 
 // What load_fleet keeps of each node: its summaries (check: memory bounded by configurations), or
