@@ -391,6 +391,74 @@ inline int tournament_partner(int p, int round, int i) {
   return partner >= p ? -1 : partner;
 }
 
+// ---- pairwise: a ring plus sampled pairs ---------------------------------------------------
+// All pairs grow as p^2 (the matrix, the report's metrics: p - 1 links per host). The default
+// schedule bounds each host's partners instead: its two ring neighbours, so that every host has
+// links to compare and a host whose every link is slow is named, plus up to `sampled` partners
+// from rounds of the tournament drawn with a fixed seed (every rank draws the same rounds, and
+// run after run measures the same links, so reports compare). A single bad link is named when it
+// is among those measured; `pairs=all` measures them all.
+
+// One round: each participant's partner, -1 when it sits out. Pairs in a round are disjoint.
+using pair_round = std::vector<int>;
+
+// The ring's links i - (i+1) mod p in 2 rounds of disjoint pairs (3 for an odd ring: an odd cycle
+// needs three), 1 round for p == 2, none below.
+[[nodiscard]] inline std::vector<pair_round> ring_rounds(int p) {
+  if (p < 2) return {};
+  const int links = p == 2 ? 1 : p;
+  std::vector<pair_round> rounds(p == 2 ? 1 : (p % 2 == 0 ? 2 : 3),
+                                 pair_round(static_cast<std::size_t>(p), -1));
+  for (int i = 0; i < links; ++i) {
+    const int j = (i + 1) % p;
+    const int r = p % 2 == 1 && i == p - 1 ? 2 : i % 2;
+    rounds[static_cast<std::size_t>(r)][static_cast<std::size_t>(i)] = j;
+    rounds[static_cast<std::size_t>(r)][static_cast<std::size_t>(j)] = i;
+  }
+  return rounds;
+}
+
+// One round of the tournament (every pair meets once over tournament_rounds(p) rounds).
+[[nodiscard]] inline pair_round tournament_round(int p, int round) {
+  pair_round r(static_cast<std::size_t>(p));
+  for (int i = 0; i < p; ++i) r[static_cast<std::size_t>(i)] = tournament_partner(p, round, i);
+  return r;
+}
+
+// The ring, then `sampled` distinct tournament rounds drawn with `seed` (splitmix64: the same
+// draw on every rank and with every standard library), their pairs that are ring links left out.
+// All pairs when those rounds would be most of the tournament anyway (small p), or when `all`.
+// Only the rounds drawn are built: the tournament is p^2 entries.
+[[nodiscard]] inline std::vector<pair_round> pairing_schedule(int p, bool all, int sampled,
+                                                              std::uint64_t seed = 1) {
+  const int total = tournament_rounds(p);
+  auto rounds = ring_rounds(p);
+  if (all || static_cast<int>(rounds.size()) + std::max(sampled, 0) >= total) {
+    rounds.clear();
+    for (int t = 0; t < total; ++t) rounds.push_back(tournament_round(p, t));
+    return rounds;
+  }
+  auto next = [&seed] {
+    std::uint64_t z = (seed += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  };
+  std::vector<int> drawn;
+  while (static_cast<int>(drawn.size()) < sampled) {  // sampled < total: ends
+    const int t = static_cast<int>(next() % static_cast<std::uint64_t>(total));
+    if (std::find(drawn.begin(), drawn.end(), t) != drawn.end()) continue;
+    drawn.push_back(t);
+    pair_round r = tournament_round(p, t);
+    for (int i = 0; i < p; ++i) {
+      const int j = r[static_cast<std::size_t>(i)];
+      if (j >= 0 && (j == (i + 1) % p || i == (j + 1) % p)) r[static_cast<std::size_t>(i)] = -1;
+    }
+    rounds.push_back(std::move(r));
+  }
+  return rounds;
+}
+
 // Why a reduction in `dtype` cannot run on GPU `device` of compute capability major.minor, or "".
 // NCCL reduces the 8-bit floats from compute capability 9.0 on: its enqueue refuses below ("FP8
 // reduction support begins with sm90 capable devices", ncclInvalidArgument), sm_89's fp8

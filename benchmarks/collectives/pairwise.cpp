@@ -1,7 +1,9 @@
-// Point-to-point bandwidth and latency between every pair of hosts (or ranks), as a matrix, to
-// find a bad link or a bad host. Pairs meet in round-robin rounds (the circle method): every pair
-// once, each host in at most one pair per round, disjoint pairs at the same time (as mpiGraph),
-// rounds separated by a barrier so one pair's traffic never overlaps another round's.
+// Point-to-point bandwidth and latency between pairs of hosts (or ranks), as a matrix, to find a
+// bad link or a bad host. Pairs meet in rounds of disjoint pairs (as mpiGraph), each host in at
+// most one pair per round, rounds separated by a barrier so one pair's traffic never overlaps
+// another round's. By default each host meets its ring neighbours and a bounded number of sampled
+// partners (model.h, pairing_schedule): rounds and metrics per host stay constant as hosts are
+// added; pairs=all meets every pair once (the circle method), p - 1 rounds.
 #include <mpi.h>
 
 #include <algorithm>
@@ -25,6 +27,9 @@ using namespace infrabench::collectives;
 // byte, each direction timed at its sender.
 constexpr int latency_warmup = 50, latency_batches = 9, latency_per_batch = 10;
 constexpr int window = 4, bandwidth_reps = 5, passes = 3;
+// Tournament rounds drawn beside the ring (pairs=sampled): each host then has at most 2 + 2
+// partners, 3 to 5 rounds per pass whatever the number of hosts.
+constexpr int sampled_rounds = 2;
 constexpr int tag_ping = 101, tag_result = 102, tag_data = 103, tag_ack = 104;
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
@@ -110,6 +115,7 @@ void pairwise(state& st) {
   const int n = comm.size(), me = comm.rank();
   const auto size = static_cast<std::size_t>(st.get_int64("size"));
   const bool between_nodes = st.get_string("between") == "nodes";
+  const bool all_pairs = st.get_string("pairs") == "all";
 
   // Participants: every rank, or one per host (the host's leader).
   std::vector<int> leaders(static_cast<std::size_t>(n));
@@ -146,10 +152,11 @@ void pairwise(state& st) {
   // shared network) then inflates one pass, not the verdict, so it does not name a healthy host.
   std::map<int, double> latency, bandwidth;  // peer rank -> best value
   const double round_limit = std::max(60.0, comm.op_timeout() * 4);
+  const std::vector<pair_round> schedule = pairing_schedule(p, all_pairs, sampled_rounds);
   for (int pass = 0; pass < passes; ++pass) {
-    for (int round = 0; round < tournament_rounds(p); ++round) {
+    for (const pair_round& round : schedule) {
       quiet_barrier(comm, round_limit);
-      const int j = i < 0 ? -1 : tournament_partner(p, round, i);
+      const int j = i < 0 ? -1 : round[static_cast<std::size_t>(i)];
       if (j < 0) continue;
       const int peer = who[static_cast<std::size_t>(j)];
       const bool lead = me < peer;
@@ -175,7 +182,7 @@ void pairwise(state& st) {
     st.add_metric("bandwidth_gbps_to_rank_" + std::to_string(peer), "GB/s", v / 1e9, true,
                   "this rank sending " + std::to_string(window) + " x " + std::to_string(size) +
                       " B back to back, acknowledged; median of " + std::to_string(bandwidth_reps) +
-                      " windows, best of " + std::to_string(passes) + " passes of the tournament");
+                      " windows, best of " + std::to_string(passes) + " passes of the rounds");
     worst_bw = worst_bw == 0 ? v : std::min(worst_bw, v);
   }
   for (const auto& [peer, v] : latency) {
@@ -183,7 +190,7 @@ void pairwise(state& st) {
                   "half the round trip of 8-byte MPI_Send/MPI_Recv ping-pongs; fastest of " +
                       std::to_string(2 * passes * latency_batches) + " batches of " +
                       std::to_string(latency_per_batch) + " over " + std::to_string(passes) +
-                      " passes of the tournament");
+                      " passes of the rounds");
     worst_lat = std::max(worst_lat, v);
   }
   st.add_metric("bandwidth_gbps_min", "GB/s", worst_bw / 1e9, true,
@@ -196,8 +203,9 @@ void pairwise(state& st) {
 
 INFRABENCH_REGISTER(pairwise, "collectives/pairwise")
     .describe(
-        "point-to-point bandwidth and latency between every pair of hosts (or ranks), as a matrix; "
-        "slow links and a host whose every link is slow are named")
+        "point-to-point bandwidth and latency between pairs of hosts (or ranks), as a matrix: ring "
+        "neighbours and a few sampled partners per host, or every pair (pairs=all); slow links "
+        "and a host whose every link is slow are named")
     .scope(rank_scope::every_rank)
     .min_ranks(2)
     .produces("bandwidth_gbps_to_rank_*", "GB/s", better::higher)
@@ -209,6 +217,12 @@ INFRABENCH_REGISTER(pairwise, "collectives/pairwise")
     .produces("latency_us_max", "us", better::lower)
     .add_string_axis("between", {"nodes"},
                      choice_axis("one rank per host (nodes) or every rank", {"nodes", "ranks"}))
+    .add_string_axis(
+        "pairs", {"sampled"},
+        choice_axis("which pairs meet: each host's ring neighbours and up to 2 sampled "
+                    "partners (rounds constant in the hosts), or all pairs (p - 1 "
+                    "rounds, p^2 links)",
+                    {"sampled", "all"}))
     .add_int64_axis("size", {1 << 20},
                     bytes_axis("bandwidth message size (4 in flight)", 1, 1 << 30))
     .memory_estimate([](const config& c) { return 4 * config_int64(c, "size", 0); });

@@ -200,13 +200,14 @@ std::set<std::string> find_culprit_hosts(const link_values& links, const link_me
   const auto best = best_link_per_host(links, lm.higher_is_better);
   std::vector<double> scores;
   for (const auto& [h, v] : best) scores.push_back(v);
-  const double median_best = sample_median(scores);
+  const robust_centre centre = centre_of(scores);
+  const double median_best = centre.median;
   const std::string what = sample.benchmark + axes_text(sample);
   std::set<std::string> culprits;
   for (const auto& [h, v] : best) {
-    if (!is_outlier(v, scores, lm.higher_is_better, s)) continue;
+    if (!centre.is_outlier(v, lm.higher_is_better, s)) continue;
     culprits.insert(h);
-    const double z = robust_z(v, scores);
+    const double z = centre.z(v);
     findings.push_back(
         finding("culprit_host", h, sample, lm.metric, lm.unit, v, median_best, z,
                 h + ": " + what + ": every link of " + h + " is " +
@@ -228,11 +229,12 @@ void find_slow_links(const link_values& links, const std::set<std::string>& culp
   for (const auto& [ab, v] : links) {
     if (innocent(ab)) reference.push_back(v);
   }
-  const double median_link = sample_median(reference);
+  const robust_centre centre = centre_of(reference);
+  const double median_link = centre.median;
   const std::string what = sample.benchmark + axes_text(sample);
   for (const auto& [ab, v] : links) {
-    if (!innocent(ab) || !is_outlier(v, reference, lm.higher_is_better, s)) continue;
-    const double z = robust_z(v, reference);
+    if (!innocent(ab) || !centre.is_outlier(v, lm.higher_is_better, s)) continue;
+    const double z = centre.z(v);
     outlier_finding f =
         finding("slow_link", ab.first, sample, lm.metric, lm.unit, v, median_link, z,
                 ab.first + "-" + ab.second + ": " + what + ": link " + lm.metric + " " + fmt(v) +
@@ -295,14 +297,15 @@ void analyse_hosts(const std::vector<const result_view*>& rs, const outlier_sett
   for (const auto& [name, by_unit] : per_metric) {
     std::vector<double> values;
     for (const auto& [u, v] : by_unit) values.push_back(sample_median(v));
-    const double med = sample_median(values);
+    const robust_centre centre = centre_of(values);
+    const double med = centre.median;
     const bool higher = metric_info[name]->higher_is_better;
     const std::string unit = metric_info[name]->unit;
     const char* what = by_unit.begin()->first.gpu >= 0 ? " GPUs (" : " hosts (";
     for (const auto& [u, v] : by_unit) {
       const double x = sample_median(v);
-      if (!is_outlier(x, values, higher, s)) continue;
-      const double z = robust_z(x, values);
+      if (!centre.is_outlier(x, higher, s)) continue;
+      const double z = centre.z(x);
       outlier_finding f = finding("host_metric", u.host, sample, name, unit, x, med, z,
                                   u.name() + ": " + sample.benchmark + axes_text(sample) + ": " +
                                       name + " " + fmt(x) + " " + unit + " is " +

@@ -13,33 +13,47 @@ double sample_median(std::vector<double> values) {
   return quantile_sorted(values, 0.5);
 }
 
-double robust_z(double x, const std::vector<double>& values) {
-  if (values.empty()) return 0;
+robust_centre centre_of(const std::vector<double>& values) {
+  if (values.empty()) return {};
   const double med = sample_median(values);
   std::vector<double> dev;
   dev.reserve(values.size());
   for (double v : values) dev.push_back(std::fabs(v - med));
-  const double mad = std::max(sample_median(dev), 0.01 * std::fabs(med));
-  if (mad == 0) return 0;
-  return (x - med) / (1.4826 * mad);
+  return {med, std::max(sample_median(dev), 0.01 * std::fabs(med)), values.size()};
 }
 
-bool is_outlier(double x, const std::vector<double>& values, bool higher_is_better,
-                const outlier_settings& s) {
-  if (values.size() < s.min_nodes) return false;
-  const double med = sample_median(values);
+double robust_centre::z(double x) const {
+  if (count == 0 || mad == 0) return 0;
+  return (x - median) / (1.4826 * mad);
+}
+
+double robust_z(double x, const std::vector<double>& values) {
+  return centre_of(values).z(x);
+}
+
+bool robust_centre::is_outlier(double x, bool higher_is_better, const outlier_settings& s) const {
+  if (count < s.min_nodes) return false;
+  const double med = median;
   if (!std::isfinite(med) || med == 0) return false;
-  const double z = robust_z(x, values);
+  const double z = this->z(x);
   const double margin = s.min_deviation * std::fabs(med);
   if (higher_is_better) return z < -s.z_threshold && x < med - margin;
   return z > s.z_threshold && x > med + margin;
 }
 
+bool is_outlier(double x, const std::vector<double>& values, bool higher_is_better,
+                const outlier_settings& s) {
+  if (values.size() < s.min_nodes) return false;
+  return centre_of(values).is_outlier(x, higher_is_better, s);
+}
+
 std::vector<std::size_t> outlier_indices(const std::vector<double>& values, bool higher_is_better,
                                          const outlier_settings& s) {
   std::vector<std::size_t> out;
+  if (values.size() < s.min_nodes) return out;
+  const robust_centre c = centre_of(values);
   for (std::size_t i = 0; i < values.size(); ++i) {
-    if (is_outlier(values[i], values, higher_is_better, s)) out.push_back(i);
+    if (c.is_outlier(values[i], higher_is_better, s)) out.push_back(i);
   }
   return out;
 }

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <optional>
@@ -23,6 +24,7 @@
 #include "infrabench/report.h"
 #include "infrabench/reports/baseline.h"
 #include "infrabench/reports/compare.h"
+#include "infrabench/reports/fleet.h"
 #include "infrabench/reports/history.h"
 #include "infrabench/reports/html_report.h"
 #include "infrabench/reports/machine_drift.h"
@@ -117,6 +119,39 @@ int check_and_print(const baseline& b, const report_view& report, const std::str
   return exit_ok;
 }
 
+// One report file as it is; several, or a directory, as a fleet's node reports judged together
+// (fleet.h): each read and reduced to its summaries before the next is read.
+report_view load_reports(const std::vector<std::string>& args, const baseline& b,
+                         const std::function<void(const report_view&)>& each) {
+  const auto paths = report_paths(args);
+  if (paths.size() == 1 && args.size() == 1 && paths.front() == args.front()) {
+    report_view one = load_report(paths.front());
+    each(one);
+    return one;
+  }
+  // Per benchmark, the axes its rules (and the peaks they are fractions of) match.
+  auto wanted = std::make_shared<std::map<std::string, std::vector<const json*>>>();
+  for (const auto& r : b.rules) {
+    if (r.kind == rule_kind::inventory) continue;  // judged from the hosts' inventories
+    (*wanted)[r.benchmark].push_back(&r.axes);
+    if (!r.peak_benchmark.empty()) (*wanted)[r.peak_benchmark].push_back(&r.peak_axes);
+  }
+  fleet_options o;
+  o.keep_result = [wanted](const result_view& x) {
+    const auto it = wanted->find(x.benchmark);
+    return it != wanted->end() && std::any_of(it->second.begin(), it->second.end(),
+                                              [&](const json* a) { return x.axes_match(*a); });
+  };
+  bool simulated = false;  // one simulated node makes the fleet's verdict a simulated one
+  o.each = [&](const report_view& r) {
+    simulated = simulated || r.simulated;
+    each(r);
+  };
+  report_view fleet = load_fleet(paths, o);
+  fleet.simulated = simulated;
+  return fleet;
+}
+
 // A command's --format: the registry's formats for the document it prints.
 CLI::Option* add_format_option(CLI::App& sub, std::string& format, document d,
                                const std::string& help) {
@@ -139,14 +174,20 @@ const char* const allow_simulated_help =
 
 // ---- check -----------------------------------------------------------------------------------
 [[maybe_unused]] const bool check_registered = register_subcommand(
-    {"check", "check a report against a baseline: PASS/FAIL/WAIVED per rule (exit 1 on FAIL)",
+    {"check",
+     "check a report, or the reports of a fleet's nodes, against a baseline: PASS/FAIL/WAIVED per "
+     "rule and a verdict per node (exit 1 on FAIL)",
      [](CLI::App& sub) -> std::function<int()> {
        struct opts {
-         std::string report, baseline, junit, format = "table";
+         std::vector<std::string> reports;
+         std::string baseline, junit, format = "table";
          bool fail_on_waived = false, allow_simulated = false;
        };
        auto o = std::make_shared<opts>();
-       sub.add_option("REPORT", o->report, "report JSON written by infrabench run")->required();
+       sub.add_option("REPORT", o->reports,
+                      "report JSON written by infrabench run; several, or a directory of them "
+                      "(one per node), are judged together as one cluster run's")
+           ->required();
        sub.add_option(
               "--baseline,-b", o->baseline,
               "baseline: a shipped one by name (configs/baselines/), else a file; a path (a '/': "
@@ -160,10 +201,13 @@ const char* const allow_simulated_help =
        sub.add_flag("--allow-simulated", o->allow_simulated, allow_simulated_help);
        return [o] {
          const baseline b = load_baseline(o->baseline);
-         const report_view report = load_report(o->report);
-         refuse_simulated(report, o->allow_simulated, "check");
+         const report_view report = load_reports(o->reports, b, [&](const report_view& r) {
+           refuse_simulated(r, o->allow_simulated, "check");
+         });
          if (!o->junit.empty()) check_output_path(o->junit);
-         check_distinct_files({o->report, o->baseline}, {o->junit});
+         std::vector<std::string> inputs = o->reports;
+         inputs.push_back(o->baseline);
+         check_distinct_files(inputs, {o->junit});
          return check_and_print(b, report, o->junit, o->format, o->fail_on_waived);
        };
      }});
@@ -1022,6 +1066,7 @@ trend_query to_query(const history_query_opts& o, const std::string& db) {
        struct opts {
          std::vector<std::string> reports;
          std::string output = "infrabench-report.html", baseline, title = "infrabench report";
+         bool fleet = false;
        };
        auto o = std::make_shared<opts>();
        sub.add_option("REPORT", o->reports,
@@ -1031,9 +1076,18 @@ trend_query to_query(const history_query_opts& o, const std::string& db) {
        sub.add_option("--baseline,-b", o->baseline,
                       "also show each report's verdicts against this baseline");
        sub.add_option("--title", o->title, "page title")->capture_default_str();
+       sub.add_flag("--fleet", o->fleet,
+                    "the reports (files or directories) are one fleet's node reports: one page of "
+                    "all the nodes, judged together as one cluster run's");
        return [o] {
          std::vector<report_view> reports;
-         for (const auto& p : o->reports) reports.push_back(load_report(p));
+         if (o->fleet) {
+           fleet_options fo;
+           fo.keep = fleet_keep::samples;
+           reports.push_back(load_fleet(report_paths(o->reports), fo));
+         } else {
+           for (const auto& p : o->reports) reports.push_back(load_report(p));
+         }
          assign_labels(reports);
          std::optional<baseline> b;
          if (!o->baseline.empty()) {

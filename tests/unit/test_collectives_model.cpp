@@ -1,5 +1,6 @@
 // Host-side logic of the collective benchmarks (MPI and NCCL): bandwidth model, layouts, expected
-// results, ring and recursive-doubling schedules, the pairwise tournament and GPU choice.
+// results, ring and recursive-doubling schedules, the pairwise tournament and its ring-plus-sampled
+// schedule, and GPU choice.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -201,6 +202,55 @@ TEST(CollectivesModel, TournamentMeetsEveryPairOnce) {
     for (const auto& [pair, times] : met) EXPECT_EQ(times, 1);
   }
   EXPECT_EQ(tournament_rounds(1), 0);
+}
+
+// The default pairwise schedule: a ring plus sampled rounds. Every round is disjoint pairs both
+// ends agree on; every host meets its ring neighbours and at most 2 + sampled partners; the rounds
+// stay a constant few however many hosts there are; pairs=all is the tournament.
+TEST(CollectivesModel, PairingScheduleIsARingPlusBoundedSampledPairs) {
+  for (int p : {2, 3, 4, 5, 6, 7, 8, 9, 16, 17, 64, 127, 1024}) {
+    const auto rounds = pairing_schedule(p, false, 2);
+    std::map<int, std::set<int>> partners;
+    for (const auto& r : rounds) {
+      ASSERT_EQ(r.size(), static_cast<std::size_t>(p));
+      for (int i = 0; i < p; ++i) {
+        const int j = r[static_cast<std::size_t>(i)];
+        if (j < 0) continue;
+        ASSERT_NE(i, j);
+        ASSERT_EQ(r[static_cast<std::size_t>(j)], i) << "p=" << p << ": partners agree";
+        EXPECT_TRUE(partners[i].insert(j).second) << "p=" << p << ": " << i << "-" << j << " twice";
+      }
+    }
+    const bool small = p <= 5;  // the ring and 2 rounds would be the whole tournament: all pairs
+    for (int i = 0; i < p; ++i) {
+      EXPECT_TRUE(partners[i].count((i + 1) % p)) << "p=" << p << ": ring link " << i;
+      EXPECT_TRUE(partners[i].count((i + p - 1) % p)) << "p=" << p << ": ring link " << i;
+      if (!small) {
+        EXPECT_LE(partners[i].size(), 4U) << "p=" << p << " host " << i;
+      }
+    }
+    if (small) {
+      EXPECT_EQ(rounds.size(), static_cast<std::size_t>(tournament_rounds(p))) << p;
+    } else {
+      EXPECT_LE(rounds.size(), 5U) << p;
+    }
+    EXPECT_EQ(pairing_schedule(p, false, 2), rounds) << "the same draw every time: " << p;
+  }
+  // Sampled pairs reach beyond the ring: at 64 hosts, most hosts have a third partner.
+  std::size_t beyond = 0;
+  for (const auto& r : pairing_schedule(64, false, 2)) {
+    for (int i = 0; i < 64; ++i) beyond += r[static_cast<std::size_t>(i)] >= 0;
+  }
+  EXPECT_GT(beyond, 2U * 64U + 64U);
+  // pairs=all: every pair once, in the tournament's rounds.
+  std::set<std::pair<int, int>> all;
+  for (const auto& r : pairing_schedule(17, true, 2)) {
+    for (int i = 0; i < 17; ++i) {
+      if (r[static_cast<std::size_t>(i)] > i) all.insert({i, r[static_cast<std::size_t>(i)]});
+    }
+  }
+  EXPECT_EQ(all.size(), 17U * 16U / 2U);
+  EXPECT_TRUE(pairing_schedule(1, false, 2).empty());
 }
 
 TEST(CollectivesModel, OneGpuPerRankByLocalRank) {

@@ -9,6 +9,7 @@
 #include "infrabench/metric_decl.h"
 #include "infrabench/model/report.h"
 #include "infrabench/runner.h"
+#include "model.h"
 
 using namespace infrabench;
 using json = nlohmann::json;
@@ -152,6 +153,60 @@ TEST(CollectivesOutliers, ASingleSlowLinkIsNamedNotItsHosts) {
   const auto f = outliers_of(pairwise(bw), link_metadata(), {});
   EXPECT_TRUE(hosts_of(f, "culprit_host").empty()) << dump(f);
   EXPECT_EQ(hosts_of(f, "slow_link"), std::vector<std::string>{"h1-h2"});
+}
+
+// The pairs the default schedule (a ring plus sampled rounds) measures among p hosts, with
+// bw(i, j) GB/s from host i to host j: the sparse matrix a large cluster's run writes.
+template <typename F>
+json scheduled_pairwise(int p, F bw) {
+  std::vector<json> ms(static_cast<std::size_t>(p), json::array());
+  for (const auto& r : collectives::pairing_schedule(p, false, 2)) {
+    for (int i = 0; i < p; ++i) {
+      const int j = r[static_cast<std::size_t>(i)];
+      if (j < 0) continue;
+      ms[static_cast<std::size_t>(i)].push_back(
+          mk_metric("bandwidth_gbps_to_rank_" + std::to_string(j), bw(i, j)));
+    }
+  }
+  json rs = json::array();
+  for (int i = 0; i < p; ++i) {
+    rs.push_back(result_of("collectives/pairwise", "h" + std::to_string(i + 1), i,
+                           ms[static_cast<std::size_t>(i)],
+                           {{"between", "nodes"}, {"pairs", "sampled"}, {"size", 1048576}}));
+  }
+  return rs;
+}
+
+TEST(CollectivesOutliers, TheSampledScheduleStillNamesASlowHostAndASlowLink) {
+  // 64 hosts, each measuring at most 4 links: h18's NIC is slow (every link), and one sampled
+  // link between two healthy hosts is slow in one direction.
+  const int p = 64, slow_host = 17;
+  auto jitter = [](int i, int j) { return 2.0 + 0.01 * ((i * 7 + j * 13) % 9); };
+  const auto f = outliers_of(
+      scheduled_pairwise(
+          p, [&](int i, int j) { return i == slow_host || j == slow_host ? 0.2 : jitter(i, j); }),
+      link_metadata(), {});
+  EXPECT_EQ(hosts_of(f, "culprit_host"), std::vector<std::string>{"h18"}) << dump(f);
+  EXPECT_TRUE(hosts_of(f, "slow_link").empty()) << dump(f);
+
+  // A link beyond the ring that the schedule measures (its first sampled round's first pair).
+  const auto rounds = collectives::pairing_schedule(p, false, 2);
+  int a = -1, b = -1;
+  for (std::size_t k = 2; k < rounds.size() && a < 0; ++k) {  // rounds 0-1 are the ring's
+    for (int i = 0; i < p && a < 0; ++i) {
+      if (rounds[k][static_cast<std::size_t>(i)] > i)
+        a = i, b = rounds[k][static_cast<std::size_t>(i)];
+    }
+  }
+  ASSERT_GE(a, 0);
+  const auto g = outliers_of(
+      scheduled_pairwise(p, [&](int i, int j) { return i == b && j == a ? 0.3 : jitter(i, j); }),
+      link_metadata(), {});
+  EXPECT_TRUE(hosts_of(g, "culprit_host").empty()) << dump(g);
+  const std::string ha = "h" + std::to_string(a + 1), hb = "h" + std::to_string(b + 1);
+  EXPECT_EQ(hosts_of(g, "slow_link"),
+            std::vector<std::string>{std::min(ha, hb) + "-" + std::max(ha, hb)})
+      << dump(g);
 }
 
 TEST(CollectivesOutliers, SummaryShowsHostsFindingsAndTheMatrix) {

@@ -30,6 +30,18 @@ struct outlier_settings {
 [[nodiscard]] bool is_outlier(double x, const std::vector<double>& values, bool higher_is_better,
                               const outlier_settings& s);
 
+// The median and MAD of a set of values (the MAD floored as robust_z says), computed once for
+// all the values judged against them: asked afresh per value, a check of 2,000 node reports
+// spent half its time sorting the same 2,000 values for each node.
+struct robust_centre {
+  double median = 0, mad = 0;
+  std::size_t count = 0;
+  // robust_z and is_outlier of x against these values.
+  [[nodiscard]] double z(double x) const;
+  [[nodiscard]] bool is_outlier(double x, bool higher_is_better, const outlier_settings& s) const;
+};
+[[nodiscard]] robust_centre centre_of(const std::vector<double>& values);
+
 // The indices of the outliers among `values` (is_outlier for each), in order.
 [[nodiscard]] std::vector<std::size_t> outlier_indices(const std::vector<double>& values,
                                                        bool higher_is_better,
