@@ -141,7 +141,11 @@ def test_cpu_gemms_run_verify_and_compare(report_path):
             if "pct_of_clock_x_width" in names and os.environ.get("INFRABENCH_SANITIZED") != "1":
                 # All threads: a VM's hypervisor may hold one of its vCPUs for a while (one of
                 # two gone is 50%: seen at 49.9% in CI), so the bound there is a quarter.
-                low = 50 if r["axes"].get("threads") == 1 else 25
+                # AMX likewise: on a 2-vCPU Emerald Rapids VM (2026-11-28) one thread's tile
+                # unit ran at 1.0-1.2 TFLOP/s in some processes and 2.6 (100%) in others, the
+                # clock the same.
+                amx = r["axes"]["isa"].startswith("amx")
+                low = 50 if r["axes"].get("threads") == 1 and not amx else 25
                 assert low < metric(r, "pct_of_clock_x_width") < 110, r["metrics"]
 
 
