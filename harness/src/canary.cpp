@@ -122,17 +122,20 @@ nlohmann::json canary::to_json() const {
                    {"stream_gbps", p.stream_gbps},
                    {"seconds", p.seconds}});
   }
-  return {{"fma_gflops", fma_gflops()},
-          {"stream_gbps", stream_gbps()},
-          {"fma_isa", fma_isa},
-          {"threads", 1},
-          {"points", pts},
-          {"method",
-           "the machine itself, before and after the benchmarks, on one thread: the gemm/cpu_peak "
-           "FMA chains (" +
-               fma_isa +
-               ") and STREAM's triad on 3 x 32 MiB, ~0.1 s each; the mean rate (work over time) "
-               "of each, averaged over the points"}};
+  nlohmann::json out = {{"fma_isa", fma_isa}, {"threads", 1}, {"points", pts}};
+  // Without a point there is no rate: the fields are left out, never written as 0.
+  if (!points.empty()) {
+    out["fma_gflops"] = fma_gflops();
+    out["stream_gbps"] = stream_gbps();
+  }
+  if (!not_measured.empty()) out["not_measured"] = not_measured;
+  out["method"] =
+      "the machine itself, before and after the benchmarks, on one thread: the gemm/cpu_peak "
+      "FMA chains (" +
+      fma_isa +
+      ") and STREAM's triad on 3 x 32 MiB, ~0.1 s each; the mean rate (work over time) "
+      "of each, averaged over the points";
+  return out;
 }
 
 }  // namespace infrabench

@@ -619,7 +619,14 @@ class run_session {
   void measure_canary(const std::string& at) {
     if (root()) {
       m_canary.fma_isa = canary_fma_isa();
-      m_canary.points.push_back(measure_canary_point(at));
+      try {
+        m_canary.points.push_back(measure_canary_point(at));
+      } catch (const std::exception& e) {
+        // Under a memory or address-space limit (ulimit -v, a cgroup) its arrays may be refused:
+        // the report says so, and the results measured before the end point are not lost to it.
+        if (!m_canary.not_measured.empty()) m_canary.not_measured += "; ";
+        m_canary.not_measured += "the " + at + " point: " + e.what();
+      }
       m_ctx.canary = m_canary.to_json();
     }
     if (multi() && at == "start") m_comm.barrier();

@@ -1,4 +1,4 @@
-"""Node acceptance end to end (issue 19), without a GPU: a fake NVML (tests/fake_nvml, built beside
+"""Node acceptance end to end (issue 19), without a GPU: a fake NVML (sim/nvml, built beside
 the binary) and a sysfs fixture tree stand in for the hardware, so telemetry -> per-result summary
 -> health verdict -> check -> exit code is exercised as an operator runs it. Also: the acceptance
 suite measures every configuration the shipped baselines judge, `list --suite` sums its

@@ -99,7 +99,7 @@ TEST(HealthPcie, IdleGenerationIsJudgedByTheBestSeenUnderLoad) {
   EXPECT_EQ(metric(v, "pcie_gen_min"), 5);
 }
 
-// The fake NVML (tests/fake_nvml) with one GPU whose link reads `idle_gen` until `trained_s`
+// The fake NVML (sim/nvml) with one GPU whose link reads `idle_gen` until `trained_s`
 // seconds after nvmlInit, then `loaded_gen`: the link training up under a copy load.
 class fake_link_nvml {
  public:

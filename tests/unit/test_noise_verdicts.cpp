@@ -305,6 +305,25 @@ TEST(NoiseVerdicts, CanaryMeasuresTheMachineBriefly) {
   EXPECT_FALSE(parse_report(rep_report({10}, false).dump(), "old.json").run_info.canary);
 }
 
+// A canary point that could not be taken (its arrays refused under `ulimit -v`: the run went on
+// and wrote its report) leaves no rate in run.canary, never a 0, and says why; the report reads
+// back without a canary to compare.
+TEST(NoiseVerdicts, CanaryNotMeasuredWritesNoRate) {
+  canary c;
+  c.fma_isa = canary_fma_isa();
+  c.not_measured = "the start point: std::bad_alloc";
+  const auto cj = c.to_json();
+  EXPECT_FALSE(cj.contains("fma_gflops"));
+  EXPECT_FALSE(cj.contains("stream_gbps"));
+  EXPECT_EQ(cj.at("not_measured"), "the start point: std::bad_alloc");
+  auto j = rep_report({10}, false);
+  j["run"]["canary"] = cj;
+  const auto r = parse_report(j.dump(), "r.json");
+  ASSERT_TRUE(r.run_info.canary.has_value());
+  EXPECT_TRUE(std::isnan(r.run_info.canary->fma_gflops));
+  EXPECT_TRUE(std::isnan(r.run_info.canary->stream_gbps));
+}
+
 // history check with the runs' canaries (issue 44 item 4): a step the canary shows too (the
 // machine ran 35% slower from run 9 on) is machine drift, not a regression; the same step while
 // the canary held is one; runs recorded without a canary are judged as before.

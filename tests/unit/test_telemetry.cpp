@@ -1,4 +1,4 @@
-// Telemetry: the NVML loader against the fake NVML (tests/fake_nvml), the CPU sources against a
+// Telemetry: the NVML loader against the fake NVML (sim/nvml), the CPU sources against a
 // fixture tree, and a sampler session end to end (its summaries, its report object, its events).
 #include <unistd.h>
 #include <cmath>

@@ -25,6 +25,9 @@ struct canary_point {
 struct canary {
   std::string fma_isa;               // "avx512_fp32" or "avx2_fp32"
   std::vector<canary_point> points;  // in the order taken
+  // Why a point was not taken (memory for its arrays refused, say): the canary is a reference,
+  // never a reason to lose the run it describes. Empty when every point was taken.
+  std::string not_measured;
 
   // The means over the points: the machine's speed over the run (0 without points).
   [[nodiscard]] double fma_gflops() const;

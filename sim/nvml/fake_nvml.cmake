@@ -1,10 +1,10 @@
-# The fake NVML (tests/fake_nvml/fake_nvml.cpp): built next to the infrabench executable, where
+# The fake NVML (sim/nvml/fake_nvml.cpp): built next to the infrabench executable, where
 # the telemetry and health tests load it (INFRABENCH_NVML_LIBRARY) and where the simulated GPU
 # node finds it at run time (harness/src/simulation.cpp). Included by sim/ (so that a default
 # build's INFRABENCH_SIM_NODE run has it) and by the unit tests (a build without CUDA); the first
 # to include it defines the target.
 include_guard(GLOBAL)
-add_library(infrabench_fake_nvml SHARED ${PROJECT_SOURCE_DIR}/tests/fake_nvml/fake_nvml.cpp)
+add_library(infrabench_fake_nvml SHARED ${PROJECT_SOURCE_DIR}/sim/nvml/fake_nvml.cpp)
 target_link_libraries(infrabench_fake_nvml PRIVATE nlohmann_json::nlohmann_json)
 set_target_properties(infrabench_fake_nvml PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}
                       CXX_VISIBILITY_PRESET hidden)

@@ -1,6 +1,7 @@
-// A fake NVML for tests: the calls infrabench's NVML loader uses, answering from a JSON file named
-// by $INFRABENCH_FAKE_NVML, so that telemetry, health checks and verdicts can be tested end to end
-// on machines without a GPU. Loaded with INFRABENCH_NVML_LIBRARY=<this library>.
+// A fake NVML for tests and for the simulated GPU node (docs/simulation.md): the calls infrabench's
+// NVML loader uses, answering from a JSON file named by $INFRABENCH_FAKE_NVML, so that telemetry,
+// health checks and verdicts can be tested end to end on machines without a GPU. Loaded with
+// INFRABENCH_NVML_LIBRARY=<this library>.
 //
 // {"driver_version": "...", "cuda_driver_version": 13000, "init_error": 9,
 //  "gpus": [{"name": "...", "sm_clock_mhz": 1980, "mem_clock_mhz": 2619, "power_w": 400,
