@@ -282,7 +282,7 @@ void split_comm(ncclComm& parent, int color, int key, ncclComm& child) {
   for (int i = 0; i < child.nranks; ++i) {
     peer p = parent.peers[members[i]];
     p.fd = -1;
-    p.send_mid = false;
+    p.msg_done = p.msg_size = 0;
     child.peers.push_back(p);
     if (members[i] == parent.rank) child.rank = i;
   }

@@ -36,6 +36,14 @@ struct frame {
   std::uint64_t bytes = 0;
   char op[24] = {};
 };
+static_assert(sizeof(frame) <= sizeof(peer::msg_header));
+// Every data message ends with a trailer: "complete", or "aborted" when its sender gave up in the
+// middle of it (the data before it is then zeros, and the sender's reason follows as an abort
+// frame).
+constexpr std::uint64_t trailer_ok = 0x4b4f4c4343534eull, trailer_aborted = 0x5442414c4343534eull;
+constexpr std::size_t message_size(std::size_t bytes) {
+  return sizeof(frame) + bytes + sizeof(std::uint64_t);
+}
 
 std::string errno_text(const char* what) {
   return std::string(what) + ": " + std::strerror(errno);
@@ -251,7 +259,7 @@ struct engine {
     std::vector<int> a(c.peers.size(), -1);
     for (std::size_t i = 0; i < ts.size(); ++i) {
       const transfer& t = ts[i];
-      if (t.send == send && t.done < sizeof(frame) + t.bytes && a[t.peer] < 0)
+      if (t.send == send && t.done < message_size(t.bytes) && a[t.peer] < 0)
         a[t.peer] = static_cast<int>(i);
     }
     return a;
@@ -285,19 +293,69 @@ struct engine {
                       " bytes): the ranks called different "
                       "collectives or counts");
   }
+  // The trailer of a message from `peer` said it was aborted: its reason follows.
+  [[noreturn]] void aborted_mid_message(int peer) {
+    frame f;
+    try {
+      read_all(c.peers[peer].fd, &f, sizeof f, steady::now() + std::chrono::seconds(2),
+               describe_rank(c.peers, peer));
+    } catch (const failure&) {
+      f.magic = 0;
+    }
+    if (f.magic == frame_magic && f.kind == frame_abort) peer_gave_up(peer, f);
+    throw failure(ncclRemoteError, describe_rank(c.peers, peer) + " gave up in " + op +
+                                       " (its reason did not arrive)");
+  }
+  // A send to `peer` found its connection closed. A peer that gave up (another rank died, say)
+  // sent its reason before closing, and it may wait unread on the receiving side: reading it names
+  // the rank that failed first, where blaming the peer would name only the last link of the
+  // cascade (seen: rank 3 naming rank 0, which had closed on rank 2's death). Only where the
+  // stream from the peer is at a message's start or inside its header, so that what is read is a
+  // header; briefly, as the reason was sent before the close.
+  void look_for_reason(int peer) {
+    const int i = active(false)[peer];
+    frame f;
+    char* h = reinterpret_cast<char*>(&f);
+    std::size_t have = 0;
+    if (i >= 0) {
+      if (ts[i].done >= sizeof(frame)) return;
+      have = ts[i].done;
+      std::memcpy(h, &headers[i], have);
+    }
+    try {
+      read_all(c.peers[peer].fd, h + have, sizeof(frame) - have,
+               steady::now() + std::chrono::milliseconds(200), describe_rank(c.peers, peer));
+    } catch (const failure&) {
+      return;  // nothing more arrived: the peer is blamed as it closed
+    }
+    if (f.magic == frame_magic && f.kind == frame_abort) peer_gave_up(peer, f);
+  }
+  // Where the next bytes of transfer t go (or come from), and how many are left in that part: the
+  // header, the data, the trailer.
+  std::pair<char*, std::size_t> region(transfer& t, int i) {
+    const std::size_t data_end = sizeof(frame) + t.bytes;
+    if (t.done < sizeof(frame))
+      return {reinterpret_cast<char*>(&headers[i]) + t.done, sizeof(frame) - t.done};
+    if (t.done < data_end)
+      return {reinterpret_cast<char*>(t.data) + (t.done - sizeof(frame)), data_end - t.done};
+    static const std::uint64_t ok = trailer_ok;
+    char* tail = t.send ? const_cast<char*>(reinterpret_cast<const char*>(&ok))
+                        : reinterpret_cast<char*>(&t.tail);
+    return {tail + (t.done - data_end), message_size(t.bytes) - t.done};
+  }
   // Moves what the socket takes or has now; false when it would block.
   bool step(int i) {
     transfer& t = ts[i];
     peer& p = c.peers[t.peer];
-    char* h = reinterpret_cast<char*>(&headers[i]);
-    const bool in_header = t.done < sizeof(frame);
-    char* at = in_header ? h + t.done : reinterpret_cast<char*>(t.data) + (t.done - sizeof(frame));
-    const std::size_t want = in_header ? sizeof(frame) - t.done : sizeof(frame) + t.bytes - t.done;
+    const std::size_t before = t.done;
+    const auto [at, want] = region(t, i);
     const ssize_t n = t.send ? send(p.fd, at, want, MSG_NOSIGNAL | MSG_DONTWAIT)
                              : recv(p.fd, at, want, MSG_DONTWAIT);
-    if ((n == 0 && !t.send) || (n < 0 && (errno == ECONNRESET || errno == EPIPE)))
+    if ((n == 0 && !t.send) || (n < 0 && (errno == ECONNRESET || errno == EPIPE))) {
+      if (t.send) look_for_reason(t.peer);
       throw failure(ncclRemoteError, describe_rank(c.peers, t.peer) + " closed the connection in " +
                                          op + ": its process died or it aborted its communicator");
+    }
     if (n < 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return false;
       throw failure(ncclRemoteError, describe_rank(c.peers, t.peer) + " in " + op + ": " +
@@ -305,8 +363,17 @@ struct engine {
     }
     t.done += static_cast<std::size_t>(n);
     last[t.peer] = steady::now();
-    if (t.send) p.send_mid = t.done < sizeof(frame) + t.bytes;
-    if (!t.send && in_header && t.done == sizeof(frame)) check_header(i);
+    const std::size_t size = message_size(t.bytes);
+    if (t.send) {
+      if (before == 0) std::memcpy(p.msg_header.data(), &headers[i], sizeof(frame));
+      p.msg_done = t.done < size ? t.done : 0;
+      p.msg_size = t.done < size ? size : 0;
+    }
+    if (!t.send && before < sizeof(frame) && t.done == sizeof(frame)) check_header(i);
+    if (!t.send && t.done == size && t.tail != trailer_ok) {
+      if (t.tail == trailer_aborted) aborted_mid_message(t.peer);
+      throw failure(ncclInternalError, "garbled message from " + describe_rank(c.peers, t.peer));
+    }
     return true;
   }
   void check_stalled() {
@@ -328,7 +395,7 @@ struct engine {
   }
   bool finished() const {
     for (const transfer& t : ts) {
-      if (t.done < sizeof(frame) + t.bytes) return false;
+      if (t.done < message_size(t.bytes)) return false;
     }
     return true;
   }
@@ -370,20 +437,48 @@ void exchange(ncclComm& c, std::vector<transfer>& ts, const char* op, std::uint6
   engine{c, ts, op, seq, {}, {}}.run();
 }
 
+namespace {
+
+// Sends the rest of the message in flight to `p`: its header, zeros for its data, the "aborted"
+// trailer (or the rest of the "complete" one, when only that was left: the data then went whole).
+void finish_in_flight(peer& p, steady::time_point deadline, const std::string& who) {
+  const std::size_t size = p.msg_size, data_end = size - sizeof(std::uint64_t);
+  std::size_t done = p.msg_done;
+  if (done < sizeof(frame)) {
+    write_all(p.fd, p.msg_header.data() + done, sizeof(frame) - done, deadline, who);
+    done = sizeof(frame);
+  }
+  const std::vector<char> zeros(std::size_t{1} << 16);
+  while (done < data_end) {
+    const std::size_t n = std::min(zeros.size(), data_end - done);
+    write_all(p.fd, zeros.data(), n, deadline, who);
+    done += n;
+  }
+  const std::uint64_t tail = done == data_end ? trailer_aborted : trailer_ok;
+  const std::size_t from = done - data_end;
+  write_all(p.fd, reinterpret_cast<const char*>(&tail) + from, sizeof tail - from, deadline, who);
+  p.msg_done = p.msg_size = 0;
+}
+
+}  // namespace
+
 void give_up(ncclComm& c, const std::string& why) {
   frame f;
   f.kind = frame_abort;
   f.bytes = std::min<std::size_t>(why.size(), 4096);
-  for (peer& p : c.peers) {
+  // Bounded, best effort: a peer that reads nothing (dead, or stuck elsewhere) costs at most this.
+  const auto deadline = steady::now() + std::chrono::seconds(2);
+  for (std::size_t r = 0; r < c.peers.size(); ++r) {
+    peer& p = c.peers[r];
     if (p.fd < 0) continue;
-    if (p.send_mid) {
-      close_fd(p.fd);
-      continue;
+    try {
+      const std::string who = describe_rank(c.peers, static_cast<int>(r));
+      if (p.msg_size > 0) finish_in_flight(p, deadline, who);
+      write_all(p.fd, &f, sizeof f, deadline, who);
+      write_all(p.fd, why.data(), f.bytes, deadline, who);
+    } catch (const failure&) {
+      // the peer closed or took nothing: it sees the close
     }
-    // Best effort (never inside a half-sent message, where it would be read as data; a full
-    // socket is not waited for): the peer then sees the connection close.
-    (void)send(p.fd, &f, sizeof f, MSG_NOSIGNAL | MSG_DONTWAIT);
-    (void)send(p.fd, why.data(), f.bytes, MSG_NOSIGNAL | MSG_DONTWAIT);
     close_fd(p.fd);
   }
 }

@@ -9,6 +9,7 @@
 
 #include <nccl.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstddef>
@@ -42,7 +43,12 @@ struct peer {
   int gpu = -1;
   std::uint32_t addr = 0;  // IPv4, network order: where its listener is
   std::uint16_t port = 0;  // network order
-  bool send_mid = false;   // a message to it is half sent
+  // The message in flight to it, so that a rank giving up can finish it (header, zeros for the
+  // rest of the data, a trailer saying "aborted") and then send its reason: a peer never reads a
+  // bare close in the middle of a message, which would name this rank and not the cause.
+  std::size_t msg_done = 0;           // bytes of it sent; 0: none in flight
+  std::size_t msg_size = 0;           // header + data + trailer
+  std::array<char, 64> msg_header{};  // its header
 };
 // "rank 3 (host h1, GPU 3)"
 [[nodiscard]] std::string describe_rank(const std::vector<peer>& peers, int rank);
@@ -93,7 +99,8 @@ struct transfer {
   std::byte* data = nullptr;  // const for a send
   std::size_t bytes = 0;
   // filled by the engine
-  std::size_t done = 0;  // bytes of header + data moved
+  std::size_t done = 0;    // bytes of header + data + trailer moved
+  std::uint64_t tail = 0;  // the trailer received
 };
 // Moves every transfer of `ts` (all at once, so that no pair waits on the other's send), each
 // framed with the operation's name and number and checked on arrival. Throws a failure naming
