@@ -119,8 +119,11 @@ declare -A axes_of=(
   [training/step]="-a model=gpt2-tiny,gpt2-124m -a device=gpu -a dp=sync"
   [stress/gpu]="-a duration_s=$stress_s"
 )
+# The GEMM and the step sample for over a second: the energy meter gives no joules for a timed
+# window shorter than 1 s (NVML's energy counter moves every few tens of ms; docs/reports.md).
 declare -A time_of=(
-  [training/step]="--min-time 0.5 --max-time 3 --timeout 240"
+  [gemm/cublaslt]="--min-time 1.2 --max-time 2 --timeout 120"
+  [training/step]="--min-time 1.2 --max-time 3 --timeout 240"
   [stress/gpu]="--timeout $((stress_s + 90))"
 )
 run_one() {

@@ -66,6 +66,20 @@ def percent_metric(result):
                 None)
 
 
+def energy_text(result):
+    """The joules of the result's timed window on the device it ran on and its work per joule
+    (the energy meter, docs/reports.md "Energy"), or "-" and why not. Picked by unit ("J", "/J")
+    and by the counter the method names (NVML for a result on a GPU, RAPL otherwise)."""
+    ms = result.get("metrics", [])
+    source = "NVML" if result.get("gpu") is not None else "RAPL"
+    joules = next((m for m in ms if m.get("unit") == "J" and source in m.get("method", "")), None)
+    per_j = next((m for m in ms if str(m.get("unit", "")).endswith("/J")), None)
+    if joules is None or per_j is None:
+        why = "; ".join(sorted(set(result.get("withheld", {}).values())))
+        return "-", why
+    return f"{fmt(joules['value'])} J, {fmt(per_j['value'])} {per_j['unit']}", ""
+
+
 def count_results(report, benchmark):
     """{passed, invalid, failed, skipped, skip_codes, results} of `benchmark` in a report."""
     counts = {"passed": 0, "invalid": 0, "failed": 0, "skipped": 0, "skip_codes": set(),
@@ -228,12 +242,13 @@ def render(rows, references=(), steps=()):
         if ratio is not None:
             worst_ratio[bench] = min(ratio, worst_ratio.get(bench, ratio))
     header = ["benchmark", "passed", "invalid", "failed", "skipped", "headline", "% peak",
-              "vs torch", "sanitizer", "wall s"]
+              "energy (timed window)", "vs torch", "sanitizer", "wall s"]
     table = [header]
     problems = []
+    notes = []  # energy not measured, and why (a VM, an older GPU, a window too short): no failure
     for name, row in rows.items():
         counts = row.get("counts")
-        headline = pct = "-"
+        headline = pct = energy = "-"
         if "counts" in row and counts is None:
             cells = ["no report"] + ["-"] * 3
             problems.append(f"{name}: no report")
@@ -252,6 +267,9 @@ def render(rows, references=(), steps=()):
                 headline = f"{fmt(m['value'])} {m.get('unit', '')}"
                 p = percent_metric(best)
                 pct = f"{p['value']:.1f}" if p else "-"
+                energy, why = energy_text(best)
+                if why:
+                    notes.append(f"{name}: no energy number: {why}")
         san = row["sanitizer"]
         if san is None:
             san_text = "not run"
@@ -263,8 +281,9 @@ def render(rows, references=(), steps=()):
             if san:
                 problems.append(f"{name}: {san} sanitizer errors")
         ratio = worst_ratio.get(name)
-        table.append([name] + cells + [headline, pct, "-" if ratio is None else f"{ratio:.2f}",
-                                       san_text, f"{row['wall_s']:.1f}"])
+        table.append([name] + cells + [headline, pct, energy,
+                                       "-" if ratio is None else f"{ratio:.2f}", san_text,
+                                       f"{row['wall_s']:.1f}"])
     lines = align(table, left=(0,))
     if compared:
         lines.append("")
@@ -272,6 +291,9 @@ def render(rows, references=(), steps=()):
         lines += align([["what", "infrabench", "PyTorch", "unit", "ratio"]] +
                        [[w, fmt(o), fmt(t), u, "-" if r is None else f"{r:.3f}"]
                         for w, o, u, t, r, _ in compared], left=(0, 3))
+    if notes:
+        lines.append("")
+        lines += [f"note: {n}" for n in notes]
     if problems:
         lines.append("")
         lines += [f"problem: {p}" for p in problems]

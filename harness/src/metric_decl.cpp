@@ -10,11 +10,19 @@
 namespace infrabench {
 namespace {
 
+metric_decl energy_decl(std::string name, std::string unit) {
+  const bool joules = unit == "J";
+  metric_decl d{std::move(name), std::move(unit), joules ? better::lower : better::higher,
+                metric_role::information, false};
+  d.kind = joules ? metric_kind::energy : metric_kind::energy_efficiency;
+  return d;
+}
+
 metric_decl info(std::string name, std::string unit) {
   return {std::move(name), std::move(unit), better::higher, metric_role::information, false};
 }
 
-constexpr std::array<std::pair<metric_kind, std::string_view>, 11> kind_names = {{
+constexpr std::array<std::pair<metric_kind, std::string_view>, 13> kind_names = {{
     {metric_kind::unspecified, "unspecified"},
     {metric_kind::rate, "rate"},
     {metric_kind::time, "time"},
@@ -24,6 +32,8 @@ constexpr std::array<std::pair<metric_kind, std::string_view>, 11> kind_names = 
     {metric_kind::frequency, "frequency"},
     {metric_kind::power, "power"},
     {metric_kind::temperature, "temperature"},
+    {metric_kind::energy, "energy"},
+    {metric_kind::energy_efficiency, "energy_efficiency"},
     {metric_kind::verification, "verification"},
     {metric_kind::other, "other"},
 }};
@@ -106,6 +116,7 @@ constexpr unit_kind unit_kinds[] = {
     {"GHz", metric_kind::frequency},
     {"MHz", metric_kind::frequency},
     {"W", metric_kind::power},
+    {"J", metric_kind::energy},
     {"C", metric_kind::temperature},
 };
 
@@ -150,6 +161,9 @@ metric_kind kind_for_unit(std::string_view unit, metric_role role) {
   }
   // "<item>s/s" of produces_items: a rate whatever the item is called.
   if (unit.size() > 2 && unit.substr(unit.size() - 2) == "/s") return metric_kind::rate;
+  // GFLOP/J, GB/J, "<item>s/J" of the energy meter: work per joule.
+  if (unit.size() > 2 && unit.substr(unit.size() - 2) == "/J")
+    return metric_kind::energy_efficiency;
   return metric_kind::other;
 }
 
@@ -252,6 +266,16 @@ const std::vector<metric_decl>& telemetry_metric_decls() {
       info("cpu_freq_mhz_max", "MHz"),
       info("cpu_package_temp_c_max", "C"),
       info("cpu_package_power_w_mean", "W"),
+      // The energy meter (energy.h): joules of the timed window, and work per joule of the
+      // device the work ran on.
+      energy_decl("gpu_energy_j", "J"),
+      energy_decl("gpu_gflop_per_j", "GFLOP/J"),
+      energy_decl("gpu_gb_per_j", "GB/J"),
+      energy_decl("gpu_*s_per_j", "*s/J"),
+      energy_decl("cpu_package_energy_j", "J"),
+      energy_decl("cpu_package_gflop_per_j", "GFLOP/J"),
+      energy_decl("cpu_package_gb_per_j", "GB/J"),
+      energy_decl("cpu_package_*s_per_j", "*s/J"),
   };
   return decls;
 }

@@ -194,6 +194,31 @@ gpu_sample library::sample(unsigned gpu) const {
   return s;
 }
 
+library::energy_counter library::total_energy(unsigned gpu) const {
+  energy_counter c;
+  if (!m_available) {
+    c.why = "no NVML: " + m_reason;
+    return c;
+  }
+  if (gpu >= m_devices.size()) {
+    c.why = "NVML lists no GPU " + std::to_string(gpu);
+    return c;
+  }
+  if (!m_api->total_energy) {
+    c.why = m_api->path + " lacks nvmlDeviceGetTotalEnergyConsumption (driver too old)";
+    return c;
+  }
+  const nvml_return rc = m_api->total_energy(m_devices[gpu], &c.mj);
+  // NVML_ERROR_NOT_SUPPORTED (3): a GPU older than Volta, or a vGPU/MIG slice without the meter.
+  if (rc == 3) {
+    c.why = "NVML total energy not supported on this GPU (nvmlDeviceGetTotalEnergyConsumption)";
+  } else if (rc != nvml_success) {
+    c.why = "nvmlDeviceGetTotalEnergyConsumption: " + m_api->text(rc);
+  }
+  c.ok = rc == nvml_success;
+  return c;
+}
+
 library::nvlink_state library::nvlinks(unsigned gpu) const {
   nvlink_state st;
   if (gpu >= m_devices.size() || !m_api->link_state) return st;

@@ -438,6 +438,9 @@ result run_one(const benchmark& bench, const config& cfg, const capabilities& ca
   const coded_reason error = run_body(bench, st);
   result r = finish_result(st, seconds_since(t0), error, identity);
   fail_undeclared_metrics(bench, r);
+  // After the check: the energy metrics are the harness's (telemetry_metric_decls), not the
+  // benchmark's declarations.
+  if (settings.energy && st.energy_window()) settings.energy->account(*st.energy_window(), r);
   return r;
 }
 
@@ -683,6 +686,7 @@ std::vector<result> runner::run(const run_plan& plan, const run_callbacks& cb,
   settings.interrupted = interrupted;
   settings.earlier = &results;
   settings.resources = &resources;
+  settings.energy = energy::meter_for_run(settings.options);
 
   const double grace = std::max(5.0, 0.5 * settings.timeout_s);
   hang_watchdog watchdog(cb, settings.timeout_s + grace);

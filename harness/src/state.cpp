@@ -225,6 +225,9 @@ void state::sample_loop(const std::function<batch_timing(std::int64_t)>& run_bat
   const load_snapshot load_before = take_load_snapshot(cpus);
   m_sampling = true;
   auto& samples = m_result.samples_s;
+  // The energy window is the samples' alone, so the work in it is samples x iters iterations.
+  std::optional<energy::reading> energy_before;
+  if (m_settings.energy) energy_before = m_settings.energy->read();
   // The budget (min/max time) counts the wall time samples cost, never less than their measured
   // time: with measured time alone a GPU benchmark whose calls cost 100x their GPU time in host
   // overhead ran 100x its max-time.
@@ -249,6 +252,10 @@ void state::sample_loop(const std::function<batch_timing(std::int64_t)>& run_bat
       if (v != stopping_rule::verdict::go_on) break;
       next_check = samples.size() < 64 ? samples.size() + 1 : samples.size() + samples.size() / 16;
     }
+  }
+  if (energy_before && !samples.empty()) {
+    m_energy = energy::window{std::move(*energy_before), m_settings.energy->read(),
+                              static_cast<double>(samples.size()) * static_cast<double>(iters)};
   }
   m_result.iterations_per_sample = iters;
   m_result.load = load_between(load_before, take_load_snapshot(cpus), static_cast<int>(cpus.size()),

@@ -94,6 +94,31 @@ std::vector<std::string> package_temp_files(const std::string& root) {
   return files;
 }
 
+double read_sysfs_number(const std::string& path) {
+  return read_number(path);
+}
+
+std::vector<rapl_package> find_rapl_packages(const std::string& root, std::string* why) {
+  std::vector<rapl_package> out;
+  const std::string powercap = under_root(root, "/sys/class/powercap");
+  std::string reason = "not exposed: no RAPL package domain (" + powercap + "/intel-rapl:N)";
+  for (const auto& p : entries(powercap, "intel-rapl:")) {
+    if (p.find(':', 11) != std::string::npos) continue;  // intel-rapl:0:0 is a subzone
+    rapl_package d;
+    d.energy_file = powercap + "/" + p + "/energy_uj";
+    d.max_range_uj = read_number(powercap + "/" + p + "/max_energy_range_uj");
+    if (std::isnan(d.max_range_uj)) d.max_range_uj = 0;
+    if (std::isnan(read_number(d.energy_file))) {
+      // Since Linux 5.10 energy_uj is readable by root only (a side channel otherwise).
+      reason = "not readable: " + d.energy_file + " (root only on Linux >= 5.10)";
+      continue;
+    }
+    out.push_back(d);
+  }
+  if (out.empty() && why) *why = reason;
+  return out;
+}
+
 cpu_source::cpu_source(std::string root) : m_root(std::move(root)) {
   const std::string cpus = under_root(m_root, "/sys/devices/system/cpu");
   for (const auto& c : entries(cpus, "cpu")) {
@@ -111,19 +136,11 @@ cpu_source::cpu_source(std::string root) : m_root(std::move(root)) {
                           ? "not exposed: no coretemp/k10temp hwmon or x86_pkg_temp thermal zone"
                           : std::to_string(m_temp_files.size()) + " package sensor(s)";
 
-  // RAPL package domains (intel-rapl:N, also used by AMD's RAPL driver); not the subzones.
-  const std::string powercap = under_root(m_root, "/sys/class/powercap");
-  std::string power_why = "not exposed: no RAPL package domain (" + powercap + "/intel-rapl:N)";
-  for (const auto& p : entries(powercap, "intel-rapl:")) {
-    if (p.find(':', 11) != std::string::npos) continue;  // intel-rapl:0:0 is a subzone
+  std::string power_why;
+  for (const auto& p : find_rapl_packages(m_root, &power_why)) {
     rapl_domain d;
-    d.energy_file = powercap + "/" + p + "/energy_uj";
-    d.max_range_uj = read_number(powercap + "/" + p + "/max_energy_range_uj");
-    if (std::isnan(read_number(d.energy_file))) {
-      // Since Linux 5.10 energy_uj is readable by root only (a side channel otherwise).
-      power_why = "not readable: " + d.energy_file + " (root only on Linux >= 5.10)";
-      continue;
-    }
+    d.energy_file = p.energy_file;
+    d.max_range_uj = p.max_range_uj;
     m_rapl.push_back(d);
   }
   m_sources["power"] =

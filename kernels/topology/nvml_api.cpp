@@ -25,6 +25,7 @@ void bind_all(nvml_api& a) {
   bind(a.handle, "nvmlDeviceGetName", a.name);
   bind(a.handle, "nvmlDeviceGetClockInfo", a.clock);
   bind(a.handle, "nvmlDeviceGetPowerUsage", a.power);
+  bind(a.handle, "nvmlDeviceGetTotalEnergyConsumption", a.total_energy);
   bind(a.handle, "nvmlDeviceGetTemperature", a.temperature);
   bind(a.handle, "nvmlDeviceGetCurrentClocksEventReasons", a.clock_reasons);
   if (!a.clock_reasons)

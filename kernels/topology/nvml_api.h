@@ -120,6 +120,8 @@ struct nvml_api {
   // drivers, the deprecated one (same signature and bits).
   nvml_return (*clock)(nvml_device, int, unsigned*) = nullptr;
   nvml_return (*power)(nvml_device, unsigned*) = nullptr;
+  // Energy since the driver loaded, mJ (Volta and later): the energy meter's GPU counter.
+  nvml_return (*total_energy)(nvml_device, unsigned long long*) = nullptr;
   nvml_return (*temperature)(nvml_device, int, unsigned*) = nullptr;
   nvml_return (*clock_reasons)(nvml_device, unsigned long long*) = nullptr;
   // PCIe.

@@ -445,7 +445,9 @@ CLI::Option* add_compare_options(CLI::App& sub, compare_opts& o) {
   sub.add_option(
       "--price", o.price,
       "LABEL=PRICE,... (labels: report file names without .json): adds performance per price");
-  sub.add_option("--power", o.power, "LABEL=WATTS,...: adds performance per watt");
+  sub.add_option("--power", o.power,
+                 "LABEL=WATTS,...: adds performance per watt (measured joules of the reports "
+                 "instead, where they have them)");
   sub.add_option("--meta", o.meta,
                  "JSON file {\"LABEL\": {\"price\": N, \"power_w\": N}} instead of "
                  "--price/--power (not with them)");

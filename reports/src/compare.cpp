@@ -693,12 +693,17 @@ std::vector<group_summary> summarize_groups(const comparison& c) {
     group_summary s;
     s.group = g;
     for (std::size_t i = 0; i < c.labels.size(); ++i) {
-      std::vector<double> perfs;
-      std::size_t better = 0, worse = 0;
+      std::vector<double> perfs, per_energy;
+      std::size_t better = 0, worse = 0, measured = 0, typed = 0;
       for (const auto& row : c.rows) {
         // One number per measurement; an INVALID result's median counts as its verdict does.
         if (row.group != g || !row.gated || !std::isfinite(row.perf[i])) continue;
         perfs.push_back(row.perf[i]);
+        if (i < row.perf_per_energy.size() && std::isfinite(row.perf_per_energy[i])) {
+          per_energy.push_back(row.perf_per_energy[i]);
+          measured += row.energy_basis[i] == "measured";
+          typed += row.energy_basis[i] == "typed watts";
+        }
         better += row.verdict[i] == change::better;
         worse += row.verdict[i] == change::worse;
       }
@@ -708,7 +713,14 @@ std::vector<group_summary> summarize_groups(const comparison& c) {
       s.better.push_back(better);
       s.worse.push_back(worse);
       s.perf_per_price.push_back(gm * c.price[0] / c.price[i]);
-      s.perf_per_watt.push_back(gm * c.power[0] / c.power[i]);
+      // Rows of one basis alone, or the mix said: a measured row and a typed one are not the
+      // same kind of number, so the summary names how many of each it holds.
+      s.perf_per_watt.push_back(per_energy.empty() ? nan_v : geometric_mean(per_energy));
+      s.energy_basis.push_back(measured && typed ? "measured " + std::to_string(measured) +
+                                                       ", typed watts " + std::to_string(typed)
+                               : measured ? "measured"
+                               : typed    ? "typed watts"
+                                          : "");
     }
     out.push_back(std::move(s));
   }
@@ -729,6 +741,48 @@ void attribute_machine_drift(comparison& c) {
 }
 
 }  // namespace
+
+namespace {
+
+// The energy meter's work per joule (energy.h) of a gated row's results: the first
+// energy-efficiency metric of the first report's result, found by its unit's kind (never by its
+// name), and the same metric of the others.
+void set_per_joule(const std::vector<const result_view*>& rs, metric_row& row) {
+  row.per_joule.assign(rs.size(), nan_v);
+  if (!rs[0]) return;
+  for (const auto& m : rs[0]->metrics) {
+    if (kind_for_unit(m.unit, m.role) != metric_kind::energy_efficiency) continue;
+    row.per_joule_metric = m.name;
+    break;
+  }
+  if (row.per_joule_metric.empty()) return;
+  for (std::size_t i = 0; i < rs.size(); ++i) {
+    const metric_view* m = rs[i] ? rs[i]->find_metric(row.per_joule_metric) : nullptr;
+    if (m && std::isfinite(m->value) && m->value > 0) row.per_joule[i] = m->value;
+  }
+}
+
+}  // namespace
+
+void set_perf_per_energy(comparison& c) {
+  const std::size_t n = c.labels.size();
+  for (auto& row : c.rows) {
+    row.perf_per_energy.assign(n, nan_v);
+    row.energy_basis.assign(n, "");
+    if (!row.gated || row.per_joule.size() != n) continue;
+    for (std::size_t i = 0; i < n; ++i) {
+      // Measured: work per joule is already performance per energy, whatever the time did.
+      if (std::isfinite(row.per_joule[0]) && std::isfinite(row.per_joule[i])) {
+        row.perf_per_energy[i] = row.per_joule[i] / row.per_joule[0];
+        row.energy_basis[i] = "measured";
+      } else if (std::isfinite(row.perf[i]) && std::isfinite(c.power[0]) &&
+                 std::isfinite(c.power[i])) {
+        row.perf_per_energy[i] = row.perf[i] * c.power[0] / c.power[i];
+        row.energy_basis[i] = "typed watts";
+      }
+    }
+  }
+}
 
 comparison compare_reports(const std::vector<report_view>& reports, const compare_options& opt) {
   if (reports.size() < 2) throw user_error("compare needs at least two reports");
@@ -769,6 +823,7 @@ comparison compare_reports(const std::vector<report_view>& reports, const compar
       row.config = config;
       for (const auto& [axis, value] : first.axes) row.axes[axis] = value;
       row.key = key + "#" + name;
+      if (row.gated) set_per_joule(rs, row);
       c.rows.push_back(std::move(row));
     }
   }
@@ -776,6 +831,7 @@ comparison compare_reports(const std::vector<report_view>& reports, const compar
   if (c.rows.empty()) refuse_nothing_in_common(c, reports, common_configs);
   decide_verdicts(c);
   attribute_machine_drift(c);
+  set_perf_per_energy(c);
   c.groups = summarize_groups(c);
   c.inventory = diff_inventories(reports);
   return c;
@@ -1013,12 +1069,17 @@ std::vector<bool> metric_right(std::size_t nr, bool markdown) {
 std::vector<std::vector<std::string>> summary_rows(const comparison& c) {
   const std::size_t nr = c.labels.size();
   const bool prices = std::isfinite(c.price[0]);
-  const bool watts = std::isfinite(c.power[0]);
+  // The energy column: typed watts given, or measured energy in some group.
+  const bool watts =
+      std::isfinite(c.power[0]) || std::any_of(c.groups.begin(), c.groups.end(), [](const auto& g) {
+        return std::any_of(g.energy_basis.begin(), g.energy_basis.end(),
+                           [](const std::string& b) { return !b.empty(); });
+      });
   std::vector<std::string> header = {"group"};
   for (std::size_t i = 1; i < nr; ++i) {
     header.push_back(c.labels[i] + "/" + c.labels[0]);
     if (prices) header.push_back("perf/$");
-    if (watts) header.push_back("perf/W");
+    if (watts) header.push_back("perf/energy");
     header.push_back("better");
     header.push_back("worse");
     header.push_back("metrics");
@@ -1029,7 +1090,10 @@ std::vector<std::vector<std::string>> summary_rows(const comparison& c) {
     for (std::size_t i = 1; i < nr; ++i) {
       cells.push_back(ratio_text(g.geomean_perf[i]));
       if (prices) cells.push_back(ratio_text(g.perf_per_price[i]));
-      if (watts) cells.push_back(ratio_text(g.perf_per_watt[i]));
+      if (watts)
+        cells.push_back(g.energy_basis[i].empty()
+                            ? "-"
+                            : ratio_text(g.perf_per_watt[i]) + " (" + g.energy_basis[i] + ")");
       cells.push_back(std::to_string(g.better[i]));
       cells.push_back(std::to_string(g.worse[i]));
       cells.push_back(std::to_string(g.metrics[i]));
@@ -1188,7 +1252,13 @@ void print_comparison_table(std::ostream& out, const comparison& c) {
       << c.labels[0] << "; INVALID results included)\n";
   std::vector<bool> right(32, true);
   right[0] = false;
-  print_text_table(out, summary_rows(c), right);
+  const auto summary = summary_rows(c);
+  print_text_table(out, summary, right);
+  if (std::find(summary[0].begin(), summary[0].end(), "perf/energy") != summary[0].end()) {
+    out << "perf/energy: work per joule measured over the timed windows (NVML total energy, RAPL) "
+           "where both results carry it (measured), else performance x "
+        << c.labels[0] << "'s watts / the other's as typed with --power (typed watts)\n";
+  }
   for (const auto& o : c.only_in) out << "  " << o << "\n";
 }
 
@@ -1291,6 +1361,12 @@ json metric_row_json(const comparison& c, const metric_row& row) {
       e["value_per_price"] = num(row.value[i] / c.price[i]);
     if (row.higher_is_better && std::isfinite(c.power[i]))
       e["value_per_watt"] = num(row.value[i] / c.power[i]);
+    if (i < row.per_joule.size() && std::isfinite(row.per_joule[i]))
+      e["value_per_joule"] = num(row.per_joule[i]);
+    if (i < row.energy_basis.size() && !row.energy_basis[i].empty()) {
+      e["perf_per_energy_ratio"] = num(row.perf_per_energy[i]);
+      e["energy_basis"] = row.energy_basis[i];
+    }
     per.push_back(e);
   }
   return {{"benchmark", row.benchmark},
@@ -1303,6 +1379,7 @@ json metric_row_json(const comparison& c, const metric_row& row) {
           {"role", std::string(to_string(row.role))},
           {"gated", row.gated},
           {"gate_note", row.gate_note},
+          {"per_joule_metric", row.per_joule_metric},
           {"reports", per}};
 }
 
@@ -1315,6 +1392,7 @@ json groups_json(const comparison& c) {
                      {"geomean_perf_ratio", num(g.geomean_perf[i])},
                      {"perf_per_price_ratio", num(g.perf_per_price[i])},
                      {"perf_per_watt_ratio", num(g.perf_per_watt[i])},
+                     {"energy_basis", g.energy_basis[i]},
                      {"metrics", g.metrics[i]},
                      {"better", g.better[i]},
                      {"worse", g.worse[i]}});

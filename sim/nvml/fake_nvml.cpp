@@ -18,11 +18,17 @@
 //            "app_sm_clock_mhz": 1980, "app_mem_clock_mhz": 2619, "max_sm_clock_mhz": 1980,
 //            "max_mem_clock_mhz": 2619, "persistence_mode": 1, "mig_enabled": 0,
 //            "changes": [{"at_s": 1.0, "ecc_sbe_volatile": 2, "throttle_reasons": 64}],
-//            "xids": [{"at_s": 0.5, "xid": 79}]}]}
+//            "xids": [{"at_s": 0.5, "xid": 79}],
+//            "total_energy_mj": 1000, "energy_power_w": 300, "energy_update_s": 0.02}]}
 //
+// The total-energy counter (nvmlDeviceGetTotalEnergyConsumption) starts at "total_energy_mj" at
+// nvmlInit_v2 and grows at "energy_power_w" watts; "energy_update_s" > 0 makes it move in steps
+// of that period, as the real counter updates only every few tens of milliseconds. Without
+// "total_energy_mj" it answers NOT_SUPPORTED (a GPU older than Volta).
 // A key that is absent makes its query answer NVML_ERROR_NOT_SUPPORTED. "changes" apply once
 // `at_s` seconds have passed since nvmlInit_v2; each XID is delivered once after its `at_s`.
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -280,6 +286,22 @@ __attribute__((visibility("default"))) nvml_return nvmlDeviceGetPowerUsage(void*
   const nvml_return rc = answer(d, "power_w", &w);
   if (rc == ok) *mw = static_cast<unsigned>(w * 1000);
   return rc;
+}
+
+__attribute__((visibility("default"))) nvml_return nvmlDeviceGetTotalEnergyConsumption(
+    void* d, unsigned long long* mj) {
+  double base = 0, watts = 0, step_s = 0;
+  if (const nvml_return rc = answer(d, "total_energy_mj", &base); rc != ok) return rc;
+  (void)answer(d, "energy_power_w", &watts);
+  (void)answer(d, "energy_update_s", &step_s);
+  double t = 0;
+  {
+    std::lock_guard lock(st().mu);
+    t = elapsed_s();
+  }
+  if (step_s > 0) t = std::floor(t / step_s) * step_s;
+  *mj = static_cast<unsigned long long>(base + watts * t * 1000.0);
+  return ok;
 }
 
 __attribute__((visibility("default"))) nvml_return nvmlDeviceGetTemperature(void* d, int,

@@ -103,9 +103,10 @@ def test_table_counts_configurations_and_sanitizer_errors(tmp_path):
                          ("sanitizer", "gemm/cuda_mma", clean)])
     assert p.returncode == 0, (p.stdout, p.stderr)
     rows = rows_of(p.stdout)
-    # passed, invalid, failed, skipped, headline, % peak, vs torch, sanitizer errors, wall s
-    assert rows["gemm/cuda_mma"] == ["2", "0", "0", "1", "-", "-", "-", "0", "2.5"], p.stdout
-    assert rows["bandwidth/h2d"] == ["1", "0", "0", "1", "-", "-", "-", "not run", "1.2"], p.stdout
+    # passed, invalid, failed, skipped, headline, % peak, energy, vs torch, sanitizer errors, wall s
+    assert rows["gemm/cuda_mma"] == ["2", "0", "0", "1", "-", "-", "-", "-", "0", "2.5"], p.stdout
+    assert rows["bandwidth/h2d"] == ["1", "0", "0", "1", "-", "-", "-", "-", "not run", "1.2"], \
+        p.stdout
     assert p.stdout.strip().endswith("GPU check: PASS")
 
 
@@ -127,7 +128,7 @@ def test_table_fails_on_errors_invalid_results_and_missing_reports(tmp_path):
     rows = rows_of(p.stdout)
     assert rows["gemm/cuda_simt_fp32"][:4] == ["0", "1", "0", "0"], p.stdout
     assert rows["bandwidth/d2d"][:4] == ["1", "0", "1", "0"], p.stdout
-    assert rows["bandwidth/d2d"][7] == "3", p.stdout
+    assert rows["bandwidth/d2d"][8] == "3", p.stdout
     assert rows["bandwidth/p2p"][0] == "no report", p.stdout
     assert "did not finish" in p.stdout
     assert p.stdout.strip().endswith("GPU check: FAIL")
@@ -184,10 +185,10 @@ def test_on_a_gpu_every_gpu_benchmark_runs_and_our_kernels_are_sanitized(tmp_pat
     rows = rows_of(p.stdout)
     # GPU benchmarks only, and the training step on the GPU (it needs no CUDA to be listed)
     assert set(rows) == {"gemm/cublas", "gemm/cuda_mma", "training/step"}, p.stdout
-    assert rows["gemm/cublas"][:4] == ["1", "0", "0", "0"] and rows["gemm/cublas"][7] == "not run"
+    assert rows["gemm/cublas"][:4] == ["1", "0", "0", "0"] and rows["gemm/cublas"][8] == "not run"
     assert rows["gemm/cuda_mma"][:4] == ["1", "0", "0", "0"], p.stdout
-    assert rows["gemm/cuda_mma"][7] == "1", p.stdout
-    assert rows["training/step"][7] == "0", p.stdout  # the transformer's kernels, sanitized
+    assert rows["gemm/cuda_mma"][8] == "1", p.stdout
+    assert rows["training/step"][8] == "0", p.stdout  # the transformer's kernels, sanitized
     assert (out / "gemm_cuda_mma.memcheck.log").exists()
     assert "GPU check: FAIL" in p.stdout
 
@@ -262,9 +263,32 @@ def test_headline_percent_of_peak_and_the_ratio_to_pytorch(tmp_path):
                          ("run", "training/step", step, 5), ("reference", ref),
                          ("reference_step", torch_step)])
     rows = rows_of(p.stdout)
-    assert rows["gemm/cublas"][4:7] == ["600,000 GFLOP/s", "60.6", "0.80"], p.stdout
+    assert rows["gemm/cublas"][4:8] == ["600,000 GFLOP/s", "60.6", "-", "0.80"], p.stdout
     assert rows["stress/gpu"][4:6] == ["700 TFLOP/s", "-"], p.stdout
     assert rows["training/step"][4] == "400,000 tokens/s", p.stdout
-    assert rows["training/step"][6] == "0.80", p.stdout  # the worst of 1.25 (eager), 0.80
+    assert rows["training/step"][7] == "0.80", p.stdout  # the worst of 1.25 (eager), 0.80
     assert "vs torch eager" in p.stdout and "1.250" in p.stdout and "0.800" in p.stdout
     assert p.returncode == 1  # one invalid configuration
+
+
+def test_energy_column_shows_joules_and_work_per_joule_or_why_not(tmp_path):
+    """The energy meter's numbers of the headline's configuration: the joules of the counter of
+    the device the result ran on (NVML for a GPU result) and its work per joule; where there are
+    none, "-" and a note with the withheld reason, never a failure."""
+    gemm = write_report(tmp_path / "gemm.json", [
+        dict(result("gemm/cublaslt", "passed",
+                    metrics=[metric("gflops", "GFLOP/s", 700000.0),
+                             {"name": "gpu_energy_j", "unit": "J", "value": 800.0,
+                              "role": "information", "method": "NVML total energy of GPU 0"},
+                             {"name": "gpu_gflop_per_j", "unit": "GFLOP/J", "value": 1000.0,
+                              "role": "information", "method": "per joule"}]), gpu=0)])
+    step = write_report(tmp_path / "step.json", [
+        dict(result("training/step", "passed", metrics=[metric("tokens_per_s", "tokens/s", 9e4)]),
+             gpu=0, withheld={"gpu_energy_j": "NVML total energy not supported on this GPU"})])
+    p = table(tmp_path, [("run", "gemm/cublaslt", gemm, 3.0), ("run", "training/step", step, 4.0)])
+    assert p.returncode == 0, (p.stdout, p.stderr)
+    rows = rows_of(p.stdout)
+    assert rows["gemm/cublaslt"][6] == "800 J, 1000 GFLOP/J", p.stdout
+    assert rows["training/step"][6] == "-", p.stdout
+    assert "note: training/step: no energy number: NVML total energy not supported" in p.stdout
+    assert p.stdout.strip().endswith("GPU check: PASS")

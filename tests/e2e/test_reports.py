@@ -412,7 +412,7 @@ def test_compare_meta_and_power(tmp_path):
     assert [r["power_w"] for r in doc["reports"]] == [400, 200]
     p = run("compare", SINGLE, slow, "--power", "synthetic_single=700,slower=350")
     assert p.returncode == 0, p.stderr
-    assert "perf/W" in p.stdout
+    assert "perf/energy" in p.stdout and "(typed watts)" in p.stdout
     js = json.loads(run("compare", SINGLE, slow, "--power", "synthetic_single=700,slower=350",
                         "--format", "json").stdout)
     row = next(m for m in js["metrics"] if m["better"] == "higher")

@@ -33,6 +33,8 @@ enum class metric_kind {
   frequency,
   power,
   temperature,
+  energy,             // joules over a window (energy.h)
+  energy_efficiency,  // work per joule: GFLOP/J, GB/J, <item>s/J
   verification,
   other,  // information whose unit says nothing shared (a loss in nats, a bitmask)
 };

@@ -88,6 +88,14 @@ class library {
   [[nodiscard]] gpu_identity identity(unsigned gpu) const;
 
   [[nodiscard]] gpu_sample sample(unsigned gpu) const;
+  // The GPU's total-energy counter (nvmlDeviceGetTotalEnergyConsumption: mJ since the driver
+  // loaded, Volta and later), or why there is none.
+  struct energy_counter {
+    bool ok = false;
+    unsigned long long mj = 0;
+    std::string why;  // when !ok
+  };
+  [[nodiscard]] energy_counter total_energy(unsigned gpu) const;
   [[nodiscard]] counter_set counters(unsigned gpu) const;
   // ecc_sbe_volatile and ecc_dbe_volatile only: cheap enough to poll every second.
   [[nodiscard]] counter_set ecc_volatile(unsigned gpu) const;

@@ -16,6 +16,7 @@
 
 #include "infrabench/axis.h"
 #include "infrabench/capabilities.h"
+#include "infrabench/energy.h"
 #include "infrabench/gpu_timing.h"
 #include "infrabench/options.h"
 #include "infrabench/reason.h"
@@ -55,6 +56,8 @@ struct exec_settings {
   const option_values* options = nullptr;          // run options (--scratch ...), by name
   const std::vector<result>* earlier = nullptr;    // results finished earlier in this run
   run_resources* resources = nullptr;              // objects shared by the run (state::resource)
+  // Reads the energy counters around the samples (energy.h); null: no energy numbers.
+  const energy::meter* energy = nullptr;
 };
 
 class state {
@@ -214,6 +217,8 @@ class state {
   // Used by the runner once the body returned: derives metrics and returns the result.
   [[nodiscard]] result finish(double elapsed_s);
   [[nodiscard]] result& partial_result() { return m_result; }
+  // The energy counters' readings around the samples, when a meter was given and samples ran.
+  [[nodiscard]] const std::optional<energy::window>& energy_window() const { return m_energy; }
 
  private:
   // Warm-up, then samples until the stopping rule says stop. `fixed_iters` > 0: every batch
@@ -242,6 +247,7 @@ class state {
   std::string m_self;                              // set_dependencies: this benchmark
   std::optional<std::vector<std::string>> m_uses;  // set_dependencies: what it declared
   std::unique_ptr<run_resources> m_own_resources;  // resource() without a run
+  std::optional<energy::window> m_energy;
 };
 
 }  // namespace infrabench

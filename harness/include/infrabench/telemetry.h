@@ -38,6 +38,18 @@ using counter_set = std::map<std::string, double>;
 [[nodiscard]] std::string sysfs_root();
 [[nodiscard]] std::string under_root(const std::string& root, const std::string& path);
 
+// The RAPL package domains under `root` (/sys/class/powercap/intel-rapl:N, also AMD's; not the
+// subzones) whose energy_uj this process can read; empty with `why` when there is none. The one
+// discovery that telemetry's power trace and the energy meter (energy.h) both use.
+struct rapl_package {
+  std::string energy_file;  // .../energy_uj, microjoules, wraps at max_range_uj
+  double max_range_uj = 0;  // max_energy_range_uj; 0 when unreadable
+};
+[[nodiscard]] std::vector<rapl_package> find_rapl_packages(const std::string& root,
+                                                           std::string* why);
+// A number read from a sysfs file; NaN when it cannot be read.
+[[nodiscard]] double read_sysfs_number(const std::string& path);
+
 // The CPU node's sources, found once under `root`.
 class cpu_source {
  public:

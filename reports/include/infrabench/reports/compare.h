@@ -34,7 +34,9 @@ struct compare_options {
   // whose reports carry no declarations (written before schema 1.5); null: not asked.
   const metric_catalog* catalog = nullptr;
   std::map<std::string, double> price;  // label -> price (any currency)
-  std::map<std::string, double> power;  // label -> watts
+  // label -> watts: performance per watt where the reports carry no measured energy (energy.h);
+  // measured joules per unit of work are used instead wherever both results have them.
+  std::map<std::string, double> power;
 };
 
 // not_gated: not the benchmark's headline (a derived view of it, another metric, an information
@@ -93,13 +95,26 @@ struct metric_row {
   std::vector<std::string> invalid_reason;  // per report: why its result is INVALID ("" if not)
   // Per report: why its value is no measurement (impossible_value; "" when it is one).
   std::vector<std::string> failed_value;
+  // Gated rows only: the measured work per joule of each report's result (the first
+  // energy-efficiency metric, energy.h, of the first report's result that the others carry too;
+  // NaN where a report's result has none), and that metric's name ("" when none).
+  std::vector<double> per_joule;
+  std::string per_joule_metric;
+  // Per report against the first: performance per energy (> 1 better) and its basis: "measured"
+  // (both results carry per_joule), "typed watts" (--power), or "" (neither).
+  std::vector<double> perf_per_energy;
+  std::vector<std::string> energy_basis;
 };
 
 struct group_summary {
   std::string group;
   std::vector<double> geomean_perf;    // per report: geometric mean of perf ratios vs the first
   std::vector<double> perf_per_price;  // geomean_perf * price[0] / price[i] (NaN without prices)
+  // Per report: the geometric mean of the gated rows' perf_per_energy, measured energy where both
+  // results carry it, the typed watts (--power) otherwise; NaN when neither.
   std::vector<double> perf_per_watt;
+  // Per report: which basis it used: "measured", "typed watts", "measured 3, typed watts 2", "".
+  std::vector<std::string> energy_basis;
   std::vector<std::size_t> metrics, better, worse;
 };
 
@@ -150,6 +165,9 @@ struct comparison {
 // "inconclusive", two or more "~ (noise)" when large; a side whose one repetition is INVALID is not
 // tested (at most "inconclusive"); `needed` says how many repetitions would do.
 void decide_verdicts(comparison& c);
+// Each gated row's performance per energy against the first report: from the measured work per
+// joule where both results carry it (energy.h), else from the typed watts (--power); says which.
+void set_perf_per_energy(comparison& c);
 // Geometric means of the performance ratios per benchmark group (gated rows, INVALID included).
 [[nodiscard]] std::vector<group_summary> summarize_groups(const comparison& c);
 
