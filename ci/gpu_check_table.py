@@ -66,14 +66,18 @@ def percent_metric(result):
                 None)
 
 
-def energy_text(result):
+def energy_text(result, headline=None):
     """The joules of the result's timed window on the device it ran on and its work per joule
     (the energy meter, docs/reports.md "Energy"), or "-" and why not. Picked by unit ("J", "/J")
-    and by the counter the method names (NVML for a result on a GPU, RAPL otherwise)."""
+    and by the counter the method names (NVML for a result on a GPU, RAPL otherwise); the work per
+    joule in the headline's work where there is one (tokens/s: tokens/J, GFLOP/s: GFLOP/J)."""
     ms = result.get("metrics", [])
     source = "NVML" if result.get("gpu") is not None else "RAPL"
     joules = next((m for m in ms if m.get("unit") == "J" and source in m.get("method", "")), None)
-    per_j = next((m for m in ms if str(m.get("unit", "")).endswith("/J")), None)
+    per_js = [m for m in ms if str(m.get("unit", "")).endswith("/J")]
+    unit = str((headline or {}).get("unit", ""))
+    same_work = [m for m in per_js if unit.endswith("/s") and m["unit"] == unit[:-2] + "/J"]
+    per_j = (same_work or per_js or [None])[0]
     if joules is None or per_j is None:
         why = "; ".join(sorted(set(result.get("withheld", {}).values())))
         return "-", why
@@ -267,7 +271,7 @@ def render(rows, references=(), steps=()):
                 headline = f"{fmt(m['value'])} {m.get('unit', '')}"
                 p = percent_metric(best)
                 pct = f"{p['value']:.1f}" if p else "-"
-                energy, why = energy_text(best)
+                energy, why = energy_text(best, m)
                 if why:
                     notes.append(f"{name}: no energy number: {why}")
         san = row["sanitizer"]

@@ -292,3 +292,21 @@ def test_energy_column_shows_joules_and_work_per_joule_or_why_not(tmp_path):
     assert rows["training/step"][6] == "-", p.stdout
     assert "note: training/step: no energy number: NVML total energy not supported" in p.stdout
     assert p.stdout.strip().endswith("GPU check: PASS")
+
+
+def test_energy_column_gives_the_headlines_work_per_joule(tmp_path):
+    """A result declaring several kinds of work (the step: flop and tokens) shows its work per
+    joule in the headline's work (tokens/s: tokens/J), not whichever comes first (the H200 run of
+    2026-11-28 printed the step's GFLOP/J beside its tokens/s)."""
+    step = write_report(tmp_path / "step.json", [
+        dict(result("training/step", "passed",
+                    metrics=[metric("tokens_per_s", "tokens/s", 4e5),
+                             {"name": "gpu_energy_j", "unit": "J", "value": 825.0,
+                              "role": "information", "method": "NVML total energy of GPU 0"},
+                             {"name": "gpu_gflop_per_j", "unit": "GFLOP/J", "value": 512.0,
+                              "role": "information", "method": "per joule"},
+                             {"name": "gpu_tokens_per_j", "unit": "tokens/J", "value": 596.0,
+                              "role": "information", "method": "per joule"}]), gpu=0)])
+    p = table(tmp_path, [("run", "training/step", step, 4.0)])
+    assert p.returncode == 0, (p.stdout, p.stderr)
+    assert rows_of(p.stdout)["training/step"][6] == "825 J, 596 tokens/J", p.stdout
