@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "fake_nvml_config.h"
 #include "infrabench/energy.h"
 #include "infrabench/metric_decl.h"
 #include "infrabench/nvml_loader.h"
@@ -56,21 +57,7 @@ class fake_powercap {
   fs::path m_root;
 };
 
-class fake_nvml_config {
- public:
-  explicit fake_nvml_config(const json& config) {
-    m_path = (fs::temp_directory_path() / ("fake-nvml-energy-" + std::to_string(::getpid()) + "-" +
-                                           std::to_string(++s_count) + ".json"))
-                 .string();
-    std::ofstream(m_path) << config.dump();
-    ::setenv("INFRABENCH_FAKE_NVML", m_path.c_str(), 1);
-  }
-  ~fake_nvml_config() { fs::remove(m_path); }
-
- private:
-  static inline int s_count = 0;
-  std::string m_path;
-};
+using test_support::fake_nvml_config;
 
 // A passed result whose iterations each did 1 GFLOP, 2 GB and 4 tokens.
 result gemm_like(int gpu) {

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "fake_nvml_config.h"
 #include "infrabench/nvml_loader.h"
 #include "infrabench/telemetry.h"
 
@@ -20,22 +21,7 @@ namespace {
 using json = nlohmann::json;
 namespace fs = std::filesystem;
 
-// Writes the fake NVML's configuration and points it there; the library reads it at nvmlInit.
-class fake_nvml_config {
- public:
-  explicit fake_nvml_config(const json& config) {
-    m_path = (fs::temp_directory_path() / ("fake-nvml-" + std::to_string(::getpid()) + "-" +
-                                           std::to_string(++s_count) + ".json"))
-                 .string();
-    std::ofstream(m_path) << config.dump();
-    ::setenv("INFRABENCH_FAKE_NVML", m_path.c_str(), 1);
-  }
-  ~fake_nvml_config() { fs::remove(m_path); }
-
- private:
-  static inline int s_count = 0;
-  std::string m_path;
-};
+using test_support::fake_nvml_config;
 
 json healthy_gpu() {
   return {{"name", "Fake H100"},
