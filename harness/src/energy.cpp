@@ -145,12 +145,9 @@ reading meter::read() const {
   return r;
 }
 
-void meter::account(const window& w, result& r) const {
-  if (r.st != status::passed) return;  // the runner's rule: a failed or skipped result has none
-  const double seconds = seconds_between(w.before, w.after);
-  const std::string over = short_number(seconds) + " s of timed samples";
-
-  // The CPU packages: every result, since the host spends it whatever device did the work.
+// The CPU packages' joules over the window (every result: the host spends it whatever device
+// did the work), or why none.
+measured meter::cpu_joules(const window& w, double seconds) const {
   measured cpu;
   if (m_rapl_files.empty()) {
     cpu.why = m_rapl_reason;
@@ -163,6 +160,42 @@ void meter::account(const window& w, result& r) const {
       uj += counter_delta(w.before.rapl_uj[i], w.after.rapl_uj[i], m_rapl_range[i]);
     cpu = judge_window(uj / 1e6, seconds, rapl_min_window_s, "the RAPL package counter");
   }
+  return cpu;
+}
+
+// The joules of CUDA GPU `cuda_gpu` (the one the result ran on) over the window, or why none.
+measured meter::gpu_joules(const window& w, double seconds, int cuda_gpu) const {
+  measured gpu;
+  const int index = m_opt.nvml_index_of ? m_opt.nvml_index_of(cuda_gpu) : -1;
+  if (m_opt.simulated) {
+    // The simulated node's NVML is the fake one: its energy would be a number made up, not a
+    // simulated measurement, so none is produced (docs/simulation.md).
+    gpu.why = "simulated GPU node: no energy is measured";
+  } else if (!m_opt.nvml || !m_opt.nvml->available()) {
+    gpu.why = "no NVML: " + (m_opt.nvml ? m_opt.nvml->reason() : std::string("not loaded"));
+  } else if (index < 0 || static_cast<std::size_t>(index) >= w.before.gpus.size() ||
+             static_cast<std::size_t>(index) >= w.after.gpus.size()) {
+    gpu.why = "NVML index of CUDA GPU " + std::to_string(cuda_gpu) + " unknown (no PCI bus id)";
+  } else {
+    const auto& a = w.before.gpus[static_cast<std::size_t>(index)];
+    const auto& b = w.after.gpus[static_cast<std::size_t>(index)];
+    if (!a.ok || !b.ok) {
+      gpu.why = !a.ok ? a.why : b.why;
+    } else {
+      gpu =
+          judge_window(counter_delta(static_cast<double>(a.mj), static_cast<double>(b.mj), 0) / 1e3,
+                       seconds, gpu_min_window_s, "NVML's total-energy counter");
+    }
+  }
+  return gpu;
+}
+
+void meter::account(const window& w, result& r) const {
+  if (r.st != status::passed) return;  // the runner's rule: a failed or skipped result has none
+  const double seconds = seconds_between(w.before, w.after);
+  const std::string over = short_number(seconds) + " s of timed samples";
+
+  const measured cpu = cpu_joules(w, seconds);
   const std::string cpu_method =
       "RAPL package energy (energy_uj, wrap-around at "
       "max_energy_range_uj) of " +
@@ -172,42 +205,19 @@ void meter::account(const window& w, result& r) const {
   else
     r.withheld["cpu_package_energy_j"] = cpu.why;
 
-  // The GPU the result ran on (one per result: result::gpu).
-  measured gpu;
+  // The GPU the result ran on (one per result: result::gpu), and per joule of the device the
+  // work ran on.
   if (r.gpu >= 0) {
-    const int index = m_opt.nvml_index_of ? m_opt.nvml_index_of(r.gpu) : -1;
-    if (m_opt.simulated) {
-      // The simulated node's NVML is the fake one: its energy would be a number made up, not a
-      // simulated measurement, so none is produced (docs/simulation.md).
-      gpu.why = "simulated GPU node: no energy is measured";
-    } else if (!m_opt.nvml || !m_opt.nvml->available()) {
-      gpu.why = "no NVML: " + (m_opt.nvml ? m_opt.nvml->reason() : std::string("not loaded"));
-    } else if (index < 0 || static_cast<std::size_t>(index) >= w.before.gpus.size() ||
-               static_cast<std::size_t>(index) >= w.after.gpus.size()) {
-      gpu.why = "NVML index of CUDA GPU " + std::to_string(r.gpu) + " unknown (no PCI bus id)";
-    } else {
-      const auto& a = w.before.gpus[static_cast<std::size_t>(index)];
-      const auto& b = w.after.gpus[static_cast<std::size_t>(index)];
-      if (!a.ok || !b.ok) {
-        gpu.why = !a.ok ? a.why : b.why;
-      } else {
-        gpu = judge_window(
-            counter_delta(static_cast<double>(a.mj), static_cast<double>(b.mj), 0) / 1e3, seconds,
-            gpu_min_window_s, "NVML's total-energy counter");
-      }
-    }
-    if (gpu.ok)
+    const measured gpu = gpu_joules(w, seconds, r.gpu);
+    if (gpu.ok) {
       r.metrics.push_back(
           energy_metric("gpu_energy_j", "J", gpu.joules, false,
                         "NVML total energy (nvmlDeviceGetTotalEnergyConsumption) of GPU " +
                             std::to_string(r.gpu) + " over the timed window: " + over));
-    else
+      per_joule_metrics("gpu_", r.work, w.iterations, gpu.joules, over, r);
+    } else {
       r.withheld["gpu_energy_j"] = gpu.why;
-  }
-
-  // Per joule of the device the work ran on.
-  if (r.gpu >= 0) {
-    if (gpu.ok) per_joule_metrics("gpu_", r.work, w.iterations, gpu.joules, over, r);
+    }
   } else if (cpu.ok) {
     per_joule_metrics("cpu_package_", r.work, w.iterations, cpu.joules, over, r);
   }

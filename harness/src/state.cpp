@@ -202,12 +202,44 @@ batch_timing state::warm_up(const std::function<batch_timing(std::int64_t)>& run
   return fastest;
 }
 
+// Samples of `iters` iterations until the stopping rule says stop, an interruption, or the
+// timeout (thrown).
+stopping_rule::verdict state::take_samples(
+    const std::function<batch_timing(std::int64_t)>& run_batch, std::int64_t iters) {
+  // The budget (min/max time) counts the wall time samples cost, never less than their measured
+  // time: with measured time alone a GPU benchmark whose calls cost 100x their GPU time in host
+  // overhead ran 100x its max-time.
+  auto& samples = m_result.samples_s;
+  double spent = 0;
+  stopping_rule::verdict v = stopping_rule::verdict::go_on;
+  std::size_t next_check = 1;
+  while (true) {
+    if (m_settings.interrupted && *m_settings.interrupted) {
+      m_result.stop_reason = "interrupted";
+      break;
+    }
+    if (seconds_since(m_start) > m_settings.timeout_s) {
+      throw timeout_error("timed out after " + std::to_string(m_settings.timeout_s) + " s with " +
+                          std::to_string(samples.size()) + " samples (--timeout)");
+    }
+    const batch_timing t = run_batch(iters);
+    samples.push_back(t.per_iteration_s);
+    spent += std::max(t.wall_s, t.per_iteration_s * static_cast<double>(iters));
+    // Re-evaluating the CI costs O(n log n); past 64 samples check every n/16 samples.
+    if (samples.size() >= next_check) {
+      v = m_settings.rule.decide(samples, spent);
+      if (v != stopping_rule::verdict::go_on) break;
+      next_check = samples.size() < 64 ? samples.size() + 1 : samples.size() + samples.size() / 16;
+    }
+  }
+  return v;
+}
+
 void state::sample_loop(const std::function<batch_timing(std::int64_t)>& run_batch,
                         std::string timer_name, std::int64_t fixed_iters) {
   if (m_executed) throw std::logic_error("state::exec called twice for one configuration");
   m_executed = true;
   m_result.timer = std::move(timer_name);
-  const auto& rule = m_settings.rule;
 
   // Batches sized by the warm-up's last call, by the larger of measured and wall time, so a
   // per-call overhead the timer does not see (a GPU benchmark's gate and synchronise) cannot make
@@ -228,31 +260,7 @@ void state::sample_loop(const std::function<batch_timing(std::int64_t)>& run_bat
   // The energy window is the samples' alone, so the work in it is samples x iters iterations.
   std::optional<energy::reading> energy_before;
   if (m_settings.energy) energy_before = m_settings.energy->read();
-  // The budget (min/max time) counts the wall time samples cost, never less than their measured
-  // time: with measured time alone a GPU benchmark whose calls cost 100x their GPU time in host
-  // overhead ran 100x its max-time.
-  double spent = 0;
-  stopping_rule::verdict v = stopping_rule::verdict::go_on;
-  std::size_t next_check = 1;
-  while (true) {
-    if (m_settings.interrupted && *m_settings.interrupted) {
-      m_result.stop_reason = "interrupted";
-      break;
-    }
-    if (seconds_since(m_start) > m_settings.timeout_s) {
-      throw timeout_error("timed out after " + std::to_string(m_settings.timeout_s) + " s with " +
-                          std::to_string(samples.size()) + " samples (--timeout)");
-    }
-    const batch_timing t = run_batch(iters);
-    samples.push_back(t.per_iteration_s);
-    spent += std::max(t.wall_s, t.per_iteration_s * static_cast<double>(iters));
-    // Re-evaluating the CI costs O(n log n); past 64 samples check every n/16 samples.
-    if (samples.size() >= next_check) {
-      v = rule.decide(samples, spent);
-      if (v != stopping_rule::verdict::go_on) break;
-      next_check = samples.size() < 64 ? samples.size() + 1 : samples.size() + samples.size() / 16;
-    }
-  }
+  const stopping_rule::verdict v = take_samples(run_batch, iters);
   if (energy_before && !samples.empty()) {
     m_energy = energy::window{std::move(*energy_before), m_settings.energy->read(),
                               static_cast<double>(samples.size()) * static_cast<double>(iters)};

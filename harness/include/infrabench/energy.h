@@ -87,6 +87,9 @@ class meter {
   [[nodiscard]] const std::string& rapl_reason() const { return m_rapl_reason; }
 
  private:
+  [[nodiscard]] measured cpu_joules(const window& w, double seconds) const;
+  [[nodiscard]] measured gpu_joules(const window& w, double seconds, int cuda_gpu) const;
+
   options m_opt;
   std::vector<double> m_rapl_range;
   std::vector<std::string> m_rapl_files;

@@ -221,6 +221,8 @@ class state {
   [[nodiscard]] const std::optional<energy::window>& energy_window() const { return m_energy; }
 
  private:
+  [[nodiscard]] stopping_rule::verdict take_samples(
+      const std::function<batch_timing(std::int64_t)>& run_batch, std::int64_t iters);
   // Warm-up, then samples until the stopping rule says stop. `fixed_iters` > 0: every batch
   // (warm-up included) has that many iterations, chosen by the caller (exec_gpu's calibration).
   void sample_loop(const std::function<batch_timing(std::int64_t)>& run_batch,
