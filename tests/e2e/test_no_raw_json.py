@@ -35,6 +35,8 @@ KNOWN = {
     "harness/src/console_header.cpp": "this host's inventory (sysinfo) for the header printed "
                                       "before the run",
     "harness/src/devices.cpp": "the device inventory it builds (NVML and sysfs records)",
+    "harness/src/energy.cpp": "this host's CUDA probe (describe_gpus: each GPU's PCI bus id, to "
+                              "find its NVML counter), never a report",
     "harness/src/devices_counts.cpp": "counts in a devices inventory: the one derivation, which "
                                       "the model's reader calls for a report host's devices "
                                       "(model::device_counts)",
