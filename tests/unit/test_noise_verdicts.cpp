@@ -279,16 +279,14 @@ TEST(NoiseVerdicts, CompareNamesADifferentQuota) {
   EXPECT_NE(t.str().find("the systems differ (cpu.cgroup_cpu_quota"), std::string::npos) << t.str();
 }
 
-// The same-run canary (issue 44 item 4): one point measures this machine in well under a second
-// (two points a run), with positive rates, and the report's run.canary is read back typed.
+// The same-run canary (issue 44 item 4): a point runs each kernel for its time, with positive
+// rates, and the report's run.canary is read back typed. (What a point costs is not bounded here:
+// a timed unit test fails on a loaded machine or under ThreadSanitizer, where one took 2.9 s.)
 TEST(NoiseVerdicts, CanaryMeasuresTheMachineBriefly) {
-  const auto t0 = std::chrono::steady_clock::now();
   canary c;
   c.fma_isa = canary_fma_isa();
   c.points.push_back(measure_canary_point("start", 0.05));
   c.points.push_back(measure_canary_point("end", 0.05));
-  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  EXPECT_LT(took, 1.0);
   for (const auto& p : c.points) {
     EXPECT_GT(p.fma_gflops, 1.0) << p.at;  // any x86-64 core with AVX2 does tens of GFLOP/s
     EXPECT_GT(p.stream_gbps, 0.1) << p.at;
