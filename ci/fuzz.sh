@@ -29,12 +29,15 @@ mkdir -p "$out/obj"
 # baseline_file.cpp: the baseline files' reader; metric_decl.cpp, expect.cpp: what a baseline's
 # rules and "expect" are checked with; devices_counts.cpp: the device counts the model reads a
 # host's inventory with; benchmark.cpp (an empty registry),
-# requirements_none.cpp: what node_verdicts.cpp asks of this build's benchmarks; options.cpp: the
+# requirements_none.cpp: what node_verdicts.cpp asks of this build's benchmarks; values.cpp,
+# machine_drift.cpp: impossible values and the canary's machine drift, which compare judges;
+# simulation_none.cpp: never a simulated node (report.cpp asks); options.cpp: the
 # output options compare masks; roofline.cpp, html_roofline.cpp, model_config.cpp: the report
 # page's roofline section.)
 library=(harness/src/report_model.cpp harness/src/report_reader.cpp reports/src/baseline.cpp reports/src/baseline_file.cpp reports/src/compare.cpp reports/src/rank_stats.cpp
          reports/src/text.cpp reports/src/html_report.cpp reports/src/html_specs.cpp
-         reports/src/node_verdicts.cpp
+         reports/src/node_verdicts.cpp reports/src/values.cpp reports/src/machine_drift.cpp
+         tests/fuzz/simulation_none.cpp
          reports/src/chartjs_none.cpp
          harness/src/report.cpp harness/src/result_record.cpp harness/src/error.cpp harness/src/axis.cpp harness/src/result.cpp
          harness/src/stats.cpp reports/src/printers/csv.cpp harness/src/outliers.cpp
