@@ -2,6 +2,15 @@
 // results checked bit for bit), several rounds; each core's best round is compared with the
 // median of its siblings. A core well below them has a frequency limit, a thermal problem or a
 // fault; on hybrid CPUs performance and efficiency cores are compared within their own kind.
+//
+// A round's rate is its work over the thread's own CPU time (CLOCK_THREAD_CPUTIME_ID), not the
+// wall clock: another process given a share of a core (a daemon, a second job, a hypervisor's steal
+// where the guest accounts it) stretches the round's wall time, not the time the core spent on it,
+// so a healthy core shared with a busy process is not called slow (at 69-83% of its siblings by
+// wall time it was drained). A core slow in itself (frequency limit, heat) is as slow per CPU
+// second.
+#include <time.h>
+
 #include <algorithm>
 #include <chrono>
 #include <fstream>
@@ -16,6 +25,12 @@ namespace {
 
 namespace h = infrabench::health;
 namespace s = infrabench::stress;
+
+double thread_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
 
 // Intel hybrid CPUs list their core kinds in /sys/devices/cpu_core/cpus and cpu_atom/cpus
 // ("0-15,32-47"); every other CPU has one kind.
@@ -62,9 +77,13 @@ void cpu_core_speed(infrabench::state& st) {
     pool.run([&](std::size_t t) {
       std::vector<float> out;
       const auto a = std::chrono::steady_clock::now();
+      const double cpu0 = thread_cpu_seconds();
       s::fma_block(iterations, out);
-      const double sec =
+      const double cpu = thread_cpu_seconds() - cpu0;
+      const double wall =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count();
+      // On-CPU time, never more than the wall clock (their clocks' granularity differs).
+      const double sec = std::max(std::min(cpu, wall), 1e-9);
       wrong[t] += s::fma_mismatches(out, reference);
       best[t] = std::max(
           best[t], s::fma_flops_per_iteration() * static_cast<double>(iterations) / sec / 1e9);
@@ -85,7 +104,8 @@ void cpu_core_speed(infrabench::state& st) {
   std::sort(sorted.begin(), sorted.end());
   st.add_metric("core_gflops_median", "GFLOP/s", sorted[sorted.size() / 2], true,
                 "median over the cores of each core's best round (" + s::fma_isa() +
-                    " multiply-add recurrences, every core at once)",
+                    " multiply-add recurrences, every core at once; per second of the thread's "
+                    "own CPU time)",
                 infrabench::metric_role::information);
   h::finish(st, v);
 }

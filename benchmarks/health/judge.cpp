@@ -458,7 +458,7 @@ verdict judge_core_speed(const std::vector<double>& rate, const std::vector<int>
   }
   v.metrics.push_back({"slowest_core_ratio", "ratio", worst, true,
                        "slowest core's FMA rate over the median of its class (best of the rounds "
-                       "per core, every core loaded at once)"});
+                       "per core, every core loaded at once; rates per second of CPU time)"});
   return v;
 }
 
