@@ -1373,7 +1373,7 @@ void reports_section(std::ostringstream& body, const std::vector<report_view>& r
   for (const auto& r : reports) {
     std::size_t passed = 0, invalid = 0, skipped = 0, failed = 0;
     for (const auto& x : r.results) {
-      passed += x.status == "passed";
+      passed += x.status == "passed" && x.valid;  // each result in one column (issue 45)
       invalid += x.status == "passed" && !x.valid;
       skipped += x.status == "skipped";
       failed += x.status == "failed";

