@@ -343,8 +343,9 @@ void print_console(std::ostream& console, const printer& table, const written_re
   else
     console << w.view.results.size() << " configurations: ";
   // Counted apart (issue 45): an INVALID result was measured but is too noisy to judge, not passed.
-  console << sum.passed - sum.invalid << " passed, " << sum.invalid << " invalid (measured, noisy), "
-          << sum.skipped << " skipped, " << sum.failed << " failed";
+  console << sum.passed - sum.invalid << " passed, " << sum.invalid
+          << " invalid (measured, noisy), " << sum.skipped << " skipped, " << sum.failed
+          << " failed";
   // The counter counted runs: each configuration ran this many times, its results merged.
   if (s.repetitions > 1)
     console << "; each configuration run " << s.repetitions << " times, interleaved";
@@ -387,6 +388,11 @@ planned_run plan_run(const run_request& req, communicator& comm, const capabilit
     for (const auto& hook : cli_extensions::instance().pre_run_hooks) hook(p.options);
     if (root) {
       check_output_path(req.output);
+      // Both would go to standard output (issue 45: the format was silently dropped).
+      if (req.format != "table" && report_on_stdout(req.output))
+        throw user_error("--format " + req.format +
+                         " and the report both on standard output: write the report to a file "
+                         "(-o FILE) or leave --format out");
       check_run_files(req, sel, p.options);
     }
   } catch (const user_error& e) {

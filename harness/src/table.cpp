@@ -77,7 +77,18 @@ using model::result_view;
 struct skip_group {
   std::string code, text;
   std::size_t benchmarks = 0, configurations = 0;
+  std::vector<std::string> names;  // the benchmarks, in run order (issue 45: a count named none)
 };
+
+// The benchmarks a skip line names: all of up to five, else the first four and how many more.
+std::string skipped_names(const std::vector<std::string>& names) {
+  constexpr std::size_t shown = 4;
+  std::string out;
+  for (std::size_t i = 0; i < names.size() && (names.size() <= shown + 1 || i < shown); ++i)
+    out += (i ? ", " : "") + names[i];
+  if (names.size() > shown + 1) out += " and " + std::to_string(names.size() - shown) + " more";
+  return out;
+}
 
 void add_skip(std::vector<skip_group>& groups, const result_view& r, std::size_t configurations) {
   auto it = std::find_if(groups.begin(), groups.end(), [&](const skip_group& g) {
@@ -86,6 +97,7 @@ void add_skip(std::vector<skip_group>& groups, const result_view& r, std::size_t
   if (it == groups.end()) it = groups.insert(groups.end(), skip_group{r.reason_code, r.reason});
   ++it->benchmarks;
   it->configurations += configurations;
+  it->names.push_back(r.benchmark);
 }
 
 void print_skip_groups(std::ostream& out, const std::vector<skip_group>& groups) {
@@ -94,7 +106,8 @@ void print_skip_groups(std::ostream& out, const std::vector<skip_group>& groups)
                        (g.benchmarks == 1 ? " benchmark skipped" : " benchmarks skipped");
     if (g.configurations != g.benchmarks)
       head += " (" + std::to_string(g.configurations) + " configurations)";
-    for (const auto& line : wrap_text(g.text, console_width, head + ": ", "    "))
+    const std::string text = g.text + " (" + skipped_names(g.names) + ")";
+    for (const auto& line : wrap_text(text, console_width, head + ": ", "    "))
       out << line << '\n';
   }
   if (!groups.empty()) out << '\n';

@@ -189,9 +189,13 @@ std::vector<change_point> e_divisive(std::span<const double> x, const e_divisive
   return t.changes;
 }
 
+std::size_t runs_needed(const e_divisive_options& opt) {
+  return 2 * std::max<std::size_t>(opt.min_segment, 2);
+}
+
 trend_analysis analyse_history(const std::vector<double>& values, const e_divisive_options& opt) {
   trend_analysis t;
-  const std::size_t needed = 2 * std::max<std::size_t>(opt.min_segment, 2);
+  const std::size_t needed = runs_needed(opt);
   if (values.size() < needed) {
     t.note = "too few runs to look for changes (" + std::to_string(values.size()) + "; needs " +
              std::to_string(needed) + ")";

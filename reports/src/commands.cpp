@@ -786,7 +786,14 @@ json method_json(const e_divisive_options& m) {
           {"permutations", m.permutations}};
 }
 
-json check_json(const std::vector<judged_series>& all, std::size_t regressions,
+// The gate's verdict: FAIL on a regression; NOT ENOUGH RUNS when no series had the runs to be
+// judged (a first run or two is not a PASS of anything, issue 45); else PASS.
+std::string check_verdict(std::size_t regressions, std::size_t judged) {
+  if (regressions) return "FAIL";
+  return judged ? "PASS" : "NOT ENOUGH RUNS";
+}
+
+json check_json(const std::vector<judged_series>& all, std::size_t regressions, std::size_t judged,
                 const e_divisive_options& method) {
   json series = json::array();
   for (const auto& s : all) {
@@ -800,7 +807,8 @@ json check_json(const std::vector<judged_series>& all, std::size_t regressions,
   }
   return {{"method", method_json(method)},
           {"regressions", regressions},
-          {"verdict", regressions ? "FAIL" : "PASS"},
+          {"verdict", check_verdict(regressions, judged)},
+          {"series_judged", judged},
           {"series", series}};
 }
 
@@ -825,7 +833,8 @@ int history_check(const trend_query& q) {
                     series_name(s.se) + " " + regression_text(s));
   }
   if (q.format == "json") {
-    std::cout << json_text(check_json(all, regressions, q.method), 2) << std::endl;
+    std::cout << json_text(check_json(all, regressions, all.size() - short_series, q.method), 2)
+              << std::endl;
     return regressions ? exit_fail : exit_ok;
   }
   const auto& m = q.method;
@@ -834,11 +843,17 @@ int history_check(const trend_query& q) {
             << ", shift >= " << format_number(m.min_relative_shift * 100)
             << "% and >= " << format_number(m.min_effect) << " noise SD\n";
   for (const auto& l : lines) std::cout << l << "\n";
-  std::cout << "history check: " << all.size() - short_series << " series judged";
+  const std::size_t judged = all.size() - short_series;
+  if (judged == 0) {
+    std::cout << "history check: not enough runs: none of the " << all.size() << " series has the "
+              << runs_needed(m) << " runs a change point needs -> NOT ENOUGH RUNS" << std::endl;
+    return exit_ok;  // nothing judged is not a failure of the code, nor a PASS
+  }
+  std::cout << "history check: " << judged << " series judged";
   if (short_series) std::cout << ", " << short_series << " too short to judge";
   if (machine) std::cout << ", " << machine << " slower with the machine (canary)";
   std::cout << ", " << improved << " improved, " << regressions << " regressed -> "
-            << (regressions ? "FAIL" : "PASS") << std::endl;
+            << check_verdict(regressions, judged) << std::endl;
   return regressions ? exit_fail : exit_ok;
 }
 
@@ -846,8 +861,13 @@ int history_check(const trend_query& q) {
 // leaves none of them recorded.
 void record_reports(const std::string& db_path, const std::vector<report_view>& reports) {
   history_db db(db_path, history_db::access::write);
-  for (const auto& m : db.migrations_applied())
-    std::cerr << "infrabench: migrated " << db_path << ": " << m << std::endl;
+  if (db.created()) {
+    std::cerr << "infrabench: created the history " << db_path << " (schema version "
+              << db.schema_version() << ")" << std::endl;
+  } else {
+    for (const auto& m : db.migrations_applied())
+      std::cerr << "infrabench: migrated " << db_path << ": " << m << std::endl;
+  }
   std::vector<std::pair<const report_view*, std::string>> batch;
   for (const auto& r : reports) batch.emplace_back(&r, std::filesystem::absolute(r.path).string());
   const auto outcomes = db.record(batch);

@@ -369,6 +369,7 @@ void history_db::migrate(int max_version) {
                      " is an SQLite database but not an infrabench history: refusing to touch it");
   }
   int version = pragma_int(m_db, m_path, "PRAGMA user_version");
+  m_created = app == 0 && tables == 0 && version == 0;
   for (const auto& m : migrations) {
     if (m.to <= version || m.to > max_version) continue;
     exec(m_db, m_path, m.sql);

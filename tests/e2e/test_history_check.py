@@ -92,7 +92,7 @@ def test_check_is_silent_on_aa_runs(tmp_path):
     db2 = str(tmp_path / "short.db")
     assert run("history", "record", *reports(tmp_path, [1.0] * 3, prefix="s"), "--db", db2).returncode == 0
     p = run("history", "check", "--db", db2)
-    assert p.returncode == 0 and "too short" in p.stdout, p.stdout
+    assert p.returncode == 0 and "not enough runs" in p.stdout and "PASS" not in p.stdout, p.stdout
 
 
 def test_invalid_runs_are_judged_and_marked(tmp_path):
@@ -204,3 +204,22 @@ def test_baseline_create_of_only_invalid_results_is_exit_2(tmp_path):
         json.dump(doc, open(path, "w"))
     one_line_error(run("baseline", "create", *bad, "-o", str(tmp_path / "b.json")), "every result is INVALID",
                    "--allow-invalid")
+
+
+def test_too_few_runs_is_not_enough_runs_not_a_pass(tmp_path):
+    # Issue 45: a first run or two judged nothing, and the gate said "0 series judged ... -> PASS";
+    # a new database said "migrated h.db: 0 -> 1".
+    db = str(tmp_path / "h.db")
+    p = run("history", "record", *reports(tmp_path, [1.0, 1.0]), "--db", db)
+    assert p.returncode == 0 and "created the history" in p.stderr, p.stderr
+    assert "migrated" not in p.stderr, p.stderr
+    p = run("history", "check", "--db", db)
+    assert p.returncode == 0, p.stderr
+    assert "not enough runs" in p.stdout and p.stdout.rstrip().endswith("-> NOT ENOUGH RUNS"), p.stdout
+    assert "PASS" not in p.stdout, p.stdout
+    doc = json.loads(run("history", "check", "--db", db, "--format", "json").stdout)
+    assert doc["verdict"] == "NOT ENOUGH RUNS" and doc["series_judged"] == 0, doc
+    # Once a series has its runs it is judged as before (test_check_is_silent_on_aa_runs).
+    recorded(tmp_path, reports(tmp_path, [1.0] * 8, prefix="more"), name="h.db")
+    p = run("history", "check", "--db", db)
+    assert p.returncode == 0 and p.stdout.rstrip().endswith("-> PASS"), p.stdout

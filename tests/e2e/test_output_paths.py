@@ -17,7 +17,7 @@ import threading
 
 import pytest
 
-from conftest import BIN, FAST, load_report, run
+from conftest import BIN, FAST, load_report, one_line_error, run
 
 ROOT = os.geteuid() == 0
 ONE = ["--filter", "^bandwidth/memory_latency$", "-a", "working_set=16KiB", *FAST]
@@ -357,3 +357,12 @@ def _planted_link_is_refused(inputs, top):
                        capture_output=True, text=True, timeout=60)
     assert p.returncode == 2 and "protected_symlinks" in p.stderr, p.stderr
     assert not (sticky / "mine.json").exists()
+
+
+def test_a_second_format_and_the_report_both_on_stdout_are_refused_before_running():
+    # Issue 45: `run --format csv -o -` printed the report and silently dropped the CSV.
+    for fmt in ("csv", "openmetrics"):
+        for out in ("-", "/dev/stdout"):
+            p = run("run", "--filter", "^bandwidth/memory_latency$", "--format", fmt, "-o", out, *FAST)
+            one_line_error(p, "--format " + fmt, "standard output")
+            assert p.stdout == "", p.stdout[:500]

@@ -131,9 +131,26 @@ TEST(ConsoleScreen, SkipsAreGroupedAtTheEndByCodeAndText) {
       << text;
   // The same words under another code are another reason.
   EXPECT_NE(text.find("1 benchmark skipped: " + no_driver), std::string::npos) << text;
-  EXPECT_NE(text.find("1 benchmark skipped: needs 2 ranks"), std::string::npos) << text;
+  EXPECT_NE(text.find("1 benchmark skipped: needs 2 ranks (collectives/pairwise)"),
+            std::string::npos)
+      << text;
+  // Each line names its benchmarks (issue 45: "1 benchmark skipped" named none).
+  EXPECT_NE(text.find(no_driver + " (bandwidth/h2d, bandwidth/d2h)"), std::string::npos) << text;
+  EXPECT_NE(text.find(no_driver + " (gemm/x)"), std::string::npos) << text;
   // After the results, not before them.
   EXPECT_GT(text.find("benchmarks skipped"), text.find("bandwidth/host_memory")) << text;
+}
+
+TEST(ConsoleScreen, ASkipLineOfManyBenchmarksNamesTheFirstFour) {
+  json results = json::array();
+  for (int i = 0; i < 6; ++i)
+    results.push_back(skipped("gpu/b" + std::to_string(i), "no_device", "no GPU"));
+  std::ostringstream out;
+  print_table(out, model::results_from_json(results), false);
+  EXPECT_NE(
+      out.str().find("6 benchmarks skipped: no GPU (gpu/b0, gpu/b1, gpu/b2, gpu/b3 and 2 more)"),
+      std::string::npos)
+      << out.str();
 }
 
 TEST(ConsoleScreen, HeaderNamesTheMachineInSixLines) {

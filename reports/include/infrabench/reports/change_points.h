@@ -65,6 +65,9 @@ struct e_divisive_options {
 // Steps (E-divisive) and, inside each segment between them, a Mann-Kendall drift whose Theil-Sen
 // line moves the metric by >= min_relative_shift at p < alpha. `note` says when the series is
 // too short to look.
+// How many runs a series needs before analyse_history looks for a change (two segments).
+[[nodiscard]] std::size_t runs_needed(const e_divisive_options& opt);
+
 [[nodiscard]] trend_analysis analyse_history(const std::vector<double>& values,
                                              const e_divisive_options& opt = {});
 

@@ -41,6 +41,9 @@ class history_db {
   [[nodiscard]] const std::string& path() const { return m_path; }
   // Migrations applied when this handle opened the file (e.g. {"1 -> 2: ..."}).
   [[nodiscard]] const std::vector<std::string>& migrations_applied() const { return m_migrated; }
+  // True when this handle made the file a history (it had no tables): its migrations are then the
+  // schema's creation, not an upgrade to tell the user about.
+  [[nodiscard]] bool created() const { return m_created; }
 
   struct record_outcome {
     bool inserted = false;  // false: this report was recorded before (same start time and host)
@@ -97,6 +100,7 @@ class history_db {
   std::string m_path;
   bool m_writable = false;
   std::vector<std::string> m_migrated;
+  bool m_created = false;
 };
 
 // One series judged for steps and drifts. Every point is judged, INVALID (noisy) ones included: a
