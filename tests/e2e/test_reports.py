@@ -162,7 +162,7 @@ def test_shipped_baselines(tmp_path):
     assert t["source"] == "datasheet" and "NOT MEASURED" in t["description"]
     assert all("peak_source" in r["fraction_of_peak"] for r in t["rules"] if "fraction_of_peak" in r)
     import jsonschema
-    schema = json.load(open(os.path.join(SRC, "configs", "baselines", "baseline.schema.json")))
+    schema = json.load(open(os.path.join(SRC, "configs", "baselines", "schema", "baseline.schema.json")))
     for path in (ci, template, os.path.join(CORPUS, "baseline", "all_kinds.json")):
         jsonschema.validate(json.load(open(path)), schema, cls=jsonschema.Draft202012Validator)
 

@@ -1,6 +1,6 @@
 // Baselines: rules per metric that turn a report into PASS / FAIL / WAIVED verdicts (node
 // acceptance, CI gates), the JUnit XML of those verdicts, and deriving a baseline from the reports
-// of known-good nodes. The file format is configs/baselines/baseline.schema.json.
+// of known-good nodes. The file format is configs/baselines/schema/baseline.schema.json.
 #pragma once
 
 #include <functional>
