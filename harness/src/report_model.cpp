@@ -1026,6 +1026,7 @@ json result_json(const result_view& r) {
               {"rank", r.rank},
               {"host", r.host},
               {"samples_s", r.samples_s},
+              {"elapsed_s", r.elapsed_s},
               {"metrics", json::array()},
               {"repetitions", json::array()}};
   if (!r.reason_code.empty()) out["reason_code"] = r.reason_code;

@@ -615,6 +615,9 @@ void result_reader::result_member(field f, const scalar& v) {
     case field::time_s:
       r.time.reset();
       return;  // not an object: no timing to show
+    case field::elapsed_s:
+      r.elapsed_s = v.is_number() && std::isfinite(v.number()) ? v.number() : 0;
+      return;
     default:
       outcome_member(f, v);
       placement_member(f, v);

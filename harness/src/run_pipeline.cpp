@@ -503,10 +503,11 @@ void render_report(const written_report& w, const analysed_results& a, const ren
   }
 }
 
-int run_post_run_hooks(const json& report, const option_values& options) {
+int run_post_run_hooks(const json& report, const std::string& report_path,
+                       const option_values& options) {
   int code = exit_ok;
   for (const auto& hook : cli_extensions::instance().post_run_hooks)
-    code = std::max(code, hook(report, options));
+    code = std::max(code, hook(report, report_path, options));
   return code;
 }
 
@@ -609,7 +610,8 @@ class run_session {
     render_report(w, a, rs);
     o.report_where_asked = w.where_asked;
     o.failed = count_results(w.view).failed;
-    o.hook_code = run_post_run_hooks(w.report, m_options);
+    const bool in_file = w.where_asked && !report_on_stdout(m_req.output);
+    o.hook_code = run_post_run_hooks(w.report, in_file ? m_req.output : "", m_options);
     if (o.interrupted) print_error(ctx.interrupted_reason + "; the report is marked interrupted");
     return exit_code_of(o);
   }

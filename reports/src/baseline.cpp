@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <sstream>
@@ -774,6 +775,19 @@ bool simulated_timing(const rule& r, const report_view& report) {
   return d == nullptr || d->role == metric_role::performance;
 }
 
+// A value rule over the results it matched: judged, or WAIVED when none could be.
+verdict judge_matched(const baseline& b, const rule& r, const detail::node_context& cx,
+                      const std::vector<const result_view*>& matched) {
+  const judgement j = judge_results(b, r, cx, matched);
+  if (j.items.empty() && j.not_run.empty()) return waived_verdict(r, waived_detail(j.waived_why));
+  verdict v;
+  v.r = &r;
+  v.expected = r.expectation();
+  v.measured = j.items.empty() ? "-" : measured_text(r, j);
+  conclude(r, cx, j, v);
+  return v;
+}
+
 verdict evaluate_with(const baseline& b, const rule& r, const detail::node_context& cx) {
   const report_view& report = cx.report();
   const std::string waived = "waived by the baseline: " + r.waived;
@@ -794,14 +808,9 @@ verdict evaluate_with(const baseline& b, const rule& r, const detail::node_conte
     if (res.benchmark == r.benchmark && res.axes_match(r.axes)) matched.push_back(&res);
   }
   if (matched.empty()) return missing_verdict(b, r, cx);
-  if (r.kind == rule_kind::no_outlier_nodes) return evaluate_outliers(r, cx, matched);
-  const judgement j = judge_results(b, r, cx, matched);
-  if (j.items.empty() && j.not_run.empty()) return waived_verdict(r, waived_detail(j.waived_why));
-  verdict v;
-  v.r = &r;
-  v.expected = r.expectation();
-  v.measured = j.items.empty() ? "-" : measured_text(r, j);
-  conclude(r, cx, j, v);
+  verdict v = r.kind == rule_kind::no_outlier_nodes ? evaluate_outliers(r, cx, matched)
+                                                    : judge_matched(b, r, cx, matched);
+  for (const auto* res : matched) v.elapsed_s += res->elapsed_s;
   return v;
 }
 
@@ -987,6 +996,15 @@ json verdicts_json(const check_outcome& v) {
   return out;
 }
 
+namespace {
+// JUnit's time attribute: seconds with millisecond precision, "0.000" when unknown.
+std::string junit_seconds(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", std::isfinite(s) && s > 0 ? s : 0.0);
+  return buf;
+}
+}  // namespace
+
 std::string junit_xml(const baseline& b, const report_view& report,
                       const std::vector<verdict>& verdicts) {
   const auto c = count(verdicts);
@@ -1008,7 +1026,7 @@ std::string junit_xml(const baseline& b, const report_view& report,
   x << "    </properties>\n";
   for (const auto& v : verdicts) {
     x << "    <testcase classname=\"" << xml_escape(v.r->benchmark) << "\" name=\""
-      << xml_escape(v.r->id) << "\" time=\"0\">\n";
+      << xml_escape(v.r->id) << "\" time=\"" << junit_seconds(v.elapsed_s) << "\">\n";
     const std::string text = "measured " + v.measured + ", expected " + v.expected +
                              (v.detail.empty() ? "" : "; " + v.detail);
     if (failed(v.status)) {

@@ -1161,8 +1161,8 @@ INFRABENCH_RUN_FILE_OPTION(junit_option, "junit", output,
   if (has_junit) check_output_path(j->second);
 });
 
-[[maybe_unused]] const bool post_registered =
-    register_post_run_hook([](const json& report_json, const option_values& values) {
+[[maybe_unused]] const bool post_registered = register_post_run_hook(
+    [](const json& report_json, const std::string& report_path, const option_values& values) {
       const auto b = values.find("baseline");
       if (b == values.end() || b->second.empty()) return exit_ok;
       const auto j = values.find("junit");
@@ -1172,6 +1172,7 @@ INFRABENCH_RUN_FILE_OPTION(junit_option, "junit", output,
         // the same verdicts.
         report_view report = report_from_json(report_json, "the report of this run");
         report.label = "this run";
+        report.path = report_path;  // JUnit's "report" property (issue 45: it was empty)
         std::cout << "\n";
         return check_and_print(parsed, report, j == values.end() ? "" : j->second, "table", false);
       } catch (const user_error& e) {

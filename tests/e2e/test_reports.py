@@ -177,6 +177,15 @@ def test_run_with_baseline_checks_in_one_go(tmp_path):
     assert p.returncode == 0, p.stdout + p.stderr
     assert "-> PASS" in p.stdout and os.path.exists(junit)
     assert load_report(report)["run"]["settings"]["options"]["baseline"] == good
+    # Issue 45: the JUnit file names the report it judged, and each testcase's time is what its
+    # results took to measure (they were "" and "0").
+    suite = ET.parse(junit).getroot().find("testsuite")
+    props = {e.get("name"): e.get("value") for e in suite.iter("property")}
+    assert props["report"] == report, props
+    measured = sum(r["elapsed_s"] for r in load_report(report)["results"]
+                   if r["benchmark"] == "bandwidth/memory_latency")  # what the one rule judged
+    times = [float(c.get("time")) for c in suite.iter("testcase")]
+    assert times and abs(sum(times) - measured) < 0.01 and all(t > 0 for t in times), (times, measured)
     bad = write(tmp_path, "bad.json", {"infrabench_baseline": 1, "rules": [
         {"benchmark": "bandwidth/memory_latency", "metric": "ns_per_load", "max": 1e-6}]})
     p = run("run", *SMALL, *FAST, "-o", report, "--baseline", bad)

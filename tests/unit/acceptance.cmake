@@ -11,5 +11,4 @@ target_sources(infrabench_unit_tests PRIVATE
 )
 target_include_directories(infrabench_unit_tests PRIVATE ${PROJECT_SOURCE_DIR}/benchmarks)
 target_compile_definitions(infrabench_unit_tests PRIVATE
-  INFRABENCH_FAKE_NVML_PATH="$<TARGET_FILE:infrabench_fake_nvml>"
   INFRABENCH_SYSFS_FIXTURE="${PROJECT_SOURCE_DIR}/tests/fixtures/sysfs-node")

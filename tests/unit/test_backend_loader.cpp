@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "build_paths.h"
 #include "infrabench/backend_loader.h"
 #include "infrabench/build_info.h"
 #include "infrabench/probe_detail.h"
@@ -79,7 +80,8 @@ TEST(BackendLoader, ModulesAreLookedForBesideTheExecutableThenInLibInfrabench) {
   const scoped_env env("INFRABENCH_MODULE_DIR", nullptr);
   const auto dirs = bk::module_dirs();
   ASSERT_EQ(dirs.size(), 2U);
-  const std::string exe_dir = INFRABENCH_UNIT_TEST_DIR;  // this executable's directory
+  const std::string exe_dir =
+      infrabench::build_paths::unit_test_dir;  // this executable's directory
   EXPECT_EQ(dirs[0], exe_dir);
   EXPECT_EQ(dirs[1], exe_dir.substr(0, exe_dir.rfind('/')) + "/lib/infrabench");
 }

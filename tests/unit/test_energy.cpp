@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "build_paths.h"
 #include "fake_nvml_config.h"
 #include "infrabench/energy.h"
 #include "infrabench/metric_decl.h"
@@ -186,12 +187,11 @@ TEST(Energy, AbsentCountersAreWithheldWithTheReason) {
   EXPECT_TRUE(failed.withheld.empty());
 }
 
-#ifdef INFRABENCH_FAKE_NVML_PATH
 TEST(Energy, NvmlTotalEnergyGivesTheGpusJoulesAndPerJoule) {
   json gpu = {{"name", "Fake H100"}, {"total_energy_mj", 5000}, {"energy_power_w", 0}};
   json old = {{"name", "Fake P100"}};  // before Volta: no energy counter
   fake_nvml_config cfg(json{{"gpus", {gpu, old}}});
-  nvml::library lib(INFRABENCH_FAKE_NVML_PATH);
+  nvml::library lib(infrabench::build_paths::fake_nvml);
   ASSERT_TRUE(lib.available()) << lib.reason();
   const auto c = lib.total_energy(0);
   ASSERT_TRUE(c.ok) << c.why;
@@ -205,7 +205,7 @@ TEST(Energy, NvmlTotalEnergyGivesTheGpusJoulesAndPerJoule) {
   json busy = gpu;
   busy["energy_power_w"] = 400;
   fake_nvml_config cfg2(json{{"gpus", {busy, old}}});
-  nvml::library lib2(INFRABENCH_FAKE_NVML_PATH);
+  nvml::library lib2(infrabench::build_paths::fake_nvml);
   // CUDA 0 is NVML 0, CUDA 1 is NVML 1.
   energy::meter m2({&lib2, tree.root(), [](int cuda) { return cuda; }, false});
   const auto w =
@@ -244,7 +244,7 @@ TEST(Energy, NvmlTotalEnergyGivesTheGpusJoulesAndPerJoule) {
   stepped["energy_power_w"] = 400;
   stepped["energy_update_s"] = 1000;
   fake_nvml_config cfg3(json{{"gpus", {stepped}}});
-  nvml::library lib3(INFRABENCH_FAKE_NVML_PATH);
+  nvml::library lib3(infrabench::build_paths::fake_nvml);
   energy::meter m3({&lib3, tree.root(), [](int cuda) { return cuda; }, false});
   result still = gemm_like(0);
   m3.account(window_of(m3, 1.5, 10, [] {}), still);
@@ -258,7 +258,6 @@ TEST(Energy, NvmlTotalEnergyGivesTheGpusJoulesAndPerJoule) {
   EXPECT_EQ(find(sim_r, "gpu_energy_j"), nullptr);
   EXPECT_NE(sim_r.withheld["gpu_energy_j"].find("simulated"), std::string::npos);
 }
-#endif
 
 // compare --power: measured work per joule where both reports have it, typed watts otherwise.
 reports::report_view energy_report(const std::string& label, double gflops,

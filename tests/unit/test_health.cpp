@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "build_paths.h"
 #include "health/judge.h"
 #include "stress/fma_kernel.h"
 #include "stress/stability.h"
@@ -116,7 +117,7 @@ class fake_link_nvml {
                                 {"changes", {{{"at_s", trained_s}, {"pcie_gen", loaded_gen}}}}};
     std::ofstream(m_path) << nlohmann::json{{"gpus", {gpu}}}.dump();
     ::setenv("INFRABENCH_FAKE_NVML", m_path.c_str(), 1);
-    m_lib = std::make_unique<nvml::library>(INFRABENCH_FAKE_NVML_PATH);
+    m_lib = std::make_unique<nvml::library>(infrabench::build_paths::fake_nvml);
   }
   ~fake_link_nvml() { std::filesystem::remove(m_path); }
   [[nodiscard]] const nvml::library& lib() const { return *m_lib; }

@@ -12,6 +12,7 @@
 #include <random>
 #include <vector>
 
+#include "build_paths.h"
 #include "cpu/preprocess/opencv_pipeline.h"
 #include "cpu/preprocess/preprocess.h"
 #include "cpu/preprocess/synthetic.h"
@@ -25,7 +26,7 @@ class PreprocessOpenCv : public ::testing::Test {
  protected:
   void SetUp() override {
     // This executable is not next to the modules: point the loader at the build tree's.
-    setenv("INFRABENCH_MODULE_DIR", INFRABENCH_TEST_MODULE_DIR, 0);
+    setenv("INFRABENCH_MODULE_DIR", infrabench::build_paths::module_dir, 0);
     const auto& m = infrabench::backends::load("opencv");
     if (!m.loaded()) GTEST_SKIP() << m.reason.text;
     m_api = reinterpret_cast<const infrabench_opencv_api*>(m.table);

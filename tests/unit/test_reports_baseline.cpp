@@ -372,6 +372,12 @@ TEST(ReportsBaseline, JUnitHasOneTestCasePerRule) {
   EXPECT_NE(x.find("<failure message=\"measured 60 GB/s, expected &gt;= 70"), std::string::npos)
       << x;
   EXPECT_NE(x.find("<skipped message="), std::string::npos);
+  // Each testcase's time is what its results took to measure (issue 45: every one was time="0").
+  auto timed = view();
+  for (auto& res : timed.results) res.elapsed_s = 0.625;
+  const std::string t = junit_xml(b, timed, evaluate(b, timed));
+  EXPECT_NE(t.find("time=\"0.625\">"), std::string::npos) << t;
+  EXPECT_EQ(x.find("time=\"0.625\""), std::string::npos) << x;
 }
 
 TEST(ReportsBaseline, CreateFromKnownGoodReports) {

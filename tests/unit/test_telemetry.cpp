@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "build_paths.h"
 #include "fake_nvml_config.h"
 #include "infrabench/nvml_loader.h"
 #include "infrabench/telemetry.h"
@@ -62,7 +63,7 @@ TEST(NvmlLoader, MissingLibraryIsUnavailableWithTheReason) {
 
 TEST(NvmlLoader, InitFailureIsUnavailableWithNvmlsText) {
   fake_nvml_config cfg(json{{"init_error", 9}, {"gpus", json::array()}});
-  nvml::library lib(INFRABENCH_FAKE_NVML_PATH);
+  nvml::library lib(infrabench::build_paths::fake_nvml);
   EXPECT_FALSE(lib.available());
   EXPECT_EQ(lib.reason(), "nvmlInit_v2: Driver Not Loaded");
 }
@@ -72,7 +73,7 @@ TEST(NvmlLoader, ReadsSamplesCountersAndLinksFromTheFake) {
   down["nvlinks_down"] = {3, 7};
   down.erase("remap_pending");  // a GPU without row remapping: the query is not supported
   fake_nvml_config cfg(json{{"driver_version", "580.1-fake"}, {"gpus", {healthy_gpu(), down}}});
-  nvml::library lib(INFRABENCH_FAKE_NVML_PATH);
+  nvml::library lib(infrabench::build_paths::fake_nvml);
   ASSERT_TRUE(lib.available()) << lib.reason();
   ASSERT_EQ(lib.device_count(), 2u);
   EXPECT_EQ(lib.name(0), "Fake H100");
@@ -108,7 +109,7 @@ TEST(NvmlLoader, DeliversXidEventsOnceAfterTheyAreDue) {
   json g = healthy_gpu();
   g["xids"] = {{{"at_s", 0.0}, {"xid", 79}}, {{"at_s", 0.2}, {"xid", 48}}};
   fake_nvml_config cfg(json{{"gpus", {healthy_gpu(), g}}});
-  nvml::library lib(INFRABENCH_FAKE_NVML_PATH);
+  nvml::library lib(infrabench::build_paths::fake_nvml);
   lib.watch_xids();
   ASSERT_TRUE(lib.watching_xids()) << lib.xid_reason();
   auto first = lib.poll_xids();
@@ -176,7 +177,7 @@ TEST(TelemetrySession, SummarizesWindowsAndWritesTheReportShape) {
   hot["changes"] = {{{"at_s", 0.15}, {"ecc_sbe_volatile", 2}}};
   hot["xids"] = {{{"at_s", 0.05}, {"xid", 79}}};
   fake_nvml_config cfg(json{{"gpus", {healthy_gpu(), hot}}});
-  nvml::library lib(INFRABENCH_FAKE_NVML_PATH);
+  nvml::library lib(infrabench::build_paths::fake_nvml);
   ASSERT_TRUE(lib.available());
   telemetry::session::options o;
   o.interval_s = 0.02;
@@ -234,7 +235,7 @@ TEST(TelemetrySession, FailedResultGetsNotesOnly) {
   json hot = healthy_gpu();
   hot["throttle_reasons"] = 0x8;
   fake_nvml_config cfg(json{{"gpus", json::array({hot})}});
-  nvml::library lib(INFRABENCH_FAKE_NVML_PATH);
+  nvml::library lib(infrabench::build_paths::fake_nvml);
   telemetry::session::options o;
   o.interval_s = 0.02;
   o.sysfs_root = "/nonexistent-root";

@@ -44,10 +44,11 @@ struct subcommand_spec {
   std::function<std::function<int()>(CLI::App& sub)> setup;
 };
 
-// After `run` wrote the report (rank 0 only): e.g. `--baseline FILE` checks it. Returns an exit
-// code; the run exits with the largest code of itself and its hooks.
-using post_run_hook =
-    std::function<int(const nlohmann::json& report, const option_values& options)>;
+// After `run` wrote the report (rank 0 only): e.g. `--baseline FILE` checks it. `report_path`
+// is the file it was written to ("" when it went to standard output or was saved elsewhere).
+// Returns an exit code; the run exits with the largest code of itself and its hooks.
+using post_run_hook = std::function<int(
+    const nlohmann::json& report, const std::string& report_path, const option_values& options)>;
 
 // Before `run` measures anything (every rank): validate run options, throw user_error to refuse.
 using pre_run_hook = std::function<void(const option_values& options)>;

@@ -182,7 +182,8 @@ struct run_outcome {
 [[nodiscard]] int exit_code_of(const run_outcome& o);
 
 // The post-run hooks (rank 0, after the report is written): the largest code they return.
-[[nodiscard]] int run_post_run_hooks(const nlohmann::json& report, const option_values& options);
+[[nodiscard]] int run_post_run_hooks(const nlohmann::json& report, const std::string& report_path,
+                                     const option_values& options);
 
 // ---- the failure path
 // ---------------------------------------------------------------------------- Analyse and write

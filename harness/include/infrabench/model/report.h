@@ -111,6 +111,7 @@ struct result_view {
   std::vector<int> failed_gpus;   // the GPUs a failed node-wide check blames (schema 1.6.0)
   std::optional<time_view> time;  // absent for a result that did not sample (skipped, failed)
   std::vector<double> samples_s;
+  double elapsed_s = 0;  // wall seconds the configuration took (warm-up and sampling); 0 if absent
   std::vector<metric_view> metrics;
   // Each repetition in run order (run --repetitions N); empty for a report of one repetition. A
   // metric's repetitions hold one value per passed repetition that reported it.

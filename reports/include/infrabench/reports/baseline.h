@@ -174,6 +174,8 @@ struct verdict {
   // "INVALID: noisy: robust CV 13% > 10%": the first judged INVALID result's reason (its first
   // clause), shown in the verdict cell; "" when every judged result was VALID.
   std::string invalid;
+  // Seconds the results it judged took to measure (their elapsed_s summed): JUnit's testcase time.
+  double elapsed_s = 0;
 };
 
 // Evaluates every rule against the report. Throws user_error when a rule names a metric the
