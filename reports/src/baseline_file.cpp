@@ -1,6 +1,6 @@
 // The reader of a baseline *file* (configs/baselines/*.json,
-// configs/baselines/schema/baseline.schema.json): its JSON parsed into the typed `baseline` and `rule`s
-// that baseline.cpp judges reports with. A baseline is not a report: this file indexes the
+// configs/baselines/schema/baseline.schema.json): its JSON parsed into the typed `baseline` and
+// `rule`s that baseline.cpp judges reports with. A baseline is not a report: this file indexes the
 // baseline's own JSON by key, and nothing here reads a report (tests/e2e/test_no_raw_json.py lists
 // it for that reason).
 #include <algorithm>
