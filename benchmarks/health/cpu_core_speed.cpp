@@ -9,8 +9,6 @@
 // so a healthy core shared with a busy process is not called slow (at 69-83% of its siblings by
 // wall time it was drained). A core slow in itself (frequency limit, heat) is as slow per CPU
 // second.
-#include <time.h>
-
 #include <algorithm>
 #include <chrono>
 #include <fstream>
@@ -19,18 +17,13 @@
 #include "../stress/fma_kernel.h"
 #include "common.h"
 #include "infrabench/benchmark.h"
+#include "infrabench/machine_load.h"
 #include "infrabench/thread_pool.h"
 
 namespace {
 
 namespace h = infrabench::health;
 namespace s = infrabench::stress;
-
-double thread_cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
 
 // Intel hybrid CPUs list their core kinds in /sys/devices/cpu_core/cpus and cpu_atom/cpus
 // ("0-15,32-47"); every other CPU has one kind.
@@ -77,9 +70,9 @@ void cpu_core_speed(infrabench::state& st) {
     pool.run([&](std::size_t t) {
       std::vector<float> out;
       const auto a = std::chrono::steady_clock::now();
-      const double cpu0 = thread_cpu_seconds();
+      const double cpu0 = infrabench::thread_cpu_seconds();
       s::fma_block(iterations, out);
-      const double cpu = thread_cpu_seconds() - cpu0;
+      const double cpu = infrabench::thread_cpu_seconds() - cpu0;
       const double wall =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count();
       // On-CPU time, never more than the wall clock (their clocks' granularity differs).

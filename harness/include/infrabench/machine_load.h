@@ -104,4 +104,8 @@ struct stat_ticks {
 [[nodiscard]] sampling_load load_between(const load_snapshot& a, const load_snapshot& b, int cpus,
                                          double ticks_per_s);
 
+// CPU time the calling thread has used, in seconds (CLOCK_THREAD_CPUTIME_ID): what it ran, not
+// the time another process or the hypervisor held its CPU.
+[[nodiscard]] double thread_cpu_seconds();
+
 }  // namespace infrabench
