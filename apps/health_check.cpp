@@ -155,9 +155,23 @@ int judge(const ib::reports::report_view& r, const std::optional<ib::reports::ba
           const std::string& host, std::size_t max_line) {
   const std::vector<std::string> bad = problems(r, b);
   if (bad.empty()) {
+    // A check that could not judge (INVALID: core speed while other processes shared the CPUs)
+    // neither drains the node nor counts as passed: the line says which and why.
     std::size_t passed = 0;
-    for (const auto& res : r.results) passed += res.status == "passed";
-    std::cout << "OK: " << passed << " health checks passed on " << host << std::endl;
+    std::string unjudged;
+    for (const auto& res : r.results) {
+      if (res.status != "passed") continue;
+      if (res.valid) {
+        ++passed;
+        continue;
+      }
+      unjudged += "; " + res.benchmark + " not judged: " +
+                  short_line(res.invalid_reasons.empty() ? "INVALID" : res.invalid_reasons.front());
+    }
+    std::string line =
+        "OK: " + std::to_string(passed) + " health checks passed on " + host + unjudged;
+    if (line.size() > max_line) line = line.substr(0, max_line - 3) + "...";
+    std::cout << line << std::endl;
     return 0;
   }
   std::string line = host + ": DRAIN: " + bad.front();

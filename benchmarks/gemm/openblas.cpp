@@ -11,6 +11,7 @@
 // (gotoblas_dynamic_quit/gotoblas_dynamic_init re-read OPENBLAS_CORETYPE), to the `coretype` axis
 // value (default: the best core type this CPU runs); openblas_get_corename() is checked against
 // it and a mismatch is reported.
+#include <dlfcn.h>
 #include <sched.h>
 
 #include <algorithm>
@@ -18,6 +19,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -47,6 +49,9 @@ constexpr int cblas_trans = 112;
 struct openblas_library {
   const infrabench_openblas_api* api = nullptr;
   std::string env_before;
+  // The core type OpenBLAS was last given (at load, or by a re-initialisation): none is done again
+  // for the same one. "" when it chose for itself; none when another module loaded it first.
+  mutable std::optional<std::string> selected;
   [[nodiscard]] std::string corename() const {
     const char* name = api->corename();
     return name != nullptr ? name : "?";
@@ -104,6 +109,12 @@ std::string select_core(const openblas_library& lib, const std::string& coretype
     return "this OpenBLAS is not a DYNAMIC_ARCH build (no gotoblas_dynamic_init): its core is " +
            lib.corename();
   }
+  // Re-initialising swaps OpenBLAS's kernel table under its running worker threads: it crashed
+  // once in ~100 runs (gotoblas_dynamic_init calling through a table another path had just
+  // cleared; cpu-only CI, 2026-11-29). So it is done only when the core must change: not when the
+  // library loaded with it (below) or was last given it.
+  const std::string wanted = coretype == "env" ? lib.env_before : coretype;
+  if (wanted == lib.selected) return {};
   if (coretype == "env") {
     if (lib.env_before.empty()) unsetenv("OPENBLAS_CORETYPE");
   } else {
@@ -111,12 +122,44 @@ std::string select_core(const openblas_library& lib, const std::string& coretype
   }
   lib.api->dynamic_quit();
   lib.api->dynamic_init();
+  lib.selected = wanted;
   if (lib.env_before.empty()) {
     unsetenv("OPENBLAS_CORETYPE");
   } else {
     setenv("OPENBLAS_CORETYPE", lib.env_before.c_str(), 1);
   }
   return {};
+}
+
+// OpenBLAS picks its core in its library constructor, from OPENBLAS_CORETYPE: when this process
+// has not loaded it yet, the variable set around the module's load selects the core without any
+// re-initialisation. Returns the core it was given ("" when it chose for itself; none when it was
+// loaded before, by another module, with whatever the variable said then).
+std::optional<std::string> load_with_core(infrabench::state& st, const std::string& coretype,
+                                          const infrabench_openblas_api*& api) {
+  void* already = ::dlopen("libopenblas.so.0", RTLD_LAZY | RTLD_NOLOAD);
+  if (already != nullptr) ::dlclose(already);
+  const char* inherited = std::getenv("OPENBLAS_CORETYPE");
+  const std::string before = inherited != nullptr ? inherited : "";
+  const bool preset = already == nullptr && coretype != "env";
+  if (preset) setenv("OPENBLAS_CORETYPE", coretype.c_str(), 1);
+  const auto restore = [&] {
+    if (!preset) return;
+    if (before.empty()) {
+      unsetenv("OPENBLAS_CORETYPE");
+    } else {
+      setenv("OPENBLAS_CORETYPE", before.c_str(), 1);
+    }
+  };
+  try {
+    api = &infrabench::backends::require<infrabench_openblas_api>(st, "openblas");
+  } catch (...) {  // skipped (the module or OpenBLAS missing): the variable as it was
+    restore();
+    throw;
+  }
+  restore();
+  if (already != nullptr) return std::nullopt;
+  return preset ? coretype : before;
 }
 
 // Pins OpenBLAS's worker threads like our own pool's: its thread i to allowed CPU i + 1 (its last
@@ -153,10 +196,11 @@ void openblas_fp32(infrabench::state& st) {
   }
   // Loaded here, on first use, not when infrabench starts: OpenBLAS starts its threads as it
   // loads. Skipped with the loader's reason when the module or OpenBLAS is missing.
-  const auto& api = infrabench::backends::require<infrabench_openblas_api>(st, "openblas");
-  const openblas_library& lib = st.resource<openblas_library>("gemm/openblas", [&api] {
+  const openblas_library& lib = st.resource<openblas_library>("gemm/openblas", [&] {
     const char* inherited = std::getenv("OPENBLAS_CORETYPE");
-    return openblas_library{&api, inherited != nullptr ? inherited : ""};
+    openblas_library out{nullptr, inherited != nullptr ? inherited : "", std::nullopt};
+    out.selected = load_with_core(st, coretype, out.api);
+    return out;
   });
   if (const auto why = select_core(lib, coretype); !why.empty()) st.skip(why);
   const std::string core = lib.corename();

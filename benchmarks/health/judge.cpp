@@ -462,4 +462,38 @@ verdict judge_core_speed(const std::vector<double>& rate, const std::vector<int>
   return v;
 }
 
+core_bests best_of_quiet_rounds(const std::vector<core_round>& rounds) {
+  core_bests out;
+  out.rounds = rounds.size();
+  for (const auto& r : rounds) out.quiet += r.quiet ? 1 : 0;
+  for (const auto& r : rounds) {
+    if (out.quiet > 0 && !r.quiet) continue;
+    if (out.best.size() < r.rate.size()) out.best.resize(r.rate.size(), 0.0);
+    for (std::size_t t = 0; t < r.rate.size(); ++t) out.best[t] = std::max(out.best[t], r.rate[t]);
+  }
+  return out;
+}
+
+core_speed_outcome judge_core_rounds(const std::vector<core_round>& rounds,
+                                     const std::vector<int>& cpus,
+                                     const std::vector<std::string>& core_class,
+                                     double max_deviation, const std::string& load_text) {
+  const core_bests b = best_of_quiet_rounds(rounds);
+  core_speed_outcome out{judge_core_speed(b.best, cpus, core_class, max_deviation), ""};
+  metric_value& m = out.v.metrics.back();
+  if (b.quiet > 0) {
+    m.method += "; judged on the " + std::to_string(b.quiet) + " of " + std::to_string(b.rounds) +
+                " rounds no other process ran in";
+    return out;
+  }
+  m.method += "; other processes ran in every round: not judged below the bound";
+  if (!out.v.failed()) return out;
+  out.busy_reason = "core speed not judged: other processes ran on the CPUs in all " +
+                    std::to_string(b.rounds) + " rounds (" + load_text +
+                    "); the slowest core read " + num(100 * m.value) +
+                    "% of its siblings' median, which that load explains: rerun on an idle node";
+  out.v.failures.clear();
+  return out;
+}
+
 }  // namespace infrabench::health

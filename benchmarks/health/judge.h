@@ -100,4 +100,33 @@ verdict judge_mce(const counter_set& now, const counter_set* before);
 verdict judge_core_speed(const std::vector<double>& rate, const std::vector<int>& cpus,
                          const std::vector<std::string>& core_class, double max_deviation);
 
+// One round of the core-speed check: each core's rate, and whether the round had the CPUs to
+// itself (none of the check's threads was preempted by another process, no steal).
+struct core_round {
+  std::vector<double> rate;
+  bool quiet = true;
+};
+// Each core's best rate over the quiet rounds (over every round when none was quiet, `quiet`
+// then 0): a core is judged on rounds in which nothing else ran on the machine's CPUs, since a
+// process on one vCPU slows its sibling as seen from the guest (a shared physical core), which
+// neither the thread's CPU time nor the guest's steal counts (issue 44: 79-84% beside a build).
+struct core_bests {
+  std::vector<double> best;
+  std::size_t quiet = 0, rounds = 0;
+};
+core_bests best_of_quiet_rounds(const std::vector<core_round>& rounds);
+
+// The core-speed verdict of `rounds`: judged on the quiet rounds; with none quiet, a core below
+// the bound is not a failure but `busy_reason` (the check says it could not judge, and its result
+// is INVALID, noisy: a rule on it is INCONCLUSIVE, never a drain), a pass stays a pass (load only
+// slows a core). `busy_reason` empty when judged.
+struct core_speed_outcome {
+  verdict v;
+  std::string busy_reason;
+};
+core_speed_outcome judge_core_rounds(const std::vector<core_round>& rounds,
+                                     const std::vector<int>& cpus,
+                                     const std::vector<std::string>& core_class,
+                                     double max_deviation, const std::string& load_text);
+
 }  // namespace infrabench::health

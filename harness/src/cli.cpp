@@ -112,16 +112,20 @@ int cmd_list_suite(const std::string& name, const std::string& filter, bool as_j
   return exit_ok;
 }
 
-int cmd_list(const std::string& filter, bool as_json) {
-  const capabilities caps = probe_capabilities(1);
+// `list [--filter RE] [--names|--json]`: every benchmark compiled in; with --names its name alone,
+// one a line (for scripts and shell completion: the full list is ~800 lines, 500 columns wide).
+int cmd_list(const std::string& filter, bool as_json, bool names_only) {
   std::optional<std::regex> re;
   if (!filter.empty()) re = compile_filter(filter, "--filter");
+  const capabilities caps = names_only ? capabilities{} : probe_capabilities(1);
   json out = json::array();
   std::size_t shown = 0;
   for (const auto& b : registry::instance().all()) {
     if (re && !std::regex_search(b->name(), *re)) continue;
     ++shown;
-    if (as_json) {
+    if (names_only) {
+      std::cout << b->name() << "\n";
+    } else if (as_json) {
       out.push_back(list_entry_json(*b, caps));
     } else {
       print_list_entry(std::cout, *b, caps);
@@ -266,6 +270,21 @@ std::string unknown_subcommand(int argc, char** argv) {
          "; see infrabench --help)";
 }
 
+// The help that covers an option error: that of the deepest subcommand named on the command line
+// ("infrabench history check --help"), the top level's when none is.
+std::string help_command(CLI::App& app, int argc, char** argv) {
+  std::string out = "infrabench";
+  CLI::App* at = &app;
+  for (int i = 1; i < argc && argv[i][0] != '-'; ++i) {
+    const auto subs =
+        at->get_subcommands([&](CLI::App* sub) { return sub->get_name() == argv[i]; });
+    if (subs.empty()) break;
+    at = subs.front();
+    out += " " + at->get_name();
+  }
+  return out + " --help";
+}
+
 // CLI11's parse, with its help and version answered and its errors in our one-line form.
 // Returns the exit code when the command is complete without running anything.
 std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv) {
@@ -278,7 +297,7 @@ std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    print_error(std::string(e.what()) + " (see infrabench --help)");
+    print_error(std::string(e.what()) + " (see " + help_command(app, argc, argv) + ")");
     return exit_bad_input;
   }
   return std::nullopt;
@@ -295,15 +314,18 @@ command add_list_command(CLI::App& app) {
       "list", "list every benchmark compiled in, its axes and whether it can run here");
   struct list_options {
     std::string filter, suite;
-    bool json = false;
+    bool json = false, names = false;
   };
   auto o = std::make_shared<list_options>();
   list->add_option("--filter", o->filter, "regex on group/name");
-  list->add_flag("--json", o->json, "machine-readable output");
-  list->add_option("--suite", o->suite,
-                   "list a suite's configurations with their time estimates (and the totals)");
+  auto* as_json = list->add_flag("--json", o->json, "machine-readable output");
+  list->add_flag("--names", o->names, "the benchmarks' names only, one a line")->excludes(as_json);
+  auto* suite =
+      list->add_option("--suite", o->suite,
+                       "list a suite's configurations with their time estimates (and the totals)");
+  suite->excludes("--names");
   return {list, [o] {
-            return o->suite.empty() ? cmd_list(o->filter, o->json)
+            return o->suite.empty() ? cmd_list(o->filter, o->json, o->names)
                                     : cmd_list_suite(o->suite, o->filter, o->json);
           }};
 }

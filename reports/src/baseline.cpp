@@ -14,6 +14,7 @@
 #include "infrabench/benchmark.h"
 #include "infrabench/error.h"
 #include "infrabench/json_io.h"
+#include "infrabench/options.h"
 #include "infrabench/reason.h"
 #include "infrabench/report.h"
 #include "infrabench/reports/compare.h"
@@ -514,6 +515,16 @@ void judge_interval(const rule& r, const result_view& res, const metric_view& m,
                 (res.invalid_reasons.empty() ? "no reason given" : res.invalid_reasons.front()) +
                 ")";
   jd.ok = mid || lo_ok || hi_ok;
+  // A noisy value with no interval (one repetition, no samples: a health check's reading taken
+  // while other processes shared the CPUs) says nothing about how far off it is: it is never
+  // confidently outside the bound.
+  if (!jd.ok && lo == hi && invalid_by_noise_only(res)) {
+    jd.ok = true;
+    jd.inconclusive = true;
+    jd.why = where + ": " + shown_text(r, jd.shown, jd.value, m.unit) +
+             ", a noisy reading with no interval, outside the bound" + invalid;
+    return;
+  }
   if (!jd.ok) {
     jd.why = where + ": " + shown_text(r, jd.shown, jd.value, m.unit) +
              (lo != hi ? ", all of " + shown_text(r, lo, lo / scale, m.unit) + " .. " +
@@ -743,6 +754,57 @@ void conclude(const rule& r, const detail::node_context& cx, const judgement& j,
                 " not judged: " + j.waived_why.front();
 }
 
+// The arguments of the run's command line that set `axis` on `bench`: "-a duration_s=5", or a
+// run option that is a shorthand for that axis on its group ("--stress-duration 5").
+std::string axis_set_by(const report_view& report, const std::string& bench,
+                        const std::string& axis) {
+  if (!report.run_info.command_line) return "";
+  const auto& cl = *report.run_info.command_line;
+  std::string out;
+  const auto add = [&](const std::string& text) { out += (out.empty() ? "" : ", ") + text; };
+  for (std::size_t i = 0; i < cl.size(); ++i) {
+    const std::string& a = cl[i];
+    const bool next_is_value = i + 1 < cl.size();
+    if ((a == "-a" || a == "--axis") && next_is_value && cl[i + 1].rfind(axis + "=", 0) == 0)
+      add(a + " " + cl[i + 1]);
+    for (const auto& o : option_registry::instance().all()) {
+      if (o->axis != axis || bench.rfind(o->axis_scope, 0) != 0) continue;
+      if (a == "--" + o->name && next_is_value) add(a + " " + cl[i + 1]);
+      if (a.rfind("--" + o->name + "=", 0) == 0) add(a);
+    }
+  }
+  return out;
+}
+
+// Why a rule's configuration is absent although the run's suite had its benchmark: the rule's
+// axes this run planned other values for ("this run planned stress/cpu with duration_s=5 only
+// (the rule's duration_s=60), set by --stress-duration 5"): a shortened acceptance run, not a
+// suite to run. Empty when the report does not say what its suite planned, or planned the rule's.
+std::string changed_axes_hint(const rule& r, const report_view& report) {
+  const auto& suite = report.run_info.suite;
+  if (!suite || !r.axes.is_object()) return "";
+  const auto planned = std::find_if(suite->benchmarks.begin(), suite->benchmarks.end(),
+                                    [&](const auto& b) { return b.name == r.benchmark; });
+  if (planned == suite->benchmarks.end()) return "";
+  std::string diff, set_by;
+  for (const auto& [k, v] : r.axes.items()) {
+    const auto values = planned->axes.find(k);
+    if (values == planned->axes.end() || !values->second.is_array()) continue;
+    const auto same = [&](const nlohmann::json& x) { return x == v || x.dump() == v.dump(); };
+    if (std::any_of(values->second.begin(), values->second.end(), same)) continue;
+    std::string ran;
+    for (const auto& x : values->second)
+      ran += (ran.empty() ? "" : "|") + axes_text(nlohmann::json{{k, x}});
+    diff += std::string(diff.empty() ? "" : ", ") + ran + " only (the rule's " +
+            axes_text(nlohmann::json{{k, v}}) + ")";
+    const std::string by = axis_set_by(report, r.benchmark, k);
+    if (!by.empty()) set_by += (set_by.empty() ? "" : ", ") + by;
+  }
+  if (diff.empty()) return "";
+  return "this run planned " + r.benchmark + " with " + diff +
+         (set_by.empty() ? "" : ", set by " + set_by + " on its command line");
+}
+
 // A rule whose configuration the report lacks. A baseline made for a suite says what must run:
 // NOT RUN unless the node lacks what the benchmark needs (then WAIVED, saying what); another
 // baseline gates whatever the report holds: WAIVED. Either way print_verdicts names the suite.
@@ -759,7 +821,9 @@ verdict missing_verdict(const baseline& b, const rule& r, const detail::node_con
   verdict v = waived_verdict(r, "");
   v.status = verdict_status::not_run;
   v.missing = true;
-  const std::string hint = cx.not_run_hint(r.benchmark, host, "");
+  const std::string changed = changed_axes_hint(r, cx.report());
+  v.axes_changed = !changed.empty();
+  const std::string hint = v.axes_changed ? changed : cx.not_run_hint(r.benchmark, host, "");
   v.detail = "not run: " + what + " in the report" + (hint.empty() ? "" : "; " + hint);
   v.failing.push_back(v.detail);
   v.findings.push_back({host, -1, v.detail, nlohmann::json::object(), ""});
@@ -864,10 +928,16 @@ namespace {
 
 // The rules whose configuration the report lacks, and the suite that measures them.
 void print_missing(std::ostream& out, const baseline& b, const std::vector<verdict>& verdicts) {
-  std::size_t waived = 0, not_run = 0;
+  std::size_t waived = 0, not_run = 0, changed = 0;
   for (const auto& v : verdicts) {
     if (v.missing) ++(v.status == verdict_status::not_run ? not_run : waived);
+    changed += v.axes_changed ? 1 : 0;
   }
+  // Rules that did not run because this run changed their axes (a shortened stress): rerunning
+  // the suite as it was made is the remedy, but the cause is the override, said per rule above.
+  if (changed > 0)
+    out << "  " << changed << " rule(s) not run because this run planned other values of their "
+        << "axes (each says which, and what on the command line set them)\n";
   const std::string run_it =
       b.suite.empty()
           ? std::string(

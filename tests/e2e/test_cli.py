@@ -67,6 +67,30 @@ def test_list_json():
         assert b["runnable"] == ("reason_code" not in b), b
 
 
+def test_list_names_is_one_name_a_line():
+    # Issue 45 item 15: `list` is ~800 lines, 500 columns wide; scripts and completion want names.
+    p = run("list", "--names")
+    assert p.returncode == 0, p.stderr
+    names = p.stdout.splitlines()
+    full = {b["name"] for b in json.loads(run("list", "--json").stdout)}
+    assert len(names) == len(set(names)) and set(names) == full, names[:5]
+    assert all(" " not in n and len(n) < 60 for n in names), names
+    p = run("list", "--names", "--filter", "^bandwidth/host_memory$")
+    assert p.returncode == 0 and p.stdout == "bandwidth/host_memory\n", p.stdout
+    one_line_error(run("list", "--names", "--json"), "excludes")
+
+
+@pytest.mark.parametrize("args,help_cmd", [
+    (["run", "--no-such-option"], "see infrabench run --help"),
+    (["list", "--no-such-option"], "see infrabench list --help"),
+    (["history", "check", "--no-such-option"], "see infrabench history check --help"),
+    (["--no-such-option"], "see infrabench --help"),
+])
+def test_option_errors_point_at_the_subcommands_help(args, help_cmd):
+    # Issue 45 item 15: the help that lists the options the user mistyped, not the top level's.
+    one_line_error(run(*args), help_cmd)
+
+
 def test_sysinfo():
     p = run("sysinfo", "--json")
     assert p.returncode == 0, p.stderr

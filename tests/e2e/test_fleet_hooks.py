@@ -13,11 +13,9 @@ from test_acceptance import fake_nvml_env, gpu, write
 from test_accept_cluster import cluster, latency_rule
 
 HEALTH_ARGS = ["--", "-a", "rounds=20", "--min-time", "0.01", "--max-time", "0.05"]
-# health/cpu_core_speed times each core by its own CPU time, so a core time-shared with another
-# process is no longer read as slow (test_acceptance), but beside a build it still read 79-84% of
-# its sibling now and then (issue 44, open). This test is about the one line and the GPUs, so its
-# core check fails only a core under 10% of its sibling.
-HEALTHY_ARGS = HEALTH_ARGS + ["-a", "max_deviation=0.9"]
+# At the default core-speed bound (15%): each core is judged on the rounds no other process ran
+# in, so a machine busy beside the test (CI's other stages) is not drained (test_acceptance).
+HEALTHY_ARGS = HEALTH_ARGS
 
 
 def test_health_check_says_ok_in_one_line_on_a_healthy_node(tmp_path):

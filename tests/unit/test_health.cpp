@@ -384,6 +384,42 @@ TEST(HealthCoreSpeed, SlowCoreFailsAndCoreKindsAreComparedApart) {
   EXPECT_NEAR(metric(v, "slowest_core_ratio"), 70.0 / 99.5, 1e-9);
 }
 
+// Core speed on a shared machine (issue 44): judged on the rounds no other process ran in; with
+// none, a slow reading is not a failure but says why it could not be judged.
+TEST(HealthCoreSpeed, JudgedOnQuietRoundsOnlyAndNeverFailedOnABusyMachine) {
+  const std::vector<int> cpus = {0, 1, 2, 3};
+  const std::vector<std::string> all = {"all", "all", "all", "all"};
+  const health::core_round quiet_ok{{100, 101, 99, 100}, true};
+  const health::core_round busy_fast{{130, 140, 120, 135}, false};
+  const health::core_round busy_slow{{100, 101, 99, 70}, false};
+  const health::core_round quiet_slow{{100, 101, 99, 70}, true};
+  // The busy round's higher rates do not count: the best is over the quiet rounds.
+  const auto b = health::best_of_quiet_rounds({quiet_ok, busy_fast});
+  EXPECT_EQ(b.quiet, 1u);
+  EXPECT_EQ(b.rounds, 2u);
+  EXPECT_EQ(b.best, (std::vector<double>{100, 101, 99, 100}));
+  // No quiet round: the best of every round.
+  EXPECT_EQ(health::best_of_quiet_rounds({busy_slow, busy_fast}).best,
+            (std::vector<double>{130, 140, 120, 135}));
+  // A slow core seen in a quiet round fails, whatever the busy rounds said.
+  const auto real = health::judge_core_rounds({quiet_slow, busy_slow}, cpus, all, 0.15, "load");
+  EXPECT_TRUE(real.v.failed());
+  EXPECT_TRUE(real.busy_reason.empty());
+  // Slow only in busy rounds, no quiet one: not failed, and the reason says so.
+  const auto busy =
+      health::judge_core_rounds({busy_slow, busy_slow}, cpus, all, 0.15, "others used 1.2 CPUs");
+  EXPECT_FALSE(busy.v.failed());
+  EXPECT_NE(busy.busy_reason.find("not judged"), std::string::npos) << busy.busy_reason;
+  EXPECT_NE(busy.busy_reason.find("in all 2 rounds (others used 1.2 CPUs)"), std::string::npos)
+      << busy.busy_reason;
+  EXPECT_NE(busy.busy_reason.find("70%"), std::string::npos) << busy.busy_reason;
+  EXPECT_NEAR(metric(busy.v, "slowest_core_ratio"), 70.0 / 99.5, 1e-9);
+  // Busy in every round but no core slow: a pass (load only slows a core), nothing to excuse.
+  const auto fine = health::judge_core_rounds({busy_fast}, cpus, all, 0.15, "load");
+  EXPECT_FALSE(fine.v.failed());
+  EXPECT_TRUE(fine.busy_reason.empty());
+}
+
 TEST(StressStability, WorstSecondAndDrift) {
   std::vector<double> steady(40, 100.0);
   auto s = stress::analyze(steady);

@@ -128,6 +128,23 @@ TEST(NoiseVerdicts, NoisyResultsAreJudgedByTheirInterval) {
   EXPECT_EQ(xml.find("<failure"), std::string::npos) << xml;
 }
 
+// A noisy reading with no interval (a health check's one value, no samples, no repetitions: core
+// speed read while other processes shared the CPUs) is never confidently outside its bound:
+// INCONCLUSIVE, not FAIL; a valid one outside it still FAILs, and an unverified one too.
+TEST(NoiseVerdicts, NoisyReadingWithoutIntervalIsInconclusive) {
+  auto one = [](double v, bool noisy, const std::string& code = "noisy") {
+    json j = rep_report({v}, noisy, code);
+    j["results"][0]["metrics"][0].erase("samples");
+    return j;
+  };
+  const auto busy = judge(one(40, true), 50);
+  EXPECT_EQ(busy.status, verdict_status::inconclusive) << busy.detail;
+  EXPECT_NE(busy.detail.find("no interval"), std::string::npos) << busy.detail;
+  EXPECT_EQ(judge(one(60, true), 50).status, verdict_status::pass);
+  EXPECT_EQ(judge(one(40, false), 50).status, verdict_status::fail);
+  EXPECT_EQ(judge(one(40, true, "verify_failed"), 50).status, verdict_status::fail);
+}
+
 // baseline create uses noisy results (their repetitions widen the tolerance) and drops other
 // INVALID ones; its note counts values (runs) and results each as what they are.
 TEST(NoiseVerdicts, BaselineCreateUsesNoisyResultsAndCountsConsistently) {

@@ -5,8 +5,10 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "infrabench/error.h"
+#include "infrabench/options.h"
 #include "infrabench/reports/baseline.h"
 #include "test_reports_util.h"
 
@@ -202,6 +204,43 @@ TEST(ReportsNodeVerdicts, MissingConfigurationIsNotRunForASuiteBaseline) {
   v = evaluate(make(json::array({rule})), r);
   EXPECT_EQ(v.at(0).status, verdict_status::waived);
   EXPECT_EQ(count(v).fail, 0u);
+}
+
+// Issue 45 item 9: a shortened acceptance run (--stress-duration 5) leaves the 60 s stress rules
+// NOT RUN; the verdict names that cause (the axis value the run planned, and what set it), not
+// only the suite to run.
+TEST(ReportsNodeVerdicts, NotRunNamesTheAxisValueTheRunPlannedAndWhatSetIt) {
+  option_registry::instance().add(
+      {"stress-duration", "", "seconds of load", false, "duration_s", "stress/"});
+  const json rule = {{"benchmark", "stress/cpu"},
+                     {"axes", {{"duration_s", 60}}},
+                     {"metric", "gflops"},
+                     {"min", 1}};
+  json doc = ib_test::report(json::array({ib_test::result(
+      "stress/cpu", {{"duration_s", 5}}, {{"gflops", "GFLOP/s", 100.0}}, "node1", 0)}));
+  doc["run"]["suite"] = {
+      {"name", "acceptance"},
+      {"benchmarks",
+       json::array({{{"name", "stress/cpu"}, {"axes", {{"duration_s", json::array({5})}}}}})}};
+  doc["run"]["command_line"] = {"accept", "--baseline", "b.json", "--", "--stress-duration", "5"};
+  const baseline suite = make(json::array({rule}), {{"suite", "acceptance"}});
+  const report_view r = parse_report(doc.dump(), "r.json");
+  const auto v = evaluate(suite, r);
+  ASSERT_EQ(v.at(0).status, verdict_status::not_run);
+  EXPECT_TRUE(v.at(0).axes_changed);
+  EXPECT_NE(v.at(0).detail.find("this run planned stress/cpu with duration_s=5 only (the rule's "
+                                "duration_s=60), set by --stress-duration 5 on its command line"),
+            std::string::npos)
+      << v.at(0).detail;
+  std::ostringstream out;
+  print_verdicts(out, suite, r, v);
+  EXPECT_NE(out.str().find("1 rule(s) not run because this run planned other values"),
+            std::string::npos)
+      << out.str();
+  // Without the suite's plan in the report (an older report), no such claim.
+  doc["run"].erase("suite");
+  const auto older = evaluate(suite, parse_report(doc.dump(), "r.json"));
+  EXPECT_FALSE(older.at(0).axes_changed);
 }
 
 TEST(ReportsNodeVerdicts, SkipIsWaivedOnlyWhereTheNodeLacksTheHardware) {

@@ -168,7 +168,8 @@ struct verdict {
   std::string expected;
   std::string detail;                // why it failed or was waived; the configurations involved
   std::vector<std::string> failing;  // one line per failing configuration or node
-  bool missing = false;  // waived because the report has no result for the configuration
+  bool missing = false;       // waived because the report has no result for the configuration
+  bool axes_changed = false;  // NOT RUN: its benchmark ran, with other values of the rule's axes
   std::vector<node_finding> findings;  // per node: why it FAILed or did NOT RUN there
   std::string rerun;  // INCONCLUSIVE: the command that would decide it (more repetitions)
   // "INVALID: noisy: robust CV 13% > 10%": the first judged INVALID result's reason (its first
