@@ -790,7 +790,8 @@ std::string changed_axes_hint(const rule& r, const report_view& report) {
   for (const auto& [k, v] : r.axes.items()) {
     const auto values = planned->axes.find(k);
     if (values == planned->axes.end() || !values->second.is_array()) continue;
-    const auto same = [&](const nlohmann::json& x) { return x == v || x.dump() == v.dump(); };
+    const nlohmann::json& want = v;  // (clang 14 cannot capture a structured binding)
+    const auto same = [&](const nlohmann::json& x) { return x == want || x.dump() == want.dump(); };
     if (std::any_of(values->second.begin(), values->second.end(), same)) continue;
     std::string ran;
     for (const auto& x : values->second)
