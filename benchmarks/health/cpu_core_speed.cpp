@@ -12,11 +12,10 @@
 //
 // That is not enough on a VM: a process on one vCPU slows its sibling when both share a physical
 // core, and the guest counts none of it (beside a build, healthy cores still read 79-84%). So each
-// core is judged on the rounds in which none of the check's threads was preempted (the CPUs ran
-// nothing else); when other processes ran in every round, a core below the bound is not a failure
-// but an INVALID (noisy) result that says so: a baseline's rule on it is INCONCLUSIVE and a health
-// check does not drain the node.
-#include <sys/resource.h>
+// core is judged on the rounds in which each of the check's threads had its CPU to itself (its CPU
+// time at least 97% of the round's wall time); when other processes ran in every round, a core
+// below the bound is not a failure but an INVALID (noisy) result that says so: a baseline's rule on
+// it is INCONCLUSIVE and a health check does not drain the node.
 #include <unistd.h>
 
 #include <algorithm>
@@ -57,12 +56,6 @@ std::vector<std::string> core_classes(const std::vector<int>& cpus) {
   return out;
 }
 
-// Context switches the calling thread did not ask for: another process (or thread) took its CPU.
-long thread_preemptions() {
-  rusage u{};
-  return ::getrusage(RUSAGE_THREAD, &u) == 0 ? u.ru_nivcsw : 0;
-}
-
 // The multiply-add recurrences sized to ~50 ms on one core: calibrated on this CPU, by the fastest
 // of three short runs (one preempted calibration would make every round a fraction of that, and
 // the check a blink). Fills `reference` with the results every round must reproduce.
@@ -85,24 +78,25 @@ struct round_result {
   infrabench::sampling_load load;
 };
 
-// One round: every core at once. Quiet when none of our threads was preempted (each CPU ran ours
-// alone: /proc/stat's 10 ms ticks are too coarse for a 50 ms round's other processes, a
-// preemption count is exact) and the hypervisor and the cgroup quota took nothing measurable.
+// One round: every core at once. Quiet when each of our threads had its CPU for at least 97% of
+// the round (its CPU time over the wall time: another process on that CPU takes far more, while
+// this process's own sampler threads take microseconds; /proc/stat's 10 ms ticks are too coarse for
+// a 50 ms round, and a preemption count also counts our sampler) and the hypervisor and the
+// cgroup quota took nothing measurable.
 round_result run_round(infrabench::thread_pool& pool, const std::vector<int>& cpus,
                        std::int64_t iterations, const std::vector<float>& reference,
                        std::vector<std::size_t>& wrong) {
   round_result out{{std::vector<double>(pool.size(), 0.0), true}, {}};
-  std::vector<long> preempted(pool.size(), 0);
+  std::vector<double> on_cpu(pool.size(), 0.0);
   const infrabench::load_snapshot before = infrabench::take_load_snapshot(cpus);
   pool.run([&](std::size_t t) {
     std::vector<float> result;
-    const long switches0 = thread_preemptions();
     const auto a = std::chrono::steady_clock::now();
     const double cpu0 = infrabench::thread_cpu_seconds();
     s::fma_block(iterations, result);
     const double cpu = infrabench::thread_cpu_seconds() - cpu0;
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count();
-    preempted[t] = thread_preemptions() - switches0;
+    on_cpu[t] = wall > 0 ? cpu / wall : 1.0;
     // On-CPU time, never more than the wall clock (their clocks' granularity differs).
     const double sec = std::max(std::min(cpu, wall), 1e-9);
     wrong[t] += s::fma_mismatches(result, reference);
@@ -111,7 +105,7 @@ round_result run_round(infrabench::thread_pool& pool, const std::vector<int>& cp
   out.load = infrabench::load_between(before, infrabench::take_load_snapshot(cpus),
                                       static_cast<int>(cpus.size()),
                                       static_cast<double>(::sysconf(_SC_CLK_TCK)));
-  for (long n : preempted) out.round.quiet = out.round.quiet && n == 0;
+  for (double f : on_cpu) out.round.quiet = out.round.quiet && f >= 0.97;
   if (out.load.known && (out.load.steal_fraction >= 0.02 || out.load.throttled()))
     out.round.quiet = false;
   return out;
