@@ -13,9 +13,11 @@ from test_acceptance import fake_nvml_env, gpu, write
 from test_accept_cluster import cluster, latency_rule
 
 HEALTH_ARGS = ["--", "-a", "rounds=20", "--min-time", "0.01", "--max-time", "0.05"]
-# At the default core-speed bound (15%): each core is judged on the rounds no other process ran
-# in, so a machine busy beside the test (CI's other stages) is not drained (test_acceptance).
-HEALTHY_ARGS = HEALTH_ARGS
+# This test is about the one line and the GPUs, so its core check fails only a core under 10% of
+# its sibling. Core speed on a busy machine is test_acceptance's (each core judged on the rounds
+# no other process ran in); on an idle VM one run in ~20 still read 79% right after a heavy load
+# ended (a slowdown the guest does not see), which at the default bound would make this test flaky.
+HEALTHY_ARGS = HEALTH_ARGS + ["-a", "max_deviation=0.9"]
 
 
 def test_health_check_says_ok_in_one_line_on_a_healthy_node(tmp_path):
