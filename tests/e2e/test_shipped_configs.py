@@ -206,8 +206,9 @@ def accepted(tmp_path_factory):
 def test_accept_with_the_cpu_template_gives_verdicts(accepted):
     p, out, elapsed = accepted
     print(f"accept, shortened: {elapsed:.1f} s")
-    # 0 (accepted) or 1 (a rule failed: a template is not this machine): real verdicts, not 2.
-    assert p.returncode in (0, 1), p.stdout + p.stderr
+    # 0 (accepted), 1 (a rule failed: a template is not this machine) or 4 (a rule inconclusive:
+    # noise, e.g. core speed read while CI's other stages shared the CPUs): real verdicts, not 2.
+    assert p.returncode in (0, 1, 4), p.stdout + p.stderr
     for path in out.values():
         assert os.path.getsize(path) > 0, path
     assert f"report {out['accept.json']}, JUnit {out['accept.xml']}, HTML {out['accept.html']}" in p.stderr
@@ -222,7 +223,7 @@ def test_accept_with_the_cpu_template_gives_verdicts(accepted):
 
 def test_h100_template_checks_a_fake_nvml_report(accepted):
     p, out, _ = accepted
-    assert p.returncode in (0, 1), p.stderr
+    assert p.returncode in (0, 1, 4), p.stderr
     compiled = listing()
     base = json.load(open(H100_TEMPLATE))
     lacking = sorted({r["benchmark"] for r in base["rules"]} - set(compiled))
@@ -231,6 +232,6 @@ def test_h100_template_checks_a_fake_nvml_report(accepted):
         # covers this build, the CUDA build checks the rest.
         pytest.skip("this build lacks " + ", ".join(lacking))
     c = run("check", out["accept.json"], "-b", H100_TEMPLATE)
-    assert c.returncode in (0, 1), c.stdout + c.stderr
+    assert c.returncode in (0, 1, 4), c.stdout + c.stderr
     for check in ("health/gpu_pcie_link", "health/gpu_ecc", "health/gpu_xid"):
         assert f"{check}" in c.stdout, c.stdout
