@@ -122,7 +122,8 @@ def test_accept_with_the_8gpu_template(work):
                                    "-a", "model=gpt2-tiny", "--max-time", "0.1", "--min-time", "0.01",
                                    "--op-timeout", str(OP_TIMEOUT_S)],
                             node_file(work), timeout=900)
-    assert rc in (0, 1), f"accept exit {rc} after {took:.0f} s:\n{text[-6000:]}"
+    # 0, 1 (a rule FAILed) or 4 (one INCONCLUSIVE: core speed read with 16 ranks sharing 2 CPUs).
+    assert rc in (0, 1, 4), f"accept exit {rc} after {took:.0f} s:\n{text[-6000:]}"
     rep = load_report(out)
     assert rep.get("simulated") is True
     assert {h["hostname"] for h in rep["hosts"]} == {f"h{i}" for i in range(1, HOSTS + 1)}
