@@ -150,6 +150,12 @@ void keep_evidence(const std::string& path, const std::string& text) {
   }
 }
 
+// One line for the scheduler: Slurm keeps drain reasons short; the report has the rest.
+std::string clipped(std::string line, std::size_t max_line) {
+  if (line.size() > max_line) line = line.substr(0, max_line - 3) + "...";
+  return line;
+}
+
 // The node's health from the nested run's report: the one line and 0 (healthy) or 1 (drain).
 int judge(const ib::reports::report_view& r, const std::optional<ib::reports::baseline>& b,
           const std::string& host, std::size_t max_line) {
@@ -170,14 +176,12 @@ int judge(const ib::reports::report_view& r, const std::optional<ib::reports::ba
     }
     std::string line =
         "OK: " + std::to_string(passed) + " health checks passed on " + host + unjudged;
-    if (line.size() > max_line) line = line.substr(0, max_line - 3) + "...";
-    std::cout << line << std::endl;
+    std::cout << clipped(line, max_line) << std::endl;
     return 0;
   }
   std::string line = host + ": DRAIN: " + bad.front();
   for (std::size_t i = 1; i < bad.size(); ++i) line += "; " + bad[i];
-  if (line.size() > max_line) line = line.substr(0, max_line - 3) + "...";
-  std::cout << line << std::endl;
+  std::cout << clipped(line, max_line) << std::endl;
   return 1;
 }
 
