@@ -366,13 +366,27 @@ std::optional<kc::peak_isa> amx_bf16_peak_isa() {
   return kc::peak_isa::amx_bf16;
 }
 
+void withhold_amx_fraction_without_amx(state& st) {
+  const std::string why = kc::peak_isa_unsupported_reason(kc::peak_isa::amx_bf16);
+  if (!why.empty()) st.withhold_metric("pct_of_amx_peak", why + ": no AMX peak to judge against");
+}
+
 double report_peak_fraction(state& st, double gflops, kc::peak_isa isa, std::int64_t threads_axis,
                             thread_pool& pool) {
-  if (!kc::peak_isa_unsupported_reason(isa).empty()) return 0;
-  const peak_value peak = cpu_peak(st, isa, threads_axis, pool);
-  if (peak.gflops <= 0) return 0;
   const std::string name(kc::to_string(isa));
   const std::string pct_name = kc::is_amx(isa) ? "pct_of_amx_peak" : "pct_of_fma_peak";
+  // Withheld with the reason, not left out: a baseline made on a CPU that has the ISA judges
+  // this metric, and on one without it the rule is waived with this reason rather than refused
+  // as naming a metric the benchmark does not produce (issue 45).
+  if (const std::string why = kc::peak_isa_unsupported_reason(isa); !why.empty()) {
+    st.withhold_metric(pct_name, why + ": no " + name + " peak to judge against");
+    return 0;
+  }
+  const peak_value peak = cpu_peak(st, isa, threads_axis, pool);
+  if (peak.gflops <= 0) {
+    st.withhold_metric(pct_name, "the " + name + " peak could not be measured");
+    return 0;
+  }
   st.add_metric("peak_" + name + "_gflops", "GFLOP/s", peak.gflops, true,
                 "the " + name + " peak " + pct_name + " is a fraction of: " + peak.method,
                 metric_role::information);

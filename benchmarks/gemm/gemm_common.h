@@ -143,6 +143,9 @@ struct clock_value {
 [[nodiscard]] kernels::cpu::peak_isa fp32_peak_isa();
 // amx_bf16 where the CPU (and the kernel) give AMX tiles: then the machine's bf16 peak counts them.
 [[nodiscard]] std::optional<kernels::cpu::peak_isa> amx_bf16_peak_isa();
+// On a CPU without AMX-BF16 tiles: pct_of_amx_peak withheld with the reason, so that a baseline
+// made where the tiles exist waives its rule here instead of refusing it as an unknown metric.
+void withhold_amx_fraction_without_amx(state& st);
 // Adds pct_of_fma_peak (pct_of_amx_peak for an AMX isa) of `isa`'s measured peak, and the peak
 // itself beside it (peak_<isa>_gflops, information), and returns that peak in GFLOP/s (0 when
 // the CPU lacks `isa`). A GEMM faster than the peak gets a warning instead of a percentage above

@@ -112,8 +112,11 @@ void run_ours(infrabench::state& st, kc::gemm_dtype dtype) {
   gb::report_peak_fraction(st, gflops, peak_for(isa), st.get_int64("threads"), pool);
   // Where the CPU has AMX tiles, the machine's bf16 peak counts them: how far vdpbf16ps alone is
   // from it.
-  if (const auto amx = gb::amx_bf16_peak_isa(); amx && dtype == kc::gemm_dtype::bf16) {
+  if (dtype != kc::gemm_dtype::bf16) return;
+  if (const auto amx = gb::amx_bf16_peak_isa()) {
     gb::report_peak_fraction(st, gflops, *amx, st.get_int64("threads"), pool);
+  } else {
+    gb::withhold_amx_fraction_without_amx(st);
   }
 }
 

@@ -274,7 +274,9 @@ def test_health_check_names_a_host_of_64_characters(tmp_path):
     if p.returncode not in (0, 1) and "unshare" in p.stderr:
         pytest.skip("no UTS namespace here: " + p.stderr.strip())
     line = one_health_line(p)
-    assert line.endswith(" on " + name) or line.startswith(name + ": "), line
+    # The OK line may go on after the host with what was not judged ("; health/cpu_core_speed not
+    # judged: ..." on a busy machine).
+    assert line.endswith(" on " + name) or f" on {name}; " in line or line.startswith(name + ": "), line
 
 
 @pytest.mark.parametrize("delay", [0.3, 2.0])  # in start-up; in the checks
