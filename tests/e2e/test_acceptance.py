@@ -392,4 +392,10 @@ def test_a_healthy_core_shared_with_a_busy_process_is_not_called_slow(tmp_path, 
             s.wait()
     [r] = results(load_report(report_path), "health/cpu_core_speed")
     assert p.returncode == 0 and r["status"] == "passed", (p.stderr, r.get("reason"))
-    assert metric(r, "slowest_core_ratio") > 0.85, r["metrics"]
+    ratio = next(m for m in r["metrics"] if m["name"] == "slowest_core_ratio")
+    # Under a sanitizer another e2e file runs on the other core (CI runs them two at a time there):
+    # a reading under the bound is then left unjudged, as on any busy machine, never failed.
+    if os.environ.get("INFRABENCH_SANITIZED") == "1" and ratio["value"] <= 0.85:
+        assert "not judged below the bound" in ratio["method"], ratio
+    else:
+        assert ratio["value"] > 0.85, r["metrics"]
