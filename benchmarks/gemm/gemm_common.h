@@ -148,7 +148,8 @@ struct clock_value {
 void withhold_amx_fraction_without_amx(state& st);
 // Adds pct_of_fma_peak (pct_of_amx_peak for an AMX isa) of `isa`'s measured peak, and the peak
 // itself beside it (peak_<isa>_gflops, information), and returns that peak in GFLOP/s (0 when
-// the CPU lacks `isa`). A GEMM faster than the peak gets a warning instead of a percentage above
+// the CPU lacks `isa` or the peak could not be measured: the percentage is then withheld with
+// the reason). A GEMM faster than the peak gets a warning instead of a percentage above
 // 100: that peak is not its ceiling.
 double report_peak_fraction(state& st, double gflops, kernels::cpu::peak_isa isa,
                             std::int64_t threads_axis, thread_pool& pool);
