@@ -82,7 +82,9 @@ def test_commands_exit_promptly_under_an_address_space_limit(tmp_path, kib):
         pytest.skip("a CUDA build cannot start under %d KiB until CUDA is a module" % kib)
     assert v.returncode == 0 and v.stdout.startswith("infrabench 0."), (v.stdout, v.stderr)
     c = under_limit(kib, "check", report, "-b", base, timeout=60)
-    assert c.returncode == 0, (c.stdout, c.stderr)
+    # A report inside its own baseline: PASS, or INCONCLUSIVE (4) where a noisy interval straddles
+    # the bound; never FAIL. A memory failure would be another code.
+    assert c.returncode in (0, 4), (c.stdout, c.stderr)
     out = str(tmp_path / "limited.json")
     r = under_limit(kib, *CPU_RUN, "-o", out, timeout=120)
     assert r.returncode in (0, 1), (r.stdout, r.stderr)

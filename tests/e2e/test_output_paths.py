@@ -20,6 +20,10 @@ import pytest
 from conftest import BIN, FAST, load_report, one_line_error, run
 
 ROOT = os.geteuid() == 0
+# The exit codes of a write that worked: check's verdicts are 0 PASS, 1 FAIL and 4 INCONCLUSIVE
+# (a rule from one short run can straddle its bound on a noisy machine: CI run of e4a9c8d); 3, a
+# failed write, and 2, a refused path, are what these tests are about.
+WROTE = (0, 1, 4)
 ONE = ["--filter", "^bandwidth/memory_latency$", "-a", "working_set=16KiB", *FAST]
 
 
@@ -80,7 +84,7 @@ def test_character_device_stays_a_device(writer, inputs, tmp_path):
     os.mknod(dev, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
     args, _ = WRITERS[writer]
     p = run(*args(inputs, dev))
-    assert p.returncode in (0, 1), (p.returncode, p.stderr)  # check/compare verdicts aside
+    assert p.returncode in WROTE, (p.returncode, p.stderr)
     assert stat.S_ISCHR(os.lstat(dev).st_mode), "the device was replaced"
     assert os.listdir(tmp_path) == ["fakenull"]
 
@@ -100,7 +104,7 @@ def test_fifo_reader_receives_the_whole_output(writer, inputs, tmp_path):
     args, is_output = WRITERS[writer]
     p = run(*args(inputs, fifo))
     t.join(timeout=60)
-    assert p.returncode in (0, 1), (p.returncode, p.stderr)
+    assert p.returncode in WROTE, (p.returncode, p.stderr)
     assert is_output(got["text"])
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
     assert os.listdir(tmp_path) == ["pipe"]
@@ -115,7 +119,7 @@ def test_symlink_stays_a_link_and_its_target_holds_the_output(writer, inputs, tm
     link.symlink_to(target)
     args, is_output = WRITERS[writer]
     p = run(*args(inputs, str(link)))
-    assert p.returncode in (0, 1), (p.returncode, p.stderr)
+    assert p.returncode in WROTE, (p.returncode, p.stderr)
     assert link.is_symlink()
     assert is_output(target.read_text())
     assert not _temporaries(target.parent) and not _temporaries(tmp_path)
