@@ -418,7 +418,7 @@ const direction_row direction_rows[] = {
      infrabench::data_hop::none},
 };
 
-[[maybe_unused]] const bool registered = [] {
+[[maybe_unused]] const bool registered_gpu_host = [] {
   for (const direction_row& r : direction_rows) {
     const direction dir = r.dir;
     host_axes(infrabench::registry::instance()

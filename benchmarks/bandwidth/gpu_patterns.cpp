@@ -384,7 +384,7 @@ const pattern_row pattern_rows[] = {
      "one_to_all); needs 2 GPUs with peer access"},
 };
 
-[[maybe_unused]] const bool registered = [] {
+[[maybe_unused]] const bool registered_gpu_patterns = [] {
   for (const pattern_row& r : pattern_rows) {
     const traffic_pattern p = r.pattern;
     auto& b = infrabench::registry::instance()

@@ -22,6 +22,9 @@
 #include "topology/numa.h"
 
 namespace {
+// Named as well: the STREAM constants and helpers share names with host_memory.cpp's, and a unity
+// build (cmake/infrabench_unity.cmake) may compile the two files as one.
+namespace numa_matrix_bench {
 
 namespace kc = infrabench::kernels::cpu;
 namespace topo = infrabench::kernels::topology;
@@ -302,4 +305,5 @@ INFRABENCH_REGISTER(numa_matrix, "bandwidth/numa_matrix")
       return 3 * bytes * columns;
     });
 
+}  // namespace numa_matrix_bench
 }  // namespace

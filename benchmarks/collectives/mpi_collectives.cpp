@@ -392,7 +392,7 @@ void add_mpi_axes(benchmark& b, const collective& c) {
 }
 
 // Every row of the table, registered with its MPI call (registration.h).
-[[maybe_unused]] const bool registered = [] {
+[[maybe_unused]] const bool registered_mpi = [] {
   register_collectives({.name = "MPI",
                         .prefix = "mpi_",
                         .dtype_text =

@@ -575,7 +575,7 @@ std::string nccl_description(const collective& c) {
 }
 
 // Every row of the table, registered with its NCCL call (registration.h).
-[[maybe_unused]] const bool registered = [] {
+[[maybe_unused]] const bool registered_nccl = [] {
   register_collectives({.name = "NCCL",
                         .prefix = "nccl_",
                         .dtype_text = "element type (NCCL's own reductions for each; "

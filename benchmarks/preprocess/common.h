@@ -20,6 +20,11 @@ namespace infrabench::preprocess_bench {
 
 namespace pp = infrabench::kernels::cpu::preprocess;
 
+// An axis value (validated non-negative by its axis) as a count.
+[[nodiscard]] inline std::size_t as_size(std::int64_t v) {
+  return static_cast<std::size_t>(v);
+}
+
 // ---- axes --------------------------------------------------------------------------------------
 
 // The options of the axes the benchmarks share (same names, same meaning everywhere).

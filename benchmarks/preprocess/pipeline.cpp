@@ -23,10 +23,6 @@
 namespace infrabench::preprocess_bench {
 namespace {
 
-[[nodiscard]] std::size_t as_size(std::int64_t v) {
-  return static_cast<std::size_t>(v);
-}
-
 const requirement turbojpeg_req{"turbojpeg", [](const capabilities&) -> std::string {
                                   return pp::jpeg_support().available ? std::string()
                                                                       : pp::jpeg_support().reason;

@@ -32,10 +32,6 @@
 namespace infrabench::preprocess_bench {
 namespace {
 
-[[nodiscard]] std::size_t as_size(std::int64_t v) {
-  return static_cast<std::size_t>(v);
-}
-
 // Restores OpenCV's thread count when the configuration ends.
 class opencv_threads_guard {
  public:
@@ -52,7 +48,7 @@ class opencv_threads_guard {
   int m_saved;
 };
 
-struct per_thread {
+struct opencv_per_thread {
   std::unique_ptr<pp::opencv_pipeline> cv;
   sample_source source;
 };
@@ -82,7 +78,7 @@ void pipeline_opencv(state& st) {
   const opencv_threads_guard guard(cv_api, opencv_threads ? static_cast<int>(threads) : 1);
   thread_pool pool(opencv_threads ? 1 : threads);
   const std::size_t workers = pool.size();
-  std::vector<per_thread> th(workers);
+  std::vector<opencv_per_thread> th(workers);
   pool.run([&](std::size_t t) {
     th[t].cv = std::make_unique<pp::opencv_pipeline>(cv_api);
     th[t].source = sample_source(*ds, jpeg);

@@ -18,10 +18,6 @@
 namespace infrabench::preprocess_bench {
 namespace {
 
-[[nodiscard]] std::size_t as_size(std::int64_t v) {
-  return static_cast<std::size_t>(v);
-}
-
 // Declares the work, then times job(t, i) over the batch: thread t takes the images i = t,
 // t + threads, ... (the per-call work; the per-thread function is built before the timing).
 void time_batch(state& st, thread_pool& pool, std::size_t batch, const work& w,

@@ -323,7 +323,7 @@ void combine_ranks(infrabench::state& st, const std::vector<sb::job_input_row>& 
                 "ranks that wrote a shard", metric_role::information);
 }
 
-[[maybe_unused]] const bool registered = [] {
+[[maybe_unused]] const bool registered_checkpoint = [] {
   std::vector<std::string> models;
   for (const auto& p : ks::model_presets()) models.emplace_back(p.name);
   models.emplace_back("custom");

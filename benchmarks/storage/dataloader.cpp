@@ -53,7 +53,7 @@ struct loader_run {
   [[nodiscard]] std::uint64_t next_epoch_seed() { return seed + ++epochs_run; }
 };
 
-loader_run read_axes(const infrabench::state& st) {
+loader_run loader_axes(const infrabench::state& st) {
   loader_run run;
   run.engine = st.get_string("reader_engine");
   run.layout.sample_size = static_cast<std::uint64_t>(st.get_int64("sample_size"));
@@ -310,7 +310,7 @@ void search_fastest_fed(infrabench::state& st, loader_run& run, ks::dataloader& 
 }
 
 void storage_dataloader(infrabench::state& st) {
-  loader_run run = read_axes(st);
+  loader_run run = loader_axes(st);
   refuse_early(st, run);
   const host_part mine = agree_on_dataset(st, run);
   const ks::dataloader_options opts = loader_options(st, run, mine);
@@ -325,7 +325,7 @@ void storage_dataloader(infrabench::state& st) {
 
 // The job's row: the hosts loaded at the same time, so their sample rates add up; a synchronous
 // data-parallel job waits for its slowest host, so the job's AU is the lowest host's.
-void combine_hosts(infrabench::state& st, const std::vector<sb::job_input_row>& hosts) {
+void combine_loader_hosts(infrabench::state& st, const std::vector<sb::job_input_row>& hosts) {
   using infrabench::metric_role;
   const std::string n = std::to_string(hosts.size()) + " hosts";
   auto sum = [&](const std::string& metric) {
@@ -360,7 +360,7 @@ void combine_hosts(infrabench::state& st, const std::vector<sb::job_input_row>& 
                 "hosts that measured (one rank each)", metric_role::information);
 }
 
-[[maybe_unused]] const bool registered = [] {
+[[maybe_unused]] const bool registered_dataloader = [] {
   auto& b =
       infrabench::registry::instance()
           .add("storage/dataloader", storage_dataloader)
@@ -420,7 +420,7 @@ void combine_hosts(infrabench::state& st, const std::vector<sb::job_input_row>& 
                        "storage/dataloader across the hosts of an mpirun/srun job: the "
                        "accelerators the whole cluster's storage feeds at the AU threshold "
                        "(MLPerf Storage's figure), the lowest host AU named",
-                       combine_hosts)
+                       combine_loader_hosts)
       .produces("accelerator_utilization_percent_min", "%", infrabench::better::higher)
       .headline("accelerator_utilization_percent_min")
       .produces("aggregate_samples_per_s", "samples/s", infrabench::better::higher)

@@ -465,7 +465,7 @@ void combine_hosts(infrabench::state& st, const std::vector<sb::job_input_row>& 
                 "hosts that measured (one rank each)", metric_role::information);
 }
 
-[[maybe_unused]] const bool registered = [] {
+[[maybe_unused]] const bool registered_read = [] {
   auto& b =
       infrabench::registry::instance()
           .add("storage/read", storage_read)

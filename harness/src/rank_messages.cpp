@@ -29,7 +29,7 @@ std::string string_of(const json& j, const char* key) {
   return v.get<std::string>();
 }
 
-reason_code code_of(const std::string& name) {
+reason_code code_or_error(const std::string& name) {
   return parse_reason_code(name).value_or(reason_code::error);
 }
 
@@ -53,7 +53,7 @@ std::string encode_reason(const coded_reason& r) {
 
 coded_reason decode_reason(std::string_view text) {
   const json j = parse(text);
-  return {code_of(string_of(j, "code")), string_of(j, "text")};
+  return {code_or_error(string_of(j, "code")), string_of(j, "text")};
 }
 
 rank_outcome outcome_of(const result& r) {
@@ -76,7 +76,7 @@ rank_outcome decode_outcome(std::string_view text) {
   o.st = st == "failed" ? status::failed : st == "skipped" ? status::skipped : status::passed;
   o.reason = string_of(j, "reason");
   for (const auto& t : need(j, "invalid")) o.invalid_reasons.push_back(t.get<std::string>());
-  for (const auto& c : need(j, "invalid_codes")) o.invalid_codes.push_back(code_of(c));
+  for (const auto& c : need(j, "invalid_codes")) o.invalid_codes.push_back(code_or_error(c));
   // A reason without its code (never sent so) counts as a failed check.
   o.invalid_codes.resize(o.invalid_reasons.size(), reason_code::check_failed);
   return o;

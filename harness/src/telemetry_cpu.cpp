@@ -14,7 +14,7 @@
 namespace infrabench::telemetry {
 namespace {
 
-constexpr double nan_v = std::numeric_limits<double>::quiet_NaN();
+constexpr double no_reading = std::numeric_limits<double>::quiet_NaN();
 
 // Entries of a directory whose names start with `prefix`, sorted (cpu0, cpu1, ..., mc0, ...).
 std::vector<std::string> entries(const std::string& dir, const std::string& prefix) {
@@ -42,10 +42,10 @@ bool read_text(const std::string& path, std::string* out) {
 
 double read_number(const std::string& path) {
   std::string s;
-  if (!read_text(path, &s) || s.empty()) return nan_v;
+  if (!read_text(path, &s) || s.empty()) return no_reading;
   char* end = nullptr;
   const double v = std::strtod(s.c_str(), &end);
-  return end == s.c_str() ? nan_v : v;
+  return end == s.c_str() ? no_reading : v;
 }
 
 bool exists(const std::string& path) {
@@ -160,8 +160,8 @@ cpu_source::cpu_source(std::string root) : m_root(std::move(root)) {
 }
 
 cpu_source::reading cpu_source::read() {
-  reading r{nan_v, nan_v, nan_v, nan_v, nan_v};
-  double sum = 0, lo = nan_v, hi = nan_v;
+  reading r{no_reading, no_reading, no_reading, no_reading, no_reading};
+  double sum = 0, lo = no_reading, hi = no_reading;
   std::size_t n = 0;
   for (const auto& f : m_freq_files) {
     const double khz = read_number(f);

@@ -140,4 +140,4 @@ class registry {
 // INFRABENCH_REGISTER(fn, "group/name").describe("...").add_int64_axis(...);
 #define INFRABENCH_REGISTER(fn, name)                                 \
   [[maybe_unused]] static ::infrabench::benchmark& INFRABENCH_CONCAT( \
-      infrabench_registered_, __LINE__) = ::infrabench::registry::instance().add(name, fn)
+      infrabench_registered_, __COUNTER__) = ::infrabench::registry::instance().add(name, fn)
