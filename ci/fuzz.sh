@@ -55,15 +55,37 @@ for target in "${targets[@]}"; do sources+=("tests/fuzz/fuzz_$target.cpp"); done
 # crash's stack needs.
 flags="-std=c++20 -g1 -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -Ireports/include -Iharness/include -Ikernels"
 echo "==== fuzz: building with $($cxx --version | head -1)"
-# An object is rebuilt when its source or any header is newer: a changed struct must not leave
-# objects built with its old layout beside new ones (a false crash in the first seed).
+# The library is compiled in batches of $batch files (one file that #includes them), as the CMake
+# build compiles it (cmake/infrabench_unity.cmake): each batch parses the headers once.
+# An object is rebuilt when any of its sources or any header is newer: a changed struct must not
+# leave objects built with its old layout beside new ones (a false crash in the first seed).
+batch=${INFRABENCH_FUZZ_BATCH:-8}
 newest_header=$(find reports/include harness/include tests/fuzz -name '*.h' -printf '%T@ %p\n' | sort -n | tail -1 | cut -d' ' -f2-)
-printf '%s\n' "${sources[@]}" |
-  xargs -P "$(nproc)" -I{} sh -c 'o="$1/obj/$(echo "$2" | tr / _).o"; [ "$o" -nt "$2" ] && [ "$o" -nt "$5" ] || exec $3 $4 -c "$2" -o "$o"' _ "$out" {} "$cxx" "$flags" "$newest_header"
+units=()
+for ((i = 0; i < ${#library[@]}; i += batch)); do
+  unit="$out/obj/library_$((i / batch)).cpp"
+  text=$(for s in "${library[@]:i:batch}"; do printf '#include "%s"\n' "$PWD/$s"; done)
+  # Written only when it changes, so that its time says when its list last did.
+  if [[ ! -e $unit || $(cat "$unit") != "$text" ]]; then printf '%s\n' "$text" >"$unit"; fi
+  units+=("$unit")
+done
+for target in "${targets[@]}"; do units+=("tests/fuzz/fuzz_$target.cpp"); done
+stale() {  # stale OBJECT SOURCE: the object is older than the source, a file it includes, or a header
+  local o=$1 src=$2 member
+  [[ -e $o && $o -nt $src && $o -nt $newest_header ]] || return 0
+  for member in $(sed -n 's/^#include "\(.*\)"$/\1/p' "$src"); do [[ $o -nt $member ]] || return 0; done
+  return 1
+}
+export -f stale
+export newest_header
+printf '%s\n' "${units[@]}" |
+  xargs -P "$(nproc)" -I{} bash -c 'o="$1/obj/$(basename "$2").o"; if stale "$o" "$2"; then exec $3 $4 -c "$2" -o "$o"; fi' _ "$out" {} "$cxx" "$flags"
 objs=()
-for s in "${library[@]}"; do objs+=("$out/obj/$(echo "$s" | tr / _).o"); done
+for unit in "${units[@]}"; do
+  case $unit in "$out"/obj/library_*) objs+=("$out/obj/$(basename "$unit").o") ;; esac
+done
 for target in "${targets[@]}"; do
-  "$cxx" -fsanitize=fuzzer,address,undefined "${objs[@]}" "$out/obj/tests_fuzz_fuzz_$target.cpp.o" -o "$out/fuzz_$target"
+  "$cxx" -fsanitize=fuzzer,address,undefined "${objs[@]}" "$out/obj/fuzz_$target.cpp.o" -o "$out/fuzz_$target"
 done
 status=0
 for target in "${targets[@]}"; do

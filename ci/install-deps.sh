@@ -7,7 +7,7 @@ if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
 packages=(
   build-essential cmake ninja-build pkg-config git ccache
   nlohmann-json3-dev libcli11-dev libhwloc-dev liburing-dev
-  libopenmpi-dev openmpi-bin iproute2
+  libopenmpi-dev openmpi-bin iproute2 strace
   slurm-wlm munge
   libgtest-dev libgmock-dev libbenchmark-dev
   fio
