@@ -121,9 +121,11 @@ export -f stage run_preset build_preset require_cuda_where_nvcc sanitizer_side
 export jobs stage_log
 setsid bash -c 'set -euo pipefail; sanitizer_side' >"$side_log" 2>&1 &
 side_pid=$!
+# Without the e2e files labelled behaviour_only (tests/e2e/CMakeLists.txt): they check behaviour
+# alone, run the same code in every build, and the ASan stage below runs them (~100 s here).
 default_tests() {
-  echo "==== default: test"
-  ctest --preset default -j "$jobs"
+  echo "==== default: test (the behaviour_only e2e files run in the ASan stage)"
+  ctest --preset default -j "$jobs" -LE '^behaviour_only$'
 }
 stage default-tests default_tests
 # The browser test's screenshots of the HTML report (INFRABENCH_SCREENSHOT_DIR, set by ctest).
