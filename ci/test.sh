@@ -10,8 +10,9 @@
 # TSan stage and the fuzzing take it, at idle priority (SCHED_IDLE: the scheduler gives them a CPU
 # only when nothing else wants it; their output is printed when they end). Where the two vCPUs
 # share a physical core they still slow the timed files somewhat (default tests 847 s beside them,
-# 660-690 s alone, 2026-11-29), which is why no timed check may be tight. The ASan tests, which
-# skip every timing check (INFRABENCH_SANITIZED), come last, on both cores.
+# 660-690 s alone, at 3b584e3; 686 s beside a lighter side at 2a5ae2f), which is why no timed check
+# may be tight. The ASan tests, which skip every timing check (INFRABENCH_SANITIZED), come last, on
+# both cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
