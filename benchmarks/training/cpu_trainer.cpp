@@ -15,10 +15,6 @@ namespace {
 namespace kc = infrabench::kernels::cpu;
 using clock_type = std::chrono::steady_clock;
 
-[[nodiscard]] double seconds_from(clock_type::time_point t0) {
-  return std::chrono::duration<double>(clock_type::now() - t0).count();
-}
-
 class cpu_trainer final : public trainer {
  public:
   cpu_trainer(const trainer_options& o, communicator& comm, thread_pool& pool)
@@ -39,16 +35,16 @@ class cpu_trainer final : public trainer {
              tf::phase_times& t) override {
     auto t0 = clock_type::now();
     const float loss = m_model.forward(batch);
-    t.forward += seconds_from(t0);
+    t.forward += seconds_since(t0);
     t0 = clock_type::now();
     m_model.backward(batch);
-    t.backward += seconds_from(t0);
+    t.backward += seconds_since(t0);
     t0 = clock_type::now();
     if (m_comm.size() > 1) m_comm.allreduce_sum(m_model.grads(), m_model.param_count());
-    t.allreduce += seconds_from(t0);
+    t.allreduce += seconds_since(t0);
     t0 = clock_type::now();
     m_model.adamw_step(m_opt);
-    t.optimizer += seconds_from(t0);
+    t.optimizer += seconds_since(t0);
     return loss;
   }
 

@@ -61,10 +61,6 @@ namespace gb = infrabench::gemm_bench;
 
 using clock_type = std::chrono::steady_clock;
 
-[[nodiscard]] double seconds_since(clock_type::time_point t0) {
-  return std::chrono::duration<double>(clock_type::now() - t0).count();
-}
-
 // Untimed steps before the harness's own warm-up call: page faults, MPI's and NCCL's first
 // large messages, cuBLASLt's heuristics and lazy module loading stay out of the timed steps.
 // On the CPU the harness's warm-up call (one step) covers it: a gpt2-124m step takes seconds there.

@@ -4,6 +4,7 @@
 // loop, the report and the checks; a trainer owns the model, its memory and its phases' timing.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -19,6 +20,11 @@
 namespace infrabench::training_bench {
 
 namespace tf = infrabench::kernels::transformer;
+
+// Seconds from t0 to now on the steady clock: the phase times of a step.
+[[nodiscard]] inline double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
 
 // How the ranks share the work (data parallel: every rank holds the whole model).
 enum class dp_mode {
