@@ -7,24 +7,26 @@
 #
 # Order, for wall time on 2 cores. The stages whose tests measure (default, multinode, slurm,
 # cpu-only, package) run their timed e2e files one at a time, which leaves a core mostly idle: the
-# TSan stage and the fuzzing take it, at idle priority (SCHED_IDLE: the scheduler gives them a CPU
-# only when nothing else wants it; their output is printed when they end). Where the two vCPUs
+# TSan stage, the fuzzing and then the ASan build take it, at idle priority (SCHED_IDLE: the
+# scheduler gives them a CPU only when nothing else wants it; their output is printed when they end). Where the two vCPUs
 # share a physical core they still slow the timed files somewhat (default tests 847 s beside them,
 # 660-690 s alone, at 3b584e3; 686 s beside a lighter side at 2a5ae2f), which is why no timed check
 # may be tight. The ASan tests, which skip every timing check (INFRABENCH_SANITIZED), come last, on
-# both cores.
+# both cores, once the side's ASan build is done.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
 
 # One compiler cache for every preset: no global compile definition differs between the default,
 # cpu-only and package builds, so ccache's preprocessor mode serves most of the cpu-only build from
-# the default one (CI has 2 cores; a full build is ~7 minutes of them). The sanitizer builds use
+# the default one (CI has 2 cores; a full build is ~7 minutes of them), and nvcc's compiles of the
+# CUDA kernels in the package build (~65 CPU s) from the default build's. The sanitizer builds use
 # other flags and gain nothing, but lose nothing either. A caller's CCACHE_DIR is kept.
 if command -v ccache >/dev/null; then
   export CCACHE_DIR=${CCACHE_DIR:-$PWD/build-ccache}  # ignored by git, as every build*/
   export CCACHE_BASEDIR=$PWD CCACHE_NOHASHDIR=1
   export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache
+  export CMAKE_CUDA_COMPILER_LAUNCHER=ccache
 fi
 
 # Each stage's wall time, printed as it ends and again at the end: CI must stay under 50 minutes
@@ -99,8 +101,8 @@ default_build() {
 stage default-build default_build
 # From the default tests on, at idle priority: TSan (the unit tests only, the tsan test preset's
 # label filter: it builds just what they need, not the benchmarks and the executable), then the
-# fuzzing of the report, baseline and suite parsers. Their output goes to a log printed when they
-# end. The subshell sets its own policy before it starts anything, so every compile and test
+# fuzzing of the report, baseline and suite parsers, then the ASan build. Their output goes to a log
+# printed when they end. The subshell sets its own policy before it starts anything, so every compile and test
 # inherits it: SCHED_IDLE where chrt can set it, else the lowest nice.
 sanitizer_side() {
   if ! chrt --idle -p 0 "$BASHPID" 2>/dev/null; then renice -n 19 -p "$BASHPID" >/dev/null; fi
@@ -108,6 +110,10 @@ sanitizer_side() {
   stage tsan run_preset tsan infrabench_unit_tests
   echo "==== fuzz: report and baseline parsers"
   stage fuzz ci/fuzz.sh
+  # Then the ASan build, still at idle priority: it takes the core the timed stages leave (the
+  # default tests' last minutes, multinode, sim-cluster, Slurm: ~1 core idle for ~300 s), and both
+  # once the main line waits for it before the ASan tests (~130 s of CI's wall time, issue 41).
+  stage asan-build build_preset asan
 }
 side_log=$(mktemp)
 # In a session of its own, so that a failing stage stops it too (the whole process group).
@@ -117,7 +123,7 @@ stop_side() {
   rm -f "$stage_log" "$side_log"
 }
 trap stop_side EXIT
-echo "==== tsan, fuzz: beside the stages that follow, at idle priority (their log is printed when they end)"
+echo "==== tsan, fuzz, asan build: beside the stages that follow, at idle priority (their log is printed when they end)"
 export -f stage run_preset build_preset require_cuda_where_nvcc sanitizer_side
 export jobs stage_log
 setsid bash -c 'set -euo pipefail; sanitizer_side' >"$side_log" 2>&1 &
@@ -158,25 +164,24 @@ package_build() {
   ci/package.sh --build build-pkg
 }
 stage package package_build
-stage asan-build build_preset asan
-# The ASan tests on both cores (TSan and the fuzzing, if not done yet, keep whatever CPU is left).
+# The ASan tests need the side's ASan build: wait for the side (its build then has both cores).
+echo "==== tsan, fuzz, asan build: waiting for them to end"
+side_status=0
+wait "$side_pid" || side_status=$?
+echo "==== tsan, fuzz, asan build: their log"
+cat "$side_log"
+if [[ $side_status -ne 0 ]]; then
+  echo "ci/test.sh: error: tsan, fuzz or the asan build exit $side_status (the first to fail is in" \
+    "their log above)" >&2
+  exit 1
+fi
+# The ASan tests, last, on both cores.
 asan_tests() {
   echo "==== asan: test"
   ctest --preset asan -j "$jobs"
 }
-asan_status=0
-stage asan asan_tests || asan_status=$?
-echo "==== tsan, fuzz: waiting for them to end"
-side_status=0
-wait "$side_pid" || side_status=$?
-echo "==== tsan, fuzz: their log"
-cat "$side_log"
-if [[ $asan_status -ne 0 || $side_status -ne 0 ]]; then
-  echo "ci/test.sh: error: asan tests exit $asan_status; tsan and fuzz exit $side_status" \
-    "(the first to fail is in their log above)" >&2
-  exit 1
-fi
+stage asan asan_tests
 if command -v ccache >/dev/null; then ccache --show-stats | grep -Ei "hit|miss" || true; fi
-echo "==== stage times (tsan and fuzz ran beside the stages from default-tests on, at idle priority)"
+echo "==== stage times (tsan, fuzz and asan-build ran beside the stages from default-tests on, at idle priority)"
 sed 's/^/  /' "$stage_log"
 echo "==== all configurations passed ($SECONDS s)"
