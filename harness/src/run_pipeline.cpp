@@ -329,6 +329,12 @@ result_counts count_results(const model::report_view& v) {
 // The console output after a run: the tables and the totals.
 void print_console(std::ostream& console, const printer& table, const written_report& w,
                    const analysed_results& a, const render_settings& s) {
+  // What the machine is good for first (issue 45): one line per hop, then the tables behind it.
+  if (!w.scorecard.empty()) {
+    for (const auto& line : scorecard_lines(w.scorecard, w.view.simulated, console_width))
+      console << line << "\n";
+    console << "\n";
+  }
   if (s.multi) {
     print_cluster_tables(console, table, w, a, s.outliers);
   } else {
@@ -471,9 +477,20 @@ written_report write_report(report_context ctx, const analysed_results& a, const
   written_report w;
   w.report = make_report(ctx, a.results);
   if (telemetry != nullptr) w.report["telemetry"] = *telemetry;
+  // Read back as any reader reads it (the render step works on the typed model), and the scorecard
+  // made from that: neither may keep the results from being delivered, so a failure here is only
+  // said, and the reading is retried (and may throw) after delivery.
+  std::optional<model::report_view> view;
+  try {
+    view = model::report_from_json(w.report, output);
+    w.scorecard = make_scorecard(*view);
+    w.report["scorecard"] = scorecard_json(w.scorecard);
+  } catch (const std::exception& e) {
+    w.scorecard.clear();
+    std::cerr << "infrabench: warning: the report has no scorecard: " << e.what() << std::endl;
+  }
   w.fate = deliver_report(output, json_text(w.report, 2) + "\n", &w.where_asked);
-  // Read back as any reader reads it: the render step works on the typed model.
-  w.view = model::report_from_json(w.report, output);
+  w.view = view ? std::move(*view) : model::report_from_json(w.report, output);
   return w;
 }
 

@@ -1210,6 +1210,10 @@ void print_differences_table(std::ostream& out, const comparison& c) {
 
 }  // namespace
 
+std::string comparison_method_text(const comparison& c) {
+  return method_text(c);
+}
+
 std::string roofline_line(const comparison& c) {
   std::string out;
   bool any = false;

@@ -20,6 +20,7 @@
 #include "infrabench/reports/rank_stats.h"
 #include "infrabench/reports/roofline.h"
 #include "infrabench/reports/text.h"
+#include "infrabench/scorecard.h"
 #include "infrabench/stats.h"
 
 namespace infrabench::reports {
@@ -1389,6 +1390,80 @@ void reports_section(std::ostringstream& body, const std::vector<report_view>& r
   body << "</table>\n";
 }
 
+// A scorecard cell: the value, or the status, and why in its title (scorecard.h).
+std::string scorecard_cell(const scorecard_row& r, bool simulated) {
+  const bool has_value =
+      r.status == scorecard_status::measured || r.status == scorecard_status::invalid;
+  std::string status(to_string(r.status));
+  if (r.status == scorecard_status::measured && simulated) status = "simulated";
+  if (r.status == scorecard_status::invalid) status = "INVALID";
+  std::string title = has_value ? r.benchmark + " " + r.configuration : r.benchmark;
+  for (const auto& f : r.fractions) title += "; " + f.metric + " " + format_scaled(f.value, f.unit);
+  if (!r.why.empty()) title += (title.empty() ? "" : "; ") + r.why;
+  const std::string cls = r.status == scorecard_status::invalid ? "num INVALID" : "num";
+  return "<td class=\"" + cls + "\" title=\"" + xml_escape(title) + "\">" +
+         (has_value ? xml_escape(format_scaled(r.value, r.unit)) + "<br>" : "") + "<small>" +
+         xml_escape(status) + "</small></td>";
+}
+
+// The scorecard (issue 45), first on the page: per hop of the data path and device, the best
+// value each report measured. One report gets the benchmark, the fractions and the reason in
+// columns; several get a column each, the rest in each cell's title.
+void scorecard_section(std::ostringstream& body, const std::vector<report_view>& reports) {
+  std::vector<std::vector<scorecard_row>> cards;
+  for (const auto& r : reports) cards.push_back(make_scorecard(r));
+  body << "<h2 id=\"scorecard\">Scorecard</h2>\n<p class=\"note\">Each hop of a training job's "
+          "data path, its best result, valid or why not (the benchmarks that declare the hop on "
+          "their headline; a configuration's value is the median over its ranks).</p>\n<table>"
+          "<tr><th>hop</th><th>device</th>";
+  const auto device = [](const scorecard_row& r) { return r.gpu ? (*r.gpu ? "GPU" : "CPU") : "-"; };
+  if (reports.size() == 1) {
+    body << "<th>headline</th><th>of peak or reference</th><th>benchmark</th><th>why</th></tr>\n";
+    for (const auto& r : cards.front()) {
+      std::string fractions;
+      for (const auto& f : r.fractions)
+        fractions +=
+            (fractions.empty() ? "" : ", ") + f.metric + " " + format_scaled(f.value, f.unit);
+      const std::string config =
+          r.configuration.empty() ? r.benchmark : r.benchmark + " " + r.configuration;
+      body << "<tr><td>" << xml_escape(hop_title(r.hop)) << "</td><td>" << device(r) << "</td>"
+           << scorecard_cell(r, reports.front().simulated) << "<td>"
+           << xml_escape(fractions.empty() ? "-" : fractions) << "</td><td>" << xml_escape(config)
+           << "</td><td class=\"rule\">" << xml_escape(r.why) << "</td></tr>\n";
+    }
+    body << "</table>\n";
+    return;
+  }
+  for (const auto& r : reports) body << "<th>" << xml_escape(r.label) << "</th>";
+  body << "</tr>\n";
+  // Rows in data-path order, each (hop, device) once, from whichever report has it.
+  std::vector<std::pair<data_hop, std::string>> keys;
+  for (const auto& card : cards) {
+    for (const auto& r : card) {
+      const std::pair<data_hop, std::string> k{r.hop, device(r)};
+      if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
+    }
+  }
+  std::stable_sort(keys.begin(), keys.end(), [](const auto& a, const auto& b) {
+    return static_cast<int>(a.first) < static_cast<int>(b.first);
+  });
+  for (const auto& [hop, dev] : keys) {
+    body << "<tr><td>" << xml_escape(hop_title(hop)) << "</td><td>" << dev << "</td>";
+    for (std::size_t i = 0; i < cards.size(); ++i) {
+      const auto it = std::find_if(cards[i].begin(), cards[i].end(), [&](const scorecard_row& r) {
+        return r.hop == hop && device(r) == dev;
+      });
+      if (it == cards[i].end()) {
+        body << "<td class=\"why-none\">not in this report</td>";
+      } else {
+        body << scorecard_cell(*it, reports[i].simulated);
+      }
+    }
+    body << "</tr>\n";
+  }
+  body << "</table>\n";
+}
+
 // A verdict as a CSS class: "NOT RUN" would be two classes, so its space becomes a hyphen.
 std::string verdict_class(std::string s) {
   std::replace(s.begin(), s.end(), ' ', '-');
@@ -1498,15 +1573,11 @@ void roofline_section(std::ostream& body, const std::vector<std::string>& labels
 
 void comparison_body(page_writer& page, const comparison& c) {
   auto& body = page.body();
+  // The engine's own method text, as the console and the Markdown print it (issue 45, item 5).
   body << "<p>Against <b>" << xml_escape(c.labels[0])
-       << "</b>. A change is called when a Mann&ndash;Whitney U test on the raw samples gives p "
-          "&lt; "
-       << format_number(c.options.alpha) << " and the ratio moves by at least "
-       << format_number(c.options.min_effect * 100)
-       << "% and out of both runs' 95% intervals of the median (within-run noise only: see "
-          "history trend). Performance metrics only: clocks, counts and verification errors "
-          "are not gated. The chart shows each benchmark's headline metric; every metric is in "
-          "the table below it.</p>\n";
+       << "</b>: " << xml_escape(comparison_method_text(c))
+       << " The chart shows each benchmark's headline metric; every metric is in the table below "
+          "it.</p>\n";
   for (const auto& spec : comparison_charts(c)) page.canvas(spec);
   comparison_table(body, c);
   const auto regs = regressions(c, 0);
@@ -1695,6 +1766,7 @@ std::string render_html(const std::vector<report_view>& reports, const html_opti
   page_writer page(body);
   page_heading(body, opt.title);
   simulated_banner(body, reports);
+  scorecard_section(body, reports);
   reports_section(body, reports);
   if (opt.checked_against) verdicts_section(body, reports, *opt.checked_against);
   std::vector<std::string> labels;

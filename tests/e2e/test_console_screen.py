@@ -92,6 +92,29 @@ def test_first_screen_is_a_header_naming_the_machine(quick):
     assert "1 rank on 1 host" in text, text
 
 
+def test_scorecard_comes_first_one_row_per_hop(quick):
+    """Issue 45, item 1: what the machine is good for before the ~200 lines of tables, a row per
+    hop of the data path in the console and in the report, each measured hop with its benchmark."""
+    p, _, report = quick
+    lines = p.stdout.splitlines()
+    benchmarks = {r["benchmark"] for r in report["results"]}
+    title = next(i for i, line in enumerate(lines) if line.startswith("Scorecard"))
+    first_table = next(i for i, line in enumerate(lines) if line.split("  ")[0] in benchmarks)
+    assert title < first_table, "\n".join(lines[:first_table + 3])
+    rows = report["scorecard"]["rows"]
+    order = ["storage_read", "preprocess", "h2d", "compute", "allreduce", "step"]
+    assert sorted({r["hop"] for r in rows}, key=order.index) == order
+    assert [order.index(r["hop"]) for r in rows] == sorted(order.index(r["hop"]) for r in rows)
+    ran = {r["hop"] for r in rows if r["device"] == "cpu" and r["status"] in ("measured", "invalid")}
+    assert {"storage_read", "preprocess", "compute", "step"} <= ran, rows
+    card = "\n".join(lines[title:first_table])
+    for r in rows:
+        if r["status"] in ("measured", "invalid"):
+            assert r["benchmark"] in card and r["value"] > 0, (r, card)
+        else:
+            assert r["why"], r  # a hop not measured says why
+
+
 def test_quick_suite_fits_120_columns(quick):
     p, _, _ = quick
     assert not too_wide(p.stdout), "\n".join(too_wide(p.stdout))[:3000]

@@ -458,6 +458,40 @@ def test_compare_regression_gate_and_formats(tmp_path):
     assert md.returncode == 0 and "| group |" in md.stdout and "Significant regressions" in md.stdout
 
 
+def test_every_renderer_shows_the_one_engines_verdicts(tmp_path):
+    """Issue 45, item 5: the console, Markdown, JSON, CSV and HTML forms of one comparison show the
+    same verdict for every performance metric, and the same method text: the engine's."""
+    import html as html_lib
+    from collections import Counter
+    base = repeated(SINGLE, tmp_path, "synthetic_single.json")
+    slow = scaled(base, 0.7, tmp_path, "slower.json")
+    doc = json.loads(run("compare", base, slow, "--format", "json").stdout)
+    perf = [m for m in doc["metrics"] if m["role"] == "performance"]
+    from_json = Counter((m["benchmark"], m["configuration"], m["metric"], m["reports"][1]["verdict"]) for m in perf)
+    assert any(v == "WORSE" for *_, v in from_json), from_json  # the pair has something to decide
+    rows = list(csv.DictReader(io.StringIO(run("compare", base, slow, "--format", "csv").stdout)))
+    from_csv = Counter((r["benchmark"], r["configuration"], r["metric"], r["verdict"]) for r in rows
+                       if r["role"] == "performance" and r["report"] == "slower")
+    assert from_csv == from_json
+    out = str(tmp_path / "c.html")
+    assert run("compare", base, slow, "--format", "html", "-o", out).returncode == 0
+    page = open(out, encoding="utf-8").read()
+    cells = re.findall(r'<tr><td>([^<]*)</td><td>([^<]*)</td><td>([^<]*)</td>.*?<td class="verdict">([^<]*)</td>',
+                       page)
+    from_html = Counter(tuple(html_lib.unescape(x) for x in c) for c in cells)
+    assert from_html == from_json
+    # One method text, the engine's, in every renderer that explains it.
+    table = run("compare", base, slow).stdout
+    md = run("compare", base, slow, "--format", "markdown").stdout
+    for text in (table, md, html_lib.unescape(page)):
+        flat = " ".join(text.split())
+        assert "Welch's t-test on the logs of each side's repetitions" in flat, flat[:3000]
+        assert "Mann" not in flat
+    for verdict, n in Counter(v for *_, v in from_json).items():
+        if verdict in ("WORSE", "BETTER"):
+            assert md.count(verdict) >= n and table.count(verdict) >= n, (verdict, n)
+
+
 def test_compare_names_the_machine_difference(tmp_path):
     doc = json.load(open(SINGLE))
     doc["hosts"][0]["cpu"]["model"] = "Other CPU 9000"
@@ -655,6 +689,17 @@ def test_html_report_is_self_contained(real, tmp_path):
     assert "Chart.js v" in html and "<canvas data-chart=" in html
     assert "src=\"http" not in html and "href=\"http" not in html
     assert "Verdicts" in html and "fixture-node3" in html
+    # The scorecard first (issue 45): a column per report, a row per hop of the data path.
+    assert html.index('id="scorecard"') < html.index('id="reports"') < html.index('id="verdicts"')
+    card = html[html.index('id="scorecard"'):html.index('id="reports"')]
+    assert "storage read" in card and "compute" in card and card.count("<th>") == 2 + 3, card[:2000]
+    # One report: its benchmark, fractions and reasons in columns of their own; these short runs
+    # of two memory benchmarks measure no hop of the data path, and say so.
+    p = run("report", real[0], "-o", out)
+    assert p.returncode == 0, p.stderr
+    html = open(out, encoding="utf-8").read()
+    card = html[html.index('id="scorecard"'):html.index('id="reports"')]
+    assert "of peak or reference" in card and "no benchmark of this run measures it" in card, card[:2000]
     one_line_error(run("report", str(tmp_path / "missing.json"), "-o", out), "cannot read report")
 
 

@@ -20,12 +20,12 @@
 
 #include "infrabench/cluster.h"
 #include "infrabench/model/report.h"
-
 #include "infrabench/options.h"
 #include "infrabench/outliers.h"
 #include "infrabench/report.h"
 #include "infrabench/result.h"
 #include "infrabench/runner.h"
+#include "infrabench/scorecard.h"
 
 namespace infrabench {
 
@@ -138,6 +138,8 @@ struct analysed_results {
 struct written_report {
   nlohmann::json report;    // as written (the json format and the post-run hooks take it)
   model::report_view view;  // the same report, typed: what the render step reads
+  // The report's scorecard (scorecard.h), as written into it; empty when it could not be made.
+  std::vector<scorecard_row> scorecard;
   std::string fate;         // "written to X", or what failed and where it went instead
   bool where_asked = true;  // false: saved elsewhere or printed (exit 3)
 };

@@ -222,6 +222,10 @@ struct between_runs {
 [[nodiscard]] std::pair<double, double> median_ci95(std::vector<double> v);
 [[nodiscard]] double median_ci95_half_width(std::vector<double> v);
 
+// How a verdict of `c` is reached, in one paragraph: what the console, the Markdown and the HTML
+// page say, generated from the options the engine used (issue 45, item 5: one engine, one text).
+[[nodiscard]] std::string comparison_method_text(const comparison& c);
+
 void print_comparison_table(std::ostream& out, const comparison& c);
 void print_comparison_markdown(std::ostream& out, const comparison& c);
 [[nodiscard]] nlohmann::json comparison_json(const comparison& c);
