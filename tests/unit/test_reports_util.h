@@ -8,9 +8,21 @@
 
 #include <nlohmann/json.hpp>
 
+#include "infrabench/model/report.h"
+
 namespace ib_test {
 
 using json = nlohmann::json;
+
+// A typed metric for tests that build a report_view directly (the roofline's, the scorecard's).
+inline infrabench::model::metric_view metric_view_of(const std::string& name,
+                                                     const std::string& unit, double value) {
+  infrabench::model::metric_view v;
+  v.name = name;
+  v.unit = unit;
+  v.value = value;
+  return v;
+}
 
 struct m {
   std::string name, unit;

@@ -14,6 +14,8 @@
 #include "infrabench/reports/html_report.h"
 #include "infrabench/reports/roofline.h"
 
+#include "test_reports_util.h"
+
 namespace {
 
 using namespace infrabench;
@@ -30,11 +32,7 @@ metric_decl decl(const std::string& name, const std::string& unit, metric_kind k
 }
 
 metric_view metric(const std::string& name, const std::string& unit, double value) {
-  metric_view m;
-  m.name = name;
-  m.unit = unit;
-  m.value = value;
-  return m;
+  return ib_test::metric_view_of(name, unit, value);
 }
 
 result_view result(const std::string& bench, json axes, std::vector<metric_view> metrics) {

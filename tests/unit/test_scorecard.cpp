@@ -12,6 +12,8 @@
 #include "infrabench/scorecard.h"
 #include "infrabench/text_layout.h"
 
+#include "test_reports_util.h"
+
 namespace {
 
 using namespace infrabench;
@@ -27,11 +29,7 @@ metric_decl headline(const std::string& name, const std::string& unit, data_hop 
 }
 
 metric_view metric(const std::string& name, const std::string& unit, double value) {
-  metric_view m;
-  m.name = name;
-  m.unit = unit;
-  m.value = value;
-  return m;
+  return ib_test::metric_view_of(name, unit, value);
 }
 
 result_view result(const std::string& bench, json axes, std::vector<metric_view> metrics,

@@ -2,9 +2,10 @@
 // data path (storage read, CPU preprocessing, host-to-GPU copies, compute, all-reduce, the whole
 // step) and device, each with the best headline value the run measured there, the fractions of a
 // peak or of a reference run that the benchmark declares beside it, and whether it is valid or why
-// not (the best value, valid or not: the same workload from run to run, labelled). A hop's benchmarks are found by their declarations (benchmark::measures on the headline,
-// metric_decl.h: data_hop), never by a name; the same rows go to the console (first, before the
-// tables), to the report's "scorecard" section and to the HTML page.
+// not (the best value, valid or not: the same workload from run to run, labelled). A hop's
+// benchmarks are found by their declarations (benchmark::measures on the headline, metric_decl.h:
+// data_hop), never by a name; the same rows go to the console (first, before the tables), to the
+// report's "scorecard" section and to the HTML page.
 #pragma once
 
 #include <cstddef>
