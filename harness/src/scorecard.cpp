@@ -15,6 +15,8 @@ std::string_view to_string(scorecard_status s) {
   switch (s) {
     case scorecard_status::measured:
       return "measured";
+    case scorecard_status::simulated:
+      return "simulated";
     case scorecard_status::invalid:
       return "invalid";
     case scorecard_status::failed:
@@ -223,7 +225,17 @@ std::vector<scorecard_row> make_scorecard(const report_view& report) {
       if (!on_device[gpu].empty()) rows.push_back(hop_row(report, hop, gpu == 1, on_device[gpu]));
     }
   }
+  // A simulated node's values are no measurement: never `measured`, wherever the rows go.
+  for (auto& r : rows) {
+    if (report.simulated && r.status == scorecard_status::measured)
+      r.status = scorecard_status::simulated;
+  }
   return rows;
+}
+
+bool scorecard_has_value(const scorecard_row& r) {
+  return r.status == scorecard_status::measured || r.status == scorecard_status::simulated ||
+         r.status == scorecard_status::invalid;
 }
 
 nlohmann::json scorecard_json(const std::vector<scorecard_row>& rows) {
@@ -233,7 +245,7 @@ nlohmann::json scorecard_json(const std::vector<scorecard_row>& rows) {
         {"hop", to_string(r.hop)},
         {"device", r.gpu ? nlohmann::json(*r.gpu ? "gpu" : "cpu") : nlohmann::json(nullptr)},
         {"status", to_string(r.status)}};
-    if (r.status == scorecard_status::measured || r.status == scorecard_status::invalid) {
+    if (scorecard_has_value(r)) {
       auto fractions = nlohmann::json::array();
       for (const auto& f : r.fractions)
         fractions.push_back(
@@ -281,10 +293,8 @@ std::vector<std::string> scorecard_lines(const std::vector<scorecard_row>& rows,
   t.key_columns = 2;
   footnotes notes;
   for (const auto& r : rows) {
-    const bool has_value =
-        r.status == scorecard_status::measured || r.status == scorecard_status::invalid;
+    const bool has_value = scorecard_has_value(r);
     std::string status = std::string(to_string(r.status));
-    if (r.status == scorecard_status::measured && simulated) status = "simulated";
     if (r.status == scorecard_status::invalid) status = "INVALID";
     if (!r.why.empty()) status += " [" + notes.mark({r.why}) + "]";
     t.rows.push_back({std::string(hop_title(r.hop)), r.gpu ? (*r.gpu ? "GPU" : "CPU") : "-",

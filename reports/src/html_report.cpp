@@ -1391,11 +1391,9 @@ void reports_section(std::ostringstream& body, const std::vector<report_view>& r
 }
 
 // A scorecard cell: the value, or the status, and why in its title (scorecard.h).
-std::string scorecard_cell(const scorecard_row& r, bool simulated) {
-  const bool has_value =
-      r.status == scorecard_status::measured || r.status == scorecard_status::invalid;
+std::string scorecard_cell(const scorecard_row& r) {
+  const bool has_value = scorecard_has_value(r);
   std::string status(to_string(r.status));
-  if (r.status == scorecard_status::measured && simulated) status = "simulated";
   if (r.status == scorecard_status::invalid) status = "INVALID";
   std::string title = has_value ? r.benchmark + " " + r.configuration : r.benchmark;
   for (const auto& f : r.fractions) title += "; " + f.metric + " " + format_scaled(f.value, f.unit);
@@ -1427,9 +1425,9 @@ void scorecard_section(std::ostringstream& body, const std::vector<report_view>&
       const std::string config =
           r.configuration.empty() ? r.benchmark : r.benchmark + " " + r.configuration;
       body << "<tr><td>" << xml_escape(hop_title(r.hop)) << "</td><td>" << device(r) << "</td>"
-           << scorecard_cell(r, reports.front().simulated) << "<td>"
-           << xml_escape(fractions.empty() ? "-" : fractions) << "</td><td>" << xml_escape(config)
-           << "</td><td class=\"rule\">" << xml_escape(r.why) << "</td></tr>\n";
+           << scorecard_cell(r) << "<td>" << xml_escape(fractions.empty() ? "-" : fractions)
+           << "</td><td>" << xml_escape(config) << "</td><td class=\"rule\">" << xml_escape(r.why)
+           << "</td></tr>\n";
     }
     body << "</table>\n";
     return;
@@ -1456,7 +1454,7 @@ void scorecard_section(std::ostringstream& body, const std::vector<report_view>&
       if (it == cards[i].end()) {
         body << "<td class=\"why-none\">not in this report</td>";
       } else {
-        body << scorecard_cell(*it, reports[i].simulated);
+        body << scorecard_cell(*it);
       }
     }
     body << "</tr>\n";

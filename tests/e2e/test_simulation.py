@@ -123,6 +123,14 @@ def test_header_says_simulated(eight_gpu_report):
     assert "SIMULATED" in p.stdout + p.stderr
 
 
+def test_scorecard_never_calls_a_simulated_value_measured(eight_gpu_report):
+    p, report, _ = eight_gpu_report
+    rows = report["scorecard"]["rows"]
+    assert not [r for r in rows if r["status"] == "measured"], rows
+    assert any(r["status"] == "simulated" and r["device"] == "gpu" for r in rows), rows
+    assert "Scorecard (SIMULATED GPU node" in p.stdout
+
+
 def test_p2p_covers_every_pair(eight_gpu_report):
     _, report, _ = eight_gpu_report
     p2p = [r for r in report["results"] if r["benchmark"] == "bandwidth/p2p"]

@@ -259,7 +259,14 @@ TEST(Scorecard, ConsoleLinesFitAndSayWhy) {
   EXPECT_NE(text.find("INVALID ["), std::string::npos) << text;
   EXPECT_NE(text.find("pct_of_fma_peak 75.0 %"), std::string::npos) << text;
   EXPECT_NE(text.find("no NVIDIA driver"), std::string::npos) << text;  // a footnote
-  const auto sim = scorecard_lines(make_scorecard(r), true, console_width);
+  // A simulated node's rows are never `measured`: in the rows, the console and the JSON.
+  r.simulated = true;
+  const auto rows = make_scorecard(r);
+  EXPECT_EQ(row(rows, data_hop::compute, false).status, scorecard_status::simulated);
+  EXPECT_EQ(row(rows, data_hop::storage_read, false).status, scorecard_status::invalid);
+  EXPECT_EQ(scorecard_json(rows)["rows"][3]["status"], "simulated");
+  EXPECT_TRUE(scorecard_json(rows)["rows"][3].contains("value"));
+  const auto sim = scorecard_lines(rows, true, console_width);
   EXPECT_NE(sim[0].find("SIMULATED"), std::string::npos);
   EXPECT_NE(std::string(sim[3] + sim[4] + sim[5] + sim[6]).find("simulated"), std::string::npos);
 }

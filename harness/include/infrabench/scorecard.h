@@ -31,11 +31,12 @@ struct scorecard_fraction {
 };
 
 enum class scorecard_status {
-  measured,  // valid
-  invalid,   // measured, but INVALID (a result of the configuration is), with its reason
-  failed,    // every result of the hop's benchmarks on this device failed
-  skipped,   // every result was skipped (no GPU, a missing backend)
-  not_run,   // no benchmark of the run measures this hop
+  measured,   // valid
+  simulated,  // on a simulated GPU node (docs/simulation.md): a value, never a measurement
+  invalid,    // measured, but INVALID (a result of the configuration is), with its reason
+  failed,     // every result of the hop's benchmarks on this device failed
+  skipped,    // every result was skipped (no GPU, a missing backend)
+  not_run,    // no benchmark of the run measures this hop
 };
 [[nodiscard]] std::string_view to_string(scorecard_status s);
 
@@ -60,6 +61,9 @@ struct scorecard_row {
 // of them is; only values in the unit of the first configuration chosen are compared.
 [[nodiscard]] std::vector<scorecard_row> make_scorecard(const model::report_view& report);
 
+// Whether the row carries a value (measured, simulated or INVALID), not only a reason.
+[[nodiscard]] bool scorecard_has_value(const scorecard_row& r);
+
 // The rows as the report's "scorecard" section (reports/schema/report.schema.json).
 [[nodiscard]] nlohmann::json scorecard_json(const std::vector<scorecard_row>& rows);
 
@@ -67,7 +71,8 @@ struct scorecard_row {
 [[nodiscard]] std::string_view hop_title(data_hop hop);
 
 // The console's scorecard: a title line, the table within `width` columns and its footnotes.
-// `simulated`: the report is of a simulated GPU node, and the title says no row is a measurement.
+// `simulated`: the report is of a simulated GPU node, and the title says no row is a measurement
+// (each row's status says `simulated` too).
 [[nodiscard]] std::vector<std::string> scorecard_lines(const std::vector<scorecard_row>& rows,
                                                        bool simulated, std::size_t width);
 
