@@ -1445,7 +1445,11 @@ void scorecard_section(std::ostringstream& body, const std::vector<report_view>&
   std::stable_sort(keys.begin(), keys.end(), [](const auto& a, const auto& b) {
     return static_cast<int>(a.first) < static_cast<int>(b.first);
   });
-  for (const auto& [hop, dev] : keys) {
+  for (const auto& key : keys) {
+    // Named copies, not structured bindings: clang before 16 (the fuzz build's) cannot capture
+    // those in a lambda.
+    const data_hop hop = key.first;
+    const std::string& dev = key.second;
     body << "<tr><td>" << xml_escape(hop_title(hop)) << "</td><td>" << dev << "</td>";
     for (std::size_t i = 0; i < cards.size(); ++i) {
       const auto it = std::find_if(cards[i].begin(), cards[i].end(), [&](const scorecard_row& r) {
