@@ -122,7 +122,8 @@ std::string axis_cell(const result_view& r, const std::string& axis_name) {
 // The axes whose value every row shares: said once above the table instead of in a column each.
 std::vector<std::string> fixed_axes(const std::vector<const result_view*>& rs) {
   std::vector<std::string> fixed;
-  for (const auto& [axis_name, v] : rs.front()->axes) {
+  for (const auto& axis : rs.front()->axes) {
+    const std::string& axis_name = axis.first;  // not a binding: clang 14 cannot capture those
     const std::string first = axis_cell(*rs.front(), axis_name);
     const bool same = std::all_of(rs.begin(), rs.end(), [&](const result_view* r) {
       return r->axes.count(axis_name) && axis_cell(*r, axis_name) == first;
