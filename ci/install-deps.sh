@@ -15,6 +15,7 @@ packages=(
   libopenblas-dev libdnnl-dev
   python3 python3-jsonschema python3-pytest python3-prometheus-client
   libsqlite3-dev libjs-chart.js chromium clang libclang-rt-14-dev
+  groff-base zsh
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -6,8 +6,10 @@
 # directory with libmpi.so.* removed), so that only the package's own files can answer: the binary
 # must start, run the CPU benchmarks and list every benchmark of the MPI, CUDA and NCCL modules as
 # skipped with the loader's reason. `ldd` of the installed executable must list no CUDA, MPI,
-# OpenCV, OpenBLAS or oneDNN library. Then `dpkg -r`. Needs root (dpkg, unshare); skips otherwise,
-# except under CI=true.
+# OpenCV, OpenBLAS or oneDNN library. The man page (rendered without a warning), the bash and zsh
+# completion (bash's sourced and called for `infrabench `), the copyright and the changelog must be
+# installed, and the page and the completion must name every subcommand of `infrabench --help`.
+# Then `dpkg -r`. Needs root (dpkg, unshare); skips otherwise, except under CI=true.
 #   ci/package.sh [--build DIR]   (default build-cpu: CI packages the build it already tested)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,7 +18,7 @@ build=build-cpu
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) build=$2; shift 2 ;;
-    -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
     *) echo "package: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -32,6 +34,44 @@ build=$(realpath -m "$build")
 if dpkg -s infrabench >/dev/null 2>&1; then
   echo "package: error: infrabench is installed already (dpkg -r infrabench first)" >&2; exit 1
 fi
+
+# What an operator reads and types: the man page (it renders, and names every subcommand), the
+# shell completion (sourced in a clean bash, `infrabench <TAB>` offers the subcommands), and the
+# copyright and changelog Debian wants in the doc directory.
+check_docs() {
+  local doc=/usr/share/doc/infrabench f
+  for f in /usr/share/man/man1/infrabench.1.gz /usr/share/bash-completion/completions/infrabench \
+           /usr/share/zsh/vendor-completions/_infrabench $doc/copyright $doc/changelog.gz; do
+    dpkg -L infrabench | grep -qx "$f" || { echo "package: error: $f is not in the package" >&2; exit 1; }
+    test -s "$f" || { echo "package: error: $f is empty" >&2; exit 1; }
+  done
+  grep -q "^Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/" $doc/copyright
+  zcat $doc/changelog.gz | head -1 |
+    grep -qF "infrabench ($(dpkg-query -W -f='${Version}' infrabench))"
+  local page subs
+  page=$(zcat /usr/share/man/man1/infrabench.1.gz)
+  if command -v groff >/dev/null; then
+    # Plain text (no overstrike), lines long enough that no name is broken; any warning fails.
+    page=$(groff -man -ww -Tascii -P-cbou -rLL=250n <<<"$page" 2>"$work/groff.err")
+    if [ -s "$work/groff.err" ]; then
+      echo "package: error: groff warns about the man page:" >&2; cat "$work/groff.err" >&2; exit 1
+    fi
+  fi
+  # The subcommands, as the installed binary's --help lists them.
+  subs=$(/usr/bin/infrabench --help | awk '/^Subcommands:/ {s = 1; next} /^[^ ]/ {s = 0} s && /^  [^ ]/ {print $1}')
+  [ -n "$subs" ] || { echo "package: error: no subcommands in infrabench --help" >&2; exit 1; }
+  local offered
+  # shellcheck disable=SC2016
+  offered=$(env -i PATH=/usr/bin:/bin bash --norc --noprofile -c \
+    'source /usr/share/bash-completion/completions/infrabench && COMP_WORDS=(infrabench "") &&
+     COMP_CWORD=1 && _infrabench && echo "${COMPREPLY[*]}"')
+  for f in $subs; do
+    grep -q "^ *$f\b" <<<"$page" || { echo "package: error: the man page has no '$f'" >&2; exit 1; }
+    grep -qw -- "$f" <<<"$offered" ||
+      { echo "package: error: completing 'infrabench ' does not offer '$f': $offered" >&2; exit 1; }
+  done
+  echo "package: man page, bash completion, copyright and changelog installed; subcommands offered: $offered"
+}
 
 work=$(mktemp -d)
 # Whatever happens from here, the tested build is given back as it was (its binary rebuilt with the
@@ -52,6 +92,7 @@ echo "==== package: $deb"
 dpkg-deb --info "$deb" | grep -E "Package|Version|Depends|Recommends|Suggests"
 dpkg -i "$deb" >/dev/null
 dpkg -L infrabench | grep -E "^/usr/(bin/infrabench|share/infrabench/baselines/template-cpu-node.json)$"
+check_docs
 
 # The core links only what every node has; CUDA, MPI and the reference libraries are modules.
 core_libs=$(ldd /usr/bin/infrabench)

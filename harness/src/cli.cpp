@@ -264,7 +264,10 @@ std::string unknown_subcommand(int argc, char** argv) {
   if (argc <= 1 || argv[1][0] == '-') return {};
   const std::string sub = argv[1];
   std::vector<std::string> known = {"list", "run", "sysinfo"};
-  for (const auto& spec : cli_extensions::instance().subcommands) known.push_back(spec.name);
+  for (const auto& spec : cli_extensions::instance().subcommands) {
+    if (spec.name == sub) return {};
+    if (!spec.hidden) known.push_back(spec.name);
+  }
   if (std::find(known.begin(), known.end(), sub) != known.end()) return {};
   return "unknown subcommand '" + sub + "' (expected one of: " + joined(known, ", ") +
          "; see infrabench --help)";
@@ -361,6 +364,7 @@ int cli_main(int argc, char** argv) {
   }
   for (const auto& spec : cli_extensions::instance().subcommands) {
     CLI::App* sub = app.add_subcommand(spec.name, spec.description);
+    if (spec.hidden) sub->group("");  // CLI11's hidden: no group
     commands.push_back({sub, spec.setup(*sub)});
   }
   // CLI11 puts --version on the top-level app only; `infrabench run --version` would be "not

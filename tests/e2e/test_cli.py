@@ -20,7 +20,7 @@ SMALL = ["-a", "array_size=1MiB", "-a", "working_set=16KiB,1MiB"]
 # Every subcommand, nested ones included (issue #2: --version and --help on every subcommand).
 SUBCOMMANDS = [["list"], ["run"], ["sysinfo"], ["check"], ["baseline"], ["baseline", "create"],
                ["compare"], ["history"], ["history", "record"], ["history", "show"],
-               ["history", "trend"], ["history", "check"], ["report"]]
+               ["history", "trend"], ["history", "check"], ["report"], ["completion"]]
 
 
 @pytest.mark.parametrize("args", [["--version"], ["--help"]] +

@@ -38,7 +38,10 @@ def test_the_installed_tree_finds_its_baselines_and_modules_beside_itself(tmp_pa
     assert p.returncode == 0, p.stdout + p.stderr
     exe = prefix / "bin" / "infrabench"
     for f in ("share/infrabench/baselines/template-cpu-node.json",
-              "share/infrabench/suites/quick.json", "share/doc/infrabench/README.md"):
+              "share/infrabench/suites/quick.json", "share/doc/infrabench/README.md",
+              "share/man/man1/infrabench.1.gz", "share/bash-completion/completions/infrabench",
+              "share/zsh/vendor-completions/_infrabench", "share/doc/infrabench/copyright",
+              "share/doc/infrabench/changelog.gz"):
         assert (prefix / f).is_file(), f
     cwd = tmp_path / "elsewhere"
     cwd.mkdir()

@@ -42,6 +42,8 @@ struct subcommand_spec {
   // Adds the subcommand's options to `sub` and returns the action to run when it is chosen. The
   // action returns the exit code; it may throw user_error (printed as one line, exit 2).
   std::function<std::function<int()>(CLI::App& sub)> setup;
+  // Left out of --help, completion and the man page: for the build's own use (`manpage`).
+  bool hidden = false;
 };
 
 // After `run` wrote the report (rank 0 only): e.g. `--baseline FILE` checks it. `report_path`
