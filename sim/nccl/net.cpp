@@ -309,22 +309,31 @@ struct engine {
   // A send to `peer` found its connection closed. A peer that gave up (another rank died, say)
   // sent its reason before closing, and it may wait unread on the receiving side: reading it names
   // the rank that failed first, where blaming the peer would name only the last link of the
-  // cascade (seen: rank 3 naming rank 0, which had closed on rank 2's death). Only where the
-  // stream from the peer is at a message's start or inside its header, so that what is read is a
-  // header; briefly, as the reason was sent before the close.
+  // cascade (seen: rank 3 naming rank 0, which had closed on rank 2's death). The reason follows
+  // the message in flight from the peer, if any: the peer finished it (zeros, an "aborted"
+  // trailer) before sending the reason, so the rest of that message is read past first. Briefly,
+  // as all of it was sent before the close.
   void look_for_reason(int peer) {
     const int i = active(false)[peer];
     frame f;
     char* h = reinterpret_cast<char*>(&f);
-    std::size_t have = 0;
-    if (i >= 0) {
-      if (ts[i].done >= sizeof(frame)) return;
+    std::size_t have = 0, rest_of_message = 0;
+    if (i >= 0 && ts[i].done >= sizeof(frame)) {
+      rest_of_message = message_size(ts[i].bytes) - ts[i].done;
+    } else if (i >= 0) {
       have = ts[i].done;
       std::memcpy(h, &headers[i], have);
     }
+    const auto deadline = steady::now() + std::chrono::milliseconds(500);
+    const std::string who = describe_rank(c.peers, peer);
     try {
-      read_all(c.peers[peer].fd, h + have, sizeof(frame) - have,
-               steady::now() + std::chrono::milliseconds(200), describe_rank(c.peers, peer));
+      std::vector<char> discard(std::min<std::size_t>(rest_of_message, std::size_t{1} << 16));
+      while (rest_of_message > 0) {
+        const std::size_t n = std::min(discard.size(), rest_of_message);
+        read_all(c.peers[peer].fd, discard.data(), n, deadline, who);
+        rest_of_message -= n;
+      }
+      read_all(c.peers[peer].fd, h + have, sizeof(frame) - have, deadline, who);
     } catch (const failure&) {
       return;  // nothing more arrived: the peer is blamed as it closed
     }
