@@ -84,7 +84,8 @@ std::vector<std::string> problems(const ib::reports::report_view& r,
                                   const std::optional<ib::reports::baseline>& b) {
   std::vector<std::string> out;
   for (const auto& res : r.results) {
-    if (res.status == "failed") out.push_back(res.benchmark + ": " + short_line(res.reason));
+    if (res.status == ib::status::failed)
+      out.push_back(res.benchmark + ": " + short_line(res.reason));
   }
   if (b) {
     for (const auto& v : ib::reports::evaluate(*b, r)) {
@@ -166,7 +167,7 @@ int judge(const ib::reports::report_view& r, const std::optional<ib::reports::ba
     std::size_t passed = 0;
     std::string unjudged;
     for (const auto& res : r.results) {
-      if (res.status != "passed") continue;
+      if (res.status != ib::status::passed) continue;
       if (res.valid) {
         ++passed;
         continue;

@@ -324,7 +324,7 @@ std::vector<std::vector<const result_view*>> group_by_config(
   std::vector<std::string> order;
   std::map<std::string, std::vector<const result_view*>> groups;
   for (const auto& r : results) {
-    if (r.status != "passed") continue;
+    if (r.status != status::passed) continue;
     const std::string key = r.config_key();
     if (!groups.count(key)) order.push_back(key);
     groups[key].push_back(&r);
@@ -383,9 +383,9 @@ std::vector<std::pair<std::string, host_row>> host_rows(
   for (const auto& r : results) {
     host_row& hr = row(r.host);
     hr.ranks.insert(r.rank);
-    hr.passed += r.status == "passed";
-    hr.invalid += r.status == "passed" && !r.valid;
-    hr.failed += r.status == "failed";
+    hr.passed += r.status == status::passed;
+    hr.invalid += r.status == status::passed && !r.valid;
+    hr.failed += r.status == status::failed;
   }
   for (const auto& f : findings) {
     ++row(f.host).findings;

@@ -396,6 +396,11 @@ std::vector<const metric_view*> result_view::metrics_named(std::string_view name
   return out;
 }
 
+std::optional<reason_code> result_view::given_reason_code() const {
+  if (reason_code == reason_code::none && unknown_reason_code.empty()) return std::nullopt;
+  return reason_code;
+}
+
 std::string result_view::withheld(std::string_view metric) const {
   if (const auto it = withheld_metrics.find(std::string(metric)); it != withheld_metrics.end())
     return withheld_metric_warning(metric, it->second);
@@ -1017,7 +1022,7 @@ json result_json(const result_view& r) {
   json out = {{"benchmark", r.benchmark},
               {"axes", r.axes},
               {"axes_display", r.axes_display},
-              {"status", r.status},
+              {"status", std::string(to_string(r.status))},
               {"reason", r.reason},
               {"valid", r.valid},
               {"invalid_reasons", r.invalid_reasons},
@@ -1029,7 +1034,10 @@ json result_json(const result_view& r) {
               {"elapsed_s", r.elapsed_s},
               {"metrics", json::array()},
               {"repetitions", json::array()}};
-  if (!r.reason_code.empty()) out["reason_code"] = r.reason_code;
+  if (r.reason_code != reason_code::none)
+    out["reason_code"] = std::string(to_string(r.reason_code));
+  else if (!r.unknown_reason_code.empty())
+    out["reason_code"] = r.unknown_reason_code;
   if (r.gpu) out["gpu"] = *r.gpu;
   if (!r.failed_gpus.empty()) out["failed_gpus"] = r.failed_gpus;
   if (r.time) {

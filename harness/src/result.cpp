@@ -39,6 +39,12 @@ std::string_view to_string(metric_hint h) {
   return "none";
 }
 
+std::optional<status> parse_status(std::string_view text) {
+  for (const auto s : {status::passed, status::skipped, status::failed})
+    if (to_string(s) == text) return s;
+  return std::nullopt;
+}
+
 std::optional<metric_role> parse_metric_role(std::string_view text) {
   for (const auto r :
        {metric_role::performance, metric_role::information, metric_role::verification})

@@ -296,7 +296,7 @@ void print_cluster_tables(std::ostream& console, const printer& table, const wri
   std::vector<model::result_view> shown;
   std::size_t left_to_leader = 0;
   for (const auto& r : w.view.results) {
-    if (r.status == "skipped" && r.reason_code == to_string(reason_code::node_local)) {
+    if (r.status == status::skipped && r.reason_code == reason_code::node_local) {
       ++left_to_leader;
     } else {
       shown.push_back(r);
@@ -318,10 +318,10 @@ struct result_counts {
 result_counts count_results(const model::report_view& v) {
   result_counts c;
   for (const auto& r : v.results) {
-    c.passed += r.status == "passed";
-    c.invalid += r.status == "passed" && !r.valid;
-    c.skipped += r.status == "skipped";
-    c.failed += r.status == "failed";
+    c.passed += r.status == status::passed;
+    c.invalid += r.status == status::passed && !r.valid;
+    c.skipped += r.status == status::skipped;
+    c.failed += r.status == status::failed;
   }
   return c;
 }

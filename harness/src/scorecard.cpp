@@ -117,13 +117,13 @@ hop_results collect(const report_view& report, const std::vector<std::string>& b
   hop_results out;
   for (const auto& r : report.results) {
     if (std::find(benches.begin(), benches.end(), r.benchmark) == benches.end()) continue;
-    if (r.status == "failed") {
+    if (r.status == status::failed) {
       if (out.failed++ == 0) out.first_failure = r.benchmark + ": " + r.reason;
       continue;
     }
-    if (r.status == "skipped") {
+    if (r.status == status::skipped) {
       // A node-local benchmark left to its host's first rank is not a skip of the hop.
-      if (r.reason_code != to_string(reason_code::node_local) && out.first_skip.empty())
+      if (r.reason_code != reason_code::node_local && out.first_skip.empty())
         out.first_skip = r.benchmark + ": " + r.reason;
       continue;
     }

@@ -75,7 +75,8 @@ using model::result_view;
 // Benchmarks whose every configuration was skipped for one reason: counted under the reason's code
 // and text (never matched by its words), printed after the tables, one line per reason.
 struct skip_group {
-  std::string code, text;
+  reason_code code = reason_code::none;
+  std::string unknown_code, text;  // unknown_code: a code this version does not know, as written
   std::size_t benchmarks = 0, configurations = 0;
   std::vector<std::string> names;  // the benchmarks, in run order (issue 45: a count named none)
 };
@@ -92,9 +93,10 @@ std::string skipped_names(const std::vector<std::string>& names) {
 
 void add_skip(std::vector<skip_group>& groups, const result_view& r, std::size_t configurations) {
   auto it = std::find_if(groups.begin(), groups.end(), [&](const skip_group& g) {
-    return g.code == r.reason_code && g.text == r.reason;
+    return g.code == r.reason_code && g.unknown_code == r.unknown_reason_code && g.text == r.reason;
   });
-  if (it == groups.end()) it = groups.insert(groups.end(), skip_group{r.reason_code, r.reason});
+  if (it == groups.end())
+    it = groups.insert(groups.end(), skip_group{r.reason_code, r.unknown_reason_code, r.reason});
   ++it->benchmarks;
   it->configurations += configurations;
   it->names.push_back(r.benchmark);
@@ -145,9 +147,9 @@ std::vector<std::string> metric_names_of(const std::vector<const result_view*>& 
 
 // Status, time, CI, rCV and n of one result (empty cells when it has no timing).
 std::vector<std::string> timing_cells(const result_view& r) {
-  std::string st = r.status;
-  if (st == "passed" && !r.valid) st = "INVALID";
-  if (!r.time || r.status != "passed") return {st, "", "", "", ""};
+  std::string st(to_string(r.status));
+  if (r.status == status::passed && !r.valid) st = "INVALID";
+  if (!r.time || r.status != status::passed) return {st, "", "", "", ""};
   const auto& t = *r.time;
   return {st, format_time(t.median),
           t.median > 0 ? percent1((t.ci95_hi - t.ci95_lo) / 2 / t.median) : "",
@@ -235,8 +237,9 @@ void print_table(std::ostream& out, const std::vector<model::result_view>& resul
     // Every configuration skipped for one reason (no GPU, say): counted under that reason and
     // said once after the tables, not a table of skips before the results.
     const bool all_skipped_alike = std::all_of(rs.begin(), rs.end(), [&](const result_view* r) {
-      return r->status == "skipped" && r->reason == rs.front()->reason &&
-             r->reason_code == rs.front()->reason_code;
+      return r->status == status::skipped && r->reason == rs.front()->reason &&
+             r->reason_code == rs.front()->reason_code &&
+             r->unknown_reason_code == rs.front()->unknown_reason_code;
     });
     if (all_skipped_alike)
       add_skip(skipped, *rs.front(), rs.size());

@@ -298,7 +298,7 @@ void check_metric_known(const baseline& b, const rule& r, const std::string& ben
   std::set<std::string> seen;
   bool any_passed = false, found = false;
   for (const auto& res : report.results) {
-    if (res.benchmark != benchmark || res.status != "passed" || res.metrics.empty()) continue;
+    if (res.benchmark != benchmark || res.status != status::passed || res.metrics.empty()) continue;
     // Withheld in this run, with the benchmark's reason: known, and waived where it is missing.
     if (!res.withheld(metric).empty()) found = true;
     any_passed = true;
@@ -345,8 +345,8 @@ double find_peak(const baseline& b, const rule& r, const report_view& report,
   }
   std::vector<const result_view*> candidates;
   for (const auto& p : report.results) {
-    if (p.benchmark != r.peak_benchmark || p.status != "passed" || !p.axes_match(r.peak_axes) ||
-        !p.find_metric(r.peak_metric))
+    if (p.benchmark != r.peak_benchmark || p.status != status::passed ||
+        !p.axes_match(r.peak_axes) || !p.find_metric(r.peak_metric))
       continue;
     bool shared_ok = true;
     for (const auto& [k, v] : p.axes) {
@@ -388,7 +388,7 @@ verdict evaluate_outliers(const rule& r, const detail::node_context& cx,
   std::map<std::string, std::vector<const result_view*>> by_config;
   std::vector<std::string> order;
   for (const auto* res : matched) {
-    if (res->status != "passed" || !res->find_metric(r.metric)) continue;
+    if (res->status != status::passed || !res->find_metric(r.metric)) continue;
     if (!by_config.count(res->config_key())) order.push_back(res->config_key());
     by_config[res->config_key()].push_back(res);
   }
@@ -455,8 +455,9 @@ std::vector<const metric_view*> judged_metrics(const rule& r, const result_view&
 // such a result is less precise, and its interval is judged; one unverified or implausible (or
 // of a report that gives no codes) is not judged by its value.
 bool invalid_by_noise_only(const result_view& res) {
-  const auto noise = [](const std::string& c) {
-    return c == to_string(reason_code::noisy) || c == to_string(reason_code::interrupted);
+  const auto noise = [](const std::string& name) {
+    const auto c = parse_reason_code(name);
+    return c == reason_code::noisy || c == reason_code::interrupted;
   };
   if (res.valid || res.invalid_reason_codes.empty()) return false;
   return std::all_of(res.invalid_reason_codes.begin(), res.invalid_reason_codes.end(), noise);
@@ -596,8 +597,8 @@ struct judgement {
 void judge_skip(const detail::node_context& cx, const rule& r, const result_view& res,
                 const std::set<std::string>& measured_hosts, judgement& out) {
   const std::string host = cx.node_of(res);
-  const std::string& code = res.reason_code;
-  if (measured_hosts.count(host) || code == to_string(reason_code::node_local)) return;
+  const std::optional<reason_code> code = res.given_reason_code();
+  if (measured_hosts.count(host) || code == reason_code::node_local) return;
   const std::string lack = cx.lacks(r.benchmark, host, code, res.reason, true);
   if (!lack.empty()) {
     out.waived_why.push_back("skipped: " + lack);
@@ -616,14 +617,14 @@ judgement judge_results(const baseline& b, const rule& r, const detail::node_con
   judgement out;
   std::set<std::string> measured_hosts;
   for (const auto* res : matched) {
-    if (res->status != "skipped") measured_hosts.insert(cx.node_of(*res));
+    if (res->status != status::skipped) measured_hosts.insert(cx.node_of(*res));
   }
   for (const auto* res : matched) {
-    if (res->status == "skipped") {
+    if (res->status == status::skipped) {
       judge_skip(cx, r, *res, measured_hosts, out);
       continue;
     }
-    if (res->status == "failed") {
+    if (res->status == status::failed) {
       judged jd;
       jd.result = res;
       jd.ok = false;
@@ -719,7 +720,7 @@ void conclude(const rule& r, const detail::node_context& cx, const judgement& j,
                               detail::telemetry_window(*jd.result), ""});
       }
     }
-    if (jd.result && jd.result->status == "passed" && !jd.result->valid) {
+    if (jd.result && jd.result->status == status::passed && !jd.result->valid) {
       if (invalid++ == 0) {
         const auto& why = jd.result->invalid_reasons;
         v.invalid =
@@ -813,7 +814,7 @@ verdict missing_verdict(const baseline& b, const rule& r, const detail::node_con
   const std::string ax = axes_text(r.axes);
   const std::string what = "no result of " + r.benchmark + (ax.empty() ? "" : " with " + ax);
   const std::string host = cx.single_host();
-  const std::string lack = b.complete() ? cx.lacks(r.benchmark, host, "", "", false) : "";
+  const std::string lack = b.complete() ? cx.lacks(r.benchmark, host, std::nullopt, "", false) : "";
   if (!b.complete() || !lack.empty()) {
     verdict v = waived_verdict(r, "not in the report: " + what + (lack.empty() ? "" : "; " + lack));
     v.missing = lack.empty();
@@ -824,7 +825,8 @@ verdict missing_verdict(const baseline& b, const rule& r, const detail::node_con
   v.missing = true;
   const std::string changed = changed_axes_hint(r, cx.report());
   v.axes_changed = !changed.empty();
-  const std::string hint = v.axes_changed ? changed : cx.not_run_hint(r.benchmark, host, "");
+  const std::string hint =
+      v.axes_changed ? changed : cx.not_run_hint(r.benchmark, host, std::nullopt);
   v.detail = "not run: " + what + " in the report" + (hint.empty() ? "" : "; " + hint);
   v.failing.push_back(v.detail);
   v.findings.push_back({host, -1, v.detail, nlohmann::json::object(), ""});
@@ -1157,7 +1159,7 @@ std::vector<metric_values> collect_values(const std::vector<report_view>& report
   std::vector<metric_values> out;
   for (const auto& rep : reports) {
     for (const auto& res : rep.results) {
-      if (res.status != "passed") continue;
+      if (res.status != status::passed) continue;
       ++sum.results;
       if (!res.valid)
         ++(invalid_by_noise_only(res) || opt.allow_invalid ? sum.invalid : sum.dropped);

@@ -918,10 +918,13 @@ int history_show_run(const std::string& db_path, std::int64_t run, const std::st
     const std::string value = d["value"].is_number() ? format_value(d["value"].get<double>(),
                                                                     d["unit"].get<std::string>())
                                                      : "";
-    std::string status = d["status"].get<std::string>();
-    if (status == "passed" && !d["valid"].get<bool>()) status = "INVALID";
-    if (status != "passed" && status != "INVALID") status += ": " + d["reason"].get<std::string>();
-    rows.push_back({d["benchmark"], d["configuration"], d["node"], status, d["metric"], value});
+    // The database holds the report's word; an unknown one is shown as written, with its reason.
+    std::string shown = d["status"].get<std::string>();
+    if (parse_status(shown) != status::passed)
+      shown += ": " + d["reason"].get<std::string>();
+    else if (!d["valid"].get<bool>())
+      shown = "INVALID";
+    rows.push_back({d["benchmark"], d["configuration"], d["node"], shown, d["metric"], value});
   }
   print_text_table(std::cout, rows, {false, false, false, false, false, true});
   return exit_ok;

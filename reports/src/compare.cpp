@@ -560,7 +560,7 @@ metric_row compare_metric(const std::vector<const result_view*>& rs, const std::
   metric_row row;
   row.metric = name;
   auto passed_metric = [&](std::size_t i) {
-    return rs[i] && rs[i]->status == "passed" ? rs[i]->find_metric(name) : nullptr;
+    return rs[i] && rs[i]->status == status::passed ? rs[i]->find_metric(name) : nullptr;
   };
   // The unit, direction and role as the first report that has the metric says; then the gate, once.
   for (std::size_t i = 0; i < rs.size() && row.unit.empty(); ++i) {

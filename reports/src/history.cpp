@@ -459,7 +459,7 @@ std::size_t insert_result(sqlite3* db, stmt& res, stmt& met, const report_view& 
   res.bind(6, r.host)
       .bind(7, static_cast<std::int64_t>(r.rank))
       .bind(8, report.node_of(r))
-      .bind(9, r.status);
+      .bind(9, std::string(to_string(r.status)));
   res.bind(10, r.reason).bind(11, static_cast<std::int64_t>(r.valid));
   json display = json::object();
   for (const auto& [k, v] : r.axes_display) display[k] = v;

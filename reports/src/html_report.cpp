@@ -78,7 +78,7 @@ json flag(std::string_view status, const std::string& why) {
 }
 // A result's mark: null for a VALID result.
 json flag_json(const result_view& r) {
-  if (r.status == "failed") return flag("failed", r.reason);
+  if (r.status == status::failed) return flag("failed", r.reason);
   if (r.valid) return nullptr;
   std::string why;
   for (const auto& x : r.invalid_reasons) why += (why.empty() ? "" : "; ") + x;
@@ -236,12 +236,13 @@ class planner {
     m_failed.clear();
     std::set<std::pair<std::size_t, std::string>> configs;
     for (const auto& it : all) {
-      if (it.r->status == "passed" && !it.r->metrics.empty()) passed.push_back(it);
-      if (it.r->status == "failed" && first_node(it)) m_failed.push_back(it);
-      skipped += it.r->status == "skipped";
-      failed += it.r->status == "failed";
-      if (it.r->status != "passed" && reason.empty()) reason = it.r->status + ": " + it.r->reason;
-      if (it.r->status != "skipped") configs.emplace(it.report, it.r->config_key());
+      if (it.r->status == status::passed && !it.r->metrics.empty()) passed.push_back(it);
+      if (it.r->status == status::failed && first_node(it)) m_failed.push_back(it);
+      skipped += it.r->status == status::skipped;
+      failed += it.r->status == status::failed;
+      if (it.r->status != status::passed && reason.empty())
+        reason = std::string(to_string(it.r->status)) + ": " + it.r->reason;
+      if (it.r->status != status::skipped) configs.emplace(it.report, it.r->config_key());
     }
     if (!passed.empty() && configs.size() <= m_reports.size() && one_configuration(configs)) {
       // One configuration: a table of its numbers, not a single-bar chart per metric; nodes still
@@ -652,7 +653,7 @@ class planner {
     std::map<std::pair<std::size_t, std::string>, std::pair<double, std::string>> best_peak;
     for (std::size_t i = 0; i < m_reports.size(); ++i) {
       for (const auto& r : m_reports[i].results) {
-        if (r.benchmark == bench || r.status != "passed" || !first_node({i, &r}) ||
+        if (r.benchmark == bench || r.status != status::passed || !first_node({i, &r}) ||
             !measures_peak_of(m_reports[i], bench, r.benchmark, c.unit))
           continue;
         const auto peak_on_gpu = runs_on_gpu(r.benchmark);
@@ -1374,10 +1375,10 @@ void reports_section(std::ostringstream& body, const std::vector<report_view>& r
   for (const auto& r : reports) {
     std::size_t passed = 0, invalid = 0, skipped = 0, failed = 0;
     for (const auto& x : r.results) {
-      passed += x.status == "passed" && x.valid;  // each result in one column (issue 45)
-      invalid += x.status == "passed" && !x.valid;
-      skipped += x.status == "skipped";
-      failed += x.status == "failed";
+      passed += x.status == status::passed && x.valid;  // each result in one column (issue 45)
+      invalid += x.status == status::passed && !x.valid;
+      skipped += x.status == status::skipped;
+      failed += x.status == status::failed;
     }
     body << "<tr><td>" << xml_escape(r.label) << "</td><td class=\"path\">" << xml_escape(r.path)
          << "</td><td>" << xml_escape(r.primary_hostname()) << "</td><td>"

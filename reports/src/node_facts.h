@@ -6,6 +6,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,13 +33,13 @@ class node_context {
   [[nodiscard]] std::string single_host() const;
   // Why `host` cannot run `bench` (`skipped` with `code` and `reason`, or a configuration missing
   // from the report): a reason means WAIVED; "" means it has what the benchmark needs, and not
-  // running it is NOT RUN.
+  // running it is NOT RUN. `code` is result_view::given_reason_code: nullopt when none is given.
   [[nodiscard]] std::string lacks(const std::string& bench, const std::string& host,
-                                  const std::string& code, const std::string& reason,
+                                  std::optional<reason_code> code, const std::string& reason,
                                   bool skipped) const;
   // What to do about a benchmark that did not run on `host` (one rank per GPU, the suite).
   [[nodiscard]] std::string not_run_hint(const std::string& bench, const std::string& host,
-                                         const std::string& code) const;
+                                         std::optional<reason_code> code) const;
 
  private:
   const report_view& m_report;

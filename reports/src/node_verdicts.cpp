@@ -20,10 +20,6 @@ const benchmark* registered(const std::string& bench) {
   return registry::instance().find(bench);
 }
 
-bool is(const std::string& code, reason_code c) {
-  return code == to_string(c);
-}
-
 // Whether `bench` runs on a GPU: as the report declares it, else as this build does.
 bool runs_on_gpu(const report_view& report, const std::string& bench) {
   if (const auto said = report.runs_on_gpu(bench)) return *said;
@@ -36,8 +32,8 @@ bool runs_on_gpu(const report_view& report, const std::string& bench) {
 
 // Whether `bench` needs several ranks (a collective, the pairwise matrix): its skip said so, or
 // this build's declaration does.
-bool needs_ranks(const std::string& bench, const std::string& code) {
-  if (is(code, reason_code::needs_ranks) || is(code, reason_code::not_on_every_rank)) return true;
+bool needs_ranks(const std::string& bench, std::optional<reason_code> code) {
+  if (code == reason_code::needs_ranks || code == reason_code::not_on_every_rank) return true;
   const benchmark* b = registered(bench);
   return b && b->min_ranks() > 1;
 }
@@ -75,19 +71,19 @@ int node_context::gpus_on(const std::string& host) const {
 }
 
 std::string node_context::lacks(const std::string& bench, const std::string& host,
-                                const std::string& code, const std::string& reason,
+                                std::optional<reason_code> code, const std::string& reason,
                                 bool skipped) const {
   const std::string said = reason.empty() ? "" : ": " + reason;
   // A skip whose code the report does not give (written before codes) is taken at its word.
-  const bool lacking_code = is(code, reason_code::unsupported) ||
-                            is(code, reason_code::no_device) || (skipped && code.empty());
+  const bool lacking_code =
+      code == reason_code::unsupported || code == reason_code::no_device || (skipped && !code);
   const int gpus = gpus_on(host);
   if (runs_on_gpu(m_report, bench)) {
     if (gpus == 0) return "no GPU on " + host + said;
     if (gpus < 0) return skipped && lacking_code ? reason : "";  // no inventory to go by
     if (gpus == 1 && needs_ranks(bench, code)) return "one GPU on " + host + ": no peer" + said;
     // CUDA sees the GPUs and they lack what the benchmark needs (peer access, a data type).
-    if (is(code, reason_code::no_device) && cuda_devices() > 0) return reason;
+    if (code == reason_code::no_device && cuda_devices() > 0) return reason;
     return "";  // the GPUs are there (CUDA not built in, a driver not answering): it did not run
   }
   if (skipped && lacking_code) return reason;
@@ -99,7 +95,7 @@ std::string node_context::lacks(const std::string& bench, const std::string& hos
 }
 
 std::string node_context::not_run_hint(const std::string& bench, const std::string& host,
-                                       const std::string& code) const {
+                                       std::optional<reason_code> code) const {
   const int gpus = gpus_on(host);
   const auto ranks = m_ranks.count(host) ? m_ranks.at(host) : std::size_t{1};
   if (needs_ranks(bench, code) && gpus > 1 && ranks < static_cast<std::size_t>(gpus))

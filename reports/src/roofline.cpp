@@ -182,7 +182,7 @@ const result_view* pick(const report_view& report, const std::string& bench,
                         const std::string& metric, const config_want& want, double* best_d) {
   const result_view* best = nullptr;
   for (const auto& r : report.results) {
-    if (r.benchmark != bench || r.status != "passed") continue;
+    if (r.benchmark != bench || r.status != status::passed) continue;
     const metric_view* m = declared_metric(r, metric);
     if (m == nullptr || !std::isfinite(m->value) || m->value <= 0) continue;
     bool ok = true;
@@ -290,7 +290,7 @@ roofline_hop missing(const std::string& name, const std::string& status, const s
 void set_rate(roofline_hop& h, const context& c, double per_gpu) {
   const double s = c.scale(h.name);
   if (s != 1.0) h.formula += " x " + fmt(s) + " (what-if)";
-  h.status = "measured";
+  h.status = hop_measured;
   h.per_gpu = per_gpu * s;
   h.per_job = h.per_gpu * c.ranks();
 }
@@ -304,7 +304,8 @@ std::optional<roofline_source> jpeg_size(const context& c) {
     const metric_decl* head = c.report.headline_of(bench);
     const auto input = parts_of(c.report, bench, data_hop::storage_read);
     for (const auto& r : c.report.results) {
-      if (r.benchmark != bench || r.status != "passed" || !r.axes_match(json{{"source", "jpeg"}}))
+      if (r.benchmark != bench || r.status != status::passed ||
+          !r.axes_match(json{{"source", "jpeg"}}))
         continue;
       for (const auto& m : r.metrics) {
         const metric_decl* d = c.report.declaration(r.benchmark, m.name);
@@ -401,7 +402,8 @@ roofline_hop h2d_hop(const context& c) {
 const result_view* training_result(const context& c) {
   const auto steps = hop_benchmarks(c.report, data_hop::step);
   for (const auto& r : c.report.results) {
-    if (r.status != "passed" || std::find(steps.begin(), steps.end(), r.benchmark) == steps.end())
+    if (r.status != status::passed ||
+        std::find(steps.begin(), steps.end(), r.benchmark) == steps.end())
       continue;
     const metric_decl* d = c.report.headline_of(r.benchmark);
     if (!r.axes_match(json{{"model", c.job.model}, {"batch", c.job.batch}})) continue;
@@ -508,7 +510,7 @@ roofline_hop gemm_model_hop(const context& c) {
   h.sources = {rate.source};
   h.formula = fmt(rate.base / 1e9) + " GFLOP/s / " + fmt(c.facts.flops_per_sample / 1e6) +
               " MFLOP per sample (6N + 12LTd per token); ignores all non-GEMM work";
-  h.status = "measured";
+  h.status = hop_measured;
   h.per_gpu = rate.base / c.facts.flops_per_sample * c.scale("compute");
   h.per_job = h.per_gpu * c.ranks();
   return h;
@@ -550,7 +552,7 @@ roofline_hop compute_hop(const context& c, const result_view* train, double* ste
       std::to_string(c.job.batch) + " samples / " + fmt(total * 1e3) + " ms (" + names + ")";
   if (const int k = step_repetition(c, *train); k >= 0)
     h.formula += ", of repetition " + std::to_string(k + 1) + " (the median rate's)";
-  h.status = "measured";
+  h.status = hop_measured;
   h.per_gpu = c.job.batch / total;
   h.per_job = h.per_gpu * c.ranks();
   return h;
@@ -585,7 +587,7 @@ roofline_hop allreduce_hop(const context& c, const result_view* train, double* e
     // No collectives result: the step's own exposed all-reduce time is the measurement.
     *exposed_s = *shown / c.scale("allreduce");
     h.formula = "the step's exposed all-reduce time, " + fmt(*exposed_s * 1e3) + " ms";
-    h.status = "measured";
+    h.status = hop_measured;
     h.per_gpu = c.job.batch / *exposed_s;
     h.per_job = h.per_gpu * n;
     return h;
@@ -600,7 +602,7 @@ roofline_hop allreduce_hop(const context& c, const result_view* train, double* e
   *exposed_s = full * (1 - overlap);
   h.formula += fmt(c.facts.gradient_bytes / 1e6) + " MB x 2(n-1)/n = " + fmt(full * 1e3) + " ms, " +
                fmt(overlap * 100) + "% hidden behind the backward (as measured)";
-  h.status = "measured";
+  h.status = hop_measured;
   h.per_gpu = c.job.batch / full;
   h.per_job = h.per_gpu * n;
   return h;
@@ -714,7 +716,7 @@ namespace {
 
 bool report_runs_gpu(const report_view& report) {
   for (const auto& r : report.results) {
-    if (r.status == "passed" && report.runs_on_gpu(r.benchmark).value_or(false)) return true;
+    if (r.status == status::passed && report.runs_on_gpu(r.benchmark).value_or(false)) return true;
   }
   return false;
 }

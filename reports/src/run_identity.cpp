@@ -58,7 +58,7 @@ std::string run_content_id(const model::report_view& report) {
   for (const auto& r : report.results) {
     h.add(result_identity(r.benchmark, r.axes, r.rank));
     h.add(r.host);
-    h.add(r.status);
+    h.add(to_string(r.status));
     h.add(r.reason);
     h.add_u64(r.valid ? 1 : 0);
     h.add_u64(r.metrics.size());

@@ -55,16 +55,23 @@ NOT_JSON = {
     ("reports/src/commands.cpp", 'values.find("baseline")'): "the parsed options' map",
     ("reports/src/commands.cpp", 'values.find("junit")'): "the parsed options' map",
     ("harness/src/json_io.cpp", 'what.find("] ")'): "a search in nlohmann's error text",
+    ("apps/cli_docs.cpp", 'type.find(":{")'): "a search in CLI11's type name (\"TEXT:{a,b}\")",
     ("harness/src/telemetry_run.cpp", 'options.find("telemetry-interval")'): "the run options' map",
     ("harness/src/telemetry_run.cpp", 'options.find("telemetry")'): "the run options' map",
     # history show-run prints the rows history.cpp returns from its database as JSON.
     ("reports/src/commands.cpp", 'd["value"].is_number()'): "history database rows, not a report",
     ("reports/src/commands.cpp", 'd["unit"].get<std::string>()'): "history database rows",
-    ("reports/src/commands.cpp", 'std::string status = d["status"]'): "history database rows",
+    ("reports/src/commands.cpp", 'std::string shown = d["status"]'): "history database rows",
     ("reports/src/commands.cpp", '!d["valid"].get<bool>()'): "history database rows",
     ("reports/src/commands.cpp", 'd["reason"].get<std::string>()'): "history database rows",
     ("reports/src/commands.cpp", 'rows.push_back({d["benchmark"]'): "history database rows",
 }
+
+# A result's status, reason code or axis kind compared as text (issue 42): the views carry them
+# typed (infrabench::status, reason_code), parsed once by the readers, so code compares the enums.
+STATUS_TEXT = re.compile(r'(\b(status|reason_code)|(\.|->)kind)\s*[!=]=\s*"'
+                         r'|"\s*[!=]=\s*[\w.>-]*\b(status|reason_code)\b'
+                         r'|reason_code\s*[!=]=\s*(std::string\()?to_string\(')
 
 # report_view's sections as written, which it no longer keeps: the readers read the typed fields
 # (inventories with their devices, run_info, caps, telemetry) instead.
@@ -138,3 +145,27 @@ def test_the_scan_sees_a_raw_read():
     assert is_write('j["cuda"]["driver_version"] =', len('j["cuda"]'))  # value on the next line
     assert not is_write('v = spec["x"]["min"].get<double>()', len('v = spec["x"]'))
     assert not is_write('if (d["valid"] == true)', len('if (d["valid"]'))
+
+
+def test_no_status_compared_as_text():
+    hits = []
+    for d in ("harness", "reports", "apps"):
+        for path in sorted((SOURCE / d).rglob("*")):
+            if path.suffix not in (".cpp", ".h", ".cu", ".cuh") or not path.is_file():
+                continue
+            for i, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
+                code = strip_comment(line)
+                if STATUS_TEXT.search(code):
+                    hits.append(f"{path.relative_to(SOURCE)}:{i}: {code.strip()}")
+    assert not hits, ("a status, reason code or kind compared as text (compare the enum the views "
+                      "carry: status::passed, reason_code::node_local):\n" + "\n".join(hits))
+
+
+def test_the_status_scan_sees_a_text_comparison():
+    for line in ('if (r.status == "passed")', 'x->status != "skipped"', '"failed" == r.status',
+                 'r.reason_code == to_string(reason_code::node_local)', 'a.kind == "int64"'):
+        assert STATUS_TEXT.search(line), line
+    for line in ('if (r.status == status::passed)', 'out["status"] = x;',
+                 'r.reason_code == reason_code::node_local', 'h.status = hop_measured;',
+                 'if (kind == "table")'):  # a chart spec's kind (html_specs.cpp), no axis's
+        assert not STATUS_TEXT.search(line), line

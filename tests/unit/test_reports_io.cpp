@@ -47,7 +47,7 @@ TEST(ReportsIo, ReadsAReport) {
   EXPECT_TRUE(x.axes_match(json{{"array_size", 268435456}}));
   EXPECT_FALSE(x.axes_match(json{{"kernel", "copy"}}));
   EXPECT_FALSE(x.axes_match(json{{"threads", 1}}));
-  EXPECT_EQ(r.results[1].status, "skipped");
+  EXPECT_EQ(r.results[1].status, status::skipped);
   EXPECT_EQ(r.primary_hostname(), "node1");
   EXPECT_EQ(r.git_commit(), "abc123");
   EXPECT_FALSE(r.multi_node());
@@ -101,10 +101,10 @@ TEST(ReportsIo, ReadsTheTimingGpuAndReasonCodeTheConsoleShows) {
     EXPECT_LE(x.time->ci95_lo, x.time->median);
     EXPECT_GE(x.time->ci95_hi, x.time->median);
     EXPECT_EQ(x.gpu, 3);
-    EXPECT_EQ(x.reason_code, "");
+    EXPECT_FALSE(x.given_reason_code().has_value());
     EXPECT_EQ(r.results[1].time ? r.results[1].time->n : 0u, 0u);  // nothing sampled
     EXPECT_FALSE(r.results[1].gpu.has_value());
-    EXPECT_EQ(r.results[1].reason_code, "node_local");
+    EXPECT_EQ(r.results[1].reason_code, reason_code::node_local);
   }
 }
 

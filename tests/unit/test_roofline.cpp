@@ -38,7 +38,7 @@ metric_view metric(const std::string& name, const std::string& unit, double valu
 result_view result(const std::string& bench, json axes, std::vector<metric_view> metrics) {
   result_view r;
   r.benchmark = bench;
-  r.status = "passed";
+  r.status = status::passed;
   for (auto& [k, v] : axes.items()) r.axes[k] = v;
   r.metrics = std::move(metrics);
   return r;

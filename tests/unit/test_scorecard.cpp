@@ -36,7 +36,7 @@ result_view result(const std::string& bench, json axes, std::vector<metric_view>
                    bool valid = true, int rank = 0) {
   result_view r;
   r.benchmark = bench;
-  r.status = "passed";
+  r.status = status::passed;
   r.valid = valid;
   if (!valid) r.invalid_reasons = {"noisy: robust CV 31% > 10%"};
   r.rank = rank;
@@ -48,12 +48,13 @@ result_view result(const std::string& bench, json axes, std::vector<metric_view>
   return r;
 }
 
-result_view skipped(const std::string& bench, const std::string& why, std::string code = "") {
+result_view skipped(const std::string& bench, const std::string& why,
+                    reason_code code = reason_code::none) {
   result_view r;
   r.benchmark = bench;
-  r.status = "skipped";
+  r.status = status::skipped;
   r.reason = why;
-  r.reason_code = std::move(code);
+  r.reason_code = code;
   return r;
 }
 
@@ -165,7 +166,7 @@ TEST(Scorecard, FailedWhenEveryResultFailed) {
   report_view r = cpu_node();
   for (auto& x : r.results) {
     if (x.benchmark == "gemm/ours_fp32") {
-      x.status = "failed";
+      x.status = status::failed;
       x.reason = "verification failed";
     }
   }
@@ -188,8 +189,8 @@ TEST(Scorecard, MedianOverRanksAndNodeLocalSkipsIgnored) {
                                rank));
   }
   r.results.push_back(result("bandwidth/p2p", {}, {metric("bandwidth_gbps", "GB/s", 40)}, true, 0));
-  r.results.push_back(skipped("bandwidth/p2p", "node-local: rank 0 ran it",
-                              std::string(to_string(reason_code::node_local))));
+  r.results.push_back(
+      skipped("bandwidth/p2p", "node-local: rank 0 ran it", reason_code::node_local));
   const auto rows = make_scorecard(r);
   const auto a = row(rows, data_hop::allreduce, false);
   EXPECT_DOUBLE_EQ(a.value, 10.0);
@@ -245,7 +246,7 @@ TEST(Scorecard, JsonRows) {
 TEST(Scorecard, ConsoleLinesFitAndSayWhy) {
   report_view r = cpu_node();
   for (auto& x : r.results) {
-    if (x.status == "skipped") x.reason += ": " + std::string(300, 'x');  // wrapped, not cut
+    if (x.status == status::skipped) x.reason += ": " + std::string(300, 'x');  // wrapped, not cut
   }
   const auto lines = scorecard_lines(make_scorecard(r), false, console_width);
   ASSERT_GT(lines.size(), 8u);

@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -20,6 +21,8 @@ namespace infrabench {
 
 enum class status { passed, skipped, failed };
 [[nodiscard]] std::string_view to_string(status s);
+// "passed" -> status::passed; nullopt for any other text (readers say what they got).
+[[nodiscard]] std::optional<status> parse_status(std::string_view text);
 
 // What a metric is for, so that compare, check and the HTML report never guess from its name:
 // performance is gated (regressions, baseline rules); information is context (clocks, losses,

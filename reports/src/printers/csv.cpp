@@ -30,7 +30,7 @@ void print_result(std::ostream& out, const result_view& r) {
                                        r.axes_label(),
                                        r.host,
                                        std::to_string(r.rank),
-                                       r.status,
+                                       std::string(to_string(r.status)),
                                        r.valid ? "true" : "false",
                                        one_line(r.reason)};
   if (r.metrics.empty()) {

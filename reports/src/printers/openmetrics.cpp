@@ -80,7 +80,7 @@ void print_results(std::ostream& out, const std::vector<result_view>& results) {
   family(out, "infrabench_result_value",
          "a metric of a passed configuration (its median over the samples), in its unit");
   for (const auto& r : results) {
-    if (r.status != "passed") continue;
+    if (r.status != status::passed) continue;
     for (const auto& m : r.metrics) {
       if (std::isnan(m.value)) continue;  // null in the report: no value to export
       labels ls = result_labels(r);
@@ -94,7 +94,8 @@ void print_results(std::ostream& out, const std::vector<result_view>& results) {
   status_family(out);
   for (const auto& r : results) {
     labels ls = result_labels(r);
-    ls.insert(ls.end(), {{"status", r.status}, {"valid", r.valid ? "true" : "false"}});
+    ls.insert(ls.end(), {{"status", std::string(to_string(r.status))},
+                         {"valid", r.valid ? "true" : "false"}});
     sample(out, "infrabench_result_status", ls, 1);
   }
 }
@@ -155,7 +156,8 @@ class openmetrics_printer final : public printer {
     status_family(out);
     for (const auto& r : v.report.results) {
       labels ls = result_labels(r);
-      ls.insert(ls.end(), {{"status", r.status}, {"valid", r.valid ? "true" : "false"}});
+      ls.insert(ls.end(), {{"status", std::string(to_string(r.status))},
+                           {"valid", r.valid ? "true" : "false"}});
       sample(out, "infrabench_result_status", ls, 1);
     }
     out << "# EOF\n";

@@ -91,9 +91,15 @@ struct result_view {
   // Axis name -> value as written (number or string), and its display form ("256MiB").
   std::map<std::string, nlohmann::json> axes;
   std::map<std::string, std::string> axes_display;
-  std::string status;  // passed | skipped | failed
+  // Parsed once by the reader (an unknown status is refused there): code compares the enum, and
+  // to_string(status) gives the report's word back.
+  infrabench::status status = infrabench::status::passed;
   std::string reason;
-  std::string reason_code;  // of a skip or failure (reason.h); "" when the report does not say
+  // The code of a skip or failure (reason.h), parsed once by the reader; none when the report does
+  // not say. A name this version does not know (another version's report) reads as none, so
+  // nothing matches it, and is kept in unknown_reason_code so that to_json writes it back.
+  infrabench::reason_code reason_code = infrabench::reason_code::none;
+  std::string unknown_reason_code;
   bool valid = true;
   std::vector<std::string> invalid_reasons;
   // One code per invalid reason ("noisy", "verify_failed", ...; reason.h); empty in a report that
@@ -117,6 +123,9 @@ struct result_view {
   // metric's repetitions hold one value per passed repetition that reported it.
   std::vector<repetition_view> repetitions;
 
+  // The code the report gives: nullopt when it gives none (a report older than the codes), none
+  // when it names one this version does not know.
+  [[nodiscard]] std::optional<infrabench::reason_code> given_reason_code() const;
   [[nodiscard]] const metric_view* find_metric(std::string_view name) const;
   // The metrics a declared name stands for: the one of that name, or every one a family pattern
   // (bandwidth_gbps_*, a cell per GPU) matches.

@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -55,6 +56,9 @@ struct roofline_source {
   std::string unit;
 };
 
+// The status of a hop with a rate (the section's word, as the schema spells it).
+inline constexpr std::string_view hop_measured = "measured";
+
 struct roofline_hop {
   std::string name;  // storage, preprocess, h2d, compute, allreduce
   // measured | not measured (the report lacks it) | not applicable (this job has no such hop)
@@ -67,7 +71,7 @@ struct roofline_hop {
   double headroom = 0;   // per_job over the predicted job rate
   std::string formula;   // how the rate was derived, with the numbers
   std::vector<roofline_source> sources;
-  [[nodiscard]] bool has_rate() const { return status == "measured"; }
+  [[nodiscard]] bool has_rate() const { return status == hop_measured; }
 };
 
 // A what-if: hops scaled (storage=2x), or the node changed (gpus=8, nodes=4, cpu_threads=32,
