@@ -305,8 +305,10 @@ TEST(NoiseVerdicts, CanaryMeasuresTheMachineBriefly) {
   c.points.push_back(measure_canary_point("start", 0.05));
   c.points.push_back(measure_canary_point("end", 0.05));
   for (const auto& p : c.points) {
-    EXPECT_GT(p.fma_gflops, 1.0) << p.at;  // any x86-64 core with AVX2 does tens of GFLOP/s
-    EXPECT_GT(p.stream_gbps, 0.1) << p.at;
+    // Positive, not fast: no speed is asserted in a unit test (under ASan on a loaded 2-vCPU
+    // machine the FMA point read 0.62 GFLOP/s, where a quiet core does tens).
+    EXPECT_GT(p.fma_gflops, 0.0) << p.at;
+    EXPECT_GT(p.stream_gbps, 0.0) << p.at;
     EXPECT_GE(p.seconds, 0.1) << p.at;  // both kernels ran their time
   }
   EXPECT_DOUBLE_EQ(c.fma_gflops(), (c.points[0].fma_gflops + c.points[1].fma_gflops) / 2);
