@@ -8,9 +8,12 @@
 #include <cstring>
 #include <random>
 
+#include <unistd.h>
+
 #include "fma_kernel.h"
 #include "infrabench/benchmark.h"
 #include "infrabench/capabilities.h"
+#include "infrabench/machine_load.h"
 #include "infrabench/options.h"
 #include "infrabench/state.h"
 #include "infrabench/telemetry.h"
@@ -83,6 +86,16 @@ double delta(const t::counter_set& a, const t::counter_set& b, const std::string
   return x == a.end() || y == b.end() ? 0.0 : y->second - x->second;
 }
 
+// What a sag says to do: on a machine other work kept busy, the load is the likelier cause (a
+// shared VM's neighbours, steal, a cgroup quota), so it is named instead of cooling; on a quiet
+// one, cooling and power, with the load shown so the reader sees it was quiet.
+std::string sag_advice(const infrabench::sampling_load& load) {
+  if (load.busy())
+    return "the machine was busy (" + load.describe() +
+           "): rerun on an idle machine before suspecting the hardware";
+  return "check cooling and power limits (" + load.describe() + ")";
+}
+
 void cpu_stress(infrabench::state& st) {
   const double duration = st.get_float64("duration_s");
   const double max_sag = st.get_float64("max_sag");
@@ -105,6 +118,10 @@ void cpu_stress(infrabench::state& st) {
   const t::counter_set before = src.counters();
   std::vector<worker_tally> tally(pool.size());
   pool.run([&](std::size_t i) { prepare(tally[i], bytes, i); });  // first touch on its own core
+  // The load over the stress: other processes' share of the CPUs tells a neighbour's work from a
+  // throttling core when the throughput sags.
+  const std::vector<int> cpus = infrabench::allowed_cpus();
+  const infrabench::load_snapshot load_before = infrabench::take_load_snapshot(cpus);
   const auto t0 = clock_type::now();
   const auto end = t0 + std::chrono::duration_cast<clock_type::duration>(
                             std::chrono::duration<double>(duration));
@@ -113,6 +130,10 @@ void cpu_stress(infrabench::state& st) {
   });
   const double elapsed = std::chrono::duration<double>(clock_type::now() - t0).count();
   const t::counter_set after = src.counters();
+  const infrabench::sampling_load load = infrabench::load_between(
+      load_before, infrabench::take_load_snapshot(cpus), static_cast<int>(cpus.size()),
+      static_cast<double>(sysconf(_SC_CLK_TCK)));
+  st.partial_result().load = load;
 
   s::per_second flops, moved;
   std::size_t wrong_fma = 0, wrong_copy = 0;
@@ -177,7 +198,7 @@ void cpu_stress(infrabench::state& st) {
                        " machine-check exceptions during the stress: read the kernel log");
   for (const auto& why : {s::sag_failure(fs, max_sag, "FMA throughput", "GFLOP/s"),
                           s::sag_failure(ms, max_sag, "memory throughput", "GB/s")}) {
-    if (!why.empty()) failures.push_back(why + ": check cooling, power limits and other load");
+    if (!why.empty()) failures.push_back(why + ": " + sag_advice(load));
   }
   if (st.interrupted_flag() && *st.interrupted_flag()) st.add_warning("interrupted before the end");
   std::string text;

@@ -191,7 +191,9 @@ measured meter::gpu_joules(const window& w, double seconds, int cuda_gpu) const 
 }
 
 void meter::account(const window& w, result& r) const {
-  if (r.st != status::passed) return;  // the runner's rule: a failed or skipped result has none
+  // Energy per unit of work is only for a run that passed: a failed one keeps what it measured
+  // (the runner), not rates derived from a window it may not have finished.
+  if (r.st != status::passed) return;
   const double seconds = seconds_between(w.before, w.after);
   const std::string over = short_number(seconds) + " s of timed samples";
 

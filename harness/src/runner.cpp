@@ -364,7 +364,8 @@ coded_reason run_body(const benchmark& bench, state& st) {
 }
 
 // The result of a body that ran: its identity (with the benchmark's own display of axis values),
-// the exception's failure, and a failure when it measured nothing.
+// the exception's failure, and a failure when it measured nothing. A failed result keeps the
+// metrics and the sampling load it recorded before failing.
 result finish_result(state& st, double elapsed_s, const coded_reason& error,
                      const result& identity) {
   result r = st.finish(elapsed_s);
@@ -391,7 +392,10 @@ result finish_result(state& st, double elapsed_s, const coded_reason& error,
     r.set_status(status::failed, reason_code::no_measurement,
                  "the benchmark returned without measuring anything");
   }
-  if (r.st != status::passed) r.metrics.clear();
+  // A failure keeps what was measured before it (a stress that sagged still counted its wrong
+  // results, and a baseline rule on one is judged on its value); a skip measured nothing worth
+  // keeping: it is the configuration's absence.
+  if (r.st == status::skipped) r.metrics.clear();
   return r;
 }
 

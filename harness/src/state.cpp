@@ -260,15 +260,28 @@ void state::sample_loop(const std::function<batch_timing(std::int64_t)>& run_bat
   // The energy window is the samples' alone, so the work in it is samples x iters iterations.
   std::optional<energy::reading> energy_before;
   if (m_settings.energy) energy_before = m_settings.energy->read();
-  const stopping_rule::verdict v = take_samples(run_batch, iters);
+  // The samples taken and the load over them are kept when sampling fails (a timeout, an error in
+  // the benchmark's call): the failed result still shows what was measured and how busy the
+  // machine was meanwhile.
+  auto record = [&] {
+    m_result.iterations_per_sample = iters;
+    m_result.load =
+        load_between(load_before, take_load_snapshot(cpus), static_cast<int>(cpus.size()),
+                     static_cast<double>(sysconf(_SC_CLK_TCK)));
+    if (!samples.empty()) m_result.time = summarize(samples);
+  };
+  stopping_rule::verdict v = stopping_rule::verdict::go_on;
+  try {
+    v = take_samples(run_batch, iters);
+  } catch (...) {
+    record();
+    throw;
+  }
   if (energy_before && !samples.empty()) {
     m_energy = energy::window{std::move(*energy_before), m_settings.energy->read(),
                               static_cast<double>(samples.size()) * static_cast<double>(iters)};
   }
-  m_result.iterations_per_sample = iters;
-  m_result.load = load_between(load_before, take_load_snapshot(cpus), static_cast<int>(cpus.size()),
-                               static_cast<double>(sysconf(_SC_CLK_TCK)));
-  m_result.time = summarize(samples);
+  record();
   if (m_result.stop_reason.empty()) m_result.stop_reason = to_string(v);
   if (samples.empty()) throw interrupted_error("interrupted before the first sample");
 }

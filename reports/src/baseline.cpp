@@ -611,8 +611,47 @@ void judge_skip(const detail::node_context& cx, const rule& r, const result_view
                          nlohmann::json::object(), ""});
 }
 
+// The failed results a rule fails on a value they measured before failing (a sagging stress's
+// worst second): their failure is reported there, so other rules on them judge their own metrics
+// by value (a stress that sagged but computed no wrong result passes wrong_results <= 0).
+using failures_covered = std::set<const result_view*>;
+
+// The item a failure itself is judged as, when no measured value covers it: failed, the worst.
+judged failure_item(const report_view& report, const result_view& res) {
+  judged jd;
+  jd.result = &res;
+  jd.ok = false;
+  if (!res.gpu) jd.gpus = res.failed_gpus;
+  jd.why = where_of(report, res) + gpus_text(jd.gpus) + ": benchmark failed: " + res.reason;
+  return jd;
+}
+
+// The rule's metrics of one passed or failed result, each judged on its value; none: WAIVED when
+// a passed result lacks it (withheld or not produced).
+void judge_measured(const baseline& b, const rule& r, const report_view& report,
+                    const result_view& res, judgement& out) {
+  const auto ms = judged_metrics(r, res);
+  if (ms.empty()) {
+    const std::string why = res.withheld(r.metric);
+    out.waived_why.push_back(where_of(report, res) + ": " +
+                             (why.empty() ? "no " + r.metric + " in this result" : why));
+  }
+  for (const metric_view* m : ms) {
+    const std::string where =
+        where_of(report, res) + (r.metric.find('*') != std::string::npos ? " " + m->name : "");
+    if (auto jd = judge_metric(b, r, report, res, *m, where, out.waived_why)) {
+      if (!jd->ok && res.status == status::failed)
+        jd->why += " (the result failed: " + res.reason + ")";
+      out.unit = m->unit;
+      out.higher_is_better = m->higher_is_better;
+      out.items.push_back(*jd);
+    }
+  }
+}
+
 judgement judge_results(const baseline& b, const rule& r, const detail::node_context& cx,
-                        const std::vector<const result_view*>& matched) {
+                        const std::vector<const result_view*>& matched,
+                        const failures_covered& covered) {
   const report_view& report = cx.report();
   judgement out;
   std::set<std::string> measured_hosts;
@@ -624,30 +663,14 @@ judgement judge_results(const baseline& b, const rule& r, const detail::node_con
       judge_skip(cx, r, *res, measured_hosts, out);
       continue;
     }
+    // A failed result is judged on what it measured of the rule's metric; what it did not
+    // measure, or a failure no rule's value shows, fails the rule as the failure itself.
     if (res->status == status::failed) {
-      judged jd;
-      jd.result = res;
-      jd.ok = false;
-      if (!res->gpu) jd.gpus = res->failed_gpus;
-      jd.why = where_of(report, *res) + gpus_text(jd.gpus) + ": benchmark failed: " + res->reason;
-      out.items.push_back(jd);
-      continue;
+      const bool measured = !judged_metrics(r, *res).empty();
+      if (!measured || !covered.count(res)) out.items.push_back(failure_item(report, *res));
+      if (!measured) continue;
     }
-    const auto ms = judged_metrics(r, *res);
-    if (ms.empty()) {
-      const std::string why = res->withheld(r.metric);
-      out.waived_why.push_back(where_of(report, *res) + ": " +
-                               (why.empty() ? "no " + r.metric + " in this result" : why));
-    }
-    for (const metric_view* m : ms) {
-      const std::string where =
-          where_of(report, *res) + (r.metric.find('*') != std::string::npos ? " " + m->name : "");
-      if (auto jd = judge_metric(b, r, report, *res, *m, where, out.waived_why)) {
-        out.unit = m->unit;
-        out.higher_is_better = m->higher_is_better;
-        out.items.push_back(*jd);
-      }
-    }
+    judge_measured(b, r, report, *res, out);
   }
   return out;
 }
@@ -844,8 +867,9 @@ bool simulated_timing(const rule& r, const report_view& report) {
 
 // A value rule over the results it matched: judged, or WAIVED when none could be.
 verdict judge_matched(const baseline& b, const rule& r, const detail::node_context& cx,
-                      const std::vector<const result_view*>& matched) {
-  const judgement j = judge_results(b, r, cx, matched);
+                      const std::vector<const result_view*>& matched,
+                      const failures_covered& covered) {
+  const judgement j = judge_results(b, r, cx, matched, covered);
   if (j.items.empty() && j.not_run.empty()) return waived_verdict(r, waived_detail(j.waived_why));
   verdict v;
   v.r = &r;
@@ -855,7 +879,8 @@ verdict judge_matched(const baseline& b, const rule& r, const detail::node_conte
   return v;
 }
 
-verdict evaluate_with(const baseline& b, const rule& r, const detail::node_context& cx) {
+verdict evaluate_with(const baseline& b, const rule& r, const detail::node_context& cx,
+                      const failures_covered& covered) {
   const report_view& report = cx.report();
   const std::string waived = "waived by the baseline: " + r.waived;
   if (r.kind == rule_kind::inventory)
@@ -876,9 +901,35 @@ verdict evaluate_with(const baseline& b, const rule& r, const detail::node_conte
   }
   if (matched.empty()) return missing_verdict(b, r, cx);
   verdict v = r.kind == rule_kind::no_outlier_nodes ? evaluate_outliers(r, cx, matched)
-                                                    : judge_matched(b, r, cx, matched);
+                                                    : judge_matched(b, r, cx, matched, covered);
   for (const auto* res : matched) v.elapsed_s += res->elapsed_s;
   return v;
+}
+
+// The failed results of the report that some value rule of `b` fails on a metric they measured
+// (failures_covered). A rule that cannot be judged (waived, simulated timing, a peak rule on a
+// lower-is-better metric) covers nothing; its own evaluation says why.
+failures_covered covered_failures(const baseline& b, const report_view& report) {
+  failures_covered covered;
+  for (const auto& r : b.rules) {
+    if (r.kind == rule_kind::inventory || r.kind == rule_kind::no_outlier_nodes ||
+        !r.waived.empty() || simulated_timing(r, report))
+      continue;
+    for (const auto& res : report.results) {
+      if (res.status != status::failed || res.benchmark != r.benchmark || !res.axes_match(r.axes))
+        continue;
+      for (const metric_view* m : judged_metrics(r, res)) {
+        std::vector<std::string> ignored;
+        try {
+          const auto jd = judge_metric(b, r, report, res, *m, "", ignored);
+          if (jd && !jd->ok) covered.insert(&res);
+        } catch (const user_error&) {
+          // A rule that cannot be judged covers nothing; its own evaluation throws this again.
+        }
+      }
+    }
+  }
+  return covered;
 }
 
 }  // namespace
@@ -900,14 +951,15 @@ bool value_passes(const rule& r, double value) {
 }
 
 verdict evaluate_rule(const baseline& b, const rule& r, const report_view& report) {
-  return evaluate_with(b, r, detail::node_context(report));
+  return evaluate_with(b, r, detail::node_context(report), covered_failures(b, report));
 }
 
 std::vector<verdict> evaluate(const baseline& b, const report_view& report) {
   const detail::node_context cx(report);  // each host's GPUs and ranks, once for every rule
   std::vector<verdict> out;
   out.reserve(b.rules.size());
-  for (const auto& r : b.rules) out.push_back(evaluate_with(b, r, cx));
+  const failures_covered covered = covered_failures(b, report);
+  for (const auto& r : b.rules) out.push_back(evaluate_with(b, r, cx, covered));
   return out;
 }
 

@@ -271,27 +271,36 @@ class planner {
     return true;
   }
 
+  // One row per metric of a result, flagged with its status.
+  void add_metric_rows(const item& it, json& rows) const {
+    for (const auto& m : it.r->metrics) {
+      // A clock, a temperature, a ceiling: one reading, not a sampled measurement, so no
+      // interval is missing from it.
+      const bool reading = m.role == metric_role::information && m.samples.empty();
+      rows.push_back({{"report", m_reports[it.report].label},
+                      {"metric", m.name},
+                      {"value", std::isfinite(m.value) ? json(m.value) : json(nullptr)},
+                      {"ci", metric_ci(m)},
+                      {"reading", reading},
+                      {"unit", m.unit},
+                      {"flag", flag_json(*it.r)}});
+    }
+  }
+
   // A benchmark run in one configuration: every metric of it (counts and clocks too: a health
   // check's measured values), a row per report, its first node's result.
   json one_configuration_table(const std::string& bench, const std::vector<item>& items) {
     json rows = json::array();
     for (const auto& it : items) {
-      if (!first_node(it)) continue;
-      for (const auto& m : it.r->metrics) {
-        const json ci = metric_ci(m);
-        // A clock, a temperature, a ceiling: one reading, not a sampled measurement, so no
-        // interval is missing from it.
-        const bool reading = m.role == metric_role::information && m.samples.empty();
-        rows.push_back({{"report", m_reports[it.report].label},
-                        {"metric", m.name},
-                        {"value", std::isfinite(m.value) ? json(m.value) : json(nullptr)},
-                        {"ci", ci},
-                        {"reading", reading},
-                        {"unit", m.unit},
-                        {"flag", flag_json(*it.r)}});
-      }
+      if (first_node(it)) add_metric_rows(it, rows);
     }
+    // A failed configuration shows what it measured before failing, flagged failed; one that
+    // measured nothing, a row saying why.
     for (const auto& it : m_failed) {
+      if (!it.r->metrics.empty()) {
+        add_metric_rows(it, rows);
+        continue;
+      }
       rows.push_back({{"report", m_reports[it.report].label},
                       {"metric", "-"},
                       {"value", nullptr},

@@ -185,6 +185,39 @@ TEST(ReportsBaseline, FailedBenchmarkFails) {
   EXPECT_NE(v.detail.find("benchmark failed: it broke"), std::string::npos);
 }
 
+// A stress that sagged (failed) but computed no wrong result (issue 45 item 8): the rule on the
+// wrong results it measured is judged on their value, PASS, while the sag's own rule fails on its
+// value; a rule on a metric the failure left unmeasured fails as before. With no rule failing on a
+// value the result measured, its failure still fails the rules on it.
+TEST(ReportsBaseline, FailedResultJudgedOnWhatItMeasured) {
+  json sagged = ib_test::result("stress/cpu", {{"duration_s", 60}},
+                                {{"wrong_results", "count", 0.0, false, {0.0, 0.0, 0.0}},
+                                 {"gflops_worst_second_ratio", "ratio", 0.5, true, {0.5}}});
+  sagged["status"] = "failed";
+  sagged["reason"] = "FMA throughput sagged";
+  sagged["reason_code"] = "error";
+  const json report = ib_test::report(json::array({sagged}));
+  const json wrong = {{"benchmark", "stress/cpu"}, {"metric", "wrong_results"}, {"max", 0}};
+  const json sag = {
+      {"benchmark", "stress/cpu"}, {"metric", "gflops_worst_second_ratio"}, {"min", 0.75}};
+  const json absent = {{"benchmark", "stress/cpu"}, {"metric", "mce_new"}, {"max", 0}};
+  const baseline b = rules(json::array({wrong, sag, absent}));
+  const auto v = evaluate(b, view(report));
+  EXPECT_EQ(v.at(0).status, verdict_status::pass) << v.at(0).detail;
+  EXPECT_EQ(v.at(0).measured, "0 count");
+  EXPECT_EQ(v.at(1).status, verdict_status::fail);
+  EXPECT_NE(v.at(1).detail.find("the result failed: FMA throughput sagged"), std::string::npos)
+      << v.at(1).detail;
+  EXPECT_EQ(v.at(2).status, verdict_status::fail);
+  EXPECT_NE(v.at(2).detail.find("benchmark failed: FMA throughput sagged"), std::string::npos)
+      << v.at(2).detail;
+  // Alone, the wrong-results rule is all that judges the result: its failure fails it.
+  const auto alone = one(wrong, report);
+  EXPECT_EQ(alone.status, verdict_status::fail);
+  EXPECT_NE(alone.detail.find("benchmark failed: FMA throughput sagged"), std::string::npos)
+      << alone.detail;
+}
+
 // A value that is no measurement FAILs its rule (issue 40 item 12: null was WAIVED "not a
 // number" and check exited 0; item 11: a latency of -1 ns passed every maximum).
 TEST(ReportsBaseline, ValueThatIsNoMeasurementFails) {

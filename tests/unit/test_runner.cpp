@@ -102,6 +102,17 @@ INFRABENCH_REGISTER(bench_spin, "test/spin")
     .memory_estimate([](const config& c) { return std::get<std::int64_t>(c[1].second); });
 INFRABENCH_REGISTER(bench_needs_cuda, "test/needs_cuda").require(req::cuda);
 INFRABENCH_REGISTER(bench_throws, "test/throws");
+// Measures (samples, a metric of its own), then fails on a check of what it measured: a stress
+// whose throughput sagged.
+void bench_measures_then_fails(state& st) {
+  st.add_bytes_read(1e6);
+  st.exec([] { spin_for(5e-6); });
+  st.add_metric("wrong_results", "count", 0, false, "none wrong", metric_role::verification);
+  st.fail("throughput sagged");
+}
+INFRABENCH_REGISTER(bench_measures_then_fails, "test/measures_then_fails")
+    .produces_work(work_kind::bytes)
+    .produces("wrong_results", "count", better::lower, metric_role::verification);
 INFRABENCH_REGISTER(bench_invalid, "test/invalid");
 INFRABENCH_REGISTER(bench_skipper, "test/skipper");
 INFRABENCH_REGISTER(bench_slow, "test/slow");
@@ -204,6 +215,30 @@ TEST_F(RunnerTest, UndeclaredMetricFailsTheConfiguration) {
   EXPECT_EQ(work.st, status::failed);
   EXPECT_NE(work.reason.find("\"bandwidth_gbps\" is not declared"), std::string::npos)
       << work.reason;
+}
+
+// Nothing measured is lost to a later failure (issue 45 item 8): a benchmark that measured, then
+// failed, keeps its own metrics, the derived ones with their samples, and the sampling load.
+TEST_F(RunnerTest, FailureKeepsWhatWasMeasured) {
+  const result r = run("test/measures_then_fails");
+  ASSERT_EQ(r.st, status::failed);
+  EXPECT_EQ(r.reason, "throughput sagged");
+  const auto find = [&r](const std::string& name) {
+    return std::find_if(r.metrics.begin(), r.metrics.end(),
+                        [&name](const metric& m) { return m.name == name; });
+  };
+  const auto wrong = find("wrong_results");
+  ASSERT_NE(wrong, r.metrics.end());
+  EXPECT_EQ(wrong->value, 0);
+  const auto bw = find("bandwidth_gbps");
+  ASSERT_NE(bw, r.metrics.end());
+  EXPECT_GT(bw->value, 0);
+  EXPECT_EQ(bw->samples.size(), r.samples_s.size());
+  EXPECT_FALSE(r.samples_s.empty());
+  ASSERT_TRUE(r.load.has_value());
+  const auto j = r.to_json();
+  EXPECT_EQ(j["metrics"].size(), r.metrics.size());
+  EXPECT_EQ(j.contains("sampling_load"), r.load->known);
 }
 
 // A metric derived from the sample times follows the median, the fastest and every sample.
