@@ -41,6 +41,9 @@ void outcome_to_json(const result& r, json& j) {
   if (!r.withheld.empty()) j["withheld"] = r.withheld;
   if (r.simulated) j["simulated"] = true;
   if (!r.not_verified.empty()) j["not_verified"] = r.not_verified;
+  // With or without samples: a benchmark that measures over a set time (a stress) records the
+  // load over it too.
+  if (r.load && r.load->known) j["sampling_load"] = r.load->to_json();
 }
 
 // The samples and how they were taken (only when there are samples).
@@ -52,7 +55,6 @@ void samples_to_json(const result& r, json& j) {
   // A configuration stopped early (timeout, failure) may have samples it never summarized.
   j["time_s"] = (r.time.n > 0 ? r.time : summarize(r.samples_s)).to_json();
   j["samples_s"] = r.samples_s;
-  if (r.load && r.load->known) j["sampling_load"] = r.load->to_json();
 }
 
 json metric_to_json(const metric& m) {
