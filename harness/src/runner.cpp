@@ -394,8 +394,10 @@ result finish_result(state& st, double elapsed_s, const coded_reason& error,
   }
   // A failure keeps what was measured before it (a stress that sagged still counted its wrong
   // results, and a baseline rule on one is judged on its value); a skip measured nothing worth
-  // keeping: it is the configuration's absence.
-  if (r.st == status::skipped) r.metrics.clear();
+  // keeping: it is the configuration's absence; and a failed verification's rates are rates of
+  // wrong output (a collective that reduced wrongly has no bus bandwidth), not measurements.
+  const bool wrong_output = r.st == status::failed && r.code == reason_code::verify_failed;
+  if (r.st == status::skipped || wrong_output) r.metrics.clear();
   return r;
 }
 

@@ -113,6 +113,14 @@ void bench_measures_then_fails(state& st) {
 INFRABENCH_REGISTER(bench_measures_then_fails, "test/measures_then_fails")
     .produces_work(work_kind::bytes)
     .produces("wrong_results", "count", better::lower, metric_role::verification);
+// Measures, then finds its output wrong: a collective whose reduction differed from the reference.
+void bench_measures_wrong_output(state& st) {
+  st.add_bytes_read(1e6);
+  st.exec([] { spin_for(5e-6); });
+  st.fail(reason_code::verify_failed, "1 of 1024 elements wrong");
+}
+INFRABENCH_REGISTER(bench_measures_wrong_output, "test/measures_wrong_output")
+    .produces_work(work_kind::bytes);
 INFRABENCH_REGISTER(bench_invalid, "test/invalid");
 INFRABENCH_REGISTER(bench_skipper, "test/skipper");
 INFRABENCH_REGISTER(bench_slow, "test/slow");
@@ -239,6 +247,15 @@ TEST_F(RunnerTest, FailureKeepsWhatWasMeasured) {
   const auto j = r.to_json();
   EXPECT_EQ(j["metrics"].size(), r.metrics.size());
   EXPECT_EQ(j.contains("sampling_load"), r.load->known);
+}
+
+// ...but a failed verification keeps no number: its rates are of wrong output (a collective that
+// reduced wrongly has no bus bandwidth; tests/e2e/test_collectives.py checks it end to end).
+TEST_F(RunnerTest, WrongOutputKeepsNoNumber) {
+  const result r = run("test/measures_wrong_output");
+  ASSERT_EQ(r.st, status::failed);
+  EXPECT_EQ(r.code, reason_code::verify_failed);
+  EXPECT_TRUE(r.metrics.empty());
 }
 
 // A metric derived from the sample times follows the median, the fastest and every sample.
