@@ -84,6 +84,8 @@ struct metric_row {
   std::string gate_note;
   std::vector<std::size_t> repetitions;  // per report: repetitions behind the value (1: none kept)
   std::vector<double> spread;       // per report: standard deviation of log(repetitions) (NaN: < 2)
+  std::vector<std::size_t> log_n;   // per report: positive repetition values (those spread is of)
+  std::vector<double> log_diff;     // per report: mean log value minus the first report's (NaN)
   std::vector<double> q_value;      // Benjamini-Hochberg adjusted p among the gated rows (NaN)
   std::vector<bool> assumed_noise;  // report i vs the first was judged with the assumed noise
   // The run-to-run noise (relative SD) assumed where a side has one repetition: --noise, else
@@ -189,7 +191,9 @@ void set_perf_per_energy(comparison& c);
 struct between_runs {
   double p_value = std::nan("");                             // two-sided
   double spread_base = std::nan(""), spread = std::nan("");  // SD of the log values (NaN: < 2)
-  bool assumed_noise = false;  // a side had < 2 repetitions: a z test with the assumed noise
+  bool assumed_noise = false;      // a side had < 2 repetitions: a z test with the assumed noise
+  double log_diff = std::nan("");  // mean of the other side's log values minus the base's
+  std::size_t n_base = 0, n = 0;   // positive values on each side (those the logs are of)
 };
 // Welch's t-test on the logarithms of two sides' repetition values (both with >= 2); otherwise a
 // z test of the log ratio with `noise` as each value's relative standard deviation (a side of two
@@ -197,6 +201,15 @@ struct between_runs {
 // values are dropped (a log ratio needs positive values).
 [[nodiscard]] between_runs test_between_runs(const std::vector<double>& base,
                                              const std::vector<double>& other, double noise);
+// The prior weight, in degrees of freedom, of the comparison's typical variance in the moderated
+// test (moderated_p): as much as four repetitions' own spread.
+inline constexpr double moderation_prior_df = 4;
+// The moderated t test (Smyth 2004, limma's empirical Bayes for few replicates) of one row's
+// between-run test `t`: its pooled variance of the log values shrunk toward `prior_var` (the
+// comparison's median variance) with `prior_df` degrees of freedom, two-sided. With three
+// repetitions a side, Welch's test has 2-4 degrees of freedom and one disturbed repetition hides a
+// -50% loss; the prior gives it more. NaN where a side has < 2 values or prior_var is not positive.
+[[nodiscard]] double moderated_p(const between_runs& t, double prior_var, double prior_df);
 // Two-sided p of Welch's t statistic `t` with `df` degrees of freedom (Student's t distribution).
 [[nodiscard]] double student_t_two_sided_p(double t, double df);
 // t with P(T > t) = p for Student's t with `df` degrees of freedom (0 < p < 0.5).
