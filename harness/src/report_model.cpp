@@ -520,6 +520,7 @@ std::string report_view::git_commit() const {
 std::string report_view::primary_hostname() const {
   if (!inventories.empty() && !inventories.front().hostname.empty())
     return inventories.front().hostname;
+  if (skipped.first_host) return *skipped.first_host;
   return results.empty() ? "" : results.front().host;
 }
 
@@ -914,6 +915,7 @@ report_view detail::assemble_report(const json& doc, detail::results_read result
   if (results.type != "array") c.fail("results", "expected an array, got " + results.type);
   if (!results.error.empty()) throw user_error(results.error);
   rv.results = std::move(results.results);
+  rv.skipped = std::move(results.skipped);
   // Before 1.5.0 a withheld metric was said only in a warning (result_view::withheld).
   const auto version = parse_version(rv.schema_version);
   const bool legacy_withheld = (*version)[0] == 1 && (*version)[1] < 5;

@@ -362,11 +362,16 @@ struct time_parts {
 // closes). Throws user_error naming the field by its path.
 class result_reader {
  public:
-  explicit result_reader(std::string origin) : m_origin(std::move(origin)) {}
+  // With a filter, a result whose benchmark it does not keep is skipped from that member on.
+  explicit result_reader(std::string origin, const result_filter* filter = nullptr)
+      : m_origin(std::move(origin)), m_filter(filter) {}
 
   // Starts reading into `into`, named `results[index]` (or `where` when given) in messages.
   void begin(result_view& into, std::size_t index, std::string where = {});
   [[nodiscard]] bool done() const { return m_depth == 0; }
+  // Whether the result read last is one the filter does not keep: what was built of it is to be
+  // dropped (only its host is read after its benchmark, and it is not checked whole).
+  [[nodiscard]] bool skipped() const { return m_skipping; }
 
   void open(bool object);
   void close();
@@ -417,9 +422,12 @@ class result_reader {
   void finish_metric(const frame& f);
   void finish_time();
   bool unique_name(const std::string& name);
+  void skipped_member(const scalar& v);
 
   std::string m_origin;
-  std::string m_where;  // the result's name when not results[index]
+  const result_filter* m_filter = nullptr;
+  bool m_skipping = false;  // the result's benchmark is one the filter does not keep
+  std::string m_where;      // the result's name when not results[index]
   std::size_t m_index = 0;
   result_view* m_result = nullptr;
   std::vector<frame> m_frames;  // kept between results: their keys keep their capacity
@@ -435,6 +443,7 @@ void result_reader::begin(result_view& into, std::size_t index, std::string wher
   charge(grown(sizeof(result_view)));
   m_where = std::move(where);
   m_depth = 0;
+  m_skipping = false;
 }
 
 void result_reader::too_much() const {
@@ -523,6 +532,7 @@ void result_reader::dispatch(const scalar& v) {
   const frame& f = top();
   switch (f.kind) {
     case part::result:
+      if (m_skipping) return skipped_member(v);
       return result_member(f.member, v);
     case part::metric:
       return metric_member(f.member, v);
@@ -593,6 +603,9 @@ void result_reader::result_member(field f, const scalar& v) {
       if (const auto problem = name_problem(r.benchmark); !problem.empty())
         fail_here("benchmark name " + shown_name(r.benchmark) + ": " + problem);
       top().seen |= seen_benchmark;
+      // Decided by the name alone, as a rule names a benchmark: the rest of the result is
+      // scanned, not built.
+      m_skipping = m_filter != nullptr && !m_filter->keeps(r.benchmark);
       return;
     case field::axes:
       fail_here("expected an object, got " + v.type_name());
@@ -710,6 +723,12 @@ void result_reader::placement_member(field f, const scalar& v) {
     default:
       return;
   }
+}
+
+// A member of a result the filter does not keep: only its host is read (checked as any host is),
+// since a fleet claims every host a node report names.
+void result_reader::skipped_member(const scalar& v) {
+  if (top().member == field::host) placement_member(field::host, v);
 }
 
 void result_reader::metric_member(field f, const scalar& v) {
@@ -835,6 +854,8 @@ void result_reader::open(bool object) {
   frame& f = top();
   if (!f.object) f.index = f.count++;
   if (f.kind == part::skip) return push(part::skip, object);
+  // A skipped result's host given as a container is refused below as any host is.
+  if (m_skipping && f.member != field::host) return push(part::skip, object);
   if (!open_member(object)) {
     // A container where a value was expected: refused as that value (or, for a member the
     // model does not read, skipped).
@@ -966,7 +987,7 @@ void result_reader::open_element(bool object) {
 
 void result_reader::close() {
   const frame& f = top();
-  if (f.kind == part::result) finish_result(f);
+  if (f.kind == part::result && !m_skipping) finish_result(f);
   if (f.kind == part::metric) finish_metric(f);
   if (f.kind == part::time) finish_time();
   --m_depth;
@@ -1092,8 +1113,8 @@ void printable_in_place(std::string& s) {
 // input is (json_io.h).
 class report_events {
  public:
-  report_events(text_source& source, const std::string& origin)
-      : m_source(source), m_origin(origin), m_reader(origin) {}
+  report_events(text_source& source, const std::string& origin, const result_filter* filter)
+      : m_source(source), m_origin(origin), m_reader(origin, filter) {}
   json& document() { return m_doc; }
   detail::results_read& results() { return m_results; }
 
@@ -1129,6 +1150,11 @@ class report_events {
   bool open(bool object);
   bool close();
   void begin_result(bool object);
+  void leave_out_last();
+  // The index of the next element of "results", counting those the filter left out.
+  [[nodiscard]] std::size_t next_index() const {
+    return m_results.results.size() + m_results.skipped.count;
+  }
   template <typename Step>
   void guarded(Step step);
   void refuse_results(const std::string& message);
@@ -1211,7 +1237,7 @@ bool report_events::on_value(const scalar& v) {
       m_dom.value(v.value());
       break;
     case mode::results:
-      refuse_results(m_origin + ": results[" + std::to_string(m_results.results.size()) +
+      refuse_results(m_origin + ": results[" + std::to_string(next_index()) +
                      "]: expected an object, got " + v.type_name());
       break;
     case mode::result:
@@ -1265,7 +1291,7 @@ bool report_events::open(bool object) {
 }
 
 void report_events::begin_result(bool object) {
-  const std::size_t index = m_results.results.size();
+  const std::size_t index = next_index();
   if (!object) {
     refuse_results(m_origin + ": results[" + std::to_string(index) +
                    "]: expected an object, got array");
@@ -1292,7 +1318,10 @@ bool report_events::close() {
       break;
     case mode::result:
       guarded([&] { m_reader.close(); });
-      if (m_mode == mode::result && m_reader.done()) m_mode = mode::results;
+      if (m_mode == mode::result && m_reader.done()) {
+        m_mode = mode::results;
+        if (m_reader.skipped()) leave_out_last();
+      }
       break;
     case mode::skip:
       if (m_depth == m_skip_depth) m_mode = m_after_skip;
@@ -1302,6 +1331,16 @@ bool report_events::close() {
   }
   --m_depth;
   return true;
+}
+
+// The result just read is one the filter does not keep: its host noted, its view dropped.
+void report_events::leave_out_last() {
+  skipped_results& out = m_results.skipped;
+  std::string host = std::move(m_results.results.back().host);
+  m_results.results.pop_back();
+  if (next_index() == 0) out.first_host = host;  // it was results[0]
+  if (!host.empty()) out.hosts.insert(std::move(host));
+  ++out.count;
 }
 
 // A text that is not JSON: where, and whether it ends early (a report cut off while written).
@@ -1321,8 +1360,8 @@ bool report_events::parse_error(std::size_t byte, const std::string& /*token*/,
 }
 
 report_view read_report(text_source& source, const std::string& origin,
-                        std::string_view reader_version) {
-  report_events events(source, origin);
+                        std::string_view reader_version, const result_filter* filter = nullptr) {
+  report_events events(source, origin, filter);
   (void)json::sax_parse(source.begin(), text_source::end(), &events);
   return detail::assemble_report(events.document(), std::move(events.results()), origin,
                                  reader_version);
@@ -1467,7 +1506,7 @@ namespace {
 
 // A regular file is streamed, refused by its size before a byte is read; anything else (a pipe:
 // `check <(zcat r.json.gz)`) is read whole by the bounded reader, with its waits and refusals.
-report_view read_report_file(const std::string& path) {
+report_view read_report_file(const std::string& path, const result_filter* filter) {
   // O_NONBLOCK: a FIFO put where the file was must not be waited on here.
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
   struct stat st {};
@@ -1475,19 +1514,28 @@ report_view read_report_file(const std::string& path) {
     text_source source(fd, path, max_report_bytes);
     if (static_cast<std::uint64_t>(st.st_size) > max_report_bytes)
       report_too_large(path, max_report_bytes);
-    return read_report(source, path, report_schema_version);
+    return read_report(source, path, report_schema_version, filter);
   }
   if (fd >= 0) ::close(fd);
-  return parse_report(read_text_file(path, "report", max_report_bytes), path);
+  const std::string text = read_text_file(path, "report", max_report_bytes);
+  text_source source(text);
+  return read_report(source, path, report_schema_version, filter);
+}
+
+report_view labelled(report_view rv, const std::string& path) {
+  rv.path = path;
+  rv.label = std::filesystem::path(path).stem().string();
+  return rv;
 }
 
 }  // namespace
 
 report_view load_report(const std::string& path) {
-  report_view rv = read_report_file(path);
-  rv.path = path;
-  rv.label = std::filesystem::path(path).stem().string();
-  return rv;
+  return labelled(read_report_file(path, nullptr), path);
+}
+
+report_view load_report(const std::string& path, const result_filter& filter) {
+  return labelled(read_report_file(path, &filter), path);
 }
 
 }  // namespace infrabench::model

@@ -24,7 +24,8 @@ struct results_read {
   bool given = false;          // the document has "results"
   std::string type = "array";  // what "results" is (JSON type name)
   std::vector<result_view> results;
-  std::string error;  // the first result's problem, a whole one-line message; "" when none
+  skipped_results skipped;  // what a result_filter left out
+  std::string error;        // the first result's problem, a whole one-line message; "" when none
 };
 
 // The report_view of a document whose "results" were read by the streaming reader: `doc` holds

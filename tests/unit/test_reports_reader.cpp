@@ -5,9 +5,11 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -322,4 +324,121 @@ TEST(ReportsReader, NoControlCharacterOfAReportReachesTheModel) {
     EXPECT_EQ(all.find("\\n"), std::string::npos);
     EXPECT_EQ(all.find("\\u001b"), std::string::npos);
   }
+}
+
+namespace {
+
+// `doc` as text with each result's "benchmark" written last (after its metrics and host), as
+// another writer might: the filter decides when the name comes, whatever came before it.
+std::string benchmark_last(const json& doc) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::parse(doc.dump());
+  for (auto& r : out["results"]) {
+    const auto name = r["benchmark"];
+    r.erase("benchmark");
+    r["benchmark"] = name;
+  }
+  return out.dump();
+}
+
+// The filtered read of `path` against the whole read with the results `filter` does not keep
+// erased afterwards: the same report, field for field; the whole one's host.
+void expect_same_kept(const std::string& path, const result_filter& filter,
+                      const std::string& what) {
+  const report_view filtered = load_report(path, filter);
+  report_view whole = load_report(path);
+  EXPECT_EQ(filtered.primary_hostname(), whole.primary_hostname()) << what;
+  std::erase_if(whole.results, [&](const result_view& x) { return !filter.keeps(x.benchmark); });
+  EXPECT_EQ(to_json(filtered), to_json(whole)) << what;
+  ASSERT_EQ(filtered.results.size(), whole.results.size()) << what;
+  for (std::size_t i = 0; i < whole.results.size(); ++i) {
+    const result_view &a = filtered.results[i], &b = whole.results[i];
+    EXPECT_EQ(a.config_label(), b.config_label()) << what;
+    EXPECT_EQ(a.host, b.host) << what;
+    EXPECT_EQ(a.rank, b.rank) << what;
+    EXPECT_EQ(a.status, b.status) << what;
+    EXPECT_EQ(a.valid, b.valid) << what;
+    EXPECT_EQ(a.samples_s, b.samples_s) << what;
+    ASSERT_EQ(a.metrics.size(), b.metrics.size()) << what;
+    for (std::size_t k = 0; k < a.metrics.size(); ++k) {
+      EXPECT_EQ(a.metrics[k].name, b.metrics[k].name) << what;
+      const double x = a.metrics[k].value, y = b.metrics[k].value;
+      EXPECT_TRUE(std::isnan(x) ? std::isnan(y) : x == y) << what;
+      EXPECT_EQ(a.metrics[k].samples, b.metrics[k].samples) << what;
+    }
+  }
+  EXPECT_EQ(filtered.inventories.size(), whole.inventories.size()) << what;
+}
+
+}  // namespace
+
+// A filtered read (load_report(path, filter): the fleet check's) builds exactly the results the
+// whole read would keep, field for field, wherever a result names its benchmark; it counts what it
+// left out and the hosts those named.
+TEST(ReportsReader, AFilteredReadBuildsTheKeptResultsOfTheWholeRead) {
+  json doc = sample();
+  doc["results"][1]["host"] = "node2";  // gemm/cublas, left out below: its host is still named
+  const result_filter filter{{"bandwidth/host_memory", "gemm/cpu_fp32"}};
+  for (const std::string& text : {doc.dump(), benchmark_last(doc)}) {
+    const temp_file f(text);
+    expect_same_kept(f.path(), filter, text.substr(0, 60));
+    const report_view filtered = load_report(f.path(), filter);
+    EXPECT_EQ(filtered.results.size(), 2U);
+    EXPECT_EQ(filtered.skipped.count, 1U);
+    EXPECT_EQ(filtered.skipped.hosts, (std::set<std::string>{"node2"}));
+    EXPECT_EQ(filtered.label, fs::path(f.path()).stem().string());
+  }
+
+  // Without inventories, the report's host is its first result's, left out or not.
+  json bare = sample();
+  bare["hosts"] = json::array();
+  bare["results"][0]["host"] = "first";
+  bare["results"][2]["host"] = "";
+  const temp_file f(bare.dump());
+  const result_filter not_first{{"gemm/cpu_fp32"}};
+  expect_same_kept(f.path(), not_first, "bare");
+  EXPECT_EQ(load_report(f.path(), not_first).primary_hostname(), "first");
+
+  // Every shipped report, every other benchmark of it kept.
+  for (const auto& path : shipped_reports()) {
+    if (path.filename() == "deep_nesting.json") continue;
+    const report_view whole = load_report(path.string());
+    result_filter half;
+    bool take = true;
+    for (const auto& r : whole.results) {
+      if (half.keeps(r.benchmark)) continue;
+      if (take) half.benchmarks.insert(r.benchmark);
+      take = !take;
+    }
+    expect_same_kept(path.string(), half, path.filename().string());
+  }
+}
+
+// A kept result is checked as the whole read checks it, named by its index among all the results
+// (those left out counted); a left-out one only up to its benchmark's name, and its host.
+TEST(ReportsReader, AFilteredReadChecksWhatItKeeps) {
+  const result_filter filter{{"gemm/cpu_fp32"}};
+  json doc = sample();
+  doc["results"][2]["metrics"][0]["value"] = "fast";
+  const temp_file bad_kept(doc.dump());
+  const std::string whole = error_of([&] { (void)load_report(bad_kept.path()); });
+  EXPECT_NE(whole.find("results[2].metrics[0].value: expected a number"), std::string::npos)
+      << whole;
+  EXPECT_EQ(error_of([&] { (void)load_report(bad_kept.path(), filter); }), whole);
+
+  json skipped = sample();
+  skipped["results"][0]["metrics"][0]["value"] = "fast";  // after "benchmark": not read
+  const temp_file bad_skipped(skipped.dump());
+  EXPECT_EQ(load_report(bad_skipped.path(), filter).results.size(), 1U);
+  skipped["results"][0]["host"] = json::array();  // its host is read
+  const temp_file bad_host(skipped.dump());
+  EXPECT_NE(error_of([&] {
+              (void)load_report(bad_host.path(), filter);
+            }).find("results[0].host: expected a string, got array"),
+            std::string::npos);
+  skipped["results"][0]["axes"] = 3;  // before "benchmark" (keys in name order): read and refused
+  const temp_file bad_axes(skipped.dump());
+  EXPECT_NE(error_of([&] {
+              (void)load_report(bad_axes.path(), filter);
+            }).find("results[0].axes: expected an object, got number"),
+            std::string::npos);
 }

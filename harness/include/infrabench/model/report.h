@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cmath>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -325,6 +326,28 @@ struct roofline_view {
   nlohmann::json unmodelled = nlohmann::json::object();
 };
 
+// Which results a read builds (load_report(path, filter)). A fleet check judges a few percent of
+// a node report's results (the configurations its baseline's rules name), and typing the rest was
+// most of its work after the parser's own (docs/scale.md).
+struct result_filter {
+  // The benchmarks whose results are built, by name, as a baseline's rule names one. Any other
+  // result is still scanned by the parser (its JSON must be well formed) but is neither built nor
+  // checked, but for its host, which report_view::skipped keeps.
+  std::set<std::string, std::less<>> benchmarks;
+  [[nodiscard]] bool keeps(std::string_view benchmark) const {
+    return benchmarks.find(benchmark) != benchmarks.end();
+  }
+};
+
+// What a read with a result_filter left out of a report's results; empty for any other read.
+struct skipped_results {
+  std::size_t count = 0;
+  std::set<std::string> hosts;  // the hosts they named (a fleet claims each node's hosts)
+  // The host of the report's first result, when that one was left out: primary_hostname falls
+  // back to it for a report without inventories, as the whole report's first result would.
+  std::optional<std::string> first_host;
+};
+
 struct report_view {
   std::string path;   // where it was read from ("" for text)
   std::string label;  // short name for tables (file stem unless given)
@@ -343,6 +366,7 @@ struct report_view {
   std::map<std::string, benchmark_meta> benchmarks;
   std::optional<telemetry_data> telemetry;  // absent when the report has none
   std::optional<roofline_view> roofline;    // absent when the report has none
+  skipped_results skipped;                  // what a filtered read did not build
 
   // The metadata of `axis` of `bench`, or nullptr when the report does not say.
   [[nodiscard]] const axis_meta* axis_info(const std::string& bench, const std::string& axis) const;
@@ -431,6 +455,11 @@ using metric_catalog = std::map<std::string, std::vector<metric_decl>>;
 // Reads and parses a file, streamed from it in chunks (a pipe is read whole, bounded); the label
 // is the file's stem. At most max_report_bytes.
 [[nodiscard]] report_view load_report(const std::string& path);
+// The same, building only the results `filter` keeps: the others are scanned, not typed, and only
+// their hosts are kept (report_view::skipped). Its kept results are those of the whole read; the
+// checks a result's members get (and the one against a configuration given twice) are made only of
+// them and of what of a skipped one came before its benchmark's name.
+[[nodiscard]] report_view load_report(const std::string& path, const result_filter& filter);
 
 // The most a baseline or metadata file may hold (read_text_file's bound; a regular file is
 // refused by its size before it is read). Those are parsed whole as JSON documents, which take
