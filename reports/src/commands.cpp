@@ -120,7 +120,8 @@ int check_and_print(const baseline& b, const report_view& report, const std::str
 }
 
 // One report file as it is; several, or a directory, as a fleet's node reports judged together
-// (fleet.h): each read and reduced to its summaries before the next is read.
+// (fleet.h): each read (only the results of the benchmarks a rule names built) and reduced to its
+// summaries, a few at once.
 report_view load_reports(const std::vector<std::string>& args, const baseline& b,
                          const std::function<void(const report_view&)>& each) {
   const auto paths = report_paths(args);
@@ -137,13 +138,15 @@ report_view load_reports(const std::vector<std::string>& args, const baseline& b
     if (!r.peak_benchmark.empty()) (*wanted)[r.peak_benchmark].push_back(&r.peak_axes);
   }
   fleet_options o;
+  o.read.emplace();  // the results of other benchmarks are not even built
+  for (const auto& [name, axes] : *wanted) o.read->benchmarks.insert(name);
   o.keep_result = [wanted](const result_view& x) {
     const auto it = wanted->find(x.benchmark);
     return it != wanted->end() && std::any_of(it->second.begin(), it->second.end(),
                                               [&](const json* a) { return x.axes_match(*a); });
   };
   bool simulated = false;  // one simulated node makes the fleet's verdict a simulated one
-  o.each = [&](const report_view& r) {
+  o.each = [&](const report_view& r) {  // one report at a time, in path order
     simulated = simulated || r.simulated;
     each(r);
   };

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,19 +30,28 @@ enum class fleet_keep { summaries, samples };
 
 struct fleet_options {
   fleet_keep keep = fleet_keep::summaries;
-  // Which results to keep (check: those a rule of the baseline matches, its peaks' included: a
+  // Which results are built as a report is read (check: those of the benchmarks its baseline's
+  // rules and their peaks name); the others are scanned, not built (result_filter). Unset: all.
+  std::optional<result_filter> read;
+  // Of those, which to keep (check: those a rule of the baseline matches, its peaks' included: a
   // full-suite 8-GPU node report is 13,000 results, an acceptance baseline judges a few dozen
-  // configurations); unset: every result.
+  // configurations); unset: every result. Called on the reading threads, several at once.
   std::function<bool(const result_view&)> keep_result;
-  // Handed each report as read, before anything is dropped (refusals that concern one report).
+  // Handed each report once read and reduced, in the paths' order and one at a time (refusals
+  // that concern one report: the first in path order is the one thrown).
   std::function<void(const report_view&)> each;
+  // How many reports are read at once, each on a thread of its own; 0: one per core
+  // (std::thread::hardware_concurrency, at least 1).
+  std::size_t readers = 0;
 };
 
-// Reads the node reports at `paths` one at a time (each streamed, and only one held whole at
-// once), keeps what `o` says (keep_summaries, the results judged) and returns them as one report
-// of many hosts, every result carrying its host (the report's own, for a result that names none).
-// Throws user_error (one line, naming the files) for a report that cannot be read or two reports
-// of one host.
+// Reads the node reports at `paths`, several at once (o.readers, each streamed and held whole only
+// while it is read), keeps what `o` says (keep_summaries, the results judged) and returns them as
+// one report of many hosts, every result carrying its host (the report's own, for a result that
+// names none). The reports are added in the paths' order whatever order they are read in, so the
+// report and its errors are those of reading them one at a time. Throws user_error (one line,
+// naming the files) for the first report in path order that cannot be read or names a host an
+// earlier one did.
 [[nodiscard]] report_view load_fleet(const std::vector<std::string>& paths,
                                      const fleet_options& o = {});
 
