@@ -7,6 +7,11 @@ numbers are made up (a seeded generator); about 5% of the results are INVALID an
 renderers' slow paths for those run too. It tests speed; it is never quoted as a measurement.
 
   tests/perf/synth_report.py --bin build-cpu/infrabench --ranks 64 -o /tmp/synth64.json
+
+A build without CUDA lists fewer configurations than a CUDA build (190 against 1,357 on the 2-vCPU
+VM of docs/scale.md): --configurations N pads its list with copies of its benchmarks under other
+names (bandwidth/host_memory_c1, ...), as many as a CUDA build's GPU benchmarks, which no CPU rule
+names either, so that the report has N configurations in all (1,643: a CUDA build's).
 """
 import argparse
 import json
@@ -29,6 +34,16 @@ def parse_configuration(text):
         key, _, value = part.partition("=")
         axes[key] = int(value) if value.lstrip("-").isdigit() else value
     return axes
+
+
+def padded(configs, total):
+    """`configs` repeated, each copy's benchmarks renamed NAME_cK, until there are `total`."""
+    out = []
+    k = 0
+    while len(out) < total:
+        out += [(bench + ("_c%d" % k if k else ""), axes) for bench, axes in configs][:total - len(out)]
+        k += 1
+    return out
 
 
 def cpu_configurations(binary):
@@ -70,9 +85,15 @@ def main():
     ap.add_argument("--ranks", type=int, default=64)
     ap.add_argument("--ranks-per-host", type=int, default=8)
     ap.add_argument("-o", "--output", required=True)
+    ap.add_argument("--configurations", type=int,
+                    help="pad the build's list to this many configurations in all (a CUDA build's: 1643)")
     a = ap.parse_args()
     rng = random.Random(64)
-    configs = cpu_configurations(a.bin) + gpu_configurations()
+    gpu = gpu_configurations()
+    cpu = cpu_configurations(a.bin)
+    if a.configurations:
+        cpu = padded(cpu, a.configurations - len(gpu))
+    configs = cpu + gpu
     results = []
     for rank in range(a.ranks):
         node = "synth-node%02d" % (rank // a.ranks_per_host)
