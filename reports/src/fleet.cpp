@@ -3,18 +3,15 @@
 #include "infrabench/reports/fleet.h"
 
 #include <algorithm>
-#include <condition_variable>
-#include <exception>
 #include <filesystem>
 #include <map>
-#include <mutex>
+#include <optional>
 #include <set>
 #include <system_error>
-#include <thread>
 #include <utility>
 
 #include "infrabench/error.h"
-#include "infrabench/thread_pool.h"
+#include "infrabench/ordered_parallel.h"
 
 namespace infrabench::reports {
 
@@ -144,95 +141,6 @@ struct fleet_builder {
   }
 };
 
-// Reads the node reports on several threads and adds each to the fleet in path order: the report
-// at paths[i] is added once every earlier one is, by whichever thread delivers the last of them.
-// At most one report per thread is held whole (while it is read), and at most `window` reduced
-// ones wait for an earlier one. The first failure in path order (a report that cannot be read,
-// `each`'s refusal, a host an earlier report named) stops it and is the one thrown; what other
-// threads read after it is dropped. So the fleet and its errors are those of one at a time.
-class ordered_reads {
- public:
-  ordered_reads(const std::vector<std::string>& paths, const fleet_options& o, fleet_builder& b,
-                std::size_t window)
-      : m_paths(paths), m_o(o), m_builder(b), m_slots(window) {}
-
-  // One reading thread's loop: it never throws (what fails is kept for its turn).
-  void work() {
-    while (const auto i = claim()) {
-      slot s;
-      try {
-        s.node = read_node(m_paths[*i], m_o);
-      } catch (...) {
-        s.error = std::current_exception();
-      }
-      deliver(*i, std::move(s));
-    }
-  }
-
-  // After every thread is joined: the first failure in path order, if any.
-  void rethrow_failure() const {
-    if (m_failure) std::rethrow_exception(m_failure);
-  }
-
- private:
-  struct slot {
-    std::optional<node_read> node;
-    std::exception_ptr error;
-  };
-
-  // The next report to read, once it is within the window of the next one to add; none when all
-  // are claimed or one failed. The wait ends: the report the window waits for was claimed by a
-  // thread that is reading it, and a read waits for nothing.
-  std::optional<std::size_t> claim() {
-    std::unique_lock lock(m_mutex);
-    m_cv.wait(lock, [&] {
-      return m_failure || m_next_read == m_paths.size() ||
-             m_next_read < m_next_add + m_slots.size();
-    });
-    if (m_failure || m_next_read == m_paths.size()) return std::nullopt;
-    return m_next_read++;
-  }
-
-  void deliver(std::size_t i, slot s) {
-    std::lock_guard lock(m_mutex);
-    if (m_failure) return;  // an earlier report failed: nothing after it counts
-    m_slots[i % m_slots.size()] = std::move(s);
-    add_ready();
-    m_cv.notify_all();
-  }
-
-  // Adds the reports that are next in path order and read (under the lock).
-  void add_ready() {
-    while (!m_failure && m_next_add < m_paths.size()) {
-      slot& s = m_slots[m_next_add % m_slots.size()];
-      if (!s.node && !s.error) return;  // still being read
-      slot ready = std::exchange(s, {});
-      const std::string& path = m_paths[m_next_add++];
-      try {
-        if (ready.error) std::rethrow_exception(ready.error);
-        if (m_o.each) m_o.each(ready.node->report);
-        m_builder.add(std::move(*ready.node), path);
-      } catch (...) {
-        m_failure = std::current_exception();
-      }
-    }
-  }
-
-  const std::vector<std::string>& m_paths;
-  const fleet_options& m_o;
-  fleet_builder& m_builder;   // guarded by m_mutex, as everything below
-  std::vector<slot> m_slots;  // paths[i]'s at i % size, from its read to its turn
-  std::size_t m_next_read = 0, m_next_add = 0;
-  std::exception_ptr m_failure;
-  std::mutex m_mutex;
-  std::condition_variable m_cv;
-};
-
-std::size_t readers_for(const fleet_options& o, std::size_t reports) {
-  const std::size_t cores = std::max(1U, std::thread::hardware_concurrency());
-  return std::min(o.readers == 0 ? cores : o.readers, std::max<std::size_t>(reports, 1));
-}
-
 }  // namespace
 
 std::vector<std::string> report_paths(const std::vector<std::string>& args) {
@@ -267,17 +175,20 @@ void keep_summaries(report_view& r) {
 
 report_view load_fleet(const std::vector<std::string>& paths, const fleet_options& o) {
   fleet_builder b;
-  const std::size_t readers = readers_for(o, paths.size());
+  ordered_parallel_plan plan{paths.size(), o.readers, 1};
   // Twice the readers: a thread that finished need not wait for a slower one's report to be added
   // before it reads the next, and the reduced reports waiting stay few (~2 MB each, full suite).
-  ordered_reads reads(paths, o, b, 2 * readers);
-  {
-    // Unpinned: the readers are not timed, and the scheduler knows better where they fit. The
-    // pool joins its threads however this block is left.
-    thread_pool pool(readers, /*pin=*/false);
-    pool.run([&](std::size_t) { reads.work(); });
-  }
-  reads.rethrow_failure();
+  plan.window = 2 * ordered_parallel_workers(plan);
+  std::vector<std::optional<node_read>> slots(plan.window);
+  // Read on the worker threads (read_node touches only its own report); added in path order, one
+  // at a time, so the fleet and the first error are those of reading one report after another.
+  ordered_parallel(
+      plan, [&](std::size_t i, std::size_t slot) { slots[slot] = read_node(paths[i], o); },
+      [&](std::size_t i, std::size_t slot) {
+        node_read n = std::move(*std::exchange(slots[slot], std::nullopt));
+        if (o.each) o.each(n.report);
+        b.add(std::move(n), paths[i]);
+      });
   return std::move(b).finish();
 }
 

@@ -40,8 +40,8 @@ struct fleet_options {
   // Handed each report once read and reduced, in the paths' order and one at a time (refusals
   // that concern one report: the first in path order is the one thrown).
   std::function<void(const report_view&)> each;
-  // How many reports are read at once, each on a thread of its own; 0: one per core
-  // (std::thread::hardware_concurrency, at least 1).
+  // How many reports are read at once, each on a thread of its own (ordered_parallel.h); 0: one
+  // per CPU this process may use.
   std::size_t readers = 0;
 };
 
