@@ -197,8 +197,14 @@ void add_metrics(infrabench::state& st, const checkpoint_config& c, const rank_s
   for (const auto& [name, p] : percentiles) {
     st.add_metric(name, "us", t.write_latency.percentile(p) / 1e3, false, hist_method);
   }
+  st.add_metric("write_latency_us_min", "us", static_cast<double>(t.write_latency.min()) / 1e3,
+                false, "fastest write of the measured cycles (exact)");
   st.add_metric("write_latency_us_max", "us", static_cast<double>(t.write_latency.max()) / 1e3,
                 false, "slowest write of the measured cycles");
+  st.add_metric("write_latency_us_stdev", "us", t.write_latency.stdev() / 1e3, false,
+                "sample standard deviation (n - 1, as fio's) of the write latencies of the "
+                "measured cycles, from running sums of the latencies and their squares (exact, "
+                "not from the histogram's buckets)");
   st.add_metric("shard_bytes", "B", bytes, true,
                 "this rank's shard: " + std::to_string(s.plan.file_bytes.size()) + " file(s)",
                 metric_role::information);
@@ -277,6 +283,10 @@ void storage_checkpoint(infrabench::state& st) {
         "direct=0: buffered writes (the time includes fsync), read back after dropping the "
         "files' pages from the page cache");
   }
+  const std::string scratch = st.option("scratch");
+  const infrabench::storage_location where =
+      sb::record_location(st, scratch, scratch, s.dir->path());
+  const infrabench::disk_busy_meter busy(where);
   totals t = measure_cycles(st, s);
   t.engine_text = "engine " + c.opts.engine;
   if (auto left = s.dir->remove_all(); !left.empty()) {
@@ -289,6 +299,7 @@ void storage_checkpoint(infrabench::state& st) {
                " blocks read back differed from the data written; first: " + t.first_failure);
   if (t.save_s.empty()) return;  // interrupted during the warm-up
   add_metrics(st, c, s, t);
+  sb::report_disk_util(st, busy, where);
 }
 
 // The job's row: the ranks saved at the same time and restored at the same time (an agreement
@@ -348,12 +359,16 @@ void combine_ranks(infrabench::state& st, const std::vector<sb::job_input_row>& 
           .produces("verify_s", "s", infrabench::better::lower,
                     infrabench::metric_role::information)
           .produces("write_latency_us_p*", "us", infrabench::better::lower)  // p50, p99, p99_9
+          .produces("write_latency_us_min", "us", infrabench::better::lower)
           .produces("write_latency_us_max", "us", infrabench::better::lower)
+          .produces("write_latency_us_stdev", "us", infrabench::better::lower)
           .produces("shard_bytes", "B", infrabench::better::higher,
                     infrabench::metric_role::information)
           .produces("checkpoint_bytes", "B", infrabench::better::higher,
                     infrabench::metric_role::information)
           .produces("page_cache_resident_percent", "%", infrabench::better::lower,
+                    infrabench::metric_role::information)
+          .produces("disk_util_percent", "%", infrabench::better::higher,
                     infrabench::metric_role::information)
           .add_string_axis(
               "model", {"llama3-8b"},

@@ -268,6 +268,33 @@ std::string resolve_dataset(infrabench::state& st, const ks::dataset_layout& lay
   return made.path;
 }
 
+infrabench::storage_location record_location(infrabench::state& st, const std::string& given,
+                                             const std::string& path, const std::string& file) {
+  infrabench::storage_location where =
+      infrabench::locate_storage(given, path, infrabench::default_location_roots());
+  where.file = file;
+  st.set_storage_location(where);
+  return where;
+}
+
+void report_disk_util(infrabench::state& st, const infrabench::disk_busy_meter& meter,
+                      const infrabench::storage_location& where) {
+  std::string why;
+  const auto busy = meter.percent(&why);
+  if (!busy) return st.withhold_metric("disk_util_percent", why);
+  st.add_metric("disk_util_percent", "%", *busy, true,
+                "time " + where.stat_device + " was busy (io_ticks, field 10 of " +
+                    where.stat_file +
+                    ", ms) over the wall time of the timed region, warm-up included, capped at "
+                    "100 as fio's util=; it counts all I/O to the device, not only this run's",
+                infrabench::metric_role::information);
+}
+
+benchmark& declare_disk_util(benchmark& b) {
+  return b.produces("disk_util_percent", "%", infrabench::better::higher,
+                    infrabench::metric_role::information);
+}
+
 benchmark& add_engine_axis(benchmark& b, const std::string& axis_name,
                            std::vector<std::string> defaults) {
   std::vector<std::string> choices = ks::all_engine_names();

@@ -13,6 +13,7 @@
 #include "infrabench/axis.h"
 #include "infrabench/benchmark.h"
 #include "infrabench/state.h"
+#include "infrabench/storage_location.h"
 #include "storage/engine.h"
 #include "storage/target.h"
 
@@ -63,6 +64,20 @@ void check_direct_block_size(std::uint64_t block_size, const ks::target_info& in
     infrabench::state& st, const std::string& kind, const std::string& key, std::uint64_t bytes,
     const std::function<void(const std::string& dir)>& create);
 [[nodiscard]] bool verify_requested(const infrabench::state& st);
+
+// ---- where it measured, as fio names its file and device -------------------------------------
+
+// Records in the result where `path` is (storage_location.h): as the run named it (`given`),
+// resolved, its filesystem, mount and block device; `file`: what is read or written under it
+// (empty when `path` itself is). Returned for a disk_busy_meter over the timed region.
+infrabench::storage_location record_location(infrabench::state& st, const std::string& given,
+                                             const std::string& path, const std::string& file);
+// The device's utilisation since `meter` was made, as fio's util=: the information metric
+// disk_util_percent; withheld with the reason (absent, not 0) when there is no device to read.
+void report_disk_util(infrabench::state& st, const infrabench::disk_busy_meter& meter,
+                      const infrabench::storage_location& where);
+// Declares disk_util_percent on a storage benchmark.
+benchmark& declare_disk_util(benchmark& b);
 
 // ---- engines: the axes and refusals generated from the engine table (kernels/storage/engine.h) --
 

@@ -315,9 +315,13 @@ void storage_dataloader(infrabench::state& st) {
   const host_part mine = agree_on_dataset(st, run);
   const ks::dataloader_options opts = loader_options(st, run, mine);
   const std::unique_ptr<ks::dataloader> dl = start_loader(st, opts);
+  const std::string scratch = st.option("scratch");
+  const infrabench::storage_location where = sb::record_location(st, scratch, scratch, run.root);
+  const infrabench::disk_busy_meter busy(where);
   const epoch_totals totals = measure_epochs(st, run, *dl);
   if (totals.measured == 0) return;  // interrupted after the warm-up epoch
   report_epochs(st, run, *dl, totals, opts.verify);
+  sb::report_disk_util(st, busy, where);
   if (st.get_int64("search") == 0) return;
   if (st.interrupted_flag() != nullptr && st.interrupted_flag()->load()) return;
   search_fastest_fed(st, run, *dl, opts.prefetch);
@@ -382,6 +386,7 @@ void combine_loader_hosts(infrabench::state& st, const std::vector<sb::job_input
               "host batches feeding a simulated accelerator; samples/s, GB/s, accelerator "
               "utilisation (valid if >= au_threshold), and the fastest accelerator fed at "
               "that AU");
+  sb::declare_disk_util(b);
   sb::add_engine_axis(b, "reader_engine", {"io_uring"});
   b.add_int64_axis("sample_size", {110 << 10},
                    infrabench::bytes_axis(

@@ -278,6 +278,7 @@ read_axes read_axes_of(infrabench::state& st) {
 struct host_target {
   sb::read_target t;
   std::vector<ks::io_region> regions;
+  infrabench::storage_location where;
 };
 
 // Under mpirun/srun every rank takes part in agreeing on the data; one rank per host reads.
@@ -297,6 +298,10 @@ host_target agree_on_target(infrabench::state& st, const read_axes& a) {
   if (!view.measures) st.skip(infrabench::reason_code::node_local, view.not_measuring);
   if (h.t.path.empty()) h.t = sb::shared_read_target(made, a.size, a.direct, a.bs);
   h.regions = job_regions(st, h.t, a.bs, a.jobs, view, sharing);
+  // Where it reads: --scratch (or the directory given) holding the scratch file, else the file
+  // or device itself.
+  const std::string given = a.target == "scratch" ? st.option("scratch") : a.target;
+  h.where = sb::record_location(st, given, given, h.t.scratch ? h.t.path : "");
   return h;
 }
 
@@ -385,8 +390,14 @@ void report_latency(infrabench::state& st, const job_totals& t, double cpu, std:
                                                         {"latency_us_p99", 99},
                                                         {"latency_us_p99_9", 99.9},
                                                         {"latency_us_p99_99", 99.99}};
+  st.add_metric("latency_us_min", "us", static_cast<double>(hist.min()) / 1e3, false,
+                "fastest measured read (exact)");
   st.add_metric("latency_us_mean", "us", hist.mean() / 1e3, false,
                 "mean completion latency of every measured read (exact)");
+  st.add_metric("latency_us_stdev", "us", hist.stdev() / 1e3, false,
+                "sample standard deviation (n - 1, as fio's) of the completion latency of every "
+                "measured read, from running sums of the latencies and their squares (exact, not "
+                "from the histogram's buckets)");
   for (const auto& [name, p] : percentiles)
     st.add_metric(name, "us", hist.percentile(p) / 1e3, false, hist_method);
   st.add_metric("latency_us_max", "us", static_cast<double>(hist.max()) / 1e3, false,
@@ -420,9 +431,13 @@ void storage_read(infrabench::state& st) {
   infrabench::thread_pool pool(a.jobs, st.get_int64("pin") != 0);
   job_set set(pool);
   open_jobs(st, pool, set.jobs(), a, h);
+  const infrabench::disk_busy_meter busy(h.where);
   const measured_calls m = measure_jobs(st, pool, set.jobs(), a);
   const job_totals t = sum_jobs(set.jobs(), m.calls);
-  if (t.hist.count() > 0) report_latency(st, t, m.cpu, a.jobs, *set.jobs().front().engine);
+  if (t.hist.count() > 0) {
+    report_latency(st, t, m.cpu, a.jobs, *set.jobs().front().engine);
+    sb::report_disk_util(st, busy, h.where);
+  }
   if (a.opts.verify) {
     st.check(t.counters.verify_failures == 0,
              "verify: " + std::to_string(t.counters.verify_failures) + " of " +
@@ -480,13 +495,16 @@ void combine_hosts(infrabench::state& st, const std::vector<sb::job_input_row>& 
           .produces_items("io")
           // One timing: I/Os per second are the bytes per second at this block size.
           .relate("ios_per_s", infrabench::relation_kind::view_of, "bandwidth_gbps")
+          .produces("latency_us_min", "us", infrabench::better::lower)
           .produces("latency_us_mean", "us", infrabench::better::lower)
+          .produces("latency_us_stdev", "us", infrabench::better::lower)
           .produces("latency_us_p*", "us",
                     infrabench::better::lower)  // p50, p90, p99, p99_9, p99_99
           .produces("latency_us_max", "us", infrabench::better::lower)
           .produces("cpu_us_per_io", "us", infrabench::better::lower)
           .produces("queue_depth_mean", "reads", infrabench::better::higher,
                     infrabench::metric_role::information);
+  sb::declare_disk_util(b);
   sb::add_engine_axis(b, "engine", {"io_uring", "psync"});
   b.add_string_axis(
        "pattern", {"seq", "rand"},

@@ -1,4 +1,5 @@
 #include "infrabench/model/report.h"
+#include "infrabench/model/result_record.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -1042,6 +1043,7 @@ json result_json(const result_view& r) {
     out["reason_code"] = r.unknown_reason_code;
   if (r.gpu) out["gpu"] = *r.gpu;
   if (!r.failed_gpus.empty()) out["failed_gpus"] = r.failed_gpus;
+  if (r.storage) out["storage_location"] = to_json(*r.storage);
   if (r.time) {
     out["time_s"] = {{"median", r.time->median},
                      {"median_ci95", {r.time->ci95_lo, r.time->ci95_hi}},

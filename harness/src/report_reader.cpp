@@ -25,6 +25,7 @@
 #include "infrabench/error.h"
 #include "infrabench/json_io.h"
 #include "infrabench/model/report.h"
+#include "infrabench/model/result_record.h"
 #include "infrabench/names.h"
 #include "infrabench/report.h"
 #include "infrabench/text_file.h"
@@ -238,6 +239,7 @@ enum class field {
   gpu,
   gpus,
   failed_gpus,
+  storage_location,
   time_s,
   samples_s,
   metrics,
@@ -278,6 +280,7 @@ field field_of(const std::string& key) {
       {"gpu", field::gpu},
       {"gpus", field::gpus},
       {"failed_gpus", field::failed_gpus},
+      {"storage_location", field::storage_location},
       {"time_s", field::time_s},
       {"samples_s", field::samples_s},
       {"metrics", field::metrics},
@@ -314,6 +317,8 @@ enum class part {
   axes,
   axes_display,
   withheld,
+  location,
+  location_unknown,
   strings,
   numbers,
   indices,
@@ -409,6 +414,7 @@ class result_reader {
   void metric_member(field f, const scalar& v);
   void repetition_member(field f, const scalar& v);
   void time_member(field f, const scalar& v);
+  void location_member(const scalar& v);
   void dispatch(const scalar& v);
   void element(const scalar& v);
   bool open_member(bool object);
@@ -540,11 +546,24 @@ void result_reader::dispatch(const scalar& v) {
       return repetition_member(f.member, v);
     case part::time:
       return time_member(f.member, v);
+    case part::location:
+      return location_member(v);
     case part::skip:
       return;
     default:
       return element(v);
   }
+}
+
+// A member of the result's "storage_location" (storage_location.h says what each is).
+void result_reader::location_member(const scalar& v) {
+  const std::string& key = top().key;
+  charge(key.size() + (v.is_string() ? v.text->size() : 0));
+  if (set_storage_location_member(*m_result->storage, key, v.value())) return;
+  const char* expected = key == "rotational"           ? "true or false"
+                         : key == "logical_block_size" ? "an integer"
+                                                       : "a string";
+  fail_here(std::string("expected ") + expected + ", got " + v.type_name());
 }
 
 // A value inside one of the result's objects of names or arrays of values.
@@ -565,6 +584,7 @@ void result_reader::element(const scalar& v) {
       return;
     case part::axes_display:
     case part::withheld:
+    case part::location_unknown:
       charge(map_node_bytes + f.key.size());
       (*f.texts)[f.key] = text(v);
       return;
@@ -685,6 +705,10 @@ void result_reader::outcome_member(field f, const scalar& v) {
     case field::withheld:
       null_or(v, "an object");
       r.withheld_metrics.clear();
+      return;
+    case field::storage_location:
+      null_or(v, "an object");
+      r.storage.reset();
       return;
     default:
       return;
@@ -887,6 +911,9 @@ bool result_reader::open_member(bool object) {
       return open_list(member == field::invalid_reasons
                            ? &m_result->repetitions.back().invalid_reasons
                            : &m_result->repetitions.back().invalid_reason_codes);
+    case part::location:
+      if (!object || f.key != "unknown") return false;
+      return open_names(part::location_unknown, &m_result->storage->unknown);
     case part::time:
       if (object || member != field::median_ci95) return false;
       m_time.ci95.clear();
@@ -940,6 +967,11 @@ bool result_reader::open_result_member(bool object) {
       return object && open_names(part::axes_display, &r.axes_display);
     case field::withheld:
       return object && open_names(part::withheld, &r.withheld_metrics);
+    case field::storage_location:
+      if (!object) return false;
+      r.storage.emplace();
+      push(part::location, true);
+      return true;
     case field::invalid_reasons:
       return !object && open_list(&r.invalid_reasons);
     case field::invalid_reason_codes:

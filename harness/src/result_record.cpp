@@ -44,6 +44,7 @@ void outcome_to_json(const result& r, json& j) {
   // With or without samples: a benchmark that measures over a set time (a stress) records the
   // load over it too.
   if (r.load && r.load->known) j["sampling_load"] = r.load->to_json();
+  if (r.storage) j["storage_location"] = to_json(*r.storage);
 }
 
 // The samples and how they were taken (only when there are samples).
@@ -130,6 +131,86 @@ nlohmann::json result::to_json() const {
     j["repetitions"] = reps;
   }
   return j;
+}
+
+}  // namespace infrabench
+
+namespace infrabench {
+
+namespace {
+
+using json = nlohmann::json;
+
+// The text members of the report's object, in the order written.
+constexpr std::pair<const char*, std::string storage_location::*> text_members[] = {
+    {"given", &storage_location::given},
+    {"path", &storage_location::path},
+    {"file", &storage_location::file},
+    {"filesystem", &storage_location::filesystem},
+    {"mount_point", &storage_location::mount_point},
+    {"mount_source", &storage_location::mount_source},
+    {"device", &storage_location::device},
+    {"device_number", &storage_location::device_number},
+    {"device_mapper_name", &storage_location::device_mapper_name},
+    {"disk", &storage_location::disk},
+    {"model", &storage_location::model},
+    {"driver", &storage_location::driver}};
+
+}  // namespace
+
+json to_json(const storage_location& l) {
+  json j = json::object();
+  for (const auto& [name, member] : text_members) {
+    if (!(l.*member).empty()) j[name] = l.*member;
+  }
+  if (l.kind) j["kind"] = std::string(to_string(*l.kind));
+  if (l.rotational) j["rotational"] = *l.rotational;
+  if (l.logical_block_size) j["logical_block_size"] = *l.logical_block_size;
+  if (!l.unknown.empty()) j["unknown"] = l.unknown;
+  return j;
+}
+
+storage_location storage_location_of(const json& j) {
+  if (!j.is_object()) throw user_error("storage_location: expected an object");
+  storage_location l;
+  try {
+    for (const auto& [name, member] : text_members) {
+      if (const auto it = j.find(name); it != j.end()) l.*member = it->get<std::string>();
+    }
+    if (const auto it = j.find("kind"); it != j.end())
+      l.kind = parse_location_kind(it->get<std::string>());  // another version's: unset
+    if (const auto it = j.find("rotational"); it != j.end()) l.rotational = it->get<bool>();
+    if (const auto it = j.find("logical_block_size"); it != j.end())
+      l.logical_block_size = it->get<std::int64_t>();
+    if (const auto it = j.find("unknown"); it != j.end())
+      l.unknown = it->get<std::map<std::string, std::string>>();
+  } catch (const json::exception& e) {
+    throw user_error("storage_location: " + std::string(e.what()));
+  }
+  return l;
+}
+
+bool set_storage_location_member(storage_location& l, const std::string& name, const json& value) {
+  for (const auto& [n, member] : text_members) {
+    if (name != n) continue;
+    if (!value.is_string()) return false;
+    l.*member = value.get<std::string>();
+    return true;
+  }
+  if (name == "kind" && value.is_string()) {
+    l.kind = parse_location_kind(value.get<std::string>());
+    return true;
+  }
+  if (name == "rotational" && value.is_boolean()) {
+    l.rotational = value.get<bool>();
+    return true;
+  }
+  if (name == "logical_block_size" && value.is_number_integer()) {
+    l.logical_block_size = value.get<std::int64_t>();
+    return true;
+  }
+  // Another version's member is ignored; a known one of the wrong type is refused.
+  return name != "kind" && name != "rotational" && name != "logical_block_size";
 }
 
 }  // namespace infrabench
@@ -282,6 +363,8 @@ void outcome_of(const json& j, result& r) {
   if (const auto it = j.find("simulated"); it != j.end()) r.simulated = it->get<bool>();
   if (const auto it = j.find("not_verified"); it != j.end())
     r.not_verified = it->get<std::vector<std::string>>();
+  if (const auto it = j.find("storage_location"); it != j.end())
+    r.storage = storage_location_of(*it);
 }
 
 void samples_of(const json& j, result& r) {

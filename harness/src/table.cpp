@@ -195,7 +195,23 @@ text_table make_table(const std::vector<const result_view*>& rs,
   return t;
 }
 
-// One benchmark: its name, the axes every row shares, the table, the footnotes.
+// Where a storage benchmark measured, once per place (its rows usually share one), above its
+// table as the axes every row shares are.
+void print_locations(std::ostream& out, const std::vector<const result_view*>& rs) {
+  std::vector<std::string> seen;
+  for (const auto* r : rs) {
+    if (!r->storage) continue;
+    const std::string text = describe(*r->storage);
+    if (std::find(seen.begin(), seen.end(), text) != seen.end()) continue;
+    seen.push_back(text);
+    for (const auto& line : wrap_text(text, console_width, "    where: ", "      ")) {
+      out << line << '\n';
+    }
+  }
+}
+
+// One benchmark: its name, the axes every row shares, where it measured, the table, the
+// footnotes.
 void print_benchmark(std::ostream& out, const std::string& name,
                      const std::vector<const result_view*>& rs, bool show_host) {
   const auto fixed = fixed_axes(rs);
@@ -208,6 +224,7 @@ void print_benchmark(std::ostream& out, const std::string& name,
   }
   for (const auto& line : wrap_text(joined(shared, " "), console_width, name + "  ", "    "))
     out << line << '\n';
+  print_locations(out, rs);
   footnotes notes;
   text_table t = make_table(rs, varying, show_host, notes);
   if (notes.empty()) {  // no notes: no column for them

@@ -30,6 +30,9 @@ class latency_histogram {
   [[nodiscard]] std::uint64_t max() const { return m_max; }
   // Exact: from the running sum, not from the buckets.
   [[nodiscard]] double mean() const;
+  // Sample standard deviation (n - 1, as fio's), from the running sums of the values and of their
+  // squares (long double, not the buckets); 0 for fewer than two values.
+  [[nodiscard]] double stdev() const;
   // Nearest-rank percentile, p in [0, 100]: the value v such that ceil(p/100 * n) recorded values
   // are <= v, reported as its bucket's midpoint and clamped to [min, max]. 0 when empty.
   [[nodiscard]] double percentile(double p) const;
@@ -46,6 +49,7 @@ class latency_histogram {
   std::uint64_t m_min = 0;
   std::uint64_t m_max = 0;
   long double m_sum = 0;
+  long double m_sum_sq = 0;
 };
 
 }  // namespace infrabench::kernels::storage

@@ -4,6 +4,7 @@ normal run, an error and SIGINT), each bad input, and runs as an unprivileged us
 import hashlib
 import json
 import os
+import re
 import shutil
 import signal
 import stat
@@ -119,6 +120,69 @@ def check_read_results(report, expect_io_uring):
     return ran
 
 
+def mount_type_of(path):
+    """The filesystem type of the mount holding `path`, from /proc/self/mountinfo: the longest mount
+    point it is under, the last of equals (findmnt's answer; `stat -f` says ext2/ext3 for ext4)."""
+    best = ("", None)
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            left, right = line.split(" - ", 1)
+            point = re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), left.split()[4])
+            if (point == "/" or path == point or path.startswith(point + "/")) and len(point) >= len(best[0]):
+                best = (point, right.split()[0])
+    return best[1]
+
+
+def check_location(r, given, scratch):
+    """Where a storage result says it measured (issue 45 item 3): the directory given, resolved,
+    its filesystem, and a block device, or why there is none."""
+    loc = r["storage_location"]
+    real = os.path.realpath(scratch)
+    assert loc["given"] == given and os.path.isabs(loc["path"]) and loc["path"] == real, loc
+    assert loc["kind"] == "directory", loc
+    assert loc["filesystem"] == mount_type_of(real), loc
+    assert loc["mount_point"] and loc["mount_source"], loc
+    assert loc.get("device") or loc["unknown"]["device"], loc
+    for fact, why in loc.get("unknown", {}).items():
+        assert why and fact not in loc, (fact, loc)
+    m = metrics(r)
+    if "disk_util_percent" in m:
+        assert 0 <= m["disk_util_percent"] <= 100 and loc.get("device"), (m, loc)
+    else:
+        assert r["withheld"]["disk_util_percent"], r  # absent, not 0, and why
+    return loc
+
+
+@pytest.mark.parametrize("where", ["disk", "tmpfs"])
+def test_read_records_where_it_measured(where, shared_dir, report_path):
+    """--scratch . (the clone's directory, say) is recorded resolved, with its filesystem, mount and
+    device; min/mean/stdev latency beside the percentiles, utilisation as fio's util=."""
+    scratch = shared_dir if where == "disk" else tempfile.mkdtemp(prefix="ib-where-", dir="/dev/shm")
+    try:
+        p = run("run", "--filter", "^storage/read$", "-a", "size=8MiB", "-a", "block_size=64KiB", "-a",
+                "queue_depth=1", "-a", "engine=psync", "-a", f"direct={int(where == 'disk')}",
+                "--min-time", "0.01", "--max-time", "0.05", "--scratch", ".", "-o", report_path, cwd=scratch)
+        assert p.returncode == 0, p.stdout + p.stderr
+        (r,) = results_of(load_report(report_path), "storage/read")
+        assert r["status"] == "passed", r
+        loc = check_location(r, ".", scratch)
+        assert loc["file"].startswith(loc["path"] + "/infrabench-scratch-"), loc
+        if where == "tmpfs":
+            assert loc["filesystem"] == "tmpfs" and "none" in loc["unknown"]["device"], loc
+            assert "disk_util_percent" not in metrics(r), r
+        m = metrics(r)
+        assert 0 < m["latency_us_min"] <= m["latency_us_mean"] <= m["latency_us_max"], m
+        assert m["latency_us_min"] <= m["latency_us_p50"] and m["latency_us_stdev"] >= 0, m
+        roles = {x["name"]: x["role"] for x in r["metrics"]}
+        assert roles["latency_us_min"] == roles["latency_us_stdev"] == roles["latency_us_p99"], roles
+        assert roles.get("disk_util_percent", "information") == "information", roles
+        # The console says where, once, above the benchmark's table.
+        assert p.stdout.count("where: " + loc["path"] + " (given as .)") == 1, p.stdout
+    finally:
+        if where == "tmpfs":
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
 def test_verify_reads_every_byte_for_both_engines(shared_dir, report_path):
     p = run("run", *SMALL_READ, *FAST, "--verify", "--scratch", shared_dir, "-o", report_path)
     assert p.returncode == 0, p.stderr
@@ -152,6 +216,7 @@ def test_dataloader_verified_and_au_threshold(shared_dir, report_path):
             assert r["status"] == "skipped", r
             continue
         assert r["status"] == "passed", r
+        check_location(r, shared_dir, shared_dir)
         m = metrics(r)
         assert 0 <= m["accelerator_utilization_percent"] <= 100.0001
         assert m["samples_per_s"] > 0 and m["bandwidth_gbps"] > 0
@@ -736,6 +801,7 @@ def ckpt_metrics_ok(r, shard_bytes):
     assert m["write_gbps"] == pytest.approx(shard_bytes / m["save_s"] / 1e9, rel=1e-6)
     assert m["read_gbps"] == pytest.approx(shard_bytes / m["restore_s"] / 1e9, rel=1e-6)
     assert m["write_latency_us_p50"] <= m["write_latency_us_p99"] <= m["write_latency_us_max"] * 1.004
+    assert m["write_latency_us_min"] <= m["write_latency_us_p50"] * 1.004 and m["write_latency_us_stdev"] >= 0, m
     roles = {x["name"]: x.get("role", "performance") for x in r["metrics"]}
     assert roles["write_gbps"] == "performance" and roles["shard_bytes"] == "information", roles
     return m
@@ -756,6 +822,7 @@ def test_checkpoint_saved_restored_verified_and_removed(where, engine, direct, s
         assert p.returncode == 0, p.stdout + p.stderr
         (r,) = results_of(load_report(report_path), "storage/checkpoint")
         m = ckpt_metrics_ok(r, 24 << 20)
+        check_location(r, scratch, scratch)
         cache = next(x for x in r["metrics"] if x["name"] == "page_cache_resident_percent")
         if direct:
             assert "O_DIRECT" in cache["method"], cache

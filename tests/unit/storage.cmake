@@ -9,3 +9,7 @@ add_test(NAME unit.storage_unprivileged
          COMMAND ${PROJECT_SOURCE_DIR}/tests/as_nobody.sh $<TARGET_FILE:infrabench_unit_tests>
                  -- $<TARGET_FILE:infrabench_unit_tests> --gtest_filter=Storage* --gtest_brief=1)
 set_tests_properties(unit.storage_unprivileged PROPERTIES LABELS unit SKIP_RETURN_CODE 77)
+
+# The sysfs tree of block devices the storage location tests resolve device numbers in.
+target_compile_definitions(infrabench_unit_tests PRIVATE
+  INFRABENCH_SYSFS_BLOCK_FIXTURE="${PROJECT_SOURCE_DIR}/tests/fixtures/sysfs-block")

@@ -125,3 +125,52 @@ TEST(StorageHistogram, MergeEqualsRecordingEverything) {
   EXPECT_EQ(a.count(), 0u);
   EXPECT_EQ(a.percentile(50), 0);
 }
+
+TEST(StorageHistogram, MinAndStdevOfKnownLatencies) {
+  // 2, 4, 4, 4, 5, 5, 7, 9 us: mean 5, sum of squared deviations 32, sample stdev sqrt(32 / 7).
+  ks::latency_histogram h;
+  for (std::uint64_t us : {4, 9, 2, 4, 5, 4, 7, 5}) h.record(us * 1000);
+  EXPECT_EQ(h.min(), 2000u);
+  EXPECT_EQ(h.max(), 9000u);
+  EXPECT_DOUBLE_EQ(h.mean(), 5000.0);
+  EXPECT_NEAR(h.stdev(), 1000.0 * std::sqrt(32.0 / 7.0), 1e-6);
+
+  // Merged halves (two jobs) give what one histogram of all the values gives; a batch of equal
+  // values (record_n) counts as that many.
+  ks::latency_histogram a, b;
+  for (std::uint64_t us : {4, 9, 2, 4}) a.record(us * 1000);
+  b.record_n(5000, 2);
+  for (std::uint64_t us : {4, 7}) b.record(us * 1000);
+  a.merge(b);
+  EXPECT_EQ(a.min(), 2000u);
+  EXPECT_NEAR(a.stdev(), h.stdev(), 1e-6);
+
+  // Equal values: no spread, never a negative variance's NaN; fewer than two values: 0.
+  ks::latency_histogram same;
+  same.record_n(123456789, 1000);
+  EXPECT_EQ(same.stdev(), 0.0);
+  ks::latency_histogram one;
+  one.record(10);
+  EXPECT_EQ(one.stdev(), 0.0);
+  one.reset();
+  EXPECT_EQ(one.min(), 0u);
+  EXPECT_EQ(one.stdev(), 0.0);
+}
+
+TEST(StorageHistogram, StdevKeepsASmallSpreadOnALargeMean) {
+  // 1e6 reads around 10 ms with a spread of 1 us: the difference of the two sums must keep it.
+  ks::latency_histogram h;
+  std::mt19937_64 rng(7);
+  std::normal_distribution<double> d(10e6, 1000);
+  double sum = 0, sum_sq = 0;
+  std::vector<std::uint64_t> v;
+  for (int i = 0; i < 1000000; ++i) v.push_back(static_cast<std::uint64_t>(std::llround(d(rng))));
+  for (auto x : v) {
+    h.record(x);
+    sum += static_cast<double>(x);
+  }
+  const double mean = sum / static_cast<double>(v.size());
+  for (auto x : v) sum_sq += (static_cast<double>(x) - mean) * (static_cast<double>(x) - mean);
+  const double want = std::sqrt(sum_sq / static_cast<double>(v.size() - 1));
+  EXPECT_NEAR(h.stdev(), want, want * 1e-6);
+}

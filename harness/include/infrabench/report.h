@@ -13,7 +13,7 @@
 
 namespace infrabench {
 
-inline constexpr const char* report_schema_version = "1.8.0";
+inline constexpr const char* report_schema_version = "1.9.0";
 
 class benchmark;
 namespace model {

@@ -16,6 +16,7 @@
 #include "infrabench/machine_load.h"
 #include "infrabench/reason.h"
 #include "infrabench/stats.h"
+#include "infrabench/storage_location.h"
 
 namespace infrabench {
 
@@ -141,6 +142,8 @@ struct result {
   std::string stop_reason;
   double elapsed_s = 0;               // wall time spent on this configuration, set-up included
   std::optional<sampling_load> load;  // how busy the machine was while it sampled
+  // Where a storage benchmark measured: path, filesystem, device (schema 1.9.0); unset otherwise.
+  std::optional<storage_location> storage;
   work_counts work;
   std::vector<metric> metrics;
   std::vector<result_cell> cells;  // matrix benchmarks only; empty otherwise

@@ -185,6 +185,8 @@ class state {
   // not always need CUDA (training/step on device=auto): its result names that GPU, as those of
   // benchmarks that require CUDA do, so per-GPU verdicts and outliers see it.
   void ran_on_rank_gpu() { m_result.gpu = caps().rank_gpu; }
+  // Where a storage benchmark's reads or writes went (storage_location.h), in its result.
+  void set_storage_location(storage_location where) { m_result.storage = std::move(where); }
   // The cells of a matrix benchmark's row, measured or n/a (kept when the row is skipped too).
   void set_cells(std::vector<result_cell> cells) { m_result.cells = std::move(cells); }
   // A metric the harness cannot derive from work counts (e.g. accelerator utilisation).

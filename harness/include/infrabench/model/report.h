@@ -123,6 +123,8 @@ struct result_view {
   // Each repetition in run order (run --repetitions N); empty for a report of one repetition. A
   // metric's repetitions hold one value per passed repetition that reported it.
   std::vector<repetition_view> repetitions;
+  // Where a storage benchmark measured (schema 1.9.0); unset for other results and older reports.
+  std::optional<infrabench::storage_location> storage;
 
   // The code the report gives: nullopt when it gives none (a report older than the codes), none
   // when it names one this version does not know.

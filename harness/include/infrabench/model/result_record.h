@@ -21,3 +21,16 @@ namespace infrabench::model {
 [[nodiscard]] nlohmann::json records_json(std::span<const result> results);
 
 }  // namespace infrabench::model
+
+namespace infrabench {
+
+// A result's "storage_location" object (storage_location.h, schema 1.9.0), written and read back
+// whole; the reader throws user_error for a member of the wrong type.
+[[nodiscard]] nlohmann::json to_json(const storage_location& l);
+[[nodiscard]] storage_location storage_location_of(const nlohmann::json& j);
+// One member of that object, as the streaming reader meets it: false for a known member of the
+// wrong type (a member this version does not know is ignored).
+bool set_storage_location_member(storage_location& l, const std::string& name,
+                                 const nlohmann::json& value);
+
+}  // namespace infrabench
