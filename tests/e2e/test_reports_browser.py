@@ -236,8 +236,12 @@ def test_screenshot_is_not_blank(page, width, tmp_path, capsys):
     assert ink > 2000, ink
     # Bars fill thousands of sampled pixels; the accept page's one chart is a thin latency curve,
     # and a comparison of two runs of one binary draws its ratios grey (noise), not green or red;
-    # the roofline page's colour is its chart's bars (the limit red, the others blue).
-    assert colored > (100 if kind in ("accept", "compare", "roofline") else 1000), colored
+    # the roofline page's colour is its chart's bars (the limit red, the others blue). The real
+    # runs' page is such a comparison too, and on a busy machine (CI's side builds) most of its
+    # results are INVALID, drawn hatched grey: 936-994 sampled pixels of colour in CI here
+    # (2026-11-29), against thousands on a quiet one. Blankness is what this asks; the charts'
+    # own drawing is checked above (data-charts-nonblank).
+    assert colored > (100 if kind in ("accept", "compare", "roofline", "real") else 1000), colored
     if kind == "telemetry":  # chart colours down to the last host's block, inside the screenshot
         charted = [y for y in range(0, height, 8) if sum(max(rows[y][x:x + 3]) - min(rows[y][x:x + 3]) > 60
                                                          for x in range(0, width * bpp, bpp * 8)) > 3]
