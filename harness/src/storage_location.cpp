@@ -342,13 +342,15 @@ std::string describe(const storage_location& l) {
   }
   // Facts unknown for one reason (no block device: device, disk and model) said once.
   std::vector<std::pair<std::string, std::string>> by_reason;
-  for (const auto& [fact, why] : l.unknown) {
+  // Not a structured binding: clang 14 (the fuzz build) refuses one captured by the lambda.
+  for (const auto& fact_why : l.unknown) {
+    const std::string& why = fact_why.second;
     auto it = std::find_if(by_reason.begin(), by_reason.end(),
                            [&](const auto& g) { return g.second == why; });
     if (it == by_reason.end())
-      by_reason.emplace_back(fact, why);
+      by_reason.emplace_back(fact_why.first, why);
     else
-      it->first += ", " + fact;
+      it->first += ", " + fact_why.first;
   }
   for (const auto& [facts, why] : by_reason) parts.push_back(facts + " unknown: " + why);
   std::string joined;
