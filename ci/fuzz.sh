@@ -47,7 +47,7 @@ library=(harness/src/report_model.cpp harness/src/report_reader.cpp reports/src/
          harness/src/data_dirs.cpp harness/src/text_layout.cpp tests/fuzz/html_assets_none.cpp
          harness/src/benchmark.cpp harness/src/options.cpp tests/fuzz/requirements_none.cpp
          reports/src/roofline.cpp reports/src/html_roofline.cpp kernels/cpu/transformer/model_config.cpp
-         harness/src/scorecard.cpp harness/src/table.cpp harness/src/storage_location.cpp)
+         harness/src/scorecard.cpp harness/src/table.cpp harness/src/storage_location.cpp harness/src/telemetry_cpu.cpp)
 targets=(report baseline suite names)
 sources=("${library[@]}")
 for target in "${targets[@]}"; do sources+=("tests/fuzz/fuzz_$target.cpp"); done
