@@ -29,6 +29,7 @@
 #include "infrabench/names.h"
 #include "infrabench/report.h"
 #include "infrabench/text_file.h"
+#include "json_skim.h"
 #include "report_reader.h"
 
 namespace infrabench::model {
@@ -87,6 +88,10 @@ class text_source {
 
   // How many characters the parser has taken.
   [[nodiscard]] std::size_t consumed() const { return m_start + m_pos; }
+  // The characters of the chunk in hand that the parser has not taken (what a skim may pass).
+  [[nodiscard]] std::string_view unread() const { return {m_chunk + m_pos, m_len - m_pos}; }
+  // Takes `n` of them past the parser, which reads on after them.
+  void pass(std::size_t n) { m_pos += n; }
   // The text's length, once known (a file read to its end); until then the most a size can be.
   [[nodiscard]] std::size_t size() const {
     if (m_fd < 0) return m_len;
@@ -1130,6 +1135,20 @@ std::string reason_of(const nlohmann::detail::exception& e) {
   constexpr std::string_view prefix_end = "] ";
   const auto close = what.find(prefix_end);
   if (close != std::string::npos) what = what.substr(close + 2);
+  // "parse error at line L, column C: ": the parser's count, which leaves out what skim_result
+  // passed; the message says where from the text itself (text_source::position_text).
+  constexpr std::string_view at = "parse error at ";
+  if (what.starts_with(at)) {
+    const auto colon = what.find(": ");
+    if (colon != std::string::npos) what = "parse error: " + what.substr(colon + 2);
+  }
+  // "; last read: '...'": the parser's token so far, which after a skim may start at the end of
+  // the text it did not read; the position above points at it.
+  constexpr std::string_view read = "; last read: '";
+  if (const auto from = what.find(read); from != std::string::npos) {
+    const auto expected = what.find("'; expected ", from + read.size());
+    what.erase(from, expected == std::string::npos ? std::string::npos : expected + 1 - from);
+  }
   return what;
 }
 
@@ -1146,7 +1165,7 @@ void printable_in_place(std::string& s) {
 class report_events {
  public:
   report_events(text_source& source, const std::string& origin, const result_filter* filter)
-      : m_source(source), m_origin(origin), m_reader(origin, filter) {}
+      : m_source(source), m_origin(origin), m_filter(filter), m_reader(origin, filter) {}
   json& document() { return m_doc; }
   detail::results_read& results() { return m_results; }
 
@@ -1182,6 +1201,7 @@ class report_events {
   bool open(bool object);
   bool close();
   void begin_result(bool object);
+  void skim_result();
   void leave_out_last();
   // The index of the next element of "results", counting those the filter left out.
   [[nodiscard]] std::size_t next_index() const {
@@ -1214,7 +1234,9 @@ class report_events {
   mode m_mode = mode::start, m_after_skip = mode::top;
   std::size_t m_depth = 0, m_skip_depth = 0;
   std::size_t m_section_start = 0, m_sections_read = 0;  // offsets in the text
-  std::string m_key;                                     // the top-level member being read
+  std::size_t m_skimmed = 0;  // characters passed by skim_result, which the parser did not count
+  const result_filter* m_filter;
+  std::string m_key;  // the top-level member being read
   json m_doc = json::object();
   dom_builder m_dom;
   result_reader m_reader;
@@ -1272,13 +1294,35 @@ bool report_events::on_value(const scalar& v) {
       refuse_results(m_origin + ": results[" + std::to_string(next_index()) +
                      "]: expected an object, got " + v.type_name());
       break;
-    case mode::result:
+    case mode::result: {
+      const bool was_skipping = m_reader.skipped();
       guarded([&] { m_reader.value(v); });
+      // The value that made the reader skip the result is its benchmark's name, a member of the
+      // result itself: the rest of the object may be skimmed.
+      if (!was_skipping && m_mode == mode::result && m_reader.skipped()) skim_result();
       break;
+    }
     default:
       break;
   }
   return true;
+}
+
+// A result the filter leaves out, from its benchmark's name on: passed at memory speed up to its
+// closing brace when the skimmer is sure the text is well formed (else the parser reads it, as
+// it would have), each "host" member it met handed to the reader as the parser would have.
+void report_events::skim_result() {
+  if (m_filter == nullptr || !m_filter->skim) return;
+  const auto skimmed =
+      detail::skim_object_rest(m_source.unread(), "host", max_json_depth - m_depth);
+  if (!skimmed) return;
+  m_source.pass(skimmed->end);
+  m_skimmed += skimmed->end;
+  for (const std::string_view host : skimmed->found) {
+    std::string name = "host";
+    key(name);
+    (void)json::sax_parse(host, this);  // well formed: its events, as the parser's would be
+  }
 }
 
 bool report_events::open(bool object) {
@@ -1382,7 +1426,9 @@ bool report_events::parse_error(std::size_t byte, const std::string& /*token*/,
     // A number beyond double's range (1e999): syntactically JSON, not a value we can hold.
     throw user_error(m_origin + ": unreadable JSON: " + reason_of(e));
   }
-  // At the end the parser has asked for one character more than there are.
+  // At the end the parser has asked for one character more than there are. It did not count
+  // what skim_result passed.
+  byte += m_skimmed;
   const bool truncated = byte > m_source.size();
   if (truncated && m_mode == mode::start && m_source.blank_before(m_source.size()))
     throw user_error(m_origin + ": empty file, expected JSON");
@@ -1532,6 +1578,12 @@ report_view parse_report(std::string_view text, const std::string& origin,
 
 report_view parse_report(std::string_view text, const std::string& origin) {
   return parse_report(text, origin, report_schema_version);
+}
+
+report_view parse_report(std::string_view text, const std::string& origin,
+                         const result_filter& filter) {
+  text_source source(text);
+  return read_report(source, origin, report_schema_version, &filter);
 }
 
 namespace {

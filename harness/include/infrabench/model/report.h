@@ -339,6 +339,10 @@ struct result_filter {
   [[nodiscard]] bool keeps(std::string_view benchmark) const {
     return benchmarks.find(benchmark) != benchmarks.end();
   }
+  // Whether a result left out is skimmed past (checked well formed byte by byte, its bytes not
+  // lexed) rather than parsed: the same read either way, several times faster (docs/scale.md).
+  // Off only to check just that (the unit tests, the fuzzer).
+  bool skim = true;
 };
 
 // What a read with a result_filter left out of a report's results; empty for any other read.
@@ -454,6 +458,9 @@ using metric_catalog = std::map<std::string, std::vector<metric_decl>>;
 [[nodiscard]] report_view parse_report(std::string_view text, const std::string& origin,
                                        std::string_view reader_version);
 [[nodiscard]] report_view parse_report(std::string_view text, const std::string& origin);
+// The same, building only the results `filter` keeps (as load_report(path, filter) does).
+[[nodiscard]] report_view parse_report(std::string_view text, const std::string& origin,
+                                       const result_filter& filter);
 // Reads and parses a file, streamed from it in chunks (a pipe is read whole, bounded); the label
 // is the file's stem. At most max_report_bytes.
 [[nodiscard]] report_view load_report(const std::string& path);
