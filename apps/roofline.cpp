@@ -71,6 +71,9 @@ int roofline(const roofline_options& o) {
   std::vector<rp::report_view> views;
   for (const auto& p : o.reports) views.push_back(rp::load_report(p));
   rp::assign_labels(views);
+  // Every report's what-ifs checked against its device before any is analysed (gpus=N on a CPU
+  // job is refused: docs/roofline.md, "What-ifs").
+  for (const auto& v : views) rp::check_what_ifs(v, job, what_ifs);
   for (const auto& v : views)
     analyses.emplace_back(v.label, rp::analyse_roofline(v, job, what_ifs));
   std::string out;

@@ -739,6 +739,7 @@ json roofline_hop_json(const roofline_view::hop& h) {
               {"headroom", h.headroom},
               {"sources", json::array()}};
   if (!h.why.empty()) out["why"] = h.why;
+  if (!h.invalid.empty()) out["invalid"] = h.invalid;
   for (const auto& s : h.sources) out["sources"].push_back(roofline_source_json(s));
   return out;
 }
@@ -845,7 +846,8 @@ roofline_view read_roofline(const checker& c, const json& j) {
                               num(h, "samples_per_s_per_gpu", w),
                               num(h, "samples_per_s_job", w),
                               num(h, "headroom", w),
-                              c.each(h, "sources", w, source)};
+                              c.each(h, "sources", w, source),
+                              c.string(h, "invalid", w, "")};
   };
   const auto outcome = [&](const json& o, const std::string& w) {
     if (!o.is_object()) c.fail(w, "expected an object, got " + type_name(o));

@@ -1572,10 +1572,17 @@ void roofline_section(std::ostream& body, const std::vector<std::string>& labels
   if (std::none_of(rooflines.begin(), rooflines.end(), [](const auto& r) { return r.has_value(); }))
     return;
   body << "<h2 id=\"roofline\">Roofline</h2>\n<div class=\"rooflines\">";
+  std::vector<std::optional<roofline_analysis>> analyses;
+  std::vector<const roofline_result*> bases;  // one scale for every report's chart
+  for (const auto& r : rooflines)
+    analyses.push_back(r ? std::optional(analysis_of(*r)) : std::nullopt);
+  for (const auto& a : analyses) {
+    if (a) bases.push_back(&a->base);
+  }
+  const roofline_scale scale = roofline_common_scale(bases);
   for (std::size_t i = 0; i < rooflines.size(); ++i) {
-    if (rooflines[i])
-      body << roofline_section_html(labels[i], analysis_of(*rooflines[i]),
-                                    "roofline" + std::to_string(i));
+    if (analyses[i])
+      body << roofline_section_html(labels[i], *analyses[i], "roofline" + std::to_string(i), scale);
     else
       body << "<p class=\"why-none\">" << xml_escape(labels[i])
            << ": no roofline section in this report</p>";

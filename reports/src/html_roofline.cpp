@@ -1,10 +1,14 @@
 // The roofline chart: one bar per hop in samples/s (job) on a log axis, the limit highlighted,
 // the prediction and the measured training/step rate as lines, each bar linked to its sources.
-// Inline SVG, no script: the page opens anywhere, and a report page can embed the same <section>.
+// Both axes carry a title with the unit; a bar that reads an INVALID result is hatched grey, as
+// the report pages draw INVALID (page.js: hatch), with the reason in its tooltip and the table;
+// the charts of a page share one scale. Inline SVG, no script: the page opens anywhere, and a
+// report page can embed the same <section>.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "infrabench/reports/roofline.h"
 
@@ -40,7 +44,9 @@ std::string num(double v) {
   return buf;
 }
 
-constexpr double chart_left = 160, chart_width = 560, row_height = 34;
+// The plot's left edge leaves room for the y axis's title and the hops' names; the bottom, for
+// the decades' labels and the x axis's title.
+constexpr double chart_left = 170, chart_width = 560, row_height = 34, chart_bottom = 42;
 
 // The log axis: decades from below the smallest rate to above the largest.
 struct log_axis {
@@ -50,24 +56,18 @@ struct log_axis {
   }
 };
 
-log_axis axis_for(const roofline_result& r) {
-  double lo = 1e300, hi = 0;
-  for (const auto& h : r.hops) {
-    if (!h.has_rate()) continue;
-    lo = std::min(lo, h.per_job);
-    hi = std::max(hi, h.per_job);
-  }
-  if (r.measured.present) {
-    lo = std::min(lo, r.measured.per_job);
-    hi = std::max(hi, r.measured.per_job);
-  }
-  if (hi <= 0) return {};
-  return {std::floor(std::log10(lo)),
-          std::max(std::floor(std::log10(lo)) + 1, std::ceil(std::log10(hi) + 1e-9))};
+// The grey hatching of an INVALID bar: page.js's hatch('#57606a') (pale #eaeef2, grey diagonals
+// at 0.55), as an SVG pattern so the chart needs no script.
+std::string invalid_pattern(const std::string& prefix) {
+  return "<defs><pattern id='" + prefix +
+         "-invalid' width='8' height='8' patternUnits='userSpaceOnUse'>"
+         "<rect width='8' height='8' fill='#eaeef2'/><path d='M-2,10 L10,-2 M-2,2 L2,-2 M6,10 "
+         "L10,6' stroke='#57606a' stroke-width='2' stroke-opacity='0.55'/></pattern></defs>";
 }
 
 std::string bar(const roofline_result& r, const roofline_hop& h, const log_axis& ax, double y,
-                const std::string& id) {
+                const std::string& prefix, std::size_t i) {
+  const std::string id = prefix + "-hop-" + std::to_string(i);
   std::string out = "<text x='" + num(chart_left - 8) + "' y='" + num(y + 20) +
                     "' text-anchor='end'>" + escape(h.name) + "</text>";
   if (!h.has_rate()) {
@@ -75,12 +75,21 @@ std::string bar(const roofline_result& r, const roofline_hop& h, const log_axis&
            escape(h.status) + "</text>";
   }
   const bool limit = h.name == r.limit;
-  const std::string fill = limit ? "#d9534f" : h.beside ? "#c8d6e5" : "#5b8def";
+  const std::string own = limit ? "#d9534f" : h.beside ? "#c8d6e5" : "#5b8def";
+  const bool invalid = !h.invalid.empty();
+  // An INVALID bar: hatched grey, outlined in its own colour (the limit stays red).
+  const std::string paint = invalid ? "fill='url(#" + prefix + "-invalid)' stroke='" + own +
+                                          "' stroke-width='2' class='invalid'"
+                                    : "fill='" + own + "'";
+  const std::string tip = num(h.per_job) + " samples/s (job), " + num(h.per_gpu) +
+                          " samples/s per " + rank_unit(r) + ": " + h.formula +
+                          (invalid ? "\nINVALID input: " + h.invalid : "");
   out += "<a href='#" + id + "'><rect x='" + num(chart_left) + "' y='" + num(y + 6) + "' width='" +
-         num(std::max(1.0, ax.x(h.per_job) - chart_left)) + "' height='20' fill='" + fill +
-         "'><title>" + escape(h.formula) + "</title></rect></a>";
+         num(std::max(1.0, ax.x(h.per_job) - chart_left)) + "' height='20' " + paint + "><title>" +
+         escape(tip) + "</title></rect></a>";
   out += "<text x='" + num(ax.x(h.per_job) + 4) + "' y='" + num(y + 20) + "'>" +
-         escape(num(h.per_job)) + (limit ? " (limit)" : "") + "</text>";
+         escape(num(h.per_job)) + (limit ? " (limit)" : "") + (invalid ? " INVALID" : "") +
+         "</text>";
   return out;
 }
 
@@ -94,26 +103,40 @@ std::string vertical(double x, double height, const std::string& colour, const s
          escape(label) + "</text>";
 }
 
-std::string chart(const roofline_result& r, const std::string& prefix) {
-  const log_axis ax = axis_for(r);
-  const double height = 30 + row_height * static_cast<double>(r.hops.size()) + 30;
+// The axes' titles, with their units: rates of the whole job on x, the data path's hops on y.
+std::string axis_titles(const roofline_result& r, double height) {
+  const std::string ranks = std::to_string(r.job.nodes) + " node(s) x " +
+                            std::to_string(r.job.ranks_per_node) + " " +
+                            (r.device == "gpu" ? "GPU(s)" : "rank(s)");
+  const double mid_y = 20 + (height - chart_bottom - 20) / 2;
+  return "<text class='axis-title' x='" + num(chart_left + chart_width / 2) + "' y='" +
+         num(height - 6) + "' text-anchor='middle'>rate of the whole job (" + escape(ranks) +
+         "), samples/s, log scale</text><text class='axis-title' x='14' y='" + num(mid_y) +
+         "' text-anchor='middle' transform='rotate(-90 14 " + num(mid_y) +
+         ")'>hop of the data path</text>";
+}
+
+std::string chart(const roofline_result& r, const std::string& prefix, const log_axis& ax) {
+  const double height = 30 + row_height * static_cast<double>(r.hops.size()) + chart_bottom;
+  const double axis_y = height - chart_bottom + 6;  // the plot's bottom edge
   std::string svg = "<svg xmlns='http://www.w3.org/2000/svg' width='" +
                     num(chart_left + chart_width + 120) + "' height='" + num(height) +
-                    "' font-family='sans-serif' font-size='12'>";
+                    "' font-family='sans-serif' font-size='12' data-axis-lo='" + num(ax.lo) +
+                    "' data-axis-hi='" + num(ax.hi) + "'>" + invalid_pattern(prefix);
   for (double d = ax.lo; d <= ax.hi + 1e-9; d += 1) {
     const double x = ax.x(std::pow(10.0, d));
-    svg += "<line x1='" + num(x) + "' x2='" + num(x) + "' y1='20' y2='" + num(height - 24) +
-           "' stroke='#ddd'/><text x='" + num(x) + "' y='" + num(height - 8) +
+    svg += "<line x1='" + num(x) + "' x2='" + num(x) + "' y1='20' y2='" + num(axis_y) +
+           "' stroke='#ddd'/><text x='" + num(x) + "' y='" + num(axis_y + 16) +
            "' text-anchor='middle'>1e" + num(d) + "</text>";
   }
+  svg += axis_titles(r, height);
   for (std::size_t i = 0; i < r.hops.size(); ++i)
-    svg += bar(r, r.hops[i], ax, 24 + row_height * static_cast<double>(i),
-               prefix + "-hop-" + std::to_string(i));
+    svg += bar(r, r.hops[i], ax, 24 + row_height * static_cast<double>(i), prefix, i);
   if (r.limit != "none")
-    svg += vertical(ax.x(r.predicted_per_job), height - 24, "#d9534f",
+    svg += vertical(ax.x(r.predicted_per_job), axis_y, "#d9534f",
                     "predicted " + num(r.predicted_per_job), true);
   if (r.measured.present)
-    svg += vertical(ax.x(r.measured.per_job), height - 24, "#2e7d32",
+    svg += vertical(ax.x(r.measured.per_job), axis_y, "#2e7d32",
                     "measured " + num(r.measured.per_job), false);
   return svg + "</svg>";
 }
@@ -134,19 +157,63 @@ std::string sources_table(const roofline_result& r, const std::string& prefix) {
       }
       src += escape(x.metric) + " = " + num(x.value) + " " + escape(x.unit);
     }
+    const std::string how = escape(h.has_rate() ? h.formula : h.why);
     out += "<tr id='" + prefix + "-hop-" + std::to_string(i) + "'><td>" + escape(h.name) +
            "</td><td>" + (h.has_rate() ? num(h.per_job) : escape(h.status)) + "</td><td>" +
-           (h.has_rate() && !h.beside ? num(h.headroom) + "x" : "") + "</td><td>" +
-           escape(h.has_rate() ? h.formula : h.why) + "</td><td>" + src + "</td></tr>";
+           (h.has_rate() && !h.beside ? num(h.headroom) + "x" : "") + "</td>" +
+           (h.invalid.empty()
+                ? "<td>" + how
+                : "<td class='INVALID'>INVALID input: " + escape(h.invalid) + "<br>" + how) +
+           "</td><td>" + src + "</td></tr>";
   }
   return out + "</table>";
 }
 
+// The legend under the chart: what the colours and the hatching say, with each INVALID reason.
+std::string legend(const roofline_result& r) {
+  std::string invalid;
+  for (const auto& h : r.hops) {
+    if (!h.invalid.empty())
+      invalid += (invalid.empty() ? "" : "; ") + escape(h.name) + ": " + escape(h.invalid);
+  }
+  std::string out =
+      "<p class='legend'>Red: the limiting hop; blue: the other hops; pale: shown beside, not in "
+      "the prediction; each bar's tooltip gives its rate per " +
+      escape(rank_unit(r)) + ".";
+  if (!invalid.empty())
+    out +=
+        " <span class='INVALID'>Hatched grey: the hop reads an INVALID result, a number not "
+        "to trust (" +
+        invalid + ").</span>";
+  return out + "</p>";
+}
+
 }  // namespace
 
+roofline_scale roofline_common_scale(const std::vector<const roofline_result*>& rs) {
+  double lo = 1e300, hi = 0;
+  const auto take = [&](double v) {
+    if (!(v > 0) || !std::isfinite(v)) return;
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+  };
+  for (const roofline_result* r : rs) {
+    for (const auto& h : r->hops) {
+      if (h.has_rate()) take(h.per_job);
+    }
+    if (r->measured.present) take(r->measured.per_job);
+    if (r->limit != "none") take(r->predicted_per_job);
+  }
+  if (hi <= 0) return {};
+  const double first = std::floor(std::log10(lo));
+  return {first, std::max(first + 1, std::ceil(std::log10(hi) + 1e-9))};
+}
+
 std::string roofline_section_html(const std::string& label, const roofline_analysis& a,
-                                  const std::string& prefix) {
+                                  const std::string& prefix,
+                                  const std::optional<roofline_scale>& scale) {
   const roofline_result& r = a.base;
+  const roofline_scale s = scale ? *scale : roofline_common_scale({&r});
   std::string out = "<section class='roofline'><h2>" + escape(label) + ": " +
                     escape(roofline_summary(r)) + "</h2>";
   out += "<p>" + escape(r.job.model) + ", batch " + std::to_string(r.job.batch) + ", " +
@@ -157,7 +224,7 @@ std::string roofline_section_html(const std::string& label, const roofline_analy
            " samples/s; predicted / measured = " + num(r.measured.ratio) + ".";
   else
     out += "Measured: " + escape(r.measured.why) + ".";
-  out += "</p>" + chart(r, prefix) + sources_table(r, prefix);
+  out += "</p>" + chart(r, prefix, {s.lo, s.hi}) + legend(r) + sources_table(r, prefix);
   if (!a.what_ifs.empty()) {
     out += "<h3>What-ifs</h3><ul>";
     for (const auto& w : a.what_ifs)
@@ -174,9 +241,15 @@ std::string roofline_html(const std::vector<std::pair<std::string, roofline_anal
       "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
       "td,th{border:1px solid #ccc;padding:3px 6px;font-size:12px;vertical-align:top}"
       ".rooflines{display:flex;gap:2em;align-items:flex-start}.roofline{width:880px}"
+      ".INVALID{color:#57606a;font-style:italic;background:repeating-linear-gradient(135deg,"
+      "#f6f8fa 0 4px,#eaeef2 4px 8px)}"
       "</style></head><body><h1>infrabench roofline</h1><div class='rooflines'>";
+  std::vector<const roofline_result*> all;  // one scale for every chart of the page
+  for (const auto& item : analyses) all.push_back(&item.second.base);
+  const roofline_scale scale = roofline_common_scale(all);
   for (std::size_t i = 0; i < analyses.size(); ++i)
-    out += roofline_section_html(analyses[i].first, analyses[i].second, "r" + std::to_string(i));
+    out += roofline_section_html(analyses[i].first, analyses[i].second, "r" + std::to_string(i),
+                                 scale);
   return out + "</div></body></html>\n";
 }
 

@@ -272,6 +272,8 @@ struct context {
   [[nodiscard]] double threads_per_rank() const {
     return std::max(1.0, static_cast<double>(cpus) / job.ranks_per_node);
   }
+  // What a rank is, for the formulas' words: a GPU, or a CPU process (rank_unit's choice).
+  [[nodiscard]] std::string rank_word() const { return gpu ? "GPU" : "rank"; }
   [[nodiscard]] double scale(const std::string& hop) const {
     const auto it = change.scale.find(hop);
     return it == change.scale.end() ? 1.0 : it->second;
@@ -352,7 +354,8 @@ roofline_hop storage_hop(context& c) {
   const double node = rate.base / c.facts.disk_bytes_per_sample;
   h.formula = fmt(rate.base / 1e6) + " MB/s / " + fmt(c.facts.disk_bytes_per_sample) +
               " B read per sample = " + fmt(node) + " samples/s per node, / " +
-              std::to_string(c.job.ranks_per_node) + " GPUs (node-local scratch)";
+              std::to_string(c.job.ranks_per_node) + " " + c.rank_word() +
+              "(s) per node (node-local scratch)";
   set_rate(h, c, node / c.job.ranks_per_node);
   return h;
 }
@@ -376,7 +379,7 @@ roofline_hop preprocess_hop(const context& c) {
   h.sources = {rate.source};
   const double per_gpu = rate.base / threads * c.threads_per_rank();
   h.formula = fmt(rate.base) + " images/s measured on " + fmt(threads) + " thread(s), x " +
-              fmt(c.threads_per_rank()) + " thread(s) per GPU / " + fmt(threads);
+              fmt(c.threads_per_rank()) + " thread(s) per " + c.rank_word() + " / " + fmt(threads);
   set_rate(h, c, per_gpu);
   return h;
 }
@@ -721,6 +724,36 @@ bool report_runs_gpu(const report_view& report) {
   return false;
 }
 
+}  // namespace
+
+bool job_on_gpu(const report_view& report, const roofline_job& job) {
+  return job.device == job_device::gpu ||
+         (job.device == job_device::automatic && report_runs_gpu(report));
+}
+
+// A CPU job has no GPUs to add: `gpus=8` would multiply a rate measured on the node's cores
+// (one thread, or all of them) by eight devices the node does not have. Scaling by what the run
+// has instead (its CPUs) would be a different question than the one asked, silently answered;
+// so it is refused, naming the what-ifs a CPU node can take (nodes=, cpu_threads=, a hop's factor).
+void check_what_ifs(const report_view& report, const roofline_job& job,
+                    const std::vector<what_if>& what_ifs) {
+  if (job_on_gpu(report, job)) return;
+  for (const auto& w : what_ifs) {
+    if (w.gpus)
+      throw user_error("--what-if " + w.text + ": the job computes on the CPU (" +
+                       (job.device == job_device::cpu ? std::string("--device cpu")
+                                                      : "the report has no passed GPU result") +
+                       "): there are no GPUs to add; try nodes=N, cpu_threads=N or compute=2x");
+  }
+}
+
+std::string rank_unit(const roofline_result& r) {
+  if (r.device == "gpu") return "GPU";
+  return r.job.ranks_per_node == 1 ? "node" : "rank";
+}
+
+namespace {
+
 roofline_job changed_job(roofline_job job, const what_if& change) {
   if (change.gpus) job.ranks_per_node = *change.gpus;
   if (change.nodes) job.nodes = *change.nodes;
@@ -895,9 +928,27 @@ std::set<std::pair<std::string, std::string>> used_sources(const roofline_result
   return used;
 }
 
+// Each hop whose sources include an INVALID result: the first such result and its first reason,
+// for the chart's hatched bar and its tooltip.
+void mark_invalid_hops(const report_view& report, roofline_result& out) {
+  for (auto& h : out.hops) {
+    for (const auto& r : report.results) {
+      if (r.valid || !h.invalid.empty()) continue;
+      const bool read = std::any_of(h.sources.begin(), h.sources.end(), [&](const auto& s) {
+        return s.benchmark == r.benchmark && s.configuration == r.config_label();
+      });
+      if (read)
+        h.invalid =
+            r.benchmark + " " + r.config_label() + ": " +
+            (r.invalid_reasons.empty() ? std::string("invalid") : r.invalid_reasons.front());
+    }
+  }
+}
+
 // A note for each result the roofline reads that is INVALID (noisy, unverified): its number is
 // used as measured, so the output must say what it rests on, never present it as trusted.
 void note_invalid_inputs(const report_view& report, roofline_result& out) {
+  mark_invalid_hops(report, out);
   auto used = used_sources(out);
   for (const auto& r : report.results) {
     if (r.valid || !used.count({r.benchmark, r.config_label()})) continue;
@@ -947,8 +998,8 @@ roofline_result build_roofline(const report_view& report, const roofline_job& jo
   const roofline_job job = changed_job(job0, change);
   check_job(job);
   context c{report, job, describe_job(job), change};
-  c.gpu = job.device == job_device::gpu ||
-          (job.device == job_device::automatic && report_runs_gpu(report));
+  c.gpu = job_on_gpu(report, job);
+  check_what_ifs(report, job0, {change});  // never a GPU count on a CPU job
   c.cpus = job.cpu_threads > 0 ? job.cpu_threads : std::max(1, host_cpus(report));
   roofline_result out;
   out.job = job;
@@ -1008,6 +1059,7 @@ roofline_result compute_roofline(const report_view& report, const roofline_job& 
 
 roofline_analysis analyse_roofline(const report_view& report, const roofline_job& job,
                                    const std::vector<what_if>& what_ifs) {
+  check_what_ifs(report, job, what_ifs);  // before anything is computed
   roofline_analysis a;
   a.base = compute_roofline(report, job);
   for (const auto& w : what_ifs) a.what_ifs.push_back({w, compute_roofline(report, job, w)});
@@ -1036,8 +1088,8 @@ roofline_analysis analysis_of(const roofline_view& v) {
   r.step_model = v.step_model;
   r.predicted_per_job = v.predicted_per_job;
   for (const auto& h : v.hops) {
-    roofline_hop hop{h.name,    h.status,  h.why,      h.in_step, h.beside,
-                     h.per_gpu, h.per_job, h.headroom, h.formula, {}};
+    roofline_hop hop{h.name,    h.status,   h.why,     h.in_step, h.beside, h.per_gpu,
+                     h.per_job, h.headroom, h.formula, {},        h.invalid};
     for (const auto& s : h.sources) hop.sources.push_back(source_of(s));
     r.hops.push_back(std::move(hop));
   }
@@ -1090,12 +1142,14 @@ json result_json(const roofline_result& r) {
               {"formula", h.formula},
               {"sources", json::array()}};
     if (!h.why.empty()) j["why"] = h.why;
+    if (!h.invalid.empty()) j["invalid"] = h.invalid;
     for (const auto& s : h.sources) j["sources"].push_back(source_json(s));
     hops.push_back(j);
   }
   const bool predicted = r.limit != "none";
   json out = {
       {"device", r.device},
+      {"per_rank_unit", rank_unit(r)},  // what samples_per_s_per_gpu is per, on this device
       {"hops", hops},
       {"limit", r.limit},
       {"step_model", r.step_model},
@@ -1186,8 +1240,8 @@ std::string roofline_text(const roofline_analysis& a) {
                     (f.format == data_format::tokens ? "token shards" : "JPEG files") + ", " +
                     std::to_string(r.job.nodes) + " node(s) x " +
                     std::to_string(r.job.ranks_per_node) + " rank(s) (" + r.device + ")\n";
-  out += "  " + pad("hop", 22) + pad("samples/s/GPU", 12, true) + pad("samples/s", 12, true) +
-         pad("tokens/s", 12, true) + pad("headroom", 10, true) + "\n";
+  out += "  " + pad("hop", 22) + pad("samples/s/" + rank_unit(r), 12, true) +
+         pad("samples/s", 12, true) + pad("tokens/s", 12, true) + pad("headroom", 10, true) + "\n";
   for (const auto& h : r.hops) out += hop_line(r, h);
   if (r.step_parts > 1) {
     // The in-step parts add up: the step's rate is theirs together, the limit its largest part.

@@ -92,17 +92,77 @@ def test_known_numbers_table_and_json(tmp_path):
 def test_what_ifs_name_the_next_limit(tmp_path):
     report = known(tmp_path)
     p = run("roofline", report, *JOB, "--format", "json", "--what-if", "storage=4x",
-            "--what-if", "storage=4x,compute=4x", "--what-if", "gpus=2")
+            "--what-if", "storage=4x,compute=4x")
     assert p.returncode == 0, p.stderr
     w = json.loads(p.stdout)["what_ifs"]
-    assert [x["what_if"] for x in w] == ["storage=4x", "storage=4x,compute=4x", "gpus=2"]
+    assert [x["what_if"] for x in w] == ["storage=4x", "storage=4x,compute=4x"]
     assert w[0]["limit"] == "compute" and w[0]["predicted_samples_per_s_job"] == pytest.approx(500)
     assert w[1]["limit"] == "storage" and w[1]["predicted_samples_per_s_job"] == pytest.approx(1000)
-    # Two GPUs share the node's storage; their all-reduce was not measured, so not invented.
-    assert w[2]["limit"] == "storage" and w[2]["predicted_samples_per_s_job"] == pytest.approx(250)
-    assert hop(w[2], "allreduce")["status"] == "not measured"
+    # A GPU job (--device gpu): two GPUs share the node's storage; their all-reduce was not
+    # measured, so not invented.
+    p = run("roofline", report, *JOB, "--device", "gpu", "--format", "json", "--what-if", "gpus=2")
+    assert p.returncode == 0, p.stderr
+    w = json.loads(p.stdout)["what_ifs"]
+    assert w[0]["limit"] == "storage" and w[0]["predicted_samples_per_s_job"] == pytest.approx(250)
+    assert hop(w[0], "allreduce")["status"] == "not measured"
     text = run("roofline", report, *JOB, "--what-if", "storage=4x").stdout
     assert "what-if storage=4x: compute-bound at 500 samples/s (2x)" in text
+
+
+def test_gpus_what_if_on_a_cpu_report_is_refused(tmp_path):
+    """The report has no GPU result: `--what-if gpus=8` would multiply a rate measured on the
+    node's cores by eight GPUs it does not have. One line, exit 2, nothing written; the CPU's own
+    what-ifs are taken."""
+    report = known(tmp_path)
+    out = tmp_path / "never.json"
+    p = run("roofline", report, *JOB, "--what-if", "storage=2x", "--what-if", "gpus=8",
+            "--format", "json", "-o", str(out))
+    one_line_error(p, "--what-if gpus=8: the job computes on the CPU")
+    assert not out.exists()
+    one_line_error(run("roofline", report, *JOB, "--device", "cpu", "--what-if", "nodes=2,gpus=8"),
+                   "--device cpu")
+    p = run("roofline", report, *JOB, "--what-if", "nodes=2", "--what-if", "cpu_threads=4")
+    assert p.returncode == 0, p.stderr
+
+
+def test_cpu_rates_are_not_per_gpu(tmp_path):
+    """A CPU job's per-rank rates are per node (one rank a node) or per rank, never per GPU; the
+    JSON says which. A GPU job's are per GPU."""
+    report = known(tmp_path)
+    p = run("roofline", report, *JOB)
+    assert p.returncode == 0, p.stderr
+    assert "samples/s/node" in p.stdout and "GPU" not in p.stdout, p.stdout
+    doc = json.loads(run("roofline", report, *JOB, "--format", "json").stdout)
+    assert doc["device"] == "cpu" and doc["per_rank_unit"] == "node"
+    p = run("roofline", report, *JOB, "--ranks-per-node", "2")
+    assert "samples/s/rank" in p.stdout and "GPU" not in p.stdout, p.stdout
+    p = run("roofline", report, *JOB, "--device", "gpu")
+    assert "samples/s/GPU" in p.stdout, p.stdout
+
+
+def test_html_chart_axes_invalid_and_one_scale(tmp_path):
+    """The chart's axes carry titles with units; the fixture's INVALID training/step (noisy on a
+    busy machine) hatches the compute bar grey with its reason; two reports side by side share
+    one axis, though each alone spans other decades."""
+    html = tmp_path / "one.html"
+    p = run("roofline", str(FIXTURE), *JOB, "--format", "html", "-o", str(html))
+    assert p.returncode == 0, p.stderr
+    page = html.read_text()
+    assert "samples/s, log scale</text>" in page and ">hop of the data path</text>" in page
+    assert page.count("fill='url(#r0-invalid)'") == 1, page
+    assert "INVALID input: training/step" in page and "Hatched grey" in page
+    a = known(tmp_path, name="a.json")
+    b = known(tmp_path, storage_gbps=1.0, tokens_per_s=32000.0, name="b.json")
+    axes = []
+    for reports in ([a], [b], [a, b]):
+        html = tmp_path / "side.html"
+        p = run("roofline", *reports, *JOB, "--format", "html", "-o", str(html))
+        assert p.returncode == 0, p.stderr
+        page = html.read_text()
+        axes.append([page[i:page.index(">", i)] for i in range(len(page))
+                     if page.startswith("data-axis-lo=", i)])
+    assert axes[0] != axes[1], axes  # alone, each spans its own decades
+    assert len(axes[2]) == 2 and axes[2][0] == axes[2][1], axes
 
 
 def test_html_chart_and_section_in_report(tmp_path):

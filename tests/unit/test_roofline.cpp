@@ -163,8 +163,11 @@ TEST(Roofline, WhatIfsNameTheNextLimit) {
   EXPECT_FALSE(a.what_ifs[0].result.measured.present);  // measured only beside the base
 }
 
+// More GPUs on a GPU job (--device gpu) share the node's storage.
 TEST(Roofline, MoreGpusShareTheNodesStorage) {
-  const auto r = compute_roofline(fixture(), tiny(), parse_what_if("gpus=4"));
+  roofline_job job = tiny();
+  job.device = job_device::gpu;
+  const auto r = compute_roofline(fixture(), job, parse_what_if("gpus=4"));
   EXPECT_EQ(r.job.ranks_per_node, 4);
   EXPECT_NEAR(hop(r, "storage").per_gpu, 62.5, 1e-9);
   EXPECT_NEAR(hop(r, "storage").per_job, 250, 1e-9);
@@ -448,6 +451,121 @@ TEST(Roofline, JsonCarriesEverySource) {
   EXPECT_NE(html.find("(limit)"), std::string::npos);
 }
 
+// gpus=N on a CPU job (the report has no GPU result, or --device cpu) would multiply a rate
+// measured on the node's cores by devices the node does not have: refused, before anything is
+// computed; the CPU's own what-ifs (nodes=, cpu_threads=) and a GPU job's gpus= are taken.
+TEST(Roofline, GpusWhatIfOnACpuJobIsRefused) {
+  EXPECT_THROW((void)compute_roofline(fixture(), tiny(), parse_what_if("gpus=8")), user_error);
+  EXPECT_THROW((void)analyse_roofline(fixture(), tiny(), {parse_what_if("storage=2x,gpus=8")}),
+               user_error);
+  try {
+    check_what_ifs(fixture(), tiny(), {parse_what_if("nodes=2"), parse_what_if("gpus=8")});
+    FAIL() << "gpus=8 taken on a CPU job";
+  } catch (const user_error& e) {
+    EXPECT_NE(std::string(e.what()).find("computes on the CPU"), std::string::npos) << e.what();
+  }
+  EXPECT_NO_THROW(check_what_ifs(fixture(), tiny(), {parse_what_if("nodes=2,cpu_threads=4")}));
+  roofline_job gpu = tiny();
+  gpu.device = job_device::gpu;
+  EXPECT_NO_THROW(check_what_ifs(fixture(), gpu, {parse_what_if("gpus=8")}));
+  roofline_job cpu = gpu;
+  cpu.device = job_device::cpu;
+  EXPECT_THROW(check_what_ifs(fixture(), cpu, {parse_what_if("gpus=8")}), user_error);
+}
+
+// A CPU job's per-rank rates are per node (one rank per node) or per rank, never "per GPU": the
+// unit follows the device the job resolved from the report's declared requirements.
+TEST(Roofline, CpuRatesAreNotLabelledPerGpu) {
+  const auto cpu = analyse_roofline(fixture(), tiny(), {});
+  EXPECT_EQ(cpu.base.device, "cpu");
+  EXPECT_EQ(rank_unit(cpu.base), "node");
+  const std::string text = roofline_text(cpu);
+  EXPECT_NE(text.find("samples/s/node"), std::string::npos) << text;
+  EXPECT_EQ(text.find("GPU"), std::string::npos) << text;
+  EXPECT_EQ(roofline_json(cpu)["per_rank_unit"], "node");
+  EXPECT_EQ(roofline_html({{"a", cpu}}).find("GPU"), std::string::npos);
+  roofline_job two = tiny();
+  two.ranks_per_node = 2;
+  const auto ranks = analyse_roofline(fixture(), two, {});
+  EXPECT_EQ(rank_unit(ranks.base), "rank");
+  EXPECT_NE(hop(ranks.base, "storage").formula.find("/ 2 rank(s) per node"), std::string::npos)
+      << hop(ranks.base, "storage").formula;
+  EXPECT_EQ(roofline_text(ranks).find("GPU"), std::string::npos) << roofline_text(ranks);
+  roofline_job gpu = tiny();
+  gpu.device = job_device::gpu;
+  const auto g = analyse_roofline(fixture(), gpu, {});
+  EXPECT_EQ(rank_unit(g.base), "GPU");
+  EXPECT_NE(roofline_text(g).find("samples/s/GPU"), std::string::npos);
+}
+
+// The chart's axes say what they are and in which unit: rates of the whole job in samples/s on a
+// log scale across, the data path's hops down.
+TEST(Roofline, ChartAxesHaveTitlesWithUnits) {
+  const std::string html = roofline_html({{"a", analyse_roofline(fixture(), tiny(), {})}});
+  EXPECT_NE(html.find("class='axis-title'"), std::string::npos);
+  EXPECT_NE(html.find("rate of the whole job (1 node(s) x 1 rank(s)), samples/s, log scale"),
+            std::string::npos)
+      << html;
+  EXPECT_NE(html.find(">hop of the data path</text>"), std::string::npos);
+}
+
+// A hop that reads an INVALID result is marked on its bar as the pages mark INVALID (hatched
+// grey), with the reason in its tooltip, the legend and the table; the mark survives the report's
+// section (read back for `report` and `compare`). A valid report's bars are plain.
+TEST(Roofline, AnInvalidInputIsHatchedOnItsBar) {
+  const std::string valid = roofline_html({{"a", analyse_roofline(fixture(), tiny(), {})}});
+  EXPECT_EQ(valid.find("fill='url(#r0-invalid)'"), std::string::npos);
+  EXPECT_EQ(valid.find("INVALID input"), std::string::npos);
+  EXPECT_EQ(valid.find("Hatched grey"), std::string::npos);
+  report_view rep = fixture();
+  for (auto& res : rep.results) {
+    if (res.benchmark != "training/step") continue;
+    res.valid = false;
+    res.invalid_reasons = {"noisy: robust CV 60% > 10%"};
+  }
+  const roofline_analysis a = analyse_roofline(rep, tiny(), {});
+  EXPECT_NE(hop(a.base, "compute").invalid.find("noisy: robust CV 60%"), std::string::npos);
+  EXPECT_TRUE(hop(a.base, "storage").invalid.empty());
+  const std::string html = roofline_html({{"a", a}});
+  const auto bar = html.find("fill='url(#r0-invalid)'");
+  ASSERT_NE(bar, std::string::npos) << html;
+  EXPECT_EQ(html.find("fill='url(#r0-invalid)'", bar + 1), std::string::npos);  // compute only
+  EXPECT_NE(html.find("<pattern id='r0-invalid'"), std::string::npos);
+  EXPECT_NE(html.find("INVALID input: training/step"), std::string::npos);  // tooltip and table
+  EXPECT_NE(html.find("Hatched grey: the hop reads an INVALID result"), std::string::npos);
+  EXPECT_NE(html.find("compute: training/step"), std::string::npos);  // the legend's reason
+  json doc = to_json(rep);
+  doc["schema_version"] = report_schema_version;
+  doc["roofline"] = roofline_json(a);
+  EXPECT_NE(doc["roofline"]["hops"][3]["invalid"].get<std::string>().find("noisy"),
+            std::string::npos);
+  const report_view back = parse_report(doc.dump(), "b.json");
+  const auto again = analysis_of(*back.roofline);
+  EXPECT_EQ(hop(again.base, "compute").invalid, hop(a.base, "compute").invalid);
+}
+
+// Side-by-side reports are drawn on one scale: a page's charts share their axis's decades, those
+// of every chart's rates together, where each alone would span its own.
+TEST(Roofline, SideBySideChartsShareOneScale) {
+  report_view fast = fixture();
+  for (auto& r : fast.results) {
+    if (r.benchmark == "storage/read" && r.axes["pattern"] == "rand") r.metrics[0].value = 100.0;
+  }
+  const auto a = analyse_roofline(fixture(), tiny(), {});
+  const auto b = analyse_roofline(fast, tiny(), {});
+  const roofline_scale sa = roofline_common_scale({&a.base}), sb = roofline_common_scale({&b.base});
+  ASSERT_NE(sa.hi, sb.hi);  // alone, each spans its own decades
+  const roofline_scale both = roofline_common_scale({&a.base, &b.base});
+  EXPECT_EQ(both.lo, std::min(sa.lo, sb.lo));
+  EXPECT_EQ(both.hi, std::max(sa.hi, sb.hi));
+  const std::string html = roofline_html({{"a", a}, {"b", b}});
+  const std::string axis = "data-axis-lo='" + std::to_string(static_cast<int>(both.lo)) +
+                           "' data-axis-hi='" + std::to_string(static_cast<int>(both.hi)) + "'";
+  const auto first = html.find(axis);
+  ASSERT_NE(first, std::string::npos) << html;
+  EXPECT_NE(html.find(axis, first + 1), std::string::npos) << "the second chart's scale differs";
+}
+
 // The report with its `roofline` section written in (`--into-report`), read back as `report`
 // and `compare` read it. `gbps` sets the storage rate: 1.0 makes the job compute-bound.
 report_view with_section(const std::string& label, double gbps) {
@@ -536,6 +654,15 @@ TEST(Roofline, CompareNamesBothLimits) {
   EXPECT_NE(html.find("class=\"rooflines\""), std::string::npos);
   EXPECT_NE(html.find("a: storage-bound at 250 samples/s"), std::string::npos);
   EXPECT_NE(html.find("b: compute-bound at 500 samples/s"), std::string::npos);
+  // Both reports' charts on one scale: the same axis on each.
+  const auto axis_of = [&html](std::size_t from) {
+    const auto at = html.find("data-axis-lo=", from);
+    return at == std::string::npos ? std::string() : html.substr(at, html.find('>', at) - at);
+  };
+  const auto first = html.find("<svg");
+  ASSERT_NE(first, std::string::npos);
+  EXPECT_FALSE(axis_of(first).empty());
+  EXPECT_EQ(axis_of(first), axis_of(html.find("<svg", first + 1)));
 }
 
 // The roofline picks each hop's benchmark by the hop its headline declares, never by its name:

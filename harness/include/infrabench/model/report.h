@@ -307,6 +307,7 @@ struct roofline_view {
     bool in_step = false, beside = false;
     double per_gpu = 0, per_job = 0, headroom = 0;  // samples/s; 0 where the section has null
     std::vector<source> sources;
+    std::string invalid;  // why a result it reads is INVALID; empty when all are valid
   };
   struct outcome {  // one what-if: what it changed and the limit it then has
     std::string what_if, limit;

@@ -71,6 +71,9 @@ struct roofline_hop {
   double headroom = 0;   // per_job over the predicted job rate
   std::string formula;   // how the rate was derived, with the numbers
   std::vector<roofline_source> sources;
+  // Why a result this hop reads is INVALID ("training/step model=... : noisy ..."); empty when
+  // every source is valid. The chart hatches such a bar grey, as the report pages mark INVALID.
+  std::string invalid;
   [[nodiscard]] bool has_rate() const { return status == hop_measured; }
 };
 
@@ -125,6 +128,16 @@ struct roofline_analysis {
 // Checks the job's numbers (batch, ranks, nodes) and its model; throws user_error.
 void check_job(const roofline_job& job);
 
+// Whether the job computes on a GPU: --device, or (auto) the report has a passed result of a
+// benchmark that requires one (its declared requirements, never its name).
+[[nodiscard]] bool job_on_gpu(const report_view& report, const roofline_job& job);
+// Refuses (user_error) a what-if the job's device cannot take: `gpus=N` on a CPU job.
+void check_what_ifs(const report_view& report, const roofline_job& job,
+                    const std::vector<what_if>& what_ifs);
+// What one rank is on the job's device, for a per-rank rate's unit: "GPU" on a GPU, "node" for
+// one CPU rank per node, else "rank" (a CPU process). From r.device and the job, never a name.
+[[nodiscard]] std::string rank_unit(const roofline_result& r);
+
 // The roofline of `job` from `report`, with `change` applied (an empty what_if for the base).
 [[nodiscard]] roofline_result compute_roofline(const report_view& report, const roofline_job& job,
                                                const what_if& change = {});
@@ -140,10 +153,18 @@ void check_job(const roofline_job& job);
 [[nodiscard]] nlohmann::json roofline_json(const roofline_analysis& a);
 [[nodiscard]] std::string roofline_text(const roofline_analysis& a);
 [[nodiscard]] std::string roofline_summary(const roofline_result& r);
-// One analysis as an HTML <section> (chart, sources table, what-ifs); ids start with `prefix`.
+// The chart's rate axis (log10 of samples/s of the job, whole decades): one for every chart of a
+// page, so that side-by-side reports are drawn on one scale.
+struct roofline_scale {
+  double lo = 0, hi = 1;
+};
+[[nodiscard]] roofline_scale roofline_common_scale(const std::vector<const roofline_result*>& rs);
+// One analysis as an HTML <section> (chart, sources table, what-ifs); ids start with `prefix`;
+// drawn on `scale` (default: its own rates').
 [[nodiscard]] std::string roofline_section_html(const std::string& label,
                                                 const roofline_analysis& a,
-                                                const std::string& prefix);
+                                                const std::string& prefix,
+                                                const std::optional<roofline_scale>& scale = {});
 // A self-contained HTML page with the charts side by side (html_roofline.cpp).
 [[nodiscard]] std::string roofline_html(
     const std::vector<std::pair<std::string, roofline_analysis>>& analyses);
