@@ -46,7 +46,7 @@ std::string num(double v) {
 
 // The plot's left edge leaves room for the y axis's title and the hops' names; the bottom, for
 // the decades' labels and the x axis's title.
-constexpr double chart_left = 170, chart_width = 560, row_height = 34, chart_bottom = 42;
+constexpr double chart_left = 184, chart_width = 560, row_height = 34, chart_bottom = 42;
 
 // The log axis: decades from below the smallest rate to above the largest.
 struct log_axis {
