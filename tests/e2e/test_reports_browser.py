@@ -7,9 +7,10 @@ synthetic GPU node (copy sweeps against size with the link ceiling, a p2p heat m
 time), `accept --html` of a tiny suite (verdicts, telemetry), `compare --format html` of the two
 real runs, `report` of the roofline fixture and a copy with their roofline sections (SVG charts
 side by side on one scale, axes titled with units, the INVALID input's bar hatched grey; the
-hatching's pixels looked for in the screenshots), and `report` of a four-host report whose every host carries telemetry (tests/fixtures/telemetry/multihost.json:
-the report's own telemetry is rank 0's host's, hosts[i].telemetry the others', as a multi-host run
-writes them; fixture-node3 throttles from 2 s): one block per host, each drawn.
+hatching's pixels looked for in the screenshots), and `report` of a four-host report whose every
+host carries telemetry (tests/fixtures/telemetry/multihost.json: the report's own telemetry is
+rank 0's host's, hosts[i].telemetry the others', as a multi-host run writes them; fixture-node3
+throttles from 2 s): one block per host, each drawn.
 The screenshots are kept under $INFRABENCH_SCREENSHOT_DIR when set (ctest sets build/screenshots).
 Skipped, saying so, without chromium (CI installs it: ci/install-deps.sh)."""
 import os
