@@ -245,6 +245,7 @@ enum class field {
   gpus,
   failed_gpus,
   storage_location,
+  sampling_load,
   time_s,
   samples_s,
   metrics,
@@ -286,6 +287,7 @@ field field_of(const std::string& key) {
       {"gpus", field::gpus},
       {"failed_gpus", field::failed_gpus},
       {"storage_location", field::storage_location},
+      {"sampling_load", field::sampling_load},
       {"time_s", field::time_s},
       {"samples_s", field::samples_s},
       {"metrics", field::metrics},
@@ -324,6 +326,7 @@ enum class part {
   withheld,
   location,
   location_unknown,
+  load,
   strings,
   numbers,
   indices,
@@ -420,6 +423,7 @@ class result_reader {
   void repetition_member(field f, const scalar& v);
   void time_member(field f, const scalar& v);
   void location_member(const scalar& v);
+  void load_member(const scalar& v);
   void dispatch(const scalar& v);
   void element(const scalar& v);
   bool open_member(bool object);
@@ -553,6 +557,8 @@ void result_reader::dispatch(const scalar& v) {
       return time_member(f.member, v);
     case part::location:
       return location_member(v);
+    case part::load:
+      return load_member(v);
     case part::skip:
       return;
     default:
@@ -569,6 +575,19 @@ void result_reader::location_member(const scalar& v) {
                          : key == "logical_block_size" ? "an integer"
                                                        : "a string";
   fail_here(std::string("expected ") + expected + ", got " + v.type_name());
+}
+
+// A member of the result's "sampling_load": the three shares of the CPUs compare reads
+// (compare.cpp's busy machine); the others (flags, counts) are the record's, not read here.
+void result_reader::load_member(const scalar& v) {
+  const std::string& key = top().key;
+  double* into = key == "cpus"         ? &m_result->load->cpus
+                 : key == "own_cpus"   ? &m_result->load->own_cpus
+                 : key == "other_cpus" ? &m_result->load->other_cpus
+                                       : nullptr;
+  if (into == nullptr) return;
+  *into = number(v);
+  if (!(*into >= 0) || !std::isfinite(*into)) fail_here("expected a number of CPUs >= 0");
 }
 
 // A value inside one of the result's objects of names or arrays of values.
@@ -714,6 +733,10 @@ void result_reader::outcome_member(field f, const scalar& v) {
     case field::storage_location:
       null_or(v, "an object");
       r.storage.reset();
+      return;
+    case field::sampling_load:
+      null_or(v, "an object");
+      r.load.reset();
       return;
     default:
       return;
@@ -976,6 +999,11 @@ bool result_reader::open_result_member(bool object) {
       if (!object) return false;
       r.storage.emplace();
       push(part::location, true);
+      return true;
+    case field::sampling_load:
+      if (!object) return false;
+      r.load.emplace();
+      push(part::load, true);
       return true;
     case field::invalid_reasons:
       return !object && open_list(&r.invalid_reasons);

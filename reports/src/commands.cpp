@@ -395,8 +395,8 @@ int gate_regressions(const comparison& c, double pct) {
   if (!drift.empty()) {
     std::cerr << "infrabench: note: " << drift.size() << " loss(es) larger than "
               << format_number(pct)
-              << "% that the machine shows too (machine drift by the same-run canary, not a code "
-                 "regression; not counted):\n";
+              << "% that the machine explains (machine drift: the same-run canary moved, or "
+                 "other processes took the CPUs; not a code regression, not counted):\n";
     for (const auto& r : drift) std::cerr << "  " << r << "\n";
   }
   if (!undecided.empty()) {

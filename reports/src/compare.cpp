@@ -811,6 +811,52 @@ void attribute_machine_drift(comparison& c) {
   }
 }
 
+// A called change between two measurements of which the slower one's CPUs were taken by other
+// processes: they took at least busy_share more of its CPUs than of the faster one's, what they
+// left it (`room`) was less than the faster one's own threads used, and the loss is no larger
+// than that shortfall, amplified: a parallel benchmark's threads wait for the slowest, so a
+// share s of its CPUs taken can cost more than s (measured on a 2-vCPU VM beside a build: the
+// all-thread GEMM lost 69% with 37% of the CPUs it had used taken, (room / used)^2.5), and
+// starved_power bounds that. A slowdown of the run's own making (a CPU quota, fewer CPUs by
+// affinity) leaves other processes' share as it was, and stays a change; so does a loss far
+// beyond what the CPUs taken can explain (a single thread 8x slower with 12% of its CPU taken).
+constexpr double busy_share = 0.1;
+constexpr double starved_power = 3;
+
+std::string busy_text(const model::result_view::cpu_load& slow,
+                      const model::result_view::cpu_load& fast) {
+  return "the machine was busy: other processes used " + format_number(slow.other_cpus) +
+         " of the " + format_number(slow.cpus) + " CPUs it could use (" +
+         format_number(fast.other_cpus) + " in the faster run), leaving it " +
+         format_number(slow.cpus - slow.other_cpus) + " where the faster run's threads used " +
+         format_number(fast.own_cpus);
+}
+
+// `perf`: the slower measurement's performance over the faster one's (< 1).
+std::string starved_by_others(const std::optional<model::result_view::cpu_load>& slow,
+                              const std::optional<model::result_view::cpu_load>& fast,
+                              double perf) {
+  if (!slow || !fast || !(slow->cpus > 0) || !(fast->cpus > 0) || !(fast->own_cpus > 0)) return "";
+  const double more = slow->other_cpus / slow->cpus - fast->other_cpus / fast->cpus;
+  const double room = std::max(0.0, slow->cpus - slow->other_cpus) / fast->own_cpus;
+  const bool starved = room < 1 - busy_share && perf >= std::pow(room, starved_power);
+  return more >= busy_share && starved ? busy_text(*slow, *fast) : "";
+}
+
+void attribute_busy_machine(comparison& c) {
+  for (auto& row : c.rows) {
+    row.busy.assign(c.labels.size(), "");
+    if (row.load.size() != c.labels.size()) continue;
+    for (std::size_t i = 1; i < c.labels.size(); ++i) {
+      const bool worse = row.verdict[i] == change::worse;
+      if (!row.gated || (!worse && row.verdict[i] != change::better)) continue;
+      row.busy[i] = worse ? starved_by_others(row.load[i], row.load[0], row.perf[i])
+                          : starved_by_others(row.load[0], row.load[i], 1 / row.perf[i]);
+      if (!row.busy[i].empty()) row.verdict[i] = change::machine_drift;
+    }
+  }
+}
+
 }  // namespace
 
 namespace {
@@ -895,6 +941,7 @@ comparison compare_reports(const std::vector<report_view>& reports, const compar
       for (const auto& [axis, value] : first.axes) row.axes[axis] = value;
       row.key = key + "#" + name;
       if (row.gated) set_per_joule(rs, row);
+      for (const auto* r : rs) row.load.push_back(r ? r->load : std::nullopt);
       c.rows.push_back(std::move(row));
     }
   }
@@ -902,6 +949,7 @@ comparison compare_reports(const std::vector<report_view>& reports, const compar
   if (c.rows.empty()) refuse_nothing_in_common(c, reports, common_configs);
   decide_verdicts(c);
   attribute_machine_drift(c);
+  attribute_busy_machine(c);
   set_perf_per_energy(c);
   c.groups = summarize_groups(c);
   c.inventory = diff_inventories(reports);
@@ -989,9 +1037,12 @@ std::vector<std::string> machine_drift_losses(const comparison& c, double pct) {
     for (std::size_t i = 1; i < c.labels.size(); ++i) {
       if (!row.gated || row.verdict[i] != change::machine_drift || !((1 - row.perf[i]) * 100 > pct))
         continue;
+      const std::string why = i < row.busy.size() && !row.busy[i].empty()
+                                  ? row.busy[i]
+                                  : "the machine ran " + machine_speed_text(c.canary[i].ratio) +
+                                        " by the same-run canary";
       out.push_back(change_line(c, row, i) + ", q " + format_p(row.q_value[i], c.options.alpha) +
-                    "; the machine ran " + machine_speed_text(c.canary[i].ratio) +
-                    " by the same-run canary)");
+                    "; " + why + ")");
     }
   }
   return out;
@@ -1065,8 +1116,10 @@ std::string verdict_text(const comparison& c, const metric_row& row, std::size_t
       v += " " + format_percent(row.perf[i] - 1);
       break;
     case change::machine_drift:
-      v += " " + format_percent(row.perf[i] - 1) + " (canary " +
-           format_percent(c.canary[i].ratio - 1) + ")";
+      v += " " + format_percent(row.perf[i] - 1) +
+           (i < row.busy.size() && !row.busy[i].empty()
+                ? std::string(" (machine busy)")
+                : " (canary " + format_percent(c.canary[i].ratio - 1) + ")");
       break;
     case change::inconclusive:
     case change::not_significant:
@@ -1431,6 +1484,7 @@ json metric_row_json(const comparison& c, const metric_row& row) {
               {"assumed_noise", static_cast<bool>(row.assumed_noise[i])},
               {"invalid_reason", row.invalid_reason[i]}};
     if (!row.failed_value[i].empty()) e["failed_value"] = row.failed_value[i];
+    if (i < row.busy.size() && !row.busy[i].empty()) e["machine_busy"] = row.busy[i];
     if (row.needed[i] > 0)
       e["repetitions_needed"] = row.needed[i] == std::numeric_limits<std::size_t>::max()
                                     ? json(nullptr)
@@ -1515,7 +1569,10 @@ json comparison_json(const comparison& c) {
         {"machine_drift",
          "a significant change the same-run canary shows too (it moved >= canary_noise the same "
          "way, and the change exceeds it by less than canary_noise) is the machine's: verdict "
-         "\"machine drift\", never counted"},
+         "\"machine drift\", never counted; so is one measured while other processes took >= "
+         "busy_share more of the slower side's CPUs and left it less than the faster side's "
+         "threads used (busy)"},
+        {"busy_share", busy_share},
         {"canary_noise", canary_noise}}},
       {"metrics", rows},
       {"groups", groups_json(c)},

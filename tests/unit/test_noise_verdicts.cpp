@@ -296,6 +296,52 @@ TEST(NoiseVerdicts, CompareNamesADifferentQuota) {
   EXPECT_NE(t.str().find("the systems differ (cpu.cgroup_cpu_quota"), std::string::npos) << t.str();
 }
 
+// compare on a busy machine (issue 44): a loss measured while other processes took the CPUs the
+// faster run's threads had used is the machine's (machine drift, never counted, the reason said);
+// the same loss with the CPUs free, a loss far beyond what the CPUs taken explain, and a slowdown
+// of the run's own making (fewer CPUs, other processes as before) stay regressions.
+TEST(NoiseVerdicts, CompareNamesABusyMachineNotTheCode) {
+  auto run = [](const std::string& label, std::vector<double> reps, double cpus, double own,
+                double other) {
+    auto j = rep_report(std::move(reps), false);
+    j["results"][0]["sampling_load"] = {{"cpus", cpus},
+                                        {"own_cpus", own},
+                                        {"other_cpus", other},
+                                        {"busy", true},
+                                        {"throttled", false}};
+    auto r = parse_report(j.dump(), label + ".json");
+    r.label = label;
+    return r;
+  };
+  const auto a = run("A", {100, 101, 99}, 2, 1.9, 0.05);
+  metric_decl head{"bandwidth_gbps", "GB/s"};
+  head.headline = true;
+  const metric_catalog catalog = {{"bandwidth/host_memory", {head}}};
+  auto compare = [&](const report_view& x, const report_view& y) {
+    return compare_reports({x, y}, {.catalog = &catalog});
+  };
+  auto verdict_of = [&](const report_view& b) {
+    const auto c = compare(a, b);
+    return std::pair(c.rows.at(0).verdict.at(1), regressions(c, 5).size());
+  };
+  // Others took 1.5 of 2 CPUs: a -60% loss (0.4 >= (0.5 / 1.9)^3) is the machine's.
+  const auto busy = compare(a, run("B", {40, 41, 39}, 2, 0.5, 1.5));
+  EXPECT_EQ(busy.rows.at(0).verdict.at(1), change::machine_drift);
+  EXPECT_TRUE(regressions(busy, 5).empty());
+  EXPECT_NE(busy.rows.at(0).busy.at(1).find("other processes used 1.5 of the 2 CPUs"),
+            std::string::npos)
+      << busy.rows.at(0).busy.at(1);
+  EXPECT_NE(machine_drift_losses(busy, 5).at(0).find("the machine was busy"), std::string::npos);
+  // The other way round: the first run was the busy one, the gain is not the code's either.
+  const auto gain = compare(run("B", {40, 41, 39}, 2, 0.5, 1.5), a);
+  EXPECT_EQ(gain.rows.at(0).verdict.at(1), change::machine_drift);
+  // The same loss with the CPUs free; with fewer CPUs by affinity (others as before); and a
+  // 99% loss that 1.5 CPUs taken cannot explain: regressions.
+  EXPECT_EQ(verdict_of(run("B", {40, 41, 39}, 2, 1.9, 0.05)), std::pair(change::worse, 1UL));
+  EXPECT_EQ(verdict_of(run("B", {40, 41, 39}, 1, 0.95, 0.05)), std::pair(change::worse, 1UL));
+  EXPECT_EQ(verdict_of(run("B", {1, 1.01, 0.99}, 2, 0.5, 1.5)), std::pair(change::worse, 1UL));
+}
+
 // The same-run canary (issue 44 item 4): a point runs each kernel for its time, with positive
 // rates, and the report's run.canary is read back typed. (What a point costs is not bounded here:
 // a timed unit test fails on a loaded machine or under ThreadSanitizer, where one took 2.9 s.)

@@ -125,6 +125,13 @@ struct result_view {
   std::vector<repetition_view> repetitions;
   // Where a storage benchmark measured (schema 1.9.0); unset for other results and older reports.
   std::optional<infrabench::storage_location> storage;
+  // What the CPUs it could use did while it sampled (the record's "sampling_load",
+  // machine_load.h), as CPUs: those it could use, what its own threads and what other processes
+  // took of them. Unset for a result without it (older reports, nothing sampled).
+  struct cpu_load {
+    double cpus = 0, own_cpus = 0, other_cpus = 0;
+  };
+  std::optional<cpu_load> load;
 
   // The code the report gives: nullopt when it gives none (a report older than the codes), none
   // when it names one this version does not know.

@@ -49,7 +49,8 @@ struct compare_options {
 // gated value that is no measurement (values.h: zero bandwidth, a negative time, null) on either
 // side: never a ratio, and a regression gate fails on it whatever its threshold. machine_drift: a
 // significant change that the same-run canary shows too (the machine ran that much slower or
-// faster, machine_drift.h): the machine's, not the code's; never counted as worse or better.
+// faster, machine_drift.h), or that a busy machine explains (other processes took the CPUs the
+// slower side needed: `busy`): the machine's, not the code's; never counted as worse or better.
 enum class change {
   same,
   better,
@@ -95,6 +96,12 @@ struct metric_row {
   // judged); see repetitions_needed.
   std::vector<std::size_t> needed;
   std::vector<std::string> invalid_reason;  // per report: why its result is INVALID ("" if not)
+  // Per report: what other processes took of the CPUs its result could use while it sampled
+  // (result_view::load; absent for a result without it).
+  std::vector<std::optional<model::result_view::cpu_load>> load;
+  // Per report vs the first: why a busy machine explains its machine_drift verdict ("" when the
+  // canary does, or the verdict is another).
+  std::vector<std::string> busy;
   // Per report: why its value is no measurement (impossible_value; "" when it is one).
   std::vector<std::string> failed_value;
   // Gated rows only: the measured work per joule of each report's result (the first
