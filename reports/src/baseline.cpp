@@ -1142,9 +1142,12 @@ std::string junit_xml(const baseline& b, const report_view& report,
     << "\" failures=\"" << c.fail << "\" errors=\"0\" skipped=\"" << c.waived + c.inconclusive
     << "\" timestamp=\"" << xml_escape(report.started_utc) << "\" hostname=\""
     << xml_escape(report.primary_hostname()) << "\">\n";
-  x << "    <properties>\n      <property name=\"report\" value=\"" << xml_escape(report.path)
-    << "\"/>\n"
-    << "      <property name=\"baseline\" value=\"" << xml_escape(b.path) << "\"/>\n";
+  x << "    <properties>\n";
+  // The report judged; none when it was never written to a file (run --baseline with no -o, a
+  // report on stdout): an empty value would name nothing (issue 45).
+  if (!report.path.empty())
+    x << "      <property name=\"report\" value=\"" << xml_escape(report.path) << "\"/>\n";
+  x << "      <property name=\"baseline\" value=\"" << xml_escape(b.path) << "\"/>\n";
   if (!report.git_commit().empty())
     x << "      <property name=\"git_commit\" value=\"" << xml_escape(report.git_commit())
       << "\"/>\n";

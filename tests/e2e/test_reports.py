@@ -186,6 +186,11 @@ def test_run_with_baseline_checks_in_one_go(tmp_path):
                    if r["benchmark"] == "bandwidth/memory_latency")  # what the one rule judged
     times = [float(c.get("time")) for c in suite.iter("testcase")]
     assert times and abs(sum(times) - measured) < 0.01 and all(t > 0 for t in times), (times, measured)
+    # No report file (-o -: the report on stdout): no report property, rather than an empty one.
+    p = run("run", *SMALL, *FAST, "-o", "-", "--baseline", good, "--junit", junit)
+    assert p.returncode == 0, p.stdout + p.stderr
+    props = {e.get("name"): e.get("value") for e in ET.parse(junit).getroot().iter("property")}
+    assert "report" not in props and props["baseline"] == good, props
     bad = write(tmp_path, "bad.json", {"infrabench_baseline": 1, "rules": [
         {"benchmark": "bandwidth/memory_latency", "metric": "ns_per_load", "max": 1e-6}]})
     p = run("run", *SMALL, *FAST, "-o", report, "--baseline", bad)

@@ -411,6 +411,14 @@ TEST(ReportsBaseline, JUnitHasOneTestCasePerRule) {
   const std::string t = junit_xml(b, timed, evaluate(b, timed));
   EXPECT_NE(t.find("time=\"0.625\">"), std::string::npos) << t;
   EXPECT_EQ(x.find("time=\"0.625\""), std::string::npos) << x;
+  // The report property names the file judged, and is left out when there is none (it was "").
+  auto named = view();
+  named.path = "r.json";
+  const std::string n = junit_xml(b, named, evaluate(b, named));
+  EXPECT_NE(n.find("<property name=\"report\" value=\"r.json\"/>"), std::string::npos) << n;
+  const std::string& u = x;  // view(): read from text, no file
+  EXPECT_EQ(u.find("name=\"report\""), std::string::npos) << u;
+  EXPECT_EQ(u.find("value=\"\""), std::string::npos) << u;
 }
 
 TEST(ReportsBaseline, CreateFromKnownGoodReports) {
