@@ -42,6 +42,8 @@ struct judged {
   // The measurement's interval straddles the rule's bound (issue 44): neither a PASS nor, from
   // noise alone, a FAIL; `why` says where it lies.
   bool inconclusive = false;
+  // It passes, but its interval reaches within warn_margin of the bound: WARN; `why` says where.
+  bool near = false;
   std::string why;
   // The GPUs behind the judged value of a node-wide result (metric::gpus, or the GPUs a failed
   // check blames): its findings name each; empty: the result's own GPU, if any.
@@ -70,6 +72,8 @@ std::string_view to_string(verdict_status s) {
       return "NOT RUN";
     case verdict_status::inconclusive:
       return "INCONCLUSIVE";
+    case verdict_status::warn:
+      return "WARN";
   }
   return "?";
 }
@@ -534,7 +538,20 @@ void judge_interval(const rule& r, const result_view& res, const metric_view& m,
              gpus_text(jd.gpus) + invalid;
     return;
   }
-  if (mid && lo_ok && hi_ok) return;
+  if (mid && lo_ok && hi_ok) {
+    // WARN is for a measured performance (a rate, a time) whose next run's noise may cross the
+    // bound; a verification metric at its bound (PCIe gen 5 of min 5, 0 errors) is a healthy node.
+    if (!m.is_performance() ||
+        (!near_bound(r, lo) && !near_bound(r, hi) && !near_bound(r, jd.shown)))
+      return;
+    jd.near = true;
+    jd.why = where + ": " + shown_text(r, jd.shown, jd.value, m.unit) +
+             (lo != hi ? " (" + shown_text(r, lo, lo / scale, m.unit) + " .. " +
+                             shown_text(r, hi, hi / scale, m.unit) + ")"
+                       : "") +
+             ", within " + format_number(warn_margin * 100) + "% of the bound" + invalid;
+    return;
+  }
   jd.inconclusive = true;
   jd.why = where + ": " + shown_text(r, jd.shown, jd.value, m.unit) + ", its " +
            (m.repetitions.size() >= 2 ? std::to_string(m.repetitions.size()) + " repetitions"
@@ -751,19 +768,24 @@ void conclude(const rule& r, const detail::node_context& cx, const judgement& j,
       }
     }
   }
-  std::vector<std::string> straddling;
+  std::vector<std::string> straddling, near;
   for (const auto& jd : j.items) {
     if (jd.inconclusive) straddling.push_back(jd.why);
+    if (jd.near) near.push_back(jd.why);
   }
   v.status = !v.failing.empty()    ? verdict_status::fail
              : !j.not_run.empty()  ? verdict_status::not_run
              : !straddling.empty() ? verdict_status::inconclusive
+             : !near.empty()       ? verdict_status::warn
                                    : verdict_status::pass;
+  if (v.status == verdict_status::warn)
+    v.warning = near.front() +
+                (near.size() > 1 ? " (and " + std::to_string(near.size() - 1) + " more)" : "");
   for (const auto& f : j.not_run) {
     v.failing.push_back(f.evidence);
     v.findings.push_back(f);
   }
-  const auto& first = v.failing.empty() ? straddling : v.failing;
+  const auto& first = !v.failing.empty() ? v.failing : !straddling.empty() ? straddling : near;
   if (!first.empty())
     v.detail = first.front() +
                (first.size() > 1 ? " (and " + std::to_string(first.size() - 1) + " more)" : "");
@@ -934,6 +956,33 @@ failures_covered covered_failures(const baseline& b, const report_view& report) 
 
 }  // namespace
 
+bool near_bound(const rule& r, double value) {
+  if (!value_passes(r, value)) return false;
+  // Each bound moved inward by warn_margin of its magnitude.
+  const auto in = [](double bound, double sign) {
+    return bound + sign * warn_margin * std::fabs(bound);
+  };
+  rule tight = r;
+  switch (r.kind) {
+    case rule_kind::bounds:
+      if (r.min) tight.min = in(*r.min, 1);
+      if (r.max) tight.max = in(*r.max, -1);
+      break;
+    case rule_kind::reference:
+      // The band's edges are ref x (1 + lower|upper): tightened as values, then as fractions.
+      if (r.lower && r.ref != 0) tight.lower = in(r.ref * (1 + *r.lower), 1) / r.ref - 1;
+      if (r.upper && r.ref != 0) tight.upper = in(r.ref * (1 + *r.upper), -1) / r.ref - 1;
+      break;
+    case rule_kind::fraction_of_peak:
+      tight.min_fraction = in(r.min_fraction, 1);
+      break;
+    case rule_kind::no_outlier_nodes:
+    case rule_kind::inventory:
+      return false;
+  }
+  return !value_passes(tight, value);
+}
+
 bool value_passes(const rule& r, double value) {
   switch (r.kind) {
     case rule_kind::bounds:
@@ -968,6 +1017,8 @@ verdict_counts count(const std::vector<verdict>& v) {
   for (const auto& x : v) {
     if (x.status == verdict_status::pass)
       ++c.pass;
+    else if (x.status == verdict_status::warn)
+      ++c.warn;
     else if (x.status == verdict_status::inconclusive)
       ++c.inconclusive;
     else if (failed(x.status))
@@ -1061,11 +1112,16 @@ void print_verdicts(std::ostream& out, const baseline& b, const report_view& rep
   print_missing(out, b, verdicts);
   print_node_verdicts(out, node_verdicts(report, verdicts));
   const auto c = count(verdicts);
-  out << "check: " << c.pass << " passed, " << c.fail << " failed"
-      << (c.not_run ? " (" + std::to_string(c.not_run) + " not run)" : "") << ", "
-      << (c.inconclusive ? std::to_string(c.inconclusive) + " inconclusive, " : "") << c.waived
-      << " waived -> " << overall_verdict(c)
-      << (c.pass == 0 && c.fail == 0 && c.inconclusive == 0 ? " (no rule could be checked)" : "")
+  out << "check: " << c.pass << " passed, "
+      << (c.warn ? std::to_string(c.warn) + " warn (passed within " +
+                       format_number(warn_margin * 100) + "% of a bound), "
+                 : "")
+      << c.fail << " failed" << (c.not_run ? " (" + std::to_string(c.not_run) + " not run)" : "")
+      << ", " << (c.inconclusive ? std::to_string(c.inconclusive) + " inconclusive, " : "")
+      << c.waived << " waived -> " << overall_verdict(c)
+      << (c.pass == 0 && c.warn == 0 && c.fail == 0 && c.inconclusive == 0
+              ? " (no rule could be checked)"
+              : "")
       << "\n";
 }
 
@@ -1086,6 +1142,7 @@ json verdicts_json(const check_outcome& v) {
                      {"failing", x.failing}});
     if (!x.rerun.empty()) rules.back()["rerun"] = x.rerun;
     if (!x.invalid.empty()) rules.back()["invalid"] = x.invalid;
+    if (!x.warning.empty()) rules.back()["warning"] = x.warning;
   }
   const auto c = count(v.verdicts);
   json out = {{"baseline", v.b.path},
@@ -1095,6 +1152,8 @@ json verdicts_json(const check_outcome& v) {
               {"not_run", c.not_run},
               {"waived", c.waived},
               {"inconclusive", c.inconclusive},
+              {"warned", c.warn},
+              {"warn_margin", warn_margin},
               {"verdict", std::string(overall_verdict(c))},
               {"rules", rules}};
   json nodes = json::array(), drain = json::array();
@@ -1169,6 +1228,10 @@ std::string junit_xml(const baseline& b, const report_view& report,
         << xml_escape(one_line("INCONCLUSIVE: " + text + "; rerun: " + v.rerun)) << "\"/>\n";
     } else if (v.status == verdict_status::waived) {
       x << "      <skipped message=\"" << xml_escape(one_line(text)) << "\"/>\n";
+    } else if (v.status == verdict_status::warn) {
+      // A pass (no failure, no skip: the exit code is a pass's) that says it is close to failing.
+      x << "      <properties><property name=\"verdict\" value=\"WARN\"/></properties>\n"
+        << "      <system-out>WARN: " << xml_escape(text) << "</system-out>\n";
     } else {
       x << "      <system-out>" << xml_escape(text) << "</system-out>\n";
     }

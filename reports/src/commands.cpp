@@ -116,6 +116,10 @@ int check_and_print(const baseline& b, const report_view& report, const std::str
               << exit_inconclusive << ")" << std::endl;
     return exit_inconclusive;
   }
+  // WARN passes: said, never a failure (a node near its bounds is still accepted).
+  if (c.warn)
+    std::cerr << "infrabench: " << c.warn << " rule(s) WARN: passed within "
+              << format_number(warn_margin * 100) << "% of their bounds (exit 0)" << std::endl;
   return exit_ok;
 }
 

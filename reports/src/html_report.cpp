@@ -1495,7 +1495,8 @@ void verdicts_section(std::ostringstream& body, const std::vector<report_view>& 
     const auto c = count(verdicts);
     const std::string overall(overall_verdict(c));
     body << "<h3>" << xml_escape(r.label) << ": <span class=\"" << overall << "\">" << overall
-         << "</span> (" << c.pass << " passed, " << c.fail << " failed, "
+         << "</span> (" << c.pass << " passed, "
+         << (c.warn ? std::to_string(c.warn) + " warn, " : "") << c.fail << " failed, "
          << (c.inconclusive ? std::to_string(c.inconclusive) + " inconclusive, " : "") << c.waived
          << " waived)</h3>\n";
     body << "<table><tr><th>verdict</th><th>rule</th><th>measured</th><th>expected</th>"

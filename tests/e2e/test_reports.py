@@ -541,6 +541,45 @@ def test_a_headline_that_is_no_measurement_fails_compare_and_check(tmp_path, val
     assert "a failed result" in p.stdout and "WAIVED" not in p.stdout.split("->")[0], p.stdout
 
 
+def test_warn_is_a_pass_near_the_bound_in_every_renderer(tmp_path):
+    """Issue 45 item 11: a rule that passes within 5% of its bound is WARN (DCGM's verdict): shown
+    in the table, JSON, JUnit (a passing testcase) and HTML, and the exit code stays a pass's."""
+    def steady(doc):
+        set_triad(40.0)(doc)
+        r = doc["results"][0]
+        r["valid"] = True
+        r.pop("invalid_reasons", None)
+        r.pop("invalid_reason_codes", None)
+        r["metrics"][0].pop("repetitions", None)
+    rep = single_with(tmp_path, "steady.json", steady)
+    rule = {"benchmark": "bandwidth/host_memory", "axes": doc_axes(rep), "metric": "bandwidth_gbps"}
+    near = write(tmp_path, "near.json", {"infrabench_baseline": 1, "rules": [dict(rule, min=39)]})
+    far = write(tmp_path, "far.json", {"infrabench_baseline": 1, "rules": [dict(rule, min=30)]})
+    p = run("check", rep, "-b", far)
+    assert p.returncode == 0 and "WARN" not in p.stdout + p.stderr, p.stdout + p.stderr
+    junit = str(tmp_path / "j.xml")
+    p = run("check", rep, "-b", near, "--junit", junit)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert re.search(r"^ *WARN +bandwidth/host_memory", p.stdout, re.M), p.stdout
+    assert "within 5% of the bound" in p.stdout and "1 warn" in p.stdout and "-> PASS" in p.stdout
+    assert "1 rule(s) WARN" in p.stderr, p.stderr
+    j = json.loads(run("check", rep, "-b", near, "--format", "json").stdout)
+    assert j["verdict"] == "PASS" and j["warned"] == 1 and j["rules"][0]["verdict"] == "WARN", j
+    case = ET.parse(junit).getroot().find("testsuite").find("testcase")
+    assert case.find("failure") is None and case.find("skipped") is None
+    assert case.find("system-out").text.startswith("WARN: measured 40 GB/s")
+    assert {e.get("name"): e.get("value") for e in case.iter("property")} == {"verdict": "WARN"}
+    html = str(tmp_path / "r.html")
+    assert run("report", rep, "--baseline", near, "-o", html).returncode == 0
+    assert 'class="verdict WARN">WARN<' in open(html).read()
+
+
+def doc_axes(path):
+    """The axes of a report's first result, as a rule selects it."""
+    with open(path) as f:
+        return json.load(f)["results"][0]["axes"]
+
+
 def test_duplicate_results_are_refused_where_they_are_read(tmp_path):
     """Two results of one configuration: compare used the first, check the worst, OpenMetrics wrote
     the series twice. Every reader refuses the report in one line."""

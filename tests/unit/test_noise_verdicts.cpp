@@ -128,6 +128,94 @@ TEST(NoiseVerdicts, NoisyResultsAreJudgedByTheirInterval) {
   EXPECT_EQ(xml.find("<failure"), std::string::npos) << xml;
 }
 
+// WARN (issue 45 item 11): the whole interval passes but reaches within warn_margin (5%) of the
+// bound; a pass in the counts and the exit code, said in every renderer.
+TEST(NoiseVerdicts, WarnWhenTheIntervalComesWithinTheMarginOfTheBound) {
+  EXPECT_EQ(judge(rep_report({60, 61, 59}, false), 50).status, verdict_status::pass);
+  const auto close = judge(rep_report({53, 54, 52}, false), 50);  // 52 < 50 x 1.05
+  EXPECT_EQ(close.status, verdict_status::warn) << close.detail;
+  EXPECT_NE(close.warning.find("within 5% of the bound"), std::string::npos) << close.warning;
+  EXPECT_NE(close.detail.find("within 5% of the bound"), std::string::npos) << close.detail;
+  // The median is far enough; its lowest repetition is not.
+  EXPECT_EQ(judge(rep_report({58, 57, 52}, false), 50).status, verdict_status::warn);
+  // Straddling stays INCONCLUSIVE and outside stays FAIL: WARN is only ever a pass.
+  EXPECT_EQ(judge(rep_report({52, 55, 49}, false), 50).status, verdict_status::inconclusive);
+  EXPECT_EQ(judge(rep_report({49, 48, 47}, false), 50).status, verdict_status::fail);
+  const auto c = count({close, judge(rep_report({60, 61, 59}, false), 50)});
+  EXPECT_EQ(c.warn, 1u);
+  EXPECT_EQ(c.pass, 1u);
+  EXPECT_EQ(c.fail + c.inconclusive + c.waived, 0u);
+  EXPECT_EQ(overall_verdict(c), "PASS");
+  EXPECT_EQ(to_string(verdict_status::warn), "WARN");
+  // A verification metric at its bound (a link generation, a count) is where a healthy node sits.
+  auto state = rep_report({53, 54, 52}, false);
+  state["results"][0]["metrics"][0]["role"] = "verification";
+  EXPECT_EQ(judge(state, 50).status, verdict_status::pass);
+}
+
+TEST(NoiseVerdicts, NearBoundForEachRuleKind) {
+  rule r;
+  r.kind = rule_kind::bounds;
+  r.max = 200;  // ceiling: near above 190
+  EXPECT_TRUE(near_bound(r, 191));
+  EXPECT_FALSE(near_bound(r, 189));
+  EXPECT_FALSE(near_bound(r, 201));  // a failure is not near, it is outside
+  r.max = 0;                         // a count that must stay 0: no margin
+  EXPECT_FALSE(near_bound(r, 0));
+  r.max.reset();
+  r.min = -10;  // a negative floor moves inward too: near below -9.5
+  EXPECT_TRUE(near_bound(r, -9.8));
+  EXPECT_FALSE(near_bound(r, -9));
+  rule ref;
+  ref.kind = rule_kind::reference;
+  ref.ref = 100;
+  ref.lower = -0.1;  // edge 90: near below 94.5
+  EXPECT_TRUE(near_bound(ref, 93));
+  EXPECT_FALSE(near_bound(ref, 95));
+  ref.upper = 0.1;  // edge 110: near above 104.5
+  EXPECT_TRUE(near_bound(ref, 105));
+  rule peak;
+  peak.kind = rule_kind::fraction_of_peak;
+  peak.min_fraction = 0.8;  // near below 0.84
+  EXPECT_TRUE(near_bound(peak, 0.82));
+  EXPECT_FALSE(near_bound(peak, 0.85));
+  rule outliers;
+  outliers.kind = rule_kind::no_outlier_nodes;
+  EXPECT_FALSE(near_bound(outliers, 1));
+}
+
+// WARN in the console table and summary, JSON and JUnit (a passing testcase that says WARN).
+TEST(NoiseVerdicts, WarnIsShownByEveryRenderer) {
+  static const baseline b =
+      parse_baseline(json({{"infrabench_baseline", 1},
+                           {"rules", json::array({{{"benchmark", "bandwidth/host_memory"},
+                                                   {"metric", "bandwidth_gbps"},
+                                                   {"min", 50}}})}})
+                         .dump(),
+                     "b.json");
+  const auto rep = parse_report(rep_report({53, 54, 52}, false).dump(), "r.json");
+  const auto vs = evaluate(b, rep);
+  ASSERT_EQ(vs.at(0).status, verdict_status::warn);
+  std::ostringstream out;
+  print_verdicts(out, b, rep, vs);
+  EXPECT_NE(out.str().find("WARN "), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("0 passed, 1 warn (passed within 5% of a bound), 0 failed"),
+            std::string::npos)
+      << out.str();
+  EXPECT_NE(out.str().find("-> PASS"), std::string::npos) << out.str();
+  const json j = verdicts_json({b, rep, vs});
+  EXPECT_EQ(j["warned"], 1);
+  EXPECT_EQ(j["verdict"], "PASS");
+  EXPECT_EQ(j["rules"][0]["verdict"], "WARN");
+  EXPECT_NE(j["rules"][0]["warning"].get<std::string>().find("within 5%"), std::string::npos);
+  const std::string xml = junit_xml(b, rep, vs);
+  EXPECT_NE(xml.find("failures=\"0\" errors=\"0\" skipped=\"0\""), std::string::npos) << xml;
+  EXPECT_NE(xml.find("<property name=\"verdict\" value=\"WARN\"/>"), std::string::npos) << xml;
+  EXPECT_NE(xml.find("<system-out>WARN: measured 53 GB/s"), std::string::npos) << xml;
+  EXPECT_EQ(xml.find("<failure"), std::string::npos) << xml;
+  EXPECT_EQ(xml.find("<skipped"), std::string::npos) << xml;
+}
+
 // A noisy reading with no interval (a health check's one value, no samples, no repetitions: core
 // speed read while other processes shared the CPUs) is never confidently outside its bound:
 // INCONCLUSIVE, not FAIL; a valid one outside it still FAILs, and an unverified one too.

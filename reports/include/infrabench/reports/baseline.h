@@ -143,7 +143,12 @@ void check_baseline(const baseline& b, const build_catalog& build,
 // CI) straddles the rule's bound: not a PASS, and not a FAIL from noise alone (issue 44); `check`
 // exits 4 (exit_inconclusive, run_pipeline.h) when nothing FAILed and a rule is INCONCLUSIVE,
 // naming a rerun.
-enum class verdict_status { pass, fail, waived, not_run, inconclusive };
+// warn: the rule passes, its whole interval inside the bound, but some of it lies within
+// warn_margin of the bound (DCGM's WARN): a passing verdict, never a failure, so a node whose
+// rules pass or WARN exits 0; it says which rules have little headroom left. Only performance
+// metrics (their declared role) WARN: a verification metric at its bound (18 NVLinks of 18, 0
+// errors) is a healthy node.
+enum class verdict_status { pass, fail, waived, not_run, inconclusive, warn };
 [[nodiscard]] std::string_view to_string(verdict_status s);
 [[nodiscard]] inline bool failed(verdict_status s) {
   return s == verdict_status::fail || s == verdict_status::not_run;
@@ -177,6 +182,8 @@ struct verdict {
   std::string invalid;
   // Seconds the results it judged took to measure (their elapsed_s summed): JUnit's testcase time.
   double elapsed_s = 0;
+  // WARN: where the measurement comes within warn_margin of the bound ("" otherwise).
+  std::string warning;
 };
 
 // Evaluates every rule against the report. Throws user_error when a rule names a metric the
@@ -189,10 +196,18 @@ struct verdict {
 [[nodiscard]] verdict evaluate_rule(const baseline& b, const rule& r, const report_view& report);
 // Whether one value passes a bounds or reference rule (for fraction_of_peak: the fraction).
 [[nodiscard]] bool value_passes(const rule& r, double value);
+// WARN's margin: a fraction of the bound's own magnitude (5%: a triad floor of 45 GB/s warns
+// below 47.25 GB/s, a latency ceiling of 200 ns above 190 ns). A bound of 0 (a count of errors
+// that must stay 0) has no margin: nothing is near it but a failure.
+inline constexpr double warn_margin = 0.05;
+// Whether a value that passes a bounds, reference or fraction_of_peak rule lies within
+// warn_margin of one of its bounds (it would fail the rule with each bound tightened by it).
+[[nodiscard]] bool near_bound(const rule& r, double value);
 
 struct verdict_counts {
   // fail counts FAIL and NOT RUN (what decides the exit code); not_run those of them not run.
-  std::size_t pass = 0, fail = 0, waived = 0, not_run = 0, inconclusive = 0;
+  // warn: passed, within warn_margin of a bound (counted apart from pass, never in fail).
+  std::size_t pass = 0, fail = 0, waived = 0, not_run = 0, inconclusive = 0, warn = 0;
 };
 // "FAIL", "INCONCLUSIVE" or "PASS": the check's verdict from its counts.
 [[nodiscard]] std::string_view overall_verdict(const verdict_counts& c);
