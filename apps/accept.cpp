@@ -19,6 +19,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "infrabench/accept_level.h"
 #include "infrabench/benchmark.h"
 #include "infrabench/cli.h"
 #include "infrabench/cli_extension.h"
@@ -27,6 +28,7 @@
 #include "infrabench/output_file.h"
 #include "infrabench/reports/baseline.h"
 #include "infrabench/run_pipeline.h"
+#include "infrabench/suite.h"
 
 namespace {
 
@@ -79,6 +81,7 @@ std::string written_list(const std::vector<std::pair<std::string, std::string>>&
 
 struct accept_options {
   std::string baseline, junit, html, report = "acceptance-report.json";
+  std::string level = "3";  // accept_level.h: a number or a name
 };
 
 // The number of processes the launcher started (1 without one): what one rank per GPU needs. The
@@ -109,6 +112,7 @@ std::string relaunch_command(long ranks, const accept_options& o,
   if (!o.junit.empty()) args.insert(args.end(), {"--junit", o.junit});
   if (!o.html.empty()) args.insert(args.end(), {"--html", o.html});
   if (o.report != accept_options{}.report) args.insert(args.end(), {"-o", o.report});
+  if (o.level != accept_options{}.level) args.insert(args.end(), {"--level", o.level});
   if (!run_args.empty()) args.push_back("--");
   args.insert(args.end(), run_args.begin(), run_args.end());
   std::string line;
@@ -165,17 +169,29 @@ int run_and_check(const accept_options& o, const std::string& suite,
   return call(args);
 }
 
-int accept(const accept_options& o, const std::vector<std::string>& run_args) {
+// run's options for the level (accept_level.h), before the user's own after `--`.
+std::vector<std::string> level_run_args(const ib::accept_level& level, const std::string& suite,
+                                        const std::vector<std::string>& run_args) {
+  std::vector<std::string> args =
+      ib::accept_level_run_args(level, ib::load_suite(suite), ib::load_suite("burn-in"));
+  args.insert(args.end(), run_args.begin(), run_args.end());
+  return args;
+}
+
+int accept(const accept_options& o, const std::vector<std::string>& user_run_args) {
+  const ib::accept_level level = ib::parse_accept_level(o.level);
   const ib::reports::baseline b = ib::reports::load_baseline(o.baseline);
   const std::string suite = checked_suite(b, o.baseline);
+  const std::vector<std::string> run_args = level_run_args(level, suite, user_run_args);
   for (const auto& path : {o.report, o.junit, o.html}) {
     if (!path.empty()) ib::check_output_path(path);
   }
   const bool suite_file = suite.find('/') != std::string::npos || suite.ends_with(".json");
   ib::check_distinct_files({o.baseline, suite_file ? suite : ""}, {o.report, o.junit, o.html});
-  require_rank_per_gpu(b, o, run_args);
+  require_rank_per_gpu(b, o, user_run_args);
+  const std::string at = " at level " + std::to_string(level.number) + " (" + level.name + ")";
   if (is_rank_zero())
-    std::cerr << "accept: suite " << suite << " against " << o.baseline << std::endl;
+    std::cerr << "accept: suite " << suite << at << " against " << o.baseline << std::endl;
   const std::vector<std::pair<std::string, std::string>> outputs = {
       {"report", o.report}, {"JUnit", o.junit}, {"HTML", o.html}};
   std::vector<file_stamp> before;
@@ -192,7 +208,8 @@ int accept(const accept_options& o, const std::vector<std::string>& run_args) {
             << (rc == 0   ? "PASS"
                 : rc == 1 ? "FAIL"
                           : "ERROR")
-            << " (exit " << rc << "): " << written_list(outputs, before) << std::endl;
+            << (level.number == 3 ? "" : at) << " (exit " << rc
+            << "): " << written_list(outputs, before) << std::endl;
   return rc != 0 ? rc : html_rc;
 }
 
@@ -211,6 +228,10 @@ int accept(const accept_options& o, const std::vector<std::string>& run_args) {
        sub.add_option("--junit", o->junit, "also write the verdicts as JUnit XML");
        sub.add_option("--html", o->html, "also write the HTML report (telemetry plots, verdicts)");
        sub.add_option("-o,--output", o->report, "report file")->capture_default_str();
+       sub.add_option("--level,-r", o->level,
+                      "how much to run, as dcgmi diag's levels (a number or a name): " +
+                          ib::accept_levels_help())
+           ->capture_default_str();
        sub.add_option("RUN_ARGS", *run_args,
                       "after --: more options for run (--scratch DIR, --stress-duration S, ...)");
        return [o, run_args] { return accept(*o, *run_args); };

@@ -1045,7 +1045,11 @@ void print_missing(std::ostream& out, const baseline& b, const std::vector<verdi
     out << "  " << changed << " rule(s) not run because this run planned other values of their "
         << "axes (each says which, and what on the command line set them)\n";
   const std::string run_it =
-      b.suite.empty()
+      b.partial && !b.suite.empty()
+          ? "this run measured part of suite " + b.suite +
+                " (--baseline-partial: accept --level 1 or 2); infrabench accept --baseline " +
+                b.path + " judges them"
+      : b.suite.empty()
           ? std::string(
                 "run the suite this baseline was made for (it names none: add \"suite\" "
                 "to it)")

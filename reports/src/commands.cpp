@@ -1156,6 +1156,14 @@ INFRABENCH_RUN_FILE_OPTION(
     "(exit 1 when a rule fails)");
 INFRABENCH_RUN_FILE_OPTION(junit_option, "junit", output,
                            "with --baseline: also write the verdicts as JUnit XML to this file");
+INFRABENCH_RUN_FLAG(baseline_partial_option, "baseline-partial",
+                    "with --baseline: judge what this run measured; a rule whose configuration "
+                    "it did not run is WAIVED, not NOT RUN (accept --level 1 and 2)");
+
+bool partial(const option_values& values) {
+  const auto p = values.find("baseline-partial");
+  return p != values.end() && p->second == "true";
+}
 
 [[maybe_unused]] const bool pre_registered = register_pre_run_hook([](const option_values& values) {
   const auto b = values.find("baseline");
@@ -1164,6 +1172,8 @@ INFRABENCH_RUN_FILE_OPTION(junit_option, "junit", output,
   const bool has_junit = j != values.end() && !j->second.empty();
   if (has_junit && !has_baseline)
     throw user_error("--junit needs --baseline (the verdicts to write)");
+  if (partial(values) && !has_baseline)
+    throw user_error("--baseline-partial needs --baseline (the rules to judge)");
   if (!has_baseline) return;
   // Refuse a bad baseline before anything is measured.
   const baseline parsed = load_baseline(b->second);
@@ -1177,7 +1187,10 @@ INFRABENCH_RUN_FILE_OPTION(junit_option, "junit", output,
       if (b == values.end() || b->second.empty()) return exit_ok;
       const auto j = values.find("junit");
       try {
-        const baseline parsed = load_baseline(b->second);
+        baseline parsed = load_baseline(b->second);
+        // A partial run (an acceptance level that runs part of the suite) gates what it ran, as
+        // a baseline naming no suite does: a configuration it did not run is WAIVED.
+        parsed.partial = partial(values);
         // The model's one reader, as `check` reads the file (load_report): the same view, so
         // the same verdicts.
         report_view report = report_from_json(report_json, "the report of this run");

@@ -5,6 +5,7 @@ suite measures every configuration the shipped baselines judge, `list --suite` s
 estimates, `check` names the suite to run, `accept` is one command, the sampler's cost."""
 import json
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -324,6 +325,47 @@ def test_accept_is_one_command(tmp_path):
     p = run("accept", "--baseline", none, "-o", str(tmp_path / "never.json"))
     assert p.returncode == 2 and "names no suite to run" in p.stderr and p.stderr.count("\n") == 1, p.stderr
     assert not os.path.exists(tmp_path / "never.json")
+
+
+def test_accept_levels(tmp_path):
+    """Issue 45 item 11: DCGM-style levels. 1 (health) runs the suite's health checks, 2 (short)
+    shortens its stress; what a level does not run is WAIVED, not NOT RUN; a bad level is one line
+    and exit 2 before anything runs."""
+    write(tmp_path, "lv.json", {
+        "name": "lv", "settings": {"min_time_s": 0.01, "max_time_s": 0.05, "timeout_s": 60},
+        "benchmarks": [{"filter": "^bandwidth/memory_latency$", "axes": {"working_set": ["16KiB"]}},
+                       {"filter": "^health/gpu_xid$"},
+                       # A generous sag: a shared 2-core machine must not fail the short stress.
+                       {"filter": "^stress/cpu$", "axes": {"duration_s": [60], "max_sag": [0.99]}}]})
+    base = write(tmp_path, "b.json", {"infrabench_baseline": 1, "suite": "lv.json", "defaults": {"allow_invalid": True},
+                                      "rules": [{"benchmark": "bandwidth/memory_latency", "metric": "ns_per_load", "max": 1e6},
+                                                {"benchmark": "health/gpu_xid", "metric": "xid_events", "max": 0},
+                                                {"benchmark": "stress/cpu", "axes": {"duration_s": 60},
+                                                 "metric": "wrong_results", "max": 0}]})
+    env = fake_nvml_env(tmp_path, [gpu()])
+    report, junit = str(tmp_path / "r.json"), str(tmp_path / "j.xml")
+    for bad in ("5", "0", "long", "Health"):
+        p = run("accept", "--baseline", base, "--level", bad, "-o", str(tmp_path / "never.json"))
+        assert p.returncode == 2 and p.stderr.count("\n") == 1, p.stderr
+        assert "--level: must be 1, 2, 3 or 4, or health, short, accept, burn-in" in p.stderr, p.stderr
+        assert not os.path.exists(tmp_path / "never.json")
+    for level in ("1", "health"):
+        p = run("accept", "--baseline", base, "--level", level, "--junit", junit, "-o", report, "--", "-q", env=env)
+        assert p.returncode == 0, p.stdout + p.stderr
+        assert "accept: PASS at level 1 (health) (exit 0)" in p.stderr, p.stderr
+        assert {r["benchmark"] for r in load_report(report)["results"]} == {"health/gpu_xid"}
+        assert re.search(r"^ *PASS +health/gpu_xid", p.stdout, re.M), p.stdout
+        assert "NOT RUN" not in p.stdout and "measured part of suite lv.json" in p.stdout, p.stdout
+        assert "2 waived -> PASS" in p.stdout, p.stdout
+    p = run("accept", "--baseline", base, "-r", "short", "-o", report, "--", "-q", env=env)
+    assert p.returncode == 0, p.stdout + p.stderr
+    stress = [r for r in load_report(report)["results"] if r["benchmark"] == "stress/cpu"]
+    assert [r["axes"]["duration_s"] for r in stress] == [10], stress
+    assert re.search(r"^ *WAIVED +stress/cpu\[duration_s=60\]", p.stdout, re.M), p.stdout
+    assert re.search(r"^ *PASS\b.*bandwidth/memory_latency:ns_per_load", p.stdout, re.M), p.stdout
+    # The levels are in accept's --help, numbers and names.
+    h = run("accept", "--help").stdout
+    assert all(s in h for s in ("1|health", "2|short", "3|accept", "4|burn-in")), h
 
 
 def test_telemetry_options(tmp_path, report_path):

@@ -63,7 +63,10 @@ struct baseline {
   // Whether a rule whose configuration is missing from the report is NOT RUN (a FAIL) rather than
   // WAIVED: true for a baseline made for a suite (it says what must run), false for one that
   // gates whatever a report holds (a CI regression gate over part of a suite).
-  [[nodiscard]] bool complete() const { return !suite.empty(); }
+  [[nodiscard]] bool complete() const { return !suite.empty() && !partial; }
+  // Set for a run of part of its suite (run --baseline-partial: accept --level 1 and 2): what
+  // the run did not measure is WAIVED, as for a baseline naming no suite.
+  bool partial = false;
 };
 // The suite a baseline names, as `--suite` takes it: a built-in name, or the file's path (made
 // relative to the baseline's directory). Empty when it names none.
