@@ -1,4 +1,5 @@
 #include "infrabench/progress.h"
+#include "infrabench/elapsed.h"
 
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -17,10 +18,6 @@ namespace {
 bool in_ci() {
   const char* ci = std::getenv("CI");
   return ci != nullptr && *ci != '\0';
-}
-
-double seconds_since(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
 }  // namespace

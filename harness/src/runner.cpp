@@ -1,4 +1,5 @@
 #include "infrabench/runner.h"
+#include "infrabench/elapsed.h"
 
 #include <algorithm>
 #include <chrono>
@@ -30,10 +31,6 @@ std::string gib(double bytes) {
   char buf[32];
   std::snprintf(buf, sizeof(buf), "%.1f GiB", bytes / (1024.0 * 1024 * 1024));
   return buf;
-}
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 // ---- plan steps -------------------------------------------------------------------------------

@@ -1,4 +1,5 @@
 #include "infrabench/state.h"
+#include "infrabench/elapsed.h"
 
 #include <unistd.h>
 
@@ -16,10 +17,6 @@ namespace infrabench {
 namespace {
 
 using clock_type = std::chrono::steady_clock;
-
-double seconds_since(clock_type::time_point t0) {
-  return std::chrono::duration<double>(clock_type::now() - t0).count();
-}
 
 std::string percent(double fraction) {
   char buf[32];
