@@ -1167,14 +1167,16 @@ std::string reason_of(const nlohmann::detail::exception& e) {
   // passed; the message says where from the text itself (text_source::position_text).
   constexpr std::string_view at = "parse error at ";
   if (what.starts_with(at)) {
-    const auto colon = what.find(": ");
+    constexpr std::string_view separator = ": ";
+    const auto colon = what.find(separator);
     if (colon != std::string::npos) what = "parse error: " + what.substr(colon + 2);
   }
   // "; last read: '...'": the parser's token so far, which after a skim may start at the end of
   // the text it did not read; the position above points at it.
   constexpr std::string_view read = "; last read: '";
   if (const auto from = what.find(read); from != std::string::npos) {
-    const auto expected = what.find("'; expected ", from + read.size());
+    constexpr std::string_view then = "'; expected ";
+    const auto expected = what.find(then, from + read.size());
     what.erase(from, expected == std::string::npos ? std::string::npos : expected + 1 - from);
   }
   return what;

@@ -41,16 +41,20 @@ json rep_report(std::vector<double> reps, bool noisy, const std::string& code = 
   return j;
 }
 
+// One rule: bandwidth/host_memory's bandwidth_gbps at least `min`.
+baseline min_baseline(double min) {
+  return parse_baseline(json({{"infrabench_baseline", 1},
+                              {"name", "t"},
+                              {"rules", json::array({{{"benchmark", "bandwidth/host_memory"},
+                                                      {"metric", "bandwidth_gbps"},
+                                                      {"min", min}}})}})
+                            .dump(),
+                        "b.json");
+}
+
 verdict judge(const json& report, double min) {
   static std::vector<baseline> keep;  // verdicts point at their rule
-  keep.push_back(
-      parse_baseline(json({{"infrabench_baseline", 1},
-                           {"name", "t"},
-                           {"rules", json::array({{{"benchmark", "bandwidth/host_memory"},
-                                                   {"metric", "bandwidth_gbps"},
-                                                   {"min", min}}})}})
-                         .dump(),
-                     "b.json"));
+  keep.push_back(min_baseline(min));
   return evaluate(keep.back(), parse_report(report.dump(), "r.json")).at(0);
 }
 
@@ -110,13 +114,7 @@ TEST(NoiseVerdicts, NoisyResultsAreJudgedByTheirInterval) {
             verdict_status::fail);
   // The verdict cell shows the reason (issue 44: it sat 230 columns to the right).
   std::ostringstream out;
-  static const baseline b =
-      parse_baseline(json({{"infrabench_baseline", 1},
-                           {"rules", json::array({{{"benchmark", "bandwidth/host_memory"},
-                                                   {"metric", "bandwidth_gbps"},
-                                                   {"min", 50}}})}})
-                         .dump(),
-                     "b.json");
+  static const baseline b = min_baseline(50);
   const auto rep = parse_report(rep_report({49, 62, 40}, true).dump(), "r.json");
   const auto vs = evaluate(b, rep);
   print_verdicts(out, b, rep, vs);
@@ -186,13 +184,7 @@ TEST(NoiseVerdicts, NearBoundForEachRuleKind) {
 
 // WARN in the console table and summary, JSON and JUnit (a passing testcase that says WARN).
 TEST(NoiseVerdicts, WarnIsShownByEveryRenderer) {
-  static const baseline b =
-      parse_baseline(json({{"infrabench_baseline", 1},
-                           {"rules", json::array({{{"benchmark", "bandwidth/host_memory"},
-                                                   {"metric", "bandwidth_gbps"},
-                                                   {"min", 50}}})}})
-                         .dump(),
-                     "b.json");
+  static const baseline b = min_baseline(50);
   const auto rep = parse_report(rep_report({53, 54, 52}, false).dump(), "r.json");
   const auto vs = evaluate(b, rep);
   ASSERT_EQ(vs.at(0).status, verdict_status::warn);
