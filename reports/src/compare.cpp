@@ -823,8 +823,7 @@ void attribute_machine_drift(comparison& c) {
 constexpr double busy_share = 0.1;
 constexpr double starved_power = 3;
 
-std::string busy_text(const model::result_view::cpu_load& slow,
-                      const model::result_view::cpu_load& fast) {
+std::string busy_text(const model::cpu_load_view& slow, const model::cpu_load_view& fast) {
   return "the machine was busy: other processes used " + format_number(slow.other_cpus) +
          " of the " + format_number(slow.cpus) + " CPUs it could use (" +
          format_number(fast.other_cpus) + " in the faster run), leaving it " +
@@ -833,9 +832,8 @@ std::string busy_text(const model::result_view::cpu_load& slow,
 }
 
 // `perf`: the slower measurement's performance over the faster one's (< 1).
-std::string starved_by_others(const std::optional<model::result_view::cpu_load>& slow,
-                              const std::optional<model::result_view::cpu_load>& fast,
-                              double perf) {
+std::string starved_by_others(const std::optional<model::cpu_load_view>& slow,
+                              const std::optional<model::cpu_load_view>& fast, double perf) {
   if (!slow || !fast || !(slow->cpus > 0) || !(fast->cpus > 0) || !(fast->own_cpus > 0)) return "";
   const double more = slow->other_cpus / slow->cpus - fast->other_cpus / fast->cpus;
   const double room = std::max(0.0, slow->cpus - slow->other_cpus) / fast->own_cpus;

@@ -87,6 +87,14 @@ struct time_view {
   std::size_t n = 0;
 };
 
+// What the CPUs a result could use did while it sampled (the record's "sampling_load",
+// machine_load.h), as CPUs: those it could use, what its own threads and what other processes took
+// of them. (Outside result_view: clang 14 refuses an optional of a nested type with default
+// member initializers inside its enclosing class.)
+struct cpu_load_view {
+  double cpus = 0, own_cpus = 0, other_cpus = 0;
+};
+
 struct result_view {
   std::string benchmark;  // group/name
   // Axis name -> value as written (number or string), and its display form ("256MiB").
@@ -125,13 +133,9 @@ struct result_view {
   std::vector<repetition_view> repetitions;
   // Where a storage benchmark measured (schema 1.9.0); unset for other results and older reports.
   std::optional<infrabench::storage_location> storage;
-  // What the CPUs it could use did while it sampled (the record's "sampling_load",
-  // machine_load.h), as CPUs: those it could use, what its own threads and what other processes
-  // took of them. Unset for a result without it (older reports, nothing sampled).
-  struct cpu_load {
-    double cpus = 0, own_cpus = 0, other_cpus = 0;
-  };
-  std::optional<cpu_load> load;
+  // What the CPUs it could use did while it sampled (cpu_load_view). Unset for a result without
+  // it (older reports, nothing sampled).
+  std::optional<cpu_load_view> load;
 
   // The code the report gives: nullopt when it gives none (a report older than the codes), none
   // when it names one this version does not know.

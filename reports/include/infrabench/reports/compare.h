@@ -98,7 +98,7 @@ struct metric_row {
   std::vector<std::string> invalid_reason;  // per report: why its result is INVALID ("" if not)
   // Per report: what other processes took of the CPUs its result could use while it sampled
   // (result_view::load; absent for a result without it).
-  std::vector<std::optional<model::result_view::cpu_load>> load;
+  std::vector<std::optional<model::cpu_load_view>> load;
   // Per report vs the first: why a busy machine explains its machine_drift verdict ("" when the
   // canary does, or the verdict is another).
   std::vector<std::string> busy;
