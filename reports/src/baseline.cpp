@@ -496,6 +496,26 @@ std::string shown_text(const rule& r, double shown, double value, const std::str
              : format_value(value, unit);
 }
 
+// Why a busy machine explains a measurement outside its bound (issue 44), or "": other processes
+// took at least busy_share of the CPUs the result could use, its threads and theirs left none of
+// them idle (a benchmark that had a CPU free was not starved by others: one thread beside a busy
+// core), and the bound passes once the interval is given back what the CPUs taken can cost
+// (starved_power). A CPU quota or fewer CPUs by affinity leave other processes' share as it was,
+// and a loss beyond what the CPUs taken can explain stays a FAIL: neither is the machine's load.
+std::string busy_explains(const rule& r, const result_view& res, const metric_view& m, double lo,
+                          double hi) {
+  if (!res.load || !m.is_performance()) return "";
+  const model::cpu_load_view& l = *res.load;
+  if (!(l.cpus > 0) || l.other_cpus < busy_share * l.cpus ||
+      l.own_cpus + l.other_cpus < (1 - busy_share) * l.cpus)
+    return "";
+  const double left = std::max(0.0, l.cpus - l.other_cpus);
+  const double cost = std::pow(left / l.cpus, starved_power);
+  if (cost > 0 && !value_passes(r, m.higher_is_better ? hi / cost : lo * cost)) return "";
+  return "the machine was busy: other processes used " + format_number(l.other_cpus) + " of the " +
+         format_number(l.cpus) + " CPUs it could use, leaving its threads " + format_number(left);
+}
+
 // PASS when the whole interval passes, FAIL when none of it does (confidently outside the bound),
 // INCONCLUSIVE when it straddles the bound: noise alone never FAILs a node and never silently
 // PASSes one. An INVALID result other than by noise FAILs unless the rule allows INVALID.
@@ -536,6 +556,12 @@ void judge_interval(const rule& r, const result_view& res, const metric_view& m,
                              shown_text(r, hi, hi / scale, m.unit)
                        : "") +
              gpus_text(jd.gpus) + invalid;
+    // Outside the bound on a machine others kept busy: no evidence about the node either way.
+    if (const std::string busy = busy_explains(r, res, m, lo, hi); !busy.empty()) {
+      jd.ok = true;
+      jd.inconclusive = true;
+      jd.why += ", outside the bound, but " + busy + ": rerun on an idle node";
+    }
     return;
   }
   if (mid && lo_ok && hi_ok) {

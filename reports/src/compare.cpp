@@ -820,8 +820,7 @@ void attribute_machine_drift(comparison& c) {
 // starved_power bounds that. A slowdown of the run's own making (a CPU quota, fewer CPUs by
 // affinity) leaves other processes' share as it was, and stays a change; so does a loss far
 // beyond what the CPUs taken can explain (a single thread 8x slower with 12% of its CPU taken).
-constexpr double busy_share = 0.1;
-constexpr double starved_power = 3;
+// (busy_share and starved_power: compare.h, shared with the baseline's judging.)
 
 std::string busy_text(const model::cpu_load_view& slow, const model::cpu_load_view& fast) {
   return "the machine was busy: other processes used " + format_number(slow.other_cpus) +

@@ -422,6 +422,36 @@ TEST(NoiseVerdicts, CompareNamesABusyMachineNotTheCode) {
   EXPECT_EQ(verdict_of(run("B", {1, 1.01, 0.99}, 2, 0.5, 1.5)), std::pair(change::worse, 1UL));
 }
 
+// Acceptance on a busy node (issue 44): a rule outside its bound that other processes' share of the
+// CPUs explains is INCONCLUSIVE with "rerun on an idle node", never a FAIL from the machine's load;
+// a CPU left idle, fewer CPUs by affinity or a loss beyond what the CPUs taken explain still FAIL.
+TEST(NoiseVerdicts, CheckCallsABusyNodeInconclusive) {
+  auto loaded = [](std::vector<double> reps, double cpus, double own, double other) {
+    auto j = rep_report(std::move(reps), false);
+    j["results"][0]["sampling_load"] = {
+        {"cpus", cpus}, {"own_cpus", own}, {"other_cpus", other}, {"busy", true}};
+    return j;
+  };
+  // Others took 1.5 of 2 CPUs: 40 against a minimum of 100 is within (0.5 / 2)^3 of it.
+  const auto busy = judge(loaded({40, 41, 39}, 2, 0.5, 1.5), 100);
+  EXPECT_EQ(busy.status, verdict_status::inconclusive) << busy.detail;
+  EXPECT_NE(busy.detail.find("other processes used 1.5 of the 2 CPUs it could use, leaving its "
+                             "threads 0.5: rerun on an idle node"),
+            std::string::npos)
+      << busy.detail;
+  EXPECT_FALSE(busy.rerun.empty());
+  // The same loss with the CPUs free, with one CPU of two idle (a single thread beside a busy
+  // core), with one CPU by affinity and others quiet, and a loss the CPUs taken cannot explain.
+  EXPECT_EQ(judge(loaded({40, 41, 39}, 2, 1.9, 0.05), 100).status, verdict_status::fail);
+  EXPECT_EQ(judge(loaded({40, 41, 39}, 2, 0.6, 0.5), 100).status, verdict_status::fail);
+  EXPECT_EQ(judge(loaded({40, 41, 39}, 1, 0.95, 0.03), 100).status, verdict_status::fail);
+  EXPECT_EQ(judge(loaded({1, 1.01, 0.99}, 2, 0.5, 1.5), 100).status, verdict_status::fail);
+  // A verification metric is not a speed: a busy machine explains none of its failures.
+  auto verification = loaded({40, 41, 39}, 2, 0.5, 1.5);
+  verification["results"][0]["metrics"][0]["role"] = "verification";
+  EXPECT_EQ(judge(verification, 100).status, verdict_status::fail);
+}
+
 // The same-run canary (issue 44 item 4): a point runs each kernel for its time, with positive
 // rates, and the report's run.canary is read back typed. (What a point costs is not bounded here:
 // a timed unit test fails on a loaded machine or under ThreadSanitizer, where one took 2.9 s.)

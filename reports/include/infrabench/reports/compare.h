@@ -65,6 +65,14 @@ enum class change {
 };
 [[nodiscard]] std::string_view to_string(change c);
 
+// A machine busy enough to explain a loss (compare.cpp's attribute_busy_machine, baseline.cpp's
+// judging): other processes took at least busy_share of the CPUs a result could use, and a
+// parallel benchmark's threads wait for the slowest, so a share s taken can cost up to
+// 1 - (1 - s)^starved_power of its speed (measured on a 2-vCPU VM beside a build: the all-thread
+// GEMM lost 69% with 37% of the CPUs it had used taken).
+constexpr double busy_share = 0.1;
+constexpr double starved_power = 3;
+
 struct metric_row {
   std::string key;  // config key + metric
   std::string benchmark, group, config, metric, unit;
