@@ -109,6 +109,22 @@ std::vector<metric> merge_metrics(const group& passed) {
   return out;
 }
 
+// The load of the repetition whose median sample time is the repetitions' median (the lower of
+// two): what the merged value, their median, was measured beside. Verdicts weigh the machine's
+// load against that value (compare's and check's busy-machine rules, issue 44); the busiest
+// repetition's load would excuse a median that ran on a quiet machine. Each repetition's own
+// noise is explained in its INVALID reason, with its own load.
+std::optional<sampling_load> typical_load(const group& passed) {
+  std::vector<const result*> timed;
+  for (const result* r : passed) {
+    if (r->load && r->load->known && r->time.n > 0) timed.push_back(r);
+  }
+  if (timed.empty()) return std::nullopt;
+  std::sort(timed.begin(), timed.end(),
+            [](const result* a, const result* b) { return a->time.median < b->time.median; });
+  return timed[(timed.size() - 1) / 2]->load;
+}
+
 // The samples of every passed repetition in run order, their statistics, and how sampling
 // stopped (one reason when all agree, else each distinct one).
 void merge_samples(result& out, const group& passed) {
@@ -121,9 +137,8 @@ void merge_samples(result& out, const group& passed) {
     if (!r->samples_s.empty() && !stop.empty() &&
         std::find(stops.begin(), stops.end(), stop) == stops.end())
       stops.push_back(stop);
-    // The busiest repetition's load explains noise best.
-    if (r->load && r->load->known && r->load->busy()) out.load = r->load;
   }
+  out.load = typical_load(passed);
   if (pooled.empty()) return;
   out.samples_s = pooled;
   out.time = summarize(pooled);

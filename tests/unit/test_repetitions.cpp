@@ -292,18 +292,22 @@ TEST(RepetitionsMerge, WarningsNameTheirRepetition) {
 }
 
 // The merge works on typed results: what it does not merge (work, cells, hint, timer) is the
-// first passed repetition's, and the busiest repetition's load explains the noise.
+// first passed repetition's, and the load is the median repetition's (the one whose median time
+// is the repetitions' median): the load the merged value, their median, was measured beside.
 TEST(RepetitionsMerge, TypedMergeKeepsTheRestOfTheFirstPassedRepetition) {
   std::vector<result> reps;
   for (double v : {4.0, 2.0, 6.0}) {
-    result r = model::result_from_record(repetition(v, v + 1, {0.5}, 1));
+    result r = model::result_from_record(repetition(v, v + 1, {1 / v}, 1));
     r.work.flops = 2e9;
     r.timer = "gpu_events";
     r.metrics[0].hint = metric_hint::fraction_of_peak;
     r.cells.push_back({"gpu1", false, "no peer access", false});
     reps.push_back(r);
   }
-  reps[1].load = sampling_load{1, 2, 1, 1.5, 0, 3, true};  // others took 1.5 of 2 CPUs: busy
+  // The slowest repetition ran beside others taking 1.5 of 2 CPUs, the median one beside 0.3.
+  reps[0].load = sampling_load{1, 2, 1.6, 0.3, 0, 1, true};
+  reps[1].load = sampling_load{1, 2, 0.5, 1.5, 0, 3, true};
+  reps[2].load = sampling_load{1, 2, 1.9, 0.05, 0, 0, true};
   const std::vector<result> merged = merge_repetitions(reps, 3);
   ASSERT_EQ(merged.size(), 1u);
   const result& m = merged[0];
@@ -316,7 +320,10 @@ TEST(RepetitionsMerge, TypedMergeKeepsTheRestOfTheFirstPassedRepetition) {
   EXPECT_EQ(m.timer, "gpu_events");
   ASSERT_EQ(m.cells.size(), 1u);
   ASSERT_TRUE(m.load);
-  EXPECT_DOUBLE_EQ(m.load->other_cpus, 1.5);
+  EXPECT_DOUBLE_EQ(m.load->other_cpus, 0.3);
+  // Without the median's load, of the two that have one the one with the lower median time.
+  reps[0].load.reset();
+  EXPECT_DOUBLE_EQ(merge_repetitions(reps, 3)[0].load->other_cpus, 0.05);
   ASSERT_TRUE(m.repetitions);
   EXPECT_EQ(m.repetitions->size(), 3u);
   EXPECT_EQ(m.time.n, 3u);
