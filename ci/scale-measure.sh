@@ -2,7 +2,8 @@
 # What a multi-host run costs as hosts are added (docs/scale.md): run under the namespace cluster of
 # ci/multinode.sh, one rank per host, it runs each configuration set below and prints per run the
 # wall time, rank 0's and the largest other rank's peak memory (/usr/bin/time on every rank), the
-# report's bytes and results, and `check`'s time and memory on the report.
+# report's bytes and results, `check`'s time and memory on the report, and rank 0's coordination
+# (run.coordination: starting each configuration run together, outcomes, the final gather).
 #   ci/multinode.sh --hosts N -- ci/scale-measure.sh
 set -euo pipefail
 : "${INFRABENCH_NETNS_HOSTS:?run this under ci/multinode.sh}"
@@ -30,6 +31,11 @@ measure() {  # NAME RUN-ARGS...
   others=$(cat "$dir"/mem.* | cut -d' ' -f2 | sort -n | tail -1)
   bytes=$(stat -c %s "$dir/r.json")
   results=$(python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["results"]))' "$dir/r.json")
+  # Rank 0's coordination (run.coordination): per configuration run, and the final gather.
+  local coord
+  coord=$(python3 -c 'import json, sys; c = json.load(open(sys.argv[1]))["run"]["coordination"]
+print("coordination %.1f ms per configuration run (%d runs: start %.2f s, outcomes %.2f s), gather %.3f s" % (
+    c["per_configuration_ms"], c["configuration_runs"], c["start_s"], c["outcomes_s"], c["gather_s"]))' "$dir/r.json")
   # check of the report against a one-rule baseline (the time is reading and judging it).
   echo '{"infrabench_baseline": 1, "rules": [{"id": "lat", "benchmark": "bandwidth/memory_latency", "metric": "ns_per_load", "max": 1000}]}' >"$dir/b.json"
   /usr/bin/time -f "%e %M" -o "$dir/check.time" "$bin" check "$dir/r.json" -b "$dir/b.json" >/dev/null 2>&1 || true
@@ -38,6 +44,7 @@ measure() {  # NAME RUN-ARGS...
     -v b="$bytes" -v res="$results" -v cw="$cwall" -v ck="$ckb" 'BEGIN {
     printf "%s, %d hosts: %.1f s wall (mpirun to exit), rank 0 peak %.0f MB (largest rank %.0f MB), report %.1f KB (%d results, %.1f KB per rank), check %.2f s %.0f MB\n",
       n, h, w, r0 / 1024, ro / 1024, b / 1e3, res, b / 1e3 / h, cw, ck / 1024 }'
+  echo "  $coord"
 }
 
 measure "pairwise sampled" --filter '^collectives/pairwise$' -a size=256KiB -a pairs=sampled

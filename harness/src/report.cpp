@@ -88,6 +88,7 @@ nlohmann::json make_report(const report_context& ctx, std::span<const result> re
   if (ctx.interrupted) run["interrupted_reason"] = ctx.interrupted_reason;
   if (!ctx.benchmark_metadata.empty()) run["benchmark_metadata"] = ctx.benchmark_metadata;
   if (!ctx.canary.is_null()) run["canary"] = ctx.canary;
+  if (!ctx.coordination.is_null()) run["coordination"] = ctx.coordination;
   nlohmann::json report = {
       {"schema_version", report_schema_version},
       {"tool", "infrabench"},

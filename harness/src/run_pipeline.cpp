@@ -31,6 +31,7 @@
 #include "infrabench/model/rank_messages.h"
 #include "infrabench/model/result_record.h"
 #include "infrabench/nvml_loader.h"
+#include "infrabench/elapsed.h"
 #include "infrabench/printer.h"
 #include "infrabench/probe_detail.h"
 #include "infrabench/process_streams.h"
@@ -562,6 +563,18 @@ written_report write_partial_report(report_context ctx, gathered_results g, std:
 
 namespace {
 
+// run.coordination (issue 39, docs/scale.md): rank 0's time on the ranks rather than the
+// benchmarks: starting each configuration run together (the slowest rank's lag included),
+// agreeing on requirements and gathering collectives' outcomes, and the gather of every rank's
+// results at the end.
+json coordination_json(const coordination_time& c, double gather_s) {
+  return {{"configuration_runs", c.steps},
+          {"start_s", c.start_s},
+          {"outcomes_s", c.outcomes_s},
+          {"per_configuration_ms", c.per_step_s() * 1e3},
+          {"gather_s", gather_s}};
+}
+
 // One run from the plan to the report: the state the failure paths (a rank died, a benchmark
 // hung) share with the normal end.
 class run_session {
@@ -596,6 +609,7 @@ class run_session {
     measure_canary("start");
     runner run(m_caps, m_comm);
     std::vector<result> results = run.run(plan, callbacks(), &stop_requested());
+    m_coordination = run.coordination();
     if (m_sampler) m_sampler->stop();
     if (!stop_requested().load()) measure_canary("end");
     m_progress.finish();
@@ -607,13 +621,16 @@ class run_session {
   int finish(const std::vector<result>& results) {
     // Read before the gather: every host's sampling rank sends its traces to rank 0.
     const json* telemetry = telemetry_json();
+    const auto gather_start = std::chrono::steady_clock::now();
     std::optional<gathered_results> g =
         gather_results(m_comm, results, m_inventory, stop_requested().load(), telemetry);
     if (!g) return exit_ok;  // another rank: rank 0 writes the report
+    const double gather_s = seconds_since(gather_start);
     run_outcome o;
     o.interrupted = g->interrupted;
     o.signal = stop_signal_received();
     report_context ctx = m_ctx;
+    if (multi()) ctx.coordination = coordination_json(m_coordination, gather_s);
     ctx.interrupted = o.interrupted;
     if (o.interrupted) {
       ctx.interrupted_reason = std::string("signal ") +
@@ -787,6 +804,7 @@ class run_session {
   const run_request& m_req;
   report_context m_ctx;  // run.canary is added as it is measured
   canary m_canary;
+  coordination_time m_coordination;  // the runner's, once it returned
   communicator& m_comm;
   const capabilities& m_caps;
   const option_values& m_options;

@@ -513,7 +513,10 @@ std::optional<result> runner::run_multi(const benchmark& bench, const config& cf
 
   // Every rank must take part or none: a rank that skipped would leave the others waiting.
   const coded_reason unmet = bench.unmet(m_caps);
-  if (m_comm.allreduce_max(unmet.empty() ? 0.0 : 1.0) > 0) {
+  const auto agreed = std::chrono::steady_clock::now();
+  const bool any_unmet = m_comm.allreduce_max(unmet.empty() ? 0.0 : 1.0) > 0;
+  m_coordination.outcomes_s += seconds_since(agreed);
+  if (any_unmet) {
     const auto all = m_comm.gather_strings(model::encode_reason(unmet));
     const coded_reason why =
         me == 0 ? skip_everywhere_reason(all, m_comm.hostnames()) : coded_reason{};
@@ -533,7 +536,9 @@ std::optional<result> runner::run_multi(const benchmark& bench, const config& cf
   if (bench.scope() == rank_scope::every_rank) return r;
 
   // A collective: rank 0 records it; other ranks' failures and failed checks fold into it.
+  const auto gathered = std::chrono::steady_clock::now();
   const auto all = m_comm.gather_strings(model::encode_outcome(model::outcome_of(r)));
+  m_coordination.outcomes_s += seconds_since(gathered);
   if (me != 0) return std::nullopt;
   fold_other_ranks(r, all, m_comm.hostnames());
   return r;
@@ -603,7 +608,10 @@ class hang_watchdog {
 bool runner::start_together(const std::string& label, double timeout_s, double wait_s, bool stop) {
   m_comm.set_activity(label, timeout_s);
   try {
+    const auto t0 = std::chrono::steady_clock::now();
     const bool stopped = m_comm.sync_config(std::hash<std::string>{}(label), wait_s, stop);
+    m_coordination.start_s += seconds_since(t0);
+    ++m_coordination.steps;
     m_comm.set_activity(label, timeout_s);  // the configuration's clock starts now
     return stopped;
   } catch (const std::exception& e) {
@@ -616,7 +624,9 @@ void runner::finish_together(double timeout_s, double wait_s) {
   // The gather that follows must not time out while a host still measures.
   m_comm.set_activity("end of run", timeout_s);
   try {
+    const auto t0 = std::chrono::steady_clock::now();
     (void)m_comm.sync_config(std::hash<std::string>{}("end of run"), wait_s, false);
+    m_coordination.start_s += seconds_since(t0);
   } catch (const std::exception& e) {
     m_comm.fail_job(std::string("at the end of the run: ") + e.what());
   }
@@ -683,6 +693,7 @@ bool runner::run_step(const planned_benchmark& item, const config& cfg, const st
 
 std::vector<result> runner::run(const run_plan& plan, const run_callbacks& cb,
                                 const std::atomic<bool>* interrupted) {
+  m_coordination = {};
   std::vector<result> results;
   run_resources resources;  // destroyed when the run ends, before the results are reported
   exec_settings settings = plan.settings;

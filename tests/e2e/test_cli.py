@@ -121,6 +121,7 @@ def test_run_writes_valid_report_and_table(report_path):
         else:
             assert units["ns_per_load"] == "ns"
     assert report["run"]["suite"]["axis_overrides"] == SMALL[1::2]
+    assert "coordination" not in report["run"]  # one rank: nothing to coordinate (test_mpi.py)
     assert report["hosts"][0]["hostname"]
     # The console: one table per benchmark, units on the numbers, and where the report went.
     assert "bandwidth/host_memory" in p.stdout and "GB/s" in p.stdout and "ns" in p.stdout

@@ -34,6 +34,12 @@ def test_two_ranks_one_report(tmp_path):
     assert rep["capabilities"]["mpi"]["available"] is True
     assert len(rep["hosts"]) == 1  # both ranks on this host: one inventory
     assert p.stdout.count("report written") + p.stderr.count("report written") == 1
+    # The coordination overhead (issue 39, docs/scale.md): one configuration run started together,
+    # its time split from the benchmarks' and bounded by the run's own length.
+    c = rep["run"]["coordination"]
+    assert c["configuration_runs"] == 1, c
+    assert 0 <= c["start_s"] < 30 and 0 <= c["outcomes_s"] < 30 and 0 <= c["gather_s"] < 30, c
+    assert c["per_configuration_ms"] == pytest.approx((c["start_s"] + c["outcomes_s"]) * 1e3), c
 
 
 def test_bad_input_on_all_ranks_exits_2(tmp_path):

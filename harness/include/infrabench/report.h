@@ -13,7 +13,7 @@
 
 namespace infrabench {
 
-inline constexpr const char* report_schema_version = "1.9.0";
+inline constexpr const char* report_schema_version = "1.10.0";
 
 class benchmark;
 namespace model {
@@ -37,6 +37,9 @@ struct report_context {
   // run.canary (canary.h): the machine measured before and after the benchmarks; null (left out)
   // when it was not measured.
   nlohmann::json canary;
+  // run.coordination: what a multi-rank run spent on its ranks' agreement and gathers, on rank 0
+  // (coordination_json); null (left out) in a one-rank run.
+  nlohmann::json coordination;
 };
 
 // What a benchmark declares about itself for readers of the report: its requirements ("cuda") and

@@ -101,6 +101,19 @@ struct run_callbacks {
 
 struct run_loop;  // runner.cpp: the state of one run's loop
 
+// Where a multi-rank run's ranks spent time on each other rather than on the benchmarks, as this
+// rank saw it (issue 39: the coordination overhead per configuration, docs/scale.md). Waiting to
+// start together includes the slowest rank's lag on the previous configuration: what a user of a
+// sweep waits for, not only the messages' cost.
+struct coordination_time {
+  std::size_t steps = 0;   // configuration runs started together
+  double start_s = 0;      // starting each together (communicator::sync_config), and the end
+  double outcomes_s = 0;   // agreeing on requirements, gathering a collective's outcome to rank 0
+  [[nodiscard]] double per_step_s() const {
+    return steps > 0 ? (start_s + outcomes_s) / static_cast<double>(steps) : 0;
+  }
+};
+
 class runner {
  public:
   runner(const capabilities& caps, communicator& comm) : m_caps(caps), m_comm(comm) {}
@@ -116,6 +129,8 @@ class runner {
   // state::resource live until run() returns, destroyed in reverse order of creation.
   std::vector<result> run(const run_plan& plan, const run_callbacks& cb,
                           const std::atomic<bool>* interrupted);
+  // What the last run() spent coordinating its ranks (all zero in a one-rank run).
+  [[nodiscard]] const coordination_time& coordination() const { return m_coordination; }
 
  private:
   // One configuration: run_one, or run_multi in a multi-rank run (an error of the harness's own
@@ -135,6 +150,7 @@ class runner {
 
   const capabilities& m_caps;
   communicator& m_comm;
+  coordination_time m_coordination;
 };
 
 // Runs one configuration (exposed for tests).
