@@ -49,6 +49,10 @@ print("coordination %.1f ms per configuration run (%d runs: start %.2f s, outcom
 
 measure "pairwise sampled" --filter '^collectives/pairwise$' -a size=256KiB -a pairs=sampled
 measure "pairwise all" --filter '^collectives/pairwise$' -a size=256KiB -a pairs=all
+# 16 short configuration runs: the coordination per configuration run (run.coordination) with
+# enough runs to be an average, each sampling ~20 ms.
+measure "16 short runs" --filter '^bandwidth/memory_latency$' -a working_set=4KiB:512KiB \
+  --repetitions 2 --min-time 0.01 --max-time 0.02
 measure "latency+allreduce" --filter '^(bandwidth/memory_latency|collectives/mpi_allreduce)$' \
   -a working_set=16KiB -a size=1MiB -a algorithm=mpi -a dtype=float32 -a placement=out_of_place \
   --min-time 0.05 --max-time 0.2

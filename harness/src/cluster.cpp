@@ -200,7 +200,7 @@ std::set<std::string> find_culprit_hosts(const link_values& links, const link_me
   const auto best = best_link_per_host(links, lm.higher_is_better);
   std::vector<double> scores;
   for (const auto& [h, v] : best) scores.push_back(v);
-  const robust_centre centre = centre_of(scores);
+  const robust_centre centre = centre_of_logs(scores);
   const double median_best = centre.median;
   const std::string what = sample.benchmark + axes_text(sample);
   std::set<std::string> culprits;
@@ -208,12 +208,12 @@ std::set<std::string> find_culprit_hosts(const link_values& links, const link_me
     if (!centre.is_outlier(v, lm.higher_is_better, s)) continue;
     culprits.insert(h);
     const double z = centre.z(v);
-    findings.push_back(
-        finding("culprit_host", h, sample, lm.metric, lm.unit, v, median_best, z,
-                h + ": " + what + ": every link of " + h + " is " +
-                    (lm.higher_is_better ? "slow" : "slow to answer") + " (its best link " +
-                    fmt(v) + " " + lm.unit + " vs " + fmt(median_best) + " " + lm.unit +
-                    ", the median host's best; robust z " + fmt(z) + "): likely the culprit"));
+    findings.push_back(finding(
+        "culprit_host", h, sample, lm.metric, lm.unit, v, median_best, z,
+        h + ": " + what + ": every link of " + h + " is " +
+            (lm.higher_is_better ? "slow" : "slow to answer") + " (its best link " + fmt(v) + " " +
+            lm.unit + " vs " + fmt(median_best) + " " + lm.unit +
+            ", the median host's best; robust z of the logs " + fmt(z) + "): likely the culprit"));
   }
   return culprits;
 }
@@ -229,7 +229,7 @@ void find_slow_links(const link_values& links, const std::set<std::string>& culp
   for (const auto& [ab, v] : links) {
     if (innocent(ab)) reference.push_back(v);
   }
-  const robust_centre centre = centre_of(reference);
+  const robust_centre centre = centre_of_logs(reference);
   const double median_link = centre.median;
   const std::string what = sample.benchmark + axes_text(sample);
   for (const auto& [ab, v] : links) {
@@ -240,7 +240,7 @@ void find_slow_links(const link_values& links, const std::set<std::string>& culp
                 ab.first + "-" + ab.second + ": " + what + ": link " + lm.metric + " " + fmt(v) +
                     " " + lm.unit + " is " + percent_off(v, median_link) +
                     (lm.higher_is_better ? " below" : " above") + " the median link (" +
-                    fmt(median_link) + " " + lm.unit + "; robust z " + fmt(z) + ")");
+                    fmt(median_link) + " " + lm.unit + "; robust z of the logs " + fmt(z) + ")");
     f.peer = ab.second;
     findings.push_back(std::move(f));
   }

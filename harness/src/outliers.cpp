@@ -22,7 +22,32 @@ robust_centre centre_of(const std::vector<double>& values) {
   return {med, std::max(sample_median(dev), 0.01 * std::fabs(med)), values.size()};
 }
 
+namespace {
+
+double log_of(double x, double median) {
+  return std::log(x > 0 ? x : 1e-6 * std::fabs(median));
+}
+
+}  // namespace
+
+robust_centre centre_of_logs(const std::vector<double>& values) {
+  robust_centre c = centre_of(values);
+  if (c.count == 0 || !(c.median > 0)) return c;  // not positive rates: the linear centre
+  std::vector<double> logs;
+  logs.reserve(values.size());
+  for (double v : values) logs.push_back(log_of(v, c.median));
+  c.log_median = sample_median(logs);
+  std::vector<double> dev;
+  dev.reserve(logs.size());
+  for (double l : logs) dev.push_back(std::fabs(l - c.log_median));
+  // Floored at 1% (a ratio of e^0.01), as the linear MAD is at 1% of the median.
+  c.log_mad = std::max(sample_median(dev), 0.01);
+  c.log_scale = true;
+  return c;
+}
+
 double robust_centre::z(double x) const {
+  if (log_scale) return (log_of(x, median) - log_median) / (1.4826 * log_mad);
   if (count == 0 || mad == 0) return 0;
   return (x - median) / (1.4826 * mad);
 }

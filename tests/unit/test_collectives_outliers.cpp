@@ -209,6 +209,22 @@ TEST(CollectivesOutliers, TheSampledScheduleStillNamesASlowHostAndASlowLink) {
       << dump(g);
 }
 
+// 32 hosts on a loaded machine (docs/scale.md): healthy links spread 0.42-1.96 GB/s, h32's NIC
+// is slow (0.012 GB/s on every link). On a linear scale h32's best link had z -2.0 and was never
+// named; on the logs' scale it is, and the healthy spread alone names nobody.
+TEST(CollectivesOutliers, ASlowHostIsNamedAmongWidelySpreadHealthyLinks) {
+  const int p = 32, slow_host = 31;
+  auto spread = [](int i, int j) { return 0.42 + 1.54 * (((i * 7 + j * 13) % 17) / 16.0); };
+  const auto f = outliers_of(
+      scheduled_pairwise(
+          p, [&](int i, int j) { return i == slow_host || j == slow_host ? 0.012 : spread(i, j); }),
+      link_metadata(), {});
+  EXPECT_EQ(hosts_of(f, "culprit_host"), std::vector<std::string>{"h32"}) << dump(f);
+  EXPECT_TRUE(hosts_of(f, "slow_link").empty()) << dump(f);
+  const auto quiet = outliers_of(scheduled_pairwise(p, spread), link_metadata(), {});
+  EXPECT_TRUE(quiet.empty()) << dump(quiet);
+}
+
 TEST(CollectivesOutliers, SummaryShowsHostsFindingsAndTheMatrix) {
   json rs = pairwise({{0, 2.0, 1.9}, {2.1, 0, 2.0}, {0.012, 0.011, 0}});
   const auto f = outliers_of(rs, link_metadata(), {});

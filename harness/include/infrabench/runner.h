@@ -106,9 +106,9 @@ struct run_loop;  // runner.cpp: the state of one run's loop
 // start together includes the slowest rank's lag on the previous configuration: what a user of a
 // sweep waits for, not only the messages' cost.
 struct coordination_time {
-  std::size_t steps = 0;   // configuration runs started together
-  double start_s = 0;      // starting each together (communicator::sync_config), and the end
-  double outcomes_s = 0;   // agreeing on requirements, gathering a collective's outcome to rank 0
+  std::size_t steps = 0;  // configuration runs started together
+  double start_s = 0;     // starting each together (communicator::sync_config), and the end
+  double outcomes_s = 0;  // agreeing on requirements, gathering a collective's outcome to rank 0
   [[nodiscard]] double per_step_s() const {
     return steps > 0 ? (start_s + outcomes_s) / static_cast<double>(steps) : 0;
   }
