@@ -516,6 +516,24 @@ std::string busy_explains(const rule& r, const result_view& res, const metric_vi
          format_number(l.cpus) + " CPUs it could use, leaving its threads " + format_number(left);
 }
 
+// A measurement wholly outside its bound: FAIL, its value, interval and the GPUs behind it; or
+// INCONCLUSIVE when a machine others kept busy explains it (no evidence about the node either way).
+void judge_outside(const rule& r, const result_view& res, const metric_view& m,
+                   std::pair<double, double> interval, double scale, const std::string& where,
+                   const std::string& invalid, judged& jd) {
+  const auto [lo, hi] = interval;
+  jd.why = where + shown_text(r, jd.shown, jd.value, m.unit) +
+           (lo != hi ? ", all of " + shown_text(r, lo, lo / scale, m.unit) + " .. " +
+                           shown_text(r, hi, hi / scale, m.unit)
+                     : "") +
+           gpus_text(jd.gpus) + invalid;
+  if (const std::string busy = busy_explains(r, res, m, lo, hi); !busy.empty()) {
+    jd.ok = true;
+    jd.inconclusive = true;
+    jd.why += ", outside the bound, but " + busy + ": rerun on an idle node";
+  }
+}
+
 // PASS when the whole interval passes, FAIL when none of it does (confidently outside the bound),
 // INCONCLUSIVE when it straddles the bound: noise alone never FAILs a node and never silently
 // PASSes one. An INVALID result other than by noise FAILs unless the rule allows INVALID.
@@ -551,17 +569,7 @@ void judge_interval(const rule& r, const result_view& res, const metric_view& m,
     return;
   }
   if (!jd.ok) {
-    jd.why = where + ": " + shown_text(r, jd.shown, jd.value, m.unit) +
-             (lo != hi ? ", all of " + shown_text(r, lo, lo / scale, m.unit) + " .. " +
-                             shown_text(r, hi, hi / scale, m.unit)
-                       : "") +
-             gpus_text(jd.gpus) + invalid;
-    // Outside the bound on a machine others kept busy: no evidence about the node either way.
-    if (const std::string busy = busy_explains(r, res, m, lo, hi); !busy.empty()) {
-      jd.ok = true;
-      jd.inconclusive = true;
-      jd.why += ", outside the bound, but " + busy + ": rerun on an idle node";
-    }
+    judge_outside(r, res, m, {lo, hi}, scale, where + ": ", invalid, jd);
     return;
   }
   if (mid && lo_ok && hi_ok) {
