@@ -1127,26 +1127,39 @@ json log_ratio_axis(double lo, double hi) {
       {"title", "performance ratio (log)"}, {"unit", "x"}, {"log", true}, {"min", lo}, {"max", hi}};
 }
 
-// The ratio chart of `shown` (ratio_chart_rows).
+// The ratio chart of `shown` (ratio_chart_rows). Each benchmark's rows follow a heading row of
+// their own (its name and the headline metric, on the axis beside the bars, never over them);
+// a row's axis label is its configuration, its full name (benchmark and configuration) is in
+// `names` for the tooltip and the table, where rows of four GEMMs would all read "threads=0".
 json ratio_chart(const comparison& c, const std::vector<const metric_row*>& shown) {
-  json cats = json::array(), groups = json::array(), datasets = json::array();
+  json cats = json::array(), names = json::array(), headers = json::array(), groups = json::array(),
+       datasets = json::array();
+  std::vector<const metric_row*> rows;  // per category; null on a heading row
   std::vector<double> all;
-  for (std::size_t k = 0; k < shown.size(); ++k) {
-    const auto* row = shown[k];
-    cats.push_back(row->config.empty() ? row->benchmark : row->config);
+  for (const auto* row : shown) {
     // A group per benchmark, named with the headline metric its bars are the ratio of.
     const std::string group = row->benchmark + ": " + row->metric;
-    if (groups.empty() || groups.back()[0] != group) groups.push_back({group, k, 0});
+    if (groups.empty() || groups.back()[0] != group) {
+      groups.push_back({group, cats.size(), 0});
+      headers.push_back(cats.size());
+      cats.push_back(group);
+      names.push_back(group);
+      rows.push_back(nullptr);
+      groups.back()[2] = 1;
+    }
+    cats.push_back(row->config.empty() ? row->benchmark : row->config);
+    names.push_back(row->config.empty() ? row->benchmark : row->benchmark + " " + row->config);
+    rows.push_back(row);
     groups.back()[2] = groups.back()[2].get<std::size_t>() + 1;
   }
   for (std::size_t i = 1; i < c.labels.size(); ++i) {
     json data = json::array(), verdicts = json::array(), flags = json::array();
-    for (const auto* row : shown) {
-      const double v = i < row->perf.size() ? row->perf[i] : NAN;
+    for (const auto* row : rows) {
+      const double v = row && i < row->perf.size() ? row->perf[i] : NAN;
       data.push_back(std::isfinite(v) ? json(v) : json(nullptr));
       if (std::isfinite(v)) all.push_back(v);
-      verdicts.push_back(std::string(to_string(row->verdict[i])));
-      flags.push_back(invalid_flag(c, *row, i));
+      verdicts.push_back(row ? std::string(to_string(row->verdict[i])) : "");
+      flags.push_back(row ? invalid_flag(c, *row, i) : json(nullptr));
     }
     datasets.push_back({{"label", c.labels[i] + " / " + c.labels[0]},
                         {"data", data},
@@ -1164,6 +1177,8 @@ json ratio_chart(const comparison& c, const std::vector<const metric_row*>& show
            "is INVALID (its ratio is no verdict). At most 12 configurations per benchmark, the "
            "most changed; every metric is in the table below."},
           {"categories", cats},
+          {"names", names},
+          {"headers", headers},
           {"groups", groups},
           {"y", log_ratio_axis(lo, hi)},
           {"datasets", datasets}};

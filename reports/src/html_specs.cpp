@@ -87,8 +87,12 @@ void category_table(std::ostream& out, const json& spec) {
       out << "<th>" << (ratio ? "verdict" : "95% CI") << "</th>";
   }
   out << (status ? "<th>status</th>" : "") << "</tr>\n";
-  const json& cats = spec["categories"];
+  // A ratio chart's rows by their full names (benchmark and configuration); its heading rows
+  // are the chart's, not numbers.
+  const json& cats = spec.contains("names") ? spec["names"] : spec["categories"];
+  const json& headers = spec.contains("headers") ? spec["headers"] : json::array();
   for (std::size_t k = 0; k < cats.size(); ++k) {
+    if (std::find(headers.begin(), headers.end(), json(k)) != headers.end()) continue;
     out << "<tr><th class=\"cat\">" << xml_escape(cats[k].get<std::string>()) << "</th>";
     json flags;
     for (const auto& d : spec["datasets"]) {

@@ -13,7 +13,9 @@ rank 0's host's, hosts[i].telemetry the others', as a multi-host run writes them
 throttles from 2 s): one block per host, each drawn.
 The screenshots are kept under $INFRABENCH_SCREENSHOT_DIR when set (ctest sets build/screenshots).
 Skipped, saying so, without chromium (CI installs it: ci/install-deps.sh)."""
+import html
 import os
+import re
 import sys
 import shutil
 import struct
@@ -197,13 +199,18 @@ def charts_of_the_real_run(reports):
     return 4 + (len(peak_isas) > 1)
 
 
+def body_attrs(dom):
+    """The <body> tag of a dumped DOM and its attributes (what the page's script recorded)."""
+    body = dom[dom.find("<body"):]
+    body = body[:body.find(">")]
+    return body, {k: html.unescape(v) for k, v in re.findall(r'\s([a-z-]+)="([^"]*)"', body)}
+
+
 def test_charts_render_without_console_errors(page, request):
     kind, page = page
     p = chromium("--enable-logging=stderr", "--v=0", "--dump-dom", "file://" + page)
     assert p.returncode == 0, p.stderr[-2000:]
-    body = p.stdout[p.stdout.find("<body"):]
-    body = body[:body.find(">")]
-    attrs = dict(part.split("=", 1) for part in body.replace('"', "").split()[1:] if "=" in part)
+    body, attrs = body_attrs(p.stdout)
     assert attrs.get("data-render-done") == "true", body
     expected = int(attrs["data-charts-expected"])
     # fixtures: curves, bars, heat maps, percentiles, per-node bars, comparison; real: the GEMM curve
@@ -256,8 +263,17 @@ def test_screenshot_is_not_blank(page, width, tmp_path, capsys):
     shot = str(tmp_path / "report.png")
     # The four-host page is taller: every host's telemetry block is in its screenshot.
     tall = 6000 if kind == "telemetry" else 2400
-    p = chromium("--screenshot=" + shot, "--window-size=%d,%d" % (width, tall), "file://" + page)
+    # One launch: the screenshot, and the DOM with what the page's script measured at this width.
+    p = chromium("--screenshot=" + shot, "--dump-dom", "--window-size=%d,%d" % (width, tall), "file://" + page)
     assert os.path.exists(shot), p.stderr[-2000:]
+    body, attrs = body_attrs(p.stdout)
+    assert attrs.get("data-render-done") == "true" and attrs["data-width"] == str(width), body
+    # No table wider than what holds it (the status and an INVALID reason in view, no sideways
+    # scroll), no chart label drawn over another or over a bar; labels were looked at (the
+    # roofline page's charts are SVG, its Chart.js benchmarks one-configuration tables).
+    assert attrs["data-table-overflow"] == "0", attrs.get("data-table-overflow-text")
+    assert attrs["data-label-overlaps"] == "0", attrs.get("data-label-overlap-text")
+    assert kind == "roofline" or int(attrs["data-labels"]) > 10, body
     keep = os.environ.get("INFRABENCH_SCREENSHOT_DIR")
     if keep:  # CI keeps it as an artifact
         os.makedirs(keep, exist_ok=True)

@@ -154,17 +154,29 @@ TEST(ReportsHtml, RatioChartIsHeadlineOnlyOnALogAxisSortedByBenchmark) {
   // Symmetric about 1 and holding the 10x ratio.
   EXPECT_NEAR(m["y"]["min"].get<double>() * m["y"]["max"].get<double>(), 1.0, 1e-9);
   EXPECT_GT(m["y"]["max"].get<double>(), 10.0);
-  // Headline metric only (no time_us), grouped by benchmark, sorted by ratio inside a group.
-  EXPECT_EQ(m["groups"], json::parse(R"([["bandwidth/host_memory: bandwidth_gbps", 0, 1],
-                                         ["gemm/ours_fp32: gflops", 1, 3]])"));
+  // Headline metric only (no time_us), grouped by benchmark, each group under a heading row of
+  // its own (no bar), sorted by ratio inside a group.
+  EXPECT_EQ(m["groups"], json::parse(R"([["bandwidth/host_memory: bandwidth_gbps", 0, 2],
+                                         ["gemm/ours_fp32: gflops", 2, 4]])"));
+  EXPECT_EQ(m["headers"], json::parse("[0, 2]"));
+  EXPECT_EQ(m["categories"][2], "gemm/ours_fp32: gflops");
+  // The axis says the configuration under its benchmark's heading; the tooltip and the table
+  // name the benchmark too.
+  EXPECT_EQ(m["categories"][3], "shape=2048");
+  EXPECT_EQ(m["names"][3], "gemm/ours_fp32 shape=2048");
   const json& d = m["datasets"][0];
-  ASSERT_EQ(d["data"].size(), 4u);
-  EXPECT_DOUBLE_EQ(d["data"][1].get<double>(), 0.5);
-  EXPECT_DOUBLE_EQ(d["data"][2].get<double>(), 1.1);
-  EXPECT_DOUBLE_EQ(d["data"][3].get<double>(), 2.0);
+  ASSERT_EQ(d["data"].size(), 6u);
+  EXPECT_TRUE(d["data"][0].is_null() && d["data"][2].is_null());
+  EXPECT_DOUBLE_EQ(d["data"][3].get<double>(), 0.5);
+  EXPECT_DOUBLE_EQ(d["data"][4].get<double>(), 1.1);
+  EXPECT_DOUBLE_EQ(d["data"][5].get<double>(), 2.0);
   // Drawn hatched, said in the tooltip and the table.
-  EXPECT_EQ(d["flags"][2], json::parse(R"({"status": "invalid", "why": "in b"})"));
-  EXPECT_TRUE(d["flags"][3].is_null());
+  EXPECT_EQ(d["flags"][4], json::parse(R"({"status": "invalid", "why": "in b"})"));
+  EXPECT_TRUE(d["flags"][5].is_null());
+  const std::string table = numbers_table(m);
+  EXPECT_NE(table.find("<th class=\"cat\">gemm/ours_fp32 shape=2048</th>"), std::string::npos)
+      << table;
+  EXPECT_EQ(table.find(">gemm/ours_fp32: gflops</th>"), std::string::npos) << table;
 }
 
 TEST(ReportsHtml, TelemetrySaysWhyThereAreNoPlots) {

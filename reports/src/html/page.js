@@ -95,20 +95,16 @@
     });
     ctx.restore();
   }};
-  // The ratio chart's benchmarks: alternate bands and the benchmark's name on each.
+  // The ratio chart's benchmarks: alternate bands (their names are heading rows on the axis).
   var groupBands = {id: 'ibGroups', beforeDatasetsDraw: function (chart) {
     var groups = chart.options.ibGroups;
     if (!groups) return;
     var ctx = chart.ctx, area = chart.chartArea, y = chart.scales.y;
     var step = groups.length && y.getPixelForValue(1) - y.getPixelForValue(0);
-    ctx.save(); ctx.font = 'bold 11px sans-serif'; ctx.textAlign = 'right'; ctx.textBaseline = 'top';
+    ctx.save();
     groups.forEach(function (g, k) {
       var top = y.getPixelForValue(g[1]) - step / 2, bottom = y.getPixelForValue(g[1] + g[2] - 1) + step / 2;
       if (k % 2 === 0) { ctx.fillStyle = 'rgba(208,215,222,0.35)'; ctx.fillRect(area.left, top, area.right - area.left, bottom - top); }
-      // On a white box: a long bar may run under the name.
-      var w = ctx.measureText(g[0]).width;
-      ctx.fillStyle = 'rgba(255,255,255,0.85)'; ctx.fillRect(area.right - w - 8, top + 1, w + 6, 14);
-      ctx.fillStyle = '#57606a'; ctx.fillText(g[0], area.right - 4, top + 2);
     });
     ctx.restore();
   }};
@@ -234,11 +230,14 @@
       if (spec.y.log && ext[0] > 0) o.scales[valueAxis].suggestedMin = ext[0];
     }
     if (spec.kind === 'ratio' && spec.y.log) logTicks(o.scales[valueAxis], spec.y.min, spec.y.max);
-    o.scales[catAxis] = {ticks: {autoSkip: false, font: {size: 11},
+    // A ratio chart's heading rows (a benchmark and its headline metric) in bold on the axis.
+    var headers = spec.headers || [];
+    o.scales[catAxis] = {ticks: {autoSkip: false,
+                                 font: function (c) { return {size: 11, weight: headers.indexOf(c.index) >= 0 ? 'bold' : 'normal'}; },
                                  callback: function (v) { var l = spec.categories[v] || ''; return l.length > 48 ? l.slice(0, 46) + '\u2026' : l; }}};
     if (spec.kind === 'ratio') { o.plugins.legend.display = spec.datasets.length > 1; o.ibGroups = spec.groups || null; }
     o.plugins.tooltip = {callbacks: {
-      title: function (items) { return items.length ? spec.categories[items[0].dataIndex] : ''; },
+      title: function (items) { return items.length ? (spec.names || spec.categories)[items[0].dataIndex] : ''; },
       label: function (c) {
         var ds = c.dataset, v = c.parsed[valueAxis];
         var verdict = ds.verdicts ? ' ' + ds.verdicts[c.dataIndex] : '';
@@ -299,6 +298,97 @@
       return painted > 50;
     } catch (e) { errors.push('getImageData: ' + e.message); return false; }
   }
+  // Every text a chart draws (ticks, titles, legend, our own marks), as the corners of its box on
+  // the canvas, rotation included: the last drawing's, so labels drawn over one another can be
+  // found at the width the page was opened at.
+  function recordTexts(canvas, cfg) {
+    var ctx = canvas.getContext('2d'), fill = ctx.fillText;
+    canvas.$ibTexts = [];
+    ctx.fillText = function (text, x, y, maxWidth) {
+      var s = String(text);
+      if (s.trim()) {
+        var m = this.measureText(s), t = this.getTransform();
+        var right = maxWidth !== undefined ? Math.min(m.actualBoundingBoxRight, maxWidth) : m.actualBoundingBoxRight;
+        var box = [[x - m.actualBoundingBoxLeft, y - m.actualBoundingBoxAscent], [x + right, y - m.actualBoundingBoxAscent],
+                   [x + right, y + m.actualBoundingBoxDescent], [x - m.actualBoundingBoxLeft, y + m.actualBoundingBoxDescent]];
+        canvas.$ibTexts.push({text: s, corners: box.map(function (p) {
+          return [t.a * p[0] + t.c * p[1] + t.e, t.b * p[0] + t.d * p[1] + t.f]; })});
+      }
+      return fill.apply(this, arguments);
+    };
+    (cfg.plugins = cfg.plugins || []).push({id: 'ibTexts', beforeDraw: function () { canvas.$ibTexts = []; }});
+  }
+  // Whether two convex boxes (corner lists) overlap by more than a pixel: no edge direction of
+  // either separates them (the separating axis test, so rotated tick labels are judged as drawn).
+  function boxesOverlap(a, b) {
+    var polys = [a, b];
+    for (var k = 0; k < 2; k++) {
+      var p = polys[k];
+      for (var i = 0; i < p.length; i++) {
+        var q = p[(i + 1) % p.length], nx = q[1] - p[i][1], ny = p[i][0] - q[0], len = Math.hypot(nx, ny);
+        if (!len) continue;
+        nx /= len; ny /= len;
+        var ea = a.map(function (c) { return c[0] * nx + c[1] * ny; }), eb = b.map(function (c) { return c[0] * nx + c[1] * ny; });
+        if (Math.min(Math.max.apply(null, ea), Math.max.apply(null, eb)) -
+            Math.max(Math.min.apply(null, ea), Math.min.apply(null, eb)) <= 1) return false;
+      }
+    }
+    return true;
+  }
+  // A chart's drawn bars as boxes in the canvas's pixels.
+  function barBoxes(chart) {
+    var out = [], r = chart.currentDevicePixelRatio || 1;
+    chart.data.datasets.forEach(function (ds, i) {
+      var meta = chart.getDatasetMeta(i);
+      if (meta.type !== 'bar' || !chart.isDatasetVisible(i)) return;
+      meta.data.forEach(function (el, j) {
+        if (ds.data[j] === null || ds.data[j] === undefined) return;
+        var p = el.getProps(['x', 'y', 'base', 'width', 'height', 'horizontal'], true);
+        var x0 = p.horizontal ? Math.min(p.base, p.x) : p.x - p.width / 2, x1 = p.horizontal ? Math.max(p.base, p.x) : p.x + p.width / 2;
+        var y0 = p.horizontal ? p.y - p.height / 2 : Math.min(p.base, p.y), y1 = p.horizontal ? p.y + p.height / 2 : Math.max(p.base, p.y);
+        out.push([[x0 * r, y0 * r], [x1 * r, y0 * r], [x1 * r, y1 * r], [x0 * r, y1 * r]]);
+      });
+    });
+    return out;
+  }
+  // Labels drawn over one another or over a bar, per chart.
+  var labelCount = 0;
+  function labelOverlaps() {
+    var found = [];
+    document.querySelectorAll('canvas[data-chart]').forEach(function (canvas) {
+      var texts = canvas.$ibTexts || [], chart = typeof Chart !== 'undefined' && Chart.getChart(canvas);
+      var bars = chart ? barBoxes(chart) : [], id = canvas.getAttribute('data-chart');
+      labelCount += texts.length;
+      for (var i = 0; i < texts.length; i++) {
+        for (var j = i + 1; j < texts.length; j++) {
+          if (boxesOverlap(texts[i].corners, texts[j].corners)) found.push(id + ': "' + texts[i].text + '" over "' + texts[j].text + '"');
+        }
+        for (var k = 0; k < bars.length; k++) {
+          if (boxesOverlap(texts[i].corners, bars[k])) { found.push(id + ': "' + texts[i].text + '" over a bar'); break; }
+        }
+      }
+    });
+    return found;
+  }
+  // Tables wider than what holds them (the page, or the box beside a chart): a reader would
+  // scroll sideways to read the status. Closed <details> are opened while measuring, as a
+  // reader opening them would see them.
+  function overflowingTables() {
+    var found = [], closed = [].slice.call(document.querySelectorAll('details:not([open])'));
+    closed.forEach(function (d) { d.open = true; });
+    document.querySelectorAll('table').forEach(function (t) {
+      var holder = t.parentElement;
+      while (holder !== document.body && getComputedStyle(holder).overflowX === 'visible') holder = holder.parentElement;
+      var room = holder.getBoundingClientRect().right - parseFloat(getComputedStyle(holder).paddingRight);
+      if (t.scrollWidth > t.clientWidth + 1 || t.getBoundingClientRect().right > room + 1) {
+        var what = t.getAttribute('data-for') || (t.querySelector('th') || t).textContent.slice(0, 40);
+        found.push(what + ' (' + Math.round(Math.max(t.scrollWidth, t.getBoundingClientRect().width)) + ' px in ' +
+                   Math.round(holder.clientWidth) + ')');
+      }
+    });
+    closed.forEach(function (d) { d.open = false; });
+    return found;
+  }
   var expected = 0, drawn = 0, nonblank = 0, errorBarCount = 0, flagged = 0;
   function countFlags(spec) {
     (spec.datasets || []).forEach(function (d) {
@@ -313,6 +403,7 @@
     try {
       if (typeof Chart === 'undefined') throw new Error('Chart.js is not loaded');
       var cfg = spec.kind === 'line' ? lineConfig(spec) : spec.kind === 'heatmap' ? heatConfig(spec) : barConfig(spec);
+      recordTexts(canvas, cfg);
       var chart = new Chart(canvas, cfg);
       swatches(spec.id, chart);
       countFlags(spec);
@@ -333,6 +424,14 @@
   // INVALID or FAILED.
   document.body.setAttribute('data-error-bars', String(errorBarCount));
   document.body.setAttribute('data-flagged', String(flagged));
+  // The page's layout at this width: tables that do not fit, chart labels drawn over each other.
+  var wide = overflowingTables(), over = labelOverlaps();
+  document.body.setAttribute('data-width', String(window.innerWidth));
+  document.body.setAttribute('data-table-overflow', String(wide.length));
+  if (wide.length) document.body.setAttribute('data-table-overflow-text', wide.slice(0, 8).join(' | '));
+  document.body.setAttribute('data-labels', String(labelCount));
+  document.body.setAttribute('data-label-overlaps', String(over.length));
+  if (over.length) document.body.setAttribute('data-label-overlap-text', over.slice(0, 8).join(' | '));
   document.body.setAttribute('data-errors', String(errors.length));
   if (errors.length) document.body.setAttribute('data-error-text', errors.join(' | '));
   document.body.setAttribute('data-render-done', 'true');
