@@ -135,13 +135,22 @@
     });
     return isFinite(hi) ? [lo, hi] : null;
   }
+  // Ratio ticks outward from 1, none nearer its neighbour than a tenth of the axis, so their labels
+  // never overlap, whatever the range (0.8x, 1x and 1.25x crowd an axis spanning 1000x).
   function logTicks(axis, lo, hi) {
-    var nice = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 0.8, 1, 1.25, 2, 5, 10, 20, 50, 100];
-    axis.afterBuildTicks = function (a) {
-      a.ticks = nice.filter(function (v) { return v >= lo && v <= hi; }).map(function (v) { return {value: v}; });
-    };
+    var nice = [0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 0.8, 1, 1.25, 2, 5, 10, 20, 50, 100, 200, 500, 1000];
+    var gap = Math.log(hi / lo) / 10, keep = [1];
+    [nice.filter(function (v) { return v > 1 && v <= hi; }),
+     nice.filter(function (v) { return v < 1 && v >= lo; }).reverse()].forEach(function (side) {
+      var last = 1;
+      side.forEach(function (v) { if (Math.abs(Math.log(v / last)) >= gap) { keep.push(v); last = v; } });
+    });
+    keep.sort(function (a, b) { return a - b; });
+    axis.afterBuildTicks = function (a) { a.ticks = keep.map(function (v) { return {value: v}; }); };
     axis.ticks = {callback: function (v) { return fmt(v) + '\u00d7'; }};
   }
+  // An INVALID point on a curve: a larger square hatched grey, as INVALID bars and cells are.
+  function invalidPointStyle(f) { return f ? 'rect' : 'circle'; }
   function lineConfig(spec) {
     var labels = spec.x.labels || {};
     var n = 0;
@@ -151,10 +160,11 @@
       var flags = d.data.map(function (p) { return p.length > 3 ? p[3] : null; });
       return {label: d.label, data: d.data.map(function (p) { return {x: p[0], y: p[1]}; }), borderColor: c, backgroundColor: c,
               borderDash: d.dashed ? [6, 4] : [], tension: 0, spanGaps: true,
-              pointRadius: d.level ? 0 : flags.map(function (f) { return f ? 6 : 3; }),
-              pointStyle: flags.map(function (f) { return f ? 'crossRot' : 'circle'; }),
+              pointRadius: d.level ? 0 : flags.map(function (f) { return f ? 7 : 3; }),
+              pointStyle: flags.map(invalidPointStyle),
+              pointBackgroundColor: flags.map(function (f) { return f ? hatch('#57606a') : c; }),
               pointBorderColor: flags.map(function (f) { return f ? GREY : c; }),
-              pointBorderWidth: flags.map(function (f) { return f ? 2.5 : 1; }),
+              pointBorderWidth: flags.map(function (f) { return f ? 1.5 : 1; }),
               ibCi: d.data.map(function (p) { return p.length > 2 ? p[2] : null; }), ibFlags: flags, ibColour: c};
     });
     var o = base(spec, n);
@@ -210,7 +220,12 @@
       if (spec.kind === 'ratio') set.base = 1;  // a ratio bar grows from 1 (no change), up or down
       if (spec.kind === 'percentiles') {
         set.backgroundColor = c; set.borderColor = c; set.borderWidth = 2;
-        set.pointStyle = (d.flags || []).map(function (f) { return f ? 'crossRot' : 'circle'; });
+        var flags = d.flags || [];
+        set.pointStyle = flags.map(invalidPointStyle);
+        set.pointRadius = flags.map(function (f) { return f ? 7 : 3; });
+        set.pointBackgroundColor = flags.map(function (f) { return f ? hatch('#57606a') : c; });
+        set.pointBorderColor = flags.map(function (f) { return f ? GREY : c; });
+        set.pointBorderWidth = flags.map(function (f) { return f ? 1.5 : 2; });
       }
       return set;
     });
