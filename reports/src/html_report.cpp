@@ -234,6 +234,7 @@ class planner {
     std::size_t skipped = 0, failed = 0;
     std::string reason;
     m_failed.clear();
+    m_views.clear();
     std::set<std::pair<std::size_t, std::string>> configs;
     for (const auto& it : all) {
       if (it.r->status == status::passed && !it.r->metrics.empty()) passed.push_back(it);
@@ -259,6 +260,9 @@ class planner {
                 {"skipped", skipped},
                 {"failed", failed}};
     if (!reason.empty()) sec["reason"] = reason;
+    if (!m_views.empty()) sec["views"] = m_views;
+    // Skipped whole (hardware this machine lacks): listed after the results, grouped by why.
+    if (skipped == all.size()) sec["skip_reason"] = all.front().r->reason;
     return sec;
   }
 
@@ -341,6 +345,7 @@ class planner {
 
   void plan_benchmark(const std::string& bench, const std::vector<item>& items, json& charts) {
     const result_shape_info info = describe_results(bench, items);
+    m_views = info.views;
     const chart_choice choice = choose_chart(info.shape);
     std::set<std::string> charted;  // metrics drawn by a matrix or percentile chart
     for (const auto& [base, list] : info.percentiles) {
@@ -384,7 +389,8 @@ class planner {
     std::set<std::string> varying;
     std::vector<std::string> metrics;  // performance metrics, first-seen order
     std::map<std::string, std::vector<std::pair<double, std::string>>> percentiles;
-    std::vector<family> families;  // bandwidth first
+    std::vector<family> families;    // bandwidth first
+    std::vector<std::string> views;  // metrics not charted: other views of a charted one
   };
 
   result_shape_info describe_results(const std::string& bench, const std::vector<item>& items) {
@@ -412,6 +418,7 @@ class planner {
       if (info.shape.dst_axis.empty() && is_dst_axis(k)) info.shape.dst_axis = k;
     }
     headline_first(bench, info.metrics, [](const std::string& m) { return m; });
+    drop_other_views(bench, info);
     info.percentiles = percentile_families(info.metrics);
     info.families = column_families(info.metrics, info.percentiles);
     headline_first(bench, info.families, [](const family& f) { return f.columns.front().second; });
@@ -420,6 +427,28 @@ class planner {
       info.shape.matrix_cells = info.shape.matrix_cols * matrix_rows(items, info.varying);
     }
     return info;
+  }
+
+  // A metric the benchmark declares another view of one timing (ns_per_image the inverse of
+  // images_per_s, a copy's input GB/s, a per-thread rate) would draw the same measurement again:
+  // it is not charted when what it views is; the section names it (its values are in the JSON).
+  void drop_other_views(const std::string& bench, result_shape_info& info) const {
+    const auto* decls = declarations_of(m_reports, bench, nullptr);
+    if (decls == nullptr) return;
+    const std::vector<std::string> measured = info.metrics;
+    std::erase_if(info.metrics, [&](const std::string& m) {
+      const metric_decl* d = find_declaration(*decls, m);
+      const auto k = d ? d->relation.kind : relation_kind::none;
+      if (k != relation_kind::inverse_of && k != relation_kind::view_of &&
+          k != relation_kind::per_thread_of)
+        return false;
+      const bool viewed = std::any_of(measured.begin(), measured.end(), [&](const std::string& o) {
+        return o != m && metric_pattern_matches(d->relation.of, o);
+      });
+      if (viewed)
+        info.views.push_back(m + " (" + std::string(to_string(k)) + " " + d->relation.of + ")");
+      return viewed;
+    });
   }
 
   // `items` with the benchmark's declared headline first (the metric, or the family of a copy
@@ -1054,6 +1083,7 @@ class planner {
   std::size_t m_count = 0;
   std::size_t m_tables = 0;
   std::vector<item> m_failed;  // the benchmark's failed configurations (first node), being planned
+  std::vector<std::string> m_views;  // its metrics not charted: other views of a charted one
 };
 
 // A log axis's range symmetric about 1 (no change) that holds every ratio: 0.5x and 2x are as far
@@ -1638,10 +1668,13 @@ void results_section(page_writer& page, const std::vector<report_view>& reports,
                      std::size_t max_charts) {
   auto& body = page.body();
   body << "<h2 id=\"results\">Results</h2>\n";
-  for (const auto& sec : chart_specs(reports, max_charts)) {
+  const json sections = chart_specs(reports, max_charts);
+  for (const auto& sec : sections) {
+    if (section_skipped_whole(sec)) continue;  // grouped at the end, not a heading each
     body << section_heading_html(sec);
     for (const auto& spec : section_charts(sec)) page.canvas(spec);
   }
+  body << skipped_sections_html(sections);
 }
 
 void table_of(std::ostringstream& body, const std::vector<std::string>& header,

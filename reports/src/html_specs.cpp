@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <sstream>
+#include <vector>
 
 #include "infrabench/json_io.h"
 #include "infrabench/reports/html_report.h"
@@ -238,7 +240,49 @@ std::string section_heading_html(const json& sec) {
   if (sec["failed"].get<std::size_t>())
     out << ", " << sec["failed"].get<std::size_t>() << " failed";
   if (sec.contains("reason")) out << " (" << xml_escape(sec["reason"].get<std::string>()) << ")";
+  if (sec.contains("views")) {
+    std::string list;
+    for (const auto& v : sec["views"]) list += (list.empty() ? "" : ", ") + v.get<std::string>();
+    out << "; other views of a charted metric, not charted again (in the JSON report): "
+        << xml_escape(list);
+  }
   out << "</p>\n";
+  return out.str();
+}
+
+bool section_skipped_whole(const json& sec) {
+  return sec.contains("skip_reason");
+}
+
+std::string skipped_sections_html(const json& sections) {
+  // Per reason, in first-seen order: the benchmarks and their configurations.
+  std::vector<std::string> reasons;
+  std::map<std::string, std::pair<std::vector<std::string>, std::size_t>> by_reason;
+  std::size_t benchmarks = 0, configurations = 0;
+  for (const auto& sec : sections) {
+    if (!section_skipped_whole(sec)) continue;
+    const std::string why = sec["skip_reason"].get<std::string>();
+    if (!by_reason.count(why)) reasons.push_back(why);
+    auto& [names, n] = by_reason[why];
+    names.push_back(sec["benchmark"].get<std::string>());
+    n += sec["configurations"].get<std::size_t>();
+    ++benchmarks;
+    configurations += sec["configurations"].get<std::size_t>();
+  }
+  if (reasons.empty()) return "";
+  std::ostringstream out;
+  out << "<h3 id=\"skipped\">Skipped: " << benchmarks << " benchmark(s), " << configurations
+      << " configuration(s)</h3>\n<table class=\"skipped\"><tr><th>why</th><th>benchmarks</th>"
+         "<th>configurations</th></tr>\n";
+  for (const auto& why : reasons) {
+    const auto& [names, n] = by_reason[why];
+    std::string list;
+    for (const auto& b : names) list += (list.empty() ? "" : ", ") + b;
+    out << "<tr><td>" << xml_escape(why.empty() ? "no reason recorded" : why)
+        << "</td><td class=\"rule\">" << xml_escape(list) << "</td><td class=\"num\">" << n
+        << "</td></tr>\n";
+  }
+  out << "</table>\n";
   return out.str();
 }
 

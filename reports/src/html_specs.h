@@ -23,6 +23,11 @@ void status_cell(std::ostream& out, const nlohmann::json& flag);
 [[nodiscard]] std::string figure_html(const nlohmann::json& spec);
 // A chart_specs section's heading: benchmark, configurations, skipped, failed, why.
 [[nodiscard]] std::string section_heading_html(const nlohmann::json& section);
+// Whether a chart_specs section's benchmark was skipped in every configuration.
+[[nodiscard]] bool section_skipped_whole(const nlohmann::json& section);
+// The benchmarks skipped whole, one row per reason ("" when none): after the results, so a page
+// starts with what was measured rather than with headings of what could not be.
+[[nodiscard]] std::string skipped_sections_html(const nlohmann::json& sections);
 // A chart_specs section's chart specs.
 [[nodiscard]] const nlohmann::json& section_charts(const nlohmann::json& section);
 

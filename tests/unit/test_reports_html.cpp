@@ -307,3 +307,60 @@ TEST(ReportsHtml, RatioChartShowsTheDeclaredHeadline) {
   const comparison old = compare_reports({make("a", 100, false), make("b", 150, false)}, {});
   EXPECT_EQ(comparison_charts(old)[1]["groups"][0][0], "gemm/ours_fp32: time_us");
 }
+
+// Benchmarks skipped in every configuration are not a heading each at the top of the results:
+// one table after them, a row per reason (issue 45 item 16: a CPU node's page began with seven
+// skipped GPU headings).
+TEST(ReportsHtml, SkippedBenchmarksAreGroupedAfterTheResults) {
+  json results = json::array();
+  for (const char* b : {"bandwidth/h2d", "gemm/cublas"})
+    results.push_back(ib_test::result(b, {{"n", 1}}, {}, "node1", 0, "skipped"));
+  results.push_back(ib_test::result("gemm/cublas", {{"n", 2}}, {}, "node1", 0, "skipped"));
+  for (int k : {1, 2})
+    results.push_back(ib_test::result("bandwidth/host_memory", {{"threads", k}},
+                                      {{"bandwidth_gbps", "GB/s", 10.0 * k}}));
+  if (chartjs_source().empty()) GTEST_SKIP() << "built without libjs-chart.js: no page";
+  const std::string html =
+      render_html({parse_report(ib_test::report(results).dump(), "r.json")}, {});
+  EXPECT_EQ(html.find("<h3>gemm/cublas</h3>"), std::string::npos);
+  EXPECT_EQ(html.find("<h3>bandwidth/h2d</h3>"), std::string::npos);
+  const auto skipped = html.find("<h3 id=\"skipped\">Skipped: 2 benchmark(s), 3 configuration(s)");
+  ASSERT_NE(skipped, std::string::npos);
+  EXPECT_LT(html.find("<h3>bandwidth/host_memory</h3>"), skipped);
+  EXPECT_NE(html.find("<td>no CUDA device: test</td><td class=\"rule\">bandwidth/h2d, "
+                      "gemm/cublas</td><td class=\"num\">3</td>",
+                      skipped),
+            std::string::npos)
+      << html.substr(skipped, 600);
+}
+
+// ns_per_image is declared the inverse of images_per_s, bandwidth_gbps a view of the same timing:
+// one chart (the rate), the others named in the section's note, not charted again.
+TEST(ReportsHtml, OtherViewsOfOneTimingAreNotChartedAgain) {
+  json results = json::array();
+  for (int k : {1, 2})
+    results.push_back(ib_test::result("preprocess/pipeline", {{"batch", k}},
+                                      {{"images_per_s", "images/s", 100.0 * k},
+                                       {"ns_per_image", "ns", 1e7 / k, false},
+                                       {"bandwidth_gbps", "GB/s", 0.1 * k}}));
+  json j = ib_test::report(results);
+  ib_test::with_metadata(j, "preprocess/pipeline", {}, {});
+  metric_decl rate{"images_per_s", "images/s"}, time{"ns_per_image", "ns", better::lower},
+      bytes{"bandwidth_gbps", "GB/s"};
+  rate.headline = true;
+  time.relation = {relation_kind::inverse_of, "images_per_s"};
+  bytes.relation = {relation_kind::view_of, "images_per_s"};
+  j["run"]["benchmark_metadata"]["preprocess/pipeline"]["metrics"] = {
+      metric_decl_json(rate), metric_decl_json(time), metric_decl_json(bytes)};
+  const std::vector<report_view> reps = {parse_report(j.dump(), "r.json")};
+  const json sections = chart_specs(reps, 100);
+  const auto charts = charts_of(sections, "preprocess/pipeline");
+  ASSERT_EQ(charts.size(), 1u);
+  EXPECT_EQ(charts[0]["title"], "preprocess/pipeline: images_per_s");
+  if (chartjs_source().empty()) GTEST_SKIP() << "built without libjs-chart.js: no page";
+  const std::string html = render_html(reps, {});
+  EXPECT_NE(html.find("not charted again (in the JSON report): ns_per_image (inverse_of "
+                      "images_per_s), bandwidth_gbps (view_of images_per_s)"),
+            std::string::npos)
+      << html.substr(html.find("<h3>"), 600);
+}
