@@ -1434,9 +1434,11 @@ void reports_section(std::ostringstream& body, const std::vector<report_view>& r
       skipped += x.status == status::skipped;
       failed += x.status == status::failed;
     }
-    body << "<tr><td>" << xml_escape(r.label) << "</td><td class=\"path\">" << xml_escape(r.path)
-         << "</td><td>" << xml_escape(r.primary_hostname()) << "</td><td>"
-         << xml_escape(r.started_utc) << (r.interrupted ? " (interrupted)" : "") << "</td><td>"
+    // Labels, hosts and times are single long tokens: class "name" lets a narrow page break them.
+    body << "<tr><td class=\"name\">" << xml_escape(r.label) << "</td><td class=\"path\">"
+         << xml_escape(r.path) << "</td><td class=\"name\">" << xml_escape(r.primary_hostname())
+         << "</td><td class=\"name\">" << xml_escape(r.started_utc)
+         << (r.interrupted ? " (interrupted)" : "") << "</td><td>"
          << xml_escape(r.hosts_and_ranks()) << "</td><td class=\"num\">" << r.results.size()
          << "</td><td class=\"num\">" << passed << "</td><td class=\"num\">" << invalid
          << "</td><td class=\"num\">" << skipped << "</td><td class=\"num\">" << failed
@@ -1480,8 +1482,9 @@ void scorecard_section(std::ostringstream& body, const std::vector<report_view>&
       const std::string config =
           r.configuration.empty() ? r.benchmark : r.benchmark + " " + r.configuration;
       body << "<tr><td>" << xml_escape(hop_title(r.hop)) << "</td><td>" << device(r) << "</td>"
-           << scorecard_cell(r) << "<td>" << xml_escape(fractions.empty() ? "-" : fractions)
-           << "</td><td>" << xml_escape(config) << "</td><td class=\"rule\">" << xml_escape(r.why)
+           << scorecard_cell(r) << "<td class=\"name\">"
+           << xml_escape(fractions.empty() ? "-" : fractions) << "</td><td class=\"name\">"
+           << xml_escape(config) << "</td><td class=\"rule\">" << xml_escape(r.why)
            << "</td></tr>\n";
     }
     body << "</table>\n";
@@ -1751,7 +1754,8 @@ void inventory_section(std::ostringstream& body, const std::vector<report_view>&
         // A host's telemetry traces are drawn in the Telemetry section, not listed sample by
         // sample here.
         if (k.starts_with("telemetry.")) continue;
-        body << "<tr><td>" << xml_escape(k) << "</td><td>" << xml_escape(v) << "</td></tr>\n";
+        body << "<tr><td class=\"name\">" << xml_escape(k) << "</td><td class=\"name\">"
+             << xml_escape(v) << "</td></tr>\n";
       }
       body << "</table></details>\n";
     }

@@ -1,7 +1,8 @@
 """The HTML report in a real browser: headless Chromium opens the file, the page's script records
 on <body> how many charts it drew, how many canvases have pixels, how many CI whiskers and
 INVALID/FAILED marks it drew; no console message (our page logs only on errors) and screenshots,
-at 1400 and 800 px wide, that are not blank. Seven pages: the fixtures of tests/fuzz/corpus/ (several
+at 1400 and 800 px wide, that are not blank, each with the DOM of the same launch: at that width no
+table wider than what holds it and no chart label over another or over a bar (issue 45 item 16). Seven pages: the fixtures of tests/fuzz/corpus/ (several
 reports, four nodes, a comparison), two reports of a short real run (conftest.REAL_SUITE), the
 synthetic GPU node (copy sweeps against size with the link ceiling, a p2p heat map, telemetry over
 time), `accept --html` of a tiny suite (verdicts, telemetry), `compare --format html` of the two
