@@ -7,6 +7,7 @@
 #include "infrabench/reason.h"
 #include "infrabench/report.h"
 #include "infrabench/text_layout.h"
+#include "infrabench/units.h"
 
 namespace infrabench {
 namespace {
@@ -44,28 +45,8 @@ std::string format_time(double s) {
 }
 
 std::string format_scaled(double value, const std::string& unit) {
-  const double a = std::fabs(value);
-  if (unit == "ns") return format_time(value * 1e-9);
-  if (unit == "s") return format_time(value);
-  if (unit == "GB/s") {
-    if (a >= 1000) return fixed3(value / 1000) + " TB/s";
-    if (a < 1 && a > 0) return fixed3(value * 1000) + " MB/s";
-    return fixed3(value) + " GB/s";
-  }
-  if (unit == "GFLOP/s") {
-    if (a >= 1000) return fixed3(value / 1000) + " TFLOP/s";
-    return fixed3(value) + " GFLOP/s";
-  }
-  if (unit.size() > 2 && unit.ends_with("/s")) {
-    // Item rates: 12.3 M loads/s.
-    const std::string what = unit.substr(0, unit.size() - 2);
-    if (a >= 1e9) return fixed3(value / 1e9) + " G" + what + "/s";
-    if (a >= 1e6) return fixed3(value / 1e6) + " M" + what + "/s";
-    if (a >= 1e3) return fixed3(value / 1e3) + " k" + what + "/s";
-    return fixed3(value) + " " + unit;
-  }
-  if (unit == "%") return fixed3(value) + " %";
-  return fixed3(value) + (unit.empty() ? "" : " " + unit);
+  const double one[] = {value};
+  return format_in(value, column_unit(unit, one));
 }
 
 namespace {
@@ -145,13 +126,14 @@ std::vector<std::string> metric_names_of(const std::vector<const result_view*>& 
   return names;
 }
 
-// Status, time, CI, rCV and n of one result (empty cells when it has no timing).
-std::vector<std::string> timing_cells(const result_view& r) {
+// Status, time (in the time column's unit), CI, rCV and n of one result (empty cells when it has
+// no timing).
+std::vector<std::string> timing_cells(const result_view& r, const shown_unit& time_unit) {
   std::string st(to_string(r.status));
   if (r.status == status::passed && !r.valid) st = "INVALID";
   if (!r.time || r.status != status::passed) return {st, "", "", "", ""};
   const auto& t = *r.time;
-  return {st, format_time(t.median),
+  return {st, format_in(t.median, time_unit),
           t.median > 0 ? percent1((t.ci95_hi - t.ci95_lo) / 2 / t.median) : "",
           percent1(t.robust_cv), std::to_string(t.n)};
 }
@@ -163,9 +145,45 @@ std::vector<std::string> notes_of(const result_view& r) {
   return notes;
 }
 
+// The unit each metric's column is shown in (issue 45 item 4: one per column, from its values and
+// the unit the rows give; a row in another unit is shown in its own).
+struct column_units {
+  shown_unit time;
+  std::map<std::string, std::pair<std::string, shown_unit>> metrics;  // name -> (unit, shown)
+};
+
+column_units units_of(const std::vector<const result_view*>& rs,
+                      const std::vector<std::string>& metrics) {
+  column_units u;
+  std::vector<double> times;
+  for (const auto* r : rs) {
+    if (r->time && r->status == status::passed) times.push_back(r->time->median);
+  }
+  u.time = column_unit("s", times);
+  for (const auto& mn : metrics) {
+    std::string unit;
+    std::vector<double> values;
+    for (const auto* r : rs) {
+      const auto* m = r->find_metric(mn);
+      if (m == nullptr || (!values.empty() && m->unit != unit)) continue;
+      unit = m->unit;
+      values.push_back(m->value);
+    }
+    u.metrics[mn] = {unit, column_unit(unit, values)};
+  }
+  return u;
+}
+
+std::string metric_cell(const model::metric_view* m, const column_units& u) {
+  if (m == nullptr) return "";
+  const auto& [unit, shown] = u.metrics.at(m->name);
+  return m->unit == unit ? format_in(m->value, shown) : format_scaled(m->value, m->unit);
+}
+
 text_table make_table(const std::vector<const result_view*>& rs,
                       const std::vector<std::string>& varying, bool show_host, footnotes& notes) {
   const auto metrics = metric_names_of(rs);
+  const column_units units = units_of(rs, metrics);
   text_table t;
   if (show_host) t.header.push_back("host");
   for (const auto& a : varying) t.header.push_back(a);
@@ -181,12 +199,9 @@ text_table make_table(const std::vector<const result_view*>& rs,
     if (show_host)
       row.push_back(r->host + (r->rank ? " (rank " + std::to_string(r->rank) + ")" : ""));
     for (const auto& a : varying) row.push_back(r->axes.count(a) ? axis_cell(*r, a) : "");
-    const auto timing = timing_cells(*r);
+    const auto timing = timing_cells(*r, units.time);
     row.insert(row.end(), timing.begin(), timing.end());
-    for (const auto& mn : metrics) {
-      const auto* m = r->find_metric(mn);
-      row.push_back(m != nullptr ? format_scaled(m->value, m->unit) : "");
-    }
+    for (const auto& mn : metrics) row.push_back(metric_cell(r->find_metric(mn), units));
     row.push_back(notes.mark(notes_of(*r)));
     t.rows.push_back(std::move(row));
   }

@@ -8,15 +8,83 @@ namespace {
 
 using cells = std::vector<std::string>;
 
-// The columns' widths: the widest cell of each (header included).
-std::vector<std::size_t> column_widths(const text_table& t) {
+// The columns' widths: the widest cell of each, clipped to `max_cell`, and at least its header
+// up to `max_header` (a longer header is wrapped over several lines, never cut).
+std::vector<std::size_t> column_widths(const text_table& t, std::size_t max_cell,
+                                       std::size_t max_header) {
   std::vector<std::size_t> w(t.header.size(), 0);
-  for (std::size_t c = 0; c < w.size(); ++c) w[c] = t.header[c].size();
   for (const auto& row : t.rows) {
     for (std::size_t c = 0; c < w.size() && c < row.size(); ++c)
-      w[c] = std::max(w[c], row[c].size());
+      w[c] = std::max(w[c], std::min(row[c].size(), max_cell));
+  }
+  for (std::size_t c = 0; c < w.size(); ++c) {
+    std::size_t longest = 0;  // a header's longest line ('\n' breaks it where its table says)
+    for (std::size_t from = 0; from <= t.header[c].size();) {
+      const std::size_t end = std::min(t.header[c].find('\n', from), t.header[c].size());
+      longest = std::max(longest, end - from);
+      from = end + 1;
+    }
+    w[c] = std::max(w[c], std::min(longest, max_header));
   }
   return w;
+}
+
+// A header in pieces of at most `width` columns, each broken after an underscore, space or dash
+// where the piece has one: "max_accelerator_" / "samples_per_s".
+std::vector<std::string> header_pieces(std::string_view header, std::size_t width) {
+  std::vector<std::string> pieces;
+  width = std::max<std::size_t>(width, 1);
+  if (const std::size_t nl = header.find('\n'); nl != std::string_view::npos) {
+    pieces = header_pieces(header.substr(0, nl), width);  // the table's own line break first
+    const auto rest = header_pieces(header.substr(nl + 1), width);
+    pieces.insert(pieces.end(), rest.begin(), rest.end());
+    return pieces;
+  }
+  while (header.size() > width) {
+    std::size_t cut = header.substr(0, width).find_last_of("_ -");
+    cut = cut == std::string_view::npos || cut == 0 ? width : cut + 1;
+    pieces.emplace_back(header.substr(0, cut));
+    header.remove_prefix(cut);
+  }
+  pieces.emplace_back(header);
+  return pieces;
+}
+
+// The line of group labels over a panel's columns (text_table::groups): each label starts at its
+// column and may run over the columns after it; "" when the panel has none.
+std::string group_line(const text_table& t, const std::vector<std::size_t>& w,
+                       const std::vector<std::size_t>& cols, std::size_t width) {
+  std::string line(width, ' ');
+  std::size_t at = 2;
+  bool any = false;
+  for (const auto c : cols) {
+    if (c < t.groups.size() && !t.groups[c].empty() && at < width) {
+      line.replace(at, std::min(t.groups[c].size(), width - at), t.groups[c]);
+      any = true;
+    }
+    at += w[c] + 2;
+  }
+  if (!any) return "";
+  line.resize(width);
+  while (!line.empty() && line.back() == ' ') line.pop_back();
+  return line;
+}
+
+// The header as rows of cells: one row when every header fits its column, else as many as the
+// longest needs, each header's last piece on the last row (next to the rule).
+std::vector<cells> header_rows(const cells& header, const std::vector<std::size_t>& w) {
+  std::vector<std::vector<std::string>> pieces;
+  std::size_t rows = 1;
+  for (std::size_t c = 0; c < header.size(); ++c) {
+    pieces.push_back(header_pieces(header[c], w[c]));
+    rows = std::max(rows, pieces.back().size());
+  }
+  std::vector<cells> out(rows, cells(header.size()));
+  for (std::size_t c = 0; c < header.size(); ++c) {
+    const std::size_t first = rows - pieces[c].size();
+    for (std::size_t i = 0; i < pieces[c].size(); ++i) out[first + i][c] = pieces[c][i];
+  }
+  return out;
 }
 
 // Width of a line holding these columns: an indent of two, two spaces between columns.
@@ -120,14 +188,23 @@ std::vector<std::string> wrap_text(std::string_view text, std::size_t width, std
 
 std::vector<std::string> layout_table(const text_table& t, std::size_t width,
                                       std::size_t max_cell) {
-  std::vector<std::size_t> w = column_widths(t);
-  for (auto& x : w) x = std::min(x, max_cell);
+  // A header may take a third of the line before it wraps (a 256-character metric name would
+  // otherwise leave no room for any other column).
+  std::vector<std::size_t> w = column_widths(t, max_cell, std::max(max_cell, width / 3));
   const std::size_t keys = std::min(t.key_columns, w.size());
   narrow_keys(w, keys, width / 2);
+  const std::vector<cells> header = header_rows(t.header, w);
   std::vector<std::string> lines;
   for (const auto& cols : panels(w, keys, width)) {
     if (!lines.empty()) lines.emplace_back();
-    lines.push_back(format_row(t.header, w, t.right, cols, width));
+    if (const std::string groups = group_line(t, w, cols, width); !groups.empty())
+      lines.push_back(groups);
+    for (std::size_t i = 0; i < header.size(); ++i) {
+      const std::string line = format_row(header[i], w, t.right, cols, width);
+      // A row of pieces only other panels' headers need is left out here.
+      if (i + 1 == header.size() || line.find_first_not_of(' ') != std::string::npos)
+        lines.push_back(line);
+    }
     std::string rule = "  ";
     for (std::size_t i = 0; i < cols.size(); ++i)
       rule += std::string(w[cols[i]], '-') + (i + 1 < cols.size() ? "  " : "");

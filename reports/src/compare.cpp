@@ -974,16 +974,16 @@ namespace {
 // "B: gemm/cpu_fp32 n=512 gflops 100 GFLOP/s -> 70 GFLOP/s (-30.0%": a row's change, unclosed.
 std::string change_line(const comparison& c, const metric_row& row, std::size_t i) {
   return c.labels[i] + ": " + row.benchmark + (row.config.empty() ? "" : " " + row.config) + " " +
-         row.metric + " " + format_value(row.value[0], row.unit) + " -> " +
-         format_value(row.value[i], row.unit) + " (" + format_percent(row.ratio[i] - 1);
+         row.metric + " " + format_value(row.value[0], row.unit, row.value) + " -> " +
+         format_value(row.value[i], row.unit, row.value) + " (" + format_percent(row.ratio[i] - 1);
 }
 
 // "B: bandwidth/host_memory bandwidth_gbps 20.6 GB/s -> 0 GB/s: FAILED (0 GB/s: a rate is ...)".
 std::string failed_line(const comparison& c, const metric_row& row, std::size_t i) {
   const std::string& why = row.failed_value[i].empty() ? row.failed_value[0] : row.failed_value[i];
   return c.labels[i] + ": " + row.benchmark + (row.config.empty() ? "" : " " + row.config) + " " +
-         row.metric + " " + format_value(row.value[0], row.unit) + " -> " +
-         format_value(row.value[i], row.unit) + ": FAILED, " +
+         row.metric + " " + format_value(row.value[0], row.unit, row.value) + " -> " +
+         format_value(row.value[i], row.unit, row.value) + ": FAILED, " +
          (row.failed_value[i].empty() ? "in " + c.labels[0] + " " : "") + why;
 }
 
@@ -1141,7 +1141,7 @@ std::string q_text(const metric_row& row, std::size_t i, double c_alpha) {
 
 // "100 GFLOP/s x3 (invalid)": the value, its repetitions and whether the result is VALID.
 std::string value_text(const metric_row& row, std::size_t i) {
-  std::string t = format_value(row.value[i], row.unit);
+  std::string t = format_value(row.value[i], row.unit, row.value);
   if (row.repetitions[i] > 1) t += " x" + std::to_string(row.repetitions[i]);
   if (!row.valid[i] && std::isfinite(row.value[i])) t += " (invalid)";
   return t;

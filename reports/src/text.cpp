@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "infrabench/json_io.h"
+#include "infrabench/units.h"
 
 namespace infrabench::reports {
 
@@ -25,22 +26,15 @@ std::string format_number(double v) {
   return buf;
 }
 
-std::string format_value(double v, std::string_view unit) {
+std::string format_value(double v, std::string_view unit, std::span<const double> row) {
   if (!std::isfinite(v)) return format_number(v);
-  const double a = std::fabs(v);
-  const std::string u(unit);
-  if ((u == "GB/s" || u == "GFLOP/s") && a >= 1000)
-    return format_number(v / 1000) + " T" + u.substr(1);
-  if ((u.size() > 2 && u.ends_with("/s") && u[0] != 'G' && u[0] != 'M' && u[0] != 'T') ||
-      u == "IOPS") {
-    // Item rates: 943.0 M loads/s rather than 9.430e+08 loads/s.
-    if (a >= 1e9) return format_number(v / 1e9) + " G" + u;
-    if (a >= 1e6) return format_number(v / 1e6) + " M" + u;
-    if (a >= 1e4) return format_number(v / 1e3) + " k" + u;
-  }
-  std::string s = format_number(v);
-  if (!u.empty()) s += " " + u;
-  return s;
+  const shown_unit shown = column_unit(unit, row);
+  return format_number(v / shown.per) + shown.suffix;
+}
+
+std::string format_value(double v, std::string_view unit) {
+  const double one[] = {v};
+  return format_value(v, unit, one);
 }
 
 std::string format_percent(double rel) {

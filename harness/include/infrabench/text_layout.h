@@ -33,11 +33,17 @@ struct text_table {
   std::vector<bool> right;  // per column: right-aligned (numbers)
   std::size_t key_columns = 0;
   std::vector<std::vector<std::string>> rows;  // each as long as header
+  // Optional labels over groups of columns, one per column ("" for none): a label starts at its
+  // column and runs over the ones after it ("out-of-place" over time, algbw, busbw, #wrong).
+  std::vector<std::string> groups;
 };
 
-// The table as lines of at most `width` columns: two spaces of indent, a rule under the header,
-// cells of at most `max_cell` columns (clipped), and, when the columns do not fit side by side,
-// several panels (key columns and as many other columns as fit), separated by an empty line.
+// The table as lines of at most `width` columns: two spaces of indent, a rule under the header
+// (a '\n' in a header breaks it over two lines; a line of group labels above when given),
+// cells of at most `max_cell` columns (clipped), headers never cut (one longer than its column
+// wraps onto more header lines, broken after '_', ' ' or '-'), and, when the columns do not fit
+// side by side, several panels (key columns and as many other columns as fit), separated by an
+// empty line.
 [[nodiscard]] std::vector<std::string> layout_table(const text_table& t, std::size_t width,
                                                     std::size_t max_cell = 32);
 

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <ostream>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -12,8 +13,13 @@ namespace infrabench::reports {
 
 // 4 significant digits ("69.12", "1.234e+05" only beyond 1e7); "n/a" for NaN.
 [[nodiscard]] std::string format_number(double v);
-// "69.12 GB/s"
+// "69.12 GB/s", "1.408 ms" of 1407875 ns, "707 Mloads/s" of 7.069e8 loads/s, "50 MiB" of
+// 52428800 B: in the unit of the value's family it reads best in (units.h), 4 digits.
 [[nodiscard]] std::string format_value(double v, std::string_view unit);
+// `v` in the one unit `row` (the values shown beside it: a comparison's A and B) is shown in, so
+// that a row never says "950 MB/s -> 1.05 GB/s".
+[[nodiscard]] std::string format_value(double v, std::string_view unit,
+                                       std::span<const double> row);
 // Relative change as "+3.2%" / "-12.0%"; "n/a" for NaN.
 [[nodiscard]] std::string format_percent(double rel);
 // A p-value: "0.003", "<0.001".
