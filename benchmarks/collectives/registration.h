@@ -10,8 +10,10 @@
 #include <string_view>
 #include <vector>
 
+#include "elements.h"
 #include "infrabench/axis.h"
 #include "infrabench/benchmark.h"
+#include "infrabench/collective_layout.h"
 #include "model.h"
 
 namespace infrabench::collectives {
@@ -66,6 +68,34 @@ inline void add_shared_axes(benchmark& b, const collective& c, const collective_
                                 {"world", "intra_node", "inter_node", "rail"}));
 }
 
+// How the collective's results read as nccl-tests prints them (collective_layout.h): its size,
+// element type (float32 when it has no dtype axis, as the buffers are), reduction and placement
+// axes, each type's bytes, its root (rank 0 of a rooted collective, -1 otherwise) and metrics.
+[[nodiscard]] inline collective_layout layout_of(const collective& c) {
+  collective_layout l;
+  l.size_axis = "size";
+  if (c.reduces) {
+    l.type_axis = "dtype";
+    l.op_axis = "op";
+  }
+  if (!c.placements.empty()) {
+    l.placement_axis = "placement";
+    l.in_place = "in_place";
+  }
+  l.default_type = "float32";
+  for (std::size_t k = 0; k < std::size(elem_type_names); ++k) {
+    l.type_bytes[std::string(elem_type_names[k])] =
+        static_cast<int>(kernels::pattern::elem_size(static_cast<elem_type>(k)));
+  }
+  const bool rooted =
+      c.root_buffer || c.root_only || c.result == kernels::pattern::result_rule::root_block;
+  l.root = rooted ? 0 : -1;
+  l.time_metric = "latency_us";
+  l.algbw_metric = "algbw_gbps";
+  l.busbw_metric = "busbw_gbps";
+  return l;
+}
+
 // Registers every row of the table with `be`; a row without a call of the backend throws at
 // start-up (a programming error, caught by every test that starts the binary).
 inline void register_collectives(const collective_backend& be) {
@@ -95,6 +125,7 @@ inline void register_collectives(const collective_backend& be) {
                      bytes_axis("message size (nccl-tests convention: the larger buffer)", 8,
                                 8.0 * (1ll << 30)));
     be.finish(b, c);
+    b.presents(layout_of(c));
   }
 }
 

@@ -138,6 +138,23 @@ benchmark& benchmark::phase(std::string_view name, data_hop hop) {
                          std::string(name) + "'");
 }
 
+benchmark& benchmark::presents(collective_layout layout) {
+  // Every axis and metric it names must be declared before (a programming error otherwise,
+  // caught by every test that starts the binary).
+  for (const std::string* axis_name :
+       {&layout.size_axis, &layout.type_axis, &layout.op_axis, &layout.placement_axis}) {
+    if (!axis_name->empty() && find_axis(*axis_name) == nullptr)
+      throw std::logic_error(m_name + ": collective layout names no axis '" + *axis_name + "'");
+  }
+  for (const std::string* metric :
+       {&layout.time_metric, &layout.algbw_metric, &layout.busbw_metric}) {
+    if (find_declaration(m_metrics, *metric) == nullptr)
+      throw std::logic_error(m_name + ": collective layout names no metric '" + *metric + "'");
+  }
+  m_collective = std::move(layout);
+  return *this;
+}
+
 const metric_decl* benchmark::headline() const {
   for (const auto& m : m_metrics) {
     if (m.headline) return &m;

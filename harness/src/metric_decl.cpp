@@ -5,6 +5,7 @@
 #include <set>
 #include <utility>
 
+#include "infrabench/collective_layout.h"
 #include "infrabench/error.h"
 
 namespace infrabench {
@@ -371,6 +372,57 @@ bool metric_pattern_matches(std::string_view pattern, std::string_view name) {
   }
   while (p < pattern.size() && pattern[p] == '*') ++p;
   return p == pattern.size();
+}
+
+long long collective_layout::count_of(long long bytes, const std::string& type) const {
+  const auto it = type_bytes.find(type);
+  return it == type_bytes.end() || it->second <= 0 ? -1 : bytes / it->second;
+}
+
+nlohmann::json collective_layout_json(const collective_layout& l) {
+  return {{"size_axis", l.size_axis},      {"type_axis", l.type_axis},
+          {"op_axis", l.op_axis},          {"placement_axis", l.placement_axis},
+          {"in_place", l.in_place},        {"default_type", l.default_type},
+          {"type_bytes", l.type_bytes},    {"root", l.root},
+          {"time_metric", l.time_metric},  {"algbw_metric", l.algbw_metric},
+          {"busbw_metric", l.busbw_metric}};
+}
+
+namespace {
+
+// A string field of a collective layout ("" when absent).
+std::string layout_string(const nlohmann::json& j, const char* key, const std::string& where) {
+  const auto it = j.find(key);
+  if (it == j.end()) return "";
+  if (!it->is_string()) throw user_error(where + "." + key + ": expected a string");
+  return it->get<std::string>();
+}
+
+}  // namespace
+
+collective_layout collective_layout_from_json(const nlohmann::json& j, const std::string& where) {
+  if (!j.is_object()) throw user_error(where + ": expected an object");
+  collective_layout l;
+  std::string* fields[] = {&l.size_axis,      &l.type_axis,    &l.op_axis,
+                           &l.placement_axis, &l.in_place,     &l.default_type,
+                           &l.time_metric,    &l.algbw_metric, &l.busbw_metric};
+  const char* keys[] = {"size_axis",    "type_axis",   "op_axis",      "placement_axis", "in_place",
+                        "default_type", "time_metric", "algbw_metric", "busbw_metric"};
+  for (std::size_t i = 0; i < std::size(keys); ++i) *fields[i] = layout_string(j, keys[i], where);
+  const std::string root_key = "root", bytes_key = "type_bytes";
+  if (const auto it = j.find(root_key); it != j.end()) {
+    if (!it->is_number_integer()) throw user_error(where + ".root: expected an integer");
+    l.root = it->get<int>();
+  }
+  if (const auto it = j.find(bytes_key); it != j.end()) {
+    if (!it->is_object()) throw user_error(where + ".type_bytes: expected an object");
+    for (const auto& [type, bytes] : it->items()) {
+      if (!bytes.is_number_integer())
+        throw user_error(where + ".type_bytes." + type + ": expected an integer");
+      l.type_bytes[type] = bytes.get<int>();
+    }
+  }
+  return l;
 }
 
 }  // namespace infrabench

@@ -48,7 +48,11 @@ nlohmann::json benchmark_metadata_json(const benchmark& b) {
   for (const auto& m : b.metrics()) metrics.push_back(metric_decl_json(m));
   // The benchmarks whose results it reads (a peak it is a fraction of, a reference), so the HTML
   // report finds a curve's peak benchmark by this declaration, not by its name.
-  return {{"requires", requires_}, {"axes", axes}, {"metrics", metrics}, {"uses", b.uses()}};
+  nlohmann::json meta = {
+      {"requires", requires_}, {"axes", axes}, {"metrics", metrics}, {"uses", b.uses()}};
+  // A collective's nccl-tests layout (collective_layout.h), for the console's table.
+  if (b.collective()) meta.emplace("collective", collective_layout_json(*b.collective()));
+  return meta;
 }
 
 report_summary summarize_results(std::span<const result> results) {

@@ -148,6 +148,13 @@ std::map<std::string, benchmark_meta> read_benchmark_metadata(const checker& c, 
         meta.axes[name] = read_axis_meta(c, a, where + "." + bench + ".axes." + name);
     }
     meta.metrics = read_metric_decls(c, b, where + "." + bench);
+    if (const auto l = b.find("collective"); l != b.end() && !l->is_null()) {
+      try {
+        meta.collective = collective_layout_from_json(*l, where + "." + bench + ".collective");
+      } catch (const user_error& e) {
+        c.fail(e.what());
+      }
+    }
     out[bench] = std::move(meta);
   }
   return out;
@@ -1069,7 +1076,9 @@ json benchmark_meta_json(const benchmark_meta& b) {
   }
   json metrics = json::array();
   for (const auto& d : b.metrics) metrics.push_back(metric_decl_json(d));
-  return {{"requires", b.requires_}, {"uses", b.uses}, {"axes", axes}, {"metrics", metrics}};
+  json out = {{"requires", b.requires_}, {"uses", b.uses}, {"axes", axes}, {"metrics", metrics}};
+  if (b.collective) out.emplace("collective", collective_layout_json(*b.collective));
+  return out;
 }
 
 json run_json(const report_view& r) {

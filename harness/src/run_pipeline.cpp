@@ -303,7 +303,7 @@ void print_cluster_tables(std::ostream& console, const printer& table, const wri
       shown.push_back(r);
     }
   }
-  table.print(console, run_document{w.report, shown, true});
+  table.print(console, run_document{w.report, shown, true, &w.view.benchmarks});
   if (left_to_leader > 0) {
     console << "(" << left_to_leader
             << " node-local configurations left to the one rank per host that ran them)\n\n";
@@ -339,7 +339,7 @@ void print_console(std::ostream& console, const printer& table, const written_re
   if (s.multi) {
     print_cluster_tables(console, table, w, a, s.outliers);
   } else {
-    table.print(console, run_document{w.report, w.view.results, false});
+    table.print(console, run_document{w.report, w.view.results, false, &w.view.benchmarks});
   }
   // The same count as the progress counter: configurations of the plan, per rank (every rank
   // runs the same plan); a multi-rank run then says how many results the ranks gave.
@@ -510,7 +510,7 @@ void render_report(const written_report& w, const analysed_results& a, const ren
   const printer& format = printer_registry::instance().find(s.format, document::run);
   if (s.format != "table") {
     // (Never with the report itself on stdout: plan_run refuses that before anything runs.)
-    format.print(console, run_document{w.report, w.view.results, s.multi});
+    format.print(console, run_document{w.report, w.view.results, s.multi, &w.view.benchmarks});
   } else {
     print_console(console, format, w, a, s);
   }

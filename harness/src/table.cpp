@@ -252,10 +252,18 @@ void print_benchmark(std::ostream& out, const std::string& name,
   out << '\n';
 }
 
+// The nccl-tests layout `bench` declares (collective_layout.h); null when it declares none.
+const collective_layout* collective_of(
+    const std::map<std::string, model::benchmark_meta>* benchmarks, const std::string& bench) {
+  if (benchmarks == nullptr) return nullptr;
+  const auto it = benchmarks->find(bench);
+  return it != benchmarks->end() && it->second.collective ? &*it->second.collective : nullptr;
+}
+
 }  // namespace
 
-void print_table(std::ostream& out, const std::vector<model::result_view>& results,
-                 bool show_host) {
+void print_table(std::ostream& out, const std::vector<model::result_view>& results, bool show_host,
+                 const std::map<std::string, model::benchmark_meta>* benchmarks) {
   // One block per benchmark, in first-seen order.
   std::vector<std::string> order;
   std::map<std::string, std::vector<const result_view*>> groups;
@@ -273,8 +281,11 @@ void print_table(std::ostream& out, const std::vector<model::result_view>& resul
              r->reason_code == rs.front()->reason_code &&
              r->unknown_reason_code == rs.front()->unknown_reason_code;
     });
+    const collective_layout* layout = collective_of(benchmarks, name);
     if (all_skipped_alike)
       add_skip(skipped, *rs.front(), rs.size());
+    else if (layout != nullptr)
+      print_collective_table(out, name, rs, *layout);
     else
       print_benchmark(out, name, rs, show_host);
   }

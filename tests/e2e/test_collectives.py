@@ -3,6 +3,7 @@ recursive doubling, the other collectives, pairwise, verification, one result pe
 node-local scheduling, bad input, and the harness's own fault handling (a killed rank, a stopped
 rank hitting --op-timeout). The multi-host versions run in test_multinode.py (ci/multinode.sh)."""
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -449,3 +450,36 @@ def test_stopped_rank_hits_the_operation_timeout(tmp_path):
     assert time.monotonic() - t0 < 30
     check_partial_report(out, text, rc, "rank 1 (host ")
     assert "stopped answering" in text and "--op-timeout" in text, text
+
+
+@needs_mpi
+def test_console_prints_collectives_as_nccl_tests(tmp_path):
+    """Issue 45 item 12: size, count, type, redop, root, then out-of-place and in-place
+    time/algbw/busbw/#wrong side by side in one row per size, and "Avg bus bandwidth" computed from
+    the results (the mean busbw of the VALID ones, INVALID ones said apart), in GB/s throughout."""
+    out = str(tmp_path / "r.json")
+    p = mpirun(2, "run", "--filter", "^collectives/mpi_allreduce$", "-a", "size=8,64KiB", "-a", "dtype=float32",
+               "-a", "placement=out_of_place,in_place", "-a", "algorithm=mpi", *FAST, "-o", out)
+    assert p.returncode == 0, p.stdout + p.stderr
+    text = p.stdout[p.stdout.index("collectives/mpi_allreduce"):]
+    assert all(len(line) <= 120 for line in text.splitlines()), text
+    for word in ("out-of-place", "in-place", "size", "count", "type", "redop", "root", "#wrong", "(us)",
+                 "(GB/s)"):
+        assert word in text, (word, text)
+    assert "MB/s" not in text, text  # fixed GB/s, as nccl-tests
+    rows = [line.split() for line in text.splitlines()
+            if line.split()[:1] in (["8"], ["64KiB"]) and line.split()[1].isdigit()]  # not its notes
+    assert [r[:5] for r in rows] == [["8", "2", "float32", "sum", "-1"], ["64KiB", "16384", "float32", "sum", "-1"]]
+    assert all(r[8] == "0" and r[12] == "0" for r in rows), rows  # #wrong of each placement
+    results = load_report(out)["results"]
+    busbw = [(metrics(r)["busbw_gbps"], r["valid"]) for r in results if r["status"] == "passed"]
+    valid = [b for b, ok in busbw if ok]
+    m = re.search(r"Avg bus bandwidth: (\S+) GB/s \(the mean busbw of (\d+) results?", text)
+    if valid:
+        assert m and int(m.group(2)) == len(valid), text
+        assert float(m.group(1)) == pytest.approx(sum(valid) / len(valid), rel=0.01, abs=0.006), text
+        if len(valid) < len(busbw):
+            assert f"{len(busbw) - len(valid)} INVALID left out" in text, text
+    else:
+        assert "Avg bus bandwidth: INVALID: " in text, text
+    assert "#wrong: 0 OK (4 results verified)" in text, text

@@ -4,11 +4,13 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "infrabench/axis.h"
 #include "infrabench/capabilities.h"
+#include "infrabench/collective_layout.h"
 #include "infrabench/metric_decl.h"
 
 namespace infrabench {
@@ -80,6 +82,9 @@ class benchmark {
   // Declares that the declared metric `name` is a part of another hop: a whole step's phase time
   // (forward_ms: compute), a byte rate in another hop's unit (the decoder's input: storage_read).
   benchmark& phase(std::string_view name, data_hop hop);
+  // Declares that it runs a collective whose results read as nccl-tests prints them
+  // (collective_layout.h): the console lays its table out so.
+  benchmark& presents(collective_layout layout);
 
   [[nodiscard]] const std::string& name() const { return m_name; }
   [[nodiscard]] std::string group() const;
@@ -90,6 +95,7 @@ class benchmark {
   [[nodiscard]] const std::vector<std::string>& uses() const { return m_uses; }
   [[nodiscard]] const std::vector<axis>& axes() const { return m_axes; }
   [[nodiscard]] const std::vector<metric_decl>& metrics() const { return m_metrics; }
+  [[nodiscard]] const std::optional<collective_layout>& collective() const { return m_collective; }
   // The headline declaration; null when none is marked.
   [[nodiscard]] const metric_decl* headline() const;
   [[nodiscard]] std::vector<axis>& axes() { return m_axes; }
@@ -118,6 +124,7 @@ class benchmark {
   int m_min_ranks = 1;
   std::vector<std::string> m_uses;
   std::vector<metric_decl> m_metrics;
+  std::optional<collective_layout> m_collective;
 };
 
 [[nodiscard]] std::string_view to_string(rank_scope s);

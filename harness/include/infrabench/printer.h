@@ -6,6 +6,7 @@
 #pragma once
 
 #include <algorithm>
+#include <map>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -35,6 +36,8 @@ struct run_document {
   // The rows to show, typed (a multi-rank run leaves node-local skips out).
   const std::vector<model::result_view>& results;
   bool show_host = false;  // a column per host (multi-rank runs)
+  // The report's declarations per benchmark (a collective's table layout); null: none known.
+  const std::map<std::string, model::benchmark_meta>* benchmarks = nullptr;
 };
 
 class printer {

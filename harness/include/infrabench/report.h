@@ -1,6 +1,7 @@
 // The JSON report and the console table.
 #pragma once
 
+#include <map>
 #include <ostream>
 #include <span>
 #include <string>
@@ -16,8 +17,10 @@ namespace infrabench {
 inline constexpr const char* report_schema_version = "1.10.0";
 
 class benchmark;
+struct collective_layout;  // collective_layout.h
 namespace model {
-struct result_view;  // model/report.h
+struct result_view;     // model/report.h
+struct benchmark_meta;  // model/report.h
 }  // namespace model
 
 struct report_context {
@@ -60,8 +63,22 @@ struct report_summary {
 [[nodiscard]] std::string utc_now_iso8601();
 
 // The console table of a report's results (the typed model): one block per benchmark, a column
-// per axis and per metric.
-void print_table(std::ostream& out, const std::vector<model::result_view>& results, bool show_host);
+// per axis and per metric, each metric in one unit (units.h). A benchmark whose declarations
+// (`benchmarks`: the report's, when given) say it runs a collective gets nccl-tests' table.
+void print_table(std::ostream& out, const std::vector<model::result_view>& results, bool show_host,
+                 const std::map<std::string, model::benchmark_meta>* benchmarks = nullptr);
+
+// A collective's results as nccl-tests prints them (collective_layout.h): size, count, type,
+// redop, root, then per placement time (us), algbw, busbw (GB/s) and #wrong side by side, each
+// row's status, the results' notes, and the closing lines avg_bus_bandwidth_lines gives.
+void print_collective_table(std::ostream& out, const std::string& name,
+                            const std::vector<const model::result_view*>& rs,
+                            const collective_layout& layout);
+// "Avg bus bandwidth: 3.21 GB/s (the mean busbw of 12 results; 4 INVALID left out, 2.90 GB/s
+// with them)" (nccl-tests' mean over every size and placement, INVALID results said apart) and
+// "#wrong: 0 OK (16 results verified)", or how many configurations failed verification.
+[[nodiscard]] std::vector<std::string> avg_bus_bandwidth_lines(
+    const std::vector<const model::result_view*>& rs, const collective_layout& layout);
 
 // "1.23 ms", "456 ns", "12.3 GB/s": value scaled to a readable unit.
 [[nodiscard]] std::string format_time(double seconds);

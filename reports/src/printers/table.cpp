@@ -12,7 +12,7 @@ class table_printer final : public printer {
   [[nodiscard]] std::string_view name() const override { return "table"; }
   [[nodiscard]] bool prints(document d) const override { return d != document::page; }
   void print(std::ostream& out, const run_document& run) const override {
-    print_table(out, run.results, run.show_host);
+    print_table(out, run.results, run.show_host, run.benchmarks);
   }
   void print(std::ostream& out, const comparison& c) const override {
     print_comparison_table(out, c);

@@ -20,6 +20,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "infrabench/collective_layout.h"
 #include "infrabench/json_io.h"
 #include "infrabench/metric_decl.h"
 #include "infrabench/result.h"
@@ -65,6 +66,9 @@ struct benchmark_meta {
   // The benchmarks whose results it reads (benchmark::uses: a peak it is a fraction of, a
   // reference); empty for a report that does not say.
   std::vector<std::string> uses;
+  // How its results read as nccl-tests prints them (collective_layout.h); unset for a benchmark
+  // that runs no collective, and in reports written before it was declared.
+  std::optional<collective_layout> collective;
 };
 
 // One repetition of a configuration (`run --repetitions N`) as its result records it: what compare
