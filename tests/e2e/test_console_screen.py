@@ -120,6 +120,40 @@ def test_quick_suite_fits_120_columns(quick):
     assert not too_wide(p.stdout), "\n".join(too_wide(p.stdout))[:3000]
 
 
+def test_each_column_keeps_one_unit_and_headers_are_whole(quick):
+    """Issue 45 item 4: a column never mixes prefixes of one unit (MB/s beside GB/s, us beside
+    ms), sizes and large numbers are scaled (no `52428800 B`, no `7.069e+08`), and no header is cut
+    ("..." above a table's rule)."""
+    p, _, _ = quick
+    lines = p.stdout.splitlines()
+    cell = re.compile(r"(\S+) (ns|us|ms|s|[kMGT]?B/s|[MGTP]FLOP/s|B|KiB|MiB|GiB|TiB)(?=\s|$)")
+    family = {u: f for f, us in {"time": ("ns", "us", "ms", "s"),
+                                  "rate": ("B/s", "kB/s", "MB/s", "GB/s", "TB/s"),
+                                  "flops": ("MFLOP/s", "GFLOP/s", "TFLOP/s", "PFLOP/s"),
+                                  "bytes": ("B", "KiB", "MiB", "GiB", "TiB")}.items() for u in us}
+    start = next(i for i, line in enumerate(lines) if line.startswith("Scorecard"))
+    end = lines.index("", start)  # the scorecard's rows are different metrics: not a column
+    columns = {}
+    for i, line in enumerate(lines):
+        if start <= i <= end or columns is None and line.strip():
+            continue  # the scorecard, or a table's footnotes (text, not columns)
+        if line.startswith("  ["):
+            columns = None
+        elif line.startswith("  --"):
+            assert "..." not in lines[i - 1], lines[i - 1]  # the header row above the rule
+            columns = {}
+        elif not line.strip():
+            columns = {}
+        else:
+            for m in cell.finditer(line):
+                # A right-aligned cell ends where its column ends: one unit per family there.
+                key = (m.end(), family[m.group(2)])
+                columns.setdefault(key, set()).add(m.group(2))
+                assert len(columns[key]) == 1, (columns[key], line)
+    assert not re.search(r"\b\d{7,} B\b", p.stdout), p.stdout
+    assert not re.search(r"\d\.\d+e\+\d\d", p.stdout), p.stdout
+
+
 def test_skips_are_grouped_after_the_tables_one_line_per_reason(quick):
     p, _, report = quick
     skipped_whole = {}
