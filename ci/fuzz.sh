@@ -33,7 +33,8 @@ mkdir -p "$out/obj"
 # machine_drift.cpp: impossible values and the canary's machine drift, which compare judges;
 # simulation_none.cpp: never a simulated node (report.cpp asks); options.cpp: the
 # output options compare masks; roofline.cpp, html_roofline.cpp, model_config.cpp: the report
-# page's roofline section; scorecard.cpp, table.cpp: its scorecard and the values' units.)
+# page's roofline section; scorecard.cpp, table.cpp: its scorecard and the values' units;
+# units.cpp, table_collective.cpp: a column's one unit, the collectives' nccl-tests table.)
 library=(harness/src/report_model.cpp harness/src/report_reader.cpp harness/src/json_skim.cpp reports/src/baseline.cpp reports/src/baseline_file.cpp reports/src/compare.cpp reports/src/rank_stats.cpp
          reports/src/text.cpp reports/src/html_report.cpp reports/src/html_specs.cpp
          reports/src/node_verdicts.cpp reports/src/values.cpp reports/src/machine_drift.cpp
@@ -47,7 +48,8 @@ library=(harness/src/report_model.cpp harness/src/report_reader.cpp harness/src/
          harness/src/data_dirs.cpp harness/src/text_layout.cpp tests/fuzz/html_assets_none.cpp
          harness/src/benchmark.cpp harness/src/options.cpp tests/fuzz/requirements_none.cpp
          reports/src/roofline.cpp reports/src/html_roofline.cpp kernels/cpu/transformer/model_config.cpp
-         harness/src/scorecard.cpp harness/src/table.cpp harness/src/storage_location.cpp harness/src/telemetry_cpu.cpp)
+         harness/src/scorecard.cpp harness/src/table.cpp harness/src/storage_location.cpp harness/src/telemetry_cpu.cpp
+         harness/src/units.cpp harness/src/table_collective.cpp)
 targets=(report baseline suite names)
 sources=("${library[@]}")
 for target in "${targets[@]}"; do sources+=("tests/fuzz/fuzz_$target.cpp"); done
