@@ -274,7 +274,9 @@ def test_screenshot_is_not_blank(page, width, tmp_path, capsys):
     # roofline page's charts are SVG, its Chart.js benchmarks one-configuration tables).
     assert attrs["data-table-overflow"] == "0", attrs.get("data-table-overflow-text")
     assert attrs["data-label-overlaps"] == "0", attrs.get("data-label-overlap-text")
-    assert kind == "roofline" or int(attrs["data-labels"]) > 10, body
+    # The accept page's one chart is a measured three-point curve: its y ticks follow the values
+    # (9 texts seen on CI's machine), the others' charts draw many more.
+    assert kind == "roofline" or int(attrs["data-labels"]) > (6 if kind == "accept" else 10), body
     keep = os.environ.get("INFRABENCH_SCREENSHOT_DIR")
     if keep:  # CI keeps it as an artifact
         os.makedirs(keep, exist_ok=True)
