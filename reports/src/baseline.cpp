@@ -509,8 +509,8 @@ std::string busy_explains(const rule& r, const result_view& res, const metric_vi
   if (!(l.cpus > 0) || l.other_cpus < busy_share * l.cpus ||
       l.own_cpus + l.other_cpus < (1 - busy_share) * l.cpus)
     return "";
-  const double left = std::max(0.0, l.cpus - l.other_cpus);
-  const double cost = std::pow(left / l.cpus, starved_power);
+  const double left = cpus_left(l);
+  const double cost = starved_cost(left, l.cpus);
   if (cost > 0 && !value_passes(r, m.higher_is_better ? hi / cost : lo * cost)) return "";
   return "the machine was busy: other processes used " + format_number(l.other_cpus) + " of the " +
          format_number(l.cpus) + " CPUs it could use, leaving its threads " + format_number(left);

@@ -826,7 +826,7 @@ std::string busy_text(const model::cpu_load_view& slow, const model::cpu_load_vi
   return "the machine was busy: other processes used " + format_number(slow.other_cpus) +
          " of the " + format_number(slow.cpus) + " CPUs it could use (" +
          format_number(fast.other_cpus) + " in the faster run), leaving it " +
-         format_number(slow.cpus - slow.other_cpus) + " where the faster run's threads used " +
+         format_number(cpus_left(slow)) + " where the faster run's threads used " +
          format_number(fast.own_cpus);
 }
 
@@ -835,8 +835,9 @@ std::string starved_by_others(const std::optional<model::cpu_load_view>& slow,
                               const std::optional<model::cpu_load_view>& fast, double perf) {
   if (!slow || !fast || !(slow->cpus > 0) || !(fast->cpus > 0) || !(fast->own_cpus > 0)) return "";
   const double more = slow->other_cpus / slow->cpus - fast->other_cpus / fast->cpus;
-  const double room = std::max(0.0, slow->cpus - slow->other_cpus) / fast->own_cpus;
-  const bool starved = room < 1 - busy_share && perf >= std::pow(room, starved_power);
+  const double room = cpus_left(*slow) / fast->own_cpus;
+  const bool starved =
+      room < 1 - busy_share && perf >= starved_cost(cpus_left(*slow), fast->own_cpus);
   return more >= busy_share && starved ? busy_text(*slow, *fast) : "";
 }
 

@@ -6,6 +6,7 @@
 // between the runs' settings and systems.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -72,6 +73,17 @@ enum class change {
 // GEMM lost 69% with 37% of the CPUs it had used taken).
 constexpr double busy_share = 0.1;
 constexpr double starved_power = 3;
+
+// The CPUs other processes left a measurement: of the `cpus` it could use, those they did not take.
+inline double cpus_left(const model::cpu_load_view& l) {
+  return std::max(0.0, l.cpus - l.other_cpus);
+}
+
+// The least share of its speed a measurement keeps with `left` CPUs where its threads wanted
+// `wanted`: the share of them it had, amplified by starved_power (1 when it had all it wanted).
+inline double starved_cost(double left, double wanted) {
+  return std::pow(std::clamp(left / wanted, 0.0, 1.0), starved_power);
+}
 
 struct metric_row {
   std::string key;  // config key + metric
