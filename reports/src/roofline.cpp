@@ -533,6 +533,16 @@ std::optional<double> hop_time_s(const context& c, const result_view& r, data_ho
   return total;
 }
 
+// The CPU threads a training step result computed on: its `threads` axis, or for 0 (the CPUs
+// its rank could use) the host's usable CPUs over the report's ranks per host; 0 when unknown.
+double step_threads(const context& c, const result_view& train) {
+  const double threads = axis_number(train, "threads").value_or(0);
+  if (threads > 0) return threads;
+  const double per_host = static_cast<double>(std::max<std::size_t>(c.report.rank_count(), 1)) /
+                          static_cast<double>(std::max<std::size_t>(c.report.host_count(), 1));
+  return host_cpus(c.report) / std::max(1.0, per_host);
+}
+
 // Compute measured by the whole step: its phase times declared compute (forward, backward,
 // optimizer, and the wall time no phase accounts for: it is in the step too). Sets *step_s to
 // that time per step.
@@ -549,10 +559,18 @@ roofline_hop compute_hop(const context& c, const result_view* train, double* ste
   if (!time || !(*time > 0))
     return missing("compute", "not measured",
                    train->benchmark + " declares no compute phase time this result carries");
-  const double total = *time / c.scale("compute");
+  // A CPU job's ranks share the node's cores: the step measured on `measured` threads runs on
+  // threads_per_rank() in each (scaled linearly, as the loader is), so N ranks on a node share its
+  // rate rather than multiply it by N (issue 45 item 17).
+  const double measured = c.gpu ? 0 : step_threads(c, *train);
+  const double threads = measured > 0 ? c.threads_per_rank() / measured : 1;
+  const double total = *time / c.scale("compute") / threads;
   *step_s = total;
   h.formula =
       std::to_string(c.job.batch) + " samples / " + fmt(total * 1e3) + " ms (" + names + ")";
+  if (threads != 1)
+    h.formula += ", its " + fmt(*time * 1e3) + " ms on " + fmt(measured) + " thread(s) scaled to " +
+                 fmt(c.threads_per_rank()) + " per rank";
   if (const int k = step_repetition(c, *train); k >= 0)
     h.formula += ", of repetition " + std::to_string(k + 1) + " (the median rate's)";
   h.status = hop_measured;

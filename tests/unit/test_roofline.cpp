@@ -194,10 +194,11 @@ TEST(Roofline, AllReduceFromBusBandwidth) {
   // 547840 B x 2(2-1)/2 / 0.1 GB/s = 5.4784 ms for a batch of 8.
   EXPECT_NEAR(ar.per_gpu, 8 / 5.4784e-3, 1e-6);
   EXPECT_EQ(ar.sources.at(0).value, 0.1);
-  // The step: 16 ms compute + 5.48 ms all-reduce (the report's step ran one rank: no overlap).
+  // The step: 32 ms compute (16 ms measured on the node's 2 CPUs, each of the 2 ranks has 1) +
+  // 5.48 ms all-reduce (the report's step ran one rank: no overlap).
   EXPECT_EQ(r.limit, "storage");
   EXPECT_EQ(r.step_parts, 2);
-  EXPECT_NEAR(r.step_per_gpu, 8 / (0.016 + 5.4784e-3), 1e-6);
+  EXPECT_NEAR(r.step_per_gpu, 8 / (0.032 + 5.4784e-3), 1e-6);
   const auto nics = compute_roofline(rep, j, parse_what_if("nodes=2,nics=400Gb/s,storage=100x"));
   EXPECT_EQ(nics.limit, "compute");
   EXPECT_NEAR(hop(nics, "allreduce").per_gpu, 8 / (547840.0 * 2 * 3 / 4 / 50e9), 1e-3);
@@ -232,7 +233,7 @@ report_view jpeg_report(std::optional<double> step_ms) {
         decl("backward_ms", "ms", metric_kind::time, false, data_hop::compute)};
     const double tokens_per_s = 8 / (*step_ms / 1e3) * 17;  // vit-tiny: 1 + 16 patches
     rep.results.push_back(
-        result("training/step", {{"model", "vit-tiny"}, {"batch", 8}},
+        result("training/step", {{"model", "vit-tiny"}, {"batch", 8}, {"threads", 1}},
                {metric("tokens_per_s", "tokens/s", tokens_per_s), metric("forward_ms", "ms", 1.5),
                 metric("backward_ms", "ms", 2.5)}));
   }
@@ -496,6 +497,31 @@ TEST(Roofline, CpuRatesAreNotLabelledPerGpu) {
   const auto g = analyse_roofline(fixture(), gpu, {});
   EXPECT_EQ(rank_unit(g.base), "GPU");
   EXPECT_NE(roofline_text(g).find("samples/s/GPU"), std::string::npos);
+}
+
+// N ranks of a CPU job on one node share its cores (issue 45 item 17): the step's compute measured
+// on the node's 2 CPUs takes twice as long in each of 2 ranks, so the job's compute rate is the
+// node's, never 2x it; a GPU job's ranks each have their own GPU.
+TEST(Roofline, CpuRanksOnANodeShareItsCores) {
+  const auto one = analyse_roofline(fixture(), tiny(), {});
+  roofline_job two = tiny();
+  two.ranks_per_node = 2;
+  const auto ranks = analyse_roofline(fixture(), two, {});
+  const auto& c1 = hop(one.base, "compute");
+  const auto& c2 = hop(ranks.base, "compute");
+  ASSERT_TRUE(c1.has_rate() && c2.has_rate()) << c1.why << c2.why;
+  EXPECT_NEAR(c2.per_gpu, c1.per_gpu / 2, 1e-9);
+  EXPECT_NEAR(c2.per_job, c1.per_job, 1e-9);
+  EXPECT_NE(c2.formula.find("on 2 thread(s) scaled to 1 per rank"), std::string::npos)
+      << c2.formula;
+  EXPECT_EQ(c1.formula.find("scaled to"), std::string::npos) << c1.formula;
+  // Four threads' what-if on one rank: the step's 2 measured threads scaled to 4.
+  EXPECT_NEAR(hop(analyse_roofline(fixture(), tiny(), {parse_what_if("cpu_threads=4")})
+                      .what_ifs.at(0)
+                      .result,
+                  "compute")
+                  .per_gpu,
+              2 * c1.per_gpu, 1e-9);
 }
 
 // The chart's axes say what they are and in which unit: rates of the whole job in samples/s on a
