@@ -80,7 +80,7 @@ std::string written_list(const std::vector<std::pair<std::string, std::string>>&
 }
 
 struct accept_options {
-  std::string baseline, junit, html, report = "acceptance-report.json";
+  std::string baseline, junit, html, openmetrics, report = "acceptance-report.json";
   std::string level = "3";  // accept_level.h: a number or a name
 };
 
@@ -111,6 +111,7 @@ std::string relaunch_command(long ranks, const accept_options& o,
                                    "--baseline", o.baseline};
   if (!o.junit.empty()) args.insert(args.end(), {"--junit", o.junit});
   if (!o.html.empty()) args.insert(args.end(), {"--html", o.html});
+  if (!o.openmetrics.empty()) args.insert(args.end(), {"--openmetrics", o.openmetrics});
   if (o.report != accept_options{}.report) args.insert(args.end(), {"-o", o.report});
   if (o.level != accept_options{}.level) args.insert(args.end(), {"--level", o.level});
   if (!run_args.empty()) args.push_back("--");
@@ -165,6 +166,7 @@ int run_and_check(const accept_options& o, const std::string& suite,
   std::vector<std::string> args = {"infrabench", "run",    "--suite",    suite,
                                    "-o",         o.report, "--baseline", o.baseline};
   if (!o.junit.empty()) args.insert(args.end(), {"--junit", o.junit});
+  if (!o.openmetrics.empty()) args.insert(args.end(), {"--openmetrics", o.openmetrics});
   args.insert(args.end(), run_args.begin(), run_args.end());
   return call(args);
 }
@@ -183,17 +185,18 @@ int accept(const accept_options& o, const std::vector<std::string>& user_run_arg
   const ib::reports::baseline b = ib::reports::load_baseline(o.baseline);
   const std::string suite = checked_suite(b, o.baseline);
   const std::vector<std::string> run_args = level_run_args(level, suite, user_run_args);
-  for (const auto& path : {o.report, o.junit, o.html}) {
+  for (const auto& path : {o.report, o.junit, o.html, o.openmetrics}) {
     if (!path.empty()) ib::check_output_path(path);
   }
   const bool suite_file = suite.find('/') != std::string::npos || suite.ends_with(".json");
-  ib::check_distinct_files({o.baseline, suite_file ? suite : ""}, {o.report, o.junit, o.html});
+  ib::check_distinct_files({o.baseline, suite_file ? suite : ""},
+                           {o.report, o.junit, o.html, o.openmetrics});
   require_rank_per_gpu(b, o, user_run_args);
   const std::string at = " at level " + std::to_string(level.number) + " (" + level.name + ")";
   if (is_rank_zero())
     std::cerr << "accept: suite " << suite << at << " against " << o.baseline << std::endl;
   const std::vector<std::pair<std::string, std::string>> outputs = {
-      {"report", o.report}, {"JUnit", o.junit}, {"HTML", o.html}};
+      {"report", o.report}, {"JUnit", o.junit}, {"HTML", o.html}, {"OpenMetrics", o.openmetrics}};
   std::vector<file_stamp> before;
   for (const auto& out : outputs) before.push_back(stamp_of(out.second));
   const int rc = run_and_check(o, suite, run_args);
@@ -227,6 +230,10 @@ int accept(const accept_options& o, const std::vector<std::string>& user_run_arg
            ->required();
        sub.add_option("--junit", o->junit, "also write the verdicts as JUnit XML");
        sub.add_option("--html", o->html, "also write the HTML report (telemetry plots, verdicts)");
+       sub.add_option(
+           "--openmetrics", o->openmetrics,
+           "also write the verdicts and results as OpenMetrics (atomically: for the node "
+           "exporter's textfile collector)");
        sub.add_option("-o,--output", o->report, "report file")->capture_default_str();
        sub.add_option("--level,-r", o->level,
                       "how much to run, as dcgmi diag's levels (a number or a name): " +

@@ -510,7 +510,8 @@ void render_report(const written_report& w, const analysed_results& a, const ren
   const printer& format = printer_registry::instance().find(s.format, document::run);
   if (s.format != "table") {
     // (Never with the report itself on stdout: plan_run refuses that before anything runs.)
-    format.print(console, run_document{w.report, w.view.results, s.multi, &w.view.benchmarks});
+    format.print(console,
+                 run_document{w.report, w.view.results, s.multi, &w.view.benchmarks, &w.view});
   } else {
     print_console(console, format, w, a, s);
   }

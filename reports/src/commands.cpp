@@ -80,9 +80,17 @@ std::string interrupted_reason(const report_view& report) {
   return why.empty() ? "no reason given" : why;
 }
 
-// Evaluates, prints in `format` and writes JUnit; returns the exit code (1 when any rule failed).
+// `text` written to `path` atomically (output_file.h), said on stderr as `what`.
+void write_said(const std::string& path, const std::string& text, const std::string& what) {
+  write_output(path, text);
+  std::cerr << what << " written to " << std::filesystem::absolute(path).string() << std::endl;
+}
+
+// Evaluates, prints in `format` and writes JUnit and OpenMetrics where asked; returns the exit
+// code (1 when any rule failed).
 int check_and_print(const baseline& b, const report_view& report, const std::string& junit_path,
-                    const std::string& format, bool fail_on_waived) {
+                    const std::string& format, bool fail_on_waived,
+                    const std::string& openmetrics_path = "") {
   check_baseline(b, registry_build_catalog(), &report);
   const auto verdicts = evaluate(b, report);
   const check_outcome outcome{b, report, verdicts};
@@ -102,9 +110,12 @@ int check_and_print(const baseline& b, const report_view& report, const std::str
   if (!junit_path.empty()) {
     std::ostringstream xml;
     printers.find("junit", document::verdicts).print(xml, outcome);
-    write_output(junit_path, xml.str());
-    std::cerr << "JUnit XML written to " << std::filesystem::absolute(junit_path).string()
-              << std::endl;
+    write_said(junit_path, xml.str(), "JUnit XML");
+  }
+  if (!openmetrics_path.empty()) {
+    std::ostringstream text;
+    printers.find("openmetrics", document::verdicts).print(text, outcome);
+    write_said(openmetrics_path, text.str(), "OpenMetrics");
   }
   const auto c = count(verdicts);
   if (c.fail) return exit_fail;
@@ -187,7 +198,7 @@ const char* const allow_simulated_help =
      [](CLI::App& sub) -> std::function<int()> {
        struct opts {
          std::vector<std::string> reports;
-         std::string baseline, junit, format = "table";
+         std::string baseline, junit, openmetrics, format = "table";
          bool fail_on_waived = false, allow_simulated = false;
        };
        auto o = std::make_shared<opts>();
@@ -202,6 +213,10 @@ const char* const allow_simulated_help =
            ->required();
        sub.add_option("--junit", o->junit,
                       "also write the verdicts as JUnit XML (one test case per rule)");
+       sub.add_option(
+           "--openmetrics", o->openmetrics,
+           "also write the verdicts and results as OpenMetrics (atomically: for the node "
+           "exporter's textfile collector)");
        add_format_option(sub, o->format, document::verdicts, "console output");
        sub.add_flag("--fail-on-waived", o->fail_on_waived,
                     "exit 1 when a rule could not be checked, too");
@@ -211,11 +226,12 @@ const char* const allow_simulated_help =
          const report_view report = load_reports(o->reports, b, [&](const report_view& r) {
            refuse_simulated(r, o->allow_simulated, "check");
          });
-         if (!o->junit.empty()) check_output_path(o->junit);
+         for (const auto& out : {o->junit, o->openmetrics})
+           if (!out.empty()) check_output_path(out);
          std::vector<std::string> inputs = o->reports;
          inputs.push_back(o->baseline);
-         check_distinct_files(inputs, {o->junit});
-         return check_and_print(b, report, o->junit, o->format, o->fail_on_waived);
+         check_distinct_files(inputs, {o->junit, o->openmetrics});
+         return check_and_print(b, report, o->junit, o->format, o->fail_on_waived, o->openmetrics);
        };
      }});
 
@@ -1156,6 +1172,10 @@ INFRABENCH_RUN_FILE_OPTION(
     "(exit 1 when a rule fails)");
 INFRABENCH_RUN_FILE_OPTION(junit_option, "junit", output,
                            "with --baseline: also write the verdicts as JUnit XML to this file");
+INFRABENCH_RUN_FILE_OPTION(
+    openmetrics_option, "openmetrics", output,
+    "also write the results as OpenMetrics to this file (atomically: for the "
+    "node exporter's textfile collector)");
 INFRABENCH_RUN_FLAG(baseline_partial_option, "baseline-partial",
                     "with --baseline: judge what this run measured; a rule whose configuration "
                     "it did not run is WAIVED, not NOT RUN (accept --level 1 and 2)");
@@ -1181,6 +1201,35 @@ bool partial(const option_values& values) {
   if (has_junit) check_output_path(j->second);
 });
 
+// ---- run --openmetrics FILE ---------------------------------------------------------------------
+[[maybe_unused]] const bool openmetrics_pre =
+    register_pre_run_hook([](const option_values& values) {
+      const auto p = values.find("openmetrics");
+      if (p != values.end() && !p->second.empty()) check_output_path(p->second);
+    });
+
+[[maybe_unused]] const bool openmetrics_post = register_post_run_hook(
+    [](const json& report_json, const std::string&, const option_values& values) {
+      const auto p = values.find("openmetrics");
+      const auto b = values.find("baseline");
+      // With --baseline, the baseline's hook writes the verdicts with the results.
+      if (p == values.end() || p->second.empty() || (b != values.end() && !b->second.empty()))
+        return exit_ok;
+      try {
+        const report_view report = report_from_json(report_json, "the report of this run");
+        std::ostringstream text;
+        const auto& printers = printer_registry::instance();
+        printers.find("openmetrics", document::run)
+            .print(text, run_document{report_json, report.results, report.multi_node(),
+                                      &report.benchmarks, &report});
+        write_said(p->second, text.str(), "OpenMetrics");
+        return exit_ok;
+      } catch (const output_error& e) {
+        std::cerr << "infrabench: error: " << one_line(e.what()) << std::endl;
+        return exit_output_failed;
+      }
+    });
+
 [[maybe_unused]] const bool post_registered = register_post_run_hook(
     [](const json& report_json, const std::string& report_path, const option_values& values) {
       const auto b = values.find("baseline");
@@ -1197,7 +1246,9 @@ bool partial(const option_values& values) {
         report.label = "this run";
         report.path = report_path;  // JUnit's "report" property (issue 45: it was empty)
         std::cout << "\n";
-        return check_and_print(parsed, report, j == values.end() ? "" : j->second, "table", false);
+        const auto om = values.find("openmetrics");
+        return check_and_print(parsed, report, j == values.end() ? "" : j->second, "table", false,
+                               om == values.end() ? "" : om->second);
       } catch (const user_error& e) {
         std::cerr << "infrabench: error: " << one_line(e.what()) << std::endl;
         return 2;

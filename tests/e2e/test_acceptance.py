@@ -312,11 +312,15 @@ def test_accept_is_one_command(tmp_path):
     # Short runs on a shared machine are often INVALID (noisy): judged by value here.
     good = write(tmp_path, "good.json", {"infrabench_baseline": 1, "suite": "tiny.json", "defaults": {"allow_invalid": True},
                                          "rules": [dict(rule, max=1e6)]})
-    junit, html, report = (str(tmp_path / n) for n in ("a.xml", "a.html", "a.json"))
-    p = run("accept", "--baseline", good, "--junit", junit, "--html", html, "-o", report, "--", "-q")
+    junit, html, report, prom = (str(tmp_path / n) for n in ("a.xml", "a.html", "a.json", "a.prom"))
+    p = run("accept", "--baseline", good, "--junit", junit, "--html", html, "--openmetrics", prom, "-o", report,
+            "--", "-q")
     assert p.returncode == 0, p.stdout + p.stderr
     assert "accept: PASS (exit 0)" in p.stderr and "-> PASS" in p.stdout
     assert os.path.getsize(junit) > 0 and os.path.getsize(html) > 0
+    # The verdicts for the node exporter's textfile collector, written whole (test_fleet_hooks parses it).
+    text = open(prom).read()
+    assert 'infrabench_verdict{' in text and 'verdict="PASS"' in text and text.endswith("# EOF\n"), text[-500:]
     assert load_report(report)["run"]["suite"]["name"] == "tiny"
     bad = write(tmp_path, "bad.json", {"infrabench_baseline": 1, "suite": "tiny.json", "rules": [dict(rule, max=1e-6)]})
     p = run("accept", "--baseline", bad, "-o", report, "--", "-q")

@@ -2,13 +2,15 @@
 HealthCheckProgram / NHC runs it (one line, exit 0 healthy, 1 drain, 2 bad input), and the
 `openmetrics` format for the node exporter's textfile collector, read back with a real parser
 (Debian's python3-prometheus-client)."""
+import datetime
 import json
+import os
 import subprocess
 
 import pytest
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
-from conftest import BIN, FAST, run
+from conftest import BIN, FAST, one_line_error, run
 from test_acceptance import fake_nvml_env, gpu, write
 from test_accept_cluster import cluster, latency_rule
 
@@ -50,19 +52,70 @@ def families(text):
 
 
 def test_run_results_as_openmetrics_parse_with_a_real_parser(tmp_path):
+    report = tmp_path / "r.json"
     p = run("run", "--filter", "^bandwidth/memory_latency$", "-a", "working_set=16KiB", *FAST,
-            "--telemetry", "off", "-o", str(tmp_path / "r.json"), "--format", "openmetrics")
+            "--telemetry", "off", "-o", str(report), "--format", "openmetrics")
     assert p.returncode == 0, p.stderr
     assert p.stdout.endswith("# EOF\n")
     fam = families(p.stdout)
-    values = fam["infrabench_result_value"].samples
-    ns = [s for s in values if s.labels["metric"] == "ns_per_load"]
-    assert ns and ns[0].labels["benchmark"] == "bandwidth/memory_latency"
+    # Base units (issue 45 item 14): the latency in seconds, in a family of its own with its unit,
+    # never beside GB/s; a unit with no base unit (loads/s) keeps its name in result_value.
+    seconds = fam["infrabench_result_seconds"]
+    assert seconds.unit == "seconds" and seconds.type == "gauge"
+    ns = [s for s in seconds.samples if s.labels["metric"] == "ns_per_load"]
+    assert ns and ns[0].labels["benchmark"] == "bandwidth/memory_latency" and "unit" not in ns[0].labels
     # The axis values as set (a size in bytes), not display forms: a stable series identity.
-    assert "working_set=16384" in ns[0].labels["configuration"] and ns[0].labels["unit"] == "ns"
-    assert ns[0].value > 0
+    assert "working_set=16384" in ns[0].labels["configuration"]
+    doc = json.loads(report.read_text())
+    (measured,) = [m for m in doc["results"][0]["metrics"] if m["name"] == "ns_per_load"]
+    assert ns[0].value == pytest.approx(measured["value"] * 1e-9, rel=1e-12)
+    assert all(s.labels["unit"] not in ("ns", "s", "GB/s", "B") for s in fam["infrabench_result_value"].samples)
+    # Which build measured, and when: the report's commit and schema, its end time.
+    (info,) = fam["infrabench_build"].samples
+    assert info.name == "infrabench_build_info" and info.labels["schema_version"] == doc["schema_version"]
+    build = doc["hosts"][0]["build"]
+    assert (info.labels["commit"], info.labels["version"]) == (build["git_commit"], build["version"]), info
+    (when,) = fam["infrabench_last_run_timestamp_seconds"].samples
+    ended = datetime.datetime.fromisoformat(doc["run"]["finished_utc"].replace("Z", "+00:00"))
+    assert when.value == pytest.approx(ended.timestamp(), abs=1e-3)
     status = fam["infrabench_result_status"].samples
     assert {s.labels["status"] for s in status} == {"passed"}
+
+
+def test_openmetrics_file_is_written_whole_beside_the_report(tmp_path):
+    # --openmetrics FILE: the textfile collector's file written atomically (never half a file),
+    # with the report; a path it cannot write is refused before anything runs.
+    prom = tmp_path / "infrabench.prom"
+    prom.write_text("old\n")
+    p = run("run", "--filter", "^bandwidth/memory_latency$", "-a", "working_set=16KiB", *FAST,
+            "--telemetry", "off", "-o", str(tmp_path / "r.json"), "--openmetrics", str(prom))
+    assert p.returncode == 0, p.stderr
+    text = prom.read_text()
+    assert text.endswith("# EOF\n") and "infrabench_result_seconds" in families(text)
+    assert sorted(os.listdir(tmp_path)) == ["infrabench.prom", "r.json"], os.listdir(tmp_path)
+    bad = run("run", "--filter", "^bandwidth/memory_latency$", *FAST, "-o", str(tmp_path / "s.json"),
+              "--openmetrics", str(tmp_path))
+    assert bad.returncode == 2 and not (tmp_path / "s.json").exists(), bad.stderr
+    one_line_error(bad)
+    base = write(tmp_path, "b.json", {"infrabench_baseline": 1, "rules": [
+        {"benchmark": "bandwidth/memory_latency", "metric": "ns_per_load", "max": 1e9}]})
+    c = run("check", str(tmp_path / "r.json"), "-b", base, "--openmetrics", str(prom))
+    assert c.returncode == 0, c.stdout + c.stderr
+    fam = families(prom.read_text())
+    assert [s.labels["verdict"] for s in fam["infrabench_verdict"].samples] == ["PASS"]
+    # check's output carries the results' values too, as run's does.
+    assert any(s.labels["metric"] == "ns_per_load" for s in fam["infrabench_result_seconds"].samples)
+    same = run("check", str(tmp_path / "r.json"), "-b", base, "--openmetrics", base)
+    assert same.returncode == 2, same.stderr
+    # run --baseline (as accept runs it): the verdicts with the results, in the one file.
+    judged = tmp_path / "judged.prom"
+    p = run("run", "--filter", "^bandwidth/memory_latency$", "-a", "working_set=16KiB", *FAST,
+            "--telemetry", "off", "-o", str(tmp_path / "t.json"), "--baseline", base,
+            "--openmetrics", str(judged))
+    assert p.returncode == 0, p.stdout + p.stderr
+    fam = families(judged.read_text())
+    assert [s.labels["verdict"] for s in fam["infrabench_verdict"].samples] == ["PASS"]
+    assert "infrabench_result_seconds" in fam and "infrabench_build" in fam
 
 
 def test_verdicts_as_openmetrics_parse_and_carry_the_verdict(tmp_path):

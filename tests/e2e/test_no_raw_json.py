@@ -54,6 +54,8 @@ NOT_JSON = {
     ("reports/src/commands.cpp", '.find("html", document::page)'): "a printer registry lookup",
     ("reports/src/commands.cpp", 'values.find("baseline")'): "the parsed options' map",
     ("reports/src/commands.cpp", 'values.find("junit")'): "the parsed options' map",
+    ("reports/src/commands.cpp", 'values.find("openmetrics")'): "the parsed options' map",
+    ("reports/src/commands.cpp", 'printers.find("openmetrics"'): "a printer registry lookup",
     ("reports/src/commands.cpp", 'values.find("baseline-partial")'): "the parsed options' map",
     ("harness/src/json_io.cpp", 'what.find("] ")'): "a search in nlohmann's error text",
     ("apps/cli_docs.cpp", 'type.find(":{")'): "a search in CLI11's type name (\"TEXT:{a,b}\")",

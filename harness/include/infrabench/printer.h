@@ -38,6 +38,8 @@ struct run_document {
   bool show_host = false;  // a column per host (multi-rank runs)
   // The report's declarations per benchmark (a collective's table layout); null: none known.
   const std::map<std::string, model::benchmark_meta>* benchmarks = nullptr;
+  // The whole report, typed (the build that measured, when the run ended); null: not given.
+  const model::report_view* view = nullptr;
 };
 
 class printer {
