@@ -1,6 +1,6 @@
 // The `openmetrics` format: run results and verdicts as OpenMetrics text (the Prometheus
 // exposition format's standard), for the node exporter's textfile collector. `--openmetrics FILE`
-// (run, check) writes it atomically, as the collector needs (it must never read half a file).
+// (run, check, accept) writes it atomically, as the collector needs (never half a file).
 // Every value is a gauge labelled by benchmark, configuration, metric, host, rank and, for a
 // result that ran on a GPU, gpu. A metric is exported in its base unit (issue 45 item 14):
 // seconds, bytes, bytes per second, hertz and FLOP per second each have a family of their own
