@@ -2,6 +2,7 @@
 
 #include <time.h>
 
+#include <dirent.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -9,6 +10,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <optional>
 #include <set>
@@ -39,6 +41,25 @@ std::optional<stat_ticks> parse_proc_stat(std::string_view text, const std::vect
     for (auto x : v) sum.total += x;
   }
   if (!any) return std::nullopt;
+  return sum;
+}
+
+std::optional<std::uint64_t> parse_schedstat_wait(std::string_view text) {
+  std::istringstream in{std::string(text)};
+  std::uint64_t run = 0, wait = 0, slices = 0;
+  if (!(in >> run >> wait >> slices)) return std::nullopt;
+  return wait;
+}
+
+std::uint64_t waited_between(const std::vector<std::pair<long, std::uint64_t>>& a,
+                             const std::vector<std::pair<long, std::uint64_t>>& b) {
+  std::uint64_t sum = 0;
+  for (const auto& [tid, wait] : b) {
+    const auto it = std::lower_bound(a.begin(), a.end(), std::pair{tid, std::uint64_t{0}});
+    const std::uint64_t before = it != a.end() && it->first == tid ? it->second : 0;
+    // A smaller count than before: the tid was reused by a new thread, which counts from zero.
+    sum += wait >= before ? wait - before : wait;
+  }
   return sum;
 }
 
@@ -157,6 +178,33 @@ cgroup_cpu current_cgroup_cpu() {
   return read_cgroup_cpu(where);
 }
 
+namespace {
+
+// Every thread's run-queue wait now, sorted by tid; nullopt without schedstat (a kernel built
+// without CONFIG_SCHED_INFO, or /proc not mounted).
+std::optional<std::vector<std::pair<long, std::uint64_t>>> thread_waits_now() {
+  std::vector<std::pair<long, std::uint64_t>> out;
+  DIR* dir = opendir("/proc/self/task");
+  if (dir == nullptr) return std::nullopt;
+  bool unreadable = false;
+  while (const dirent* e = readdir(dir)) {
+    char* end = nullptr;
+    const long tid = std::strtol(e->d_name, &end, 10);
+    if (end == e->d_name || *end != '\0') continue;  // "." and ".."
+    const std::string path = std::string("/proc/self/task/") + e->d_name + "/schedstat";
+    if (const auto wait = parse_schedstat_wait(read_text(path)))
+      out.emplace_back(tid, *wait);
+    else
+      unreadable = unreadable || std::ifstream(path).good();  // a thread that left is no error
+  }
+  closedir(dir);
+  if (unreadable || out.empty()) return std::nullopt;
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
 load_snapshot take_load_snapshot(const std::vector<int>& cpus) {
   load_snapshot s;
   s.wall_s =
@@ -177,6 +225,10 @@ load_snapshot take_load_snapshot(const std::vector<int>& cpus) {
     s.involuntary_switches = ru.ru_nivcsw;
   }
   s.cgroup = current_cgroup_cpu();
+  if (auto waits = thread_waits_now()) {
+    s.thread_waits = std::move(*waits);
+    s.have_waits = true;
+  }
   return s;
 }
 
@@ -203,6 +255,11 @@ sampling_load load_between(const load_snapshot& a, const load_snapshot& b, int c
   // Clock ticks are 10 ms: over short intervals the difference can come out slightly negative.
   l.other_cpus = std::max(0.0, (busy_s - own_s) / l.wall_s);
   l.steal_fraction = total > 0 ? static_cast<double>(b.steal_ticks - a.steal_ticks) / total : 0;
+  if (a.have_waits && b.have_waits) {
+    l.waiting_known = true;
+    l.waiting_cpus =
+        static_cast<double>(waited_between(a.thread_waits, b.thread_waits)) * 1e-9 / l.wall_s;
+  }
   return l;
 }
 
@@ -234,11 +291,16 @@ std::string sampling_load::describe() const {
     quota = q;
   }
   if (!known) return quota.empty() ? "the machine's load is unknown (no /proc/stat)" : quota;
-  char buf[200];
+  char buf[260];
   std::snprintf(buf, sizeof(buf),
                 "other processes used %.2f of the %d CPUs this run may use, steal %.1f%%, %ld "
                 "preemptions of its threads",
                 other_cpus, cpus, steal_fraction * 100, involuntary_switches);
+  if (waiting_known) {
+    const std::size_t used = std::strlen(buf);
+    std::snprintf(buf + used, sizeof(buf) - used, " (%.2f CPUs' worth of waiting for a CPU)",
+                  waiting_cpus);
+  }
   return quota.empty() ? std::string(buf) : quota + "; " + buf;
 }
 
@@ -250,6 +312,7 @@ nlohmann::json sampling_load::to_json() const {
                       {"steal_fraction", steal_fraction},
                       {"involuntary_switches", involuntary_switches},
                       {"busy", busy()}};
+  if (waiting_known) j["waiting_cpus"] = waiting_cpus;
   if (cgroup_known) {
     j["cgroup_quota_cpus"] = quota_cpus;
     j["cgroup_periods"] = quota_periods;

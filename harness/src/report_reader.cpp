@@ -577,14 +577,21 @@ void result_reader::location_member(const scalar& v) {
   fail_here(std::string("expected ") + expected + ", got " + v.type_name());
 }
 
-// A member of the result's "sampling_load": the three shares of the CPUs compare reads
-// (compare.cpp's busy machine); the others (flags, counts) are the record's, not read here.
+// A member of the result's "sampling_load": the shares of the CPUs compare and check read
+// (compare.cpp's busy machine, baseline.cpp's busy node) and whether the quota throttled it; the
+// others (counts) are the record's, not read here.
 void result_reader::load_member(const scalar& v) {
   const std::string& key = top().key;
-  double* into = key == "cpus"         ? &m_result->load->cpus
-                 : key == "own_cpus"   ? &m_result->load->own_cpus
-                 : key == "other_cpus" ? &m_result->load->other_cpus
-                                       : nullptr;
+  if (key == "throttled") {
+    if (v.type != json::value_t::boolean) fail_here("expected true or false, got " + v.type_name());
+    m_result->load->throttled = v.flag;
+    return;
+  }
+  double* into = key == "cpus"           ? &m_result->load->cpus
+                 : key == "own_cpus"     ? &m_result->load->own_cpus
+                 : key == "other_cpus"   ? &m_result->load->other_cpus
+                 : key == "waiting_cpus" ? &m_result->load->waiting_cpus
+                                         : nullptr;
   if (into == nullptr) return;
   *into = number(v);
   if (!(*into >= 0) || !std::isfinite(*into)) fail_here("expected a number of CPUs >= 0");

@@ -281,6 +281,10 @@ sampling_load load_of(const json& l) {
   s.steal_fraction = number(l.at("steal_fraction"));
   s.involuntary_switches = l.at("involuntary_switches").get<long>();
   s.known = true;  // written only when known
+  if (const auto w = l.find("waiting_cpus"); w != l.end()) {
+    s.waiting_known = true;
+    s.waiting_cpus = number(*w);
+  }
   if (const auto q = l.find("cgroup_quota_cpus"); q != l.end()) {
     s.cgroup_known = true;
     s.quota_cpus = number(*q);

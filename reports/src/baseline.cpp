@@ -497,23 +497,29 @@ std::string shown_text(const rule& r, double shown, double value, const std::str
 }
 
 // Why a busy machine explains a measurement outside its bound (issue 44), or "": other processes
-// took at least busy_share of the CPUs the result could use, its threads and theirs left none of
-// them idle (a benchmark that had a CPU free was not starved by others: one thread beside a busy
-// core), and the bound passes once the interval is given back what the CPUs taken can cost
-// (starved_power). A CPU quota or fewer CPUs by affinity leave other processes' share as it was,
+// took at least busy_share of the CPUs the result could use, and either its threads and theirs
+// left none of them idle or its threads waited for CPUs (threads_waited: a thread pinned beside
+// another process, its siblings idle at the barrier); a benchmark that had a CPU free and did not
+// wait was not starved by others (one thread beside a busy core). The bound must pass once the
+// interval is given back what that can cost (starved_power of the share of the CPUs left, or of
+// the CPU time its threads wanted that they got). A throttling CPU quota is the run's own making,
 // and a loss beyond what the CPUs taken can explain stays a FAIL: neither is the machine's load.
 std::string busy_explains(const rule& r, const result_view& res, const metric_view& m, double lo,
                           double hi) {
   if (!res.load || !m.is_performance()) return "";
   const model::cpu_load_view& l = *res.load;
-  if (!(l.cpus > 0) || l.other_cpus < busy_share * l.cpus ||
-      l.own_cpus + l.other_cpus < (1 - busy_share) * l.cpus)
-    return "";
+  if (!(l.cpus > 0) || l.throttled || l.other_cpus < busy_share * l.cpus) return "";
+  const bool no_idle = l.own_cpus + l.other_cpus >= (1 - busy_share) * l.cpus;
+  const bool waited = threads_waited(l);
+  if (!no_idle && !waited) return "";
   const double left = cpus_left(l);
-  const double cost = starved_cost(left, l.cpus);
+  double cost = no_idle ? starved_cost(left, l.cpus) : 1.0;
+  if (waited) cost = std::min(cost, starved_cost(l.own_cpus, l.own_cpus + l.waiting_cpus));
   if (cost > 0 && !value_passes(r, m.higher_is_better ? hi / cost : lo * cost)) return "";
   return "the machine was busy: other processes used " + format_number(l.other_cpus) + " of the " +
-         format_number(l.cpus) + " CPUs it could use, leaving its threads " + format_number(left);
+         format_number(l.cpus) + " CPUs it could use, leaving its threads " + format_number(left) +
+         (waited ? ", and they waited " + format_number(l.waiting_cpus) + " CPUs' worth for a CPU"
+                 : "");
 }
 
 // A measurement wholly outside its bound: FAIL, its value, interval and the GPUs behind it; or

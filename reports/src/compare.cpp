@@ -827,17 +827,26 @@ std::string busy_text(const model::cpu_load_view& slow, const model::cpu_load_vi
          " of the " + format_number(slow.cpus) + " CPUs it could use (" +
          format_number(fast.other_cpus) + " in the faster run), leaving it " +
          format_number(cpus_left(slow)) + " where the faster run's threads used " +
-         format_number(fast.own_cpus);
+         format_number(fast.own_cpus) +
+         (threads_waited(slow)
+              ? "; its threads used " + format_number(slow.own_cpus) + " and waited " +
+                    format_number(slow.waiting_cpus) + " for a CPU"
+              : "");
 }
 
-// `perf`: the slower measurement's performance over the faster one's (< 1).
+// `perf`: the slower measurement's performance over the faster one's (< 1). What the slower one
+// had is the CPUs others left it or, when its threads waited for CPUs (threads_waited: one pinned
+// beside another process, its siblings idle at the barrier while a CPU looks free), the CPU time
+// its threads got. A throttling quota or fewer CPUs than the faster run had is its own making.
 std::string starved_by_others(const std::optional<model::cpu_load_view>& slow,
                               const std::optional<model::cpu_load_view>& fast, double perf) {
   if (!slow || !fast || !(slow->cpus > 0) || !(fast->cpus > 0) || !(fast->own_cpus > 0)) return "";
+  if (slow->throttled || slow->cpus < fast->cpus) return "";
   const double more = slow->other_cpus / slow->cpus - fast->other_cpus / fast->cpus;
-  const double room = cpus_left(*slow) / fast->own_cpus;
+  const double had =
+      threads_waited(*slow) ? std::min(cpus_left(*slow), slow->own_cpus) : cpus_left(*slow);
   const bool starved =
-      room < 1 - busy_share && perf >= starved_cost(cpus_left(*slow), fast->own_cpus);
+      had / fast->own_cpus < 1 - busy_share && perf >= starved_cost(had, fast->own_cpus);
   return more >= busy_share && starved ? busy_text(*slow, *fast) : "";
 }
 

@@ -7,6 +7,8 @@
 #include <chrono>
 #include <thread>
 
+#include <pthread.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
@@ -94,4 +96,66 @@ TEST(MachineLoad, RealSnapshotsSeeOurOwnWork) {
   // quarter.
   EXPECT_GT(l.own_cpus, 0.1);
   EXPECT_LE(l.own_cpus + l.other_cpus, static_cast<double>(cpus.size()) + 0.2);
+}
+
+// A thread's run-queue wait (schedstat's second field) and the wait of the threads between two
+// snapshots: a thread new since the first counts from zero, one that left is not counted, and a
+// tid reused by a new thread (a smaller count) counts from zero.
+TEST(MachineLoad, WaitingForACpuBetweenTwoSnapshots) {
+  EXPECT_EQ(parse_schedstat_wait("90921971 6163470 160\n"), 6163470u);
+  EXPECT_FALSE(parse_schedstat_wait(""));
+  EXPECT_FALSE(parse_schedstat_wait("12 x 3"));
+  EXPECT_FALSE(parse_schedstat_wait("12 34"));
+  const std::vector<std::pair<long, std::uint64_t>> a = {{10, 100}, {11, 500}, {12, 7}};
+  const std::vector<std::pair<long, std::uint64_t>> b = {{10, 400}, {11, 20}, {13, 1000}};
+  // tid 10: 300 more; 11 reused: 20; 12 left: not counted; 13 new: 1000.
+  EXPECT_EQ(waited_between(a, b), 300u + 20 + 1000);
+  EXPECT_EQ(waited_between({}, {}), 0u);
+
+  load_snapshot s, t;
+  s.have_stat = t.have_stat = true;
+  s.wall_s = 0;
+  t.wall_s = 2;
+  t.busy_ticks = t.total_ticks = 400;
+  s.thread_waits = {{1, 0}};
+  t.thread_waits = {{1, 1'000'000'000}};  // 1 s of waiting in 2 s: half a CPU's worth
+  EXPECT_FALSE(load_between(s, t, 2, 100).waiting_known);  // neither snapshot read schedstat
+  EXPECT_FALSE(load_between(s, t, 2, 100).to_json().contains("waiting_cpus"));
+  s.have_waits = t.have_waits = true;
+  const sampling_load l = load_between(s, t, 2, 100);
+  ASSERT_TRUE(l.waiting_known);
+  EXPECT_DOUBLE_EQ(l.waiting_cpus, 0.5);
+  EXPECT_DOUBLE_EQ(l.to_json()["waiting_cpus"].get<double>(), 0.5);
+  EXPECT_NE(l.describe().find("0.50 CPUs' worth of waiting for a CPU"), std::string::npos)
+      << l.describe();
+}
+
+// Two threads of this process spinning on one CPU wait for it in turn: the kernel's schedstat
+// shows it (the straggler's signature, issue 44), where the kernel keeps schedstat.
+TEST(MachineLoad, ThreadsSharingOneCpuWaitForIt) {
+  const auto cpus = allowed_cpus();
+  const load_snapshot a = take_load_snapshot(cpus);
+  if (!a.have_stat || !a.have_waits) GTEST_SKIP() << "no /proc/stat or no schedstat";
+  std::atomic<bool> stop{false};
+  auto spin_on_first_cpu = [&] {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpus.front(), &one);
+    pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
+    while (!stop.load(std::memory_order_relaxed)) {
+    }
+  };
+  std::thread x(spin_on_first_cpu), y(spin_on_first_cpu);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  // Before they leave: a thread that left is not counted.
+  const load_snapshot b = take_load_snapshot(cpus);
+  stop = true;
+  x.join();
+  y.join();
+  const sampling_load l =
+      load_between(a, b, static_cast<int>(cpus.size()), static_cast<double>(sysconf(_SC_CLK_TCK)));
+  ASSERT_TRUE(l.waiting_known);
+  // Each waits about half the time: ~0.3 CPUs' worth of 300 ms (less on a machine that also
+  // makes them wait behind others, which counts as well).
+  EXPECT_GT(l.waiting_cpus, 0.1) << l.describe();
 }

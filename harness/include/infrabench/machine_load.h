@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -59,6 +60,10 @@ struct load_snapshot {
   long involuntary_switches = 0;  // this process's threads preempted
   bool have_stat = false;         // /proc/stat was readable
   cgroup_cpu cgroup;              // the process's cgroup CPU quota and its throttling so far
+  // Each of its threads' time spent runnable, waiting on a run queue for a CPU (tid, ns), from
+  // /proc/self/task/*/schedstat; have_waits false where the kernel has no schedstat.
+  std::vector<std::pair<long, std::uint64_t>> thread_waits;  // sorted by tid
+  bool have_waits = false;
 };
 
 // What happened between two snapshots.
@@ -75,6 +80,12 @@ struct sampling_load {
   std::uint64_t quota_periods = 0, throttled_periods = 0;
   double throttled_s = 0;
   bool cgroup_known = false;
+  // CPUs' worth of time its threads spent runnable but waiting for a CPU (issue 44: a parallel
+  // benchmark's thread pinned beside another process's waits, and its siblings idle at the next
+  // barrier, so its own CPU time falls although a CPU looks idle). Threads that exited before the
+  // interval ended are not counted. waiting_known false where the kernel has no schedstat.
+  double waiting_cpus = 0;
+  bool waiting_known = false;
   // Throttled by its own cgroup's quota in at least 5% of the periods and for at least 2% of the
   // interval (throttled CPU time over wall time): the cause of a slow, noisy result is the quota,
   // not other processes. Many periods throttled for microseconds each slow nothing.
@@ -97,6 +108,14 @@ struct stat_ticks {
 };
 [[nodiscard]] std::optional<stat_ticks> parse_proc_stat(std::string_view text,
                                                         const std::vector<int>& cpus);
+
+// The run-queue wait of one thread's /proc/<pid>/task/<tid>/schedstat ("<run ns> <wait ns>
+// <timeslices>", CONFIG_SCHED_INFO), in ns; nullopt when the text is not three numbers.
+[[nodiscard]] std::optional<std::uint64_t> parse_schedstat_wait(std::string_view text);
+// The wait of the threads in `b` since `a` (a thread new in `b` counts from zero; one that left
+// is not counted), in ns.
+[[nodiscard]] std::uint64_t waited_between(const std::vector<std::pair<long, std::uint64_t>>& a,
+                                           const std::vector<std::pair<long, std::uint64_t>>& b);
 
 // Now, for `cpus` (allowed_cpus()).
 [[nodiscard]] load_snapshot take_load_snapshot(const std::vector<int>& cpus);

@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -97,6 +98,9 @@ struct time_view {
 // member initializers inside its enclosing class.)
 struct cpu_load_view {
   double cpus = 0, own_cpus = 0, other_cpus = 0;
+  // CPUs' worth of time its threads waited, runnable, for a CPU (NaN: the report does not say).
+  double waiting_cpus = std::numeric_limits<double>::quiet_NaN();
+  bool throttled = false;  // its cgroup's CPU quota throttled it (the run's own making)
 };
 
 struct result_view {

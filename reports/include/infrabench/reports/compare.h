@@ -85,6 +85,16 @@ inline double starved_cost(double left, double wanted) {
   return std::pow(std::clamp(left / wanted, 0.0, 1.0), starved_power);
 }
 
+// Whether a measurement's threads waited for CPUs: at least busy_share of the CPU time they wanted
+// (their own and their waiting) went to waiting, runnable, on a run queue (schedstat). A parallel
+// benchmark's thread pinned beside another process waits there, and its siblings idle at the next
+// barrier: its own CPU time falls although a CPU looks idle (issue 44's straggler: the all-thread
+// GEMM lost 57% with 0.52 of 2 CPUs taken and 0.5 left idle). False when the report does not say.
+inline bool threads_waited(const model::cpu_load_view& l) {
+  const double wanted = l.own_cpus + l.waiting_cpus;
+  return std::isfinite(l.waiting_cpus) && wanted > 0 && l.waiting_cpus >= busy_share * wanted;
+}
+
 struct metric_row {
   std::string key;  // config key + metric
   std::string benchmark, group, config, metric, unit;
