@@ -76,11 +76,10 @@ struct mismatch {
   double expected = 0;
 };
 
-void host_memory(infrabench::state& st) {
-  const auto op = kc::parse_stream_op(st.get_string("kernel"));
-  const auto stores = kc::parse_store_kind(st.get_string("stores"));
-  if (!op || !stores) st.fail("unknown kernel or stores value");  // the axes' choices prevent it
-
+// The kernel for `op` and `stores` in the variant the isa axis asks for (auto: the widest this CPU
+// has); skips a variant this CPU cannot run or that does not exist.
+[[nodiscard]] kc::stream_kernel select_host_kernel(infrabench::state& st, kc::stream_op op,
+                                                   kc::store_kind stores) {
   kc::simd_isa isa = kc::best_simd_isa();
   if (const std::string& name = st.get_string("isa"); name != "auto") {
     const auto requested = kc::parse_simd_isa(name);
@@ -88,44 +87,31 @@ void host_memory(infrabench::state& st) {
     if (!kc::simd_isa_supported(*requested)) st.skip("this CPU does not support " + name);
     isa = *requested;
   }
-  if (isa == kc::simd_isa::scalar && *stores == kc::store_kind::nontemporal) {
+  if (isa == kc::simd_isa::scalar && stores == kc::store_kind::nontemporal) {
     st.skip("the scalar reference has no non-temporal variant");
   }
-  const kc::stream_kernel kernel = kc::select_stream_kernel(*op, *stores, isa);
+  return kc::select_stream_kernel(op, stores, isa);
+}
 
-  const auto n = static_cast<std::size_t>(st.get_int64("array_size")) / sizeof(double);
-  infrabench::thread_pool pool(static_cast<std::size_t>(st.get_int64("threads")));
+// Fills the arrays with their initial values, each thread its own chunk, so the pages are placed
+// where the thread that streams them runs (first touch).
+void fill_host_arrays(infrabench::thread_pool& pool, const kc::stream_arrays& arrays,
+                      std::size_t n) {
   const std::size_t threads = pool.size();
-  if (threads > infrabench::allowed_cpus().size()) {
-    st.add_warning(std::to_string(threads) + " threads share " +
-                   std::to_string(infrabench::allowed_cpus().size()) + " CPUs");
-  }
-
-  const kc::huge_page_buffer a(n * sizeof(double)), b(n * sizeof(double)), c(n * sizeof(double));
-  const kc::stream_arrays arrays{static_cast<double*>(a.data()), static_cast<double*>(b.data()),
-                                 static_cast<double*>(c.data())};
   pool.run([&](std::size_t t) {
     const auto r = thread_chunk(n, t, threads);
     std::fill(arrays.a + r.begin, arrays.a + r.end, init_a);
     std::fill(arrays.b + r.begin, arrays.b + r.end, init_b);
     std::fill(arrays.c + r.begin, arrays.c + r.end, init_c);
   });
+}
 
-  // STREAM's count: the bytes the kernel names, not the write-allocate reads of regular stores.
-  const double array_bytes = static_cast<double>(n * sizeof(double));
-  st.add_bytes_read(kc::stream_arrays_read(*op) * array_bytes);
-  st.add_bytes_written(kc::stream_arrays_written(*op) * array_bytes);
-
-  // Built once: pool.run takes a std::function, and the timed loop should not build one per call.
-  const std::function<void(std::size_t)> run_chunk = [&](std::size_t t) {
-    const auto r = thread_chunk(n, t, threads);
-    kernel(arrays, scalar, r.begin, r.end);
-  };
-  st.exec([&] { pool.run(run_chunk); });
-
-  // Verify every element of all three arrays: the written one holds the result, the others are
-  // unchanged. Each thread reports the first mismatch in its chunk.
-  const auto expected = expected_after(*op);
+// Verify every element of all three arrays: the written one holds the result, the others are
+// unchanged. Each thread reports the first mismatch in its chunk; the first thread's is checked.
+void verify_host_arrays(infrabench::state& st, infrabench::thread_pool& pool,
+                        const kc::stream_arrays& arrays, std::size_t n, kc::stream_op op) {
+  const std::size_t threads = pool.size();
+  const auto expected = expected_after(op);
   std::vector<std::optional<mismatch>> found(threads);
   pool.run([&](std::size_t t) {
     const auto r = thread_chunk(n, t, threads);
@@ -141,11 +127,45 @@ void host_memory(infrabench::state& st) {
   });
   for (const auto& m : found) {
     if (!m) continue;
-    st.check(false, std::string(kc::to_string(*op)) + ": " + m->array + "[" +
+    st.check(false, std::string(kc::to_string(op)) + ": " + m->array + "[" +
                         std::to_string(m->index) + "]=" + std::to_string(m->value) + ", expected " +
                         std::to_string(m->expected));
     break;
   }
+}
+
+void host_memory(infrabench::state& st) {
+  const auto op = kc::parse_stream_op(st.get_string("kernel"));
+  const auto stores = kc::parse_store_kind(st.get_string("stores"));
+  if (!op || !stores) st.fail("unknown kernel or stores value");  // the axes' choices prevent it
+  const kc::stream_kernel kernel = select_host_kernel(st, *op, *stores);
+
+  const auto n = static_cast<std::size_t>(st.get_int64("array_size")) / sizeof(double);
+  infrabench::thread_pool pool(static_cast<std::size_t>(st.get_int64("threads")));
+  const std::size_t threads = pool.size();
+  if (threads > infrabench::allowed_cpus().size()) {
+    st.add_warning(std::to_string(threads) + " threads share " +
+                   std::to_string(infrabench::allowed_cpus().size()) + " CPUs");
+  }
+
+  const kc::huge_page_buffer a(n * sizeof(double)), b(n * sizeof(double)), c(n * sizeof(double));
+  const kc::stream_arrays arrays{static_cast<double*>(a.data()), static_cast<double*>(b.data()),
+                                 static_cast<double*>(c.data())};
+  fill_host_arrays(pool, arrays, n);
+
+  // STREAM's count: the bytes the kernel names, not the write-allocate reads of regular stores.
+  const double array_bytes = static_cast<double>(n * sizeof(double));
+  st.add_bytes_read(kc::stream_arrays_read(*op) * array_bytes);
+  st.add_bytes_written(kc::stream_arrays_written(*op) * array_bytes);
+
+  // Built once: pool.run takes a std::function, and the timed loop should not build one per call.
+  const std::function<void(std::size_t)> run_chunk = [&](std::size_t t) {
+    const auto r = thread_chunk(n, t, threads);
+    kernel(arrays, scalar, r.begin, r.end);
+  };
+  st.exec([&] { pool.run(run_chunk); });
+
+  verify_host_arrays(st, pool, arrays, n, *op);
 }
 
 INFRABENCH_REGISTER(host_memory, "bandwidth/host_memory")

@@ -11,6 +11,5 @@ if(INFRABENCH_WITH_MPI)
   )
 endif()
 if(TARGET infrabench_nccl)
-  target_sources(infrabench_nccl PRIVATE ${CMAKE_CURRENT_LIST_DIR}/nccl_collectives.cpp
-                 ${CMAKE_CURRENT_LIST_DIR}/shared_gpu.cpp)
+  target_sources(infrabench_nccl PRIVATE ${CMAKE_CURRENT_LIST_DIR}/nccl_collectives.cpp)
 endif()

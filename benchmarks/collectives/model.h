@@ -490,40 +490,9 @@ inline constexpr int nccl_fp8_min_version = 22400;  // NCCL_VERSION(2, 24, 0)
 }
 
 // The GPU a rank drives: one per rank by its rank on the host, wrapping when there are more ranks
-// than devices (several ranks then share a GPU, which NCCL refuses: see shared_gpu_reason).
+// than devices (several ranks then share a GPU, which NCCL refuses: shared/shared_gpu.h).
 inline int device_for_local_rank(int local_rank, int device_count) {
   return gpu_for_local_rank(local_rank, device_count);
-}
-
-// The GPU one rank would drive: its host, the physical GPU (PCI bus id; with per-rank
-// CUDA_VISIBLE_DEVICES two ranks may both use "device 0" of different GPUs) and its index.
-struct rank_gpu {
-  std::string host;
-  std::string gpu_id;  // PCI bus id, or "" when unknown (then the index stands for it)
-  int device = -1;
-};
-// Why NCCL cannot run because two ranks would drive the same GPU ("ranks 0 and 1 on host vm share
-// GPU 0 (0000:3b:00.0): NCCL needs one GPU per rank; ..."), or empty. `ranks[r]` is rank r's.
-[[nodiscard]] inline std::string shared_gpu_reason(const std::vector<rank_gpu>& ranks) {
-  for (std::size_t a = 0; a < ranks.size(); ++a) {
-    std::vector<std::size_t> same{a};
-    for (std::size_t b = a + 1; b < ranks.size(); ++b) {
-      const bool same_gpu = ranks[b].gpu_id.empty() || ranks[a].gpu_id.empty()
-                                ? ranks[b].device == ranks[a].device
-                                : ranks[b].gpu_id == ranks[a].gpu_id;
-      if (ranks[b].host == ranks[a].host && same_gpu) same.push_back(b);
-    }
-    if (same.size() < 2) continue;
-    std::string who = "ranks ";
-    for (std::size_t k = 0; k < same.size(); ++k) {
-      who += (k == 0 ? "" : k + 1 == same.size() ? " and " : ", ") + std::to_string(same[k]);
-    }
-    const rank_gpu& g = ranks[a];
-    return who + " on host " + g.host + " share GPU " + std::to_string(g.device) +
-           (g.gpu_id.empty() ? "" : " (" + g.gpu_id + ")") +
-           ": NCCL needs one GPU per rank; start at most as many ranks per host as it has GPUs";
-  }
-  return {};
 }
 
 }  // namespace infrabench::collectives

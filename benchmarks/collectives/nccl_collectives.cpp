@@ -27,9 +27,9 @@
 #include "infrabench/state.h"
 #include "model.h"
 #include "mpi_util.h"
-#include "nccl_init.h"
 #include "registration.h"
-#include "shared_gpu.h"
+#include "shared/nccl_init.h"
+#include "shared/shared_gpu.h"
 
 namespace {
 
@@ -505,6 +505,42 @@ nccl_operation operation_of(coll_op op, const nccl_config& c, nccl_context& ctx,
   return o;
 }
 
+// Fresh inputs on this rank's buffers, before the timing and again before the verification: the
+// pattern in rank 0's whole buffer (the collectives whose root holds the data), else in the input.
+void set_inputs(nccl_context& ctx, const nccl_operation& o, coll_op op, const collective& spec,
+                const nccl_config& c, const layout& l, bool member) {
+  if (!member) return;
+  const std::size_t es = kernels::pattern::elem_size(c.type);
+  const int me = o.me, n = o.ranks;
+  if (spec.root_buffer) {
+    IB_CUDA(cudaMemsetAsync(o.whole, 0, l.recv_count * es, o.stream));
+    if (me == 0)
+      IB_CUDA(kcu::launch_fill_pattern(o.whole, c.type, l.recv_count, 0, me, n, o.stream));
+  } else {
+    IB_CUDA(kcu::launch_fill_pattern(const_cast<void*>(o.send), c.type, input_count(op, l), 0, me,
+                                     n, o.stream));
+  }
+  ctx.stream->sync();
+}
+
+// The timed batches of `do_op`, every rank's time agreed per sample.
+void time_batches(state& st, nccl_context& ctx, const nccl_operation& o,
+                  const std::function<void()>& do_op) {
+  communicator& comm = st.comm();
+  // NCCL's kernels wait for the other ranks', so the stream is not held by a blocking kernel:
+  // the events bracket the batch as it is issued (nccl-tests' method).
+  gpu_exec_options opts;
+  opts.block = false;
+  opts.read_clocks = false;
+  opts.agree = [&](const batch_timing& t) { return agree_over_ranks(comm, t); };
+  opts.timer_name = "cuda_event_batch_max_over_ranks";
+  ctx.poll(opts, comm.op_timeout());
+  // Waiting for a batch waits for the other ranks: one operation for the liveness monitor,
+  // bounded by the configuration's own time limit rather than one operation's.
+  op_scope scope(comm, std::max(comm.config_timeout(), 0.0) + comm.op_timeout());
+  (void)st.exec_gpu({o.stream, ctx.device}, do_op, opts);
+}
+
 void run_nccl(state& st, coll_op op) {
   const collective& spec = describe(op);
   communicator& comm = st.comm();
@@ -522,41 +558,15 @@ void run_nccl(state& st, coll_op op) {
   nccl_buffers buf = allocate(st, ctx, c, *l);
   const nccl_operation o = operation_of(op, c, ctx, g, n, *l, buf);
   const nccl_call call = nccl_calls().at(op);
-  auto do_op = [&] {
+  const std::function<void()> do_op = [&] {
     if (member) call(o);  // a rank in no group of the split waits for the others
   };
 
-  auto set_inputs = [&] {
-    if (!member) return;
-    if (spec.root_buffer) {
-      IB_CUDA(cudaMemsetAsync(o.whole, 0, l->recv_count * es, o.stream));
-      if (me == 0)
-        IB_CUDA(kcu::launch_fill_pattern(o.whole, c.type, l->recv_count, 0, me, n, o.stream));
-    } else {
-      IB_CUDA(kcu::launch_fill_pattern(const_cast<void*>(o.send), c.type, input_count(op, *l), 0,
-                                       me, n, o.stream));
-    }
-    ctx.stream->sync();
-  };
-
-  set_inputs();
-  // NCCL's kernels wait for the other ranks', so the stream is not held by a blocking kernel:
-  // the events bracket the batch as it is issued (nccl-tests' method).
-  gpu_exec_options opts;
-  opts.block = false;
-  opts.read_clocks = false;
-  opts.agree = [&](const batch_timing& t) { return agree_over_ranks(comm, t); };
-  opts.timer_name = "cuda_event_batch_max_over_ranks";
-  ctx.poll(opts, comm.op_timeout());
-  {
-    // Waiting for a batch waits for the other ranks: one operation for the liveness monitor,
-    // bounded by the configuration's own time limit rather than one operation's.
-    op_scope scope(comm, std::max(comm.config_timeout(), 0.0) + comm.op_timeout());
-    (void)st.exec_gpu({o.stream, ctx.device}, do_op, opts);
-  }
+  set_inputs(ctx, o, op, spec, c, *l, member);
+  time_batches(st, ctx, o, do_op);
   add_metrics(st, l->bytes, bus_factor(op, n), shape);
 
-  set_inputs();
+  set_inputs(ctx, o, op, spec, c, *l, member);
   {
     op_scope scope(comm);
     do_op();

@@ -110,14 +110,10 @@ double measure_bandwidth(communicator& comm, int peer, bool sender, host_buffer&
   return sender ? static_cast<double>(window) * static_cast<double>(size) / median(reps) : 0;
 }
 
-void pairwise(state& st) {
-  communicator& comm = st.comm();
-  const int n = comm.size(), me = comm.rank();
-  const auto size = static_cast<std::size_t>(st.get_int64("size"));
-  const bool between_nodes = st.get_string("between") == "nodes";
-  const bool all_pairs = st.get_string("pairs") == "all";
-
-  // Participants: every rank, or one per host (the host's leader).
+// The ranks that take part: every rank, or one per host (the host's leader). Skips when fewer than
+// two remain, so every rank agrees on it (the all-gather gives each the same list).
+std::vector<int> participants(state& st, communicator& comm, bool between_nodes) {
+  const int n = comm.size();
   std::vector<int> leaders(static_cast<std::size_t>(n));
   int mine = comm.node_leader();
   {
@@ -129,15 +125,16 @@ void pairwise(state& st) {
   for (int r = 0; r < n; ++r) {
     if (!between_nodes || leaders[static_cast<std::size_t>(r)] == r) who.push_back(r);
   }
-  const int p = static_cast<int>(who.size());
-  if (p < 2) {
+  if (static_cast<int>(who.size()) < 2) {
     st.skip(infrabench::reason_code::needs_ranks, "between=nodes needs at least 2 hosts; all " +
                                                       std::to_string(n) + " ranks are on " +
                                                       comm.hostname() + " (use -a between=ranks)");
   }
-  const auto pos = std::find(who.begin(), who.end(), me);
-  const int i = pos == who.end() ? -1 : static_cast<int>(pos - who.begin());
+  return who;
+}
 
+// The window of messages, allocated on every rank or failing on all of them.
+host_buffer allocate_window(state& st, std::size_t size) {
   host_buffer buf;
   std::string alloc_error;
   try {
@@ -146,46 +143,60 @@ void pairwise(state& st) {
     alloc_error = "cannot allocate " + std::to_string(window * size) + " B";
   }
   agree_or_fail(st, alloc_error.empty(), alloc_error);
+  return buf;
+}
 
-  // The whole tournament runs `passes` times and each link keeps its best (lowest latency, highest
-  // bandwidth): a burst of foreign load lasting longer than one pair's round (a busy host, a
-  // shared network) then inflates one pass, not the verdict, so it does not name a healthy host.
-  std::map<int, double> latency, bandwidth;  // peer rank -> best value
-  const double round_limit = std::max(60.0, comm.op_timeout() * 4);
+// Each link's best over the passes: peer rank -> lowest latency (s), highest bandwidth (B/s).
+struct link_results {
+  std::map<int, double> latency, bandwidth;
+};
+
+// One pair's meeting: both directions' bandwidth between two latency samples, kept if the best.
+void measure_pair(communicator& comm, int me, int peer, host_buffer& buf, std::size_t size,
+                  link_results& best) {
+  const bool lead = me < peer;
+  // Latency is sampled before and after the two bandwidth directions, the fastest kept.
+  double lat = measure_latency(comm, peer, lead);
+  // The lower rank sends first, then the other direction.
+  const double first = measure_bandwidth(comm, peer, lead, buf, size);
+  const double second = measure_bandwidth(comm, peer, !lead, buf, size);
+  lat = std::min(lat, measure_latency(comm, peer, lead));
+  const double bw = lead ? first : second;
+  best.latency[peer] = best.latency.count(peer) ? std::min(best.latency[peer], lat) : lat;
+  best.bandwidth[peer] = best.bandwidth.count(peer) ? std::max(best.bandwidth[peer], bw) : bw;
+}
+
+// The whole tournament runs `passes` times and each link keeps its best (lowest latency, highest
+// bandwidth): a burst of foreign load lasting longer than one pair's round (a busy host, a
+// shared network) then inflates one pass, not the verdict, so it does not name a healthy host.
+// `i`: this rank's place among the participants `who`, or -1; every rank joins every barrier.
+link_results run_tournament(communicator& comm, const std::vector<int>& who, int i, bool all_pairs,
+                            host_buffer& buf, std::size_t size, double round_limit) {
+  link_results best;
+  const int p = static_cast<int>(who.size());
   const std::vector<pair_round> schedule = pairing_schedule(p, all_pairs, sampled_rounds);
   for (int pass = 0; pass < passes; ++pass) {
     for (const pair_round& round : schedule) {
       quiet_barrier(comm, round_limit);
       const int j = i < 0 ? -1 : round[static_cast<std::size_t>(i)];
       if (j < 0) continue;
-      const int peer = who[static_cast<std::size_t>(j)];
-      const bool lead = me < peer;
-      // Latency is sampled before and after the two bandwidth directions, the fastest kept.
-      double lat = measure_latency(comm, peer, lead);
-      // The lower rank sends first, then the other direction.
-      const double first = measure_bandwidth(comm, peer, lead, buf, size);
-      const double second = measure_bandwidth(comm, peer, !lead, buf, size);
-      lat = std::min(lat, measure_latency(comm, peer, lead));
-      const double bw = lead ? first : second;
-      latency[peer] = latency.count(peer) ? std::min(latency[peer], lat) : lat;
-      bandwidth[peer] = bandwidth.count(peer) ? std::max(bandwidth[peer], bw) : bw;
+      measure_pair(comm, comm.rank(), who[static_cast<std::size_t>(j)], buf, size, best);
     }
   }
-  quiet_barrier(comm, round_limit);
-  if (i < 0)
-    st.skip(infrabench::reason_code::node_local, "between=nodes: measured for host " +
-                                                     comm.hostname() + " by rank " +
-                                                     std::to_string(comm.node_leader()));
+  return best;
+}
 
+// One metric per link and direction, then this rank's slowest link of each kind.
+void report_links(state& st, const link_results& best, std::size_t size) {
   double worst_bw = 0, worst_lat = 0;
-  for (const auto& [peer, v] : bandwidth) {
+  for (const auto& [peer, v] : best.bandwidth) {
     st.add_metric("bandwidth_gbps_to_rank_" + std::to_string(peer), "GB/s", v / 1e9, true,
                   "this rank sending " + std::to_string(window) + " x " + std::to_string(size) +
                       " B back to back, acknowledged; median of " + std::to_string(bandwidth_reps) +
                       " windows, best of " + std::to_string(passes) + " passes of the rounds");
     worst_bw = worst_bw == 0 ? v : std::min(worst_bw, v);
   }
-  for (const auto& [peer, v] : latency) {
+  for (const auto& [peer, v] : best.latency) {
     st.add_metric("latency_us_to_rank_" + std::to_string(peer), "us", v * 1e6, false,
                   "half the round trip of 8-byte MPI_Send/MPI_Recv ping-pongs; fastest of " +
                       std::to_string(2 * passes * latency_batches) + " batches of " +
@@ -197,6 +208,28 @@ void pairwise(state& st) {
                 "this rank's slowest outgoing link");
   st.add_metric("latency_us_max", "us", worst_lat * 1e6, false,
                 "this rank's slowest link to answer");
+}
+
+void pairwise(state& st) {
+  communicator& comm = st.comm();
+  const int me = comm.rank();
+  const auto size = static_cast<std::size_t>(st.get_int64("size"));
+  const bool between_nodes = st.get_string("between") == "nodes";
+  const bool all_pairs = st.get_string("pairs") == "all";
+
+  const std::vector<int> who = participants(st, comm, between_nodes);
+  const auto pos = std::find(who.begin(), who.end(), me);
+  const int i = pos == who.end() ? -1 : static_cast<int>(pos - who.begin());
+
+  host_buffer buf = allocate_window(st, size);
+  const double round_limit = std::max(60.0, comm.op_timeout() * 4);
+  const link_results best = run_tournament(comm, who, i, all_pairs, buf, size, round_limit);
+  quiet_barrier(comm, round_limit);
+  if (i < 0)
+    st.skip(infrabench::reason_code::node_local, "between=nodes: measured for host " +
+                                                     comm.hostname() + " by rank " +
+                                                     std::to_string(comm.node_leader()));
+  report_links(st, best, size);
 }
 
 }  // namespace

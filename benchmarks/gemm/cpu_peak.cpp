@@ -12,10 +12,10 @@
 #include <vector>
 
 #include "cpu/gemm_peak.h"
-#include "gemm_common.h"
 #include "infrabench/benchmark.h"
 #include "infrabench/state.h"
 #include "infrabench/thread_pool.h"
+#include "shared/gemm_support.h"
 
 namespace {
 

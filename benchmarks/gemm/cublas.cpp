@@ -16,9 +16,9 @@
 #include <string>
 
 #include "cuda_common.h"
-#include "gemm_common.h"
 #include "infrabench/benchmark.h"
 #include "infrabench/state.h"
+#include "shared/gemm_support.h"
 
 namespace {
 
@@ -102,47 +102,39 @@ void cublas_gemm(infrabench::state& st) {
   finish(st, p, o, s, "cublasGemmEx " + p.dt.name, timing);
 }
 
-void cublaslt_gemm(infrabench::state& st) {
-  const prepared p = prepare(st);
-  const auto trans = gb::parse_trans(st.get_string("trans"));
-  if (p.dt.ab == kcu::gemm_elem::fp8_e4m3 && !(trans.b && !trans.a)) {
-    st.skip("cuBLASLt fp8 needs the TN layout: B stored n x k (trans=nt)");
-  }
-  gc::stream s;
-  const gc::operands o(p.shape, p.dt, trans, s);
-  const auto& l = o.l;
+// The cuBLASLt objects of one configuration, null until made.
+struct lt_objects {
   cublasLtHandle_t h = nullptr;
-  check_cublas(cublasLtCreate(&h), "cublasLtCreate");
   cublasLtMatmulDesc_t desc = nullptr;
   cublasLtMatrixLayout_t la = nullptr, lb = nullptr, lc = nullptr, ld = nullptr;
   cublasLtMatmulPreference_t pref = nullptr;
-  const bool fp8 = p.dt.ab == kcu::gemm_elem::fp8_e4m3;
-  const bool fast_accum = st.get_int64("fast_accum") != 0;
-  if (fast_accum && !fp8) st.skip("fast_accum applies to fp8 only (" + p.dt.name + " given)");
-  struct guard {
-    cublasLtHandle_t& h;
-    cublasLtMatmulDesc_t& desc;
-    cublasLtMatrixLayout_t &la, &lb, &lc, &ld;
-    cublasLtMatmulPreference_t& pref;
-    ~guard() {
-      if (pref) (void)cublasLtMatmulPreferenceDestroy(pref);
-      for (auto* x : {la, lb, lc, ld}) {
-        if (x) (void)cublasLtMatrixLayoutDestroy(x);
-      }
-      if (desc) (void)cublasLtMatmulDescDestroy(desc);
-      if (h) (void)cublasLtDestroy(h);
-    }
-  } g{h, desc, la, lb, lc, ld, pref};
-  const gc::device_buffer ws(workspace_bytes);
+};
 
+// Destroys the objects made (on every path, a skip or an error included), the handle last.
+struct lt_guard {
+  lt_objects& x;
+  ~lt_guard() {
+    if (x.pref) (void)cublasLtMatmulPreferenceDestroy(x.pref);
+    for (auto* y : {x.la, x.lb, x.lc, x.ld}) {
+      if (y) (void)cublasLtMatrixLayoutDestroy(y);
+    }
+    if (x.desc) (void)cublasLtMatmulDescDestroy(x.desc);
+    if (x.h) (void)cublasLtDestroy(x.h);
+  }
+};
+
+// The operation descriptor: compute type, the operands' ops and, for fp8, fast accumulation.
+void describe_matmul(infrabench::state& st, lt_objects& x, const prepared& p, const gb::layout& l,
+                     bool fp8, bool fast_accum) {
   // Column-major view: first operand is our B (n x k after its op), second our A.
   const cublasOperation_t op_first = l.trans.b ? CUBLAS_OP_T : CUBLAS_OP_N;
   const cublasOperation_t op_second = l.trans.a ? CUBLAS_OP_T : CUBLAS_OP_N;
-  check_cublas(cublasLtMatmulDescCreate(&desc, compute_type(p.dt), CUDA_R_32F), "MatmulDescCreate");
-  check_cublas(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &op_first,
+  check_cublas(cublasLtMatmulDescCreate(&x.desc, compute_type(p.dt), CUDA_R_32F),
+               "MatmulDescCreate");
+  check_cublas(cublasLtMatmulDescSetAttribute(x.desc, CUBLASLT_MATMUL_DESC_TRANSA, &op_first,
                                               sizeof(op_first)),
                "set TRANSA");
-  check_cublas(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, &op_second,
+  check_cublas(cublasLtMatmulDescSetAttribute(x.desc, CUBLASLT_MATMUL_DESC_TRANSB, &op_second,
                                               sizeof(op_second)),
                "set TRANSB");
   // fp8 as torch._scaled_mm calls it with unit scales: no scale pointers (cuBLASLt's default
@@ -153,48 +145,90 @@ void cublaslt_gemm(infrabench::state& st) {
   // figure says which it compares with: torch._scaled_mm(use_fast_accum=False) by default.
   if (fp8) {
     const std::int8_t fast = fast_accum ? 1 : 0;
-    check_cublas(
-        cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof(fast)),
-        "set FAST_ACCUM");
+    check_cublas(cublasLtMatmulDescSetAttribute(x.desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast,
+                                                sizeof(fast)),
+                 "set FAST_ACCUM");
     st.set_axis_display("fast_accum", fast_accum ? "1 (on: torch._scaled_mm use_fast_accum=True)"
                                                  : "0 (off: torch._scaled_mm default)");
   }
+}
+
+// The four matrix layouts in the column-major view: B first, then A, C and D (D is C, in place).
+void create_layouts(lt_objects& x, const prepared& p, const gb::layout& l) {
   const auto n = static_cast<std::uint64_t>(p.shape.n), m = static_cast<std::uint64_t>(p.shape.m),
              k = static_cast<std::uint64_t>(p.shape.k);
-  check_cublas(cublasLtMatrixLayoutCreate(&la, cuda_type(p.dt.ab), l.trans.b ? k : n,
+  check_cublas(cublasLtMatrixLayoutCreate(&x.la, cuda_type(p.dt.ab), l.trans.b ? k : n,
                                           l.trans.b ? n : k, l.ldb),
                "layout B");
-  check_cublas(cublasLtMatrixLayoutCreate(&lb, cuda_type(p.dt.ab), l.trans.a ? m : k,
+  check_cublas(cublasLtMatrixLayoutCreate(&x.lb, cuda_type(p.dt.ab), l.trans.a ? m : k,
                                           l.trans.a ? k : m, l.lda),
                "layout A");
-  check_cublas(cublasLtMatrixLayoutCreate(&lc, cuda_type(p.dt.c), n, m, l.ldc), "layout C");
-  check_cublas(cublasLtMatrixLayoutCreate(&ld, cuda_type(p.dt.c), n, m, l.ldc), "layout D");
-  check_cublas(cublasLtMatmulPreferenceCreate(&pref), "PreferenceCreate");
+  check_cublas(cublasLtMatrixLayoutCreate(&x.lc, cuda_type(p.dt.c), n, m, l.ldc), "layout C");
+  check_cublas(cublasLtMatrixLayoutCreate(&x.ld, cuda_type(p.dt.c), n, m, l.ldc), "layout D");
+}
+
+// cuBLASLt's first heuristic choice within the workspace; skips when it has none.
+cublasLtMatmulHeuristicResult_t pick_algorithm(infrabench::state& st, lt_objects& x,
+                                               const prepared& p) {
+  check_cublas(cublasLtMatmulPreferenceCreate(&x.pref), "PreferenceCreate");
   const std::uint64_t ws_bytes = workspace_bytes;
-  check_cublas(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                                                    &ws_bytes, sizeof(ws_bytes)),
+  check_cublas(cublasLtMatmulPreferenceSetAttribute(
+                   x.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_bytes, sizeof(ws_bytes)),
                "set workspace");
   cublasLtMatmulHeuristicResult_t heuristic{};
   int found = 0;
-  check_cublas(cublasLtMatmulAlgoGetHeuristic(h, desc, la, lb, lc, ld, pref, 1, &heuristic, &found),
+  check_cublas(cublasLtMatmulAlgoGetHeuristic(x.h, x.desc, x.la, x.lb, x.lc, x.ld, x.pref, 1,
+                                              &heuristic, &found),
                "cublasLtMatmulAlgoGetHeuristic");
   if (found == 0) st.skip("cuBLASLt has no algorithm for " + p.dt.name + " at this shape/layout");
+  return heuristic;
+}
 
+// Runs the matmul once (its error named with the dtype), then under the harness's timing.
+infrabench::gpu_exec_report time_matmul(infrabench::state& st, const prepared& p,
+                                        const gc::operands& o, const gc::stream& s,
+                                        const lt_objects& x, const cublasLtMatmulAlgo_t& algo,
+                                        const gc::device_buffer& ws) {
   const float alpha = 1.0f, beta = 0.0f;
   const cudaStream_t stream = s.get();
   const auto call = [&] {
-    return cublasLtMatmul(h, desc, &alpha, o.b.get(), la, o.a.get(), lb, &beta, o.c.get(), lc,
-                          o.c.get(), ld, &heuristic.algo, ws.get(), workspace_bytes, stream);
+    return cublasLtMatmul(x.h, x.desc, &alpha, o.b.get(), x.la, o.a.get(), x.lb, &beta, o.c.get(),
+                          x.lc, o.c.get(), x.ld, &algo, ws.get(), workspace_bytes, stream);
   };
   check_cublas(call(), "cublasLtMatmul (" + p.dt.name + ")");
   st.add_flops(gm::gemm_flops(p.shape));
-  const auto timing = gc::time_gemm(st, s, [&] { check_cublas(call(), "cublasLtMatmul"); });
-  finish(st, p, o, s,
-         "cublasLtMatmul " + p.dt.name +
-             (fp8 ? std::string(" (unit scales: cuBLASLt's default, fast accumulation ") +
-                        (fast_accum ? "on)" : "off)")
-                  : std::string()),
-         timing);
+  return gc::time_gemm(st, s, [&] { check_cublas(call(), "cublasLtMatmul"); });
+}
+
+// What the verification names: the call and, for fp8, the scales and accumulation it ran with.
+std::string lt_description(const prepared& p, bool fp8, bool fast_accum) {
+  return "cublasLtMatmul " + p.dt.name +
+         (fp8 ? std::string(" (unit scales: cuBLASLt's default, fast accumulation ") +
+                    (fast_accum ? "on)" : "off)")
+              : std::string());
+}
+
+void cublaslt_gemm(infrabench::state& st) {
+  const prepared p = prepare(st);
+  const auto trans = gb::parse_trans(st.get_string("trans"));
+  if (p.dt.ab == kcu::gemm_elem::fp8_e4m3 && !(trans.b && !trans.a)) {
+    st.skip("cuBLASLt fp8 needs the TN layout: B stored n x k (trans=nt)");
+  }
+  gc::stream s;
+  const gc::operands o(p.shape, p.dt, trans, s);
+  const auto& l = o.l;
+  lt_objects x;
+  check_cublas(cublasLtCreate(&x.h), "cublasLtCreate");
+  const bool fp8 = p.dt.ab == kcu::gemm_elem::fp8_e4m3;
+  const bool fast_accum = st.get_int64("fast_accum") != 0;
+  if (fast_accum && !fp8) st.skip("fast_accum applies to fp8 only (" + p.dt.name + " given)");
+  const lt_guard g{x};
+  const gc::device_buffer ws(workspace_bytes);
+  describe_matmul(st, x, p, l, fp8, fast_accum);
+  create_layouts(x, p, l);
+  const cublasLtMatmulHeuristicResult_t heuristic = pick_algorithm(st, x, p);
+  const auto timing = time_matmul(st, p, o, s, x, heuristic.algo, ws);
+  finish(st, p, o, s, lt_description(p, fp8, fast_accum), timing);
 }
 
 std::vector<std::string> gpu_shapes() {

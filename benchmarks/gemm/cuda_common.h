@@ -13,9 +13,9 @@
 #include "cpu/gemm_model.h"
 #include "cuda/gemm_cuda.h"
 #include "cuda/support.h"
-#include "gemm_common.h"
 #include "hardware/gpu.h"
 #include "infrabench/state.h"
+#include "shared/gemm_support.h"
 
 namespace infrabench::gemm_cuda {
 

@@ -7,9 +7,9 @@
 #include <string>
 
 #include "cuda_common.h"
-#include "gemm_common.h"
 #include "infrabench/benchmark.h"
 #include "infrabench/state.h"
+#include "shared/gemm_support.h"
 
 namespace {
 

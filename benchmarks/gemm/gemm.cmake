@@ -2,7 +2,6 @@
 # benchmarks run in name order: gemm/cpu_peak < gemm/onednn_* < gemm/openblas_* < gemm/ours_*,
 # and gemm/cublas* < gemm/cuda_* on the GPU.
 target_sources(infrabench_benchmarks PRIVATE
-  ${CMAKE_CURRENT_LIST_DIR}/gemm_common.cpp
   ${CMAKE_CURRENT_LIST_DIR}/cpu_peak.cpp
   ${CMAKE_CURRENT_LIST_DIR}/openblas.cpp
 )

@@ -13,12 +13,12 @@
 
 #include "cpu/gemm_model.h"
 #include "cpu/gemm_peak.h"
-#include "gemm_common.h"
 #include "infrabench/backend_loader.h"
 #include "infrabench/benchmark.h"
 #include "infrabench/modules/onednn_api.h"
 #include "infrabench/state.h"
 #include "infrabench/thread_pool.h"
+#include "shared/gemm_support.h"
 
 namespace {
 
@@ -78,42 +78,42 @@ std::string pin_omp_team(const infrabench_onednn_api& api, std::size_t threads) 
   return {};
 }
 
+// A GEMM's operands on the host: A and B uniform (fp32, or bf16 as T = std::uint16_t), C NaN (an
+// entry the GEMM leaves unwritten fails the verification). Filled by the pool's threads, so each
+// first-touches the pages it fills.
 template <typename T>
-void run_onednn(infrabench::state& st) {
-  constexpr bool is_bf16 = std::is_same_v<T, std::uint16_t>;
-  // Loaded here, on first use, not when infrabench starts: libdnnl brings its OpenMP runtime.
-  // Skipped with the loader's reason when the module or oneDNN is missing.
-  const auto& api = infrabench::backends::require<infrabench_onednn_api>(st, "onednn");
-  const gm::gemm_shape shape = gb::shape_of(st.get_string("shape"));
-  const gb::layout l = gb::make_layout(shape, gb::parse_trans(st.get_string("trans")));
-  const std::size_t threads = gb::resolve_threads(st.get_int64("threads"));
-  // oneDNN's OpenMP master thread. Pinned (like our thread 0) only when it works alone: the
-  // OpenMP workers it starts inherit its affinity, and a master pinned to one CPU would stack the
-  // whole team on that CPU. Once the team exists, pin_omp_team pins each of its threads.
-  infrabench::thread_pool caller(1, /*pin=*/threads == 1);
-  infrabench::thread_pool fill_pool(threads);
-
-  const auto a_count = static_cast<std::size_t>(shape.m * shape.k);
-  const auto b_count = static_cast<std::size_t>(shape.k * shape.n);
-  const auto c_count = static_cast<std::size_t>(shape.m * shape.n);
-  gb::host_array<T> a(a_count), b(b_count);
-  gb::host_array<float> c(c_count);
-  if constexpr (is_bf16) {
-    gb::fill_uniform_bf16(a.data(), a_count, 1, fill_pool);
-    gb::fill_uniform_bf16(b.data(), b_count, 2, fill_pool);
-  } else {
-    gb::fill_uniform(a.data(), a_count, 1, fill_pool);
-    gb::fill_uniform(b.data(), b_count, 2, fill_pool);
+struct host_operands {
+  gb::host_array<T> a, b;
+  gb::host_array<float> c;
+  host_operands(const gm::gemm_shape& shape, infrabench::thread_pool& pool)
+      : a(static_cast<std::size_t>(shape.m * shape.k)),
+        b(static_cast<std::size_t>(shape.k * shape.n)),
+        c(static_cast<std::size_t>(shape.m * shape.n)) {
+    if constexpr (std::is_same_v<T, std::uint16_t>) {
+      gb::fill_uniform_bf16(a.data(), a.size(), 1, pool);
+      gb::fill_uniform_bf16(b.data(), b.size(), 2, pool);
+    } else {
+      gb::fill_uniform(a.data(), a.size(), 1, pool);
+      gb::fill_uniform(b.data(), b.size(), 2, pool);
+    }
+    gb::fill_nan(c.data(), c.size(), pool);
   }
-  gb::fill_nan(c.data(), c_count, fill_pool);
+};
 
+// Makes the matmul on the OpenMP master (its thread count and pinning first), skips when oneDNN
+// has none, and warns of what would keep it from its best. Returns oneDNN's implementation name.
+template <typename T>
+std::string make_matmul(infrabench::state& st, const infrabench_onednn_api& api,
+                        infrabench::thread_pool& caller, onednn_matmul& mm, std::size_t threads,
+                        const gm::gemm_shape& shape, const gb::layout& l,
+                        const host_operands<T>& o) {
+  constexpr bool is_bf16 = std::is_same_v<T, std::uint16_t>;
   bool threads_set = false;
   std::string impl, error, unpinned;
-  onednn_matmul mm(api);
   caller.run([&](std::size_t) {
     threads_set = api.set_num_threads(static_cast<int>(threads)) != 0;
     unpinned = pin_omp_team(api, threads);
-    error = mm.create(is_bf16, shape, l, a.data(), b.data(), c.data());
+    error = mm.create(is_bf16, shape, l, o.a.data(), o.b.data(), o.c.data());
     impl = mm.impl();
   });
   if (!error.empty()) {
@@ -123,15 +123,17 @@ void run_onednn(infrabench::state& st) {
   if (!unpinned.empty()) st.add_warning(unpinned);
   // A reference implementation would be a strawman, not oneDNN at its best: say so.
   if (impl.rfind("ref", 0) == 0) st.add_warning("oneDNN fell back to its reference kernel " + impl);
+  return impl;
+}
 
-  const double flops = gm::gemm_flops(shape);
-  st.add_flops(flops);
-  const std::function<void(std::size_t)> call = [&](std::size_t) { mm.execute(); };
-  st.exec([&] { caller.run(call); });
-
-  const double gflops = gb::median_gflops(st, flops);
-  const std::string what = "oneDNN matmul (" + impl + ")";
-  const std::int64_t threads_axis = st.get_int64("threads");
+// Verifies the result against fp64 and reports the fractions of the peak. Returns the vector-unit
+// peak, which the plausibility check judges by.
+template <typename T>
+double verify_and_report_peak(infrabench::state& st, const gm::gemm_shape& shape,
+                              const gb::layout& l, const host_operands<T>& o, double gflops,
+                              const std::string& what, std::int64_t threads_axis,
+                              infrabench::thread_pool& fill_pool) {
+  constexpr bool is_bf16 = std::is_same_v<T, std::uint16_t>;
   // The vector-unit peak judges whether this reference ran at its best (plausibility); the
   // percentage is of the machine's peak for the type, which counts AMX tiles where they exist
   // (oneDNN uses them for bf16): a fraction of the FMA peak alone could exceed 100%.
@@ -139,7 +141,8 @@ void run_onednn(infrabench::state& st) {
   double peak = 0;
   if constexpr (is_bf16) {
     gb::report_verification(
-        st, gb::verify_bf16(l, a.data(), b.data(), c.data(), gb::bf16_tolerance(shape.k)), what);
+        st, gb::verify_bf16(l, o.a.data(), o.b.data(), o.c.data(), gb::bf16_tolerance(shape.k)),
+        what);
     if (const auto amx = gb::amx_bf16_peak_isa()) {
       (void)gb::report_peak_fraction(st, gflops, *amx, threads_axis, fill_pool);
       peak = gb::cpu_peak(st, vector_isa, threads_axis, fill_pool).gflops;
@@ -154,9 +157,42 @@ void run_onednn(infrabench::state& st) {
     }
   } else {
     gb::report_verification(
-        st, gb::verify_fp32(l, a.data(), b.data(), c.data(), gb::fp32_tolerance(shape.k)), what);
+        st, gb::verify_fp32(l, o.a.data(), o.b.data(), o.c.data(), gb::fp32_tolerance(shape.k)),
+        what);
     peak = gb::report_peak_fraction(st, gflops, vector_isa, threads_axis, fill_pool);
   }
+  return peak;
+}
+
+template <typename T>
+void run_onednn(infrabench::state& st) {
+  constexpr bool is_bf16 = std::is_same_v<T, std::uint16_t>;
+  // Loaded here, on first use, not when infrabench starts: libdnnl brings its OpenMP runtime.
+  // Skipped with the loader's reason when the module or oneDNN is missing.
+  const auto& api = infrabench::backends::require<infrabench_onednn_api>(st, "onednn");
+  const gm::gemm_shape shape = gb::shape_of(st.get_string("shape"));
+  const gb::layout l = gb::make_layout(shape, gb::parse_trans(st.get_string("trans")));
+  const std::size_t threads = gb::resolve_threads(st.get_int64("threads"));
+  // oneDNN's OpenMP master thread. Pinned (like our thread 0) only when it works alone: the
+  // OpenMP workers it starts inherit its affinity, and a master pinned to one CPU would stack the
+  // whole team on that CPU. Once the team exists, pin_omp_team pins each of its threads.
+  infrabench::thread_pool caller(1, /*pin=*/threads == 1);
+  infrabench::thread_pool fill_pool(threads);
+  const host_operands<T> o(shape, fill_pool);
+
+  onednn_matmul mm(api);
+  const std::string impl = make_matmul(st, api, caller, mm, threads, shape, l, o);
+
+  const double flops = gm::gemm_flops(shape);
+  st.add_flops(flops);
+  const std::function<void(std::size_t)> call = [&](std::size_t) { mm.execute(); };
+  st.exec([&] { caller.run(call); });
+
+  const double gflops = gb::median_gflops(st, flops);
+  const std::string what = "oneDNN matmul (" + impl + ")";
+  const std::int64_t threads_axis = st.get_int64("threads");
+  const double peak =
+      verify_and_report_peak(st, shape, l, o, gflops, what, threads_axis, fill_pool);
   // Under heavy load the all-threads results were seen to collapse to exactly 8.00 ms per call
   // whatever the shape (4 GFLOP/s at 256^3, 34 at 512^3): a fixed per-call latency of two 4 ms
   // scheduler ticks, not work. Our pool's threads sleep on a condition variable (they do not

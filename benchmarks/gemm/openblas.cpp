@@ -26,12 +26,12 @@
 
 #include "cpu/gemm_model.h"
 #include "cpu/gemm_peak.h"
-#include "gemm_common.h"
 #include "infrabench/backend_loader.h"
 #include "infrabench/benchmark.h"
 #include "infrabench/modules/openblas_api.h"
 #include "infrabench/state.h"
 #include "infrabench/thread_pool.h"
+#include "shared/gemm_support.h"
 
 namespace {
 
@@ -189,13 +189,10 @@ std::string pin_openblas_threads(const openblas_library& lib, std::size_t thread
   return {};
 }
 
-void openblas_fp32(infrabench::state& st) {
-  const std::string& coretype = st.get_string("coretype");
-  if (coretype != "env") {
-    if (const auto why = coretype_unsupported_reason(coretype); !why.empty()) st.skip(why);
-  }
-  // Loaded here, on first use, not when infrabench starts: OpenBLAS starts its threads as it
-  // loads. Skipped with the loader's reason when the module or OpenBLAS is missing.
+// OpenBLAS with the `coretype` axis's core selected: loaded on first use (not when infrabench
+// starts: OpenBLAS starts its threads as it loads), skipped with the loader's reason when the
+// module or OpenBLAS is missing, and skipped when the core cannot be switched.
+const openblas_library& load_openblas(infrabench::state& st, const std::string& coretype) {
   const openblas_library& lib = st.resource<openblas_library>("gemm/openblas", [&] {
     const char* inherited = std::getenv("OPENBLAS_CORETYPE");
     openblas_library out{nullptr, inherited != nullptr ? inherited : "", std::nullopt};
@@ -203,7 +200,13 @@ void openblas_fp32(infrabench::state& st) {
     return out;
   });
   if (const auto why = select_core(lib, coretype); !why.empty()) st.skip(why);
-  const std::string core = lib.corename();
+  return lib;
+}
+
+// Says which core OpenBLAS runs when it is not the one asked for, or chose it itself, and when
+// the axis overrode an inherited OPENBLAS_CORETYPE.
+void warn_about_core(infrabench::state& st, const openblas_library& lib,
+                     const std::string& coretype, const std::string& core) {
   if (coretype == "env") {
     st.add_warning(
         "OpenBLAS core: " + core + " (" +
@@ -217,6 +220,26 @@ void openblas_fp32(infrabench::state& st) {
                    " from the environment was overridden by coretype=" + coretype +
                    " (-a coretype=env keeps it)");
   }
+}
+
+// OpenBLAS's thread count and pinning, with a warning for each it could not have.
+void set_openblas_threads(infrabench::state& st, const openblas_library& lib, std::size_t threads) {
+  lib.api->set_num_threads(static_cast<int>(threads));
+  if (lib.api->get_num_threads && lib.api->get_num_threads() != static_cast<int>(threads)) {
+    st.add_warning("OpenBLAS runs " + std::to_string(lib.api->get_num_threads()) +
+                   " threads, not " + std::to_string(threads));
+  }
+  if (const auto why = pin_openblas_threads(lib, threads); !why.empty()) st.add_warning(why);
+}
+
+void openblas_fp32(infrabench::state& st) {
+  const std::string& coretype = st.get_string("coretype");
+  if (coretype != "env") {
+    if (const auto why = coretype_unsupported_reason(coretype); !why.empty()) st.skip(why);
+  }
+  const openblas_library& lib = load_openblas(st, coretype);
+  const std::string core = lib.corename();
+  warn_about_core(st, lib, coretype, core);
 
   const gm::gemm_shape shape = gb::shape_of(st.get_string("shape"));
   const gb::layout l = gb::make_layout(shape, gb::parse_trans(st.get_string("trans")));
@@ -233,12 +256,7 @@ void openblas_fp32(infrabench::state& st) {
   gb::fill_uniform(b.data(), b_count, 2, fill_pool);
   gb::fill_nan(c.data(), c_count, fill_pool);
 
-  lib.api->set_num_threads(static_cast<int>(threads));
-  if (lib.api->get_num_threads && lib.api->get_num_threads() != static_cast<int>(threads)) {
-    st.add_warning("OpenBLAS runs " + std::to_string(lib.api->get_num_threads()) +
-                   " threads, not " + std::to_string(threads));
-  }
-  if (const auto why = pin_openblas_threads(lib, threads); !why.empty()) st.add_warning(why);
+  set_openblas_threads(st, lib, threads);
   const double flops = gm::gemm_flops(shape);
   st.add_flops(flops);
   const auto m = static_cast<int>(shape.m), n = static_cast<int>(shape.n),

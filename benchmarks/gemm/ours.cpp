@@ -10,10 +10,10 @@
 
 #include "cpu/gemm.h"
 #include "cpu/gemm_peak.h"
-#include "gemm_common.h"
 #include "infrabench/benchmark.h"
 #include "infrabench/state.h"
 #include "infrabench/thread_pool.h"
+#include "shared/gemm_support.h"
 
 namespace {
 
@@ -53,6 +53,56 @@ kc::peak_isa peak_for(kc::gemm_isa isa) {
   return kc::peak_isa::avx512_fp32;
 }
 
+// The kernel's arguments for C = op(A) op(B) on the row-major operands of `l`.
+template <typename T>
+kc::gemm_args<T> gemm_args_of(const gb::layout& l, const gm::gemm_shape& shape,
+                              const gb::host_array<T>& a, const gb::host_array<T>& b,
+                              const gb::host_array<float>& c) {
+  kc::gemm_args<T> args;
+  args.trans_a = l.trans.a;
+  args.trans_b = l.trans.b;
+  args.m = shape.m;
+  args.n = shape.n;
+  args.k = shape.k;
+  args.a = a.data();
+  args.lda = l.lda;
+  args.b = b.data();
+  args.ldb = l.ldb;
+  args.c = c.data();
+  args.ldc = l.ldc;
+  return args;
+}
+
+// Verifies the result against fp64 and reports it as a fraction of the references that ran
+// earlier and of the peak of the kernel's ISA (none for the scalar reference).
+template <typename T>
+void verify_and_report(infrabench::state& st, kc::gemm_dtype dtype, kc::gemm_isa isa,
+                       const gm::gemm_shape& shape, const gb::layout& l, const gb::host_array<T>& a,
+                       const gb::host_array<T>& b, const gb::host_array<float>& c, double gflops,
+                       infrabench::thread_pool& pool) {
+  if constexpr (std::is_same_v<T, float>) {
+    gb::report_verification(
+        st, gb::verify_fp32(l, a.data(), b.data(), c.data(), gb::fp32_tolerance(shape.k)), "sgemm");
+    gb::report_reference_ratios(
+        st, gflops, {{"gemm/openblas_fp32", "openblas"}, {"gemm/onednn_fp32", "onednn"}});
+  } else {
+    gb::report_verification(
+        st, gb::verify_bf16(l, a.data(), b.data(), c.data(), gb::bf16_tolerance(shape.k)),
+        "bf16 gemm");
+    gb::report_reference_ratios(st, gflops, {{"gemm/onednn_bf16", "onednn"}});
+  }
+  if (isa == kc::gemm_isa::scalar) return;
+  gb::report_peak_fraction(st, gflops, peak_for(isa), st.get_int64("threads"), pool);
+  // Where the CPU has AMX tiles, the machine's bf16 peak counts them: how far vdpbf16ps alone is
+  // from it.
+  if (dtype != kc::gemm_dtype::bf16) return;
+  if (const auto amx = gb::amx_bf16_peak_isa()) {
+    gb::report_peak_fraction(st, gflops, *amx, st.get_int64("threads"), pool);
+  } else {
+    gb::withhold_amx_fraction_without_amx(st);
+  }
+}
+
 template <typename T>
 void run_ours(infrabench::state& st, kc::gemm_dtype dtype) {
   const gm::gemm_shape shape = gb::shape_of(st.get_string("shape"));
@@ -77,18 +127,7 @@ void run_ours(infrabench::state& st, kc::gemm_dtype dtype) {
   }
   gb::fill_nan(c.data(), c_count, pool);
 
-  kc::gemm_args<T> args;
-  args.trans_a = l.trans.a;
-  args.trans_b = l.trans.b;
-  args.m = shape.m;
-  args.n = shape.n;
-  args.k = shape.k;
-  args.a = a.data();
-  args.lda = l.lda;
-  args.b = b.data();
-  args.ldb = l.ldb;
-  args.c = c.data();
-  args.ldc = l.ldc;
+  const kc::gemm_args<T> args = gemm_args_of(l, shape, a, b, c);
   kc::gemm_plan plan(args, isa, pool.size());
 
   const double flops = gm::gemm_flops(shape);
@@ -97,27 +136,7 @@ void run_ours(infrabench::state& st, kc::gemm_dtype dtype) {
   st.exec([&] { pool.run(part); });
 
   const double gflops = gb::median_gflops(st, flops);
-  if constexpr (std::is_same_v<T, float>) {
-    gb::report_verification(
-        st, gb::verify_fp32(l, a.data(), b.data(), c.data(), gb::fp32_tolerance(shape.k)), "sgemm");
-    gb::report_reference_ratios(
-        st, gflops, {{"gemm/openblas_fp32", "openblas"}, {"gemm/onednn_fp32", "onednn"}});
-  } else {
-    gb::report_verification(
-        st, gb::verify_bf16(l, a.data(), b.data(), c.data(), gb::bf16_tolerance(shape.k)),
-        "bf16 gemm");
-    gb::report_reference_ratios(st, gflops, {{"gemm/onednn_bf16", "onednn"}});
-  }
-  if (isa == kc::gemm_isa::scalar) return;
-  gb::report_peak_fraction(st, gflops, peak_for(isa), st.get_int64("threads"), pool);
-  // Where the CPU has AMX tiles, the machine's bf16 peak counts them: how far vdpbf16ps alone is
-  // from it.
-  if (dtype != kc::gemm_dtype::bf16) return;
-  if (const auto amx = gb::amx_bf16_peak_isa()) {
-    gb::report_peak_fraction(st, gflops, *amx, st.get_int64("threads"), pool);
-  } else {
-    gb::withhold_amx_fraction_without_amx(st);
-  }
+  verify_and_report(st, dtype, isa, shape, l, a, b, c, gflops, pool);
 }
 
 void ours_fp32(infrabench::state& st) {
@@ -131,10 +150,10 @@ std::int64_t packing_bytes(const infrabench::config& cfg) {
   const auto threads = gb::resolve_threads(infrabench::config_int64(cfg, "threads", 0));
   return packing_bytes_per_thread * static_cast<std::int64_t>(threads);
 }
-std::int64_t memory_fp32(const infrabench::config& cfg) {
+std::int64_t ours_memory_fp32(const infrabench::config& cfg) {
   return gb::host_bytes_needed(cfg, 4, 4, 4, packing_bytes(cfg));
 }
-std::int64_t memory_bf16(const infrabench::config& cfg) {
+std::int64_t ours_memory_bf16(const infrabench::config& cfg) {
   return gb::host_bytes_needed(cfg, 2, 2, 4, packing_bytes(cfg));
 }
 
@@ -158,7 +177,7 @@ INFRABENCH_REGISTER(ours_fp32, "gemm/ours_fp32")
                          "micro-kernel: auto = widest this CPU runs; scalar = the plain-loop "
                          "reference",
                          {"auto", "scalar", "avx2", "avx512"}))
-    .memory_estimate(memory_fp32);
+    .memory_estimate(ours_memory_fp32);
 
 INFRABENCH_REGISTER(ours_bf16, "gemm/ours_bf16")
     .uses("gemm/cpu_peak")
@@ -176,6 +195,6 @@ INFRABENCH_REGISTER(ours_bf16, "gemm/ours_bf16")
         infrabench::choice_axis("micro-kernel: auto = avx512_bf16 where the CPU has it, else the "
                                 "scalar reference",
                                 {"auto", "scalar", "avx512_bf16"}))
-    .memory_estimate(memory_bf16);
+    .memory_estimate(ours_memory_bf16);
 
 }  // namespace

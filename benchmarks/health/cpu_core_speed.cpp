@@ -23,8 +23,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "../stress/fma_kernel.h"
 #include "common.h"
+#include "cpu/stress/fma_kernel.h"
 #include "infrabench/benchmark.h"
 #include "infrabench/machine_load.h"
 #include "infrabench/thread_pool.h"

@@ -14,11 +14,11 @@
 #include <string>
 #include <vector>
 
-#include "common.h"
 #include "cpu/preprocess/jpeg.h"
 #include "infrabench/benchmark.h"
 #include "infrabench/state.h"
 #include "infrabench/thread_pool.h"
+#include "shared/preprocess_data.h"
 
 namespace infrabench::preprocess_bench {
 namespace {

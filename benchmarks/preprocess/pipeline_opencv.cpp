@@ -20,7 +20,6 @@
 #include <string>
 #include <vector>
 
-#include "common.h"
 #include "cpu/preprocess/jpeg.h"
 #include "cpu/preprocess/opencv_pipeline.h"
 #include "infrabench/backend_loader.h"
@@ -28,6 +27,7 @@
 #include "infrabench/result.h"
 #include "infrabench/state.h"
 #include "infrabench/thread_pool.h"
+#include "shared/preprocess_data.h"
 
 namespace infrabench::preprocess_bench {
 namespace {
@@ -52,6 +52,82 @@ struct opencv_per_thread {
   std::unique_ptr<pp::opencv_pipeline> cv;
   sample_source source;
 };
+
+// One OpenCV pipeline and sample source per worker, made on the worker (its NUMA node), which
+// also first-touches the images it will write.
+std::vector<opencv_per_thread> make_opencv_workers(thread_pool& pool,
+                                                   const infrabench_opencv_api& cv_api,
+                                                   pipeline_batch& in, bool jpeg) {
+  const std::size_t workers = pool.size();
+  std::vector<opencv_per_thread> th(workers);
+  pool.run([&](std::size_t t) {
+    th[t].cv = std::make_unique<pp::opencv_pipeline>(cv_api);
+    th[t].source = sample_source(*in.ds, jpeg);
+    in.touch(t, workers);
+  });
+  return th;
+}
+
+// The largest difference between OpenCV's output for image i and infrabench's scalar pipeline
+// (in f32) on a fresh decode of the same sample.
+double opencv_worst_difference(pipeline_batch& in, std::size_t i, pp::jpeg_codec* codec, int crop,
+                               pp::dtype dtype) {
+  const auto& s = in.ds->samples[i];
+  const pp::image decoded = reference_pixels(s, codec);
+  const std::size_t n = static_cast<std::size_t>(crop) * crop * pp::channels;
+  std::vector<float> ours(n);
+  pp::transformer(pp::isa::scalar)
+      .pipeline(decoded.view(), in.spec[i], in.norm, pp::dtype::f32, ours.data());
+  double worst = 0;
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::byte* p = in.image(i);
+    const double theirs =
+        dtype == pp::dtype::f32
+            ? double{reinterpret_cast<const float*>(p)[k]}
+            : double{pp::f16_to_f32(reinterpret_cast<const std::uint16_t*>(p)[k])};
+    worst = std::max(worst, std::fabs(theirs - ours[k]));
+  }
+  return worst;
+}
+
+// The baseline must compute the same tensor: within one resize step (1/255 before
+// normalisation, OpenCV's rounding differs by at most 1) plus the output type's rounding.
+void verify_opencv_output(state& st, pipeline_batch& in, sample_source& source, std::size_t batch,
+                          int crop, pp::dtype dtype) {
+  const double tol = 1.0 / (255.0 * pp::imagenet_std[2]) + (dtype == pp::dtype::f16 ? 0.01 : 1e-5);
+  for (std::size_t i : {std::size_t{0}, batch - 1}) {
+    const auto& s = in.ds->samples[i];
+    const double worst = opencv_worst_difference(in, i, source.codec(), crop, dtype);
+    st.check(worst <= tol, s.name + ": OpenCV's output differs from infrabench's by " +
+                               std::to_string(worst) + " (> " + std::to_string(tol) + ")");
+  }
+}
+
+// infrabench / OpenCV, from preprocess/pipeline with the same axes earlier in this run.
+void add_opencv_speedup(state& st, std::size_t batch, const infrabench_opencv_api& cv_api) {
+  nlohmann::json axes = nlohmann::json::object();
+  for (const auto& [name, value] : st.get_config()) {
+    if (name == "parallel") continue;
+    if (const auto* i = std::get_if<std::int64_t>(&value)) {
+      axes[name] = *i;
+    } else if (const auto* s = std::get_if<std::string>(&value)) {
+      axes[name] = *s;
+    }
+  }
+  const double t = st.partial_result().time.median;
+  for (const std::string& isa : {std::string("auto"), std::string(pp::to_string(pp::best_isa()))}) {
+    axes["isa"] = isa;
+    const double ours = images_per_s(st.find_earlier("preprocess/pipeline", axes));
+    if (ours > 0 && t > 0) {
+      st.add_metric("infrabench_speedup_x", "x", ours / (static_cast<double>(batch) / t), true,
+                    "images/s of preprocess/pipeline (isa=" + isa +
+                        ", same other axes, earlier in this run) / images/s of this OpenCV " +
+                        cv_api.header.version + " (" + cv_api.threading + ") configuration",
+                    infrabench::metric_role::information);
+      break;
+    }
+  }
+}
 
 void pipeline_opencv(state& st) {
   const bool jpeg = st.get_string("source") == "jpeg";
@@ -78,12 +154,7 @@ void pipeline_opencv(state& st) {
   const opencv_threads_guard guard(cv_api, opencv_threads ? static_cast<int>(threads) : 1);
   thread_pool pool(opencv_threads ? 1 : threads);
   const std::size_t workers = pool.size();
-  std::vector<opencv_per_thread> th(workers);
-  pool.run([&](std::size_t t) {
-    th[t].cv = std::make_unique<pp::opencv_pipeline>(cv_api);
-    th[t].source = sample_source(*ds, jpeg);
-    in.touch(t, workers);
-  });
+  std::vector<opencv_per_thread> th = make_opencv_workers(pool, cv_api, in, jpeg);
 
   declare(st, in.w);
   const std::function<void(std::size_t)> job = [&](std::size_t t) {
@@ -94,53 +165,9 @@ void pipeline_opencv(state& st) {
   };
   st.exec([&] { pool.run(job); });
 
-  // The baseline must compute the same tensor: within one resize step (1/255 before
-  // normalisation, OpenCV's rounding differs by at most 1) plus the output type's rounding.
-  const double tol = 1.0 / (255.0 * pp::imagenet_std[2]) + (dtype == pp::dtype::f16 ? 0.01 : 1e-5);
-  for (std::size_t i : {std::size_t{0}, batch - 1}) {
-    const auto& s = ds->samples[i];
-    const pp::image decoded = reference_pixels(s, th[0].source.codec());
-    const std::size_t n = static_cast<std::size_t>(crop) * crop * pp::channels;
-    std::vector<float> ours(n);
-    pp::transformer(pp::isa::scalar)
-        .pipeline(decoded.view(), in.spec[i], in.norm, pp::dtype::f32, ours.data());
-    double worst = 0;
-    for (std::size_t k = 0; k < n; ++k) {
-      const std::byte* p = in.image(i);
-      const double theirs =
-          dtype == pp::dtype::f32
-              ? double{reinterpret_cast<const float*>(p)[k]}
-              : double{pp::f16_to_f32(reinterpret_cast<const std::uint16_t*>(p)[k])};
-      worst = std::max(worst, std::fabs(theirs - ours[k]));
-    }
-    st.check(worst <= tol, s.name + ": OpenCV's output differs from infrabench's by " +
-                               std::to_string(worst) + " (> " + std::to_string(tol) + ")");
-  }
+  verify_opencv_output(st, in, th[0].source, batch, crop, dtype);
   add_derived_metrics(st, "preprocess/pipeline_opencv", in.w, threads, false);
-
-  // infrabench / OpenCV, from preprocess/pipeline with the same axes earlier in this run.
-  nlohmann::json axes = nlohmann::json::object();
-  for (const auto& [name, value] : st.get_config()) {
-    if (name == "parallel") continue;
-    if (const auto* i = std::get_if<std::int64_t>(&value)) {
-      axes[name] = *i;
-    } else if (const auto* s = std::get_if<std::string>(&value)) {
-      axes[name] = *s;
-    }
-  }
-  const double t = st.partial_result().time.median;
-  for (const std::string& isa : {std::string("auto"), std::string(pp::to_string(pp::best_isa()))}) {
-    axes["isa"] = isa;
-    const double ours = images_per_s(st.find_earlier("preprocess/pipeline", axes));
-    if (ours > 0 && t > 0) {
-      st.add_metric("infrabench_speedup_x", "x", ours / (static_cast<double>(batch) / t), true,
-                    "images/s of preprocess/pipeline (isa=" + isa +
-                        ", same other axes, earlier in this run) / images/s of this OpenCV " +
-                        cv_api.header.version + " (" + cv_api.threading + ") configuration",
-                    infrabench::metric_role::information);
-      break;
-    }
-  }
+  add_opencv_speedup(st, batch, cv_api);
 }
 
 INFRABENCH_REGISTER(pipeline_opencv, "preprocess/pipeline_opencv")

@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "common.h"
 #include "infrabench/benchmark.h"
 #include "infrabench/state.h"
 #include "infrabench/thread_pool.h"
+#include "shared/preprocess_data.h"
 
 namespace infrabench::preprocess_bench {
 namespace {

@@ -15,13 +15,13 @@
 #include <string>
 #include <vector>
 
-#include "common.h"
 #include "infrabench/benchmark.h"
 #include "infrabench/communicator.h"
 #include "infrabench/options.h"
 #include "infrabench/state.h"
 #include "infrabench/stats.h"
 #include "job.h"
+#include "shared/storage_scratch.h"
 #include "storage/checkpoint.h"
 #include "storage/engine.h"
 
@@ -334,59 +334,57 @@ void combine_ranks(infrabench::state& st, const std::vector<sb::job_input_row>& 
                 "ranks that wrote a shard", metric_role::information);
 }
 
-[[maybe_unused]] const bool registered_checkpoint = [] {
-  std::vector<std::string> models;
-  for (const auto& p : ks::model_presets()) models.emplace_back(p.name);
-  models.emplace_back("custom");
-  auto& b =
-      infrabench::registry::instance()
-          .add("storage/checkpoint", storage_checkpoint)
-          .describe(
-              "MLPerf Storage checkpointing: every rank writes its shard of a Llama 3 checkpoint "
-              "(fsync in the time), reads it back past the page cache and checks every byte; "
-              "write/read GB/s per rank (the job's in storage/checkpoint_job), save/restore "
-              "time, write latency percentiles")
-          .scope(infrabench::rank_scope::every_rank)
-          .produces("write_gbps", "GB/s", infrabench::better::higher)
-          .headline("write_gbps")
-          .produces("read_gbps", "GB/s", infrabench::better::higher)
-          .produces("save_s", "s", infrabench::better::lower)
-          .produces("restore_s", "s", infrabench::better::lower)
-          // A save's and a restore's time are their rates inverted (one timing each).
-          .relate("save_s", infrabench::relation_kind::inverse_of, "write_gbps")
-          .relate("restore_s", infrabench::relation_kind::inverse_of, "read_gbps")
-          .produces("sync_s", "s", infrabench::better::lower, infrabench::metric_role::information)
-          .produces("verify_s", "s", infrabench::better::lower,
-                    infrabench::metric_role::information)
-          .produces("write_latency_us_p*", "us", infrabench::better::lower)  // p50, p99, p99_9
-          .produces("write_latency_us_min", "us", infrabench::better::lower)
-          .produces("write_latency_us_max", "us", infrabench::better::lower)
-          .produces("write_latency_us_stdev", "us", infrabench::better::lower)
-          .produces("shard_bytes", "B", infrabench::better::higher,
-                    infrabench::metric_role::information)
-          .produces("checkpoint_bytes", "B", infrabench::better::higher,
-                    infrabench::metric_role::information)
-          .produces("page_cache_resident_percent", "%", infrabench::better::lower,
-                    infrabench::metric_role::information)
-          .produces("disk_util_percent", "%", infrabench::better::higher,
-                    infrabench::metric_role::information)
-          .add_string_axis(
-              "model", {"llama3-8b"},
-              infrabench::choice_axis("checkpoint of MLPerf Storage v2.0's model (105 GB, 912 "
-                                      "GB, 5.29 TB, 18 TB), or custom (size)",
-                                      models))
-          .add_float64_axis("scale", {0.001},
-                            infrabench::float_axis(
-                                "fraction of the model's checkpoint the whole job writes", 1e-9, 1))
-          .add_int64_axis("size", {std::int64_t{1} << 30},
-                          infrabench::bytes_axis("the job's checkpoint when model=custom", 1))
-          .add_int64_axis(
-              "shards_per_rank", {1},
-              infrabench::int_axis(
-                  "files each rank writes its shard as (each held open until removed)", 1, 256))
-          .add_int64_axis(
-              "write_size", {1 << 20},
-              infrabench::bytes_axis("bytes per write (and per read back)", 512, 1 << 30));
+// What each rank's row reports (add_metrics, report_disk_util), in the order the listing shows it.
+infrabench::benchmark& declare_checkpoint_metrics(infrabench::benchmark& b) {
+  return b.produces("write_gbps", "GB/s", infrabench::better::higher)
+      .headline("write_gbps")
+      .produces("read_gbps", "GB/s", infrabench::better::higher)
+      .produces("save_s", "s", infrabench::better::lower)
+      .produces("restore_s", "s", infrabench::better::lower)
+      // A save's and a restore's time are their rates inverted (one timing each).
+      .relate("save_s", infrabench::relation_kind::inverse_of, "write_gbps")
+      .relate("restore_s", infrabench::relation_kind::inverse_of, "read_gbps")
+      .produces("sync_s", "s", infrabench::better::lower, infrabench::metric_role::information)
+      .produces("verify_s", "s", infrabench::better::lower, infrabench::metric_role::information)
+      .produces("write_latency_us_p*", "us", infrabench::better::lower)  // p50, p99, p99_9
+      .produces("write_latency_us_min", "us", infrabench::better::lower)
+      .produces("write_latency_us_max", "us", infrabench::better::lower)
+      .produces("write_latency_us_stdev", "us", infrabench::better::lower)
+      .produces("shard_bytes", "B", infrabench::better::higher,
+                infrabench::metric_role::information)
+      .produces("checkpoint_bytes", "B", infrabench::better::higher,
+                infrabench::metric_role::information)
+      .produces("page_cache_resident_percent", "%", infrabench::better::lower,
+                infrabench::metric_role::information)
+      .produces("disk_util_percent", "%", infrabench::better::higher,
+                infrabench::metric_role::information);
+}
+
+// The checkpoint's size and how it is cut: which model, how much of it, into how many files and
+// writes (read_config reads these).
+infrabench::benchmark& add_checkpoint_size_axes(infrabench::benchmark& b,
+                                                const std::vector<std::string>& models) {
+  return b
+      .add_string_axis("model", {"llama3-8b"},
+                       infrabench::choice_axis("checkpoint of MLPerf Storage v2.0's model (105 GB, "
+                                               "912 GB, 5.29 TB, 18 TB), or custom (size)",
+                                               models))
+      .add_float64_axis("scale", {0.001},
+                        infrabench::float_axis(
+                            "fraction of the model's checkpoint the whole job writes", 1e-9, 1))
+      .add_int64_axis("size", {std::int64_t{1} << 30},
+                      infrabench::bytes_axis("the job's checkpoint when model=custom", 1))
+      .add_int64_axis(
+          "shards_per_rank", {1},
+          infrabench::int_axis("files each rank writes its shard as (each held open until removed)",
+                               1, 256))
+      .add_int64_axis("write_size", {1 << 20},
+                      infrabench::bytes_axis("bytes per write (and per read back)", 512, 1 << 30));
+}
+
+// How the bytes reach the disk: the engine and its options, its depth, O_DIRECT and the sync, and
+// the memory the engine's buffers take.
+void add_checkpoint_io_axes(infrabench::benchmark& b) {
   sb::add_engine_axis(b, "engine", {"psync"});
   b.add_int64_axis(
        "queue_depth", {1},
@@ -403,6 +401,10 @@ void combine_ranks(infrabench::state& st, const std::vector<sb::job_input_row>& 
     return infrabench::config_int64(cfg, "write_size", 0) *
            (infrabench::config_int64(cfg, "queue_depth", 0) + 1);
   });
+}
+
+// storage/checkpoint_job, registered after the workload's axes are complete (it copies them).
+void register_checkpoint_job(const infrabench::benchmark& b) {
   sb::register_job_row(b,
                        "storage/checkpoint for the whole mpirun/srun job, as MLPerf Storage "
                        "defines it: every rank's shard bytes / the slowest rank's time to save "
@@ -419,6 +421,23 @@ void combine_ranks(infrabench::state& st, const std::vector<sb::job_input_row>& 
       .produces("checkpoint_bytes", "B", infrabench::better::higher,
                 infrabench::metric_role::information)
       .produces("ranks", "ranks", infrabench::better::higher, infrabench::metric_role::information);
+}
+
+[[maybe_unused]] const bool registered_checkpoint = [] {
+  std::vector<std::string> models;
+  for (const auto& p : ks::model_presets()) models.emplace_back(p.name);
+  models.emplace_back("custom");
+  auto& b = infrabench::registry::instance()
+                .add("storage/checkpoint", storage_checkpoint)
+                .describe(
+                    "MLPerf Storage checkpointing: every rank writes its shard of a Llama 3 "
+                    "checkpoint (fsync in the time), reads it back past the page cache and checks "
+                    "every byte; write/read GB/s per rank (the job's in storage/checkpoint_job), "
+                    "save/restore time, write latency percentiles")
+                .scope(infrabench::rank_scope::every_rank);
+  add_checkpoint_size_axes(declare_checkpoint_metrics(b), models);
+  add_checkpoint_io_axes(b);
+  register_checkpoint_job(b);
   return true;
 }();
 

@@ -12,11 +12,11 @@
 #include <memory>
 #include <string>
 
-#include "cluster.h"
-#include "common.h"
 #include "infrabench/benchmark.h"
 #include "infrabench/state.h"
 #include "job.h"
+#include "shared/storage_cluster.h"
+#include "shared/storage_scratch.h"
 #include "storage/dataloader.h"
 #include "storage/engine.h"
 
@@ -364,38 +364,40 @@ void combine_loader_hosts(infrabench::state& st, const std::vector<sb::job_input
                 "hosts that measured (one rank each)", metric_role::information);
 }
 
-[[maybe_unused]] const bool registered_dataloader = [] {
-  auto& b =
-      infrabench::registry::instance()
-          .add("storage/dataloader", storage_dataloader)
-          .scope(infrabench::rank_scope::every_rank)  // one rank per host reads (cluster.h)
-          .produces_items("sample")
-          .produces_work(infrabench::work_kind::bytes)
-          .relate("bandwidth_gbps", infrabench::relation_kind::view_of, "samples_per_s")
-          .produces("accelerator_utilization_percent", "%", infrabench::better::higher)
-          .headline("accelerator_utilization_percent")
-          .produces("stall_ms_per_step", "ms", infrabench::better::lower)
-          .produces("first_batch_ms", "ms", infrabench::better::lower)
-          .produces("accelerator_samples_per_s", "samples/s", infrabench::better::higher)
-          // search=1
-          .produces("loader_max_samples_per_s", "samples/s", infrabench::better::higher)
-          .produces("max_accelerator_samples_per_s_at_au", "samples/s", infrabench::better::higher)
-          .produces("accelerators_at_au", "accelerators", infrabench::better::higher)
-          .describe(
-              "MLPerf-Storage-style data loading: sample files read in random order into "
-              "host batches feeding a simulated accelerator; samples/s, GB/s, accelerator "
-              "utilisation (valid if >= au_threshold), and the fastest accelerator fed at "
-              "that AU");
-  sb::declare_disk_util(b);
-  sb::add_engine_axis(b, "reader_engine", {"io_uring"});
-  b.add_int64_axis("sample_size", {110 << 10},
-                   infrabench::bytes_axis(
-                       "bytes per sample file (110KiB: ImageNet JPEG; 140MiB: U-Net3D volume)", 1,
-                       std::int64_t{1} << 31))
+// What each host's row reports, beside the bytes and samples the work counts.
+infrabench::benchmark& declare_loader_metrics(infrabench::benchmark& b) {
+  return b.produces_items("sample")
+      .produces_work(infrabench::work_kind::bytes)
+      .relate("bandwidth_gbps", infrabench::relation_kind::view_of, "samples_per_s")
+      .produces("accelerator_utilization_percent", "%", infrabench::better::higher)
+      .headline("accelerator_utilization_percent")
+      .produces("stall_ms_per_step", "ms", infrabench::better::lower)
+      .produces("first_batch_ms", "ms", infrabench::better::lower)
+      .produces("accelerator_samples_per_s", "samples/s", infrabench::better::higher)
+      // search=1
+      .produces("loader_max_samples_per_s", "samples/s", infrabench::better::higher)
+      .produces("max_accelerator_samples_per_s_at_au", "samples/s", infrabench::better::higher)
+      .produces("accelerators_at_au", "accelerators", infrabench::better::higher);
+}
+
+// The data set on disk: how big each sample file is, how many, and how they are spread over
+// directories.
+infrabench::benchmark& add_loader_data_set_axes(infrabench::benchmark& b) {
+  return b
+      .add_int64_axis("sample_size", {110 << 10},
+                      infrabench::bytes_axis(
+                          "bytes per sample file (110KiB: ImageNet JPEG; 140MiB: U-Net3D volume)",
+                          1, std::int64_t{1} << 31))
       .add_int64_axis("samples", {1024},
                       infrabench::int_axis("sample files in the data set", 2, 1e9))
       .add_int64_axis("files_per_dir", {1024},
-                      infrabench::int_axis("sample files per directory", 1, 1e9))
+                      infrabench::int_axis("sample files per directory", 1, 1e9));
+}
+
+// The training loop it feeds and the readers feeding it: batches, the simulated step, the ring,
+// the readers and their depth, then the AU target and its search.
+infrabench::benchmark& add_loader_feed_axes(infrabench::benchmark& b) {
+  return b
       .add_int64_axis("batch_size", {32},
                       infrabench::int_axis("samples per batch (per accelerator step)", 1, 1e6))
       .add_float64_axis(
@@ -414,13 +416,18 @@ void combine_loader_hosts(infrabench::state& st, const std::vector<sb::job_input
           infrabench::float_axis("AU a valid result needs (MLPerf Storage: 0.9)", 0, 1))
       .add_int64_axis(
           "search", {1},
-          infrabench::switch_axis("also bisect for the fastest accelerator fed at au_threshold"))
-      .memory_estimate([](const infrabench::config& cfg) -> std::int64_t {
-        const std::int64_t slot =
-            (infrabench::config_int64(cfg, "sample_size", 0) + 4095) / 4096 * 4096;
-        return slot * infrabench::config_int64(cfg, "batch_size", 0) *
-               infrabench::config_int64(cfg, "prefetch", 0);
-      });
+          infrabench::switch_axis("also bisect for the fastest accelerator fed at au_threshold"));
+}
+
+// The host ring's memory: prefetch batches of batch_size samples, each in a 4 KiB-rounded slot.
+std::int64_t loader_ring_memory(const infrabench::config& cfg) {
+  const std::int64_t slot = (infrabench::config_int64(cfg, "sample_size", 0) + 4095) / 4096 * 4096;
+  return slot * infrabench::config_int64(cfg, "batch_size", 0) *
+         infrabench::config_int64(cfg, "prefetch", 0);
+}
+
+// storage/dataloader_job, registered after the workload's axes are complete (it copies them).
+void register_loader_job(const infrabench::benchmark& b) {
   sb::register_job_row(b,
                        "storage/dataloader across the hosts of an mpirun/srun job: the "
                        "accelerators the whole cluster's storage feeds at the AU threshold "
@@ -433,6 +440,22 @@ void combine_loader_hosts(infrabench::state& st, const std::vector<sb::job_input
       .relate("aggregate_gbps", infrabench::relation_kind::view_of, "aggregate_samples_per_s")
       .produces("accelerators_at_au", "accelerators", infrabench::better::higher)
       .produces("hosts", "hosts", infrabench::better::higher, infrabench::metric_role::information);
+}
+
+[[maybe_unused]] const bool registered_dataloader = [] {
+  auto& b = infrabench::registry::instance()
+                .add("storage/dataloader", storage_dataloader)
+                .scope(infrabench::rank_scope::every_rank);  // one rank per host reads
+                                                             // (shared/storage_cluster.h)
+  declare_loader_metrics(b).describe(
+      "MLPerf-Storage-style data loading: sample files read in random order into "
+      "host batches feeding a simulated accelerator; samples/s, GB/s, accelerator "
+      "utilisation (valid if >= au_threshold), and the fastest accelerator fed at "
+      "that AU");
+  sb::declare_disk_util(b);
+  sb::add_engine_axis(b, "reader_engine", {"io_uring"});
+  add_loader_feed_axes(add_loader_data_set_axes(b)).memory_estimate(loader_ring_memory);
+  register_loader_job(b);
   return true;
 }();
 

@@ -16,12 +16,12 @@
 #include <thread>
 #include <vector>
 
-#include "cluster.h"
-#include "common.h"
 #include "infrabench/benchmark.h"
 #include "infrabench/state.h"
 #include "infrabench/thread_pool.h"
 #include "job.h"
+#include "shared/storage_cluster.h"
+#include "shared/storage_scratch.h"
 #include "storage/engine.h"
 #include "storage/io_plan.h"
 #include "storage/latency_histogram.h"
@@ -480,37 +480,33 @@ void combine_hosts(infrabench::state& st, const std::vector<sb::job_input_row>& 
                 "hosts that measured (one rank each)", metric_role::information);
 }
 
-[[maybe_unused]] const bool registered_read = [] {
-  auto& b =
-      infrabench::registry::instance()
-          .add("storage/read", storage_read)
-          .scope(infrabench::rank_scope::every_rank)  // one rank per host reads (cluster.h)
-          .describe(
-              "reads a scratch file, a file or a block device (read-only) with an engine of the "
-              "table (io_uring, psync), sequential or random, fio-style; GB/s, IOPS, "
-              "completion-latency percentiles, CPU per I/O")
-          .produces_work(infrabench::work_kind::bytes)
-          .headline("bandwidth_gbps")
-          .measures(infrabench::data_hop::storage_read)  // the roofline's storage hop
-          .produces_items("io")
-          // One timing: I/Os per second are the bytes per second at this block size.
-          .relate("ios_per_s", infrabench::relation_kind::view_of, "bandwidth_gbps")
-          .produces("latency_us_min", "us", infrabench::better::lower)
-          .produces("latency_us_mean", "us", infrabench::better::lower)
-          .produces("latency_us_stdev", "us", infrabench::better::lower)
-          .produces("latency_us_p*", "us",
-                    infrabench::better::lower)  // p50, p90, p99, p99_9, p99_99
-          .produces("latency_us_max", "us", infrabench::better::lower)
-          .produces("cpu_us_per_io", "us", infrabench::better::lower)
-          .produces("queue_depth_mean", "reads", infrabench::better::higher,
-                    infrabench::metric_role::information);
-  sb::declare_disk_util(b);
-  sb::add_engine_axis(b, "engine", {"io_uring", "psync"});
-  b.add_string_axis(
-       "pattern", {"seq", "rand"},
-       infrabench::choice_axis("seq: each job's region in order; rand: a random permutation of its "
-                               "blocks each pass",
-                               {"seq", "rand"}))
+// What each host's row reports, beside the bytes and I/Os the work counts.
+infrabench::benchmark& declare_read_metrics(infrabench::benchmark& b) {
+  return b.produces_work(infrabench::work_kind::bytes)
+      .headline("bandwidth_gbps")
+      .measures(infrabench::data_hop::storage_read)  // the roofline's storage hop
+      .produces_items("io")
+      // One timing: I/Os per second are the bytes per second at this block size.
+      .relate("ios_per_s", infrabench::relation_kind::view_of, "bandwidth_gbps")
+      .produces("latency_us_min", "us", infrabench::better::lower)
+      .produces("latency_us_mean", "us", infrabench::better::lower)
+      .produces("latency_us_stdev", "us", infrabench::better::lower)
+      .produces("latency_us_p*", "us",
+                infrabench::better::lower)  // p50, p90, p99, p99_9, p99_99
+      .produces("latency_us_max", "us", infrabench::better::lower)
+      .produces("cpu_us_per_io", "us", infrabench::better::lower)
+      .produces("queue_depth_mean", "reads", infrabench::better::higher,
+                infrabench::metric_role::information);
+}
+
+// How the reads are issued, fio's knobs: order, size, depth, threads, pinning and O_DIRECT.
+infrabench::benchmark& add_read_access_axes(infrabench::benchmark& b) {
+  return b
+      .add_string_axis(
+          "pattern", {"seq", "rand"},
+          infrabench::choice_axis("seq: each job's region in order; rand: a random permutation "
+                                  "of its blocks each pass",
+                                  {"seq", "rand"}))
       .add_int64_axis("block_size", {4096, 128 << 10, 1 << 20},
                       infrabench::bytes_axis("bytes per read", 1, 1 << 30))
       .add_int64_axis("queue_depth", {1, 32},
@@ -527,23 +523,30 @@ void combine_hosts(infrabench::state& st, const std::vector<sb::job_input_row>& 
               "the device's interrupt CPU costs a cross-CPU wake-up per read)"))
       .add_int64_axis("direct", {1},
                       infrabench::switch_axis("O_DIRECT; 0 = buffered, a page-cache measurement"));
-  // One axis per engine option, generated from the engine table.
-  sb::add_engine_option_axes(b);
-  b.add_string_axis(
-       "target", {"scratch"},
-       infrabench::choice_axis("scratch (a file under --scratch), a directory (a scratch file "
-                               "made there), or an existing file or block device, read only",
-                               {}))
-      .add_int64_axis(
-          "size", {std::int64_t{1} << 30},
-          infrabench::bytes_axis("scratch file size; for an existing file or device the bytes "
-                                 "read from its start (0 = all)",
-                                 0, 1e18))
-      .memory_estimate([](const infrabench::config& cfg) -> std::int64_t {
-        return infrabench::config_int64(cfg, "block_size", 0) *
-               infrabench::config_int64(cfg, "queue_depth", 0) *
-               infrabench::config_int64(cfg, "jobs", 0);
-      });
+}
+
+// What is read: a scratch file, a directory to make one in, or an existing file or device.
+infrabench::benchmark& add_read_target_axes(infrabench::benchmark& b) {
+  return b
+      .add_string_axis(
+          "target", {"scratch"},
+          infrabench::choice_axis("scratch (a file under --scratch), a directory (a scratch file "
+                                  "made there), or an existing file or block device, read only",
+                                  {}))
+      .add_int64_axis("size", {std::int64_t{1} << 30},
+                      infrabench::bytes_axis("scratch file size; for an existing file or device "
+                                             "the bytes read from its start (0 = all)",
+                                             0, 1e18));
+}
+
+// The read buffers: a block per read in flight, per job.
+std::int64_t read_buffer_memory(const infrabench::config& cfg) {
+  return infrabench::config_int64(cfg, "block_size", 0) *
+         infrabench::config_int64(cfg, "queue_depth", 0) * infrabench::config_int64(cfg, "jobs", 0);
+}
+
+// storage/read_job, registered after the workload's axes are complete (it copies them).
+void register_read_job(const infrabench::benchmark& b) {
   sb::register_job_row(b,
                        "storage/read across the hosts of an mpirun/srun job: aggregate GB/s and "
                        "IOPS of the hosts reading at the same time, the slowest host named",
@@ -555,6 +558,25 @@ void combine_hosts(infrabench::state& st, const std::vector<sb::job_input_row>& 
       .produces("slowest_host_gbps", "GB/s", infrabench::better::higher)
       .produces("worst_host_latency_us_p99", "us", infrabench::better::lower)
       .produces("hosts", "hosts", infrabench::better::higher, infrabench::metric_role::information);
+}
+
+[[maybe_unused]] const bool registered_read = [] {
+  auto& b = infrabench::registry::instance()
+                .add("storage/read", storage_read)
+                .scope(infrabench::rank_scope::every_rank)  // one rank per host reads
+                                                            // (shared/storage_cluster.h)
+                .describe(
+                    "reads a scratch file, a file or a block device (read-only) with an engine of "
+                    "the table (io_uring, psync), sequential or random, fio-style; GB/s, IOPS, "
+                    "completion-latency percentiles, CPU per I/O");
+  declare_read_metrics(b);
+  sb::declare_disk_util(b);
+  sb::add_engine_axis(b, "engine", {"io_uring", "psync"});
+  add_read_access_axes(b);
+  // One axis per engine option, generated from the engine table.
+  sb::add_engine_option_axes(b);
+  add_read_target_axes(b).memory_estimate(read_buffer_memory);
+  register_read_job(b);
   return true;
 }();
 

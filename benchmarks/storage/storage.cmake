@@ -2,8 +2,6 @@
 # job rows (storage/*_job). The I/O code they wire to the harness lives in kernels/storage
 # (infrabench::kernels_storage).
 target_sources(infrabench_benchmarks PRIVATE
-  ${CMAKE_CURRENT_LIST_DIR}/common.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/cluster.cpp
   ${CMAKE_CURRENT_LIST_DIR}/job.cpp
   ${CMAKE_CURRENT_LIST_DIR}/read.cpp
   ${CMAKE_CURRENT_LIST_DIR}/dataloader.cpp

@@ -10,7 +10,7 @@
 
 #include <unistd.h>
 
-#include "fma_kernel.h"
+#include "cpu/stress/fma_kernel.h"
 #include "infrabench/benchmark.h"
 #include "infrabench/capabilities.h"
 #include "infrabench/machine_load.h"
@@ -96,6 +96,116 @@ std::string sag_advice(const infrabench::sampling_load& load) {
   return "check cooling and power limits (" + load.describe() + ")";
 }
 
+// ~5 ms of multiply-adds per block, then one chunk of copy and check: times a block of 20000
+// iterations, sizes the block from it and leaves that block's result in `reference`. Returns the
+// block's iterations.
+std::int64_t calibrate_fma_block(std::vector<float>& reference) {
+  auto c0 = clock_type::now();
+  s::fma_block(20000, reference);
+  const double calib = std::chrono::duration<double>(clock_type::now() - c0).count();
+  const auto iterations = std::max<std::int64_t>(
+      1000, static_cast<std::int64_t>(20000 * 0.005 / std::max(calib, 1e-6)));
+  s::fma_block(iterations, reference);
+  return iterations;
+}
+
+// Every thread's tallies together: GFLOP/s and GB/s per complete second, and the wrong results.
+struct stress_totals {
+  std::vector<double> gflops, gbps;
+  std::size_t wrong_fma = 0, wrong_copy = 0;
+};
+
+stress_totals merge_tallies(const std::vector<worker_tally>& tally, double elapsed) {
+  s::per_second flops, moved;
+  stress_totals out;
+  for (const auto& w : tally) {
+    flops.merge(w.flops);
+    moved.merge(w.bytes);
+    out.wrong_fma += w.wrong_fma;
+    out.wrong_copy += w.wrong_copy;
+  }
+  out.gflops = flops.complete(elapsed);
+  out.gbps = moved.complete(elapsed);
+  for (auto& x : out.gflops) x /= 1e9;
+  for (auto& x : out.gbps) x /= 1e9;
+  return out;
+}
+
+// The throughput series, their stability and the count of wrong results.
+void report_cpu_throughput(infrabench::state& st, const stress_totals& tot, const s::stability& fs,
+                           const s::stability& ms, std::size_t threads_count, std::size_t bytes) {
+  const std::string threads = std::to_string(threads_count) + " threads, " + s::fma_isa();
+  st.partial_result().metrics.push_back(
+      series_metric("gflops", "GFLOP/s", fs, tot.gflops,
+                    "multiply-add flops per second, every core at once (" + threads +
+                        "); value = median second, best = best second, samples = every second"));
+  st.partial_result().metrics.push_back(series_metric(
+      "memory_gbps", "GB/s", ms, tot.gbps,
+      "bytes copied and compared per second (" + std::to_string(bytes >> 20) +
+          " MiB buffers per thread, 4 bytes of traffic per byte copied); median second"));
+  using infrabench::metric_role;
+  st.add_metric("gflops_worst_second_ratio", "ratio", fs.worst_ratio, true,
+                "worst second / median second", metric_role::verification);
+  st.add_metric("gflops_drift_pct", "%", fs.drift_pct, true,
+                "mean of the last " + std::to_string(static_cast<int>(fs.window_s)) +
+                    " s / the first - 1, x 100",
+                metric_role::verification);
+  st.add_metric("memory_worst_second_ratio", "ratio", ms.worst_ratio, true,
+                "worst second / median second", metric_role::verification);
+  st.add_metric("memory_drift_pct", "%", ms.drift_pct, true,
+                "mean of the last window / the first - 1, x 100", metric_role::verification);
+  st.add_metric("wrong_results", "count", static_cast<double>(tot.wrong_fma + tot.wrong_copy),
+                false, "multiply-add blocks and copies that differed from their reference",
+                metric_role::verification);
+}
+
+// The EDAC and machine-check counters' growth during the stress (0 for an absent counter).
+struct error_growth {
+  double ce = 0, ue = 0, mce = 0;
+};
+
+error_growth report_error_counters(infrabench::state& st, const t::counter_set& before,
+                                   const t::counter_set& after) {
+  using infrabench::metric_role;
+  const double ce = delta(before, after, "edac_ce"), ue = delta(before, after, "edac_ue"),
+               mce = delta(before, after, "mce_events");
+  // Only where the kernel exposes the counters: an absent one is not a zero.
+  if (before.count("edac_ce"))
+    st.add_metric("memory_errors_new", "count", ce + ue, false,
+                  "EDAC corrected + uncorrected errors during the stress",
+                  metric_role::verification);
+  if (before.count("mce_events"))
+    st.add_metric("mce_new", "count", mce, false, "machine-check exceptions during the stress",
+                  metric_role::verification);
+  return {ce, ue, mce};
+}
+
+// Why the stress failed, one reason per kind of fault (empty: it passed).
+std::vector<std::string> stress_failures(const stress_totals& tot, const error_growth& errors,
+                                         const s::stability& fs, const s::stability& ms,
+                                         double max_sag, const infrabench::sampling_load& load) {
+  std::vector<std::string> failures;
+  if (tot.wrong_fma > 0)
+    failures.push_back(std::to_string(tot.wrong_fma) +
+                       " multiply-add blocks computed a wrong result: "
+                       "a faulty core (run health/cpu_core_speed)");
+  if (tot.wrong_copy > 0)
+    failures.push_back(std::to_string(tot.wrong_copy) +
+                       " memory copies differed from their source: "
+                       "faulty memory or CPU");
+  if (errors.ce + errors.ue > 0)
+    failures.push_back(std::to_string(static_cast<long long>(errors.ce + errors.ue)) +
+                       " EDAC memory errors during the stress: find the DIMM (edac-util -v)");
+  if (errors.mce > 0)
+    failures.push_back(std::to_string(static_cast<long long>(errors.mce)) +
+                       " machine-check exceptions during the stress: read the kernel log");
+  for (const auto& why : {s::sag_failure(fs, max_sag, "FMA throughput", "GFLOP/s"),
+                          s::sag_failure(ms, max_sag, "memory throughput", "GB/s")}) {
+    if (!why.empty()) failures.push_back(why + ": " + sag_advice(load));
+  }
+  return failures;
+}
+
 void cpu_stress(infrabench::state& st) {
   const double duration = st.get_float64("duration_s");
   const double max_sag = st.get_float64("max_sag");
@@ -105,14 +215,8 @@ void cpu_stress(infrabench::state& st) {
             std::to_string(static_cast<int>(st.timeout_s())) + " s: raise --timeout");
   infrabench::thread_pool pool(0);
   const std::size_t bytes = buffer_bytes(st.caps(), pool.size());
-  // ~5 ms of multiply-adds per block, then one chunk of copy and check.
   std::vector<float> reference;
-  auto c0 = clock_type::now();
-  s::fma_block(20000, reference);
-  const double calib = std::chrono::duration<double>(clock_type::now() - c0).count();
-  const auto iterations = std::max<std::int64_t>(
-      1000, static_cast<std::int64_t>(20000 * 0.005 / std::max(calib, 1e-6)));
-  s::fma_block(iterations, reference);
+  const std::int64_t iterations = calibrate_fma_block(reference);
 
   const t::cpu_source src(t::sysfs_root());
   const t::counter_set before = src.counters();
@@ -135,71 +239,12 @@ void cpu_stress(infrabench::state& st) {
       static_cast<double>(sysconf(_SC_CLK_TCK)));
   st.partial_result().load = load;
 
-  s::per_second flops, moved;
-  std::size_t wrong_fma = 0, wrong_copy = 0;
-  for (const auto& w : tally) {
-    flops.merge(w.flops);
-    moved.merge(w.bytes);
-    wrong_fma += w.wrong_fma;
-    wrong_copy += w.wrong_copy;
-  }
-  auto gflops = flops.complete(elapsed), gbps = moved.complete(elapsed);
-  for (auto& x : gflops) x /= 1e9;
-  for (auto& x : gbps) x /= 1e9;
-  const s::stability fs = s::analyze(gflops), ms = s::analyze(gbps);
-  const std::string threads = std::to_string(pool.size()) + " threads, " + s::fma_isa();
-  st.partial_result().metrics.push_back(
-      series_metric("gflops", "GFLOP/s", fs, gflops,
-                    "multiply-add flops per second, every core at once (" + threads +
-                        "); value = median second, best = best second, samples = every second"));
-  st.partial_result().metrics.push_back(series_metric(
-      "memory_gbps", "GB/s", ms, gbps,
-      "bytes copied and compared per second (" + std::to_string(bytes >> 20) +
-          " MiB buffers per thread, 4 bytes of traffic per byte copied); median second"));
-  using infrabench::metric_role;
-  st.add_metric("gflops_worst_second_ratio", "ratio", fs.worst_ratio, true,
-                "worst second / median second", metric_role::verification);
-  st.add_metric("gflops_drift_pct", "%", fs.drift_pct, true,
-                "mean of the last " + std::to_string(static_cast<int>(fs.window_s)) +
-                    " s / the first - 1, x 100",
-                metric_role::verification);
-  st.add_metric("memory_worst_second_ratio", "ratio", ms.worst_ratio, true,
-                "worst second / median second", metric_role::verification);
-  st.add_metric("memory_drift_pct", "%", ms.drift_pct, true,
-                "mean of the last window / the first - 1, x 100", metric_role::verification);
-  st.add_metric("wrong_results", "count", static_cast<double>(wrong_fma + wrong_copy), false,
-                "multiply-add blocks and copies that differed from their reference",
-                metric_role::verification);
-  const double ce = delta(before, after, "edac_ce"), ue = delta(before, after, "edac_ue"),
-               mce = delta(before, after, "mce_events");
-  // Only where the kernel exposes the counters: an absent one is not a zero.
-  if (before.count("edac_ce"))
-    st.add_metric("memory_errors_new", "count", ce + ue, false,
-                  "EDAC corrected + uncorrected errors during the stress",
-                  metric_role::verification);
-  if (before.count("mce_events"))
-    st.add_metric("mce_new", "count", mce, false, "machine-check exceptions during the stress",
-                  metric_role::verification);
+  const stress_totals tot = merge_tallies(tally, elapsed);
+  const s::stability fs = s::analyze(tot.gflops), ms = s::analyze(tot.gbps);
+  report_cpu_throughput(st, tot, fs, ms, pool.size(), bytes);
+  const error_growth errors = report_error_counters(st, before, after);
 
-  std::vector<std::string> failures;
-  if (wrong_fma > 0)
-    failures.push_back(std::to_string(wrong_fma) +
-                       " multiply-add blocks computed a wrong result: "
-                       "a faulty core (run health/cpu_core_speed)");
-  if (wrong_copy > 0)
-    failures.push_back(std::to_string(wrong_copy) +
-                       " memory copies differed from their source: "
-                       "faulty memory or CPU");
-  if (ce + ue > 0)
-    failures.push_back(std::to_string(static_cast<long long>(ce + ue)) +
-                       " EDAC memory errors during the stress: find the DIMM (edac-util -v)");
-  if (mce > 0)
-    failures.push_back(std::to_string(static_cast<long long>(mce)) +
-                       " machine-check exceptions during the stress: read the kernel log");
-  for (const auto& why : {s::sag_failure(fs, max_sag, "FMA throughput", "GFLOP/s"),
-                          s::sag_failure(ms, max_sag, "memory throughput", "GB/s")}) {
-    if (!why.empty()) failures.push_back(why + ": " + sag_advice(load));
-  }
+  const std::vector<std::string> failures = stress_failures(tot, errors, fs, ms, max_sag, load);
   if (st.interrupted_flag() && *st.interrupted_flag()) st.add_warning("interrupted before the end");
   std::string text;
   for (const auto& f : failures) text += (text.empty() ? "" : "; ") + f;

@@ -275,24 +275,12 @@ double mean_of(const std::vector<double>& v) {
   return n ? sum / static_cast<double>(n) : std::nan("");
 }
 
-// Metrics and failures of one GPU.
-void report_gpu(infrabench::state& st, const gpu_run& g, double elapsed, double max_sag,
-                double t_begin, std::vector<std::string>& failures) {
+// The throughput series and their stability, the share of the time the GPU was busy, and the
+// count of wrong results.
+void report_gpu_throughput(infrabench::state& st, const gpu_run& g, const std::string& sfx,
+                           const std::vector<double>& tflops, const std::vector<double>& gbps,
+                           const s::stability& gs, const s::stability& cs) {
   using infrabench::metric_role;
-  const std::string sfx = "_gpu" + std::to_string(g.device);
-  const std::string who = "GPU " + std::to_string(g.device) + " (" + g.name + ")";
-  if (!g.error.empty()) {
-    failures.push_back(who + ": " + g.error);
-    return;
-  }
-  if (!g.reference_problem.empty()) {
-    failures.push_back(who + ": the first GEMM result is wrong (" + g.reference_problem +
-                       "): a faulty GPU or driver");
-    return;
-  }
-  const auto tflops = rates(g.flops, g.gemm_s, elapsed, 1e12);
-  const auto gbps = rates(g.bytes, g.copy_s, elapsed, 1e9);
-  const s::stability gs = s::analyze(tflops), cs = s::analyze(gbps);
   st.partial_result().metrics.push_back(series(
       "gemm_tflops" + sfx, "TFLOP/s", gs, tflops,
       "bf16 cuBLASLt GEMM flops / GEMM time (CUDA events), per second; value = median second"));
@@ -318,11 +306,18 @@ void report_gpu(infrabench::state& st, const gpu_run& g, double elapsed, double 
   st.add_metric("wrong_results" + sfx, "count", static_cast<double>(g.wrong_gemm + g.wrong_copy),
                 false, "checked rounds whose last GEMM or copy differed from the reference",
                 metric_role::verification);
-  const auto ecc = [&](const char* k) {
-    const auto a = g.ecc_before.find(k), b = g.ecc_after.find(k);
-    return a == g.ecc_before.end() || b == g.ecc_after.end() ? 0.0 : b->second - a->second;
-  };
-  const double sbe = ecc("ecc_sbe_volatile"), dbe = ecc("ecc_dbe_volatile");
+}
+
+// Growth of one NVML ECC counter during the stress (0 when either reading lacks it).
+double ecc_growth(const gpu_run& g, const char* k) {
+  const auto a = g.ecc_before.find(k), b = g.ecc_after.find(k);
+  return a == g.ecc_before.end() || b == g.ecc_after.end() ? 0.0 : b->second - a->second;
+}
+
+// What NVML saw: the ECC errors' growth and, where it sampled, slowdown, power and temperature.
+void report_nvml(infrabench::state& st, const gpu_run& g, const std::string& sfx, double sbe,
+                 double dbe) {
+  using infrabench::metric_role;
   st.add_metric("ecc_errors_new" + sfx, "count", sbe + dbe, false,
                 "volatile single + double-bit ECC errors during the stress (NVML)",
                 metric_role::verification);
@@ -338,6 +333,25 @@ void report_gpu(infrabench::state& st, const gpu_run& g, double elapsed, double 
     st.add_metric("temp_c_max" + sfx, "C", tmax, false, "NVML GPU temperature, hottest second",
                   metric_role::information);
   }
+}
+
+// The XIDs telemetry saw on this GPU during the stress, each a failure; a warning when it was off.
+void xid_failures(infrabench::state& st, const gpu_run& g, const std::string& who, double t_begin,
+                  std::vector<std::string>& failures) {
+  if (auto* tele = infrabench::telemetry::active()) {
+    for (const auto& e : tele->events_since(t_begin)) {
+      if (e.kind == "xid" && e.gpu == g.nvml)
+        failures.push_back(who + ": XID " + e.text + " during the stress");
+    }
+  } else {
+    st.add_warning("XIDs not watched during the stress (telemetry off)");
+  }
+}
+
+// The failures of a GPU that ran: wrong results, ECC errors, slowdown, a sagging GEMM rate, XIDs.
+void gpu_failures(infrabench::state& st, const gpu_run& g, const std::string& who,
+                  const s::stability& gs, double max_sag, double sbe, double dbe, double t_begin,
+                  std::vector<std::string>& failures) {
   if (g.wrong_gemm + g.wrong_copy > 0)
     failures.push_back(who + ": " + std::to_string(g.wrong_gemm) + " GEMM and " +
                        std::to_string(g.wrong_copy) + " copy results of " +
@@ -362,14 +376,30 @@ void report_gpu(infrabench::state& st, const gpu_run& g, double elapsed, double 
       failures.push_back(who + ": " + why);
     }
   }
-  if (auto* tele = infrabench::telemetry::active()) {
-    for (const auto& e : tele->events_since(t_begin)) {
-      if (e.kind == "xid" && e.gpu == g.nvml)
-        failures.push_back(who + ": XID " + e.text + " during the stress");
-    }
-  } else {
-    st.add_warning("XIDs not watched during the stress (telemetry off)");
+  xid_failures(st, g, who, t_begin, failures);
+}
+
+// Metrics and failures of one GPU.
+void report_gpu(infrabench::state& st, const gpu_run& g, double elapsed, double max_sag,
+                double t_begin, std::vector<std::string>& failures) {
+  const std::string sfx = "_gpu" + std::to_string(g.device);
+  const std::string who = "GPU " + std::to_string(g.device) + " (" + g.name + ")";
+  if (!g.error.empty()) {
+    failures.push_back(who + ": " + g.error);
+    return;
   }
+  if (!g.reference_problem.empty()) {
+    failures.push_back(who + ": the first GEMM result is wrong (" + g.reference_problem +
+                       "): a faulty GPU or driver");
+    return;
+  }
+  const auto tflops = rates(g.flops, g.gemm_s, elapsed, 1e12);
+  const auto gbps = rates(g.bytes, g.copy_s, elapsed, 1e9);
+  const s::stability gs = s::analyze(tflops), cs = s::analyze(gbps);
+  report_gpu_throughput(st, g, sfx, tflops, gbps, gs, cs);
+  const double sbe = ecc_growth(g, "ecc_sbe_volatile"), dbe = ecc_growth(g, "ecc_dbe_volatile");
+  report_nvml(st, g, sfx, sbe, dbe);
+  gpu_failures(st, g, who, gs, max_sag, sbe, dbe, t_begin, failures);
 }
 
 void gpu_stress(infrabench::state& st) {

@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "../collectives/nccl_init.h"
-#include "../collectives/shared_gpu.h"
 #include "cuda/support.h"
 #include "gpu_allreduce.h"
+#include "shared/nccl_init.h"
+#include "shared/shared_gpu.h"
 
 namespace infrabench::training_bench {
 

@@ -14,7 +14,7 @@
 #include <random>
 #include <span>
 
-#include "../storage/common.h"
+#include "shared/storage_scratch.h"
 #include "storage/target.h"
 
 namespace infrabench::training_bench {

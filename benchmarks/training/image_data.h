@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "../preprocess/common.h"
 #include "infrabench/state.h"
 #include "infrabench/thread_pool.h"
+#include "shared/preprocess_data.h"
 #include "storage/target.h"
 
 namespace infrabench::training_bench {

@@ -32,8 +32,6 @@
 #include <utility>
 #include <vector>
 
-#include "../gemm/gemm_common.h"
-#include "../preprocess/common.h"
 #include "cpu/gemm.h"
 #include "cpu/gemm_peak.h"
 #include "cpu/transformer/batch_loader.h"
@@ -46,6 +44,8 @@
 #include "infrabench/state.h"
 #include "infrabench/thread_pool.h"
 #include "set_up.h"
+#include "shared/gemm_support.h"
+#include "shared/preprocess_data.h"
 #include "storage/engine.h"
 #include "storage/target.h"
 #include "token_data.h"
@@ -89,14 +89,9 @@ struct setup {
   std::size_t samples = 0;
 };
 
-// Resolves the axes (auto values from what this node has); skips what this node or build cannot
-// run, fails what cannot be run anywhere.
-setup resolve(state& st) {
-  setup s;
-  const auto model = tf::find_preset(st.get_string("model"));
-  if (!model) st.fail("unknown model " + st.get_string("model"));  // the axis choices prevent it
-  s.opt.model = *model;
-
+// The device, dtype and data-parallel mode: auto values from what this node has, and the skips of
+// what this node or build cannot run.
+void resolve_device(state& st, setup& s) {
   std::string device = st.get_string("device");
   if (device == "auto") {
     device = st.caps().cuda.available ? "gpu" : "cpu";
@@ -127,7 +122,11 @@ setup resolve(state& st) {
     st.set_axis_display("dp", "auto (" + dp + ")");
   }
   s.opt.dp = dp == "overlap" ? dp_mode::overlap : dp_mode::sync;
+}
 
+// The attention kernel, the batch and sequence (auto sizes per path), the learning rate and the
+// data's size; what cannot be run anywhere fails.
+void resolve_shape(state& st, setup& s) {
   const std::string attention = st.get_string("attention");
   s.opt.attention = attention == "flash"          ? attention_mode::flash
                     : attention == "materialized" ? attention_mode::materialized
@@ -157,6 +156,17 @@ setup resolve(state& st) {
   s.opt.optimizer.lr = static_cast<float>(st.get_float64("learning_rate"));
   s.corpus_bytes = static_cast<std::uint64_t>(st.get_int64("corpus_size"));
   s.samples = static_cast<std::size_t>(st.get_int64("samples"));
+}
+
+// Resolves the axes (auto values from what this node has); skips what this node or build cannot
+// run, fails what cannot be run anywhere.
+setup resolve(state& st) {
+  setup s;
+  const auto model = tf::find_preset(st.get_string("model"));
+  if (!model) st.fail("unknown model " + st.get_string("model"));  // the axis choices prevent it
+  s.opt.model = *model;
+  resolve_device(st, s);
+  resolve_shape(st, s);
   if (s.opt.model.family == tf::model_family::vit && !pp::jpeg_support().available) {
     st.skip(pp::jpeg_support().reason);
   }

@@ -10,8 +10,8 @@
 #include <cstring>
 #include <span>
 
-#include "../storage/common.h"
 #include "cpu/transformer/corpus.h"
+#include "shared/storage_scratch.h"
 
 namespace infrabench::training_bench {
 

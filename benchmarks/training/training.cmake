@@ -12,12 +12,9 @@ target_sources(infrabench_benchmarks PRIVATE
 # the hooks it sets when it loads (gpu_hooks.h), else say why there is no GPU path.
 target_sources(infrabench_benchmarks PRIVATE ${CMAKE_CURRENT_LIST_DIR}/gpu_trainer_none.cpp)
 if(INFRABENCH_WITH_CUDA)
-  # shared_gpu.cpp (the collectives' check that no two ranks drive one GPU) serves the NCCL
-  # collectives and the training all-reduce alike: each module has its copy.
   target_sources(infrabench_cuda PRIVATE ${CMAKE_CURRENT_LIST_DIR}/gpu_trainer.cpp
                  ${CMAKE_CURRENT_LIST_DIR}/gpu_hooks_cuda.cpp
-                 ${CMAKE_CURRENT_LIST_DIR}/gpu_allreduce_none.cpp
-                 ${CMAKE_CURRENT_LIST_DIR}/../collectives/shared_gpu.cpp)
+                 ${CMAKE_CURRENT_LIST_DIR}/gpu_allreduce_none.cpp)
 endif()
 if(TARGET infrabench_nccl)
   target_sources(infrabench_nccl PRIVATE ${CMAKE_CURRENT_LIST_DIR}/gpu_allreduce_nccl.cpp

@@ -109,6 +109,55 @@ ceiling_choice pcie_ceiling_of(const gpu_identity& gpu, const pcie_link& link, i
   return out;
 }
 
+namespace {
+
+// Links that are down: the copy has fewer lanes than the hardware should give.
+void warn_down_links(const gpu_identity& a, const gpu_identity& b, const nvlink_inventory& links_a,
+                     const nvlink_inventory& links_b, const nvlink_pair& pair,
+                     std::string& warning) {
+  if (pair.total() < pair.present()) {
+    std::string detail;
+    for (const auto& [g, inv] : {std::pair{&a, &links_a}, std::pair{&b, &links_b}}) {
+      if (const auto d = down_links(*inv); !d.empty()) append(detail, gpu_name(*g) + ": " + d);
+    }
+    warning = "NVLink: " + std::to_string(pair.total()) + " of " + std::to_string(pair.present()) +
+              " links active between " + gpu_name(a) + " and " + gpu_name(b) +
+              (detail.empty() ? "" : " (" + detail + ")") +
+              "; reseat or replace the link, or check nvidia-smi nvlink -s";
+  } else {
+    // A down link whose far end NVML cannot name is not in the pair's count: say so.
+    for (const auto& [g, inv] : {std::pair{&a, &links_a}, std::pair{&b, &links_b}}) {
+      if (inv->active() >= inv->present()) continue;
+      append(warning, "NVLink: " + gpu_name(*g) + " has " + std::to_string(inv->active()) + " of " +
+                          std::to_string(inv->present()) + " links active (" + down_links(*inv) +
+                          "; its far end is unknown, so it may belong to this pair)");
+    }
+  }
+}
+
+// NVML's NVLink version of GPU a (nullopt when NVML gave none); warns about either GPU whose
+// links run below its architecture's generation.
+std::optional<int> nvml_nvlink_generation(const gpu_identity& a, const gpu_identity& b,
+                                          const nvlink_inventory& links_a,
+                                          const nvlink_inventory& links_b, std::string& warning) {
+  std::optional<int> nvml_gen;
+  for (const auto& [g, inv] : {std::pair{&a, &links_a}, std::pair{&b, &links_b}}) {
+    if (!inv->version_raw) continue;
+    const auto arch = nvlink_generation_for(g->cc_major, g->cc_minor);
+    const auto v = decode_nvml_nvlink_version(*inv->version_raw, arch);
+    if (!v) continue;
+    if (g == &a) nvml_gen = v;
+    if (arch && *v < *arch) {
+      append(warning, "NVLink: " + gpu_name(*g) + " links run NVLink " + std::to_string(*v) +
+                          ", below NVLink " + std::to_string(*arch) + " of its architecture (" +
+                          sm_name(*g) + ")");
+    }
+  }
+  return nvml_gen;
+}
+
+}  // namespace
+
 ceiling_choice nvlink_ceiling_of(const gpu_identity& a, const gpu_identity& b,
                                  const nvlink_inventory& links_a, const nvlink_inventory& links_b,
                                  int directions) {
@@ -117,44 +166,13 @@ ceiling_choice nvlink_ceiling_of(const gpu_identity& a, const gpu_identity& b,
   const nvlink_pair pair = nvlink_between(links_a.links, links_b.links, b.bus_id);
   if (pair.present() == 0) return out;  // no NVLink between the pair: PCIe
 
-  // Links that are down: the copy has fewer lanes than the hardware should give.
-  if (pair.total() < pair.present()) {
-    std::string detail;
-    for (const auto& [g, inv] : {std::pair{&a, &links_a}, std::pair{&b, &links_b}}) {
-      if (const auto d = down_links(*inv); !d.empty()) append(detail, gpu_name(*g) + ": " + d);
-    }
-    out.warning = "NVLink: " + std::to_string(pair.total()) + " of " +
-                  std::to_string(pair.present()) + " links active between " + gpu_name(a) +
-                  " and " + gpu_name(b) + (detail.empty() ? "" : " (" + detail + ")") +
-                  "; reseat or replace the link, or check nvidia-smi nvlink -s";
-  } else {
-    // A down link whose far end NVML cannot name is not in the pair's count: say so.
-    for (const auto& [g, inv] : {std::pair{&a, &links_a}, std::pair{&b, &links_b}}) {
-      if (inv->active() >= inv->present()) continue;
-      append(out.warning, "NVLink: " + gpu_name(*g) + " has " + std::to_string(inv->active()) +
-                              " of " + std::to_string(inv->present()) + " links active (" +
-                              down_links(*inv) +
-                              "; its far end is unknown, so it may belong to this pair)");
-    }
-  }
+  warn_down_links(a, b, links_a, links_b, pair, out.warning);
 
   // The rate per link: the generation the architecture carries (what the hardware should give);
   // NVML's version is checked against it, and used where the architecture is not in the table.
   const auto arch_gen = nvlink_generation_for(a.cc_major, a.cc_minor);
-  std::optional<int> nvml_gen;
+  const std::optional<int> nvml_gen = nvml_nvlink_generation(a, b, links_a, links_b, out.warning);
   std::string version_note;
-  for (const auto& [g, inv] : {std::pair{&a, &links_a}, std::pair{&b, &links_b}}) {
-    if (!inv->version_raw) continue;
-    const auto arch = nvlink_generation_for(g->cc_major, g->cc_minor);
-    const auto v = decode_nvml_nvlink_version(*inv->version_raw, arch);
-    if (!v) continue;
-    if (g == &a) nvml_gen = v;
-    if (arch && *v < *arch) {
-      append(out.warning, "NVLink: " + gpu_name(*g) + " links run NVLink " + std::to_string(*v) +
-                              ", below NVLink " + std::to_string(*arch) + " of its architecture (" +
-                              sm_name(*g) + ")");
-    }
-  }
   const std::optional<int> gen = arch_gen ? arch_gen : nvml_gen;
   if (nvml_gen) {
     version_note = "NVML reports NVLink " + std::to_string(*nvml_gen);

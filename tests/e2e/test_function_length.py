@@ -1,5 +1,5 @@
-"""Functions under 60 lines (issue 25): a scan of harness/src, reports/src and apps for every function
-and lambda body, counted in lines from its opening brace to its closing one (both included), that
+"""Functions under 60 lines (issue 25; benchmarks/ and kernels/ since issue 42): a scan of harness/src,
+reports/src, apps, benchmarks and kernels for every function and lambda body, counted in lines from its opening brace to its closing one (both included), that
 fails on any over the limit and lists each by file:line, so a long function is split when it is
 written, not found by a reader later. Lines of a body are counted as the file has them (comments and
 blank lines too: they are what a reader holds in their head)."""
@@ -9,12 +9,23 @@ import pathlib
 import re
 
 SOURCE = pathlib.Path(os.environ.get("INFRABENCH_SOURCE_DIR", "."))
-SCANNED = [SOURCE / "harness/src", SOURCE / "reports/src", SOURCE / "apps"]
+SCANNED = [SOURCE / "harness/src", SOURCE / "reports/src", SOURCE / "apps", SOURCE / "benchmarks",
+           SOURCE / "kernels"]
 LIMIT = 60
 
 # Functions that may be longer, and why (only what truly cannot be split, e.g. a generated table):
-# "path:name" -> reason. Empty: every function meets the limit.
-EXEMPT = {}
+# "path:name" -> reason.
+_TILED = ("a GPU kernel's register-tiled main loop: its tiles, fragments and accumulators live in "
+          "registers only inside one function body; split, they would go through local memory")
+EXEMPT = {
+    "kernels/cuda/gemm_mma.cu:mma_gemm_kernel": _TILED,
+    "kernels/cuda/gemm_simt.cu:simt_sgemm_kernel": _TILED,
+    "kernels/cuda/gemm_wmma.cu:wmma_gemm_kernel": _TILED,
+    "kernels/cuda/transformer/flash_attention.cu:flash_forward_k": _TILED,
+    "kernels/cuda/transformer/flash_attention.cu:flash_backward_k": _TILED,
+    "kernels/hardware/gpu.cpp:gpu_sku_table": "a data table, one row per GPU model with its sources",
+    "benchmarks/collectives/model.h:collective_table": "a data table, one row per collective",
+}
 
 # A '{' after one of these keywords' parenthesis opens a block, not a function body.
 CONTROL = {"if", "for", "while", "switch", "catch"}
@@ -133,3 +144,18 @@ def test_the_scan_finds_a_long_function_and_a_long_lambda(tmp_path):
     found = long_functions(src)
     assert [(name, length) for _, name, length in found] == [("f", LIMIT + 3), ("lambda", LIMIT + 2)]
     assert found[0][0] == 2
+
+
+def test_no_benchmark_group_includes_another_groups_files():
+    """A benchmark group includes its own files, the harness, kernels and benchmarks/shared/ (issue
+    42: training reached into storage, preprocess, gemm and collectives through `../group/x.h`)."""
+    reaching = []
+    for root in (SOURCE / "benchmarks", SOURCE / "kernels"):
+        for p in sorted(root.rglob("*")):
+            if p.suffix not in (".cpp", ".h", ".hpp", ".cu", ".cuh"):
+                continue
+            for n, line in enumerate(p.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+                if re.match(r'\s*#\s*include\s+"\.\./', line):
+                    reaching.append(f"{p.relative_to(SOURCE).as_posix()}:{n}: {line.strip()}")
+    assert not reaching, "include another group's file through benchmarks/shared/ or kernels/:\n" + \
+        "\n".join(reaching)

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "model.h"
+#include "shared/shared_gpu.h"
 
 using namespace infrabench::collectives;
 namespace pattern = infrabench::kernels::pattern;

@@ -15,8 +15,8 @@
 #include <nlohmann/json.hpp>
 
 #include "build_paths.h"
+#include "cpu/stress/fma_kernel.h"
 #include "health/judge.h"
-#include "stress/fma_kernel.h"
 #include "stress/stability.h"
 
 namespace infrabench {

@@ -22,8 +22,8 @@ using ib_test::json;
 
 namespace {
 
-// A CPU GEMM's declarations as gemm_common.cpp makes them (its percentages are fractions of the
-// peak_*_gflops it declares, measured by gemm/cpu_peak, which it declares it uses), and
+// A CPU GEMM's declarations as shared/gemm_support.cpp makes them (its percentages are fractions of
+// the peak_*_gflops it declares, measured by gemm/cpu_peak, which it declares it uses), and
 // gemm/cpu_peak's (its headline: gflops).
 void declare_cpu_gemm(json& report, const std::string& bench) {
   ib_test::with_metadata(report, bench, {}, {});

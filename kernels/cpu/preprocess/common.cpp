@@ -343,9 +343,11 @@ const kernel_set& kernels_for(isa i) {
   throw std::invalid_argument("unknown isa");
 }
 
-void build_hplan(const std::vector<hpixel>& pixels, int src_width, const hgeometry& geom,
-                 hplan& plan) {
-  const std::size_t row_bytes = static_cast<std::size_t>(src_width) * channels;
+namespace {
+
+// The per-element taps and weights, padded to a whole block: what every mode reads.
+void fill_hplan_taps(const std::vector<hpixel>& pixels, int src_width, const hgeometry& geom,
+                     hplan& plan) {
   const std::size_t block = geom.lane_elems * geom.lanes_per_block;
   plan.tap = src_width >= 2 ? channels : 0;
   plan.n = pixels.size() * channels;
@@ -375,48 +377,61 @@ void build_hplan(const std::vector<hpixel>& pixels, int src_width, const hgeomet
     plan.w[2 * e] = plan.n > 0 ? plan.w[2 * (plan.n - 1)] : 0;
     plan.w[2 * e + 1] = plan.n > 0 ? plan.w[2 * (plan.n - 1) + 1] : 0;
   }
+}
+
+// Window mode: a lane loads lane_bytes from its base and shuffles. The base is the lane's
+// first tap, moved back so the window ends inside the row (no read past the row end).
+// Fills base and ctl and returns true when every lane's taps fit one window; otherwise leaves
+// both empty and returns false.
+bool plan_windows(std::size_t row_bytes, const hgeometry& geom, hplan& plan) {
+  const std::size_t lanes = plan.padded / geom.lane_elems;
+  plan.base.resize(lanes);
+  plan.ctl.resize(4 * plan.padded);
+  bool fits = true;
+  for (std::size_t l = 0; l < lanes && fits; ++l) {
+    std::int32_t lo = std::numeric_limits<std::int32_t>::max(), hi = 0;
+    for (std::size_t k = 0; k < geom.lane_elems; ++k) {
+      const auto gk = plan.g[l * geom.lane_elems + k];
+      lo = std::min(lo, gk);
+      hi = std::max(hi, gk + plan.tap);
+    }
+    const auto base =
+        std::min<std::int32_t>(lo, static_cast<std::int32_t>(row_bytes - geom.lane_bytes));
+    if (static_cast<std::size_t>(hi - base) >= geom.lane_bytes) {
+      fits = false;
+      break;
+    }
+    plan.base[l] = base;
+    for (std::size_t k = 0; k < geom.lane_elems; ++k) {
+      const std::size_t el = l * geom.lane_elems + k;
+      // (tap0, zero, tap1, zero): 0x80 makes pshufb write zero; vpermb is zero-masked there.
+      plan.ctl[4 * el + 0] = static_cast<std::uint8_t>(plan.g[el] - base);
+      plan.ctl[4 * el + 1] = 0x80;
+      plan.ctl[4 * el + 2] = static_cast<std::uint8_t>(plan.g[el] + plan.tap - base);
+      plan.ctl[4 * el + 3] = 0x80;
+    }
+  }
+  if (fits) return true;
+  plan.base.clear();
+  plan.ctl.clear();
+  return false;
+}
+
+}  // namespace
+
+void build_hplan(const std::vector<hpixel>& pixels, int src_width, const hgeometry& geom,
+                 hplan& plan) {
+  const std::size_t row_bytes = static_cast<std::size_t>(src_width) * channels;
+  fill_hplan_taps(pixels, src_width, geom, plan);
   plan.base.clear();
   plan.ctl.clear();
   if (geom.lane_bytes == 0 || plan.tap == 0 || plan.n == 0) {
     plan.m = hplan::mode::scalar;
     return;
   }
-  // Window mode: a lane loads lane_bytes from its base and shuffles. The base is the lane's
-  // first tap, moved back so the window ends inside the row (no read past the row end).
-  if (row_bytes >= geom.lane_bytes) {
-    const std::size_t lanes = plan.padded / geom.lane_elems;
-    plan.base.resize(lanes);
-    plan.ctl.resize(4 * plan.padded);
-    bool fits = true;
-    for (std::size_t l = 0; l < lanes && fits; ++l) {
-      std::int32_t lo = std::numeric_limits<std::int32_t>::max(), hi = 0;
-      for (std::size_t k = 0; k < geom.lane_elems; ++k) {
-        const auto gk = plan.g[l * geom.lane_elems + k];
-        lo = std::min(lo, gk);
-        hi = std::max(hi, gk + plan.tap);
-      }
-      const auto base =
-          std::min<std::int32_t>(lo, static_cast<std::int32_t>(row_bytes - geom.lane_bytes));
-      if (static_cast<std::size_t>(hi - base) >= geom.lane_bytes) {
-        fits = false;
-        break;
-      }
-      plan.base[l] = base;
-      for (std::size_t k = 0; k < geom.lane_elems; ++k) {
-        const std::size_t el = l * geom.lane_elems + k;
-        // (tap0, zero, tap1, zero): 0x80 makes pshufb write zero; vpermb is zero-masked there.
-        plan.ctl[4 * el + 0] = static_cast<std::uint8_t>(plan.g[el] - base);
-        plan.ctl[4 * el + 1] = 0x80;
-        plan.ctl[4 * el + 2] = static_cast<std::uint8_t>(plan.g[el] + plan.tap - base);
-        plan.ctl[4 * el + 3] = 0x80;
-      }
-    }
-    if (fits) {
-      plan.m = hplan::mode::window;
-      return;
-    }
-    plan.base.clear();
-    plan.ctl.clear();
+  if (row_bytes >= geom.lane_bytes && plan_windows(row_bytes, geom, plan)) {
+    plan.m = hplan::mode::window;
+    return;
   }
   // Gather mode: bytes g .. g+3 hold both taps, and g + 3 < row_bytes for every element (the
   // left tap is at most the second-to-last pixel).

@@ -25,12 +25,9 @@ struct rng {
   return static_cast<std::uint8_t>(std::clamp(std::lround(v), 0L, 255L));
 }
 
-}  // namespace
-
-void fill_synthetic(const image_span& img, std::uint64_t seed) {
-  rng r{seed * 0x2545f4914f6cdd1dull + 1};
+// Background: a linear gradient per channel.
+void fill_background(const image_span& img, rng& r) {
   const int w = img.width, h = img.height;
-  // Background: a linear gradient per channel.
   double base[3], gx[3], gy[3];
   for (int c = 0; c < 3; ++c) {
     base[c] = 40 + 150 * r.uniform();
@@ -43,7 +40,11 @@ void fill_synthetic(const image_span& img, std::uint64_t seed) {
       for (int c = 0; c < 3; ++c) row[3 * x + c] = clamp8(base[c] + gx[c] * x + gy[c] * y);
     }
   }
-  // Shapes: rectangles and ellipses with their own colour and a shading gradient.
+}
+
+// Shapes: rectangles and ellipses with their own colour and a shading gradient.
+void draw_shapes(const image_span& img, rng& r) {
+  const int w = img.width, h = img.height;
   const int shapes = 6 + static_cast<int>(r.next() % 6);
   for (int s = 0; s < shapes; ++s) {
     const int cx = r.range(0, w - 1), cy = r.range(0, h - 1);
@@ -66,20 +67,26 @@ void fill_synthetic(const image_span& img, std::uint64_t seed) {
       }
     }
   }
-  // A textured patch (foliage, fabric): two crossed sinusoids.
-  {
-    const int tx = r.range(0, w - 1), ty = r.range(0, h - 1);
-    const int tw = std::max(1, w / 3), th = std::max(1, h / 3);
-    const double fx = 0.3 + 0.9 * r.uniform(), fy = 0.3 + 0.9 * r.uniform();
-    for (int y = ty; y < std::min(h, ty + th); ++y) {
-      std::uint8_t* row = img.data + static_cast<std::ptrdiff_t>(y) * img.stride;
-      for (int x = tx; x < std::min(w, tx + tw); ++x) {
-        const double t = 35.0 * std::sin(fx * x) * std::cos(fy * y);
-        for (int c = 0; c < 3; ++c) row[3 * x + c] = clamp8(row[3 * x + c] + t);
-      }
+}
+
+// A textured patch (foliage, fabric): two crossed sinusoids.
+void draw_texture(const image_span& img, rng& r) {
+  const int w = img.width, h = img.height;
+  const int tx = r.range(0, w - 1), ty = r.range(0, h - 1);
+  const int tw = std::max(1, w / 3), th = std::max(1, h / 3);
+  const double fx = 0.3 + 0.9 * r.uniform(), fy = 0.3 + 0.9 * r.uniform();
+  for (int y = ty; y < std::min(h, ty + th); ++y) {
+    std::uint8_t* row = img.data + static_cast<std::ptrdiff_t>(y) * img.stride;
+    for (int x = tx; x < std::min(w, tx + tw); ++x) {
+      const double t = 35.0 * std::sin(fx * x) * std::cos(fy * y);
+      for (int c = 0; c < 3; ++c) row[3 * x + c] = clamp8(row[3 * x + c] + t);
     }
   }
-  // Sensor noise: +-6, from a per-pixel hash.
+}
+
+// Sensor noise: +-6, from a per-pixel hash.
+void add_sensor_noise(const image_span& img, std::uint64_t seed) {
+  const int w = img.width, h = img.height;
   for (int y = 0; y < h; ++y) {
     std::uint8_t* row = img.data + static_cast<std::ptrdiff_t>(y) * img.stride;
     for (int x = 0; x < 3 * w; ++x) {
@@ -91,6 +98,17 @@ void fill_synthetic(const image_span& img, std::uint64_t seed) {
       row[x] = static_cast<std::uint8_t>(std::clamp(row[x] + noise, 0, 255));
     }
   }
+}
+
+}  // namespace
+
+void fill_synthetic(const image_span& img, std::uint64_t seed) {
+  rng r{seed * 0x2545f4914f6cdd1dull + 1};
+  // The draws consume r in this order; the image for a seed depends on it.
+  fill_background(img, r);
+  draw_shapes(img, r);
+  draw_texture(img, r);
+  add_sensor_noise(img, seed);
 }
 
 }  // namespace infrabench::kernels::cpu::preprocess

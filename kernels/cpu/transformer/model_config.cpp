@@ -63,6 +63,114 @@ void add(param_layout& p, std::string name, std::vector<std::int64_t> shape, boo
   p.tensors.push_back(std::move(t));
 }
 
+// The input side's tensors: GPT-2's token and position embeddings, ViT's patch embedding.
+void add_embeddings(param_layout& p, const model_config& c, std::int64_t d) {
+  if (c.family == model_family::gpt2) {
+    p.wte = p.total;
+    add(p, "wte", {c.vocab, d}, true);  // also the output head (tied)
+    p.wpe = p.total;
+    add(p, "wpe", {c.max_seq, d}, false);
+  } else {
+    const std::int64_t pp = std::int64_t{c.channels} * c.patch * c.patch;
+    p.patchw = p.total;
+    add(p, "patch.weight", {d, pp}, true);
+    p.patchb = p.total;
+    add(p, "patch.bias", {d}, false);
+    p.cls = p.total;
+    add(p, "cls", {d}, false);
+    p.pos = p.total;
+    add(p, "pos", {c.seq_limit(), d}, false);
+  }
+}
+
+// One transformer block's tensors, appended in the order the offsets are laid out.
+void add_block(param_layout& p, int l, std::int64_t d) {
+  const std::string h = "h" + std::to_string(l) + ".";
+  p.block_begin.push_back(p.total);
+  block_offsets b{};
+  b.ln1w = p.total;
+  add(p, h + "ln1.weight", {d}, false);
+  b.ln1b = p.total;
+  add(p, h + "ln1.bias", {d}, false);
+  b.qkvw = p.total;
+  add(p, h + "qkv.weight", {3 * d, d}, true);
+  b.qkvb = p.total;
+  add(p, h + "qkv.bias", {3 * d}, false);
+  b.projw = p.total;
+  add(p, h + "proj.weight", {d, d}, true);
+  b.projb = p.total;
+  add(p, h + "proj.bias", {d}, false);
+  b.ln2w = p.total;
+  add(p, h + "ln2.weight", {d}, false);
+  b.ln2b = p.total;
+  add(p, h + "ln2.bias", {d}, false);
+  b.fcw = p.total;
+  add(p, h + "fc.weight", {4 * d, d}, true);
+  b.fcb = p.total;
+  add(p, h + "fc.bias", {4 * d}, false);
+  b.fcprojw = p.total;
+  add(p, h + "fcproj.weight", {d, 4 * d}, true);
+  b.fcprojb = p.total;
+  add(p, h + "fcproj.bias", {d}, false);
+  p.blocks.push_back(b);
+}
+
+// Offsets into the activation buffer (aligned) and the fp32 statistics buffer (packed).
+struct activation_offsets {
+  std::size_t n = 0, s = 0;
+  // Every activation starts on a 256-byte boundary (128 elements): vectorised loads, and the
+  // same alignment for every layer's tensors, so the GPU's GEMM library picks one algorithm.
+  std::size_t take(std::size_t count) {
+    const std::size_t at = (n + 127) / 128 * 128;
+    n = at + count;
+    return at;
+  }
+  std::size_t stat(std::size_t count) {
+    const std::size_t at = s;
+    s += count;
+    return at;
+  }
+};
+
+// One block's forward activations and statistics.
+activation_layout::layer take_layer(activation_offsets& o, std::size_t rows, std::size_t d,
+                                    std::size_t att) {
+  activation_layout::layer y{};
+  y.ln1 = o.take(rows * d);
+  y.ln1_mean = o.stat(rows);
+  y.ln1_rstd = o.stat(rows);
+  y.qkv = o.take(rows * 3 * d);
+  y.att = o.take(att);
+  y.atty = o.take(rows * d);
+  y.res2 = o.take(rows * d);
+  y.ln2 = o.take(rows * d);
+  y.ln2_mean = o.stat(rows);
+  y.ln2_rstd = o.stat(rows);
+  y.fch = o.take(rows * 4 * d);
+  y.fch_gelu = o.take(rows * 4 * d);
+  y.res3 = o.take(rows * d);
+  return y;
+}
+
+// The head's activations, then the gradient scratch every layer reuses.
+void take_head_and_gradients(activation_layout& a, const model_config& c, activation_offsets& o,
+                             std::size_t rows, std::size_t d, std::size_t att) {
+  const std::size_t hr = static_cast<std::size_t>(a.head_rows);
+  if (c.family == model_family::vit) a.head_in = o.take(hr * d);
+  a.lnf = o.take(hr * d);
+  a.lnf_mean = o.stat(hr);
+  a.lnf_rstd = o.stat(hr);
+  a.logits = o.take(hr * static_cast<std::size_t>(c.outputs()));
+  a.losses = o.stat(hr);
+  a.dres = o.take(rows * d);
+  a.dln = o.take(rows * d);
+  a.dqkv = o.take(rows * 3 * d);
+  a.datt = o.take(att);
+  a.datty = o.take(rows * d);
+  a.dfch = o.take(rows * 4 * d);
+  a.dhead_in = o.take(hr * d);
+}
+
 }  // namespace
 
 std::vector<std::string> preset_names() {
@@ -124,52 +232,8 @@ param_layout make_param_layout(const model_config& c) {
   check_config(c);
   param_layout p;
   const std::int64_t d = c.width;
-  if (c.family == model_family::gpt2) {
-    p.wte = p.total;
-    add(p, "wte", {c.vocab, d}, true);  // also the output head (tied)
-    p.wpe = p.total;
-    add(p, "wpe", {c.max_seq, d}, false);
-  } else {
-    const std::int64_t pp = std::int64_t{c.channels} * c.patch * c.patch;
-    p.patchw = p.total;
-    add(p, "patch.weight", {d, pp}, true);
-    p.patchb = p.total;
-    add(p, "patch.bias", {d}, false);
-    p.cls = p.total;
-    add(p, "cls", {d}, false);
-    p.pos = p.total;
-    add(p, "pos", {c.seq_limit(), d}, false);
-  }
-  for (int l = 0; l < c.layers; ++l) {
-    const std::string h = "h" + std::to_string(l) + ".";
-    p.block_begin.push_back(p.total);
-    block_offsets b{};
-    b.ln1w = p.total;
-    add(p, h + "ln1.weight", {d}, false);
-    b.ln1b = p.total;
-    add(p, h + "ln1.bias", {d}, false);
-    b.qkvw = p.total;
-    add(p, h + "qkv.weight", {3 * d, d}, true);
-    b.qkvb = p.total;
-    add(p, h + "qkv.bias", {3 * d}, false);
-    b.projw = p.total;
-    add(p, h + "proj.weight", {d, d}, true);
-    b.projb = p.total;
-    add(p, h + "proj.bias", {d}, false);
-    b.ln2w = p.total;
-    add(p, h + "ln2.weight", {d}, false);
-    b.ln2b = p.total;
-    add(p, h + "ln2.bias", {d}, false);
-    b.fcw = p.total;
-    add(p, h + "fc.weight", {4 * d, d}, true);
-    b.fcb = p.total;
-    add(p, h + "fc.bias", {4 * d}, false);
-    b.fcprojw = p.total;
-    add(p, h + "fcproj.weight", {d, 4 * d}, true);
-    b.fcprojb = p.total;
-    add(p, h + "fcproj.bias", {d}, false);
-    p.blocks.push_back(b);
-  }
+  add_embeddings(p, c, d);
+  for (int l = 0; l < c.layers; ++l) add_block(p, l, d);
   p.block_begin.push_back(p.total);
   p.lnfw = p.total;
   add(p, "lnf.weight", {d}, false);
@@ -203,60 +267,21 @@ activation_layout make_activation_layout(const model_config& c, int batch, int s
                               : static_cast<std::size_t>(batch) *
                                     static_cast<std::size_t>(c.heads) *
                                     static_cast<std::size_t>(seq) * static_cast<std::size_t>(seq);
-  std::size_t n = 0, s = 0;
-  // Every activation starts on a 256-byte boundary (128 elements): vectorised loads, and the
-  // same alignment for every layer's tensors, so the GPU's GEMM library picks one algorithm.
-  const auto take = [&](std::size_t count) {
-    const std::size_t at = (n + 127) / 128 * 128;
-    n = at + count;
-    return at;
-  };
-  const auto stat = [&](std::size_t count) {
-    const std::size_t at = s;
-    s += count;
-    return at;
-  };
-  a.encoded = take(rows * d);
+  activation_offsets o;
+  a.encoded = o.take(rows * d);
   if (c.family == model_family::vit) {
     const std::size_t patch_rows = static_cast<std::size_t>(batch) * c.patches();
-    a.patches = take(patch_rows * c.channels * c.patch * c.patch);
-    a.patch_out = take(patch_rows * d);
+    a.patches = o.take(patch_rows * c.channels * c.patch * c.patch);
+    a.patch_out = o.take(patch_rows * d);
   }
   for (int l = 0; l < c.layers; ++l) {
-    activation_layout::layer y{};
-    y.ln1 = take(rows * d);
-    y.ln1_mean = stat(rows);
-    y.ln1_rstd = stat(rows);
-    y.qkv = take(rows * 3 * d);
-    y.att = take(att);
-    y.atty = take(rows * d);
-    y.res2 = take(rows * d);
-    y.ln2 = take(rows * d);
-    y.ln2_mean = stat(rows);
-    y.ln2_rstd = stat(rows);
-    y.fch = take(rows * 4 * d);
-    y.fch_gelu = take(rows * 4 * d);
-    y.res3 = take(rows * d);
-    a.layers.push_back(y);
+    a.layers.push_back(take_layer(o, rows, d, att));
     a.attention_elements += att;
   }
-  const std::size_t hr = static_cast<std::size_t>(a.head_rows);
-  if (c.family == model_family::vit) a.head_in = take(hr * d);
-  a.lnf = take(hr * d);
-  a.lnf_mean = stat(hr);
-  a.lnf_rstd = stat(hr);
-  a.logits = take(hr * static_cast<std::size_t>(c.outputs()));
-  a.losses = stat(hr);
-  a.dres = take(rows * d);
-  a.dln = take(rows * d);
-  a.dqkv = take(rows * 3 * d);
-  a.datt = take(att);
-  a.datty = take(rows * d);
-  a.dfch = take(rows * 4 * d);
-  a.dhead_in = take(hr * d);
+  take_head_and_gradients(a, c, o, rows, d, att);
   a.attention_elements += att;
-  a.total = n;
-  a.stats_total = s;
+  a.total = o.n;
+  a.stats_total = o.s;
   return a;
 }
 

@@ -1,4 +1,4 @@
-#include "gemm_common.h"
+#include "shared/gemm_support.h"
 
 #include <sys/mman.h>
 #include <x86intrin.h>

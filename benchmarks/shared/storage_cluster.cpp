@@ -1,4 +1,4 @@
-#include "cluster.h"
+#include "shared/storage_cluster.h"
 
 #include <unistd.h>
 
@@ -10,8 +10,8 @@
 #include <random>
 #include <vector>
 
-#include "common.h"
 #include "infrabench/communicator.h"
+#include "shared/storage_scratch.h"
 #include "storage/target.h"
 
 namespace infrabench::storage_bench {

@@ -1,4 +1,4 @@
-#include "common.h"
+#include "shared/storage_scratch.h"
 
 #include <unistd.h>
 
@@ -171,47 +171,47 @@ void check_direct_block_size(std::uint64_t block_size, const ks::target_info& in
                           "); use a multiple of it, or direct=0 for buffered reads");
 }
 
-read_target resolve_read_target(infrabench::state& st, const std::string& target,
-                                std::uint64_t size, bool direct, std::uint64_t block_size) {
-  const bool keep = st.option_flag("keep-scratch");
-  std::string parent;
-  if (target == "scratch") {
-    parent = st.option("scratch");
-  } else {
-    const ks::target_info info = ks::inspect_target(target);
-    if (info.kind == ks::target_kind::directory) {
-      parent = target;
-    } else {
-      (void)ks::open_read_only(target, direct);  // unreadable, or O_DIRECT refused: say so now
-      if (direct) check_direct_block_size(block_size, info, target);
-      // Reading less than asked while the configuration says size=... would overstate what was
-      // measured: refused, with what the target holds.
-      if (size > info.size_bytes) {
-        throw ks::storage_error("size=" + format_bytes(static_cast<std::int64_t>(size)) +
-                                " is more than " + target + " holds (" +
-                                format_bytes(static_cast<std::int64_t>(info.size_bytes)) +
-                                "): give size=0 (all of it) or a size up to that");
-      }
-      read_target t;
-      t.path = target;
-      t.info = info;
-      t.bytes = size == 0 ? info.size_bytes : size;
-      if (!info.mounts.empty()) {
-        std::string where;
-        for (const auto& m : info.mounts) where += (where.empty() ? "" : ", ") + m;
-        st.add_warning(target + " is mounted (" + where +
-                       "): read-only access; other I/O to it changes these numbers");
-      }
-      if (verify_requested(st)) {
-        st.add_warning("--verify checks only scratch data infrabench wrote; the contents of " +
-                       target + " are unknown and were not checked");
-      }
-      return t;
-    }
+namespace {
+
+// An existing file or device, read as is (read-only): its first `size` bytes (0: all of it), with
+// the warnings a reader of the numbers needs (mounted, --verify on unknown contents).
+read_target existing_target(infrabench::state& st, const std::string& target,
+                            const ks::target_info& info, std::uint64_t size, bool direct,
+                            std::uint64_t block_size) {
+  (void)ks::open_read_only(target, direct);  // unreadable, or O_DIRECT refused: say so now
+  if (direct) check_direct_block_size(block_size, info, target);
+  // Reading less than asked while the configuration says size=... would overstate what was
+  // measured: refused, with what the target holds.
+  if (size > info.size_bytes) {
+    throw ks::storage_error("size=" + format_bytes(static_cast<std::int64_t>(size)) +
+                            " is more than " + target + " holds (" +
+                            format_bytes(static_cast<std::int64_t>(info.size_bytes)) +
+                            "): give size=0 (all of it) or a size up to that");
   }
+  read_target t;
+  t.path = target;
+  t.info = info;
+  t.bytes = size == 0 ? info.size_bytes : size;
+  if (!info.mounts.empty()) {
+    std::string where;
+    for (const auto& m : info.mounts) where += (where.empty() ? "" : ", ") + m;
+    st.add_warning(target + " is mounted (" + where +
+                   "): read-only access; other I/O to it changes these numbers");
+  }
+  if (verify_requested(st)) {
+    st.add_warning("--verify checks only scratch data infrabench wrote; the contents of " + target +
+                   " are unknown and were not checked");
+  }
+  return t;
+}
+
+// A scratch file of `size` bytes in a new directory under `parent`, made once per run and reused.
+read_target scratch_target(infrabench::state& st, const std::string& parent, std::uint64_t size,
+                           bool direct, std::uint64_t block_size) {
   if (size == 0)
     throw ks::storage_error(
         "size=0 (the whole target) needs an existing file or device; scratch data needs a size");
+  const bool keep = st.option_flag("keep-scratch");
   const auto made = scratch_cache::instance().get(
       parent, "file", std::to_string(size), size, keep, scratch_reserve(st),
       [&](const std::string& dir, std::uint64_t seed) {
@@ -234,6 +234,18 @@ read_target resolve_read_target(infrabench::state& st, const std::string& target
   t.bytes = size;
   if (keep) st.add_warning("scratch file kept (--keep-scratch): " + made.path);
   return t;
+}
+
+}  // namespace
+
+read_target resolve_read_target(infrabench::state& st, const std::string& target,
+                                std::uint64_t size, bool direct, std::uint64_t block_size) {
+  if (target == "scratch")
+    return scratch_target(st, st.option("scratch"), size, direct, block_size);
+  const ks::target_info info = ks::inspect_target(target);
+  if (info.kind == ks::target_kind::directory)
+    return scratch_target(st, target, size, direct, block_size);
+  return existing_target(st, target, info, size, direct, block_size);
 }
 
 read_target shared_read_target(const scratch_data& made, std::uint64_t size, bool direct,

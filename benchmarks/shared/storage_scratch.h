@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "cluster.h"
 #include "infrabench/axis.h"
 #include "infrabench/benchmark.h"
 #include "infrabench/state.h"
 #include "infrabench/storage_location.h"
+#include "shared/storage_cluster.h"
 #include "storage/engine.h"
 #include "storage/target.h"
 

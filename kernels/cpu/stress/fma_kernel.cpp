@@ -1,4 +1,4 @@
-#include "fma_kernel.h"
+#include "cpu/stress/fma_kernel.h"
 
 #include <immintrin.h>
 

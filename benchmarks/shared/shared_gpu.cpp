@@ -1,12 +1,11 @@
 // See shared_gpu.h.
-#include "shared_gpu.h"
+#include "shared/shared_gpu.h"
 
 #include <exception>
 #include <string>
 #include <vector>
 
 #include "cuda/support.h"
-#include "model.h"
 
 namespace infrabench::collectives {
 

@@ -1,4 +1,4 @@
-#include "common.h"
+#include "shared/preprocess_data.h"
 
 #include <algorithm>
 #include <cstring>
