@@ -49,7 +49,7 @@ std::string label_value(const std::string& s) {
   return out;
 }
 
-std::string number(double v) {
+std::string sample_number(double v) {
   if (std::isnan(v)) return "NaN";
   if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
   char buf[40];
@@ -61,7 +61,7 @@ void sample(std::ostream& out, const std::string& family, const labels& ls, doub
   out << family << "{";
   for (std::size_t i = 0; i < ls.size(); ++i)
     out << (i ? "," : "") << ls[i].first << "=\"" << label_value(ls[i].second) << "\"";
-  out << "} " << number(v) << "\n";
+  out << "} " << sample_number(v) << "\n";
 }
 
 void family(std::ostream& out, const std::string& name, const std::string& help,
