@@ -1,0 +1,21 @@
+// What compare's files share beyond compare.h: the missing value, and the log values of a metric's
+// repetitions (compare_stats.cpp), whose spread is each report's own noise.
+#pragma once
+
+#include <cstddef>
+#include <limits>
+#include <vector>
+
+namespace infrabench::reports::detail {
+
+// What a value that is not there reads as (a report without the metric, a test not made).
+inline constexpr double nan_v = std::numeric_limits<double>::quiet_NaN();
+
+struct log_sample {
+  std::size_t n = 0;
+  double mean = 0, var = 0;  // of the log values; var with n - 1 (NaN for n < 2)
+};
+// The natural logs of the positive, finite values of `v`: their count, mean and variance.
+[[nodiscard]] log_sample logs_of(const std::vector<double>& v);
+
+}  // namespace infrabench::reports::detail
