@@ -15,8 +15,8 @@ namespace infrabench::reports::detail {
 // A rule's axes as "k=v,k2=v2" (display forms as written): what a rule id without one is made of.
 [[nodiscard]] std::string axes_text(const nlohmann::json& axes);
 
-// Whether every reason a result is INVALID for is noise (noisy samples, a repetition cut short): its
-// interval is judged, and baseline create uses its values (baseline_judge.cpp).
+// Whether every reason a result is INVALID for is noise (noisy samples, a repetition cut short):
+// its interval is judged, and baseline create uses its values (baseline_judge.cpp).
 [[nodiscard]] bool invalid_by_noise_only(const model::result_view& res);
 
 }  // namespace infrabench::reports::detail
