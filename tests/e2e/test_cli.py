@@ -4,7 +4,6 @@ import os
 import re
 import signal
 import subprocess
-import time
 
 import pytest
 
@@ -178,9 +177,16 @@ def test_sigint_keeps_finished_results(report_path):
     proc = subprocess.Popen([BIN, "run", "--filter", "memory_latency", "-a", "working_set=16KiB:64KiB",
                              "-a", "seed=1:50:1", "--min-time", "0.2", "--max-time", "0.3", "-o", report_path],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(2.0)
+    # Interrupted once its first configuration has ended (the progress line of the second on
+    # stderr), not after a fixed time: an instrumented build beside CI's other tests took over 2 s
+    # to reach it (0.9 s alone).
+    seen = []
+    while not (seen and seen[-1].startswith("[2/")):
+        seen.append(proc.stderr.readline())
+        assert seen[-1], "the run ended before its second configuration began: " + "".join(seen)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
+    err = "".join(seen) + err
     assert proc.returncode == 128 + signal.SIGINT, err
     rep = load_report(report_path)
     assert rep["run"]["interrupted"] is True
