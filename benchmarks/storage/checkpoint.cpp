@@ -334,8 +334,8 @@ void combine_ranks(infrabench::state& st, const std::vector<sb::job_input_row>& 
                 "ranks that wrote a shard", metric_role::information);
 }
 
-// What each rank's row reports (add_metrics, report_disk_util), in the order the listing shows it.
-infrabench::benchmark& declare_checkpoint_metrics(infrabench::benchmark& b) {
+// The save and restore rates and times, the same on a rank's row and the job's row.
+infrabench::benchmark& declare_checkpoint_rates(infrabench::benchmark& b) {
   return b.produces("write_gbps", "GB/s", infrabench::better::higher)
       .headline("write_gbps")
       .produces("read_gbps", "GB/s", infrabench::better::higher)
@@ -343,7 +343,12 @@ infrabench::benchmark& declare_checkpoint_metrics(infrabench::benchmark& b) {
       .produces("restore_s", "s", infrabench::better::lower)
       // A save's and a restore's time are their rates inverted (one timing each).
       .relate("save_s", infrabench::relation_kind::inverse_of, "write_gbps")
-      .relate("restore_s", infrabench::relation_kind::inverse_of, "read_gbps")
+      .relate("restore_s", infrabench::relation_kind::inverse_of, "read_gbps");
+}
+
+// What each rank's row reports (add_metrics, report_disk_util), in the order the listing shows it.
+infrabench::benchmark& declare_checkpoint_metrics(infrabench::benchmark& b) {
+  return declare_checkpoint_rates(b)
       .produces("sync_s", "s", infrabench::better::lower, infrabench::metric_role::information)
       .produces("verify_s", "s", infrabench::better::lower, infrabench::metric_role::information)
       .produces("write_latency_us_p*", "us", infrabench::better::lower)  // p50, p99, p99_9
@@ -405,19 +410,12 @@ void add_checkpoint_io_axes(infrabench::benchmark& b) {
 
 // storage/checkpoint_job, registered after the workload's axes are complete (it copies them).
 void register_checkpoint_job(const infrabench::benchmark& b) {
-  sb::register_job_row(b,
-                       "storage/checkpoint for the whole mpirun/srun job, as MLPerf Storage "
-                       "defines it: every rank's shard bytes / the slowest rank's time to save "
-                       "(restore), the slowest rank named",
-                       combine_ranks)
-      .produces("write_gbps", "GB/s", infrabench::better::higher)
-      .headline("write_gbps")
-      .produces("read_gbps", "GB/s", infrabench::better::higher)
-      .produces("save_s", "s", infrabench::better::lower)
-      .produces("restore_s", "s", infrabench::better::lower)
-      // A save's and a restore's time are their rates inverted (one timing each).
-      .relate("save_s", infrabench::relation_kind::inverse_of, "write_gbps")
-      .relate("restore_s", infrabench::relation_kind::inverse_of, "read_gbps")
+  declare_checkpoint_rates(
+      sb::register_job_row(b,
+                           "storage/checkpoint for the whole mpirun/srun job, as MLPerf Storage "
+                           "defines it: every rank's shard bytes / the slowest rank's time to "
+                           "save (restore), the slowest rank named",
+                           combine_ranks))
       .produces("checkpoint_bytes", "B", infrabench::better::higher,
                 infrabench::metric_role::information)
       .produces("ranks", "ranks", infrabench::better::higher, infrabench::metric_role::information);
