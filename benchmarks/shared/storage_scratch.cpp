@@ -205,6 +205,19 @@ read_target existing_target(infrabench::state& st, const std::string& target,
   return t;
 }
 
+// A scratch file this run (or rank 0) wrote: contents known (its pattern's seed), its O_DIRECT
+// alignment checked against `block_size` when `direct`. The caller sets how much of it to read.
+read_target scratch_file_target(const std::string& path, std::uint64_t seed, bool direct,
+                                std::uint64_t block_size) {
+  read_target t;
+  t.path = path;
+  t.info = ks::inspect_target(path);
+  if (direct) check_direct_block_size(block_size, t.info, t.path);
+  t.scratch = true;
+  t.seed = seed;
+  return t;
+}
+
 // A scratch file of `size` bytes in a new directory under `parent`, made once per run and reused.
 read_target scratch_target(infrabench::state& st, const std::string& parent, std::uint64_t size,
                            bool direct, std::uint64_t block_size) {
@@ -224,13 +237,8 @@ read_target scratch_target(infrabench::state& st, const std::string& parent, std
         ks::create_pattern_file(path, size, seed, st.interrupted_flag());
         return path;
       });
-  read_target t;
-  t.path = made.path;
-  t.info = ks::inspect_target(made.path);
-  // Again on the file itself: it may be an earlier configuration's, made without this check.
-  if (direct) check_direct_block_size(block_size, t.info, t.path);
-  t.scratch = true;
-  t.seed = made.seed;
+  // Checked on the file itself again: it may be an earlier configuration's, made without it.
+  read_target t = scratch_file_target(made.path, made.seed, direct, block_size);
   t.bytes = size;
   if (keep) st.add_warning("scratch file kept (--keep-scratch): " + made.path);
   return t;
@@ -251,12 +259,7 @@ read_target resolve_read_target(infrabench::state& st, const std::string& target
 read_target shared_read_target(const scratch_data& made, std::uint64_t size, bool direct,
                                std::uint64_t block_size) {
   (void)ks::open_read_only(made.path, direct);  // unreadable here, or O_DIRECT refused: say so
-  read_target t;
-  t.path = made.path;
-  t.info = ks::inspect_target(made.path);
-  if (direct) check_direct_block_size(block_size, t.info, t.path);
-  t.scratch = true;
-  t.seed = made.seed;
+  read_target t = scratch_file_target(made.path, made.seed, direct, block_size);
   t.bytes = std::min(size, t.info.size_bytes);
   return t;
 }
