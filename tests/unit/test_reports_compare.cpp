@@ -573,6 +573,19 @@ TEST(ReportsCompare, ACanaryLossIsMachineDriftNotARegression) {
   std::ostringstream tn;
   print_comparison_table(tn, none);
   EXPECT_NE(tn.str().find("B cannot be told apart (A has no"), std::string::npos) << tn.str();
+  // The slower run's own cgroup quota throttled it (and not the faster one): the canary ran
+  // under that quota too, and a quota is how the run was launched, so the loss is a regression
+  // (measured: 1.7 CPUs at 2 ms took 10-35% from every configuration and the canary's 13-32%).
+  auto throttled = [&](bool slow, bool fast) {
+    auto a = run("A", 100, 150, 10), b = run("B", 60, 97.5, 9.9);
+    a.results.at(0).load = model::cpu_load_view{.cpus = 2, .own_cpus = 1, .throttled = fast};
+    b.results.at(0).load = model::cpu_load_view{.cpus = 2, .own_cpus = 1, .throttled = slow};
+    return row(compare_reports({a, b}, {}), "cpu/gemm", "").verdict[1];
+  };
+  EXPECT_EQ(throttled(true, false), change::worse);
+  EXPECT_EQ(throttled(false, false), change::machine_drift);
+  // Both under a throttling quota (the same container): the quota is no difference between them.
+  EXPECT_EQ(throttled(true, true), change::machine_drift);
 }
 
 // Issue 44: "~ (noise) (needs 3 reps)" with 3 vs 3 already run. The count is the t test's at the
