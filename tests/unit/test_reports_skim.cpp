@@ -108,7 +108,14 @@ TEST(ReportsSkim, AFilteredReadIsTheSameWithOrWithoutTheSkim) {
   std::mt19937 random(20261129);
   const std::string alphabet = "{}[]\",:.-+eE0129 \\u\ntfnrlsah\x80\xc3\xff";
   int errors = 0;
-  for (int i = 0; i < 3000; ++i) {
+  // Under AddressSanitizer (-O0, redzones) the 3000 took 20 s alone: 1000 there, every one in the
+  // other builds (ci/fuzz.sh's libFuzzer runs the skim under ASan, guided by coverage).
+#if defined(__SANITIZE_ADDRESS__)
+  const int count = 1000;
+#else
+  const int count = 3000;
+#endif
+  for (int i = 0; i < count; ++i) {
     std::string t = i % 2 ? text : pretty;
     const std::size_t at = random() % t.size();
     switch (random() % 4) {
@@ -130,8 +137,8 @@ TEST(ReportsSkim, AFilteredReadIsTheSameWithOrWithoutTheSkim) {
     errors += skimmed.rfind("error: ", 0) == 0;
   }
   // The mutations reach both sides: reports refused and reports read.
-  EXPECT_GT(errors, 300);
-  EXPECT_LT(errors, 2900);
+  EXPECT_GT(errors, count / 10);
+  EXPECT_LT(errors, count - count / 30);
 }
 
 // Nesting beyond the reader's bound inside a left-out result is refused as it always was.
