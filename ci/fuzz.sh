@@ -35,7 +35,10 @@ mkdir -p "$out/obj"
 # output options compare masks; roofline.cpp, html_roofline.cpp, model_config.cpp: the report
 # page's roofline section; scorecard.cpp, table.cpp: its scorecard and the values' units;
 # units.cpp, table_collective.cpp: a column's one unit, the collectives' nccl-tests table.)
-library=(harness/src/report_model.cpp harness/src/report_reader.cpp harness/src/json_skim.cpp reports/src/baseline.cpp reports/src/baseline_create.cpp reports/src/baseline_judge.cpp reports/src/baseline_output.cpp reports/src/baseline_file.cpp reports/src/compare.cpp reports/src/compare_output.cpp reports/src/compare_stats.cpp reports/src/rank_stats.cpp
+library=(harness/src/report_model.cpp harness/src/report_model_sections.cpp harness/src/report_model_roofline.cpp
+         harness/src/report_model_views.cpp harness/src/report_model_writer.cpp harness/src/report_reader.cpp
+         harness/src/report_reader_source.cpp harness/src/report_reader_result.cpp harness/src/report_reader_members.cpp
+         harness/src/report_reader_parsed.cpp harness/src/json_skim.cpp reports/src/baseline.cpp reports/src/baseline_create.cpp reports/src/baseline_judge.cpp reports/src/baseline_output.cpp reports/src/baseline_file.cpp reports/src/compare.cpp reports/src/compare_output.cpp reports/src/compare_stats.cpp reports/src/rank_stats.cpp
          reports/src/text.cpp reports/src/html_report.cpp reports/src/html_specs.cpp
          reports/src/node_verdicts.cpp reports/src/values.cpp reports/src/machine_drift.cpp
          tests/fuzz/simulation_none.cpp

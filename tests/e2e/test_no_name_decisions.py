@@ -24,6 +24,8 @@ EXEMPT = {
     # Keys of the report's own objects that happen to equal a metric's name.
     ("harness/src/report.cpp", "hosts"): "the report's hosts array",
     ("harness/src/report_model.cpp", "hosts"): "the report's hosts array",
+    ("harness/src/report_model_writer.cpp", "hosts"): "the report's hosts array (its writer, "
+                                                      "part of report_model.cpp's reader/writer)",
     ("harness/src/cluster.cpp", "ranks"): "a column heading of the host table",
     ("harness/src/console_header.cpp", "ranks"): "the plural in the header's world line",
     ("harness/src/console_header.cpp", "hosts"): "the plural in the header's world line",

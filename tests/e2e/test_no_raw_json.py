@@ -1,13 +1,13 @@
-"""One typed report model (issue 25): harness/src/report_model.cpp is the one reader of a report's
-JSON, and the renderers (compare, the HTML page, the subcommands) work on its typed views
-(infrabench/model/report.h), as does the run pipeline's render step. This scans reports/src,
-harness/src and apps for raw JSON indexing by key (j["key"], .at("key"), .value("key", ...),
-.contains("key"), .find("key")) and fails on any in a file not listed below with its reason, and on
-any use of the raw JSON sections report_view once kept (hosts, run, capabilities). Harness code that
-writes JSON (sysinfo, telemetry) or reads other inputs (suite files, options, probes) is not report
-reading: such files are listed with what they read. The ranks' messages are read and written only by
-their codec (rank_messages.cpp): the runner and the run pipeline's gather step work on its typed
-structs."""
+"""One typed report model (issue 25): harness/src/report_model.cpp (with its pieces
+report_model_*.cpp) is the one reader of a report's JSON, and the renderers (compare, the HTML page,
+the subcommands) work on its typed views (infrabench/model/report.h), as does the run pipeline's
+render step. This scans reports/src, harness/src and apps for raw JSON indexing by key (j["key"],
+.at("key"), .value("key", ...), .contains("key"), .find("key")) and fails on any in a file not
+listed below with its reason, and on any use of the raw JSON sections report_view once kept (hosts,
+run, capabilities). Harness code that writes JSON (sysinfo, telemetry) or reads other inputs (suite
+files, options, probes) is not report reading: such files are listed with what they read. The ranks'
+messages are read and written only by their codec (rank_messages.cpp): the runner and the run
+pipeline's gather step work on its typed structs."""
 import os
 import pathlib
 import re
@@ -23,6 +23,10 @@ RAW = re.compile(r'\["[a-z_]+"\]|\.at\("|\.value\("|\.contains\("|\.find\("')
 # Files that may index JSON by key, and why. Every other file under SCANNED must not.
 KNOWN = {
     "harness/src/report_model.cpp": "the one reader (and writer) of a report's JSON",
+    "harness/src/report_model_sections.cpp": "part of the one reader of a report's JSON "
+                                              "(report_model.cpp): its hosts, run and telemetry",
+    "harness/src/report_model_roofline.cpp": "part of the one reader and writer of a report's "
+                                              "JSON (report_model.cpp): its roofline section",
     # Harness code that builds the report or reads JSON that is not a report:
     "harness/src/result_record.cpp": "the model's reader and writer of a result's record "
                                       "(model/result_record.h: result::to_json, "
