@@ -32,13 +32,13 @@ mkdir -p "$out/obj"
 # requirements_none.cpp: what node_verdicts.cpp asks of this build's benchmarks; values.cpp,
 # machine_drift.cpp: impossible values and the canary's machine drift, which compare judges;
 # simulation_none.cpp: never a simulated node (report.cpp asks); options.cpp: the
-# output options compare masks; roofline.cpp, html_roofline.cpp, model_config.cpp: the report
+# output options compare masks; roofline*.cpp, html_roofline.cpp, model_config.cpp: the report
 # page's roofline section; scorecard.cpp, table.cpp: its scorecard and the values' units;
 # units.cpp, table_collective.cpp: a column's one unit, the collectives' nccl-tests table.)
 library=(harness/src/report_model.cpp harness/src/report_model_sections.cpp harness/src/report_model_roofline.cpp
          harness/src/report_model_views.cpp harness/src/report_model_writer.cpp harness/src/report_reader.cpp
          harness/src/report_reader_source.cpp harness/src/report_reader_result.cpp harness/src/report_reader_members.cpp
-         harness/src/report_reader_parsed.cpp harness/src/json_skim.cpp reports/src/baseline.cpp reports/src/baseline_create.cpp reports/src/baseline_judge.cpp reports/src/baseline_output.cpp reports/src/baseline_file.cpp reports/src/compare.cpp reports/src/compare_output.cpp reports/src/compare_stats.cpp reports/src/rank_stats.cpp
+         harness/src/report_reader_parsed.cpp harness/src/json_skim.cpp reports/src/baseline.cpp reports/src/baseline_create.cpp reports/src/baseline_judge.cpp reports/src/baseline_judge_interval.cpp reports/src/baseline_output.cpp reports/src/baseline_file.cpp reports/src/compare.cpp reports/src/compare_output.cpp reports/src/compare_stats.cpp reports/src/rank_stats.cpp
          reports/src/text.cpp reports/src/html_report.cpp reports/src/html_specs.cpp
          reports/src/node_verdicts.cpp reports/src/values.cpp reports/src/machine_drift.cpp
          tests/fuzz/simulation_none.cpp
@@ -50,7 +50,9 @@ library=(harness/src/report_model.cpp harness/src/report_model_sections.cpp harn
          harness/src/metric_decl.cpp harness/src/names.cpp reports/src/expect.cpp harness/src/devices_counts.cpp
          harness/src/data_dirs.cpp harness/src/text_layout.cpp tests/fuzz/html_assets_none.cpp
          harness/src/benchmark.cpp harness/src/options.cpp tests/fuzz/requirements_none.cpp
-         reports/src/roofline.cpp reports/src/html_roofline.cpp kernels/cpu/transformer/model_config.cpp
+         reports/src/roofline.cpp reports/src/roofline_hops.cpp reports/src/roofline_job.cpp
+         reports/src/roofline_output.cpp reports/src/roofline_read.cpp reports/src/html_roofline.cpp
+         kernels/cpu/transformer/model_config.cpp
          harness/src/scorecard.cpp harness/src/table.cpp harness/src/storage_location.cpp harness/src/telemetry_cpu.cpp
          harness/src/units.cpp harness/src/table_collective.cpp)
 targets=(report baseline suite names)
