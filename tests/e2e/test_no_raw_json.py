@@ -124,6 +124,7 @@ def test_no_raw_report_json_outside_the_reader():
 def test_ported_files_use_the_typed_sections():
     hits = []
     for name in ("compare.cpp", "commands.cpp", "html_report.cpp", "history.cpp", "baseline.cpp",
+                 "html_planner.cpp", "html_planner_charts.cpp", "html_charts.cpp",
                  "expect.cpp", "node_verdicts.cpp"):
         path = SOURCE / "reports/src" / name
         for i, line in enumerate(path.read_text().splitlines(), 1):
