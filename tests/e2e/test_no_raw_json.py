@@ -54,24 +54,25 @@ KNOWN = {
 
 # Lines of a ported file that match the pattern but read no JSON by key, and why.
 NOT_JSON = {
-    ("reports/src/commands.cpp", 'printers.find("junit"'): "a printer registry lookup",
-    ("reports/src/commands.cpp", '.find("html", document::page)'): "a printer registry lookup",
-    ("reports/src/commands.cpp", 'values.find("baseline")'): "the parsed options' map",
-    ("reports/src/commands.cpp", 'values.find("junit")'): "the parsed options' map",
-    ("reports/src/commands.cpp", 'values.find("openmetrics")'): "the parsed options' map",
-    ("reports/src/commands.cpp", 'printers.find("openmetrics"'): "a printer registry lookup",
-    ("reports/src/commands.cpp", 'values.find("baseline-partial")'): "the parsed options' map",
+    ("reports/src/commands/common.cpp", 'printers.find("junit"'): "a printer registry lookup",
+    ("reports/src/commands/common.cpp", 'printers.find("openmetrics"'): "a printer registry lookup",
+    ("reports/src/commands/report.cpp", '.find("html", document::page)'): "a printer registry lookup",
+    ("reports/src/commands/run_options.cpp", 'values.find("baseline")'): "the parsed options' map",
+    ("reports/src/commands/run_options.cpp", 'values.find("junit")'): "the parsed options' map",
+    ("reports/src/commands/run_options.cpp", 'values.find("openmetrics")'): "the parsed options' map",
+    ("reports/src/commands/run_options.cpp", 'printers.find("openmetrics"'): "a printer registry lookup",
+    ("reports/src/commands/run_options.cpp", 'values.find("baseline-partial")'): "the parsed options' map",
     ("harness/src/json_io.cpp", 'what.find("] ")'): "a search in nlohmann's error text",
     ("apps/cli_docs.cpp", 'type.find(":{")'): "a search in CLI11's type name (\"TEXT:{a,b}\")",
     ("harness/src/telemetry_run.cpp", 'options.find("telemetry-interval")'): "the run options' map",
     ("harness/src/telemetry_run.cpp", 'options.find("telemetry")'): "the run options' map",
     # history show-run prints the rows history.cpp returns from its database as JSON.
-    ("reports/src/commands.cpp", 'd["value"].is_number()'): "history database rows, not a report",
-    ("reports/src/commands.cpp", 'd["unit"].get<std::string>()'): "history database rows",
-    ("reports/src/commands.cpp", 'std::string shown = d["status"]'): "history database rows",
-    ("reports/src/commands.cpp", '!d["valid"].get<bool>()'): "history database rows",
-    ("reports/src/commands.cpp", 'd["reason"].get<std::string>()'): "history database rows",
-    ("reports/src/commands.cpp", 'rows.push_back({d["benchmark"]'): "history database rows",
+    ("reports/src/commands/history.cpp", 'd["value"].is_number()'): "history database rows, not a report",
+    ("reports/src/commands/history.cpp", 'd["unit"].get<std::string>()'): "history database rows",
+    ("reports/src/commands/history.cpp", 'std::string shown = d["status"]'): "history database rows",
+    ("reports/src/commands/history.cpp", '!d["valid"].get<bool>()'): "history database rows",
+    ("reports/src/commands/history.cpp", 'd["reason"].get<std::string>()'): "history database rows",
+    ("reports/src/commands/history.cpp", 'rows.push_back({d["benchmark"]'): "history database rows",
 }
 
 # A result's status, reason code or axis kind compared as text (issue 42): the views carry them
@@ -123,9 +124,10 @@ def test_no_raw_report_json_outside_the_reader():
 
 def test_ported_files_use_the_typed_sections():
     hits = []
-    for name in ("compare.cpp", "commands.cpp", "html_report.cpp", "history.cpp", "baseline.cpp",
+    commands = sorted(f"commands/{p.name}" for p in (SOURCE / "reports/src/commands").glob("*.cpp"))
+    for name in ("compare.cpp", *commands, "html_report.cpp", "history.cpp", "history_gate.cpp",
                  "html_planner.cpp", "html_planner_charts.cpp", "html_charts.cpp",
-                 "expect.cpp", "node_verdicts.cpp"):
+                 "baseline.cpp", "expect.cpp", "node_verdicts.cpp"):
         path = SOURCE / "reports/src" / name
         for i, line in enumerate(path.read_text().splitlines(), 1):
             code = strip_comment(line)

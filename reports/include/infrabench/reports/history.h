@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -132,6 +133,69 @@ struct series_judgement {
                                                       double min_shift, double alpha);
 [[nodiscard]] series_judgement judge_series(const history_db::series& se,
                                             const e_divisive_options& opt);
+
+// ---- `history trend` and the `history check` gate (history_gate.cpp) ----------------------------
+
+// Which series and runs `history trend` and `history check` judge, and the method's settings.
+struct trend_query {
+  std::string db_path, metric, benchmark, host;
+  nlohmann::json axes = nlohmann::json::object();
+  std::size_t last = 0;
+  std::int64_t since = 0;  // only runs started at or after this run (0: all)
+  e_divisive_options method;
+};
+// METRIC or benchmark:METRIC, and -a axis=value filters (user_error for one that is not).
+[[nodiscard]] trend_query make_trend_query(const std::string& metric_arg,
+                                           const std::string& benchmark_opt,
+                                           const std::vector<std::string>& axis_args);
+
+// A series, restricted to the runs the query selects (from --since's run on, the last --last), and
+// its judgement.
+struct judged_series {
+  history_db::series se;
+  series_judgement j;
+};
+// Every series of the query's metric, each judged. user_error when the metric has no recorded
+// value, or --since names a run that is not recorded.
+[[nodiscard]] std::vector<judged_series> judge_trend(const history_db& db, const trend_query& q);
+
+// The headline series the query selects, each judged: this build's declarations (`catalog`) say
+// which metric is a benchmark's headline, never its name. A recorded benchmark `catalog` lacks is
+// not judged: it is in `undeclared`, for the caller to say so.
+struct headline_judgements {
+  std::vector<judged_series> series;
+  std::set<std::string> undeclared;
+};
+[[nodiscard]] headline_judgements judge_headlines(const history_db& db, const trend_query& q,
+                                                  const metric_catalog& catalog);
+
+// The CI gate over judged headline series: a regression is a series whose newest runs sit after a
+// change point (or a drift) that made it worse; one the runs' canary explains is the machine's.
+struct history_gate {
+  std::vector<judged_series> series;
+  std::size_t regressions = 0, improved = 0, machine = 0, too_short = 0;
+  // One per series that ends in a change, as printed: "REGRESSION gemm/... on vm: gflops 182.3
+  // GFLOP/s -> 106.1 GFLOP/s (-41.8%) from run 9 (...)", "better     ...", "machine    ...".
+  std::vector<std::string> lines;
+  // Series with the runs a change point needs.
+  [[nodiscard]] std::size_t judged() const { return series.size() - too_short; }
+};
+[[nodiscard]] history_gate gate_headlines(std::vector<judged_series> series);
+// FAIL on a regression; NOT ENOUGH RUNS when no series had the runs to be judged (a first run or
+// two is not a PASS of anything, issue 45); else PASS.
+[[nodiscard]] std::string history_gate_verdict(const history_gate& g);
+// `history check --format json`: the method's settings, the counts, the verdict and each series.
+[[nodiscard]] nlohmann::json history_gate_json(const history_gate& g,
+                                               const e_divisive_options& method);
+
+// A series as `history trend --format json` writes it: points, change points, drifts.
+[[nodiscard]] nlohmann::json trend_json(const history_db::series& se, const series_judgement& j);
+// "▁▂▅█": one bar per value, from the smallest to the largest ("▄" each when all are equal).
+[[nodiscard]] std::string sparkline(const std::vector<double>& v);
+// "2026-11-26T01:03:27Z": to the second, as runs of a quick suite start a minute apart or less.
+[[nodiscard]] std::string short_time(const std::string& utc);
+// "<- change point: 10 GB/s -> 8 GB/s (-20.0%, worse, p 0.001)"
+[[nodiscard]] std::string change_point_text(const history_db::series& se, const change_point& c);
 
 // Removes the database at `path` and its journals when it holds no recorded run (a 0-byte file, or
 // a schema without runs): what a failed first `history record` left. A file with runs, or one that
