@@ -157,8 +157,8 @@ std::string checked_suite(const ib::reports::baseline& b, const std::string& pat
 }
 
 // `run --baseline`: the run judges the report it wrote, as `check` would judge its file, from one
-// model view of it (the post-run hook in reports/src/commands.cpp reads it with the model's
-// reader and prints it with check's printer), so accept's verdicts are check's, NOT RUN and
+// model view of it (the post-run hook in reports/src/commands/run_options.cpp reads it with the
+// model's reader and prints it with check's printer), so accept's verdicts are check's, NOT RUN and
 // WAIVED included, without reading the report back. The exit code: run's (bad input, an interrupt,
 // a report not written), else the worse of the results and the verdicts.
 int run_and_check(const accept_options& o, const std::string& suite,

@@ -38,7 +38,7 @@ mkdir -p "$out/obj"
 library=(harness/src/report_model.cpp harness/src/report_model_sections.cpp harness/src/report_model_roofline.cpp
          harness/src/report_model_views.cpp harness/src/report_model_writer.cpp harness/src/report_reader.cpp
          harness/src/report_reader_source.cpp harness/src/report_reader_result.cpp harness/src/report_reader_members.cpp
-         harness/src/report_reader_parsed.cpp harness/src/json_skim.cpp reports/src/baseline.cpp reports/src/baseline_create.cpp reports/src/baseline_judge.cpp reports/src/baseline_judge_interval.cpp reports/src/baseline_output.cpp reports/src/baseline_file.cpp reports/src/compare.cpp reports/src/compare_output.cpp reports/src/compare_stats.cpp reports/src/rank_stats.cpp
+         harness/src/report_reader_parsed.cpp harness/src/json_skim.cpp reports/src/baseline.cpp reports/src/baseline_create.cpp reports/src/baseline_judge.cpp reports/src/baseline_judge_interval.cpp reports/src/baseline_output.cpp reports/src/baseline_file.cpp reports/src/compare.cpp reports/src/compare_attribution.cpp reports/src/compare_output.cpp reports/src/compare_stats.cpp reports/src/rank_stats.cpp
          reports/src/text.cpp reports/src/html_report.cpp reports/src/html_specs.cpp
          reports/src/html_planner.cpp reports/src/html_planner_charts.cpp reports/src/html_charts.cpp
          reports/src/node_verdicts.cpp reports/src/values.cpp reports/src/machine_drift.cpp

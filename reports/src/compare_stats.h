@@ -1,10 +1,15 @@
-// What compare's files share beyond compare.h: the missing value, and the log values of a metric's
-// repetitions (compare_stats.cpp), whose spread is each report's own noise.
+// What compare's files share beyond compare.h: the missing value, the log values of a metric's
+// repetitions (compare_stats.cpp), whose spread is each report's own noise, and who a called
+// change belongs to (compare_attribution.cpp).
 #pragma once
 
 #include <cstddef>
 #include <limits>
 #include <vector>
+
+namespace infrabench::reports {
+struct comparison;
+}
 
 namespace infrabench::reports::detail {
 
@@ -17,5 +22,12 @@ struct log_sample {
 };
 // The natural logs of the positive, finite values of `v`: their count, mean and variance.
 [[nodiscard]] log_sample logs_of(const std::vector<double>& v);
+
+// A called change that the same-run canary shows too is machine drift, unless the slower run's own
+// CPU quota throttled it (machine_drift.h).
+void attribute_machine_drift(comparison& c);
+// A called change whose slower side other processes starved of the CPUs it needed is machine
+// drift, the reason in row.busy; a quota or fewer CPUs is the run's own making.
+void attribute_busy_machine(comparison& c);
 
 }  // namespace infrabench::reports::detail

@@ -1,5 +1,5 @@
 // The HTML page's own chart specs read back: the table of numbers beside each chart, a figure's
-// markup, a results section's heading. html_report.cpp builds these specs from the typed report
+// markup, a results section's heading. html_planner*.cpp build these specs from the typed report
 // model (infrabench/model/report.h) and never reads a report's JSON; this file reads only the JSON
 // the page itself writes, which is why it may index JSON by key (tests/e2e/test_no_raw_json.py).
 #pragma once

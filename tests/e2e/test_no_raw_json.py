@@ -45,7 +45,7 @@ KNOWN = {
                                       "the model's reader calls for a report host's devices "
                                       "(model::device_counts)",
     "harness/src/sysinfo.cpp": "the capabilities JSON it turns into the inventory it writes",
-    "reports/src/html_specs.cpp": "reads back the page's own chart specs (JSON html_report.cpp "
+    "reports/src/html_specs.cpp": "reads back the page's own chart specs (JSON html_planner*.cpp "
                                   "writes for the page), never a report",
     # Not a report: baseline.cpp judges reports from the model's views; its files are read here.
     "reports/src/baseline_file.cpp": "the reader of baseline files (configs/baselines/*.json, "

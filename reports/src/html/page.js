@@ -1,5 +1,5 @@
 // The infrabench HTML report's own script (embedded at build time; see reports/CMakeLists.txt):
-// turns the chart specs the C++ side planned (html_report.cpp) into Chart.js charts, then records
+// turns the chart specs the C++ side planned (html_planner*.cpp) into Chart.js charts, then records
 // what it drew (and whether each canvas has pixels) on <body> for tests and a person reading the
 // DOM. It draws what the specs say; it decides nothing about which charts a report deserves.
 (function () {
