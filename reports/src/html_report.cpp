@@ -1,6 +1,7 @@
 // The page: its sections (scorecard, reports, verdicts, roofline, comparison, results, telemetry,
-// inventory) and the whole self-contained file around them. The charts are planned in
-// html_planner.cpp and html_planner_charts.cpp, the comparison's and telemetry's in html_charts.cpp.
+// inventory) and the whole self-contained file around them. The charts are planned elsewhere: a
+// report's in html_planner.cpp and html_planner_charts.cpp, the comparison's and the telemetry's in
+// html_charts.cpp.
 #include "infrabench/reports/html_report.h"
 
 #include <algorithm>
