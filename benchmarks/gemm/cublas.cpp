@@ -255,6 +255,7 @@ INFRABENCH_REGISTER(cublas_gemm, "gemm/cublas")
     .produces(gc::gpu_gemm_metrics())
     .measures(infrabench::data_hop::compute)  // the roofline's FLOP model of the GPU step
     .require(infrabench::req::cuda)
+    .require(infrabench::req::cublas)
     .scope(infrabench::rank_scope::every_rank)  // one rank per GPU: each measures its own
     .add_string_axis("shape", gpu_shapes(), gb::shape_axis_options())
     .add_string_axis("dtype", {"fp32", "tf32", "fp16", "bf16"},
@@ -272,6 +273,7 @@ INFRABENCH_REGISTER(cublaslt_gemm, "gemm/cublaslt")
         "the device; % of the datasheet peak")
     .produces(gc::gpu_gemm_metrics())
     .require(infrabench::req::cuda)
+    .require(infrabench::req::cublas)
     .scope(infrabench::rank_scope::every_rank)  // one rank per GPU: each measures its own
     .add_string_axis("shape", gpu_shapes(), gb::shape_axis_options())
     .add_string_axis("dtype", {"tf32", "bf16", "fp8_e4m3"},

@@ -487,6 +487,7 @@ INFRABENCH_REGISTER(gpu_stress, "stress/gpu")
     .produces("temp_c_max_gpu*", "C", infrabench::better::lower,
               infrabench::metric_role::information)
     .require(infrabench::req::cuda)
+    .require(infrabench::req::cublas)
     // 20 s by default, so that duration + 30 s fits the default --timeout of 60 s; the acceptance
     // and burn-in suites set their durations and timeouts.
     .add_float64_axis("duration_s", {20},

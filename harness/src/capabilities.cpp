@@ -212,6 +212,12 @@ std::string check_avx512_fp16(const capabilities& c) {
 std::string check_cuda(const capabilities& c) {
   return need_feature(c.cuda, "CUDA");
 }
+// Without a usable GPU, CUDA's reason: the one req::cuda gives beside it, said once
+// (benchmark::unmet); with one, whether cuBLAS opened.
+std::string check_cublas(const capabilities& c) {
+  if (!c.cuda.available) return need_feature(c.cuda, "CUDA");
+  return need_feature(c.cublas, "cuBLAS");
+}
 std::string check_nccl(const capabilities& c) {
   return need_feature(c.nccl, "NCCL");
 }
@@ -228,6 +234,9 @@ reason_code missing_device(const feature& f) {
 }
 reason_code code_cuda(const capabilities& c) {
   return missing_device(c.cuda);
+}
+reason_code code_cublas(const capabilities& c) {
+  return c.cuda.available ? reason_code::unsupported : missing_device(c.cuda);
 }
 reason_code code_nccl(const capabilities& c) {
   return missing_device(c.nccl);
@@ -348,6 +357,7 @@ constinit const requirement avx512bw{"avx512bw", &check_avx512bw};
 constinit const requirement avx512_bf16{"avx512_bf16", &check_avx512_bf16};
 constinit const requirement avx512_fp16{"avx512_fp16", &check_avx512_fp16};
 constinit const requirement cuda{"cuda", &check_cuda, &code_cuda};
+constinit const requirement cublas{"cublas", &check_cublas, &code_cublas};
 constinit const requirement nccl{"nccl", &check_nccl, &code_nccl};
 constinit const requirement io_uring{"io_uring", &check_io_uring, &code_io_uring};
 constinit const requirement mpi{"mpi", &check_mpi, &code_mpi};

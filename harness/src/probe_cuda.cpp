@@ -15,6 +15,7 @@
 #include <library_types.h>
 #include <nlohmann/json.hpp>
 
+#include "cublas_loader.h"
 #include "infrabench/modules/cuda_api.h"
 #include "infrabench/nvml_loader.h"
 #include "infrabench/probe_detail.h"
@@ -47,6 +48,19 @@ std::string cublas_version() {
     return {};
   }
   return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
+}
+
+// cuBLAS is opened only where a GPU can use it (cublas_loader.cpp: it maps ~210 MB).
+void probe_cublas(capabilities& caps) {
+  if (!caps.cuda.available) {
+    caps.cublas.available = false;
+    caps.cublas.reason = "cuBLAS not loaded: " + caps.cuda.reason;
+    return;
+  }
+  caps.cublas.version = cublas_version();
+  const std::string& error = cublas_load_error();
+  caps.cublas.available = error.empty();
+  caps.cublas.reason = error.empty() ? std::string() : "cuBLAS not installed (" + error + ")";
 }
 
 nlohmann::json read_sysfs_value(const std::string& path) {
@@ -145,7 +159,6 @@ void probe_cuda_module(capabilities& caps) {
     (void)cudaGetLastError();
     caps.cuda_driver_version = "none";  // cudaDriverGetVersion reports 0 when no driver is loaded
   }
-  caps.cublas.version = cublas_version();
 
   // Without a driver the runtime returns cudaErrorInsufficientDriver and leaves the count
   // untouched (hence the 0); with only the toolkit's stub libcuda it is cudaErrorStubLibrary.
@@ -171,14 +184,7 @@ void probe_cuda_module(capabilities& caps) {
     }
   }
 
-  caps.cublas.available = caps.cuda.available;
-  if (caps.cuda.available) {
-    caps.cublas.reason.clear();
-  } else {
-    caps.cublas.reason =
-        "cuBLAS " + (caps.cublas.version.empty() ? std::string("library") : caps.cublas.version) +
-        " present but " + caps.cuda.reason;
-  }
+  probe_cublas(caps);
 }
 
 int bind_rank_gpu_module(const capabilities& caps, int local_rank) {
@@ -258,7 +264,9 @@ namespace {
   return true;
 }();
 
-// "cudart 13.0, cuBLAS 13.1.0": neither call needs a driver or a GPU.
+// "cudart 13.0, cuBLAS 13.1.0 (built against; opened at its first call)": the runtime's own
+// answer (no driver or GPU needed) and the cuBLAS headers'. Asking cuBLAS would open it in every
+// process that loads this module (cublas_loader.cpp); a probe with a GPU records its answer.
 const char* module_version() {
   static const std::string text = [] {
     int runtime = 0;
@@ -266,8 +274,9 @@ const char* module_version() {
                         ? "cudart " + cuda_version_string(runtime)
                         : std::string("cudart ?");
     (void)cudaGetLastError();
-    const std::string cublas = cublas_version();
-    return v + ", cuBLAS " + (cublas.empty() ? std::string("?") : cublas);
+    return v + ", cuBLAS " + std::to_string(CUBLAS_VER_MAJOR) + "." +
+           std::to_string(CUBLAS_VER_MINOR) + "." + std::to_string(CUBLAS_VER_PATCH) +
+           " (built against; opened at its first call)";
   }();
   return text.c_str();
 }

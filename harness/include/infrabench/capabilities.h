@@ -99,6 +99,8 @@ extern const requirement avx512bw;
 extern const requirement avx512_bf16;
 extern const requirement avx512_fp16;
 extern const requirement cuda;
+// cuBLAS opened (a CUDA build opens it only where a GPU is usable: harness/src/cublas_loader.cpp).
+extern const requirement cublas;
 extern const requirement nccl;
 extern const requirement io_uring;
 extern const requirement mpi;
