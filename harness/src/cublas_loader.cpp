@@ -2,11 +2,11 @@
 // opens the first time one is called (dlopen), rather than libraries the module needs to load.
 // Why: the module loads in every infrabench process of a CUDA build, for its benchmarks' names and
 // declarations, and cuBLASLt alone (~540 MB on disk) mapped ~210 MB and took ~0.15 s of CPU each
-// time, GPU or not: `infrabench --version` went from ~0.2 s to under 0.01 s without it, and the
-// CLI's e2e tests from 21 s of CPU to 7 (2026-11-30, issue 41). A process that runs a cuBLAS
-// benchmark on a GPU opens them as before; the probe opens them only where a GPU is usable
-// (probe_cuda.cpp). The simulated node's cuBLAS (build/sim, loaded first, global) has the same
-// sonames, so these calls reach it there.
+// time, GPU or not: `infrabench list` went from 0.14 s and 229 MB to 0.01 s and 14 MB without
+// it, and the CLI's e2e tests (test_cli.py) from 21 s of CPU to 8 (2026-11-30, issue 41). A process
+// that runs a cuBLAS benchmark on a GPU opens them as before; the probe opens them only where a GPU
+// is usable (probe_cuda.cpp). The simulated node's cuBLAS (build/sim, loaded first, global) has the
+// same sonames, so these calls reach it there.
 //
 // The definitions repeat the headers' declarations (a mismatch does not compile: a C function
 // cannot be overloaded) and are hidden, as every symbol of the module is (harness/CMakeLists.txt):

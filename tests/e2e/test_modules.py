@@ -202,3 +202,22 @@ def test_a_module_of_another_kind_is_refused(tmp_path):
     for r in load_report(out)["results"]:
         assert r["status"] == "skipped" and r["reason_code"] == "unsupported", r
         assert "is not the OpenBLAS module this infrabench expects" in r["reason"], r["reason"]
+
+
+@pytest.mark.skipif(os.environ.get("INFRABENCH_HAS_CUDA") != "1", reason="a build without CUDA")
+def test_cublas_is_opened_only_where_a_gpu_can_use_it():
+    """The CUDA module opens cuBLAS(Lt) at its first call (harness/src/cublas_loader.cpp), not
+    when it loads: cuBLASLt alone mapped ~210 MB into every process of a CUDA build. Where no GPU
+    is usable, a command (here `list`, which probes the machine) loads the module and never the
+    library; `--version` names the cuBLAS it was built against without opening it."""
+    if os.path.exists("/dev/nvidia0") or os.environ.get("INFRABENCH_SIM_NODE"):
+        pytest.skip("a GPU (or the simulated node) is there: the probe opens cuBLAS")
+    env = dict(os.environ, LD_DEBUG="files")
+    for args in (["list", "--filter", "^gemm/cublas$"], ["--version"]):
+        p = subprocess.run([BIN, *args], capture_output=True, text=True, env=env, timeout=60)
+        assert p.returncode == 0, p.stderr[-2000:]
+        assert "libinfrabench_cuda.so" in p.stderr, p.stderr[-2000:]  # the module did load
+        assert "libcublas" not in p.stderr, [l for l in p.stderr.splitlines() if "libcublas" in l][:3]
+    # The cuBLAS benchmarks say CUDA's reason once, not cuBLAS's beside it.
+    line = next(l for l in run("list", "--filter", "^gemm/cublas$").stdout.splitlines() if "runs here" in l)
+    assert "runs here: no" in line and "cuBLAS" not in line, line
