@@ -4,14 +4,14 @@
 
 #include "gpu_allreduce.h"
 #include "gpu_hooks.h"
-#include "infrabench/build_info.h"
+#include "infrabench/compiled_in.h"
 
 namespace infrabench::training_bench {
 
 std::unique_ptr<gpu_allreduce> make_gpu_allreduce(communicator& comm) {
   if (comm.size() == 1) return make_single_gpu_allreduce();
   if (auto* nccl = backends::provided(hooks::make_gpu_allreduce)) return nccl(comm);
-  const std::string why = INFRABENCH_HAS_NCCL != 0
+  const std::string why = build::compiled_in(build::backend::nccl)
                               ? backends::load("nccl").reason.text
                               : std::string("built without NCCL (INFRABENCH_WITH_NCCL=OFF)");
   throw std::runtime_error(why + ": the GPU path cannot all-reduce across " +

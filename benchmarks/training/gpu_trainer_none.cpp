@@ -4,14 +4,14 @@
 #include <stdexcept>
 
 #include "gpu_hooks.h"
-#include "infrabench/build_info.h"
+#include "infrabench/compiled_in.h"
 #include "trainer.h"
 
 namespace infrabench::training_bench {
 
 std::string gpu_trainer_unavailable_reason() {
   if (auto* real = backends::provided(hooks::gpu_trainer_unavailable_reason)) return real();
-  if (INFRABENCH_HAS_CUDA == 0) {
+  if (!build::compiled_in(build::backend::cuda)) {
     return "built without CUDA (INFRABENCH_WITH_CUDA=OFF): no GPU training path";
   }
   return "no GPU training path: " + backends::load("cuda").reason.text;

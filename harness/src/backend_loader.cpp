@@ -19,7 +19,7 @@
 #include <utility>
 
 #include "infrabench/benchmark.h"
-#include "infrabench/build_info.h"
+#include "infrabench/compiled_in.h"
 #include "infrabench/data_dirs.h"
 #include "infrabench/modules/cuda_api.h"
 #include "infrabench/modules/mpi_api.h"
@@ -33,24 +33,25 @@ namespace infrabench::backends {
 
 const std::vector<module_spec>& known_modules() {
   static const std::vector<module_spec> modules = {
-      {"onednn", "oneDNN", INFRABENCH_ONEDNN_ABI_VERSION, INFRABENCH_HAS_ONEDNN != 0,
-       "apt-get install libdnnl2"},
-      {"openblas", "OpenBLAS", INFRABENCH_OPENBLAS_ABI_VERSION, INFRABENCH_HAS_OPENBLAS != 0,
-       "apt-get install libopenblas0"},
-      {"opencv", "OpenCV", INFRABENCH_OPENCV_ABI_VERSION, INFRABENCH_HAS_OPENCV != 0,
+      {"onednn", "oneDNN", INFRABENCH_ONEDNN_ABI_VERSION,
+       build::compiled_in(build::backend::onednn), "apt-get install libdnnl2"},
+      {"openblas", "OpenBLAS", INFRABENCH_OPENBLAS_ABI_VERSION,
+       build::compiled_in(build::backend::openblas), "apt-get install libopenblas0"},
+      {"opencv", "OpenCV", INFRABENCH_OPENCV_ABI_VERSION,
+       build::compiled_in(build::backend::opencv),
        "apt-get install libopencv-core406 libopencv-imgproc406"},
       // Its benchmarks live in the module and register when it loads; MPI's own plugins need
       // libmpi's symbols global (as mpi4py loads it).
-      {"mpi", "MPI", INFRABENCH_MPI_ABI_VERSION, INFRABENCH_HAS_MPI != 0,
+      {"mpi", "MPI", INFRABENCH_MPI_ABI_VERSION, build::compiled_in(build::backend::mpi),
        "apt-get install libopenmpi3", true},
       // The GPU benchmarks and the harness's GPU timing and probe, on cudart and cuBLAS(Lt).
-      {"cuda", "CUDA", INFRABENCH_CUDA_ABI_VERSION, INFRABENCH_HAS_CUDA != 0,
+      {"cuda", "CUDA", INFRABENCH_CUDA_ABI_VERSION, build::compiled_in(build::backend::cuda),
        "install the CUDA 13 runtime and cuBLAS, or put their directory on LD_LIBRARY_PATH", true},
       // The NCCL collectives call MPI too (NCCL's id goes out with MPI_Bcast): after both.
       {"nccl",
        "NCCL",
        INFRABENCH_NCCL_ABI_VERSION,
-       INFRABENCH_HAS_NCCL != 0 && INFRABENCH_HAS_MPI != 0,
+       build::compiled_in(build::backend::nccl) && build::compiled_in(build::backend::mpi),
        "install NCCL 2 for CUDA 13 (libnccl2), or put its directory on LD_LIBRARY_PATH",
        true,
        {"mpi", "cuda"}},

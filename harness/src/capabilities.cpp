@@ -16,7 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "infrabench/backend_loader.h"
-#include "infrabench/build_info.h"
+#include "infrabench/compiled_in.h"
 #include "infrabench/modules/mpi_api.h"
 #include "infrabench/probe_detail.h"
 #include "infrabench/sysinfo.h"
@@ -140,7 +140,12 @@ std::int64_t probe_memory_available() {
 
 void probe_mpi(capabilities& caps, int world_size) {
   caps.world_size = world_size;
-#if INFRABENCH_HAS_MPI
+  if (!build::compiled_in(build::backend::mpi)) {
+    caps.mpi.available = false;
+    caps.mpi.compiled_in = false;
+    caps.mpi.reason = "not compiled in (INFRABENCH_WITH_MPI=OFF)";
+    return;
+  }
   // The MPI module (loaded at start-up) read the library's version before MPI_Init.
   const backends::loaded_module& m = backends::load("mpi");
   if (!m.loaded()) {
@@ -153,11 +158,6 @@ void probe_mpi(capabilities& caps, int world_size) {
                      "." + std::to_string(api.mpi_subversion) + ")";
   caps.mpi.available = world_size > 1;
   if (!caps.mpi.available) caps.mpi.reason = "not launched by mpirun/srun (world size 1)";
-#else
-  caps.mpi.available = false;
-  caps.mpi.compiled_in = false;
-  caps.mpi.reason = "not compiled in (INFRABENCH_WITH_MPI=OFF)";
-#endif
 }
 
 // One failing probe must not take the others (or the run) down: it becomes the feature's reason.

@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "infrabench/backend_loader.h"
-#include "infrabench/build_info.h"
+#include "infrabench/compiled_in.h"
 #include "infrabench/probe_detail.h"
 
 namespace infrabench::detail {
@@ -12,7 +12,8 @@ namespace {
 
 // Compiled in but its module did not load: the loader's reason, as the GPU benchmarks give it.
 std::string cuda_module_reason() {
-  if (INFRABENCH_HAS_CUDA == 0) return "not compiled in (INFRABENCH_WITH_CUDA=OFF)";
+  if (!build::compiled_in(build::backend::cuda))
+    return "not compiled in (INFRABENCH_WITH_CUDA=OFF)";
   return backends::load("cuda").reason.text;
 }
 
@@ -22,11 +23,11 @@ void probe_cuda(capabilities& caps) {
   if (auto* real = backends::provided(probe_cuda_hook)) return real(caps);
   const std::string why = cuda_module_reason();
   caps.cuda.available = false;
-  caps.cuda.compiled_in = INFRABENCH_HAS_CUDA != 0;
+  caps.cuda.compiled_in = build::compiled_in(build::backend::cuda);
   caps.cuda.reason = why;
   caps.cuda_device_count = 0;
   caps.cublas.available = false;
-  caps.cublas.compiled_in = INFRABENCH_HAS_CUDA != 0;
+  caps.cublas.compiled_in = build::compiled_in(build::backend::cuda);
   caps.cublas.reason = why;
 }
 

@@ -30,6 +30,7 @@
 
 #include "infrabench/build_info.h"
 #include "infrabench/build_stamp.h"
+#include "infrabench/compiled_in.h"
 #include "infrabench/machine_load.h"
 #include "infrabench/report.h"
 
@@ -409,18 +410,18 @@ json build_info_json() {
       {"build_type", INFRABENCH_BUILD_TYPE},
       {"compiler", INFRABENCH_CXX_COMPILER},
       {"cxx_flags", INFRABENCH_CXX_FLAGS},
-      {"cuda_compiler", string_or_null(std::string(trim(INFRABENCH_CUDA_COMPILER)))},
-      {"cuda_architectures", string_or_null(INFRABENCH_CUDA_ARCHITECTURES)},
+      {"cuda_compiler", string_or_null(std::string(trim(build::cuda_compiler())))},
+      {"cuda_architectures", string_or_null(std::string(build::cuda_architectures()))},
       {"backends",
        {
-           {"io_uring", INFRABENCH_HAS_IO_URING != 0},
-           {"mpi", INFRABENCH_HAS_MPI != 0},
-           {"cuda", INFRABENCH_HAS_CUDA != 0},
-           {"nccl", INFRABENCH_HAS_NCCL != 0},
+           {"io_uring", build::compiled_in(build::backend::io_uring)},
+           {"mpi", build::compiled_in(build::backend::mpi)},
+           {"cuda", build::compiled_in(build::backend::cuda)},
+           {"nccl", build::compiled_in(build::backend::nccl)},
            // Modules: built beside the executable, loaded when a benchmark needs one.
-           {"openblas", INFRABENCH_HAS_OPENBLAS != 0},
-           {"onednn", INFRABENCH_HAS_ONEDNN != 0},
-           {"opencv", INFRABENCH_HAS_OPENCV != 0},
+           {"openblas", build::compiled_in(build::backend::openblas)},
+           {"onednn", build::compiled_in(build::backend::onednn)},
+           {"opencv", build::compiled_in(build::backend::opencv)},
        }},
   };
 }

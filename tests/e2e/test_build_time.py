@@ -62,6 +62,41 @@ def test_the_default_build_compiles_no_test_and_the_test_target_every_one():
     assert default <= tests, sorted(default - tests)[:5]
 
 
+def batched_sources(target):
+    """The sources ninja compiles inside a unity batch to build `target`."""
+    p = subprocess.run(["ninja", "-C", BUILD, "-t", "commands", target], capture_output=True,
+                       text=True, timeout=120)
+    assert p.returncode == 0, p.stderr[-2000:]
+    out = set()
+    for s in re.findall(r" -c (\S+)", p.stdout):
+        if re.search(r"/Unity/unity_\d+_\w+\.\w+$", s):
+            out |= set(batched(s))
+    return out
+
+
+@pytest.mark.skipif(not os.path.exists(os.path.join(BUILD, "build.ninja")) or not shutil.which("ninja"),
+                    reason="not a Ninja build directory, or no ninja")
+def test_the_builds_backends_are_read_outside_every_batch():
+    # The default, cpu-only and package builds differ in the backends compiled in. A batch holding
+    # a file that reads them (or a file one build has and another not) differs between the builds,
+    # and CI's compiler cache cannot serve the cpu-only build from the default one: it compiled nine
+    # batches again for it. One file reads them (infrabench/compiled_in.h); it and the io_uring
+    # probe (or its `_none` answer) are compiled alone.
+    readers = []
+    for top in ("harness", "reports", "apps", "benchmarks", "kernels", "tests", "modules", "sim"):
+        for root, _, files in os.walk(os.path.join(SOURCE, top)):
+            for f in files:
+                if re.search(r"\.(cpp|h|cu|cuh)$", f):
+                    with open(os.path.join(root, f), errors="replace") as text:
+                        if '#include "infrabench/build_backends.h"' in text.read():
+                            readers.append(os.path.relpath(os.path.join(root, f), SOURCE))
+    assert readers == ["harness/src/compiled_in.cpp"], readers
+    in_batches = batched_sources("all")
+    for alone in ("harness/src/compiled_in.cpp", "harness/src/probe_io_uring.cpp",
+                  "harness/src/probe_io_uring_none.cpp"):
+        assert not any(s.endswith(alone) for s in in_batches), f"{alone} is in a unity batch"
+
+
 def slowest(tmp_path, log, *args):
     (tmp_path / ".ninja_log").write_text(log, encoding="utf-8")
     return subprocess.run([SLOWEST, str(tmp_path), *args], capture_output=True, text=True,

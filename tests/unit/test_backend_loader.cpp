@@ -9,7 +9,7 @@
 
 #include "build_paths.h"
 #include "infrabench/backend_loader.h"
-#include "infrabench/build_info.h"
+#include "infrabench/compiled_in.h"
 #include "infrabench/probe_detail.h"
 
 namespace bk = infrabench::backends;
@@ -140,7 +140,8 @@ TEST(BackendLoader, TheGpuModulesHoldBenchmarksAndNcclNeedsMpiAndCuda) {
   EXPECT_TRUE(bk::spec_of("cuda").has_benchmarks);
   EXPECT_TRUE(bk::spec_of("cuda").needs.empty());
   EXPECT_EQ(bk::spec_of("nccl").needs, (std::vector<std::string>{"mpi", "cuda"}));
-  EXPECT_EQ(bk::spec_of("cuda").compiled_in, INFRABENCH_HAS_CUDA != 0);
+  EXPECT_EQ(bk::spec_of("cuda").compiled_in,
+            infrabench::build::compiled_in(infrabench::build::backend::cuda));
   // Modules are loaded in this order at start-up: a module's needs come before it.
   const auto& all = bk::known_modules();
   for (std::size_t i = 0; i < all.size(); ++i) {
@@ -176,8 +177,9 @@ TEST(BackendLoader, WithoutTheCudaModuleTheProbeSaysWhyAndListsNoGpu) {
   infrabench::detail::probe_cuda(caps);
   EXPECT_FALSE(caps.cuda.available);
   EXPECT_FALSE(caps.cublas.available);
-  EXPECT_EQ(caps.cuda.compiled_in, INFRABENCH_HAS_CUDA != 0);
-  if (INFRABENCH_HAS_CUDA != 0) {
+  EXPECT_EQ(caps.cuda.compiled_in,
+            infrabench::build::compiled_in(infrabench::build::backend::cuda));
+  if (caps.cuda.compiled_in) {
     EXPECT_EQ(caps.cuda.reason, bk::load("cuda").reason.text);
     EXPECT_EQ(caps.cuda.reason.rfind("CUDA module libinfrabench_cuda.so not found", 0), 0U)
         << caps.cuda.reason;
