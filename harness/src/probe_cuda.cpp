@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cublas_loader.h"
+#include "infrabench/backend_loader.h"
 #include "infrabench/modules/cuda_api.h"
 #include "infrabench/nvml_loader.h"
 #include "infrabench/probe_detail.h"
@@ -60,7 +61,13 @@ void probe_cublas(capabilities& caps) {
   caps.cublas.version = cublas_version();
   const std::string& error = cublas_load_error();
   caps.cublas.available = error.empty();
-  caps.cublas.reason = error.empty() ? std::string() : "cuBLAS not installed (" + error + ")";
+  if (error.empty()) return;
+  // Said as the loader says any library's failure: "cuBLAS not installed (...); install ..." for a
+  // missing file, "cuBLAS installed is not the one this module was built for (...)" for an older
+  // one whose symbols are missing.
+  backends::module_spec spec = backends::spec_of("cuda");
+  spec.library = "cuBLAS";
+  caps.cublas.reason = backends::explain_load_error(spec, error).text;
 }
 
 nlohmann::json read_sysfs_value(const std::string& path) {
