@@ -179,7 +179,7 @@ class run_session {
     o.report_where_asked = w.where_asked;
     o.failed = count_results(w.view).failed;
     const bool in_file = w.where_asked && !report_on_stdout(m_req.output);
-    o.hook_code = run_post_run_hooks(w.report, in_file ? m_req.output : "", m_options);
+    o.hook_code = run_post_run_hooks(w, in_file ? m_req.output : "", m_options);
     if (o.interrupted) print_error(ctx.interrupted_reason + "; the report is marked interrupted");
     return exit_code_of(o);
   }

@@ -473,11 +473,11 @@ void render_report(const written_report& w, const analysed_results& a, const ren
   }
 }
 
-int run_post_run_hooks(const json& report, const std::string& report_path,
+int run_post_run_hooks(const written_report& w, const std::string& report_path,
                        const option_values& options) {
   int code = exit_ok;
   for (const auto& hook : cli_extensions::instance().post_run_hooks)
-    code = std::max(code, hook(report, report_path, options));
+    code = std::max(code, hook(w.report, w.view, report_path, options));
   return code;
 }
 

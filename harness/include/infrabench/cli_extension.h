@@ -16,6 +16,10 @@
 // CLI11 is named here, not included: it costs ~9 s of compile CPU in every file that includes it
 // (issue 41), and most files that register a hook never touch the command line. A file that adds
 // options includes <CLI/CLI.hpp> itself.
+namespace infrabench::model {
+struct report_view;
+}  // namespace infrabench::model
+
 namespace CLI {
 class App;
 class Validator;
@@ -46,11 +50,14 @@ struct subcommand_spec {
   bool hidden = false;
 };
 
-// After `run` wrote the report (rank 0 only): e.g. `--baseline FILE` checks it. `report_path`
-// is the file it was written to ("" when it went to standard output or was saved elsewhere).
-// Returns an exit code; the run exits with the largest code of itself and its hooks.
-using post_run_hook = std::function<int(
-    const nlohmann::json& report, const std::string& report_path, const option_values& options)>;
+// After `run` wrote the report (rank 0 only): e.g. `--baseline FILE` checks it. `report` is the
+// report as written, `view` the same report typed (the run's own reading of it: a hook judges or
+// renders that, never parses the JSON again). `report_path` is the file it was written to ("" when
+// it went to standard output or was saved elsewhere). Returns an exit code; the run exits with
+// the largest code of itself and its hooks.
+using post_run_hook =
+    std::function<int(const nlohmann::json& report, const model::report_view& view,
+                      const std::string& report_path, const option_values& options)>;
 
 // Before `run` measures anything (every rank): validate run options, throw user_error to refuse.
 using pre_run_hook = std::function<void(const option_values& options)>;

@@ -184,7 +184,7 @@ struct run_outcome {
 [[nodiscard]] int exit_code_of(const run_outcome& o);
 
 // The post-run hooks (rank 0, after the report is written): the largest code they return.
-[[nodiscard]] int run_post_run_hooks(const nlohmann::json& report, const std::string& report_path,
+[[nodiscard]] int run_post_run_hooks(const written_report& w, const std::string& report_path,
                                      const option_values& options);
 
 // ---- the failure path

@@ -58,15 +58,15 @@ bool partial(const option_values& values) {
       if (p != values.end() && !p->second.empty()) check_output_path(p->second);
     });
 
-[[maybe_unused]] const bool openmetrics_post = register_post_run_hook(
-    [](const json& report_json, const std::string&, const option_values& values) {
+[[maybe_unused]] const bool openmetrics_post =
+    register_post_run_hook([](const json& report_json, const report_view& report,
+                              const std::string&, const option_values& values) {
       const auto p = values.find("openmetrics");
       const auto b = values.find("baseline");
       // With --baseline, the baseline's hook writes the verdicts with the results.
       if (p == values.end() || p->second.empty() || (b != values.end() && !b->second.empty()))
         return exit_ok;
       try {
-        const report_view report = report_from_json(report_json, "the report of this run");
         std::ostringstream text;
         const auto& printers = printer_registry::instance();
         printers.find("openmetrics", document::run)
@@ -80,8 +80,9 @@ bool partial(const option_values& values) {
       }
     });
 
-[[maybe_unused]] const bool post_registered = register_post_run_hook(
-    [](const json& report_json, const std::string& report_path, const option_values& values) {
+[[maybe_unused]] const bool post_registered =
+    register_post_run_hook([](const json&, const report_view& view, const std::string& report_path,
+                              const option_values& values) {
       const auto b = values.find("baseline");
       if (b == values.end() || b->second.empty()) return exit_ok;
       const auto j = values.find("junit");
@@ -90,9 +91,9 @@ bool partial(const option_values& values) {
         // A partial run (an acceptance level that runs part of the suite) gates what it ran, as
         // a baseline naming no suite does: a configuration it did not run is WAIVED.
         parsed.partial = partial(values);
-        // The model's one reader, as `check` reads the file (load_report): the same view, so
-        // the same verdicts.
-        report_view report = report_from_json(report_json, "the report of this run");
+        // The run's own reading of the report it wrote (the model's one reader, as `check` reads
+        // the file): the same view, so the same verdicts.
+        report_view report = view;
         report.label = "this run";
         report.path = report_path;  // JUnit's "report" property (issue 45: it was empty)
         std::cout << "\n";
