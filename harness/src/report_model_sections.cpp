@@ -228,6 +228,8 @@ run_view read_run_view(const json& run) {
     };
     cv.fma_gflops = positive("fma_gflops");
     cv.stream_gbps = positive("stream_gbps");
+    cv.cache_gbps = positive("cache_gbps");
+    if (const double b = positive("cache_bytes"); std::isfinite(b)) cv.cache_bytes = b;
     if (const json isa = member(c, "fma_isa"); isa.is_string()) cv.fma_isa = isa;
     cv.as_written = c;
     rv.canary = std::move(cv);

@@ -196,6 +196,7 @@ class run_session {
   void measure_canary(const std::string& at) {
     if (root()) {
       m_canary.fma_isa = canary_fma_isa();
+      m_canary.cache_bytes = canary_cache_bytes();
       try {
         m_canary.points.push_back(measure_canary_point(at));
       } catch (const std::exception& e) {

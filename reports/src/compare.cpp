@@ -236,6 +236,7 @@ void set_reports(comparison& c, const std::vector<report_view>& reports,
     if (r.run_info.canary) {
       m.fma_gflops = r.run_info.canary->fma_gflops;
       m.stream_gbps = r.run_info.canary->stream_gbps;
+      m.cache_gbps = r.run_info.canary->cache_gbps;
     }
     m.ratio = canary_ratio(reports.front().run_info.canary, r.run_info.canary);
     c.canary.push_back(m);

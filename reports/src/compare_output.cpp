@@ -108,7 +108,7 @@ std::string machine_line(const comparison& c) {
   const bool any = std::any_of(c.canary.begin(), c.canary.end(),
                                [](const auto& m) { return std::isfinite(m.fma_gflops); });
   if (!any) return "";
-  std::string out = "machine (same-run canary: one core's FMA peak, one thread's triad):";
+  std::string out = "machine (same-run canary: FMA peak, memory and cache triads):";
   for (std::size_t i = 1; i < c.labels.size(); ++i) {
     const machine_canary &a = c.canary[0], &b = c.canary[i];
     out += (i > 1 ? ";" : "") + std::string(" ") + c.labels[i];
@@ -122,7 +122,11 @@ std::string machine_line(const comparison& c) {
                                         format_number(canary_noise * 100) + "%";
     out += " (" + format_value(a.fma_gflops, "GFLOP/s") + " -> " +
            format_value(b.fma_gflops, "GFLOP/s") + ", " + format_value(a.stream_gbps, "GB/s") +
-           " -> " + format_value(b.stream_gbps, "GB/s") + ")";
+           " -> " + format_value(b.stream_gbps, "GB/s");
+    if (std::isfinite(a.cache_gbps) && std::isfinite(b.cache_gbps))
+      out += ", cache " + format_value(a.cache_gbps, "GB/s") + " -> " +
+             format_value(b.cache_gbps, "GB/s");
+    out += ")";
   }
   return out;
 }
@@ -516,6 +520,7 @@ json reports_json(const comparison& c) {
                        {"canary",
                         {{"fma_gflops", num(c.canary[i].fma_gflops)},
                          {"stream_gbps", num(c.canary[i].stream_gbps)},
+                         {"cache_gbps", num(c.canary[i].cache_gbps)},
                          {"ratio", num(c.canary[i].ratio)},
                          {"machine_moved", machine_moved(c.canary[i].ratio)}}}});
   }

@@ -104,6 +104,10 @@ ALTER TABLE runs ADD COLUMN content_id TEXT;
 ALTER TABLE runs ADD COLUMN canary_fma_gflops REAL;
 ALTER TABLE runs ADD COLUMN canary_stream_gbps REAL;
 )SQL"},
+    {5, "runs.canary_cache_gbps: the canary's cache-level triad (issue 44)",
+     R"SQL(
+ALTER TABLE runs ADD COLUMN canary_cache_gbps REAL;
+)SQL"},
 };
 
 class stmt {
@@ -421,8 +425,9 @@ std::int64_t insert_run(sqlite3* db, const std::string& path, const report_view&
   stmt ins(db,
            "INSERT INTO runs (started_utc, finished_utc, host, world_size, suite, "
            "schema_version, interrupted, source, "
-           "recorded_utc, git_commit, content_id, canary_fma_gflops, canary_stream_gbps) VALUES "
-           "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+           "recorded_utc, git_commit, content_id, canary_fma_gflops, canary_stream_gbps, "
+           "canary_cache_gbps) VALUES "
+           "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
            path);
   ins.bind(1, report.started_utc).bind(2, report.finished_utc).bind(3, report.primary_hostname());
   ins.bind(4, static_cast<std::int64_t>(report.world_size))
@@ -434,7 +439,8 @@ std::int64_t insert_run(sqlite3* db, const std::string& path, const report_view&
   ins.bind(10, report.git_commit()).bind(11, content_id);
   const auto& canary = report.run_info.canary;
   ins.bind(12, canary ? canary->fma_gflops : std::nan(""))
-      .bind(13, canary ? canary->stream_gbps : std::nan(""));  // NaN: NULL
+      .bind(13, canary ? canary->stream_gbps : std::nan(""))  // NaN: NULL
+      .bind(14, canary ? canary->cache_gbps : std::nan(""));
   ins.step();
   return sqlite3_last_insert_rowid(db);
 }
@@ -566,7 +572,7 @@ std::vector<history_db::series> history_db::trend(const std::string& metric,
          "SELECT r.id, r.started_utc, coalesce(r.git_commit, ''), x.benchmark, x.config_key, "
          "x.axes, x.axes_label, x.node, x.host, "
          "x.valid, m.unit, m.better, m.value, m.samples, coalesce(x.axes_display, '{}'), "
-         "r.canary_fma_gflops, r.canary_stream_gbps "
+         "r.canary_fma_gflops, r.canary_stream_gbps, r.canary_cache_gbps "
          "FROM metrics m JOIN results x ON m.result_id = x.id JOIN runs r ON x.run_id = r.id "
          "WHERE m.name = ?1 AND x.status = 'passed' AND (?2 = '' OR x.benchmark = ?2) AND (?3 = '' "
          "OR x.host = ?3 OR x.node = ?3) "
@@ -613,6 +619,7 @@ std::vector<history_db::series> history_db::trend(const std::string& metric,
     p.samples = samples.is_array() ? samples.size() : 0;
     p.canary_fma_gflops = s.real(15);
     p.canary_stream_gbps = s.real(16);
+    p.canary_cache_gbps = s.real(17);
     out[it->second].points.push_back(std::move(p));
   }
   return out;

@@ -81,18 +81,20 @@ void find_regression(series_judgement& j, const std::vector<double>& values,
 // nullopt when none has.
 std::optional<canary_view> canary_of(const history_db::series& se, std::size_t from,
                                      std::size_t to) {
-  std::vector<double> fma, stream;
+  std::vector<double> fma, stream, cache;
   for (std::size_t i = from; i < to && i < se.points.size(); ++i) {
     const auto& p = se.points[i];
     if (std::isfinite(p.canary_fma_gflops) && std::isfinite(p.canary_stream_gbps)) {
       fma.push_back(p.canary_fma_gflops);
       stream.push_back(p.canary_stream_gbps);
     }
+    if (std::isfinite(p.canary_cache_gbps)) cache.push_back(p.canary_cache_gbps);
   }
   if (fma.empty()) return std::nullopt;
   canary_view c;
   c.fma_gflops = median_of(fma);
   c.stream_gbps = median_of(stream);
+  if (!cache.empty()) c.cache_gbps = median_of(cache);
   return c;
 }
 

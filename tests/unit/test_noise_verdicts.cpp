@@ -497,6 +497,8 @@ TEST(NoiseVerdicts, CheckCallsABusyNodeInconclusive) {
 TEST(NoiseVerdicts, CanaryMeasuresTheMachineBriefly) {
   canary c;
   c.fma_isa = canary_fma_isa();
+  c.cache_bytes = canary_cache_bytes();
+  EXPECT_GE(c.cache_bytes, std::size_t{32} << 10);  // half an L2, or 256 KiB when not said
   c.points.push_back(measure_canary_point("start", 0.05));
   c.points.push_back(measure_canary_point("end", 0.05));
   for (const auto& p : c.points) {
@@ -504,7 +506,8 @@ TEST(NoiseVerdicts, CanaryMeasuresTheMachineBriefly) {
     // machine the FMA point read 0.62 GFLOP/s, where a quiet core does tens).
     EXPECT_GT(p.fma_gflops, 0.0) << p.at;
     EXPECT_GT(p.stream_gbps, 0.0) << p.at;
-    EXPECT_GE(p.seconds, 0.1) << p.at;  // both kernels ran their time
+    EXPECT_GT(p.cache_gbps, 0.0) << p.at;
+    EXPECT_GE(p.seconds, 0.15) << p.at;  // the three kernels ran their time
   }
   EXPECT_DOUBLE_EQ(c.fma_gflops(), (c.points[0].fma_gflops + c.points[1].fma_gflops) / 2);
   auto j = rep_report({10}, false);
@@ -513,6 +516,8 @@ TEST(NoiseVerdicts, CanaryMeasuresTheMachineBriefly) {
   ASSERT_TRUE(r.run_info.canary.has_value());
   EXPECT_DOUBLE_EQ(r.run_info.canary->fma_gflops, c.fma_gflops());
   EXPECT_DOUBLE_EQ(r.run_info.canary->stream_gbps, c.stream_gbps());
+  EXPECT_DOUBLE_EQ(r.run_info.canary->cache_gbps, c.cache_gbps());
+  EXPECT_DOUBLE_EQ(r.run_info.canary->cache_bytes, static_cast<double>(c.cache_bytes));
   EXPECT_EQ(r.run_info.canary->fma_isa, c.fma_isa);
   EXPECT_FALSE(parse_report(rep_report({10}, false).dump(), "old.json").run_info.canary);
 }
@@ -527,6 +532,7 @@ TEST(NoiseVerdicts, CanaryNotMeasuredWritesNoRate) {
   const auto cj = c.to_json();
   EXPECT_FALSE(cj.contains("fma_gflops"));
   EXPECT_FALSE(cj.contains("stream_gbps"));
+  EXPECT_FALSE(cj.contains("cache_gbps"));
   EXPECT_EQ(cj.at("not_measured"), "the start point: std::bad_alloc");
   auto j = rep_report({10}, false);
   j["run"]["canary"] = cj;
@@ -534,6 +540,7 @@ TEST(NoiseVerdicts, CanaryNotMeasuredWritesNoRate) {
   ASSERT_TRUE(r.run_info.canary.has_value());
   EXPECT_TRUE(std::isnan(r.run_info.canary->fma_gflops));
   EXPECT_TRUE(std::isnan(r.run_info.canary->stream_gbps));
+  EXPECT_TRUE(std::isnan(r.run_info.canary->cache_gbps));
 }
 
 // history check with the runs' canaries (issue 44 item 4): a step the canary shows too (the
@@ -560,4 +567,12 @@ TEST(NoiseVerdicts, HistoryNamesMachineDriftByTheCanary) {
   const auto none = judge_series(series_of(v), {});
   EXPECT_TRUE(none.regression);
   EXPECT_TRUE(std::isnan(none.machine_ratio));
+  // The FMA and memory canaries held, the cache-level one fell 35% with the step: machine drift.
+  auto cache_fell = with_canary(149);
+  for (std::size_t i = 0; i < cache_fell.points.size(); ++i)
+    cache_fell.points[i].canary_cache_gbps = i < 8 ? 200 : 130;
+  const auto cache = judge_series(cache_fell, {});
+  EXPECT_FALSE(cache.regression);
+  EXPECT_TRUE(cache.machine_drift);
+  EXPECT_NEAR(cache.machine_ratio, 0.65, 1e-9);
 }

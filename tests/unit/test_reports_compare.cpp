@@ -588,6 +588,50 @@ TEST(ReportsCompare, ACanaryLossIsMachineDriftNotARegression) {
   EXPECT_EQ(throttled(true, true), change::machine_drift);
 }
 
+// Issue 44: the A/A pairs that fired at ae9ca1c were whole runs whose single-thread pixel pipeline
+// (its working set in the caches) ran 25-35% slower while the FMA and memory canaries held. The
+// canary's cache-level triad sees such a machine: a loss it shows is machine drift; a report
+// without it (before schema 1.11.0) is judged by the other two, as before.
+TEST(ReportsCompare, TheCacheCanaryNamesACacheLevelSlowdown) {
+  auto run = [](const std::string& label, double rate, double cache, int cache_kib = 256) {
+    auto j = ib_test::report(json::array({ib_test::result(
+        "cpu/pipeline", json::object(),
+        {reps_metric("images_per_s", "images/s", {rate, rate * 1.02, rate * 0.98})})}));
+    samples_as_repetitions(j);
+    declare(j, "cpu/pipeline", {{"images_per_s", "images/s"}});
+    j["run"]["canary"] = {{"fma_gflops", 100.0},
+                          {"stream_gbps", 19.0},
+                          {"fma_isa", "avx2_fp32"},
+                          {"points", json::array()}};
+    if (cache > 0) {
+      j["run"]["canary"]["cache_gbps"] = cache;
+      j["run"]["canary"]["cache_bytes"] = cache_kib * 1024;
+    }
+    return labelled(j, label);
+  };
+  const auto slow = compare_reports({run("A", 11000, 200), run("B", 7500, 140)}, {});
+  EXPECT_NEAR(slow.canary[1].ratio, 0.7, 1e-9);
+  EXPECT_EQ(row(slow, "cpu/pipeline", "").verdict[1], change::machine_drift);
+  EXPECT_TRUE(regressions(slow, 5).empty());
+  std::ostringstream t;
+  print_comparison_table(t, slow);
+  EXPECT_NE(t.str().find("B ran 30% slower than A"), std::string::npos) << t.str();
+  EXPECT_NE(t.str().find("cache 200 GB/s -> 140 GB/s"), std::string::npos) << t.str();
+  EXPECT_EQ(comparison_json(slow)["reports"][1]["canary"]["cache_gbps"], 140.0);
+  // The cache canary held: the loss is a regression.
+  const auto held = compare_reports({run("A", 11000, 200), run("B", 7500, 198)}, {});
+  EXPECT_EQ(row(held, "cpu/pipeline", "").verdict[1], change::worse);
+  // One side without the cache number: the FMA and memory canaries alone, which held.
+  const auto older = compare_reports({run("A", 11000, 0), run("B", 7500, 140)}, {});
+  EXPECT_NEAR(older.canary[1].ratio, 1.0, 1e-9);
+  EXPECT_EQ(row(older, "cpu/pipeline", "").verdict[1], change::worse);
+  // Another working set (another CPU's L2): not the same measurement, not compared.
+  const auto other_cpu =
+      compare_reports({run("A", 11000, 200, 256), run("B", 7500, 140, 1024)}, {});
+  EXPECT_NEAR(other_cpu.canary[1].ratio, 1.0, 1e-9);
+  EXPECT_EQ(row(other_cpu, "cpu/pipeline", "").verdict[1], change::worse);
+}
+
 // Issue 44: "~ (noise) (needs 3 reps)" with 3 vs 3 already run. The count is the t test's at the
 // level Benjamini-Hochberg uses, never fewer than one more than were run.
 TEST(ReportsCompare, RepetitionsNeededExceedThoseRun) {

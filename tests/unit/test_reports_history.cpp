@@ -46,7 +46,7 @@ TEST(ReportsHistory, RecordShowTrend) {
   {
     history_db db(db_path, history_db::access::write);
     EXPECT_EQ(db.schema_version(), history_schema_version);
-    EXPECT_EQ(db.migrations_applied().size(), 4u);
+    EXPECT_EQ(db.migrations_applied().size(), 5u);
     for (int i = 0; i < 16; ++i) {
       const auto out =
           db.record(run_at(i, i < 8 ? 60.0 + 0.2 * (i % 3) : 45.0 + 0.2 * (i % 3)), "src");
@@ -99,11 +99,12 @@ TEST(ReportsHistory, MigratesAnOldDatabase) {
     sqlite3_close(raw);
   }
   history_db db(db_path, history_db::access::write);
-  EXPECT_EQ(db.schema_version(), 4);
-  ASSERT_EQ(db.migrations_applied().size(), 3u);
+  EXPECT_EQ(db.schema_version(), 5);
+  ASSERT_EQ(db.migrations_applied().size(), 4u);
   EXPECT_EQ(db.migrations_applied()[0].rfind("1 -> 2", 0), 0u);
   EXPECT_EQ(db.migrations_applied()[1].rfind("2 -> 3", 0), 0u);
   EXPECT_EQ(db.migrations_applied()[2].rfind("3 -> 4", 0), 0u);
+  EXPECT_EQ(db.migrations_applied()[3].rfind("4 -> 5", 0), 0u);
   const auto runs = db.runs(10);
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_EQ(runs[0].git_commit, "deadbeef");  // filled in by the migration
@@ -285,6 +286,7 @@ TEST(ReportsHistory, RecordsTheRunsCanary) {
       j["run"]["canary"] = {
           {"fma_gflops", i < 8 ? 150.0 : 100.0}, {"stream_gbps", 10.0}, {"points", json::array()}};
     }
+    if (i > 1) j["run"]["canary"]["cache_gbps"] = 200.0;  // schema 1.11.0 on
     db.record(parse_report(j.dump(), "r" + std::to_string(i) + ".json"), "src");
   }
   const auto series = db.trend("bandwidth_gbps", "", {{"kernel", "triad"}}, "");
@@ -294,6 +296,8 @@ TEST(ReportsHistory, RecordsTheRunsCanary) {
   EXPECT_DOUBLE_EQ(series[0].points[1].canary_fma_gflops, 150.0);
   EXPECT_DOUBLE_EQ(series[0].points[12].canary_fma_gflops, 100.0);
   EXPECT_DOUBLE_EQ(series[0].points[12].canary_stream_gbps, 10.0);
+  EXPECT_TRUE(std::isnan(series[0].points[1].canary_cache_gbps));
+  EXPECT_DOUBLE_EQ(series[0].points[12].canary_cache_gbps, 200.0);
   const auto j = judge_series(series[0], {});
   EXPECT_FALSE(j.regression);
   EXPECT_TRUE(j.machine_drift);

@@ -1,13 +1,16 @@
 // The same-run canary (issue 44 item 4): a brief measurement of the machine itself taken with
 // every run, before the benchmarks and after them, so that a comparison or a history can tell a
-// machine that ran slower (a busier host, a lower clock, steal) from code that did. Two numbers,
+// machine that ran slower (a busier host, a lower clock, steal) from code that did. Three numbers,
 // each on one thread (so a quota or a taskset that limits a run's threads to fewer CPUs, which a
 // user may mean to test, does not move it): the clock x width FMA peak of one core (the
-// gemm/cpu_peak kernel, fp32 on the widest vector unit) and one thread's memory stream (STREAM's
-// triad on arrays larger than the caches). Each is the mean rate over ~0.1 s (work over time, not
-// the best chunk): a machine that lost a share of its time to others shows it.
+// gemm/cpu_peak kernel, fp32 on the widest vector unit), one thread's memory stream (STREAM's
+// triad on arrays larger than the caches), and one thread's triad on arrays that live in the
+// second-level cache (a machine that slowed work in the caches alone, issue 44). Each is the mean
+// rate over ~0.1 s (work over time, not the best chunk): a machine that lost a share of its time to
+// others shows it.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -19,11 +22,13 @@ struct canary_point {
   std::string at;  // "start" (before the benchmarks) or "end" (after them)
   double fma_gflops = 0;
   double stream_gbps = 0;
+  double cache_gbps = 0;
   double seconds = 0;  // what measuring it took, allocation included
 };
 
 struct canary {
   std::string fma_isa;               // "avx512_fp32" or "avx2_fp32"
+  std::size_t cache_bytes = 0;       // the cache triad's three arrays together (0: not said)
   std::vector<canary_point> points;  // in the order taken
   // Why a point was not taken (memory for its arrays refused, say): the canary is a reference,
   // never a reason to lose the run it describes. Empty when every point was taken.
@@ -32,12 +37,15 @@ struct canary {
   // The means over the points: the machine's speed over the run (0 without points).
   [[nodiscard]] double fma_gflops() const;
   [[nodiscard]] double stream_gbps() const;
+  [[nodiscard]] double cache_gbps() const;
   // run.canary in the report.
   [[nodiscard]] nlohmann::json to_json() const;
 };
 
-// One point: ~`seconds_each` of the FMA chains, then as long of the triad, on the calling thread.
+// One point: ~`seconds_each` of the FMA chains, then as long of each triad, on the calling thread.
 [[nodiscard]] canary_point measure_canary_point(const std::string& at, double seconds_each = 0.1);
+// The cache triad's working set on the calling thread's CPU: half its second-level cache.
+[[nodiscard]] std::size_t canary_cache_bytes();
 // The fp32 FMA variant the canary uses on this CPU.
 [[nodiscard]] std::string canary_fma_isa();
 

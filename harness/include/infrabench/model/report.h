@@ -256,6 +256,8 @@ struct suite_view {
 struct canary_view {
   double fma_gflops = std::nan("");   // NaN: not said
   double stream_gbps = std::nan("");  // NaN: not said
+  double cache_gbps = std::nan("");   // NaN: not said (reports before schema 1.11.0)
+  double cache_bytes = 0;             // its working set (0: not said)
   std::string fma_isa;
   nlohmann::json as_written;  // kept for writing the report back
 };

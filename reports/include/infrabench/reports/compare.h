@@ -166,7 +166,8 @@ struct inventory_change {
 // A report's same-run canary (run.canary) against the first's.
 struct machine_canary {
   double fma_gflops = std::nan(""), stream_gbps = std::nan("");  // NaN: the run has none
-  double ratio = std::nan("");  // canary_ratio against the first report (NaN: a side has none)
+  double cache_gbps = std::nan("");  // NaN: the run has none (before schema 1.11.0)
+  double ratio = std::nan("");       // canary_ratio against the first report (NaN: a side has none)
 };
 
 struct comparison {

@@ -24,7 +24,7 @@ struct sqlite3;
 
 namespace infrabench::reports {
 
-inline constexpr int history_schema_version = 4;
+inline constexpr int history_schema_version = 5;
 inline constexpr std::int32_t history_application_id = 0x49424831;  // "IBH1"
 
 class history_db {
@@ -75,6 +75,7 @@ class history_db {
     std::size_t samples = 0;
     // The run's same-run canary (machine_drift.h); NaN for a run recorded without one.
     double canary_fma_gflops = std::nan(""), canary_stream_gbps = std::nan("");
+    double canary_cache_gbps = std::nan("");  // NaN also for a run's report before schema 1.11.0
   };
   struct series {
     std::string benchmark, config_label, node, metric, unit;

@@ -1,5 +1,6 @@
 // Machine drift against code regressions (issue 44 item 4): each run carries a same-run canary
-// (run.canary: one core's FMA peak and one thread's triad, measured before and after its
+// (run.canary: one core's FMA peak, one thread's triad in memory and in the second-level cache,
+// measured before and after its
 // benchmarks). When the canary of one run is slower than another's, the machine itself ran slower,
 // and a loss no larger than the canary's is the machine's, not the code's. compare and history
 // check judge with these.
@@ -17,8 +18,9 @@ namespace infrabench::reports {
 // at load 6-14 read 76-156 GFLOP/s and 7.6-13.9 GB/s (docs/reports.md).
 inline constexpr double canary_noise = 0.10;
 
-// `other`'s machine speed over `base`'s: of the two canaries (FMA, triad), the one that moved
-// most (its ratio); NaN when either run has no canary or a number is missing.
+// `other`'s machine speed over `base`'s: of the canary's numbers (FMA, memory triad, and the cache
+// triad where both runs have it), the one that moved most (its ratio); NaN when either run has no
+// canary or its FMA or memory number is missing.
 [[nodiscard]] double canary_ratio(const std::optional<canary_view>& base,
                                   const std::optional<canary_view>& other);
 // Whether the machine moved beyond the canary's noise.
