@@ -14,7 +14,7 @@ packages=(
   libturbojpeg0-dev libopencv-core-dev libopencv-imgproc-dev
   libopenblas-dev libdnnl-dev
   python3 python3-jsonschema python3-pytest python3-prometheus-client
-  libsqlite3-dev libjs-chart.js chromium clang libclang-rt-14-dev
+  libsqlite3-dev libjs-chart.js chromium clang libclang-rt-14-dev clang-19 libclang-rt-19-dev
   groff-base zsh
 )
 missing=()

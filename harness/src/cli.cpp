@@ -44,7 +44,7 @@ using json = nlohmann::json;
 
 json list_entry_json(const benchmark& b, const capabilities& caps) {
   std::vector<std::string> reqs;
-  for (const auto& r : b.requirements()) reqs.push_back(r.name);
+  for (const auto& r : b.requirements()) reqs.emplace_back(r.name);
   json axes = json::array();
   for (const auto& ax : b.axes()) {
     json vals = json::array();
@@ -89,7 +89,7 @@ void print_list_entry(std::ostream& out, const benchmark& b, const capabilities&
     metrics.push_back(m.name + (m.headline ? " [headline]" : "") + " (" + m.unit + ")");
   out << "    metrics: " << joined(metrics, ", ") << "\n";
   std::vector<std::string> reqs;
-  for (const auto& r : b.requirements()) reqs.push_back(r.name);
+  for (const auto& r : b.requirements()) reqs.emplace_back(r.name);
   out << "    requires: " << (reqs.empty() ? "nothing special" : joined(reqs, ",")) << "\n";
   if (!b.uses().empty()) {
     out << "    uses: " << joined(b.uses(), ", ") << " (run first when selected)\n";

@@ -41,7 +41,7 @@ nlohmann::json benchmark_metadata_json(const benchmark& b) {
     axes[ax.name] = std::move(a);
   }
   nlohmann::json requires_ = nlohmann::json::array();
-  for (const auto& r : b.requirements()) requires_.push_back(r.name);
+  for (const auto& r : b.requirements()) requires_.emplace_back(r.name);
   // What its metrics are (unit, direction, role, kind, relations, the headline), so a reader of
   // the report (compare, baselines, the HTML) asks the declaration instead of guessing.
   nlohmann::json metrics = nlohmann::json::array();

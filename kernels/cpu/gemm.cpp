@@ -1,5 +1,7 @@
 #include "cpu/gemm.h"
 
+#include "cpu/compiler_attributes.h"
+
 #include <immintrin.h>
 
 #include <algorithm>
@@ -51,7 +53,7 @@ template <typename T>
 // Plain loops in fp32, one dot product per element of C; kept scalar whatever the optimisation
 // level so the tests compare the vector variants against something the vectoriser did not make.
 
-#define INFRABENCH_GEMM_SCALAR __attribute__((optimize("no-tree-vectorize")))
+#define INFRABENCH_GEMM_SCALAR INFRABENCH_OPTIMIZE("no-tree-vectorize")
 
 template <typename T>
 INFRABENCH_GEMM_SCALAR void reference_part(const gemm_args<T>& g, const gemm_part& part) {
@@ -242,10 +244,9 @@ template <int NR>
 // C's rows are NR contiguous floats, so the vectors run along N and A's elements are broadcast.
 
 #define INFRABENCH_TARGET_AVX2 __attribute__((target("avx2,fma")))
-#define INFRABENCH_TARGET_AVX512 \
-  __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,prefer-vector-width=512")))
+#define INFRABENCH_TARGET_AVX512 INFRABENCH_TARGET_WIDE("avx512f,avx512bw,avx512vl,avx512dq")
 #define INFRABENCH_TARGET_AVX512_BF16 \
-  __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16,prefer-vector-width=512")))
+  INFRABENCH_TARGET_WIDE("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16")
 
 // The C tile lives in L2, L3 or DRAM when the kernel starts; asking for its lines now overlaps
 // their arrival with the k loop instead of stalling at the final update.

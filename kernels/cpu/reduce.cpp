@@ -1,5 +1,7 @@
 #include "cpu/reduce.h"
 
+#include "cpu/compiler_attributes.h"
+
 #include <stdexcept>
 #include <string>
 
@@ -8,8 +10,8 @@ namespace {
 
 // No FMA contraction and no reassociation: every variant adds element by element, so all agree
 // bit for bit with the reference (each element is one rounding of one addition).
-#define INFRABENCH_REDUCE_SCALAR __attribute__((optimize("no-tree-vectorize", "fp-contract=off")))
-#define INFRABENCH_REDUCE_VEC __attribute__((optimize("tree-vectorize", "fp-contract=off")))
+#define INFRABENCH_REDUCE_SCALAR INFRABENCH_OPTIMIZE("no-tree-vectorize", "fp-contract=off")
+#define INFRABENCH_REDUCE_VEC INFRABENCH_OPTIMIZE("tree-vectorize", "fp-contract=off")
 
 template <typename T>
 [[gnu::always_inline]] inline void accumulate_loop(void* dst, const void* src, std::size_t n) {
@@ -42,8 +44,8 @@ INFRABENCH_REDUCE_VEC __attribute__((target("avx2"))) void acc_avx2(void* d, con
   accumulate_loop<T>(d, s, n);
 }
 template <typename T>
-INFRABENCH_REDUCE_VEC __attribute__((target("avx512f,prefer-vector-width=512"))) void acc_avx512(
-    void* d, const void* s, std::size_t n) {
+INFRABENCH_REDUCE_VEC INFRABENCH_TARGET_WIDE("avx512f") void acc_avx512(void* d, const void* s,
+                                                                        std::size_t n) {
   accumulate_loop<T>(d, s, n);
 }
 
@@ -61,8 +63,9 @@ INFRABENCH_REDUCE_VEC __attribute__((target("avx2"))) void add_avx2(void* d, con
   add_loop<T>(d, a, b, n);
 }
 template <typename T>
-INFRABENCH_REDUCE_VEC __attribute__((target("avx512f,prefer-vector-width=512"))) void add_avx512(
-    void* d, const void* a, const void* b, std::size_t n) {
+INFRABENCH_REDUCE_VEC INFRABENCH_TARGET_WIDE("avx512f") void add_avx512(void* d, const void* a,
+                                                                        const void* b,
+                                                                        std::size_t n) {
   add_loop<T>(d, a, b, n);
 }
 

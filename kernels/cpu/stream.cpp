@@ -1,5 +1,7 @@
 #include "cpu/stream.h"
 
+#include "cpu/compiler_attributes.h"
+
 #include <immintrin.h>
 
 #include <algorithm>
@@ -14,16 +16,15 @@ namespace {
 // No FMA contraction: triad computes b + s*c with two roundings in every variant, as the scalar
 // reference does, so variants agree bit for bit (GCC contracts by default in C++ wherever the
 // target has FMA, intrinsics included).
-#define INFRABENCH_NO_FMA __attribute__((optimize("fp-contract=off")))
+#define INFRABENCH_NO_FMA INFRABENCH_OPTIMIZE("fp-contract=off")
 // GCC turns a copy loop into a call to memcpy, and glibc's memcpy switches to non-temporal stores
 // above a size threshold: a "regular" copy would then silently measure streaming stores.
 #define INFRABENCH_PLAIN_LOOPS \
-  __attribute__((optimize("no-tree-loop-distribute-patterns", "fp-contract=off")))
+  INFRABENCH_OPTIMIZE("no-tree-loop-distribute-patterns", "fp-contract=off")
 // The reference must stay scalar whatever the optimisation level, so tests compare against
 // something the vectoriser did not produce.
 #define INFRABENCH_SCALAR_LOOPS \
-  __attribute__((               \
-      optimize("no-tree-vectorize", "no-tree-loop-distribute-patterns", "fp-contract=off")))
+  INFRABENCH_OPTIMIZE("no-tree-vectorize", "no-tree-loop-distribute-patterns", "fp-contract=off")
 
 // ---- plain loops -------------------------------------------------------------------------------
 // Inlined into one wrapper per ISA, so GCC vectorises each copy for that ISA's vector width.
@@ -115,8 +116,7 @@ INFRABENCH_AVX2 void triad_avx2(const stream_arrays& x, double s, std::size_t be
 
 // GCC's generic tuning prefers 256-bit vectors even where AVX-512 is enabled; ask for 512 bits so
 // this variant differs from the AVX2 one.
-#define INFRABENCH_AVX512 \
-  __attribute__((target("avx512f,prefer-vector-width=512"))) INFRABENCH_PLAIN_LOOPS
+#define INFRABENCH_AVX512 INFRABENCH_TARGET_WIDE("avx512f") INFRABENCH_PLAIN_LOOPS
 INFRABENCH_AVX512 void copy_avx512(const stream_arrays& x, double, std::size_t begin,
                                    std::size_t end) {
   copy_loop(x, begin, end);

@@ -69,7 +69,7 @@ json full_report() {
   d.name = "gflops";
   d.unit = "GFLOP/s";
   d.headline = true;
-  j["run"]["benchmark_metadata"]["gemm/cpu_peak"]["metrics"] = {metric_decl_json(d)};
+  j["run"]["benchmark_metadata"]["gemm/cpu_peak"]["metrics"] = json::array({metric_decl_json(d)});
   j["run"]["benchmark_metadata"]["gemm/cpu_peak"]["uses"] = {"gemm/cpu_fp32"};
   j["run"]["interrupted"] = true;
   j["run"]["interrupted_reason"] = "signal 2 (SIGINT)";

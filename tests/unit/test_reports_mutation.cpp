@@ -9,6 +9,7 @@
 #include <random>
 #include <sstream>
 
+#include "cpu/compiler_attributes.h"
 #include "infrabench/error.h"
 #include "infrabench/reports/baseline.h"
 #include "infrabench/reports/compare.h"
@@ -43,7 +44,7 @@ std::vector<std::pair<std::string, std::string>> seeds(const std::string& kind) 
 // optimised build, and the 150 a seed took 33 s alone, ~80 s of CI's ASan stage beside its other
 // tests: a third of them there, every one in the other builds. ci/fuzz.sh runs libFuzzer over the
 // same readers under ASan, guided by coverage, which finds more than a fixed share of these would.
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(INFRABENCH_ASAN)
 constexpr int sanitized_share = 3;
 #else
 constexpr int sanitized_share = 1;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "../../harness/src/json_skim.h"
+#include "cpu/compiler_attributes.h"
 #include "infrabench/error.h"
 #include "infrabench/json_io.h"
 #include "infrabench/reports/report_io.h"
@@ -110,7 +111,7 @@ TEST(ReportsSkim, AFilteredReadIsTheSameWithOrWithoutTheSkim) {
   int errors = 0;
   // Under AddressSanitizer (-O0, redzones) the 3000 took 20 s alone: 1000 there, every one in the
   // other builds (ci/fuzz.sh's libFuzzer runs the skim under ASan, guided by coverage).
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(INFRABENCH_ASAN)
   const int count = 1000;
 #else
   const int count = 3000;

@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "cpu/compiler_attributes.h"
 #include "infrabench/thread_pool.h"
 
 using namespace infrabench;
@@ -93,7 +94,7 @@ std::size_t mapped_bytes() {
 // their stacks) throws the OS's error with the threads made so far joined; it used to destroy
 // joinable std::threads, which ends the process in std::terminate.
 TEST(ThreadPoolDeathTest, ThreadsThatCannotBeCreatedThrowTheOsError) {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if defined(INFRABENCH_ASAN) || defined(INFRABENCH_TSAN)
   GTEST_SKIP() << "a sanitizer's shadow memory does not fit under an address-space limit";
 #endif
   GTEST_FLAG_SET(death_test_style, "threadsafe");

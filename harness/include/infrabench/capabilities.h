@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -85,8 +86,10 @@ struct node_gpu_view {
 
 // A named requirement: returns an empty string when met, else the reason it is not. `code` gives
 // the reason's code (reason.h) when unmet; without one it is reason_code::unsupported.
+// The name is a view of a string literal, not a std::string: the req:: objects are constinit, and
+// clang (the sanitizer builds' compiler) cannot constant-initialise libstdc++ 12's std::string.
 struct requirement {
-  std::string name;
+  std::string_view name;
   std::string (*check)(const capabilities&);
   reason_code (*code)(const capabilities&) = nullptr;
   [[nodiscard]] coded_reason unmet(const capabilities& caps) const;

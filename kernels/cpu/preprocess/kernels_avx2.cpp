@@ -68,8 +68,13 @@ constexpr auto channel_pattern = make_channel_pattern();
 }  // namespace
 }  // namespace infrabench::kernels::cpu::preprocess::detail
 
+// (clang, the sanitizer builds' compiler, spells the pragma its own way.)
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2,fma,f16c"))), apply_to = function)
+#else
 #pragma GCC push_options
 #pragma GCC target("avx2,fma,f16c")
+#endif
 
 namespace infrabench::kernels::cpu::preprocess::detail {
 namespace {
@@ -448,7 +453,11 @@ void convert_f32(const float* src, std::size_t n, dtype out, void* dst) {
 }  // namespace
 }  // namespace infrabench::kernels::cpu::preprocess::detail
 
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
 #pragma GCC pop_options
+#endif
 
 namespace infrabench::kernels::cpu::preprocess::detail {
 

@@ -81,8 +81,16 @@ constexpr auto channel_pattern = make_channel_pattern();
 }  // namespace
 }  // namespace infrabench::kernels::cpu::preprocess::detail
 
+// (clang, the sanitizer builds' compiler, spells the pragma its own way.)
+#if defined(__clang__)
+#pragma clang attribute push(                                                               \
+    __attribute__((                                                                         \
+        target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx512bf16,avx2,fma,f16c"))), \
+    apply_to = function)
+#else
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx512bf16,avx2,fma,f16c")
+#endif
 // GCC 12 reports its own intrinsics' _mm512_undefined_* (`__Y = __Y`) as maybe uninitialized.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
@@ -442,7 +450,11 @@ void convert_f32(const float* src, std::size_t n, dtype out, void* dst) {
 }  // namespace infrabench::kernels::cpu::preprocess::detail
 
 #pragma GCC diagnostic pop
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
 #pragma GCC pop_options
+#endif
 
 namespace infrabench::kernels::cpu::preprocess::detail {
 

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <vector>
 
+#include "cpu/compiler_attributes.h"
 #include "cpu/transformer/cpu_rows.h"
 
 namespace infrabench::kernels::transformer {
@@ -399,7 +400,7 @@ namespace {
 // small batch on the CPU it is a visible share of the step. Vectorising the square root needs
 // -fno-math-errno (kernels/transformer.cmake); the hyperparameters are copied so that they cannot
 // alias the arrays.
-#if defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+#if defined(__x86_64__) && !defined(INFRABENCH_ASAN) && !defined(INFRABENCH_TSAN)
 __attribute__((target_clones("avx512f", "avx2", "default")))
 #endif
 void adamw_range(float* __restrict p, const float* __restrict g, float* __restrict m,

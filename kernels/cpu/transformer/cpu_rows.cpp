@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "cpu/compiler_attributes.h"
 #include "cpu/transformer/ops.h"
 
 namespace infrabench::kernels::transformer {
@@ -11,7 +12,7 @@ namespace {
 // Partial accumulators per row: one 512-bit register of floats.
 constexpr int lanes = 16;
 
-#if defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+#if defined(__x86_64__) && !defined(INFRABENCH_ASAN) && !defined(INFRABENCH_TSAN)
 #define IB_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define IB_VECTOR_CLONES
