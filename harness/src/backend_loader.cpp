@@ -308,6 +308,17 @@ constexpr auto placeholder_checks(std::index_sequence<I...>) {
 }
 constexpr auto placeholder_slots = placeholder_checks(std::make_index_sequence<8>());
 
+// The placeholders' requirement names ("cuda module"): a requirement holds a view of its name, so
+// these live as long as the program, made once (thread-safe) and never changed.
+const std::vector<std::string>& placeholder_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const auto& m : known_modules()) out.push_back(m.id + " module");
+    return out;
+  }();
+  return names;
+}
+
 requirement module_loads(const module_spec& spec) {
   const auto& all = known_modules();
   const auto index = static_cast<std::size_t>(
@@ -316,7 +327,8 @@ requirement module_loads(const module_spec& spec) {
   if (index >= placeholder_slots.size()) {
     throw std::logic_error("backend_loader: more modules than placeholder slots");
   }
-  return {spec.id + " module", placeholder_slots[index].first, placeholder_slots[index].second};
+  return {placeholder_names().at(index), placeholder_slots[index].first,
+          placeholder_slots[index].second};
 }
 
 // One manifest line's fields: name TAB axis,axis,... TAB description.

@@ -67,10 +67,11 @@ doubles aligned_doubles(std::size_t n) {
   return doubles(p);
 }
 
-// STREAM's triad on three arrays of 32 MiB (larger than the last-level caches of the CPUs we meet),
-// regular stores, counted as STREAM counts it (24 bytes an element), after one untimed pass.
-double stream_gbps(double seconds) {
-  constexpr std::size_t n = std::size_t{4} << 20;
+// STREAM's triad, one thread, regular stores, on three arrays of `n` doubles, counted as STREAM
+// counts it (24 bytes an element): the mean rate over `seconds` after one untimed batch. The clock
+// is read once per `passes_per_batch` passes, so that a pass of microseconds (arrays in a cache)
+// is not a measurement of the clock.
+double triad_gbps(double seconds, std::size_t n, int passes_per_batch) {
   const doubles a = aligned_doubles(n), b = aligned_doubles(n), c = aligned_doubles(n);
   for (std::size_t i = 0; i < n; ++i) {
     a.get()[i] = 0;
@@ -78,16 +79,25 @@ double stream_gbps(double seconds) {
     c.get()[i] = 2;
   }
   const kc::stream_arrays arrays{a.get(), b.get(), c.get()};
-  kc::stream_run(kc::stream_op::triad, kc::store_kind::regular, arrays, 3.0, 0, n);
+  const auto batch = [&] {
+    for (int i = 0; i < passes_per_batch; ++i)
+      kc::stream_run(kc::stream_op::triad, kc::store_kind::regular, arrays, 3.0, 0, n);
+  };
+  batch();
   double passes = 0;
   const auto t0 = clock_type::now();
   double elapsed = 0;
   do {
-    kc::stream_run(kc::stream_op::triad, kc::store_kind::regular, arrays, 3.0, 0, n);
-    ++passes;
+    batch();
+    passes += passes_per_batch;
     elapsed = seconds_since(t0);
   } while (elapsed < seconds);
   return passes * static_cast<double>(n) * 3 * sizeof(double) / elapsed / 1e9;
+}
+
+// The triad on three arrays of 32 MiB: larger than the last-level caches of the CPUs we meet.
+double stream_gbps(double seconds) {
+  return triad_gbps(seconds, std::size_t{4} << 20, 1);
 }
 
 // The second-level cache of the CPU the calling thread is on, from sysfs (its unified or data cache
@@ -130,35 +140,12 @@ std::size_t canary_cache_bytes() {
 
 namespace {
 
-// STREAM's triad on three arrays filling `bytes` (canary_cache_bytes: half the second-level
-// cache), counted as the triad above. The DRAM triad and the FMA chains stayed flat in the A/A
-// runs whose single-thread pixel pipeline (a working set in the caches) ran 25-35% slower for the
-// whole run, so neither could say that the machine had moved there.
+// The triad on three arrays filling `bytes` (canary_cache_bytes: half the second-level cache). The
+// DRAM triad and the FMA chains stayed flat in the A/A runs whose single-thread pixel pipeline (a
+// working set in the caches) ran 25-35% slower for the whole run, so neither could say that the
+// machine had moved there.
 double cache_gbps(double seconds, std::size_t bytes) {
-  const std::size_t n = bytes / 3 / sizeof(double) / 8 * 8;
-  const doubles a = aligned_doubles(n), b = aligned_doubles(n), c = aligned_doubles(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    a.get()[i] = 0;
-    b.get()[i] = 1;
-    c.get()[i] = 2;
-  }
-  const kc::stream_arrays arrays{a.get(), b.get(), c.get()};
-  // A pass is microseconds: timed in batches, so reading the clock is not what is measured.
-  constexpr int passes_per_batch = 16;
-  const auto batch = [&] {
-    for (int i = 0; i < passes_per_batch; ++i)
-      kc::stream_run(kc::stream_op::triad, kc::store_kind::regular, arrays, 3.0, 0, n);
-  };
-  batch();
-  double passes = 0;
-  const auto t0 = clock_type::now();
-  double elapsed = 0;
-  do {
-    batch();
-    passes += passes_per_batch;
-    elapsed = seconds_since(t0);
-  } while (elapsed < seconds);
-  return passes * static_cast<double>(n) * 3 * sizeof(double) / elapsed / 1e9;
+  return triad_gbps(seconds, bytes / 3 / sizeof(double) / 8 * 8, 16);
 }
 
 double mean_of(const std::vector<canary_point>& points, double canary_point::*field) {

@@ -86,8 +86,10 @@ struct node_gpu_view {
 
 // A named requirement: returns an empty string when met, else the reason it is not. `code` gives
 // the reason's code (reason.h) when unmet; without one it is reason_code::unsupported.
-// The name is a view of a string literal, not a std::string: the req:: objects are constinit, and
-// clang (the sanitizer builds' compiler) cannot constant-initialise libstdc++ 12's std::string.
+// The name is a view, not a std::string: the req:: objects are constinit, and clang (the
+// sanitizer builds' compiler) cannot constant-initialise libstdc++ 12's std::string. So a name
+// must outlive every requirement made with it: a string literal, or a string made once for the
+// program (backend_loader.cpp's placeholder names).
 struct requirement {
   std::string_view name;
   std::string (*check)(const capabilities&);
