@@ -11,6 +11,6 @@ const requirement nccl{"nccl", nullptr, nullptr};
 }  // namespace req
 
 coded_reason requirement::unmet(const capabilities&) const {
-  return {reason_code::unsupported, name + ": not checked in the fuzz build"};
+  return {reason_code::unsupported, std::string(name) + ": not checked in the fuzz build"};
 }
 }  // namespace infrabench
