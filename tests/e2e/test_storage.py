@@ -235,8 +235,16 @@ def test_dataloader_search_reports_the_fastest_accelerator_fed(shared_dir, repor
     (r,) = results_of(load_report(report_path), "storage/dataloader")
     m = metrics(r)
     assert m["loader_max_samples_per_s"] > 0
-    # When loader-bound, AU >= 90% is reached up to about the loader's rate / 0.9.
-    assert 0.2 * m["loader_max_samples_per_s"] < m["max_accelerator_samples_per_s_at_au"] < 3 * m["loader_max_samples_per_s"]
+    # The ceiling is the best of several flat probes: one probe of this data set is a few
+    # milliseconds, and one preemption made a single probe's ceiling a third of the loader's (CI,
+    # d573373: an accelerator of 3.4 x the "ceiling" was then fed at AU >= 90%).
+    (method,) = [x["method"] for x in r["metrics"] if x["name"] == "loader_max_samples_per_s"]
+    probes = int(re.search(r"best of (\d+) probes", method).group(1))
+    assert 3 <= probes <= 9, method
+    # When loader-bound, AU >= 90% is reached up to about the loader's rate / 0.9. Well below it on
+    # a busy 2-core host: the simulated accelerator's busy-wait takes a core from the readers while
+    # the flat probes leave them both (0.22 x with two CPU hogs beside it).
+    assert 0.1 * m["loader_max_samples_per_s"] < m["max_accelerator_samples_per_s_at_au"] < 3 * m["loader_max_samples_per_s"]
 
 
 def test_unprivileged_user_reads_and_verifies(shared_dir):
