@@ -9,8 +9,11 @@
 #include <fstream>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "infrabench/thread_pool.h"
 
 #include "cpu/gemm_peak.h"
 #include "cpu/stream.h"
@@ -148,11 +151,21 @@ double cache_gbps(double seconds, std::size_t bytes) {
   return triad_gbps(seconds, bytes / 3 / sizeof(double) / 8 * 8, 16);
 }
 
+// The mean of `field` over the points that have it (> 0); 0 when none has.
 double mean_of(const std::vector<canary_point>& points, double canary_point::*field) {
-  if (points.empty()) return 0;
+  double sum = 0, n = 0;
+  for (const auto& p : points) {
+    if (p.*field <= 0) continue;
+    sum += p.*field;
+    ++n;
+  }
+  return n > 0 ? sum / n : 0;
+}
+
+double mean(const std::vector<double>& v) {
   double sum = 0;
-  for (const auto& p : points) sum += p.*field;
-  return sum / static_cast<double>(points.size());
+  for (const double x : v) sum += x;
+  return v.empty() ? 0 : sum / static_cast<double>(v.size());
 }
 
 }  // namespace
@@ -172,6 +185,20 @@ canary_point measure_canary_point(const std::string& at, double seconds_each) {
   return p;
 }
 
+std::size_t measure_all_cpus(canary_point& p, std::size_t cache_bytes, double seconds_each) {
+  const auto t0 = clock_type::now();
+  thread_pool pool(0, true);  // one thread pinned to each CPU the process may use
+  std::vector<double> fma(pool.size()), cache(pool.size());
+  // Both phases start on every CPU together (run() returns when all have finished), so each
+  // thread's rate is measured while the others run the same work.
+  pool.run([&](std::size_t i) { fma[i] = fma_gflops(seconds_each); });
+  pool.run([&](std::size_t i) { cache[i] = cache_gbps(seconds_each, cache_bytes); });
+  p.all_fma_gflops = mean(fma);
+  p.all_cache_gbps = mean(cache);
+  p.seconds += seconds_since(t0);
+  return pool.size();
+}
+
 double canary::fma_gflops() const {
   return mean_of(points, &canary_point::fma_gflops);
 }
@@ -181,15 +208,24 @@ double canary::stream_gbps() const {
 double canary::cache_gbps() const {
   return mean_of(points, &canary_point::cache_gbps);
 }
+double canary::all_fma_gflops() const {
+  return mean_of(points, &canary_point::all_fma_gflops);
+}
+double canary::all_cache_gbps() const {
+  return mean_of(points, &canary_point::all_cache_gbps);
+}
 
 nlohmann::json canary::to_json() const {
   nlohmann::json pts = nlohmann::json::array();
   for (const auto& p : points) {
-    pts.push_back({{"at", p.at},
-                   {"fma_gflops", p.fma_gflops},
-                   {"stream_gbps", p.stream_gbps},
-                   {"cache_gbps", p.cache_gbps},
-                   {"seconds", p.seconds}});
+    nlohmann::json pt = {{"at", p.at},
+                         {"fma_gflops", p.fma_gflops},
+                         {"stream_gbps", p.stream_gbps},
+                         {"cache_gbps", p.cache_gbps},
+                         {"seconds", p.seconds}};
+    if (p.all_fma_gflops > 0) pt["fma_gflops_all_cpus"] = p.all_fma_gflops;
+    if (p.all_cache_gbps > 0) pt["cache_gbps_all_cpus"] = p.all_cache_gbps;
+    pts.push_back(std::move(pt));
   }
   nlohmann::json out = {{"fma_isa", fma_isa}, {"threads", 1}, {"points", pts}};
   if (cache_bytes > 0) out["cache_bytes"] = cache_bytes;
@@ -199,6 +235,11 @@ nlohmann::json canary::to_json() const {
     out["stream_gbps"] = stream_gbps();
     out["cache_gbps"] = cache_gbps();
   }
+  if (all_cpus > 0 && all_fma_gflops() > 0) {
+    out["all_cpus"] = all_cpus;
+    out["fma_gflops_all_cpus"] = all_fma_gflops();
+    out["cache_gbps_all_cpus"] = all_cache_gbps();
+  }
   if (!not_measured.empty()) out["not_measured"] = not_measured;
   out["method"] =
       "the machine itself, before and after the benchmarks, on one thread: the gemm/cpu_peak "
@@ -206,8 +247,9 @@ nlohmann::json canary::to_json() const {
       fma_isa +
       ") and STREAM's triad on 3 x 32 MiB (memory) and on cache_bytes (half the second-level "
       "cache), "
-      "~0.1 s each; the mean rate (work over time) "
-      "of each, averaged over the points";
+      "~0.1 s each; then the FMA chains and the cache triad again on one pinned thread per CPU "
+      "the run may use, all at once (all_cpus; per CPU: the mean of the threads' rates; "
+      "single-rank runs only); the mean rate (work over time) of each, averaged over the points";
   return out;
 }
 

@@ -230,6 +230,9 @@ run_view read_run_view(const json& run) {
     cv.stream_gbps = positive("stream_gbps");
     cv.cache_gbps = positive("cache_gbps");
     if (const double b = positive("cache_bytes"); std::isfinite(b)) cv.cache_bytes = b;
+    cv.all_fma_gflops = positive("fma_gflops_all_cpus");
+    cv.all_cache_gbps = positive("cache_gbps_all_cpus");
+    if (const double n = positive("all_cpus"); std::isfinite(n)) cv.all_cpus = n;
     if (const json isa = member(c, "fma_isa"); isa.is_string()) cv.fma_isa = isa;
     cv.as_written = c;
     rv.canary = std::move(cv);

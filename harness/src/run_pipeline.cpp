@@ -199,9 +199,13 @@ class run_session {
       m_canary.cache_bytes = canary_cache_bytes();
       try {
         m_canary.points.push_back(measure_canary_point(at));
+        // On every CPU at once only alone: other ranks on this host wait for rank 0 on those CPUs.
+        if (!multi())
+          m_canary.all_cpus = measure_all_cpus(m_canary.points.back(), m_canary.cache_bytes);
       } catch (const std::exception& e) {
-        // Under a memory or address-space limit (ulimit -v, a cgroup) its arrays may be refused:
-        // the report says so, and the results measured before the end point are not lost to it.
+        // Under a memory or address-space limit (ulimit -v, a cgroup) its arrays may be refused,
+        // under a thread limit its threads: the report says so, and the results measured before
+        // the end point are not lost to it.
         if (!m_canary.not_measured.empty()) m_canary.not_measured += "; ";
         m_canary.not_measured += "the " + at + " point: " + e.what();
       }

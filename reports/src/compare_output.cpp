@@ -104,6 +104,26 @@ std::vector<std::string> machine_drift_losses(const comparison& c, double pct) {
   return out;
 }
 
+// "(98 GFLOP/s -> 97 GFLOP/s, 18 GB/s -> 17 GB/s, cache ..., on all 2 CPUs: FMA ... per CPU,
+// cache ... per CPU)": each canary number the two runs both have.
+std::string canary_numbers(const machine_canary& a, const machine_canary& b) {
+  const auto arrow = [](double x, double y, const char* unit) {
+    return format_value(x, unit) + " -> " + format_value(y, unit);
+  };
+  std::string out = " (" + arrow(a.fma_gflops, b.fma_gflops, "GFLOP/s") + ", " +
+                    arrow(a.stream_gbps, b.stream_gbps, "GB/s");
+  if (std::isfinite(a.cache_gbps) && std::isfinite(b.cache_gbps))
+    out += ", cache " + arrow(a.cache_gbps, b.cache_gbps, "GB/s");
+  if (a.all_cpus > 0 && a.all_cpus == b.all_cpus && std::isfinite(a.all_fma_gflops) &&
+      std::isfinite(b.all_fma_gflops)) {
+    out += ", on all " + format_number(a.all_cpus) + " CPUs: FMA " +
+           arrow(a.all_fma_gflops, b.all_fma_gflops, "GFLOP/s") + " per CPU";
+    if (std::isfinite(a.all_cache_gbps) && std::isfinite(b.all_cache_gbps))
+      out += ", cache " + arrow(a.all_cache_gbps, b.all_cache_gbps, "GB/s") + " per CPU";
+  }
+  return out + ")";
+}
+
 std::string machine_line(const comparison& c) {
   const bool any = std::any_of(c.canary.begin(), c.canary.end(),
                                [](const auto& m) { return std::isfinite(m.fma_gflops); });
@@ -120,13 +140,7 @@ std::string machine_line(const comparison& c) {
     out += machine_moved(b.ratio) ? " ran " + machine_speed_text(b.ratio) + " than " + c.labels[0]
                                   : " ran as fast as " + c.labels[0] + ", within the canary's " +
                                         format_number(canary_noise * 100) + "%";
-    out += " (" + format_value(a.fma_gflops, "GFLOP/s") + " -> " +
-           format_value(b.fma_gflops, "GFLOP/s") + ", " + format_value(a.stream_gbps, "GB/s") +
-           " -> " + format_value(b.stream_gbps, "GB/s");
-    if (std::isfinite(a.cache_gbps) && std::isfinite(b.cache_gbps))
-      out += ", cache " + format_value(a.cache_gbps, "GB/s") + " -> " +
-             format_value(b.cache_gbps, "GB/s");
-    out += ")";
+    out += canary_numbers(a, b);
   }
   return out;
 }
@@ -513,16 +527,20 @@ json num(double v) {
 json reports_json(const comparison& c) {
   json reports = json::array();
   for (std::size_t i = 0; i < c.labels.size(); ++i) {
-    reports.push_back({{"label", c.labels[i]},
-                       {"description", c.descriptions[i]},
-                       {"price", num(c.price[i])},
-                       {"power_w", num(c.power[i])},
-                       {"canary",
-                        {{"fma_gflops", num(c.canary[i].fma_gflops)},
-                         {"stream_gbps", num(c.canary[i].stream_gbps)},
-                         {"cache_gbps", num(c.canary[i].cache_gbps)},
-                         {"ratio", num(c.canary[i].ratio)},
-                         {"machine_moved", machine_moved(c.canary[i].ratio)}}}});
+    reports.push_back(
+        {{"label", c.labels[i]},
+         {"description", c.descriptions[i]},
+         {"price", num(c.price[i])},
+         {"power_w", num(c.power[i])},
+         {"canary",
+          {{"fma_gflops", num(c.canary[i].fma_gflops)},
+           {"stream_gbps", num(c.canary[i].stream_gbps)},
+           {"cache_gbps", num(c.canary[i].cache_gbps)},
+           {"all_cpus", num(c.canary[i].all_cpus > 0 ? c.canary[i].all_cpus : std::nan(""))},
+           {"fma_gflops_all_cpus", num(c.canary[i].all_fma_gflops)},
+           {"cache_gbps_all_cpus", num(c.canary[i].all_cache_gbps)},
+           {"ratio", num(c.canary[i].ratio)},
+           {"machine_moved", machine_moved(c.canary[i].ratio)}}}});
   }
   return reports;
 }

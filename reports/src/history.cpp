@@ -108,6 +108,15 @@ ALTER TABLE runs ADD COLUMN canary_stream_gbps REAL;
      R"SQL(
 ALTER TABLE runs ADD COLUMN canary_cache_gbps REAL;
 )SQL"},
+    {6,
+     "runs.canary_all_cpus, canary_fma_all_gflops, canary_cache_all_gbps: the canary on every "
+     "CPU at once, per CPU; results.throttled: its own cgroup quota throttled it (issue 44)",
+     R"SQL(
+ALTER TABLE results ADD COLUMN throttled INTEGER;
+ALTER TABLE runs ADD COLUMN canary_all_cpus INTEGER;
+ALTER TABLE runs ADD COLUMN canary_fma_all_gflops REAL;
+ALTER TABLE runs ADD COLUMN canary_cache_all_gbps REAL;
+)SQL"},
 };
 
 class stmt {
@@ -426,8 +435,8 @@ std::int64_t insert_run(sqlite3* db, const std::string& path, const report_view&
            "INSERT INTO runs (started_utc, finished_utc, host, world_size, suite, "
            "schema_version, interrupted, source, "
            "recorded_utc, git_commit, content_id, canary_fma_gflops, canary_stream_gbps, "
-           "canary_cache_gbps) VALUES "
-           "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+           "canary_cache_gbps, canary_all_cpus, canary_fma_all_gflops, canary_cache_all_gbps) "
+           "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
            path);
   ins.bind(1, report.started_utc).bind(2, report.finished_utc).bind(3, report.primary_hostname());
   ins.bind(4, static_cast<std::int64_t>(report.world_size))
@@ -441,6 +450,10 @@ std::int64_t insert_run(sqlite3* db, const std::string& path, const report_view&
   ins.bind(12, canary ? canary->fma_gflops : std::nan(""))
       .bind(13, canary ? canary->stream_gbps : std::nan(""))  // NaN: NULL
       .bind(14, canary ? canary->cache_gbps : std::nan(""));
+  const bool all = canary && canary->all_cpus > 0;
+  ins.bind(15, all ? canary->all_cpus : std::nan(""))
+      .bind(16, all ? canary->all_fma_gflops : std::nan(""))
+      .bind(17, all ? canary->all_cache_gbps : std::nan(""));
   ins.step();
   return sqlite3_last_insert_rowid(db);
 }
@@ -473,6 +486,7 @@ std::size_t insert_result(sqlite3* db, stmt& res, stmt& met, const report_view& 
   json display = json::object();
   for (const auto& [k, v] : r.axes_display) display[k] = v;
   res.bind(12, json_text(display));
+  res.bind(13, static_cast<std::int64_t>(r.load && r.load->throttled));
   res.step();
   res.reset();
   const std::int64_t result_id = sqlite3_last_insert_rowid(db);
@@ -516,7 +530,8 @@ history_db::record_outcome history_db::record_one(const report_view& report,
   stmt res(m_db,
            "INSERT INTO results (run_id, benchmark, config_key, axes, axes_label, host, rank, "
            "node, status, reason, valid, "
-           "axes_display) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+           "axes_display, throttled) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, "
+           "?13)",
            m_path);
   stmt met(m_db,
            "INSERT INTO metrics (result_id, name, unit, better, value, best, samples) VALUES (?1, "
@@ -572,7 +587,8 @@ std::vector<history_db::series> history_db::trend(const std::string& metric,
          "SELECT r.id, r.started_utc, coalesce(r.git_commit, ''), x.benchmark, x.config_key, "
          "x.axes, x.axes_label, x.node, x.host, "
          "x.valid, m.unit, m.better, m.value, m.samples, coalesce(x.axes_display, '{}'), "
-         "r.canary_fma_gflops, r.canary_stream_gbps, r.canary_cache_gbps "
+         "r.canary_fma_gflops, r.canary_stream_gbps, r.canary_cache_gbps, r.canary_all_cpus, "
+         "r.canary_fma_all_gflops, r.canary_cache_all_gbps, coalesce(x.throttled, 0) "
          "FROM metrics m JOIN results x ON m.result_id = x.id JOIN runs r ON x.run_id = r.id "
          "WHERE m.name = ?1 AND x.status = 'passed' AND (?2 = '' OR x.benchmark = ?2) AND (?3 = '' "
          "OR x.host = ?3 OR x.node = ?3) "
@@ -620,6 +636,10 @@ std::vector<history_db::series> history_db::trend(const std::string& metric,
     p.canary_fma_gflops = s.real(15);
     p.canary_stream_gbps = s.real(16);
     p.canary_cache_gbps = s.real(17);
+    p.canary_all_cpus = s.real(18);
+    p.canary_all_fma_gflops = s.real(19);
+    p.canary_all_cache_gbps = s.real(20);
+    p.throttled = s.integer(21) != 0;
     out[it->second].points.push_back(std::move(p));
   }
   return out;

@@ -77,6 +77,26 @@ void find_regression(series_judgement& j, const std::vector<double>& values,
   }
 }
 
+// The all-CPU numbers of the runs over points [from, to) that ran them on as many CPUs as the
+// newest such run (a taskset's runs on fewer are another measurement): their medians into `c`.
+void all_cpus_canary_of(canary_view& c, const history_db::series& se, std::size_t from,
+                        std::size_t to) {
+  std::vector<double> fma, cache;
+  double cpus = std::nan("");
+  for (std::size_t i = std::min(to, se.points.size()); i-- > from;) {
+    const auto& p = se.points[i];
+    if (!std::isfinite(p.canary_all_fma_gflops) || !(p.canary_all_cpus > 0)) continue;
+    if (std::isnan(cpus)) cpus = p.canary_all_cpus;
+    if (p.canary_all_cpus != cpus) continue;
+    fma.push_back(p.canary_all_fma_gflops);
+    if (std::isfinite(p.canary_all_cache_gbps)) cache.push_back(p.canary_all_cache_gbps);
+  }
+  if (fma.empty()) return;
+  c.all_cpus = cpus;
+  c.all_fma_gflops = median_of(fma);
+  if (!cache.empty()) c.all_cache_gbps = median_of(cache);
+}
+
 // The runs' canary over points [from, to): each number's median over the runs that have one;
 // nullopt when none has.
 std::optional<canary_view> canary_of(const history_db::series& se, std::size_t from,
@@ -95,7 +115,16 @@ std::optional<canary_view> canary_of(const history_db::series& se, std::size_t f
   c.fma_gflops = median_of(fma);
   c.stream_gbps = median_of(stream);
   if (!cache.empty()) c.cache_gbps = median_of(cache);
+  all_cpus_canary_of(c, se, from, to);
   return c;
+}
+
+// Whether most of the points in [from, to) were throttled by their own cgroup CPU quota.
+bool mostly_throttled(const history_db::series& se, std::size_t from, std::size_t to) {
+  std::size_t n = 0, throttled = 0;
+  for (std::size_t i = from; i < to && i < se.points.size(); ++i, ++n)
+    throttled += se.points[i].throttled ? 1 : 0;
+  return 2 * throttled > n;
 }
 
 // A regression the runs' canary shows too is the machine's (machine_drift.h): the canary of the
@@ -121,6 +150,10 @@ void attribute_to_machine(series_judgement& j, const history_db::series& se) {
   const double perf = se.higher_is_better ? ratio : 1 / ratio;
   j.machine_ratio =
       canary_ratio(canary_of(se, before_from, before_to), canary_of(se, after_from, after_to));
+  // The runs after it throttled by their own quota, those before not: the canary ran under that
+  // quota too, and a quota is how the runs were launched (compare's rule, compare_attribution.cpp).
+  if (mostly_throttled(se, after_from, after_to) && !mostly_throttled(se, before_from, before_to))
+    return;
   if (!explained_by_machine(perf, j.machine_ratio)) return;
   j.regression = false;
   j.machine_drift = true;

@@ -6,21 +6,39 @@
 
 namespace infrabench::reports {
 
+namespace {
+
+// `other`'s number over `base`'s when both have it (finite and positive) and it was measured alike
+// (`alike`); NaN otherwise.
+double ratio_if(double base, double other, bool alike) {
+  const double r = other / base;
+  return alike && std::isfinite(r) && r > 0 ? r : std::nan("");
+}
+
+// Of `a` and `b`, the ratio further from 1 (a NaN `b` never wins).
+double further(double a, double b) {
+  return std::isfinite(b) && std::fabs(std::log(b)) > std::fabs(std::log(a)) ? b : a;
+}
+
+}  // namespace
+
 double canary_ratio(const std::optional<canary_view>& base,
                     const std::optional<canary_view>& other) {
   if (!base || !other) return std::nan("");
-  const double fma = other->fma_gflops / base->fma_gflops;
-  const double stream = other->stream_gbps / base->stream_gbps;
-  if (!std::isfinite(fma) || !std::isfinite(stream) || fma <= 0 || stream <= 0) return std::nan("");
-  double most = std::fabs(std::log(fma)) >= std::fabs(std::log(stream)) ? fma : stream;
+  const double fma = ratio_if(base->fma_gflops, other->fma_gflops, true);
+  const double stream = ratio_if(base->stream_gbps, other->stream_gbps, true);
+  if (!std::isfinite(fma) || !std::isfinite(stream)) return std::nan("");
   // The cache-level triad where both runs have it (reports before schema 1.11.0 do not) on the
-  // same working set (half the second-level cache: another CPU's is another measurement).
-  const double cache = other->cache_gbps / base->cache_gbps;
+  // same working set (half the second-level cache: another CPU's is another measurement); the
+  // all-CPU numbers where both ran them on as many CPUs (a taskset's run on fewer is not the same
+  // measurement: one thread per CPU, its siblings idle or not).
   const bool same_size = other->cache_bytes == base->cache_bytes;
-  if (same_size && std::isfinite(cache) && cache > 0 &&
-      std::fabs(std::log(cache)) > std::fabs(std::log(most)))
-    most = cache;
-  return most;
+  const bool same_cpus = base->all_cpus > 0 && other->all_cpus == base->all_cpus;
+  double most = further(fma, stream);
+  most = further(most, ratio_if(base->cache_gbps, other->cache_gbps, same_size));
+  most = further(most, ratio_if(base->all_fma_gflops, other->all_fma_gflops, same_cpus));
+  return further(most,
+                 ratio_if(base->all_cache_gbps, other->all_cache_gbps, same_cpus && same_size));
 }
 
 bool machine_moved(double canary_ratio) {

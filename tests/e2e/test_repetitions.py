@@ -47,6 +47,22 @@ def test_one_repetition_writes_todays_report(tmp_path):
         assert all("repetitions" not in m for m in r["metrics"])
 
 
+@pytest.mark.parametrize("cpus", [None, [0]])
+def test_the_canary_runs_on_every_cpu_the_run_may_use(tmp_path, cpus):
+    """Issue 44: the canary's all-CPU numbers, per CPU, on the CPUs the run may use (taskset: one)."""
+    if cpus and not shutil.which("taskset"):
+        pytest.skip("taskset is not installed")
+    out = str(tmp_path / "r.json")
+    prefix = ["taskset", "-c", ",".join(map(str, cpus))] if cpus else []
+    p = subprocess.run(prefix + [BIN, "run", *LATENCY, *FAST, "-o", out], capture_output=True,
+                       text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    canary = load_report(out)["run"]["canary"]
+    assert canary["all_cpus"] == (len(cpus) if cpus else len(os.sched_getaffinity(0))), canary
+    assert canary["fma_gflops_all_cpus"] > 0 and canary["cache_gbps_all_cpus"] > 0, canary
+    assert all(pt["fma_gflops_all_cpus"] > 0 for pt in canary["points"]), canary
+
+
 @pytest.mark.parametrize("bad", ["0", "-1", "101", "1e9", "x", "2.5", ""])
 def test_bad_repetitions_exit_2_before_running(tmp_path, bad):
     out = tmp_path / "r.json"
@@ -129,6 +145,8 @@ def test_two_ranks_repeat_in_step(tmp_path):
     assert sorted((r["rank"], r["axes"]["working_set"]) for r in rs) == sorted(
         (rank, ws) for rank in (0, 1) for ws in {r["axes"]["working_set"] for r in rs})
     assert len(rs) == 4
+    # Rank 1 waits for rank 0 on the same CPUs: no all-CPU canary numbers in a multi-rank run.
+    assert "all_cpus" not in rep["run"]["canary"] and rep["run"]["canary"]["fma_gflops"] > 0
     for r in rs:
         assert len(r["repetitions"]) == 2, r
         assert all(len(m["repetitions"]) == 2 for m in r["metrics"]), r

@@ -18,6 +18,7 @@
 #include "infrabench/reports/compare.h"
 #include "infrabench/reports/history.h"
 #include "infrabench/reports/text.h"
+#include "infrabench/thread_pool.h"
 #include "test_reports_util.h"
 
 using namespace infrabench;
@@ -501,6 +502,12 @@ TEST(NoiseVerdicts, CanaryMeasuresTheMachineBriefly) {
   EXPECT_GE(c.cache_bytes, std::size_t{32} << 10);  // half an L2, or 256 KiB when not said
   c.points.push_back(measure_canary_point("start", 0.05));
   c.points.push_back(measure_canary_point("end", 0.05));
+  c.all_cpus = measure_all_cpus(c.points.back(), c.cache_bytes, 0.05);
+  EXPECT_EQ(c.all_cpus, allowed_cpus().size());
+  EXPECT_GT(c.points.back().all_fma_gflops, 0.0);
+  EXPECT_GT(c.points.back().all_cache_gbps, 0.0);
+  // Only the end point has them: the means are over it alone, never diluted by the start's 0.
+  EXPECT_DOUBLE_EQ(c.all_fma_gflops(), c.points.back().all_fma_gflops);
   for (const auto& p : c.points) {
     // Positive, not fast: no speed is asserted in a unit test (under ASan on a loaded 2-vCPU
     // machine the FMA point read 0.62 GFLOP/s, where a quiet core does tens).
@@ -519,6 +526,10 @@ TEST(NoiseVerdicts, CanaryMeasuresTheMachineBriefly) {
   EXPECT_DOUBLE_EQ(r.run_info.canary->cache_gbps, c.cache_gbps());
   EXPECT_DOUBLE_EQ(r.run_info.canary->cache_bytes, static_cast<double>(c.cache_bytes));
   EXPECT_EQ(r.run_info.canary->fma_isa, c.fma_isa);
+  EXPECT_DOUBLE_EQ(r.run_info.canary->all_cpus, static_cast<double>(c.all_cpus));
+  EXPECT_DOUBLE_EQ(r.run_info.canary->all_fma_gflops, c.all_fma_gflops());
+  EXPECT_DOUBLE_EQ(r.run_info.canary->all_cache_gbps, c.all_cache_gbps());
+  EXPECT_FALSE(j["run"]["canary"]["points"][0].contains("fma_gflops_all_cpus"));
   EXPECT_FALSE(parse_report(rep_report({10}, false).dump(), "old.json").run_info.canary);
 }
 

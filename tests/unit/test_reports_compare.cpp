@@ -632,6 +632,51 @@ TEST(ReportsCompare, TheCacheCanaryNamesACacheLevelSlowdown) {
   EXPECT_EQ(row(other_cpu, "cpu/pipeline", "").verdict[1], change::worse);
 }
 
+// Issue 44: the full protocol of 2026-11-30 saw the all-thread rows of the same binary fall 10-25%
+// for half its runs while every one-thread canary number held. The canary's all-CPU numbers (per
+// CPU, every CPU at once) see such a machine; a run on fewer CPUs (a taskset) is not compared by
+// them, so its loss stays the code's.
+TEST(ReportsCompare, TheAllCpuCanaryNamesASlowdownOnlyAllThreadWorkFeels) {
+  auto run = [](const std::string& label, double rate, double all_fma, int cpus) {
+    auto j = ib_test::report(json::array(
+        {ib_test::result("cpu/gemm", json::object(),
+                         {reps_metric("gflops", "GFLOP/s", {rate, rate * 1.01, rate * 0.99})})}));
+    samples_as_repetitions(j);
+    declare(j, "cpu/gemm", {{"gflops", "GFLOP/s"}});
+    j["run"]["canary"] = {{"fma_gflops", 100.0},    {"stream_gbps", 19.0},
+                          {"cache_gbps", 95.0},     {"cache_bytes", 262144},
+                          {"fma_isa", "avx2_fp32"}, {"points", json::array()}};
+    if (cpus > 0) {
+      j["run"]["canary"]["all_cpus"] = cpus;
+      j["run"]["canary"]["fma_gflops_all_cpus"] = all_fma;
+      j["run"]["canary"]["cache_gbps_all_cpus"] = 90.0;
+    }
+    return labelled(j, label);
+  };
+  const auto slow = compare_reports({run("A", 170, 98, 2), run("B", 150, 78.4, 2)}, {});
+  EXPECT_NEAR(slow.canary[1].ratio, 0.8, 1e-9);
+  EXPECT_EQ(row(slow, "cpu/gemm", "").verdict[1], change::machine_drift);
+  std::ostringstream t;
+  print_comparison_table(t, slow);
+  std::string text = t.str();  // the line as one, its wrapping undone
+  for (std::size_t at; (at = text.find("\n  ")) != std::string::npos;) text.replace(at, 3, " ");
+  EXPECT_NE(text.find("B ran 20% slower than A"), std::string::npos) << text;
+  EXPECT_NE(text.find("on all 2 CPUs: FMA 98 GFLOP/s -> 78.4 GFLOP/s per CPU"), std::string::npos)
+      << text;
+  EXPECT_EQ(comparison_json(slow)["reports"][1]["canary"]["all_cpus"], 2.0);
+  // The all-CPU canary held: the loss is a regression.
+  const auto held = compare_reports({run("A", 170, 98, 2), run("B", 150, 97, 2)}, {});
+  EXPECT_EQ(row(held, "cpu/gemm", "").verdict[1], change::worse);
+  // B on one CPU (taskset -c 0): its per-CPU rate is another measurement, not compared.
+  const auto taskset = compare_reports({run("A", 170, 98, 2), run("B", 90, 78.4, 1)}, {});
+  EXPECT_NEAR(taskset.canary[1].ratio, 1.0, 1e-9);
+  EXPECT_EQ(row(taskset, "cpu/gemm", "").verdict[1], change::worse);
+  // A side without them (a multi-rank run, a report before 1.12.0): the one-thread numbers alone.
+  const auto older = compare_reports({run("A", 170, 0, 0), run("B", 150, 78.4, 2)}, {});
+  EXPECT_NEAR(older.canary[1].ratio, 1.0, 1e-9);
+  EXPECT_EQ(row(older, "cpu/gemm", "").verdict[1], change::worse);
+}
+
 // Issue 44: "~ (noise) (needs 3 reps)" with 3 vs 3 already run. The count is the t test's at the
 // level Benjamini-Hochberg uses, never fewer than one more than were run.
 TEST(ReportsCompare, RepetitionsNeededExceedThoseRun) {

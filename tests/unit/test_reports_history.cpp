@@ -46,7 +46,7 @@ TEST(ReportsHistory, RecordShowTrend) {
   {
     history_db db(db_path, history_db::access::write);
     EXPECT_EQ(db.schema_version(), history_schema_version);
-    EXPECT_EQ(db.migrations_applied().size(), 5u);
+    EXPECT_EQ(db.migrations_applied().size(), 6u);
     for (int i = 0; i < 16; ++i) {
       const auto out =
           db.record(run_at(i, i < 8 ? 60.0 + 0.2 * (i % 3) : 45.0 + 0.2 * (i % 3)), "src");
@@ -99,12 +99,13 @@ TEST(ReportsHistory, MigratesAnOldDatabase) {
     sqlite3_close(raw);
   }
   history_db db(db_path, history_db::access::write);
-  EXPECT_EQ(db.schema_version(), 5);
-  ASSERT_EQ(db.migrations_applied().size(), 4u);
+  EXPECT_EQ(db.schema_version(), 6);
+  ASSERT_EQ(db.migrations_applied().size(), 5u);
   EXPECT_EQ(db.migrations_applied()[0].rfind("1 -> 2", 0), 0u);
   EXPECT_EQ(db.migrations_applied()[1].rfind("2 -> 3", 0), 0u);
   EXPECT_EQ(db.migrations_applied()[2].rfind("3 -> 4", 0), 0u);
   EXPECT_EQ(db.migrations_applied()[3].rfind("4 -> 5", 0), 0u);
+  EXPECT_EQ(db.migrations_applied()[4].rfind("5 -> 6", 0), 0u);
   const auto runs = db.runs(10);
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_EQ(runs[0].git_commit, "deadbeef");  // filled in by the migration
@@ -302,5 +303,61 @@ TEST(ReportsHistory, RecordsTheRunsCanary) {
   EXPECT_FALSE(j.regression);
   EXPECT_TRUE(j.machine_drift);
   EXPECT_NEAR(j.machine_ratio, 100.0 / 150.0, 1e-9);
+  fs::remove_all(dir);
+}
+
+// The canary's all-CPU numbers (schema 1.12.0, history schema 6) come back on every point; a step
+// only they show (the one-thread numbers flat) is machine drift, judged on runs with as many CPUs.
+TEST(ReportsHistory, TheAllCpuCanaryNamesAStepOnlyAllThreadWorkFelt) {
+  const auto dir = temp_dir("canary_all");
+  const std::string db_path = (dir / "h.db").string();
+  auto judged = [&](int last_cpus, bool quota_after = false) {
+    fs::remove(db_path);
+    history_db db(db_path, history_db::access::write);
+    for (int i = 0; i < 13; ++i) {
+      auto j = ib_test::report(
+          json::array({ib_test::result(
+              "cpu/gemm", {{"threads", 0}},
+              {{"gflops", "GFLOP/s", i < 8 ? 170.0 + 0.5 * (i % 3) : 140.0 + 0.5 * (i % 3)}})}),
+          json::array({ib_test::host("node1")}), "1.12.0",
+          "2026-01-" + std::string(i < 9 ? "0" : "") + std::to_string(i + 1) + "T00:00:00.000Z");
+      j["run"]["canary"] = {{"fma_gflops", 100.0},
+                            {"stream_gbps", 10.0},
+                            {"cache_gbps", 90.0},
+                            {"all_cpus", i == 12 ? last_cpus : 2},
+                            {"fma_gflops_all_cpus", i < 8 ? 98.0 : 80.0},
+                            {"cache_gbps_all_cpus", 85.0},
+                            {"points", json::array()}};
+      j["results"][0]["sampling_load"] = {
+          {"cpus", 2}, {"own_cpus", 1.7}, {"other_cpus", 0}, {"throttled", quota_after && i >= 8}};
+      db.record(parse_report(j.dump(), "r" + std::to_string(i) + ".json"), "src");
+    }
+    const auto series = db.trend("gflops", "", {{"threads", 0}}, "");
+    EXPECT_EQ(series.size(), 1u);
+    return series.at(0);
+  };
+  const auto se = judged(2);
+  EXPECT_DOUBLE_EQ(se.points[0].canary_all_cpus, 2.0);
+  EXPECT_DOUBLE_EQ(se.points[0].canary_all_fma_gflops, 98.0);
+  EXPECT_DOUBLE_EQ(se.points[12].canary_all_fma_gflops, 80.0);
+  EXPECT_DOUBLE_EQ(se.points[12].canary_all_cache_gbps, 85.0);
+  const auto j = judge_series(se, {});
+  EXPECT_FALSE(j.regression);
+  EXPECT_TRUE(j.machine_drift);
+  EXPECT_NEAR(j.machine_ratio, 80.0 / 98.0, 1e-9);
+  // The newest run after the step on one CPU: the runs after it are judged by that CPU count,
+  // which the runs before it never had, so the all-CPU numbers say nothing and the step is a
+  // regression.
+  const auto k = judge_series(judged(1), {});
+  EXPECT_TRUE(k.regression);
+  EXPECT_FALSE(k.machine_drift);
+  // The runs after the step throttled by their own cgroup quota (their canary too, under it): a
+  // quota is how they were launched, so the step is a regression (compare's rule).
+  const auto quota = judged(2, true);
+  EXPECT_TRUE(quota.points[12].throttled);
+  EXPECT_FALSE(quota.points[0].throttled);
+  const auto q = judge_series(quota, {});
+  EXPECT_TRUE(q.regression);
+  EXPECT_FALSE(q.machine_drift);
   fs::remove_all(dir);
 }

@@ -68,8 +68,13 @@ TEST(TrainingLoaderThread, StopsWhileWaitingForAFreeSlot) {
     tf::batch_loader loader(
         2, [&](std::uint64_t, std::size_t) { ++calls; }, true);
     (void)loader.acquire(0);
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    // The loader has filled both slots and waits; nothing is released. Destruction must return.
+    // Until the loader has filled both slots (bounded: a fixed 5 ms sleep was too short for it on
+    // a loaded 2-core CI machine, 1 of 2 filled), then it waits for a free slot; nothing is
+    // released. Destruction must return.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (calls.load() < 2 && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));  // into its wait, most times
   }
   EXPECT_EQ(calls.load(), 2);
 }

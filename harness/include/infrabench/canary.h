@@ -8,6 +8,12 @@
 // second-level cache (a machine that slowed work in the caches alone, issue 44). Each is the mean
 // rate over ~0.1 s (work over time, not the best chunk): a machine that lost a share of its time to
 // others shows it.
+//
+// And the same FMA chains and cache triad on every CPU the run may use at once, as a rate per CPU
+// (schema 1.12.0): the full protocol of 2026-11-30 saw a host slow the all-thread rows of the same
+// binary by 10-25% for half its runs with every one-thread number flat (docs/reports.md), a state
+// only work on all CPUs at once feels. Per CPU, so a taskset (fewer CPUs) does not move it; its
+// runs are compared only with runs that had as many CPUs.
 #pragma once
 
 #include <cstddef>
@@ -23,12 +29,17 @@ struct canary_point {
   double fma_gflops = 0;
   double stream_gbps = 0;
   double cache_gbps = 0;
-  double seconds = 0;  // what measuring it took, allocation included
+  // Per CPU, on every CPU the run may use at once (0: not measured, as in multi-rank runs, whose
+  // other ranks wait for rank 0 on those CPUs).
+  double all_fma_gflops = 0;
+  double all_cache_gbps = 0;
+  double seconds = 0;  // what measuring it took, allocation and the all-CPU numbers included
 };
 
 struct canary {
   std::string fma_isa;               // "avx512_fp32" or "avx2_fp32"
   std::size_t cache_bytes = 0;       // the cache triad's three arrays together (0: not said)
+  std::size_t all_cpus = 0;          // CPUs of the all-CPU numbers (0: none measured)
   std::vector<canary_point> points;  // in the order taken
   // Why a point was not taken (memory for its arrays refused, say): the canary is a reference,
   // never a reason to lose the run it describes. Empty when every point was taken.
@@ -38,12 +49,20 @@ struct canary {
   [[nodiscard]] double fma_gflops() const;
   [[nodiscard]] double stream_gbps() const;
   [[nodiscard]] double cache_gbps() const;
+  // Means over the points that have the all-CPU numbers (0 without one).
+  [[nodiscard]] double all_fma_gflops() const;
+  [[nodiscard]] double all_cache_gbps() const;
   // run.canary in the report.
   [[nodiscard]] nlohmann::json to_json() const;
 };
 
 // One point: ~`seconds_each` of the FMA chains, then as long of each triad, on the calling thread.
 [[nodiscard]] canary_point measure_canary_point(const std::string& at, double seconds_each = 0.1);
+// The all-CPU numbers: one pinned thread per CPU the process may use, the FMA chains on all of them
+// at once, then the cache triad on `cache_bytes` each; the mean of the threads' rates. Returns the
+// number of CPUs. Throws std::system_error when the threads cannot be made, std::bad_alloc when
+// the arrays cannot.
+std::size_t measure_all_cpus(canary_point& p, std::size_t cache_bytes, double seconds_each = 0.1);
 // The cache triad's working set on the calling thread's CPU: half its second-level cache.
 [[nodiscard]] std::size_t canary_cache_bytes();
 // The fp32 FMA variant the canary uses on this CPU.

@@ -258,6 +258,10 @@ struct canary_view {
   double stream_gbps = std::nan("");  // NaN: not said
   double cache_gbps = std::nan("");   // NaN: not said (reports before schema 1.11.0)
   double cache_bytes = 0;             // its working set (0: not said)
+  // Per CPU on all_cpus CPUs at once (schema 1.12.0; NaN / 0: not said, as in multi-rank runs).
+  double all_fma_gflops = std::nan("");
+  double all_cache_gbps = std::nan("");
+  double all_cpus = 0;
   std::string fma_isa;
   nlohmann::json as_written;  // kept for writing the report back
 };

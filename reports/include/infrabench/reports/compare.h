@@ -167,7 +167,10 @@ struct inventory_change {
 struct machine_canary {
   double fma_gflops = std::nan(""), stream_gbps = std::nan("");  // NaN: the run has none
   double cache_gbps = std::nan("");  // NaN: the run has none (before schema 1.11.0)
-  double ratio = std::nan("");       // canary_ratio against the first report (NaN: a side has none)
+  // Per CPU on all_cpus CPUs at once (NaN / 0: the run has none: before 1.12.0, multi-rank).
+  double all_fma_gflops = std::nan(""), all_cache_gbps = std::nan("");
+  double all_cpus = 0;
+  double ratio = std::nan("");  // canary_ratio against the first report (NaN: a side has none)
 };
 
 struct comparison {

@@ -24,7 +24,7 @@ struct sqlite3;
 
 namespace infrabench::reports {
 
-inline constexpr int history_schema_version = 5;
+inline constexpr int history_schema_version = 6;
 inline constexpr std::int32_t history_application_id = 0x49424831;  // "IBH1"
 
 class history_db {
@@ -76,6 +76,11 @@ class history_db {
     // The run's same-run canary (machine_drift.h); NaN for a run recorded without one.
     double canary_fma_gflops = std::nan(""), canary_stream_gbps = std::nan("");
     double canary_cache_gbps = std::nan("");  // NaN also for a run's report before schema 1.11.0
+    // Per CPU on canary_all_cpus CPUs at once (NaN: before report schema 1.12.0, multi-rank).
+    double canary_all_cpus = std::nan(""), canary_all_fma_gflops = std::nan("");
+    double canary_all_cache_gbps = std::nan("");
+    // Its own cgroup's CPU quota throttled the result (history schema 6; false before).
+    bool throttled = false;
   };
   struct series {
     std::string benchmark, config_label, node, metric, unit;
