@@ -580,6 +580,30 @@ std::vector<history_db::run_row> history_db::runs(std::size_t limit,
   return out;
 }
 
+namespace {
+
+// A row of history_db::trend's query as its point (the columns are that query's).
+history_db::point trend_point(const stmt& s) {
+  history_db::point p;
+  p.run_id = s.integer(0);
+  p.started_utc = s.text(1);
+  p.git_commit = s.text(2);
+  p.valid = s.integer(9) != 0;
+  p.value = s.real(12);
+  const json samples = parse_json_or_discarded(s.text(13));
+  p.samples = samples.is_array() ? samples.size() : 0;
+  p.canary_fma_gflops = s.real(15);
+  p.canary_stream_gbps = s.real(16);
+  p.canary_cache_gbps = s.real(17);
+  p.canary_all_cpus = s.real(18);
+  p.canary_all_fma_gflops = s.real(19);
+  p.canary_all_cache_gbps = s.real(20);
+  p.throttled = s.integer(21) != 0;
+  return p;
+}
+
+}  // namespace
+
 std::vector<history_db::series> history_db::trend(const std::string& metric,
                                                   const std::string& benchmark, const json& axes,
                                                   const std::string& host) const {
@@ -625,22 +649,7 @@ std::vector<history_db::series> history_db::trend(const std::string& metric,
       it = index.emplace(key, out.size()).first;
       out.push_back(std::move(se));
     }
-    point p;
-    p.run_id = s.integer(0);
-    p.started_utc = s.text(1);
-    p.git_commit = s.text(2);
-    p.valid = s.integer(9) != 0;
-    p.value = value;
-    const json samples = parse_json_or_discarded(s.text(13));
-    p.samples = samples.is_array() ? samples.size() : 0;
-    p.canary_fma_gflops = s.real(15);
-    p.canary_stream_gbps = s.real(16);
-    p.canary_cache_gbps = s.real(17);
-    p.canary_all_cpus = s.real(18);
-    p.canary_all_fma_gflops = s.real(19);
-    p.canary_all_cache_gbps = s.real(20);
-    p.throttled = s.integer(21) != 0;
-    out[it->second].points.push_back(std::move(p));
+    out[it->second].points.push_back(trend_point(s));
   }
   return out;
 }
