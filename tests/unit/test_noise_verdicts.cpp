@@ -470,6 +470,9 @@ TEST(NoiseVerdicts, CheckCallsABusyNodeInconclusive) {
   EXPECT_EQ(judge(loaded({40, 41, 39}, 2, 0.6, 0.5), 100).status, verdict_status::fail);
   EXPECT_EQ(judge(loaded({40, 41, 39}, 1, 0.95, 0.03), 100).status, verdict_status::fail);
   EXPECT_EQ(judge(loaded({1, 1.01, 0.99}, 2, 0.5, 1.5), 100).status, verdict_status::fail);
+  // Sampled shares adding up past the CPUs (CI's ASan stage: others 2.38 of 2 beside a triad whose
+  // thread used 0.9): what its threads used was left to it, so a 5 against 1e6 stays a FAIL.
+  EXPECT_EQ(judge(loaded({5, 5.1, 4.9}, 2, 0.9, 2.38), 1e6).status, verdict_status::fail);
   // The straggler: a CPU's half idle, but its threads waited 0.51 CPUs' worth for a CPU beside
   // others' 0.51: the machine's, INCONCLUSIVE. The same with no wait, or under a throttling quota
   // (the run's own making), or a loss beyond what the waiting explains: FAIL.
