@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <memory>
@@ -168,10 +169,22 @@ double mean(const std::vector<double>& v) {
   return v.empty() ? 0 : sum / static_cast<double>(v.size());
 }
 
+// "0.1 s", "0.005 s": the method's length, as the run's settings write it.
+std::string canary_seconds_text(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g s", s);
+  return buf;
+}
+
 }  // namespace
 
 std::string canary_fma_isa() {
   return std::string(kc::to_string(fma_isa()));
+}
+
+double canary_seconds_for(double min_time_s) {
+  if (!(min_time_s > 0)) return canary_full_seconds;
+  return std::clamp(min_time_s / 2, 0.005, canary_full_seconds);
 }
 
 canary_point measure_canary_point(const std::string& at, double seconds_each) {
@@ -227,7 +240,8 @@ nlohmann::json canary::to_json() const {
     if (p.all_cache_gbps > 0) pt["cache_gbps_all_cpus"] = p.all_cache_gbps;
     pts.push_back(std::move(pt));
   }
-  nlohmann::json out = {{"fma_isa", fma_isa}, {"threads", 1}, {"points", pts}};
+  nlohmann::json out = {
+      {"fma_isa", fma_isa}, {"threads", 1}, {"seconds_each", seconds_each}, {"points", pts}};
   if (cache_bytes > 0) out["cache_bytes"] = cache_bytes;
   // Without a point there is no rate: the fields are left out, never written as 0.
   if (!points.empty()) {
@@ -246,10 +260,12 @@ nlohmann::json canary::to_json() const {
       "FMA chains (" +
       fma_isa +
       ") and STREAM's triad on 3 x 32 MiB (memory) and on cache_bytes (half the second-level "
-      "cache), "
-      "~0.1 s each; then the FMA chains and the cache triad again on one pinned thread per CPU "
-      "the run may use, all at once (all_cpus; per CPU: the mean of the threads' rates; "
-      "single-rank runs only); the mean rate (work over time) of each, averaged over the points";
+      "cache), ~" +
+      canary_seconds_text(seconds_each) +
+      " each (half the run's min_time_s, 0.1 s at most); then the FMA chains and the cache triad "
+      "again on one pinned thread per CPU the run may use, all at once (all_cpus; per CPU: the "
+      "mean of the threads' rates; single-rank runs only); the mean rate (work over time) of each, "
+      "averaged over the points";
   return out;
 }
 

@@ -234,6 +234,7 @@ run_view read_run_view(const json& run) {
     cv.all_cache_gbps = positive("cache_gbps_all_cpus");
     if (const double n = positive("all_cpus"); std::isfinite(n)) cv.all_cpus = n;
     if (const json isa = member(c, "fma_isa"); isa.is_string()) cv.fma_isa = isa;
+    if (const double s = positive("seconds_each"); std::isfinite(s)) cv.seconds_each = s;
     cv.as_written = c;
     rv.canary = std::move(cv);
   }

@@ -140,6 +140,7 @@ class run_session {
         [this](const std::string& diagnosis) { on_rank_failure(diagnosis); });
     m_timeout_s = plan.settings.timeout_s;
     m_repetitions = plan.repetitions;
+    m_canary.seconds_each = canary_seconds_for(plan.settings.rule.min_time_s);
     measure_canary("start");
     runner run(m_caps, m_comm);
     std::vector<result> results = run.run(plan, callbacks(), &stop_requested());
@@ -198,10 +199,11 @@ class run_session {
       m_canary.fma_isa = canary_fma_isa();
       m_canary.cache_bytes = canary_cache_bytes();
       try {
-        m_canary.points.push_back(measure_canary_point(at));
+        m_canary.points.push_back(measure_canary_point(at, m_canary.seconds_each));
         // On every CPU at once only alone: other ranks on this host wait for rank 0 on those CPUs.
         if (!multi())
-          m_canary.all_cpus = measure_all_cpus(m_canary.points.back(), m_canary.cache_bytes);
+          m_canary.all_cpus =
+              measure_all_cpus(m_canary.points.back(), m_canary.cache_bytes, m_canary.seconds_each);
       } catch (const std::exception& e) {
         // Under a memory or address-space limit (ulimit -v, a cgroup) its arrays may be refused,
         // under a thread limit its threads: the report says so, and the results measured before

@@ -240,6 +240,7 @@ void set_reports(comparison& c, const std::vector<report_view>& reports,
       m.all_fma_gflops = r.run_info.canary->all_fma_gflops;
       m.all_cache_gbps = r.run_info.canary->all_cache_gbps;
       m.all_cpus = r.run_info.canary->all_cpus;
+      m.seconds_each = r.run_info.canary->seconds_each;
     }
     m.ratio = canary_ratio(reports.front().run_info.canary, r.run_info.canary);
     c.canary.push_back(m);

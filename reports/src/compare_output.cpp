@@ -124,6 +124,18 @@ std::string canary_numbers(const machine_canary& a, const machine_canary& b) {
   return out + ")";
 }
 
+// Why two runs' canaries give no ratio: a side has none, or ran too briefly to judge by.
+std::string why_no_canary_ratio(const machine_canary& a, const machine_canary& b,
+                                const std::string& a_label, const std::string& b_label) {
+  if (!std::isfinite(a.fma_gflops)) return a_label + " has no canary";
+  if (!std::isfinite(b.fma_gflops)) return b_label + " has no canary";
+  const bool a_brief = a.seconds_each < canary_full_seconds;
+  return (a_brief ? a_label : b_label) + "'s canary ran " +
+         format_number(a_brief ? a.seconds_each : b.seconds_each) +
+         " s each, too briefly to judge the machine by (--min-time 0.2 s or more gives it " +
+         format_number(canary_full_seconds) + " s)";
+}
+
 std::string machine_line(const comparison& c) {
   const bool any = std::any_of(c.canary.begin(), c.canary.end(),
                                [](const auto& m) { return std::isfinite(m.fma_gflops); });
@@ -133,8 +145,7 @@ std::string machine_line(const comparison& c) {
     const machine_canary &a = c.canary[0], &b = c.canary[i];
     out += (i > 1 ? ";" : "") + std::string(" ") + c.labels[i];
     if (!std::isfinite(b.ratio)) {
-      out += std::string(" cannot be told apart (") +
-             (std::isfinite(b.fma_gflops) ? c.labels[0] : c.labels[i]) + " has no canary)";
+      out += " cannot be told apart (" + why_no_canary_ratio(a, b, c.labels[0], c.labels[i]) + ")";
       continue;
     }
     out += machine_moved(b.ratio) ? " ran " + machine_speed_text(b.ratio) + " than " + c.labels[0]
@@ -539,6 +550,7 @@ json reports_json(const comparison& c) {
            {"all_cpus", num(c.canary[i].all_cpus > 0 ? c.canary[i].all_cpus : std::nan(""))},
            {"fma_gflops_all_cpus", num(c.canary[i].all_fma_gflops)},
            {"cache_gbps_all_cpus", num(c.canary[i].all_cache_gbps)},
+           {"seconds_each", num(c.canary[i].seconds_each)},
            {"ratio", num(c.canary[i].ratio)},
            {"machine_moved", machine_moved(c.canary[i].ratio)}}}});
   }

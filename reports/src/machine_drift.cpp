@@ -24,7 +24,9 @@ double further(double a, double b) {
 
 double canary_ratio(const std::optional<canary_view>& base,
                     const std::optional<canary_view>& other) {
-  if (!base || !other) return std::nan("");
+  // A brief canary (a run of --min-time under 0.2 s) says nothing the runs' noise does not.
+  if (!base || !other || !base->judges_the_machine() || !other->judges_the_machine())
+    return std::nan("");
   const double fma = ratio_if(base->fma_gflops, other->fma_gflops, true);
   const double stream = ratio_if(base->stream_gbps, other->stream_gbps, true);
   if (!std::isfinite(fma) || !std::isfinite(stream)) return std::nan("");

@@ -64,6 +64,26 @@ def test_the_canary_runs_on_every_cpu_the_run_may_use(tmp_path, one_cpu):
     assert all(pt["fma_gflops_all_cpus"] > 0 for pt in canary["points"]), canary
 
 
+def test_the_canary_is_as_brief_as_the_runs_measurements(tmp_path):
+    """Half the run's --min-time, 0.1 s at most, said in the report; compare judges no machine by a
+    brief one (a smoke run's), and says so."""
+    reports = []
+    for min_time in ["0.01", "0.5"]:
+        out = tmp_path / f"r{min_time}.json"
+        p = run("run", *LATENCY, "--min-time", min_time, "--max-time", "0.6", "-q", "-o", str(out))
+        assert p.returncode == 0, p.stderr
+        canary = load_report(out)["run"]["canary"]
+        assert canary["seconds_each"] == (0.005 if min_time == "0.01" else 0.1), canary
+        assert f"~{canary['seconds_each']:g} s each" in canary["method"], canary["method"]
+        # Both points, each of five numbers of that length (a little more: warm-up, allocation).
+        assert all(pt["seconds"] >= 4 * canary["seconds_each"] for pt in canary["points"]), canary
+        reports.append(str(out))
+    p = run("compare", reports[1], reports[0])
+    assert p.returncode == 0, p.stderr
+    text = p.stdout.replace("\n  ", " ")
+    assert "canary ran 0.005 s each, too briefly to judge the machine by" in text, p.stdout
+
+
 @pytest.mark.parametrize("bad", ["0", "-1", "101", "1e9", "x", "2.5", ""])
 def test_bad_repetitions_exit_2_before_running(tmp_path, bad):
     out = tmp_path / "r.json"

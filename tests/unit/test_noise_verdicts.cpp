@@ -539,6 +539,21 @@ TEST(NoiseVerdicts, CanaryMeasuresTheMachineBriefly) {
 // A canary point that could not be taken (its arrays refused under `ulimit -v`: the run went on
 // and wrote its report) leaves no rate in run.canary, never a 0, and says why; the report reads
 // back without a canary to compare.
+// The canary is as long as the run's measurements allow: half its --min-time, 0.1 s at most (every
+// shipped suite), 5 ms at least; the report says how long.
+TEST(NoiseVerdicts, CanaryLengthFollowsTheRunsMinTime) {
+  EXPECT_DOUBLE_EQ(canary_seconds_for(0.2), canary_full_seconds);
+  EXPECT_DOUBLE_EQ(canary_seconds_for(0.5), canary_full_seconds);
+  EXPECT_DOUBLE_EQ(canary_seconds_for(0.05), 0.025);
+  EXPECT_DOUBLE_EQ(canary_seconds_for(0.01), 0.005);
+  EXPECT_DOUBLE_EQ(canary_seconds_for(0.0001), 0.005);
+  EXPECT_DOUBLE_EQ(canary_seconds_for(0), canary_full_seconds);  // not said: the full length
+  canary c;
+  c.seconds_each = 0.005;
+  EXPECT_EQ(c.to_json()["seconds_each"], 0.005);
+  EXPECT_NE(c.to_json()["method"].get<std::string>().find("~0.005 s each"), std::string::npos);
+}
+
 TEST(NoiseVerdicts, CanaryNotMeasuredWritesNoRate) {
   canary c;
   c.fma_isa = canary_fma_isa();

@@ -677,6 +677,41 @@ TEST(ReportsCompare, TheAllCpuCanaryNamesASlowdownOnlyAllThreadWorkFeels) {
   EXPECT_EQ(row(older, "cpu/gemm", "").verdict[1], change::worse);
 }
 
+// A brief canary (a run of --min-time 0.01: 5 ms each) is as noisy as that run's numbers: it never
+// excuses a loss as the machine's, and the machine line says why it judged nothing.
+TEST(ReportsCompare, ABriefCanaryNeverExcusesALoss) {
+  auto run = [](const std::string& label, double rate, double fma, double seconds_each) {
+    auto j = ib_test::report(json::array(
+        {ib_test::result("cpu/gemm", json::object(),
+                         {reps_metric("gflops", "GFLOP/s", {rate, rate * 1.01, rate * 0.99})})}));
+    samples_as_repetitions(j);
+    declare(j, "cpu/gemm", {{"gflops", "GFLOP/s"}});
+    j["run"]["canary"] = {{"fma_gflops", fma},
+                          {"stream_gbps", 19.0},
+                          {"fma_isa", "avx2_fp32"},
+                          {"points", json::array()}};
+    if (seconds_each > 0) j["run"]["canary"]["seconds_each"] = seconds_each;
+    return labelled(j, label);
+  };
+  // Full canaries (written, or a report before 1.13.0 that says nothing): the machine's 20%.
+  for (const double full : {0.1, 0.0}) {
+    const auto c = compare_reports({run("A", 170, 100, full), run("B", 136, 80, full)}, {});
+    EXPECT_NEAR(c.canary[1].ratio, 0.8, 1e-9) << full;
+    EXPECT_EQ(row(c, "cpu/gemm", "").verdict[1], change::machine_drift) << full;
+  }
+  const auto brief = compare_reports({run("A", 170, 100, 0.1), run("B", 136, 80, 0.005)}, {});
+  EXPECT_FALSE(std::isfinite(brief.canary[1].ratio));
+  EXPECT_EQ(row(brief, "cpu/gemm", "").verdict[1], change::worse);
+  std::ostringstream t;
+  print_comparison_table(t, brief);
+  std::string text = t.str();
+  for (std::size_t at; (at = text.find("\n  ")) != std::string::npos;) text.replace(at, 3, " ");
+  EXPECT_NE(text.find("B's canary ran 0.005 s each, too briefly to judge the machine by"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(comparison_json(brief)["reports"][1]["canary"]["seconds_each"], 0.005);
+}
+
 // Issue 44: "~ (noise) (needs 3 reps)" with 3 vs 3 already run. The count is the t test's at the
 // level Benjamini-Hochberg uses, never fewer than one more than were run.
 TEST(ReportsCompare, RepetitionsNeededExceedThoseRun) {

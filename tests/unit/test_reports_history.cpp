@@ -311,7 +311,7 @@ TEST(ReportsHistory, RecordsTheRunsCanary) {
 TEST(ReportsHistory, TheAllCpuCanaryNamesAStepOnlyAllThreadWorkFelt) {
   const auto dir = temp_dir("canary_all");
   const std::string db_path = (dir / "h.db").string();
-  auto judged = [&](int last_cpus, bool quota_after = false) {
+  auto judged = [&](int last_cpus, bool quota_after = false, double seconds_each = 0.1) {
     fs::remove(db_path);
     history_db db(db_path, history_db::access::write);
     for (int i = 0; i < 13; ++i) {
@@ -327,6 +327,7 @@ TEST(ReportsHistory, TheAllCpuCanaryNamesAStepOnlyAllThreadWorkFelt) {
                             {"all_cpus", i == 12 ? last_cpus : 2},
                             {"fma_gflops_all_cpus", i < 8 ? 98.0 : 80.0},
                             {"cache_gbps_all_cpus", 85.0},
+                            {"seconds_each", i < 8 ? 0.1 : seconds_each},
                             {"points", json::array()}};
       j["results"][0]["sampling_load"] = {
           {"cpus", 2}, {"own_cpus", 1.7}, {"other_cpus", 0}, {"throttled", quota_after && i >= 8}};
@@ -359,5 +360,14 @@ TEST(ReportsHistory, TheAllCpuCanaryNamesAStepOnlyAllThreadWorkFelt) {
   const auto q = judge_series(quota, {});
   EXPECT_TRUE(q.regression);
   EXPECT_FALSE(q.machine_drift);
+  // The runs after the step with a brief canary (5 ms each, a run of --min-time 0.01): not kept,
+  // so nothing excuses the step.
+  const auto brief = judged(2, false, 0.005);
+  EXPECT_TRUE(std::isnan(brief.points[12].canary_fma_gflops));
+  EXPECT_TRUE(std::isnan(brief.points[12].canary_all_fma_gflops));
+  EXPECT_DOUBLE_EQ(brief.points[0].canary_all_fma_gflops, 98.0);
+  const auto b = judge_series(brief, {});
+  EXPECT_TRUE(b.regression);
+  EXPECT_FALSE(b.machine_drift);
   fs::remove_all(dir);
 }

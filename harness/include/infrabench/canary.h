@@ -36,8 +36,20 @@ struct canary_point {
   double seconds = 0;  // what measuring it took, allocation and the all-CPU numbers included
 };
 
+// The canary's length per number in runs of the default settings and of every shipped suite
+// (--min-time 0.2 s and over): the length compare and history trust to say whether the machine
+// moved, and the only length before schema 1.13.0.
+inline constexpr double canary_full_seconds = 0.1;
+// Its length in a run whose measurements last at least `min_time_s`: half of that, at most the full
+// length, at least 5 ms. A run that asks for 10 ms measurements (a smoke run, or one of the ~600
+// runs of the end-to-end tests) gets a canary as brief as its own numbers are, where the full one
+// (~1.4 s of two CPUs, both points) cost more than its benchmarks; compare and history do not judge
+// the machine by a brief one (canary_view::judges_the_machine).
+[[nodiscard]] double canary_seconds_for(double min_time_s);
+
 struct canary {
-  std::string fma_isa;               // "avx512_fp32" or "avx2_fp32"
+  std::string fma_isa;                        // "avx512_fp32" or "avx2_fp32"
+  double seconds_each = canary_full_seconds;  // each number's length (canary_seconds_for)
   std::size_t cache_bytes = 0;       // the cache triad's three arrays together (0: not said)
   std::size_t all_cpus = 0;          // CPUs of the all-CPU numbers (0: none measured)
   std::vector<canary_point> points;  // in the order taken
@@ -57,12 +69,14 @@ struct canary {
 };
 
 // One point: ~`seconds_each` of the FMA chains, then as long of each triad, on the calling thread.
-[[nodiscard]] canary_point measure_canary_point(const std::string& at, double seconds_each = 0.1);
+[[nodiscard]] canary_point measure_canary_point(const std::string& at,
+                                                double seconds_each = canary_full_seconds);
 // The all-CPU numbers: one pinned thread per CPU the process may use, the FMA chains on all of them
 // at once, then the cache triad on `cache_bytes` each; the mean of the threads' rates. Returns the
 // number of CPUs. Throws std::system_error when the threads cannot be made, std::bad_alloc when
 // the arrays cannot.
-std::size_t measure_all_cpus(canary_point& p, std::size_t cache_bytes, double seconds_each = 0.1);
+std::size_t measure_all_cpus(canary_point& p, std::size_t cache_bytes,
+                             double seconds_each = canary_full_seconds);
 // The cache triad's working set on the calling thread's CPU: half its second-level cache.
 [[nodiscard]] std::size_t canary_cache_bytes();
 // The fp32 FMA variant the canary uses on this CPU.

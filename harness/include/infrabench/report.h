@@ -14,7 +14,7 @@
 
 namespace infrabench {
 
-inline constexpr const char* report_schema_version = "1.12.0";
+inline constexpr const char* report_schema_version = "1.13.0";
 
 class benchmark;
 struct collective_layout;  // collective_layout.h

@@ -21,6 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "infrabench/canary.h"
 #include "infrabench/collective_layout.h"
 #include "infrabench/json_io.h"
 #include "infrabench/metric_decl.h"
@@ -263,7 +264,13 @@ struct canary_view {
   double all_cache_gbps = std::nan("");
   double all_cpus = 0;
   std::string fma_isa;
+  // Each number's length (schema 1.13.0; before it every canary ran canary_full_seconds).
+  double seconds_each = canary_full_seconds;
   nlohmann::json as_written;  // kept for writing the report back
+
+  // Whether it ran long enough to say the machine moved: a brief one (a run of --min-time under
+  // 0.2 s) is as noisy as that run's own numbers, and would excuse a regression by its noise.
+  [[nodiscard]] bool judges_the_machine() const { return seconds_each >= canary_full_seconds; }
 };
 
 struct run_view {

@@ -173,7 +173,9 @@ struct machine_canary {
   // Per CPU on all_cpus CPUs at once (NaN / 0: the run has none: before 1.12.0, multi-rank).
   double all_fma_gflops = std::nan(""), all_cache_gbps = std::nan("");
   double all_cpus = 0;
-  double ratio = std::nan("");  // canary_ratio against the first report (NaN: a side has none)
+  double seconds_each = canary_full_seconds;  // each number's length (canary_view)
+  // canary_ratio against the first report (NaN: a side has none, or a brief one)
+  double ratio = std::nan("");
 };
 
 struct comparison {
