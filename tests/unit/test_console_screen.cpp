@@ -279,8 +279,8 @@ TEST(ConsoleScreen, DefaultEstimateIsTheMiddleOfTheStoppingWindow) {
   exec_settings s;
   s.warm_up_s = 0.02;
   s.rule.min_time_s = 0.2;
-  s.rule.max_time_s = 1.5;
-  EXPECT_DOUBLE_EQ(default_config_estimate_s(s), 0.02 + 0.2 + 1.3 / 4);
+  s.rule.max_time_s = 1.0;
+  EXPECT_DOUBLE_EQ(default_config_estimate_s(s), 0.02 + 0.2 + 0.8 / 2);
 }
 
 TEST(ConsoleScreen, OneCauseIsSaidOnceForABenchmarkNeedingCudaAndNccl) {
