@@ -124,16 +124,19 @@ std::string canary_numbers(const machine_canary& a, const machine_canary& b) {
   return out + ")";
 }
 
-// Why two runs' canaries give no ratio: a side has none, or ran too briefly to judge by.
+// Why two runs' canaries give no ratio: a side has none, ran too briefly to judge by, or lacks the
+// numbers the other has.
 std::string why_no_canary_ratio(const machine_canary& a, const machine_canary& b,
                                 const std::string& a_label, const std::string& b_label) {
   if (!std::isfinite(a.fma_gflops)) return a_label + " has no canary";
   if (!std::isfinite(b.fma_gflops)) return b_label + " has no canary";
-  const bool a_brief = a.seconds_each < canary_full_seconds;
-  return (a_brief ? a_label : b_label) + "'s canary ran " +
-         format_number(a_brief ? a.seconds_each : b.seconds_each) +
-         " s each, too briefly to judge the machine by (--min-time 0.2 s or more gives it " +
-         format_number(canary_full_seconds) + " s)";
+  for (const auto& [m, label] : {std::pair{&a, &a_label}, std::pair{&b, &b_label}}) {
+    if (m->seconds_each < canary_full_seconds)
+      return *label + "'s canary ran " + format_number(m->seconds_each) +
+             " s each, too briefly to judge the machine by (--min-time 0.2 s or more gives it " +
+             format_number(canary_full_seconds) + " s)";
+  }
+  return "their canaries share no FMA and memory numbers";
 }
 
 std::string machine_line(const comparison& c) {

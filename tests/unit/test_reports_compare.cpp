@@ -680,16 +680,15 @@ TEST(ReportsCompare, TheAllCpuCanaryNamesASlowdownOnlyAllThreadWorkFeels) {
 // A brief canary (a run of --min-time 0.01: 5 ms each) is as noisy as that run's numbers: it never
 // excuses a loss as the machine's, and the machine line says why it judged nothing.
 TEST(ReportsCompare, ABriefCanaryNeverExcusesALoss) {
-  auto run = [](const std::string& label, double rate, double fma, double seconds_each) {
+  auto run = [](const std::string& label, double rate, double fma, double seconds_each,
+                double stream = 19.0) {
     auto j = ib_test::report(json::array(
         {ib_test::result("cpu/gemm", json::object(),
                          {reps_metric("gflops", "GFLOP/s", {rate, rate * 1.01, rate * 0.99})})}));
     samples_as_repetitions(j);
     declare(j, "cpu/gemm", {{"gflops", "GFLOP/s"}});
-    j["run"]["canary"] = {{"fma_gflops", fma},
-                          {"stream_gbps", 19.0},
-                          {"fma_isa", "avx2_fp32"},
-                          {"points", json::array()}};
+    j["run"]["canary"] = {{"fma_gflops", fma}, {"fma_isa", "avx2_fp32"}, {"points", json::array()}};
+    if (stream > 0) j["run"]["canary"]["stream_gbps"] = stream;
     if (seconds_each > 0) j["run"]["canary"]["seconds_each"] = seconds_each;
     return labelled(j, label);
   };
@@ -710,6 +709,12 @@ TEST(ReportsCompare, ABriefCanaryNeverExcusesALoss) {
             std::string::npos)
       << text;
   EXPECT_EQ(comparison_json(brief)["reports"][1]["canary"]["seconds_each"], 0.005);
+  // Full canaries that share no memory number: said so, not called brief.
+  const auto apart = compare_reports({run("A", 170, 100, 0.1), run("B", 136, 80, 0.1, 0)}, {});
+  std::ostringstream u;
+  print_comparison_table(u, apart);
+  EXPECT_NE(u.str().find("share no FMA and memory numbers"), std::string::npos) << u.str();
+  EXPECT_EQ(u.str().find("too briefly"), std::string::npos) << u.str();
 }
 
 // Issue 44: "~ (noise) (needs 3 reps)" with 3 vs 3 already run. The count is the t test's at the
