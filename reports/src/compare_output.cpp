@@ -133,7 +133,8 @@ std::string why_no_canary_ratio(const machine_canary& a, const machine_canary& b
   for (const auto& [m, label] : {std::pair{&a, &a_label}, std::pair{&b, &b_label}}) {
     if (m->seconds_each < canary_full_seconds)
       return *label + "'s canary ran " + format_number(m->seconds_each) +
-             " s each, too briefly to judge the machine by (--min-time 0.2 s or more gives it " +
+             " s each, too briefly to judge the machine by (--min-time " +
+             format_number(2 * canary_full_seconds) + " s or more gives it " +
              format_number(canary_full_seconds) + " s)";
   }
   return "their canaries share no FMA and memory numbers";

@@ -447,8 +447,8 @@ std::int64_t insert_run(sqlite3* db, const std::string& path, const report_view&
       .bind(9, utc_now_iso8601());
   ins.bind(10, report.git_commit()).bind(11, content_id);
   // A brief canary (canary_view::judges_the_machine) is not kept: history judges steps by it.
-  auto canary = report.run_info.canary;
-  if (canary && !canary->judges_the_machine()) canary.reset();
+  const auto& c = report.run_info.canary;
+  const canary_view* canary = c && c->judges_the_machine() ? &*c : nullptr;
   ins.bind(12, canary ? canary->fma_gflops : std::nan(""))
       .bind(13, canary ? canary->stream_gbps : std::nan(""))  // NaN: NULL
       .bind(14, canary ? canary->cache_gbps : std::nan(""));
