@@ -66,6 +66,21 @@ std::string repetitions_text(const metric_row& row, std::size_t i) {
   return one(row.repetitions[0]) + " vs " + one(row.repetitions[i]) + " repetitions";
 }
 
+// Why a row was tested one-sided (decide_verdicts): "B's own CPU quota throttled it, not A's",
+// "B could use 1 CPU, A 2".
+std::string own_making_text(const comparison& c, const metric_row& row, std::size_t i) {
+  const auto& a = row.load.at(0);
+  const auto& b = row.load.at(i);
+  if (a && b && a->throttled != b->throttled) {
+    const bool bi = b->throttled;
+    return c.labels[bi ? i : 0] + "'s own CPU quota throttled it, not " + c.labels[bi ? 0 : i] +
+           "'s";
+  }
+  if (!a || !b) return "";
+  return c.labels[i] + " could use " + format_number(b->cpus) + " CPUs, " + c.labels[0] + " " +
+         format_number(a->cpus);
+}
+
 }  // namespace
 
 std::vector<std::string> regressions(const comparison& c, double pct) {
@@ -81,7 +96,8 @@ std::vector<std::string> regressions(const comparison& c, double pct) {
       if (!(loss * 100 > pct) || row.verdict[i] != change::worse) continue;
       const std::string note = invalid_note(row, i);
       out.push_back(change_line(c, row, i) + ", q " + format_p(row.q_value[i], c.options.alpha) +
-                    ", " + repetitions_text(row, i) + (note.empty() ? "" : ", " + note) + ")");
+                    (row.one_sided[i] ? " one-sided: " + own_making_text(c, row, i) : "") + ", " +
+                    repetitions_text(row, i) + (note.empty() ? "" : ", " + note) + ")");
     }
   }
   return out;
@@ -160,6 +176,21 @@ std::string machine_line(const comparison& c) {
   return out;
 }
 
+std::string scatter_line(const comparison& c) {
+  std::string out;
+  for (std::size_t i = 1; i < c.run_scatter.size(); ++i) {
+    if (!(c.run_scatter[i] > 0)) continue;
+    out += (out.empty() ? "between runs: " : "; ") + c.labels[i] + "'s " +
+           std::to_string(c.run_scatter_rows[i]) + " configurations scattered " +
+           format_number(std::round(std::expm1(c.run_scatter[i]) * 1000) / 10) + "% (SD) about " +
+           c.labels[0] + "'s beyond their repetitions' spread";
+  }
+  if (out.empty()) return out;
+  return out +
+         ": the machine sat in another state for a whole run, so each change is judged "
+         "against that scatter too, and more runs, not more repetitions, decide a smaller one";
+}
+
 std::vector<std::string> undecided_losses(const comparison& c, double pct) {
   std::vector<std::string> out;
   for (const auto& row : c.rows) {
@@ -228,7 +259,8 @@ std::string verdict_text(const comparison& c, const metric_row& row, std::size_t
 
 std::string q_text(const metric_row& row, std::size_t i, double c_alpha) {
   if (std::isnan(row.q_value[i])) return "-";
-  return format_p(row.q_value[i], c_alpha) + (row.assumed_noise[i] ? "*" : "");
+  return format_p(row.q_value[i], c_alpha) + (row.assumed_noise[i] ? "*" : "") +
+         (row.one_sided[i] ? "<" : "");
 }
 
 // "100 GFLOP/s x3 (invalid)": the value, its repetitions and whether the result is VALID.
@@ -392,7 +424,16 @@ std::string method_text(const comparison& c) {
          "%. A side with one repetition is judged against an assumed run-to-run noise (" + noise +
          "; q marked *): \"inconclusive\" unless the change exceeds it; one INVALID repetition "
          "is never enough (a disturbed run says nothing of the noise between runs): at most "
-         "\"inconclusive\". Only each benchmark's "
+         "\"inconclusive\". Where one run's own cgroup CPU quota throttled a result and the "
+         "other's did not, the direction is known before the values are read: that result is "
+         "tested one-sided toward it, in a Benjamini-Hochberg family of its own (q marked <); "
+         "so is a result that could use fewer CPUs in one run. When the other results' log "
+         "ratios scatter more than their repetitions' spread allows (a robust SD over at least " +
+         std::to_string(min_scatter_rows) +
+         " configurations: the MAD about their median), each one is tested instead by one t "
+         "test whose variance is its Welch variance plus that scatter's, on the scatter's "
+         "degrees of freedom. "
+         "Only each benchmark's "
          "headline metric is gated, counted and averaged; the others are shown with the reason. "
          "An INVALID (noisy) result is less precise, not no evidence: it is tested with its "
          "repetitions' spread like any other, and its verdict says INVALID beside it.";
@@ -454,6 +495,10 @@ void print_comparison_table(std::ostream& out, const comparison& c) {
     for (const auto& line : wrap_text(m, 100, "", "  ")) out << line << "\n";
     out << "\n";
   }
+  if (const auto sc = scatter_line(c); !sc.empty()) {
+    for (const auto& line : wrap_text(sc, 100, "", "  ")) out << line << "\n";
+    out << "\n";
+  }
   if (const auto roof = roofline_line(c); !roof.empty()) out << roof << "\n\n";
   for (const auto& line : wrap_text(method_text(c), 100, "", "")) out << line << "\n";
   out << "\n";
@@ -507,6 +552,7 @@ void print_comparison_markdown(std::ostream& out, const comparison& c) {
   }
   if (const auto m = machine_line(c); !m.empty())
     out << "\n#### Machine\n\n" << markdown_text(m) << "\n";
+  if (const auto sc = scatter_line(c); !sc.empty()) out << "\n" << markdown_text(sc) << "\n";
   if (const auto roof = roofline_line(c); !roof.empty())
     out << "\n#### Roofline\n\n" << markdown_text(roof) << "\n";
   out << "\n" << markdown_text(method_text(c)) << "\n\n";
@@ -556,7 +602,10 @@ json reports_json(const comparison& c) {
            {"cache_gbps_all_cpus", num(c.canary[i].all_cache_gbps)},
            {"seconds_each", num(c.canary[i].seconds_each)},
            {"ratio", num(c.canary[i].ratio)},
-           {"machine_moved", machine_moved(c.canary[i].ratio)}}}});
+           {"machine_moved", machine_moved(c.canary[i].ratio)}}},
+         {"run_scatter",
+          {{"sd", i < c.run_scatter.size() ? num(c.run_scatter[i]) : json(nullptr)},
+           {"configurations", i < c.run_scatter_rows.size() ? c.run_scatter_rows[i] : 0}}}});
   }
   return reports;
 }
@@ -577,6 +626,7 @@ json metric_row_json(const comparison& c, const metric_row& row) {
               {"log_spread", num(row.spread[i])},
               {"q_value", num(row.q_value[i])},
               {"assumed_noise", static_cast<bool>(row.assumed_noise[i])},
+              {"one_sided", static_cast<bool>(row.one_sided[i])},
               {"invalid_reason", row.invalid_reason[i]}};
     if (!row.failed_value[i].empty()) e["failed_value"] = row.failed_value[i];
     if (i < row.busy.size() && !row.busy[i].empty()) e["machine_busy"] = row.busy[i];

@@ -508,6 +508,37 @@ TEST(ReportsCompare, ASmallLossInASteadyMetricStaysCaught) {
   EXPECT_EQ(row(c, "cpu/steady", "").verdict[1], change::worse);
 }
 
+// Runs that scatter beyond their repetitions (issue 44: a VM whose host's memory and caches its
+// neighbours use sat in one state for a whole run): eleven configurations whose repetitions agree
+// within 1% moved -25% to +28% between two same-binary runs. Judged against their repetitions
+// alone most would be called; against the runs' scatter (a robust SD over the configurations,
+// added to each one's variance) none is, and the comparison says why. A loss far beyond the
+// scatter is still one; so is a loss of every configuration alike, which does not scatter.
+TEST(ReportsCompare, RunsThatScatterBeyondTheirRepetitionsAreJudgedAgainstIt) {
+  const std::vector<double> centre(11, 100.0);
+  const std::vector<double> moved = {120, 82, 112, 75, 105, 90, 128, 85, 100, 108, 78};
+  const auto a = many("A", centre, 0.01, 3, 1);
+  const auto c = compare_reports({a, many("B", moved, 0.01, 3, 2)}, {});
+  EXPECT_TRUE(regressions(c, 5).empty()) << regressions(c, 5).at(0);
+  EXPECT_GT(c.run_scatter.at(1), 0.1);
+  EXPECT_EQ(c.run_scatter_rows.at(1), 11u);
+  EXPECT_NE(scatter_line(c).find("B's 11 configurations scattered"), std::string::npos)
+      << scatter_line(c);
+  EXPECT_NE(comparison_method_text(c).find("MAD"), std::string::npos);
+  // The same runs with one configuration 70% slower: that one is a regression, no other.
+  auto lost = moved;
+  lost[8] = 30;
+  const auto one = compare_reports({a, many("B", lost, 0.01, 3, 2)}, {});
+  ASSERT_EQ(regressions(one, 5).size(), 1u) << comparison_method_text(one);
+  EXPECT_EQ(row(one, "cpu/b8", "").verdict[1], change::worse);
+  // Every configuration 20% slower alike: no scatter about their median, all eleven called.
+  const auto uniform =
+      compare_reports({a, many("B", std::vector<double>(11, 80.0), 0.01, 3, 2)}, {});
+  EXPECT_EQ(uniform.run_scatter.at(1), 0);
+  EXPECT_EQ(regressions(uniform, 5).size(), 11u);
+  EXPECT_TRUE(scatter_line(uniform).empty());
+}
+
 // The moderated test by hand: pooled variance of 0.01 and 0.03 (one side each, 3 repetitions)
 // is 0.02; shrunk toward 0.0025 with 4 degrees of freedom of prior: (4 x 0.0025 + 4 x 0.02) / 8
 // = 0.01125; se = sqrt(0.01125 x 2/3); t = -0.3 / se on 8 degrees of freedom.

@@ -122,6 +122,9 @@ struct metric_row {
   std::vector<double> log_diff;     // per report: mean log value minus the first report's (NaN)
   std::vector<double> q_value;      // Benjamini-Hochberg adjusted p among the gated rows (NaN)
   std::vector<bool> assumed_noise;  // report i vs the first was judged with the assumed noise
+  // Report i vs the first was tested one-sided, toward the change one side's own CPU quota
+  // predicted (it throttled that side and not the other: decide_verdicts); q_value is that test's.
+  std::vector<bool> one_sided;
   // The run-to-run noise (relative SD) assumed where a side has one repetition: --noise, else
   // default_run_noise of the metric's declared kind (its unit's kind where undeclared).
   double noise = std::nan("");
@@ -180,7 +183,12 @@ struct machine_canary {
 
 struct comparison {
   std::vector<std::string> labels;
-  std::vector<machine_canary> canary;     // per report
+  std::vector<machine_canary> canary;  // per report
+  // Per report against the first: how far its configurations moved between the two runs beyond
+  // what their repetitions' spread explains (SD of a log ratio; 0: no more than that, or too few
+  // configurations to tell; see decide_verdicts), and over how many configurations it was judged.
+  std::vector<double> run_scatter;
+  std::vector<std::size_t> run_scatter_rows;
   std::vector<std::string> descriptions;  // "r1.json (vm, 2026-11-22T03:12Z, commit cf98dda)"
   std::vector<metric_row> rows;
   std::vector<group_summary> groups;
@@ -229,6 +237,9 @@ void set_perf_per_energy(comparison& c);
 // "machine (same-run canary): B ran 35% slower than A (one core's FMA 150 -> 98 GFLOP/s, one
 // thread's triad 10.1 -> 9.9 GB/s)"; "" when no report has a canary.
 [[nodiscard]] std::string machine_line(const comparison& c);
+// "between runs: B's 11 configurations scattered 14.2% (SD) about A's beyond their repetitions'
+// spread: ..." (comparison::run_scatter); "" when no report's did.
+[[nodiscard]] std::string scatter_line(const comparison& c);
 // Gated losses larger than `pct` that the data cannot decide (inconclusive, or ~ noise), each
 // with the repetitions per side that would decide it.
 [[nodiscard]] std::vector<std::string> undecided_losses(const comparison& c, double pct);
@@ -250,6 +261,13 @@ struct between_runs {
 // The prior weight, in degrees of freedom, of the comparison's typical variance in the moderated
 // test (moderated_p): as much as four repetitions' own spread.
 inline constexpr double moderation_prior_df = 4;
+// The fewest configurations a pair's scatter between runs is estimated over (decide_verdicts):
+// fewer say too little of it (a MAD of four values).
+inline constexpr std::size_t min_scatter_rows = 5;
+// ... and the scatter is added only where its variance is at least this many times the median
+// squared standard error of the log ratios (less is within what a MAD of a few values gives by
+// chance). Measured on issue 44's protocol: 2 and 3 silence the same A/A pairs (docs/reports.md).
+inline constexpr double min_scatter_ratio = 2;
 // The moderated t test (Smyth 2004, limma's empirical Bayes for few replicates) of one row's
 // between-run test `t`: its pooled variance of the log values shrunk toward `prior_var` (the
 // comparison's median variance) with `prior_df` degrees of freedom, two-sided. With three
