@@ -122,12 +122,16 @@ def test_core_speed_on_a_machine_busy_in_every_round_is_never_a_drain(tmp_path, 
 
 
 def test_sick_fake_gpu_node_fails_with_actionable_reasons(tmp_path, report_path):
+    # The fake's clock starts at nvmlInit, the run's ECC counters at its telemetry's start: under
+    # ASan on a loaded machine more than 0.3 s apart (CI at 516db8a: the 4 errors were there at the
+    # start, so none was new). The ECC errors come at 1 s, after a check that takes ~2 s first (40
+    # rounds), so that they arrive during the run in every build.
     sick = gpu(pcie_gen=4, nvlinks_down=[3],
-               changes=[{"at_s": 0.3, "ecc_sbe_volatile": 4, "throttle_reasons": 0x40 | 0x4}],
+               changes=[{"at_s": 0.3, "throttle_reasons": 0x40 | 0x4},
+                        {"at_s": 1.0, "ecc_sbe_volatile": 4, "throttle_reasons": 0x40 | 0x4}],
                xids=[{"at_s": 0.3, "xid": 79}])
     env = fake_nvml_env(tmp_path, [gpu(), sick])
-    # Something that takes a second first, so that the errors arrive during the run.
-    p = run("run", "--filter", "^(health/cpu_core_speed|health/gpu_.*)$", "-a", "rounds=20", *FAST,
+    p = run("run", "--filter", "^(health/cpu_core_speed|health/gpu_.*)$", "-a", "rounds=40", *FAST,
             "-o", report_path, env=env)
     assert p.returncode == 1, p.stdout + p.stderr
     r = by_name(load_report(report_path))
