@@ -33,8 +33,10 @@ std::int64_t chain_iterations(kc::peak_isa isa) {
   return kc::is_amx(isa) ? 20000 : 100000;
 }
 
-// GHz from the add chain on every thread at once (so turbo states match the FMA run): the median
-// over threads and repetitions.
+// GHz from the add chain on every thread at once (so turbo states match the FMA run): the fastest
+// over threads and repetitions. A dependent chain cannot beat one add per cycle, while a vCPU the
+// hypervisor holds for part of a run only slows it: a median let such holds read the clock 10% low
+// (CI, 2-vCPU EPYC VM: all-thread AVX2 at 110% of clock x width).
 double measure_clock_ghz(infrabench::thread_pool& pool) {
   constexpr std::int64_t iterations = 1 << 19;  // 4M adds, ~1 ms
   std::vector<double> ghz;
@@ -47,8 +49,7 @@ double measure_clock_ghz(infrabench::thread_pool& pool) {
     });
     ghz.insert(ghz.end(), per_thread.begin(), per_thread.end());
   }
-  std::sort(ghz.begin(), ghz.end());
-  return ghz[ghz.size() / 2];
+  return *std::max_element(ghz.begin(), ghz.end());
 }
 
 // Samples of `calls` chain runs, each thread timing its own: the sample's time is the slowest
@@ -109,7 +110,7 @@ void cpu_peak(infrabench::state& st) {
   const double gflops = gb::median_gflops(st, flops_per_call);
   const double ghz = measure_clock_ghz(pool);
   st.add_metric("clock_ghz", "GHz", ghz, true,
-                "dependent integer adds (1 per cycle) / second, median over threads and 5 runs "
+                "dependent integer adds (1 per cycle) / second, fastest of all threads x 5 runs "
                 "right after the timed samples",
                 infrabench::metric_role::information);
   if (ghz > 0) {
